@@ -1,0 +1,37 @@
+/*
+ * paraplan command-line tool: shared between the verbs.
+ */
+#ifndef PARAPLAN_CLI_H
+#define PARAPLAN_CLI_H
+
+#include <stdio.h>
+
+#include "paraplan/paraplan.h"
+
+/* Documented exit codes. */
+enum { EXIT_ANSWERED = 0, EXIT_INTERNAL = 1, EXIT_BADINPUT = 2 };
+
+extern const char *cli_progname;
+
+/* The one reporter: "paraplan: message" on stderr. */
+void cli_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Report a library error and map its status to an exit code. */
+int cli_fail(pp_status st, const pp_error *err);
+
+/*
+ * Output sink: stdout, or a temporary file next to `path` renamed over it on
+ * success so a failure never leaves half a file.
+ */
+typedef struct cli_out {
+	FILE *f;
+	const char *path;
+	char tmp[4096];
+} cli_out;
+int cli_out_open(cli_out *o, const char *path);
+/* Finish: rename into place (ok) or remove the temporary (!ok). Returns exit code. */
+int cli_out_close(cli_out *o, int ok);
+
+int cli_estimate(int argc, char **argv);
+int cli_list(int argc, char **argv);
+
+#endif

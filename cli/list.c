@@ -1,0 +1,26 @@
+/* paraplan list models|gpus|systems */
+#include <string.h>
+
+#include "cli.h"
+
+int cli_list(int argc, char **argv)
+{
+	static const struct {
+		const char *word;
+		pp_kind kind;
+	} kinds[] = {{"models", PP_KIND_MODEL}, {"gpus", PP_KIND_GPU}, {"systems", PP_KIND_SYSTEM}};
+	if (argc != 2) {
+		cli_message("usage: paraplan list models|gpus|systems");
+		return EXIT_BADINPUT;
+	}
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+		if (strcmp(argv[1], kinds[k].word) != 0)
+			continue;
+		size_t n = pp_preset_count(kinds[k].kind);
+		for (size_t i = 0; i < n; i++)
+			printf("%s\n", pp_preset_name(kinds[k].kind, i));
+		return EXIT_ANSWERED;
+	}
+	cli_message("list: expected models, gpus or systems, got '%s'", argv[1]);
+	return EXIT_BADINPUT;
+}

@@ -1,0 +1,109 @@
+/*
+ * paraplan — thin CLI: parse the verb, hand over, map results to exit codes:
+ * 0 answered, 1 internal failure, 2 bad input or usage.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+const char *cli_progname = "paraplan";
+
+void cli_message(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", cli_progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cli_fail(pp_status st, const pp_error *err)
+{
+	char buf[1024];
+	if (st == PP_ENOMEM) {
+		cli_message("out of memory");
+		return EXIT_INTERNAL;
+	}
+	cli_message("%s", pp_error_format(err, buf, sizeof buf));
+	return st == PP_EINPUT ? EXIT_BADINPUT : EXIT_INTERNAL;
+}
+
+int cli_out_open(cli_out *o, const char *path)
+{
+	memset(o, 0, sizeof o->tmp);
+	o->path = path;
+	if (!path || strcmp(path, "-") == 0) {
+		o->f = stdout;
+		o->path = NULL;
+		return 0;
+	}
+	snprintf(o->tmp, sizeof o->tmp, "%s.tmpXXXXXX", path);
+	int fd = mkstemp(o->tmp);
+	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+		cli_message("%s: cannot create the output file", path);
+		if (fd >= 0)
+			close(fd);
+		return EXIT_BADINPUT;
+	}
+	return 0;
+}
+
+int cli_out_close(cli_out *o, int ok)
+{
+	if (!o->path) {
+		if (fflush(stdout) != 0) {
+			cli_message("cannot write the output");
+			return EXIT_INTERNAL;
+		}
+		return ok ? EXIT_ANSWERED : EXIT_INTERNAL;
+	}
+	int bad = fclose(o->f) != 0 || !ok;
+	if (!bad && rename(o->tmp, o->path) == 0)
+		return EXIT_ANSWERED;
+	remove(o->tmp);
+	cli_message("%s: cannot write the output file", o->path);
+	return EXIT_INTERNAL;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: paraplan <command> [options]\n"
+	        "\n"
+	        "commands:\n"
+	        "  estimate   memory of one plan, per GPU, and whether it fits\n"
+	        "  list       built-in presets: paraplan list models|gpus|systems\n"
+	        "  help       this text; 'paraplan estimate --help' for the options\n"
+	        "  version    print the version\n"
+	        "\n"
+	        "exit codes: 0 answered (a plan that does not fit is an answer), 1 internal "
+	        "failure, 2 bad input or usage\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_BADINPUT;
+	}
+	const char *verb = argv[1];
+	if (strcmp(verb, "estimate") == 0)
+		return cli_estimate(argc - 1, argv + 1);
+	if (strcmp(verb, "list") == 0)
+		return cli_list(argc - 1, argv + 1);
+	if (strcmp(verb, "help") == 0 || strcmp(verb, "--help") == 0 || strcmp(verb, "-h") == 0) {
+		usage(stdout);
+		return EXIT_ANSWERED;
+	}
+	if (strcmp(verb, "version") == 0 || strcmp(verb, "--version") == 0) {
+		printf("paraplan %s\n", PARAPLAN_VERSION);
+		return EXIT_ANSWERED;
+	}
+	cli_message("unknown command '%s' (try 'paraplan help')", verb);
+	return EXIT_BADINPUT;
+}

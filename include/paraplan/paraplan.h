@@ -1,0 +1,16 @@
+/*
+ * paraplan — plans large-model training runs: memory, time, cost, placement.
+ * Umbrella header; each module has its own.
+ */
+#ifndef PARAPLAN_H
+#define PARAPLAN_H
+
+#define PARAPLAN_VERSION "0.1.0"
+
+#include "error.h"
+#include "estimate.h"
+#include "report.h"
+#include "spec.h"
+#include "workload.h"
+
+#endif

@@ -1,0 +1,24 @@
+/*
+ * paraplan — report: renders results for people (text) and programs (JSON).
+ * Only reads what it is given; computes nothing new.
+ */
+#ifndef PARAPLAN_REPORT_H
+#define PARAPLAN_REPORT_H
+
+#include <stdio.h>
+
+#include "estimate.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Human-readable estimate (GiB, labelled).  Returns 0, or -1 on a write error. */
+int pp_report_text(const pp_estimate *e, FILE *out);
+/* JSON estimate; every quantity carries its unit in its name.  0 or -1. */
+int pp_report_json(const pp_estimate *e, FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,281 @@
+/*
+ * paraplan — inputs: model, GPU, system, job and plan.
+ *
+ * These are plain value structs: a caller may fill them by hand, from a preset
+ * (pp_*_preset), from paraplan's own JSON files or, for models, from a
+ * HuggingFace config.json.  Every loader validates what it reads and reports
+ * the first problem in a pp_error; nothing is silently defaulted.
+ *
+ * Units are SI and are part of each field's name: *_bytes, *_bytes_per_s,
+ * *_flops (FLOP/s), *_s.
+ */
+#ifndef PARAPLAN_SPEC_H
+#define PARAPLAN_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PP_NAME_MAX 64
+#define PP_SOURCE_MAX 512
+#define PP_ORDER_MAX 32
+
+/* ------------------------------------------------------------------ model */
+
+typedef enum pp_norm { PP_NORM_RMSNORM = 0, PP_NORM_LAYERNORM = 1 } pp_norm;
+
+/* How positions enter the model: rope/alibi add no parameters; learned adds a
+ * max_position x hidden table next to the token embedding (GPT-2/3). */
+typedef enum pp_position { PP_POS_ROPE = 0, PP_POS_LEARNED = 1, PP_POS_ALIBI = 2 } pp_position;
+
+/* Multi-head latent attention (DeepSeek-V2/V3).  All zero when not used. */
+typedef struct pp_mla {
+	int q_lora_rank; /* 0: queries are projected directly from the hidden state */
+	int kv_lora_rank;
+	int qk_nope_head_dim;
+	int qk_rope_head_dim;
+	int v_head_dim;
+} pp_mla;
+
+/* Mixture of experts.  num_experts == 0 means a dense model. */
+typedef struct pp_moe {
+	int num_experts;            /* routed experts per MoE layer */
+	int top_k;                  /* routed experts per token */
+	int expert_ffn_hidden;      /* intermediate size of one routed expert */
+	int num_shared_experts;     /* DeepSeek style: always-active experts */
+	int shared_ffn_hidden;      /* total intermediate size of the shared expert(s) */
+	bool shared_expert_gate;    /* Qwen2-MoE: a sigmoid gate (hidden x 1) on the shared expert */
+	int first_k_dense;          /* the first k layers use a dense MLP */
+	int layer_freq;             /* every layer_freq-th layer (after first_k_dense) is MoE; 1 = all */
+	bool router_bias;           /* DeepSeek-V3 e_score_correction_bias (num_experts per layer) */
+} pp_moe;
+
+typedef struct pp_model {
+	char name[PP_NAME_MAX];
+	int num_layers;
+	int hidden;           /* d_model */
+	int num_heads;        /* query heads */
+	int num_kv_heads;     /* key/value heads (GQA/MQA); == num_heads for MHA */
+	int head_dim;         /* per head; hidden / num_heads unless the config says otherwise */
+	int ffn_hidden;       /* intermediate size of the dense MLP */
+	int vocab;            /* vocabulary size (padded size where the framework pads) */
+	int max_position;     /* only used for learned position embeddings */
+	bool gated_mlp;       /* SwiGLU / GeGLU: three matrices instead of two */
+	bool tied_embeddings; /* LM head shares the input embedding */
+	bool linear_bias;     /* linear layers carry biases (GPT-2/3, BLOOM, GPT-NeoX) */
+	bool qkv_bias;        /* only the QKV projection carries a bias (Qwen2) */
+	bool qk_norm;         /* per-head RMSNorm on q and k (Qwen3) */
+	bool dropout;         /* dropout layers are active in training (GPT-3 era) */
+	bool parallel_block;  /* attention and MLP read the same input (GPT-NeoX, GPT-J) */
+	bool embedding_norm;  /* a norm right after the embedding (BLOOM) */
+	pp_norm norm;
+	pp_position position;
+	pp_moe moe;
+	pp_mla mla;
+	double published_params; /* the size the model is known by, 0 if unknown */
+	char source[PP_SOURCE_MAX];
+} pp_model;
+
+/* Parameter counts by part, in parameters (not bytes). */
+typedef struct pp_param_count {
+	double embedding;    /* token (+ learned position) embedding */
+	double lm_head;      /* untied output projection; 0 when tied */
+	double final_norm;
+	double attention;    /* all layers: projections, their biases and norms */
+	double dense_mlp;    /* all dense-MLP layers, incl. their norms */
+	double moe_router;   /* all MoE layers: router (+ bias) */
+	double moe_shared;   /* all MoE layers: shared experts (+ gate) */
+	double moe_routed;   /* all MoE layers: routed experts */
+	double total;        /* sum of all of the above */
+	double active;       /* parameters a single token touches (top_k of the routed experts) */
+} pp_param_count;
+
+/* Parameters of one transformer layer, split by how they are sharded. */
+typedef struct pp_layer_params {
+	double attention;   /* projections, biases, attention-side norms */
+	double mlp;         /* dense MLP or, for an MoE layer, router + shared experts + MLP norm */
+	double experts;     /* routed experts (sharded by ep x etp); 0 for a dense layer */
+	double replicated;  /* of the above, parameters every TP rank keeps whole (norms, router, biases of row-parallel layers) */
+} pp_layer_params;
+
+/* ------------------------------------------------------------- hardware */
+
+typedef struct pp_gpu {
+	char name[PP_NAME_MAX];
+	double memory_bytes;           /* HBM capacity the driver reports (nvidia-smi total) */
+	double memory_bw_bytes_per_s;  /* HBM bandwidth */
+	double fp32_flops;             /* vector (non-tensor) FP32 peak */
+	double tf32_flops;             /* dense tensor peaks, no sparsity; 0 = not supported */
+	double fp16_flops;
+	double bf16_flops;
+	double fp8_flops;
+	double nvlink_bytes_per_s;     /* per GPU, one direction; 0 = no NVLink */
+	double cuda_context_bytes;     /* HBM taken by the CUDA context and kernels at start */
+	char source[PP_SOURCE_MAX];
+} pp_gpu;
+
+typedef struct pp_system {
+	char name[PP_NAME_MAX];
+	pp_gpu gpu;
+	int gpus_per_node;
+	int nvlink_domain;              /* GPUs that share one NVLink/NVSwitch domain (8, 72, ...) */
+	double nvlink_bytes_per_s;      /* per GPU, one direction, inside the domain */
+	double nvlink_latency_s;
+	int nics_per_node;
+	double nic_bytes_per_s;         /* per NIC, one direction */
+	double nic_latency_s;
+	bool nvls;                      /* NVLink SHARP in-switch reductions */
+	double usd_per_gpu_hour;        /* rental price, 0 if unknown */
+	/* Framework overheads on every GPU (see data/framework/default.json). */
+	double comm_buffer_bytes;       /* NCCL and framework communication buffers */
+	double allocator_fraction;      /* caching-allocator fragmentation, fraction of the peak */
+	double fp8_weight_copy_bytes;   /* per GEMM parameter: FP8 weight (+ transpose) cache */
+	char source[PP_SOURCE_MAX];
+} pp_system;
+
+/* ------------------------------------------------------------------ job */
+
+typedef enum pp_precision {
+	PP_PREC_FP32 = 0,
+	PP_PREC_FP16 = 1,
+	PP_PREC_BF16 = 2,
+	PP_PREC_FP8 = 3, /* FP8 GEMMs, BF16 weights and activations elsewhere */
+} pp_precision;
+
+typedef enum pp_optimizer { PP_OPT_ADAM = 0, PP_OPT_SGD = 1 } pp_optimizer;
+
+typedef struct pp_job {
+	long long global_batch;     /* sequences per iteration */
+	int seq_len;                /* tokens per sequence */
+	double train_tokens;        /* token budget for time/cost; 0 = not given */
+	pp_precision precision;
+	int grad_bytes;             /* bytes per gradient element: 2 (bf16/fp16) or 4 (fp32 main grads) */
+	pp_optimizer optimizer;
+} pp_job;
+
+/* ----------------------------------------------------------------- plan */
+
+typedef enum pp_recompute {
+	PP_RECOMPUTE_NONE = 0,
+	PP_RECOMPUTE_SELECTIVE = 1, /* core attention recomputed (Korthikanti et al. 2022) */
+	PP_RECOMPUTE_FULL = 2,      /* only each layer's input is kept */
+} pp_recompute;
+
+typedef enum pp_schedule {
+	PP_SCHED_1F1B = 0,
+	PP_SCHED_GPIPE = 1,
+	PP_SCHED_INTERLEAVED = 2,
+	PP_SCHED_ZB = 3, /* zero-bubble ZB-H1 */
+} pp_schedule;
+
+typedef struct pp_plan {
+	int tp, pp, dp, cp, ep, etp; /* etp: tensor parallelism inside an expert */
+	int vp;                      /* virtual stages (model chunks) per pipeline rank */
+	int mbs;                     /* micro-batch size, sequences */
+	int zero;                    /* 0..3; 1 is Megatron's distributed optimizer */
+	pp_recompute recompute;
+	bool sp;                     /* sequence parallelism (with tp > 1) */
+	bool flash;                  /* fused/flash attention: no s x s score matrices kept */
+	pp_schedule schedule;
+	char order[PP_ORDER_MAX];    /* rank order, innermost first, e.g. "tp-cp-ep-dp-pp" */
+	/* Derived by pp_plan_resolve: */
+	long long microbatches;      /* per pipeline, per iteration */
+} pp_plan;
+
+/* --------------------------------------------------------------- names */
+
+const char *pp_precision_name(pp_precision p);
+const char *pp_recompute_name(pp_recompute r);
+const char *pp_schedule_name(pp_schedule s);
+/* Parse a name; returns PP_EINPUT (with `err` naming `field`) on an unknown one. */
+pp_status pp_precision_parse(const char *s, const char *field, pp_precision *out, pp_error *err);
+pp_status pp_recompute_parse(const char *s, const char *field, pp_recompute *out, pp_error *err);
+pp_status pp_schedule_parse(const char *s, const char *field, pp_schedule *out, pp_error *err);
+
+/* --------------------------------------------------------------- presets */
+
+typedef enum pp_kind {
+	PP_KIND_MODEL = 0,
+	PP_KIND_GPU = 1,
+	PP_KIND_SYSTEM = 2,
+	PP_KIND_FRAMEWORK = 3, /* software-stack overheads applied to systems */
+} pp_kind;
+
+/* Number of built-in presets of `kind`, and the name of the i-th (static storage). */
+size_t pp_preset_count(pp_kind kind);
+const char *pp_preset_name(pp_kind kind, size_t i);
+
+/*
+ * Fill `out` from the built-in preset `name` (case-insensitive; aliases
+ * accepted).  On an unknown name, err->text suggests the nearest names.
+ */
+pp_status pp_model_preset(const char *name, pp_model *out, pp_error *err);
+pp_status pp_gpu_preset(const char *name, pp_gpu *out, pp_error *err);
+pp_status pp_system_preset(const char *name, pp_system *out, pp_error *err);
+
+/*
+ * Fill `out` from a file.  A model file may be paraplan's own JSON or a
+ * HuggingFace config.json (recognised by its "model_type" or "architectures"
+ * key).  `path` is only read.
+ */
+pp_status pp_model_load(const char *path, pp_model *out, pp_error *err);
+pp_status pp_gpu_load(const char *path, pp_gpu *out, pp_error *err);
+pp_status pp_system_load(const char *path, pp_system *out, pp_error *err);
+
+/* A preset name, or a path if `ref` names an existing file. */
+pp_status pp_model_resolve(const char *ref, pp_model *out, pp_error *err);
+pp_status pp_system_resolve(const char *ref, pp_system *out, pp_error *err);
+
+/*
+ * Parse from memory (what the loaders and the fuzz targets call).  `text`
+ * need not be NUL-terminated; `source` names it in errors.
+ */
+pp_status pp_model_from_json(const char *text, size_t len, const char *source, pp_model *out,
+                             pp_error *err);
+pp_status pp_model_from_hf_json(const char *text, size_t len, const char *source, pp_model *out,
+                                pp_error *err);
+pp_status pp_gpu_from_json(const char *text, size_t len, const char *source, pp_gpu *out,
+                           pp_error *err);
+pp_status pp_system_from_json(const char *text, size_t len, const char *source, pp_system *out,
+                              pp_error *err);
+
+/* --------------------------------------------------------------- checks */
+
+/* Range checks of one struct: positive sizes, heads dividing hidden, ... */
+pp_status pp_model_check(const pp_model *m, pp_error *err);
+pp_status pp_gpu_check(const pp_gpu *g, pp_error *err);
+pp_status pp_system_check(const pp_system *s, pp_error *err);
+pp_status pp_job_check(const pp_job *j, pp_error *err);
+
+/* Defaults a user who gives nothing else gets: bf16, fp32 main grads, Adam. */
+void pp_job_init(pp_job *j);
+/* tp=pp=cp=ep=vp=mbs=1, dp=0 and etp=0 (derive), zero=0, 1F1B, no recompute, flash
+ * attention, Megatron's order tp-cp-ep-dp-pp. */
+void pp_plan_init(pp_plan *p);
+
+/*
+ * Check `plan` against the model, the system, `gpus` and the job, derive what
+ * is left to derive (dp when 0, etp when 0, microbatches) and write it back
+ * into `plan`.  The first violated constraint is reported with its field
+ * ("plan.tp", ...) and the numbers involved.
+ */
+pp_status pp_plan_resolve(pp_plan *plan, const pp_model *m, const pp_system *s, long long gpus,
+                          const pp_job *job, pp_error *err);
+
+/* ----------------------------------------------------------- parameters */
+
+void pp_model_params(const pp_model *m, pp_param_count *out);
+/* Parameters of layer `layer` (0-based). */
+void pp_model_layer_params(const pp_model *m, int layer, pp_layer_params *out);
+/* True when layer `layer` (0-based) has an MoE MLP. */
+bool pp_model_layer_is_moe(const pp_model *m, int layer);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

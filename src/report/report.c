@@ -1,0 +1,115 @@
+/*
+ * Text and JSON renderings of an estimate.
+ */
+#include <jansson.h>
+#include <stdio.h>
+
+#include "paraplan/report.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+static const char *onoff(bool b)
+{
+	return b ? "on" : "off";
+}
+
+int pp_report_text(const pp_estimate *e, FILE *out)
+{
+	const pp_plan *p = &e->plan;
+	const pp_stage_memory *mem = &e->memory;
+	const pp_param_count *pc = &e->params;
+	fprintf(out, "paraplan estimate: %s on %lld x %s (%s)\n\n", e->model.name, e->gpus,
+	        e->system.gpu.name, e->system.name);
+	fprintf(out, "model   %.2f B parameters", pc->total / 1e9);
+	if (e->model.moe.num_experts > 0)
+		fprintf(out, " (%.2f B active)", pc->active / 1e9);
+	fprintf(out, ", %d layers, hidden %d, %d heads / %d kv\n", e->model.num_layers,
+	        e->model.hidden, e->model.num_heads, e->model.num_kv_heads);
+	fprintf(out,
+	        "plan    tp %d  pp %d  dp %d  cp %d  ep %d  etp %d  vp %d  mbs %d  "
+	        "microbatches %lld\n"
+	        "        zero %d  recompute %s  sp %s  flash %s  schedule %s  order %s\n",
+	        p->tp, p->pp, p->dp, p->cp, p->ep, p->etp, p->vp, p->mbs, p->microbatches, p->zero,
+	        pp_recompute_name(p->recompute), onoff(p->sp), onoff(p->flash),
+	        pp_schedule_name(p->schedule), p->order);
+	fprintf(out, "job     global batch %lld x %d tokens, %s, %s gradients, %s\n\n",
+	        e->job.global_batch, e->job.seq_len, pp_precision_name(e->job.precision),
+	        e->job.grad_bytes == 4 ? "fp32" : "16-bit",
+	        e->job.optimizer == PP_OPT_ADAM ? "adam" : "sgd");
+
+	fprintf(out, "memory per GPU, peak stage %d of %d (%d layers, %.4g layer-micro-batches "
+	             "in flight)\n",
+	        mem->stage, p->pp, mem->layers, mem->inflight_layer_mbs);
+	fprintf(out, "  %-13s %9.2f GiB\n", "weights", mem->weights_bytes / GIB);
+	fprintf(out, "  %-13s %9.2f GiB\n", "gradients", mem->gradients_bytes / GIB);
+	fprintf(out, "  %-13s %9.2f GiB\n", "optimizer", mem->optimizer_bytes / GIB);
+	fprintf(out, "  %-13s %9.2f GiB\n", "activations", mem->activations_bytes / GIB);
+	fprintf(out, "  %-13s %9.2f GiB   (transient %.2f, framework %.2f, fragmentation %.2f)\n",
+	        "other", mem->other_bytes / GIB, mem->transient_bytes / GIB,
+	        mem->framework_bytes / GIB, mem->fragmentation_bytes / GIB);
+	fprintf(out, "  %-13s %9.2f GiB   of %.2f GiB HBM (%.1f%%)\n", "total",
+	        mem->total_bytes / GIB, e->capacity_bytes / GIB,
+	        100.0 * mem->total_bytes / e->capacity_bytes);
+	if (e->fits)
+		fprintf(out, "\nverdict: fits, %.2f GiB headroom\n", e->headroom_bytes / GIB);
+	else
+		fprintf(out, "\nverdict: does not fit, %.2f GiB over\n", -e->headroom_bytes / GIB);
+	return ferror(out) ? -1 : 0;
+}
+
+static json_t *memory_json(const pp_estimate *e)
+{
+	const pp_stage_memory *m = &e->memory;
+	json_t *detail = json_pack(
+		"{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "params", m->params, "act_layers_bytes",
+		m->act_layers_bytes, "act_embedding_bytes", m->act_embedding_bytes,
+		"act_logits_bytes", m->act_logits_bytes, "act_per_layer_microbatch_bytes",
+		m->act_per_layer_mb_bytes, "transient_bytes", m->transient_bytes, "framework_bytes",
+		m->framework_bytes, "fragmentation_bytes", m->fragmentation_bytes);
+	json_t *stages = json_array();
+	for (int i = 0; i < e->nstages; i++)
+		json_array_append_new(stages, json_real(e->stage_total_bytes[i]));
+	return json_pack("{s:i,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:b,s:f,s:o,s:o}", "stage",
+	                 m->stage, "layers", m->layers, "inflight_layer_microbatches",
+	                 m->inflight_layer_mbs, "weights_bytes", m->weights_bytes,
+	                 "gradients_bytes", m->gradients_bytes, "optimizer_bytes",
+	                 m->optimizer_bytes, "activations_bytes", m->activations_bytes,
+	                 "other_bytes", m->other_bytes, "total_bytes", m->total_bytes,
+	                 "capacity_bytes", e->capacity_bytes, "fits", e->fits, "headroom_bytes",
+	                 e->headroom_bytes, "detail", detail, "stage_total_bytes", stages);
+}
+
+int pp_report_json(const pp_estimate *e, FILE *out)
+{
+	const pp_plan *p = &e->plan;
+	const pp_model *md = &e->model;
+	json_t *model = json_pack("{s:s,s:f,s:f,s:i,s:i,s:i,s:i,s:i,s:i}", "name", md->name,
+	                          "params", e->params.total, "active_params", e->params.active,
+	                          "layers", md->num_layers, "hidden", md->hidden, "heads",
+	                          md->num_heads, "kv_heads", md->num_kv_heads, "vocab", md->vocab,
+	                          "experts", md->moe.num_experts);
+	json_t *system = json_pack("{s:s,s:s,s:I,s:i,s:i}", "name", e->system.name, "gpu",
+	                           e->system.gpu.name, "gpus", (json_int_t)e->gpus,
+	                           "gpus_per_node", e->system.gpus_per_node, "nvlink_domain",
+	                           e->system.nvlink_domain);
+	json_t *job = json_pack("{s:I,s:i,s:f,s:s,s:i,s:s}", "global_batch",
+	                        (json_int_t)e->job.global_batch, "seq_len", e->job.seq_len,
+	                        "train_tokens", e->job.train_tokens, "precision",
+	                        pp_precision_name(e->job.precision), "grad_bytes",
+	                        e->job.grad_bytes, "optimizer",
+	                        e->job.optimizer == PP_OPT_ADAM ? "adam" : "sgd");
+	json_t *plan = json_pack(
+		"{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:I,s:i,s:s,s:b,s:b,s:s,s:s}", "tp", p->tp, "pp",
+		p->pp, "dp", p->dp, "cp", p->cp, "ep", p->ep, "etp", p->etp, "vp", p->vp, "mbs",
+		p->mbs, "microbatches", (json_int_t)p->microbatches, "zero", p->zero, "recompute",
+		pp_recompute_name(p->recompute), "sp", p->sp, "flash", p->flash, "schedule",
+		pp_schedule_name(p->schedule), "order", p->order);
+	json_t *root = json_pack("{s:o,s:o,s:o,s:o,s:o}", "model", model, "system", system, "job",
+	                         job, "plan", plan, "memory", memory_json(e));
+	if (!root)
+		return -1;
+	int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+	fputc('\n', out);
+	json_decref(root);
+	return rc == 0 && !ferror(out) ? 0 : -1;
+}

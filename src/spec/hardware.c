@@ -1,0 +1,226 @@
+/*
+ * GPUs and systems: paraplan's JSON for them, range checks, framework defaults.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "spec_int.h"
+
+#define TRY(x)                                                                               \
+	do {                                                                                 \
+		pp_status st_ = (x);                                                         \
+		if (st_ != PP_OK)                                                            \
+			return st_;                                                          \
+	} while (0)
+
+/* Bounds wide enough for any accelerator in sight, narrow enough to catch a
+ * value given in the wrong unit (GB instead of bytes, TFLOP/s instead of FLOP/s). */
+#define MIN_MEMORY 1e9
+#define MAX_MEMORY 1e13
+#define MIN_FLOPS 1e12
+#define MAX_FLOPS 1e17
+#define MIN_BW 1e9
+#define MAX_BW 1e14
+
+static const char *const gpu_keys[] = {
+	"name", "aliases", "source", "sources", "notes", "memory_bytes", "memory_bw_bytes_per_s",
+	"fp32_flops", "tf32_flops", "fp16_flops", "bf16_flops", "fp8_flops", "nvlink_bytes_per_s",
+	"cuda_context_bytes", NULL};
+
+pp_status ppi_gpu_read(json_t *obj, const char *source, const char *prefix, pp_gpu *out,
+                       pp_error *err)
+{
+	pp_gpu g;
+	memset(&g, 0, sizeof g);
+	ppi_obj r = {obj, source, prefix, err};
+	TRY(ppi_obj_keys(&r, gpu_keys));
+	TRY(ppi_get_str(&r, "name", true, g.name, sizeof g.name));
+	TRY(ppi_get_str(&r, "source", false, g.source, sizeof g.source));
+	TRY(ppi_get_num(&r, "memory_bytes", true, MIN_MEMORY, MAX_MEMORY, &g.memory_bytes));
+	TRY(ppi_get_num(&r, "memory_bw_bytes_per_s", true, MIN_BW, MAX_BW,
+	                &g.memory_bw_bytes_per_s));
+	TRY(ppi_get_num(&r, "fp32_flops", true, 1e11, MAX_FLOPS, &g.fp32_flops));
+	TRY(ppi_get_num(&r, "tf32_flops", false, 0, MAX_FLOPS, &g.tf32_flops));
+	TRY(ppi_get_num(&r, "fp16_flops", true, MIN_FLOPS, MAX_FLOPS, &g.fp16_flops));
+	TRY(ppi_get_num(&r, "bf16_flops", false, 0, MAX_FLOPS, &g.bf16_flops));
+	TRY(ppi_get_num(&r, "fp8_flops", false, 0, MAX_FLOPS, &g.fp8_flops));
+	TRY(ppi_get_num(&r, "nvlink_bytes_per_s", false, 0, MAX_BW, &g.nvlink_bytes_per_s));
+	TRY(ppi_get_num(&r, "cuda_context_bytes", true, 0, 1e11, &g.cuda_context_bytes));
+	*out = g;
+	return PP_OK;
+}
+
+pp_status pp_gpu_check(const pp_gpu *g, pp_error *err)
+{
+	const char *src = g->name[0] ? g->name : "gpu";
+	if (!(g->memory_bytes >= MIN_MEMORY && g->memory_bytes <= MAX_MEMORY))
+		return ppi_fail(err, src, "gpu.memory_bytes", "expected %g..%g bytes, got %g",
+		                MIN_MEMORY, MAX_MEMORY, g->memory_bytes);
+	if (!(g->fp16_flops >= MIN_FLOPS && g->fp16_flops <= MAX_FLOPS))
+		return ppi_fail(err, src, "gpu.fp16_flops", "expected %g..%g FLOP/s, got %g",
+		                MIN_FLOPS, MAX_FLOPS, g->fp16_flops);
+	if (!(g->memory_bw_bytes_per_s >= MIN_BW && g->memory_bw_bytes_per_s <= MAX_BW))
+		return ppi_fail(err, src, "gpu.memory_bw_bytes_per_s",
+		                "expected %g..%g bytes/s, got %g", MIN_BW, MAX_BW,
+		                g->memory_bw_bytes_per_s);
+	return PP_OK;
+}
+
+static const char *const system_keys[] = {
+	"name", "aliases", "source", "sources", "notes", "gpu", "gpus_per_node", "nvlink_domain",
+	"nvlink_bytes_per_s", "nvlink_latency_s", "nics_per_node", "nic_bytes_per_s",
+	"nic_latency_s", "nvls", "usd_per_gpu_hour", "framework", NULL};
+static const char *const framework_keys[] = {"name",           "source",
+                                             "sources",        "notes",
+                                             "comm_buffer_bytes", "allocator_fraction",
+                                             "fp8_weight_copy_bytes", NULL};
+
+static pp_status read_framework(json_t *obj, const char *source, const char *prefix,
+                                pp_system *s, pp_error *err)
+{
+	ppi_obj r = {obj, source, prefix, err};
+	TRY(ppi_obj_keys(&r, framework_keys));
+	TRY(ppi_get_num(&r, "comm_buffer_bytes", false, 0, 1e11, &s->comm_buffer_bytes));
+	TRY(ppi_get_num(&r, "allocator_fraction", false, 0, 0.5, &s->allocator_fraction));
+	TRY(ppi_get_num(&r, "fp8_weight_copy_bytes", false, 0, 8, &s->fp8_weight_copy_bytes));
+	return PP_OK;
+}
+
+pp_status ppi_framework_defaults(pp_system *s, pp_error *err)
+{
+	const ppi_preset_file *f;
+	TRY(ppi_preset_find(PP_KIND_FRAMEWORK, "default", &f, err));
+	json_t *root;
+	TRY(ppi_json_parse_object(f->text, strlen(f->text), f->path, &root, err));
+	pp_status st = read_framework(root, f->path, "", s, err);
+	json_decref(root);
+	return st;
+}
+
+pp_status ppi_system_read(json_t *obj, const char *source, const char *prefix, pp_system *out,
+                          pp_error *err)
+{
+	pp_system s;
+	memset(&s, 0, sizeof s);
+	ppi_obj r = {obj, source, prefix, err};
+	TRY(ppi_obj_keys(&r, system_keys));
+	TRY(ppi_get_str(&r, "name", true, s.name, sizeof s.name));
+	TRY(ppi_get_str(&r, "source", false, s.source, sizeof s.source));
+	json_t *gv = json_object_get(obj, "gpu");
+	char path[PP_ERROR_FIELD_MAX];
+	ppi_obj_path(&r, "gpu", path, sizeof path);
+	if (gv && json_is_string(gv)) {
+		pp_status st = pp_gpu_preset(json_string_value(gv), &s.gpu, err);
+		if (st) {
+			ppi_strlcpy(err->source, source, sizeof err->source);
+			ppi_strlcpy(err->field, path, sizeof err->field);
+			return st;
+		}
+	} else if (gv && json_is_object(gv)) {
+		TRY(ppi_gpu_read(gv, source, path, &s.gpu, err));
+	} else {
+		return ppi_fail(err, source, path,
+		                gv ? "expected a GPU preset name or a GPU object"
+		                   : "missing required key");
+	}
+	TRY(ppi_get_int(&r, "gpus_per_node", true, 1, 4096, &s.gpus_per_node));
+	s.nvlink_domain = s.gpus_per_node;
+	TRY(ppi_get_int(&r, "nvlink_domain", false, 1, 65536, &s.nvlink_domain));
+	s.nvlink_bytes_per_s = s.gpu.nvlink_bytes_per_s;
+	TRY(ppi_get_num(&r, "nvlink_bytes_per_s", false, 0, MAX_BW, &s.nvlink_bytes_per_s));
+	TRY(ppi_get_num(&r, "nvlink_latency_s", true, 0, 1e-3, &s.nvlink_latency_s));
+	TRY(ppi_get_int(&r, "nics_per_node", true, 0, 4096, &s.nics_per_node));
+	TRY(ppi_get_num(&r, "nic_bytes_per_s", true, 0, MAX_BW, &s.nic_bytes_per_s));
+	TRY(ppi_get_num(&r, "nic_latency_s", true, 0, 1e-2, &s.nic_latency_s));
+	TRY(ppi_get_bool(&r, "nvls", false, &s.nvls));
+	TRY(ppi_get_num(&r, "usd_per_gpu_hour", false, 0, 1e4, &s.usd_per_gpu_hour));
+	TRY(ppi_framework_defaults(&s, err));
+	json_t *fw = NULL;
+	TRY(ppi_get_obj(&r, "framework", false, &fw));
+	if (fw) {
+		char sub[PP_ERROR_FIELD_MAX];
+		TRY(read_framework(fw, source, ppi_obj_path(&r, "framework", sub, sizeof sub), &s,
+		                   err));
+	}
+	pp_status st = pp_system_check(&s, err);
+	if (st) {
+		ppi_strlcpy(err->source, source, sizeof err->source);
+		return st;
+	}
+	*out = s;
+	return PP_OK;
+}
+
+pp_status pp_system_check(const pp_system *s, pp_error *err)
+{
+	const char *src = s->name[0] ? s->name : "system";
+	TRY(pp_gpu_check(&s->gpu, err));
+	if (s->gpus_per_node < 1 || s->gpus_per_node > 4096)
+		return ppi_fail(err, src, "system.gpus_per_node", "expected 1..4096, got %d",
+		                s->gpus_per_node);
+	if (s->nvlink_domain < 1 || s->nvlink_domain > 65536)
+		return ppi_fail(err, src, "system.nvlink_domain", "expected 1..65536, got %d",
+		                s->nvlink_domain);
+	if (s->nvlink_domain < s->gpus_per_node && s->nvlink_bytes_per_s > 0 &&
+	    s->gpus_per_node % s->nvlink_domain != 0)
+		return ppi_fail(err, src, "system.nvlink_domain",
+		                "%d GPUs per node are not a multiple of the NVLink domain of %d",
+		                s->gpus_per_node, s->nvlink_domain);
+	if (s->nvlink_domain > s->gpus_per_node && s->nvlink_domain % s->gpus_per_node != 0)
+		return ppi_fail(err, src, "system.nvlink_domain",
+		                "an NVLink domain of %d spanning nodes must be a multiple of %d GPUs "
+		                "per node",
+		                s->nvlink_domain, s->gpus_per_node);
+	if (s->allocator_fraction < 0 || s->allocator_fraction > 0.5)
+		return ppi_fail(err, src, "system.framework.allocator_fraction",
+		                "expected 0..0.5, got %g", s->allocator_fraction);
+	return PP_OK;
+}
+
+static pp_status load_file(const char *path, json_t **root, pp_error *err)
+{
+	char *text;
+	size_t len;
+	TRY(ppi_read_file(path, &text, &len, err));
+	pp_status st = ppi_json_parse_object(text, len, path, root, err);
+	free(text);
+	return st;
+}
+
+pp_status pp_gpu_from_json(const char *text, size_t len, const char *source, pp_gpu *out,
+                           pp_error *err)
+{
+	json_t *root;
+	TRY(ppi_json_parse_object(text, len, source, &root, err));
+	pp_status st = ppi_gpu_read(root, source, "", out, err);
+	json_decref(root);
+	return st;
+}
+
+pp_status pp_system_from_json(const char *text, size_t len, const char *source, pp_system *out,
+                              pp_error *err)
+{
+	json_t *root;
+	TRY(ppi_json_parse_object(text, len, source, &root, err));
+	pp_status st = ppi_system_read(root, source, "", out, err);
+	json_decref(root);
+	return st;
+}
+
+pp_status pp_gpu_load(const char *path, pp_gpu *out, pp_error *err)
+{
+	json_t *root;
+	TRY(load_file(path, &root, err));
+	pp_status st = ppi_gpu_read(root, path, "", out, err);
+	json_decref(root);
+	return st;
+}
+
+pp_status pp_system_load(const char *path, pp_system *out, pp_error *err)
+{
+	json_t *root;
+	TRY(load_file(path, &root, err));
+	pp_status st = ppi_system_read(root, path, "", out, err);
+	json_decref(root);
+	return st;
+}

@@ -1,0 +1,259 @@
+/*
+ * Jobs and plans: defaults, names, and the divisibility rules a plan must meet
+ * (those Megatron-LM asserts at start-up, so a plan that passes here would
+ * start there).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "spec_int.h"
+
+static const char *const precision_names[] = {"fp32", "fp16", "bf16", "fp8"};
+static const char *const recompute_names[] = {"none", "selective", "full"};
+static const char *const schedule_names[] = {"1f1b", "gpipe", "interleaved", "zb"};
+
+const char *pp_precision_name(pp_precision p)
+{
+	return (unsigned)p < 4 ? precision_names[p] : "?";
+}
+const char *pp_recompute_name(pp_recompute r)
+{
+	return (unsigned)r < 3 ? recompute_names[r] : "?";
+}
+const char *pp_schedule_name(pp_schedule s)
+{
+	return (unsigned)s < 4 ? schedule_names[s] : "?";
+}
+
+static pp_status parse_name(const char *s, const char *field, const char *const *names, int n,
+                            int *out, pp_error *err)
+{
+	for (int i = 0; i < n; i++)
+		if (ppi_streq(s, names[i])) {
+			*out = i;
+			return PP_OK;
+		}
+	char list[128] = "";
+	for (int i = 0; i < n; i++) {
+		strncat(list, names[i], sizeof list - strlen(list) - 1);
+		if (i + 1 < n)
+			strncat(list, i + 2 == n ? " or " : ", ", sizeof list - strlen(list) - 1);
+	}
+	return ppi_fail(err, "", field, "expected %s, got '%s'", list, s);
+}
+
+pp_status pp_precision_parse(const char *s, const char *field, pp_precision *out, pp_error *err)
+{
+	int v;
+	pp_status st = parse_name(s, field, precision_names, 4, &v, err);
+	if (!st)
+		*out = (pp_precision)v;
+	return st;
+}
+pp_status pp_recompute_parse(const char *s, const char *field, pp_recompute *out, pp_error *err)
+{
+	int v;
+	pp_status st = parse_name(s, field, recompute_names, 3, &v, err);
+	if (!st)
+		*out = (pp_recompute)v;
+	return st;
+}
+pp_status pp_schedule_parse(const char *s, const char *field, pp_schedule *out, pp_error *err)
+{
+	int v;
+	pp_status st = parse_name(s, field, schedule_names, 4, &v, err);
+	if (!st)
+		*out = (pp_schedule)v;
+	return st;
+}
+
+void pp_job_init(pp_job *j)
+{
+	memset(j, 0, sizeof *j);
+	j->precision = PP_PREC_BF16;
+	/* Megatron-LM keeps fp32 main gradients for bf16 training
+	 * (accumulate_allreduce_grads_in_fp32), hence 4 bytes. */
+	j->grad_bytes = 4;
+	j->optimizer = PP_OPT_ADAM;
+}
+
+void pp_plan_init(pp_plan *p)
+{
+	memset(p, 0, sizeof *p);
+	p->tp = p->pp = p->cp = p->ep = p->vp = p->mbs = 1;
+	p->dp = 0;  /* derived */
+	p->etp = 0; /* = tp */
+	p->schedule = PP_SCHED_1F1B;
+	p->recompute = PP_RECOMPUTE_NONE;
+	p->flash = true; /* Megatron-Core uses TransformerEngine fused attention by default */
+	ppi_strlcpy(p->order, "tp-cp-ep-dp-pp", sizeof p->order);
+}
+
+pp_status pp_job_check(const pp_job *j, pp_error *err)
+{
+	if (j->global_batch < 1 || j->global_batch > 1000000000LL)
+		return ppi_fail(err, "", "job.global_batch",
+		                "expected 1..1000000000 sequences, got %lld", j->global_batch);
+	if (j->seq_len < 1 || j->seq_len > 100000000)
+		return ppi_fail(err, "", "job.seq_len", "expected 1..100000000 tokens, got %d",
+		                j->seq_len);
+	if (!(j->train_tokens >= 0 && j->train_tokens <= 1e17))
+		return ppi_fail(err, "", "job.train_tokens", "expected 0..1e17 tokens, got %g",
+		                j->train_tokens);
+	if (j->grad_bytes != 2 && j->grad_bytes != 4)
+		return ppi_fail(err, "", "job.grad_bytes", "expected 2 or 4, got %d", j->grad_bytes);
+	if ((unsigned)j->precision > PP_PREC_FP8)
+		return ppi_fail(err, "", "job.precision", "unknown precision %d", (int)j->precision);
+	return PP_OK;
+}
+
+/* Validate the rank order: tp, cp, dp, pp once each, ep at most once. */
+static pp_status check_order(const char *order, pp_error *err)
+{
+	static const char *const dims[] = {"tp", "cp", "ep", "dp", "pp"};
+	int seen[5] = {0};
+	char buf[PP_ORDER_MAX];
+	ppi_strlcpy(buf, order, sizeof buf);
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, "-", &save); tok; tok = strtok_r(NULL, "-", &save)) {
+		int k = -1;
+		for (int i = 0; i < 5; i++)
+			if (ppi_streq(tok, dims[i]))
+				k = i;
+		if (k < 0 || seen[k]++)
+			return ppi_fail(err, "", "plan.order",
+			                "expected a '-'-separated order of tp, cp, ep, dp, pp "
+			                "(each once), near '%s'",
+			                tok);
+	}
+	if (!seen[0] || !seen[1] || !seen[3] || !seen[4])
+		return ppi_fail(err, "", "plan.order",
+		                "'%s' must name each of tp, cp, dp and pp (ep optional)", order);
+	return PP_OK;
+}
+
+#define REQUIRE(cond, field, ...)                                                            \
+	do {                                                                                 \
+		if (!(cond))                                                                 \
+			return ppi_fail(err, "", field, __VA_ARGS__);                        \
+	} while (0)
+
+pp_status pp_plan_resolve(pp_plan *p, const pp_model *m, const pp_system *s, long long gpus,
+                          const pp_job *job, pp_error *err)
+{
+	pp_status st;
+	if ((st = pp_model_check(m, err)) || (st = pp_system_check(s, err)) ||
+	    (st = pp_job_check(job, err)))
+		return st;
+	REQUIRE(gpus >= 1 && gpus <= 10000000, "gpus", "expected 1..10000000 GPUs, got %lld",
+	        gpus);
+	const int lim = 1 << 20;
+	REQUIRE(p->tp >= 1 && p->tp <= lim, "plan.tp", "expected a positive degree, got %d", p->tp);
+	REQUIRE(p->pp >= 1 && p->pp <= lim, "plan.pp", "expected a positive degree, got %d", p->pp);
+	REQUIRE(p->cp >= 1 && p->cp <= lim, "plan.cp", "expected a positive degree, got %d", p->cp);
+	REQUIRE(p->ep >= 1 && p->ep <= lim, "plan.ep", "expected a positive degree, got %d", p->ep);
+	REQUIRE(p->etp >= 0 && p->etp <= lim, "plan.etp", "expected a positive degree, got %d",
+	        p->etp);
+	REQUIRE(p->vp >= 1 && p->vp <= lim, "plan.vp", "expected a positive count, got %d", p->vp);
+	REQUIRE(p->mbs >= 1 && p->mbs <= lim, "plan.mbs", "expected a positive size, got %d",
+	        p->mbs);
+	REQUIRE(p->dp >= 0 && p->dp <= 10000000, "plan.dp", "expected a positive degree, got %d",
+	        p->dp);
+	REQUIRE(p->zero >= 0 && p->zero <= 3, "plan.zero", "expected a ZeRO stage 0..3, got %d",
+	        p->zero);
+	REQUIRE((unsigned)p->recompute <= PP_RECOMPUTE_FULL, "plan.recompute",
+	        "unknown recompute mode %d", (int)p->recompute);
+	REQUIRE((unsigned)p->schedule <= PP_SCHED_ZB, "plan.schedule", "unknown schedule %d",
+	        (int)p->schedule);
+	if ((st = check_order(p->order, err)))
+		return st;
+
+	/* Tensor parallelism splits heads, key/value groups and the MLP. */
+	REQUIRE(m->num_heads % p->tp == 0, "plan.tp",
+	        "%d does not divide the %d attention heads of %s", p->tp, m->num_heads, m->name);
+	if (m->mla.kv_lora_rank == 0)
+		REQUIRE(m->num_kv_heads % p->tp == 0, "plan.tp",
+		        "%d does not divide the %d key/value heads of %s (Megatron needs "
+		        "num_query_groups %% tp == 0)",
+		        p->tp, m->num_kv_heads, m->name);
+	if (m->ffn_hidden > 0)
+		REQUIRE(m->ffn_hidden % p->tp == 0, "plan.tp",
+		        "%d does not divide ffn_hidden_size %d of %s", p->tp, m->ffn_hidden, m->name);
+
+	long long mp = (long long)p->tp * p->pp * p->cp;
+	if (p->dp == 0) {
+		REQUIRE(gpus % mp == 0, "gpus",
+		        "%lld GPUs are not divisible by tp*pp*cp = %d*%d*%d = %lld", gpus, p->tp,
+		        p->pp, p->cp, mp);
+		p->dp = (int)(gpus / mp);
+	} else {
+		REQUIRE(mp * p->dp == gpus, "plan.dp",
+		        "tp*pp*cp*dp = %d*%d*%d*%d = %lld, but there are %lld GPUs", p->tp, p->pp,
+		        p->cp, p->dp, mp * p->dp, gpus);
+	}
+
+	/* Pipeline: Megatron's even split of layers over pp x vp model chunks. */
+	REQUIRE(p->pp <= m->num_layers, "plan.pp", "%d stages for only %d layers of %s", p->pp,
+	        m->num_layers, m->name);
+	if (p->vp > 1 && p->schedule == PP_SCHED_1F1B)
+		p->schedule = PP_SCHED_INTERLEAVED; /* Megatron: vp > 1 means interleaved 1F1B */
+	if (p->schedule == PP_SCHED_INTERLEAVED) {
+		REQUIRE(p->vp >= 2, "plan.vp", "the interleaved schedule needs vp >= 2, got %d",
+		        p->vp);
+		REQUIRE(p->pp >= 2, "plan.pp", "the interleaved schedule needs pp >= 2, got %d",
+		        p->pp);
+	} else {
+		REQUIRE(p->vp == 1, "plan.vp", "vp %d needs the interleaved schedule, not %s", p->vp,
+		        pp_schedule_name(p->schedule));
+	}
+	REQUIRE(m->num_layers % (p->pp * p->vp) == 0, "plan.pp",
+	        "pp*vp = %d*%d does not divide the %d layers of %s", p->pp, p->vp, m->num_layers,
+	        m->name);
+
+	/* Context parallelism: Megatron splits each sequence into 2*cp chunks. */
+	if (p->cp > 1)
+		REQUIRE(job->seq_len % (2 * p->cp) == 0, "plan.cp",
+		        "sequence length %d is not divisible by 2*cp = %d", job->seq_len, 2 * p->cp);
+	if (p->sp && p->tp > 1)
+		REQUIRE((job->seq_len / p->cp) % p->tp == 0, "plan.sp",
+		        "sequence parallelism needs seq_len/cp = %d divisible by tp = %d",
+		        job->seq_len / p->cp, p->tp);
+
+	/* Experts: ep x etp ranks hold disjoint experts inside the tp*cp*dp ranks of a stage. */
+	if (p->etp == 0)
+		p->etp = p->tp;
+	if (m->moe.num_experts == 0) {
+		REQUIRE(p->ep == 1, "plan.ep", "%s is dense; ep must be 1, got %d", m->name, p->ep);
+		REQUIRE(p->etp == p->tp, "plan.etp", "%s is dense; etp must equal tp", m->name);
+	} else {
+		REQUIRE(m->moe.num_experts % p->ep == 0, "plan.ep",
+		        "%d does not divide the %d experts of %s", p->ep, m->moe.num_experts,
+		        m->name);
+		REQUIRE(m->moe.expert_ffn_hidden % p->etp == 0, "plan.etp",
+		        "%d does not divide the expert ffn size %d of %s", p->etp,
+		        m->moe.expert_ffn_hidden, m->name);
+		long long inner = (long long)p->tp * p->cp * p->dp;
+		REQUIRE(inner % ((long long)p->ep * p->etp) == 0, "plan.ep",
+		        "ep*etp = %d*%d does not divide tp*cp*dp = %lld", p->ep, p->etp, inner);
+		if (p->ep > 1 && p->tp > 1)
+			REQUIRE(p->sp, "plan.sp",
+			        "expert parallelism with tp > 1 needs sequence parallelism on "
+			        "(Megatron asserts it)");
+	}
+
+	/* Batch: dp replicas each run `microbatches` micro-batches of mbs. */
+	long long per = (long long)p->dp * p->mbs;
+	REQUIRE(job->global_batch % per == 0, "plan.mbs",
+	        "dp*mbs = %d*%d = %lld does not divide the global batch of %lld", p->dp, p->mbs,
+	        per, job->global_batch);
+	p->microbatches = job->global_batch / per;
+
+	/* Precision the GPU cannot run. */
+	if (job->precision == PP_PREC_FP8)
+		REQUIRE(s->gpu.fp8_flops > 0, "job.precision", "%s has no FP8 tensor cores",
+		        s->gpu.name);
+	if (job->precision == PP_PREC_BF16)
+		REQUIRE(s->gpu.bf16_flops > 0, "job.precision", "%s has no BF16 tensor cores",
+		        s->gpu.name);
+	return PP_OK;
+}

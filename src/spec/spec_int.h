@@ -1,0 +1,42 @@
+/*
+ * Private to src/spec: the embedded preset table and shared readers.
+ */
+#ifndef PPI_SPEC_INT_H
+#define PPI_SPEC_INT_H
+
+#include "paraplan/spec.h"
+#include "util/util.h"
+
+/* One embedded data file (generated at build time from data/). */
+typedef struct ppi_preset_file {
+	pp_kind kind;
+	const char *path;    /* e.g. "data/models/llama3-70b.json" */
+	const char *name;    /* the file's "name" */
+	const char *aliases; /* its "aliases", joined by '\n' ("" if none) */
+	const char *text;    /* NUL-terminated JSON */
+} ppi_preset_file;
+
+extern const ppi_preset_file ppi_preset_files[];
+extern const size_t ppi_preset_nfiles;
+
+/* Find the embedded file of `kind` whose name or an alias is `name`
+ * (case-insensitive); on a miss, fill `err` with the nearest names. */
+pp_status ppi_preset_find(pp_kind kind, const char *name, const ppi_preset_file **out,
+                          pp_error *err);
+
+/* Readers of paraplan's JSON objects (top level or nested), prefix for messages. */
+pp_status ppi_model_read(json_t *obj, const char *source, const char *prefix, pp_model *out,
+                         pp_error *err);
+pp_status ppi_gpu_read(json_t *obj, const char *source, const char *prefix, pp_gpu *out,
+                       pp_error *err);
+pp_status ppi_system_read(json_t *obj, const char *source, const char *prefix, pp_system *out,
+                          pp_error *err);
+
+/* True when a parsed model object looks like a HuggingFace config.json. */
+bool ppi_is_hf_config(json_t *obj);
+pp_status ppi_model_read_hf(json_t *obj, const char *source, pp_model *out, pp_error *err);
+
+/* Framework defaults (data/framework/default.json) applied to a system. */
+pp_status ppi_framework_defaults(pp_system *s, pp_error *err);
+
+#endif

@@ -1,0 +1,345 @@
+/*
+ * Per-GPU memory of a plan, stage by stage.
+ *
+ * Bookkeeping follows what Megatron-LM (Core) keeps alive: see docs/memory.md.
+ * Activation terms are Korthikanti et al. 2022 ("Reducing Activation
+ * Recomputation in Large Transformer Models", §4) generalised tensor by tensor
+ * to GQA, gated MLPs, MLA, MoE and FP8, so that the GPT-3 case reduces to their
+ * sbh(34 + 5as/h) and the sequence-parallel sbh/t (34 + 5as/h).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "paraplan/workload.h"
+#include "util/util.h"
+
+/* Bytes per element of BF16/FP16 activations and of FP32 statistics. */
+#define ACT_BYTES 2.0
+#define FP32_BYTES 4.0
+#define TOKEN_ID_BYTES 8.0 /* int64 token ids and labels (Megatron data loader) */
+
+double pp_model_state_bytes(double params, double weight_bytes, double grad_bytes,
+                            double opt_bytes, int zero, int shard, double *weights_out,
+                            double *grads_out, double *opt_out)
+{
+	double n = shard > 0 ? shard : 1;
+	double w = params * weight_bytes / (zero >= 3 ? n : 1);
+	double g = params * grad_bytes / (zero >= 2 ? n : 1);
+	double o = params * opt_bytes / (zero >= 1 ? n : 1);
+	if (weights_out)
+		*weights_out = w;
+	if (grads_out)
+		*grads_out = g;
+	if (opt_out)
+		*opt_out = o;
+	return w + g + o;
+}
+
+int pp_stage_layers(const pp_model *m, const pp_plan *plan, int stage)
+{
+	(void)stage; /* even split; uneven splits come with the search */
+	return m->num_layers / plan->pp;
+}
+
+/* Global index of the i-th layer held by pipeline rank `stage` (interleaved
+ * chunks: chunk c of rank r holds layers (c*pp + r)*Lc ... +Lc). */
+static int stage_layer_index(const pp_model *m, const pp_plan *p, int stage, int i)
+{
+	int lc = m->num_layers / (p->pp * p->vp);
+	int chunk = i / lc, off = i % lc;
+	return (chunk * p->pp + stage) * lc + off;
+}
+
+/* Shapes every activation term needs, for one micro-batch on one GPU. */
+typedef struct act_ctx {
+	double T;      /* tokens of one micro-batch on this CP rank: mbs * seq / cp */
+	double seq;    /* full sequence length (keys a query attends over) */
+	double t;      /* tensor-parallel degree */
+	double sp_div; /* t with sequence parallelism, else 1 */
+	double lin_b;  /* bytes of a saved GEMM input: 1 under FP8, else 2 */
+	bool fp8;
+} act_ctx;
+
+static void act_ctx_init(act_ctx *c, const pp_job *job, const pp_plan *p)
+{
+	c->T = (double)p->mbs * job->seq_len / p->cp;
+	c->seq = job->seq_len;
+	c->t = p->tp;
+	c->sp_div = (p->sp && p->tp > 1) ? p->tp : 1;
+	c->fp8 = job->precision == PP_PREC_FP8;
+	c->lin_b = c->fp8 ? 1.0 : ACT_BYTES;
+}
+
+/* Saved by a norm: its input and per-token statistics. */
+static double norm_act(const act_ctx *c, double width)
+{
+	return c->T * (width * ACT_BYTES + 2 * FP32_BYTES) / c->sp_div;
+}
+
+/* Activations of the attention half of one layer, one micro-batch. */
+static double attention_act(const pp_model *m, const pp_plan *p, const act_ctx *c,
+                            bool recompute_core)
+{
+	double T = c->T, h = m->hidden, H = m->num_heads, t = c->t, sd = c->sp_div;
+	double a = norm_act(c, h);
+	double o_width; /* width of the attention output (input of the output projection) */
+	if (m->mla.kv_lora_rank > 0) {
+		const pp_mla *ml = &m->mla;
+		double qk = ml->qk_nope_head_dim + ml->qk_rope_head_dim;
+		a += T * h * c->lin_b / sd; /* input of the down projections */
+		if (ml->q_lora_rank > 0)
+			a += norm_act(c, ml->q_lora_rank) + T * ml->q_lora_rank * c->lin_b / sd;
+		a += norm_act(c, ml->kv_lora_rank) + T * ml->kv_lora_rank * c->lin_b / sd;
+		a += T * ml->qk_rope_head_dim * ACT_BYTES / sd; /* shared rope key */
+		a += T * H * (2 * qk + ml->v_head_dim) * ACT_BYTES / t; /* q, k, v */
+		o_width = H * ml->v_head_dim;
+	} else {
+		double d = m->head_dim, kv = m->num_kv_heads;
+		a += T * h * c->lin_b / sd;                                 /* QKV GEMM input */
+		a += T * (H + 2 * kv) * d * ACT_BYTES / t;                 /* q, k, v */
+		o_width = H * d;
+	}
+	double heads_local = H / t;
+	if (!recompute_core) {
+		if (p->flash) {
+			/* Flash attention keeps the output (shared with the projection input
+			 * unless that is an FP8 copy) and the fp32 log-sum-exp per head. */
+			a += T * heads_local * FP32_BYTES;
+			if (c->fp8)
+				a += T * o_width * ACT_BYTES / t;
+		} else {
+			/* Scores: softmax output (2 bytes), and with dropout its mask (1) and
+			 * output (2): Korthikanti's 5as/h term. */
+			double per = m->dropout ? 5.0 : 2.0;
+			a += per * heads_local * T * c->seq;
+		}
+	}
+	a += T * o_width * c->lin_b / t; /* output-projection input */
+	if (m->dropout)
+		a += T * h / sd; /* dropout mask after the projection, 1 byte */
+	return a;
+}
+
+/* Activations of a dense MLP of width `ffn` (without its norm). */
+static double dense_mlp_act(const pp_model *m, const act_ctx *c, double ffn, bool with_input)
+{
+	double T = c->T, t = c->t;
+	double a = with_input ? T * m->hidden * c->lin_b / c->sp_div : 0;
+	a += T * ffn * (m->gated_mlp ? 2.0 : 1.0) * ACT_BYTES / t; /* activation-function input */
+	a += T * ffn * c->lin_b / t;                              /* second GEMM input */
+	return a;
+}
+
+static double mlp_act(const pp_model *m, const pp_plan *p, const act_ctx *c, bool moe)
+{
+	double T = c->T, h = m->hidden;
+	double a = norm_act(c, h);
+	if (m->dropout)
+		a += T * h / c->sp_div;
+	if (!moe)
+		return a + dense_mlp_act(m, c, m->ffn_hidden, true);
+	const pp_moe *e = &m->moe;
+	double Td = T / c->sp_div; /* tokens this rank routes */
+	a += Td * h * ACT_BYTES;                 /* router / shared-expert input */
+	a += Td * e->num_experts * FP32_BYTES;   /* router probabilities (fp32) */
+	double etp = p->etp > 0 ? p->etp : p->tp;
+	double gather = c->sp_div > 1 ? etp : 1; /* expert-TP all-gathers the tokens */
+	double R = Td * e->top_k * gather;       /* token copies this rank's experts run */
+	double fe = e->expert_ffn_hidden / etp;
+	a += R * h * c->lin_b;                           /* expert FC1 input */
+	a += R * fe * (m->gated_mlp ? 2.0 : 1.0) * ACT_BYTES; /* activation input */
+	a += R * fe * c->lin_b;                          /* expert FC2 input */
+	a += Td * e->top_k * h * ACT_BYTES;              /* expert outputs kept for the weighting */
+	if (e->shared_ffn_hidden > 0)
+		a += dense_mlp_act(m, c, e->shared_ffn_hidden, false);
+	return a;
+}
+
+/* One layer, one micro-batch, under the plan's recompute mode. */
+static double layer_act(const pp_model *m, const pp_plan *p, const act_ctx *c, int layer,
+                        pp_recompute mode)
+{
+	if (mode == PP_RECOMPUTE_FULL)
+		return c->T * m->hidden * ACT_BYTES / c->sp_div; /* the layer's input only */
+	bool moe = pp_model_layer_is_moe(m, layer);
+	return attention_act(m, p, c, mode == PP_RECOMPUTE_SELECTIVE) + mlp_act(m, p, c, moe);
+}
+
+/* Transient buffers of MoE token dispatch: send and receive copies. */
+static double moe_dispatch_bytes(const pp_model *m, const act_ctx *c)
+{
+	return 2.0 * (c->T / c->sp_div) * m->moe.top_k * m->hidden * ACT_BYTES;
+}
+
+/* Micro-batch activation sets a rank holds at its peak, in units of "all
+ * layers of this rank for one micro-batch". */
+static double inflight(const pp_plan *p, int stage)
+{
+	double m = (double)p->microbatches, P = p->pp;
+	switch (p->schedule) {
+	case PP_SCHED_GPIPE:
+		return m;
+	case PP_SCHED_INTERLEAVED: {
+		/* Megatron warm-up: 2(p-r-1) + (v-1)p chunk forwards, +1 in steady state;
+		 * each chunk is 1/v of the rank's layers. */
+		double chunks = 2.0 * (P - stage - 1) + (p->vp - 1.0) * P + 1.0;
+		double cap = m * p->vp;
+		return (chunks < cap ? chunks : cap) / p->vp;
+	}
+	case PP_SCHED_1F1B:
+	case PP_SCHED_ZB:
+	default: {
+		double k = P - stage;
+		return k < m ? k : m;
+	}
+	}
+}
+
+pp_status pp_memory_stage(const pp_model *m, const pp_system *s, const pp_job *job,
+                          const pp_plan *p, int stage, pp_stage_memory *out, pp_error *err)
+{
+	if (stage < 0 || stage >= p->pp)
+		return ppi_fail(err, "", "stage", "stage %d is outside 0..%d", stage, p->pp - 1);
+	if (p->microbatches < 1 || p->dp < 1)
+		return ppi_fail(err, "", "plan", "plan is not resolved (call pp_plan_resolve)");
+	memset(out, 0, sizeof *out);
+	out->stage = stage;
+	out->layers = pp_stage_layers(m, p, stage);
+	bool first = stage == 0, last = stage == p->pp - 1;
+	double t = p->tp, h = m->hidden;
+	double etp = p->etp > 0 ? p->etp : p->tp;
+
+	/* ---- parameters owned by this GPU, split by sharding group */
+	double dense = 0, experts = 0, gemm = 0;
+	double max_layer_params = 0, max_layer_act = 0;
+	double act_sum = 0;
+	act_ctx c;
+	act_ctx_init(&c, job, p);
+	for (int i = 0; i < out->layers; i++) {
+		int l = stage_layer_index(m, p, stage, i);
+		pp_layer_params lp;
+		pp_model_layer_params(m, l, &lp);
+		double split = lp.attention + lp.mlp - lp.replicated;
+		double mine = split / t + lp.replicated;
+		double mine_e = lp.experts / (p->ep * etp);
+		dense += mine;
+		experts += mine_e;
+		gemm += split / t + mine_e;
+		if (mine + mine_e > max_layer_params)
+			max_layer_params = mine + mine_e;
+		act_sum += layer_act(m, p, &c, l, p->recompute);
+		double full = layer_act(m, p, &c, l, PP_RECOMPUTE_NONE);
+		if (full > max_layer_act)
+			max_layer_act = full;
+	}
+	double emb_local = (double)m->vocab * h / t;
+	if (first) {
+		dense += emb_local;
+		if (m->position == PP_POS_LEARNED)
+			dense += (double)m->max_position * h;
+		if (m->embedding_norm)
+			dense += m->norm == PP_NORM_LAYERNORM ? 2 * h : h;
+	}
+	if (last) {
+		dense += m->norm == PP_NORM_LAYERNORM ? 2 * h : h;
+		/* Untied head; or, with pp > 1, Megatron's copy of tied embeddings. */
+		if (!m->tied_embeddings || p->pp > 1) {
+			dense += emb_local;
+			gemm += emb_local;
+		}
+	}
+	out->params = dense + experts;
+
+	/* ---- model state: weights, gradients, optimizer */
+	double wb = job->precision == PP_PREC_FP32 ? 4.0 : 2.0;
+	double ob;
+	if (job->optimizer == PP_OPT_SGD)
+		ob = job->precision == PP_PREC_FP32 ? 4.0 : 8.0; /* (master +) momentum */
+	else
+		ob = job->precision == PP_PREC_FP32 ? 8.0 : 12.0; /* (master +) m + v */
+	int shard_dense = p->dp * p->cp;
+	int shard_exp = (int)((double)p->tp * p->cp * p->dp / (p->ep * etp));
+	double w1, g1, o1, w2, g2, o2;
+	pp_model_state_bytes(dense, wb, job->grad_bytes, ob, p->zero, shard_dense, &w1, &g1, &o1);
+	pp_model_state_bytes(experts, wb, job->grad_bytes, ob, p->zero, shard_exp, &w2, &g2, &o2);
+	out->weights_bytes = w1 + w2;
+	out->gradients_bytes = g1 + g2;
+	out->optimizer_bytes = o1 + o2;
+	if (job->precision == PP_PREC_FP8) {
+		double fp8_params = gemm;
+		if (p->zero >= 3) /* only the gathered layers carry FP8 copies */
+			fp8_params = max_layer_params * 2;
+		out->weights_bytes += fp8_params * s->fp8_weight_copy_bytes;
+	}
+
+	/* ---- activations */
+	double n_in = inflight(p, stage);
+	out->inflight_layer_mbs = n_in * out->layers;
+	out->act_layers_bytes = n_in * act_sum;
+	out->act_per_layer_mb_bytes = out->layers ? act_sum / out->layers : 0;
+	if (first) {
+		double per_mb = c.T * TOKEN_ID_BYTES; /* token ids */
+		if (m->dropout)
+			per_mb += c.T * h / c.sp_div; /* embedding dropout mask */
+		out->act_embedding_bytes = n_in * per_mb;
+	}
+	double logits_transient = 0;
+	if (last) {
+		/* The head's micro-batch runs its backward right after its forward in
+		 * 1F1B-style schedules; GPipe keeps all of them. */
+		double held = p->schedule == PP_SCHED_GPIPE ? (double)p->microbatches : 1.0;
+		double vocab_local = (double)m->vocab / t;
+		double per_mb = norm_act(&c, h) + c.T * h * c.lin_b / c.sp_div +
+		                c.T * vocab_local * FP32_BYTES + c.T * TOKEN_ID_BYTES;
+		out->act_logits_bytes = held * per_mb;
+		/* bf16 logits and their fp32 gradient exist while the loss runs. */
+		logits_transient = c.T * vocab_local * (ACT_BYTES + FP32_BYTES);
+	}
+	out->activations_bytes =
+		out->act_layers_bytes + out->act_embedding_bytes + out->act_logits_bytes;
+
+	/* ---- transients: the largest buffer that comes and goes at the peak */
+	double tr = logits_transient;
+	if (p->recompute != PP_RECOMPUTE_NONE) {
+		/* Backward of a recomputed layer re-materialises its full activations. */
+		double rc = p->recompute == PP_RECOMPUTE_FULL
+		                    ? max_layer_act
+		                    : max_layer_act - (out->layers ? act_sum / out->layers : 0);
+		if (rc > tr)
+			tr = rc;
+	}
+	if (p->zero >= 3) {
+		/* FSDP/ZeRO-3: the current and the prefetched layer unsharded, plus the
+		 * current layer's unsharded gradient before its reduce-scatter. */
+		double z = max_layer_params * (2 * wb + job->grad_bytes);
+		if (z > tr)
+			tr = z;
+	}
+	if (m->moe.num_experts > 0) {
+		double d = moe_dispatch_bytes(m, &c);
+		if (d > tr)
+			tr = d;
+	}
+	out->transient_bytes = tr;
+	out->framework_bytes = s->gpu.cuda_context_bytes + s->comm_buffer_bytes;
+	double tensors = out->weights_bytes + out->gradients_bytes + out->optimizer_bytes +
+	                 out->activations_bytes + tr;
+	out->fragmentation_bytes = tensors * s->allocator_fraction;
+	out->other_bytes = tr + out->framework_bytes + out->fragmentation_bytes;
+	out->total_bytes = tensors + out->framework_bytes + out->fragmentation_bytes;
+	return PP_OK;
+}
+
+pp_status pp_memory_peak(const pp_model *m, const pp_system *s, const pp_job *job,
+                         const pp_plan *plan, pp_stage_memory *out, pp_error *err)
+{
+	pp_stage_memory cur;
+	for (int st = 0; st < plan->pp; st++) {
+		pp_status rc = pp_memory_stage(m, s, job, plan, st, &cur, err);
+		if (rc)
+			return rc;
+		if (st == 0 || cur.total_bytes > out->total_bytes)
+			*out = cur;
+	}
+	return PP_OK;
+}

@@ -10,7 +10,8 @@ int cli_list(int argc, char **argv)
 		pp_kind kind;
 	} kinds[] = {{"models", PP_KIND_MODEL}, {"gpus", PP_KIND_GPU}, {"systems", PP_KIND_SYSTEM}};
 	if (argc != 2) {
-		cli_message("usage: paraplan list models|gpus|systems");
+		cli_message("list: expected one argument, models, gpus or systems "
+		            "(usage: paraplan list models|gpus|systems)");
 		return EXIT_BADINPUT;
 	}
 	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {

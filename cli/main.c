@@ -14,11 +14,22 @@ const char *cli_progname = "paraplan";
 
 void cli_message(const char *fmt, ...)
 {
+	/* Always exactly one line: control characters that came from the input
+	 * (a newline inside a JSON key, a tab in an argument) are escaped. */
+	char buf[2048];
 	va_list ap;
-	fprintf(stderr, "%s: ", cli_progname);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
+	fprintf(stderr, "%s: ", cli_progname);
+	for (const unsigned char *p = (const unsigned char *)buf; *p; p++) {
+		if (*p == '\n')
+			fputs("\\n", stderr);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(stderr, "\\x%02x", *p);
+		else
+			fputc(*p, stderr);
+	}
 	fputc('\n', stderr);
 }
 
@@ -88,7 +99,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		usage(stderr);
+		cli_message("missing command: estimate, list, help or version (try 'paraplan help')");
 		return EXIT_BADINPUT;
 	}
 	const char *verb = argv[1];

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void pp_error_clear(pp_error *err)
 {
@@ -165,8 +166,10 @@ bool ppi_suggest_render(const ppi_suggest *s, char *out, size_t n)
 	int limit = (int)(lw / 2 > 2 ? lw / 2 : 2);
 	int k = 0;
 	const char *pick[3];
+	/* Only the nearest: "hiden_size" suggests 'hidden_size', not every
+	 * other *_size key that happens to lie within the limit. */
 	for (int i = 0; i < 3; i++)
-		if (s->best[i] && s->dist[i] <= limit)
+		if (s->best[i] && s->dist[i] <= limit && s->dist[i] <= s->dist[0])
 			pick[k++] = s->best[i];
 	if (k == 0) {
 		if (n)
@@ -189,6 +192,11 @@ pp_status ppi_read_file(const char *path, char **text, size_t *len, pp_error *er
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return ppi_fail(err, path, NULL, "cannot open: %s", strerror(errno));
+	struct stat sb;
+	if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		fclose(f);
+		return ppi_fail(err, path, NULL, "is a directory, not a JSON file");
+	}
 	size_t cap = 1 << 16, n = 0;
 	char *buf = malloc(cap + 1);
 	if (!buf) {
@@ -349,6 +357,12 @@ pp_status ppi_get_int(const ppi_obj *r, const char *key, bool required, long lon
 	return st;
 }
 
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t ls = strlen(s), lx = strlen(suffix);
+	return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
+}
+
 pp_status ppi_get_num(const ppi_obj *r, const char *key, bool required, double min, double max,
                       double *out)
 {
@@ -363,9 +377,21 @@ pp_status ppi_get_num(const ppi_obj *r, const char *key, bool required, double m
 		return ppi_fail(r->err, r->source, path, "expected a number, got %s", got);
 	}
 	double x = json_number_value(v);
-	if (!isfinite(x) || x < min || x > max)
-		return ppi_fail(r->err, r->source, path, "expected a number in %g..%g, got %g", min,
-		                max, x);
+	if (!isfinite(x) || x < min || x > max) {
+		/* A value that fits once scaled by 1e9 or 1e12 was most likely given in
+		 * GB or TFLOP/s; the key's suffix names the unit it wants. */
+		const char *hint = "";
+		if (x > 0 && x < min) {
+			if (has_suffix(key, "_bytes") && x * 1e9 >= min && x * 1e9 <= max)
+				hint = " (the unit is bytes: was this GB?)";
+			else if (has_suffix(key, "_bytes_per_s") && x * 1e9 >= min && x * 1e9 <= max)
+				hint = " (the unit is bytes/s: was this GB/s?)";
+			else if (has_suffix(key, "_flops") && x * 1e12 >= min && x * 1e12 <= max)
+				hint = " (the unit is FLOP/s: was this TFLOP/s?)";
+		}
+		return ppi_fail(r->err, r->source, path, "expected a number in %g..%g, got %g%s", min,
+		                max, x, hint);
+	}
 	*out = x;
 	return PP_OK;
 }

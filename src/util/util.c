@@ -45,6 +45,8 @@ char *pp_error_format(const pp_error *err, char *buf, size_t n)
 }
 
 static pp_status vfail(pp_error *err, const char *source, int line, int column, const char *field,
+                       const char *fmt, va_list ap) PPI_PRINTF(6, 0);
+static pp_status vfail(pp_error *err, const char *source, int line, int column, const char *field,
                        const char *fmt, va_list ap)
 {
 	if (!err)

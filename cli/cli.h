@@ -33,5 +33,6 @@ int cli_out_close(cli_out *o, int ok);
 
 int cli_estimate(int argc, char **argv);
 int cli_list(int argc, char **argv);
+int cli_validate(int argc, char **argv);
 
 #endif

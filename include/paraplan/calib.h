@@ -1,0 +1,109 @@
+/*
+ * paraplan — calibration data: published, measured training runs.
+ *
+ * pp_runs reads a file in the format of shared/validation/public-runs.json
+ * (an object with "records": [...]) and turns each record into paraplan
+ * inputs (model, system, job, plan, GPU count) plus what was measured.
+ *
+ * Values a record leaves unknown are filled by documented rules, never per
+ * record; every filled value is listed in pp_run_info (bitmask and text).
+ * Records that cannot be turned into inputs (unknown GPU, no system preset,
+ * missing shape, no parallel plan...) make pp_run_inputs return PP_EINPUT
+ * with the reason in err->text and the record's field in err->field.
+ * See docs/validation.md for the rules and the alias tables.
+ *
+ * The library never prints.
+ */
+#ifndef PARAPLAN_CALIB_H
+#define PARAPLAN_CALIB_H
+
+#include <stddef.h>
+
+#include "error.h"
+#include "spec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pp_runs pp_runs;
+
+/* What a fill rule supplied.  One bit per kind of value. */
+typedef enum pp_run_fill {
+	PP_FILL_KV_HEADS = 1u << 0,    /* num_kv_heads unknown: = heads (MHA) */
+	PP_FILL_FFN = 1u << 1,         /* ffn_hidden_size unknown: 4 x hidden (GPT family) */
+	PP_FILL_HEAD_DIM = 1u << 2,    /* head_dim from the family table or arch_notes */
+	PP_FILL_LAYERS = 1u << 3,      /* layers padded to a multiple of pp x vp */
+	PP_FILL_TP_PP = 1u << 4,       /* tp/pp unknown: from model_parallel_size or dp */
+	PP_FILL_DP = 1u << 5,          /* dp unknown, or GPU count inconsistent with the plan */
+	PP_FILL_CP = 1u << 6,          /* cp unknown: 1 */
+	PP_FILL_EP = 1u << 7,          /* ep unknown: 1 */
+	PP_FILL_VP = 1u << 8,          /* virtual pipeline size unknown: 1 */
+	PP_FILL_SP = 1u << 9,          /* sequence parallelism unknown: on when tp > 1 */
+	PP_FILL_ZERO = 1u << 10,       /* optimizer sharding unknown: distributed optimizer */
+	PP_FILL_RECOMPUTE = 1u << 11,  /* recompute unknown: lightest mode that fits */
+	PP_FILL_MBS = 1u << 12,        /* micro-batch size unknown: 1 */
+	PP_FILL_GBS = 1u << 13,        /* global batch from global_batch_tokens / seq */
+	PP_FILL_PRECISION = 1u << 14,  /* 16-bit unspecified, or precision inferred by the dataset */
+	PP_FILL_ETP = 1u << 15,        /* expert tensor parallelism unknown: tp if valid, else 1 */
+} pp_run_fill;
+
+#define PP_RUN_FILL_KINDS 16
+#define PP_RUN_FILLS_MAX 16
+#define PP_RUN_FILL_TEXT_MAX 192
+#define PP_RUN_ID_MAX 128
+#define PP_RUN_DEF_MAX 256
+
+/* Short name of one fill bit ("mbs", "recompute", ...); "?" for anything else. */
+const char *pp_run_fill_name(unsigned bit);
+
+/*
+ * What the record says was measured, and how its inputs were completed.
+ * Every measured number is NAN when the source gives none.
+ */
+typedef struct pp_run_info {
+	char id[PP_RUN_ID_MAX];
+	char title[PP_SOURCE_MAX];            /* source.title */
+	char gpu_type[PP_NAME_MAX];           /* hardware.gpu_type as written */
+	char system[PP_NAME_MAX];             /* system preset it maps to */
+	double tflops_per_gpu;                /* in TFLOP/s (10^12), as the source counts them */
+	char tflops_definition[PP_RUN_DEF_MAX]; /* what the source's TFLOP/s count */
+	double mfu;                           /* fraction 0..1, the source's peak basis */
+	double hfu;                           /* fraction 0..1 */
+	double tokens_per_s_per_gpu;
+	double iteration_time_s;
+	double peak_memory_bytes;             /* measured peak (source gives GiB; stored in bytes) */
+	unsigned fills;                       /* OR of pp_run_fill */
+	int nfilled;
+	char filled[PP_RUN_FILLS_MAX][PP_RUN_FILL_TEXT_MAX]; /* "mbs unknown: 1", ... */
+} pp_run_info;
+
+/*
+ * Read `path`.  Fails (PP_EINPUT, with line/column on a JSON syntax error)
+ * when the file is unreadable or has no "records" array; problems inside a
+ * record are reported later by pp_run_inputs.  *runs is freed by pp_runs_free.
+ */
+pp_status pp_runs_load(const char *path, pp_runs **runs, pp_error *err);
+/* From memory (`text` need not be NUL-terminated); `source` names it in errors. */
+pp_status pp_runs_from_json(const char *text, size_t len, const char *source, pp_runs **runs,
+                            pp_error *err);
+void pp_runs_free(pp_runs *runs);
+size_t pp_runs_count(const pp_runs *runs);
+/* Record id of record i (static storage of `runs`), "" when it has none. */
+const char *pp_runs_id(const pp_runs *runs, size_t i);
+
+/*
+ * Inputs of record `i`: model, system (from the preset the GPU alias names),
+ * job, plan (resolved by pp_plan_resolve), GPU count, and `info` (id, source,
+ * measured values, fills).  `info` is filled as far as the record could be
+ * read even when the call fails, so a caller can name a skipped record.
+ * Returns PP_EINPUT when the record cannot be evaluated; err->text says why.
+ */
+pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_system *system,
+                        pp_job *job, pp_plan *plan, long long *gpus, pp_run_info *info,
+                        pp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,709 @@
+/*
+ * Published training runs (shared/validation/public-runs.json) as paraplan
+ * inputs.
+ *
+ * A record states a model shape, the hardware, a parallel plan, a batch and a
+ * precision in the words of its source.  This file maps those words onto
+ * paraplan's structs with fixed tables (architecture families by model name,
+ * system presets by GPU name, ZeRO stages and recompute modes by phrase) and
+ * completes what a source leaves unknown with fill rules that are the same
+ * for every record.  Each fill is reported in pp_run_info.  The tables and
+ * rules are documented in docs/validation.md; keep the two in step.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "paraplan/calib.h"
+#include "paraplan/estimate.h"
+#include "util/util.h"
+
+struct pp_runs {
+	json_t *root;
+	json_t *records; /* borrowed from root */
+	char source[PP_ERROR_SOURCE_MAX];
+};
+
+/* ------------------------------------------------------------- loading */
+
+pp_status pp_runs_from_json(const char *text, size_t len, const char *source, pp_runs **runs,
+                            pp_error *err)
+{
+	*runs = NULL;
+	json_t *root = NULL;
+	pp_status st = ppi_json_parse_object(text, len, source, &root, err);
+	if (st)
+		return st;
+	json_t *records = json_object_get(root, "records");
+	if (!json_is_array(records)) {
+		json_decref(root);
+		return ppi_fail(err, source, "records", "expected an array of run records");
+	}
+	pp_runs *r = calloc(1, sizeof *r);
+	if (!r) {
+		json_decref(root);
+		return PP_ENOMEM;
+	}
+	r->root = root;
+	r->records = records;
+	ppi_strlcpy(r->source, source ? source : "", sizeof r->source);
+	*runs = r;
+	return PP_OK;
+}
+
+pp_status pp_runs_load(const char *path, pp_runs **runs, pp_error *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	*runs = NULL;
+	pp_status st = ppi_read_file(path, &text, &len, err);
+	if (st)
+		return st;
+	st = pp_runs_from_json(text, len, path, runs, err);
+	free(text);
+	return st;
+}
+
+void pp_runs_free(pp_runs *runs)
+{
+	if (!runs)
+		return;
+	json_decref(runs->root);
+	free(runs);
+}
+
+size_t pp_runs_count(const pp_runs *runs)
+{
+	return runs ? json_array_size(runs->records) : 0;
+}
+
+const char *pp_runs_id(const pp_runs *runs, size_t i)
+{
+	json_t *rec = runs ? json_array_get(runs->records, i) : NULL;
+	const char *id = json_string_value(json_object_get(rec, "id"));
+	return id ? id : "";
+}
+
+/* ------------------------------------------------------ small readers */
+
+/* A field that is present and not null. */
+static json_t *jget(json_t *obj, const char *key)
+{
+	json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+	return json_is_null(v) ? NULL : v;
+}
+
+static const char *jstr(json_t *obj, const char *key)
+{
+	return json_string_value(jget(obj, key));
+}
+
+/* An integral number (0 when absent); *bad set when present but not integral. */
+static long long jint(json_t *obj, const char *key, bool *bad)
+{
+	json_t *v = jget(obj, key);
+	if (!v)
+		return 0;
+	if (json_is_integer(v))
+		return json_integer_value(v);
+	if (json_is_real(v)) {
+		double d = json_real_value(v);
+		if (d == floor(d) && fabs(d) < 9e15)
+			return (long long)d;
+	}
+	if (bad)
+		*bad = true;
+	return 0;
+}
+
+static double jnum(json_t *obj, const char *key)
+{
+	json_t *v = jget(obj, key);
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static json_t *jbool(json_t *obj, const char *key)
+{
+	json_t *v = jget(obj, key);
+	return json_is_boolean(v) ? v : NULL;
+}
+
+/* Case-insensitive substring search. */
+static bool has(const char *hay, const char *needle)
+{
+	if (!hay)
+		return false;
+	size_t n = strlen(needle);
+	for (const char *p = hay; *p; p++) {
+		size_t i = 0;
+		while (i < n && p[i] &&
+		       tolower((unsigned char)p[i]) == tolower((unsigned char)needle[i]))
+			i++;
+		if (i == n)
+			return true;
+	}
+	return false;
+}
+
+static void fill(pp_run_info *info, unsigned bit, const char *fmt, ...) PPI_PRINTF(3, 4);
+static void fill(pp_run_info *info, unsigned bit, const char *fmt, ...)
+{
+	info->fills |= bit;
+	if (info->nfilled >= PP_RUN_FILLS_MAX)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(info->filled[info->nfilled], PP_RUN_FILL_TEXT_MAX, fmt, ap);
+	va_end(ap);
+	info->nfilled++;
+}
+
+static const char *const fill_names[PP_RUN_FILL_KINDS] = {
+	"kv_heads", "ffn", "head_dim", "layers", "tp/pp", "dp", "cp", "ep",
+	"vp", "sp", "zero", "recompute", "mbs", "gbs", "precision", "etp"};
+
+const char *pp_run_fill_name(unsigned bit)
+{
+	for (int i = 0; i < PP_RUN_FILL_KINDS; i++)
+		if (bit == (1u << i))
+			return fill_names[i];
+	return "?";
+}
+
+/* ------------------------------------------------------------- tables */
+
+/*
+ * Architecture families, matched in order against model.name
+ * (case-insensitive substring; the first match wins).
+ */
+typedef struct family {
+	const char *match;
+	bool gated_mlp, rmsnorm, linear_bias, qkv_bias, dropout, tied, embedding_norm, qk_norm;
+	bool flash; /* the training stack fused attention (no s x s scores kept) */
+	pp_position position;
+	int head_dim;  /* 0: hidden / heads */
+	bool ffn_4h;   /* a missing ffn_hidden_size is 4 x hidden */
+	bool mla_v3;   /* DeepSeek-V3 MLA ranks and router bias */
+} family;
+
+static const family families[] = {
+	/* match          gated  rms    bias   qkvb   drop   tied   embn   qkn    flash  pos */
+	{"deepseek-v3", true, true, false, false, false, false, false, false, true, PP_POS_ROPE,
+	 0, false, true},
+	{"deepseek", true, true, false, false, false, false, false, false, true, PP_POS_ROPE, 0,
+	 false, false},
+	{"qwen3", true, true, false, false, false, false, false, true, true, PP_POS_ROPE, 128,
+	 false, false},
+	{"qwen", true, true, false, true, false, false, false, false, true, PP_POS_ROPE, 0, false,
+	 false},
+	{"mixtral", true, true, false, false, false, false, false, false, true, PP_POS_ROPE, 0,
+	 false, false},
+	{"mistral", true, true, false, false, false, false, false, false, true, PP_POS_ROPE, 0,
+	 false, false},
+	{"llama", true, true, false, false, false, false, false, false, true, PP_POS_ROPE, 0,
+	 false, false},
+	{"mpt", false, false, false, false, false, true, false, false, true, PP_POS_ALIBI, 0, true,
+	 false},
+	{"bloom", false, false, true, false, false, true, true, false, false, PP_POS_ALIBI, 0,
+	 true, false},
+	{"megatron-core", false, false, true, false, true, true, false, false, true,
+	 PP_POS_LEARNED, 0, true, false},
+	{"gpt", false, false, true, false, true, true, false, false, false, PP_POS_LEARNED, 0,
+	 true, false},
+};
+
+/* DeepSeek-V3 (arXiv:2412.19437 §4.2; HF config.json): MLA ranks. */
+static const pp_mla deepseek_v3_mla = {1536, 512, 128, 64, 128};
+enum { DEEPSEEK_V3_FIRST_DENSE = 3 };
+
+/*
+ * GPU names (hardware.gpu_type, free text) to system presets: matched in
+ * order, every `all` word must appear (case-insensitive) and no `none` word.
+ */
+typedef struct gpu_alias {
+	const char *all[2];
+	const char *none;
+	const char *system;
+} gpu_alias;
+
+static const gpu_alias gpu_aliases[] = {
+	{{"GB200", NULL}, NULL, "gb200-nvl72"},
+	{{"B200", NULL}, NULL, "dgx-b200"},
+	{{"H100", NULL}, "PCIe", "dgx-h100"},
+	{{"A100", "40GB"}, "PCIe", "dgx-a100-40g"},
+	{{"A100", "80GB"}, "PCIe", "dgx-a100-80g"},
+};
+
+static const char *gpu_system(const char *gpu_type)
+{
+	for (size_t i = 0; i < sizeof gpu_aliases / sizeof gpu_aliases[0]; i++) {
+		const gpu_alias *a = &gpu_aliases[i];
+		if (!has(gpu_type, a->all[0]) || (a->all[1] && !has(gpu_type, a->all[1])))
+			continue;
+		if (a->none && has(gpu_type, a->none))
+			continue;
+		return a->system;
+	}
+	return NULL;
+}
+
+/* ZeRO stage from parallelism.zero_or_dist_optimizer; -1 when not stated. */
+static int zero_stage(const char *s)
+{
+	if (!s || has(s, "not stated") || has(s, "unknown"))
+		return -1;
+	if (has(s, "FULL_SHARD") || has(s, "ZeRO-3") || has(s, "Megatron FSDP"))
+		return 3;
+	if (has(s, "SHARD_GRAD_OP") || has(s, "ZeRO-2"))
+		return 2;
+	if (has(s, "distributed optimizer") || has(s, "ZeRO-1"))
+		return 1;
+	if (has(s, "none") || has(s, "DDP") || has(s, "plain data parallel"))
+		return 0;
+	return -2; /* a phrase the table does not know */
+}
+
+/* Recompute mode from parallelism.activation_recompute; -1 when not stated. */
+static int recompute_mode(const char *s)
+{
+	if (!s)
+		return -1;
+	if (has(s, "selective"))
+		return PP_RECOMPUTE_SELECTIVE;
+	if (has(s, "full"))
+		return PP_RECOMPUTE_FULL;
+	if (has(s, "none") || has(s, "no "))
+		return PP_RECOMPUTE_NONE;
+	return -2;
+}
+
+/* ---------------------------------------------------------- the record */
+
+#define SKIP(field, ...) ppi_fail(err, runs->source, field, __VA_ARGS__)
+
+static void info_read(json_t *rec, pp_run_info *info)
+{
+	memset(info, 0, sizeof *info);
+	ppi_strlcpy(info->id, jstr(rec, "id") ? jstr(rec, "id") : "", sizeof info->id);
+	const char *title = jstr(jget(rec, "source"), "title");
+	ppi_strlcpy(info->title, title ? title : "", sizeof info->title);
+	const char *gt = jstr(jget(rec, "hardware"), "gpu_type");
+	ppi_strlcpy(info->gpu_type, gt ? gt : "", sizeof info->gpu_type);
+	json_t *ms = jget(rec, "measured");
+	info->tflops_per_gpu = jnum(ms, "tflops_per_gpu");
+	const char *def = jstr(ms, "tflops_definition");
+	ppi_strlcpy(info->tflops_definition, def ? def : "", sizeof info->tflops_definition);
+	info->mfu = jnum(ms, "mfu");
+	info->hfu = jnum(ms, "hfu");
+	info->tokens_per_s_per_gpu = jnum(ms, "tokens_per_s_per_gpu");
+	info->iteration_time_s = jnum(ms, "iteration_time_s");
+	double gib = jnum(ms, "peak_memory_GiB");
+	info->peak_memory_bytes = isnan(gib) ? NAN : gib * 1073741824.0;
+}
+
+/* head_dim stated in free text ("head_dim 128"), 0 when absent. */
+static int notes_head_dim(const char *notes)
+{
+	const char *p = notes ? strstr(notes, "head_dim") : NULL;
+	if (!p)
+		return 0;
+	p += strlen("head_dim");
+	while (*p == ' ' || *p == '=' || *p == ':')
+		p++;
+	int v = atoi(p);
+	return v > 0 && v <= 65536 ? v : 0;
+}
+
+static pp_status read_model(const pp_runs *runs, json_t *rec, size_t i, pp_model *m,
+                            const family **fam_out, pp_run_info *info, pp_error *err)
+{
+	json_t *jm = jget(rec, "model");
+	char path[64];
+	snprintf(path, sizeof path, "records[%zu].model", i);
+	if (!jm)
+		return SKIP(path, "record has no model");
+	const char *name = jstr(jm, "name");
+	if (!name)
+		return SKIP(path, "model has no name");
+	const family *fam = NULL;
+	for (size_t k = 0; k < sizeof families / sizeof families[0] && !fam; k++)
+		if (has(name, families[k].match))
+			fam = &families[k];
+	if (!fam)
+		return SKIP(path, "unknown architecture family '%s' (no entry in the name table)",
+		            name);
+	*fam_out = fam;
+
+	bool bad = false;
+	memset(m, 0, sizeof *m);
+	ppi_strlcpy(m->name, name, sizeof m->name);
+	m->num_layers = (int)jint(jm, "num_layers", &bad);
+	m->hidden = (int)jint(jm, "hidden_size", &bad);
+	m->num_heads = (int)jint(jm, "num_attention_heads", &bad);
+	m->num_kv_heads = (int)jint(jm, "num_kv_heads", &bad);
+	m->ffn_hidden = (int)jint(jm, "ffn_hidden_size", &bad);
+	m->vocab = (int)jint(jm, "vocab_size", &bad);
+	if (bad)
+		return SKIP(path, "a shape field is not an integer");
+	if (m->num_layers <= 0 || m->hidden <= 0 || m->num_heads <= 0 || m->vocab <= 0)
+		return SKIP(path, "missing shape (num_layers, hidden_size, num_attention_heads or "
+		                  "vocab_size is null)");
+	m->gated_mlp = fam->gated_mlp;
+	m->norm = fam->rmsnorm ? PP_NORM_RMSNORM : PP_NORM_LAYERNORM;
+	m->position = fam->position;
+	m->linear_bias = fam->linear_bias;
+	m->qkv_bias = fam->qkv_bias;
+	m->dropout = fam->dropout;
+	m->tied_embeddings = fam->tied;
+	m->embedding_norm = fam->embedding_norm;
+	m->qk_norm = fam->qk_norm;
+	double tp = jnum(jm, "total_params_B");
+	m->published_params = isnan(tp) ? 0 : tp * 1e9;
+	ppi_strlcpy(m->source, "validation record ", sizeof m->source);
+	strncat(m->source, info->id, sizeof m->source - strlen(m->source) - 1);
+
+	/* Mixture of experts, from the record's own moe object. */
+	json_t *moe = jget(jm, "moe");
+	if (moe) {
+		pp_moe *e = &m->moe;
+		e->num_experts = (int)jint(moe, "num_experts", &bad);
+		e->top_k = (int)jint(moe, "top_k", &bad);
+		e->expert_ffn_hidden = (int)jint(moe, "expert_ffn_hidden_size", &bad);
+		e->num_shared_experts = (int)jint(moe, "num_shared_experts", &bad);
+		e->first_k_dense = (int)jint(moe, "dense_layers", &bad);
+		if (bad || e->num_experts <= 0 || e->top_k <= 0 || e->expert_ffn_hidden <= 0)
+			return SKIP(path, "moe needs num_experts, top_k and expert_ffn_hidden_size");
+		e->shared_ffn_hidden = e->num_shared_experts * e->expert_ffn_hidden;
+		e->layer_freq = 1;
+	}
+	if (fam->mla_v3) {
+		m->mla = deepseek_v3_mla;
+		m->moe.router_bias = m->moe.num_experts > 0;
+		if (m->moe.num_experts > 0 && !jget(moe, "dense_layers"))
+			m->moe.first_k_dense = DEEPSEEK_V3_FIRST_DENSE;
+	}
+
+	if (m->num_kv_heads <= 0) {
+		m->num_kv_heads = m->num_heads;
+		if (m->mla.kv_lora_rank == 0)
+			fill(info, PP_FILL_KV_HEADS, "num_kv_heads unknown: %d (= heads, MHA)",
+			     m->num_heads);
+	}
+	int hd = notes_head_dim(jstr(jm, "arch_notes"));
+	if (hd) {
+		m->head_dim = hd;
+	} else if (fam->head_dim) {
+		m->head_dim = fam->head_dim;
+		if (fam->head_dim * m->num_heads != m->hidden)
+			fill(info, PP_FILL_HEAD_DIM, "head_dim unknown: %d (family table)",
+			     fam->head_dim);
+	} else {
+		m->head_dim = m->hidden / m->num_heads;
+	}
+	if (m->mla.kv_lora_rank > 0)
+		m->head_dim = m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim;
+	bool all_moe = m->moe.num_experts > 0 && m->moe.first_k_dense == 0;
+	if (m->ffn_hidden <= 0 && !all_moe) {
+		if (!fam->ffn_4h)
+			return SKIP(path, "ffn_hidden_size is null and the %s family has no default",
+			            fam->match);
+		m->ffn_hidden = 4 * m->hidden;
+		fill(info, PP_FILL_FFN, "ffn_hidden_size unknown: %d (4 x hidden, GPT family)",
+		     m->ffn_hidden);
+	}
+	int seq = (int)jint(jm, "seq_length", &bad);
+	if (m->position == PP_POS_LEARNED)
+		m->max_position = seq > 0 ? seq : 0;
+	return PP_OK;
+}
+
+/* Largest tensor-parallel degree <= cap that divides mp and the model. */
+static int split_tp(const pp_model *m, long long mp, int cap)
+{
+	for (int t = cap; t >= 1; t--) {
+		if (mp % t || m->num_heads % t || m->num_kv_heads % t)
+			continue;
+		if (m->ffn_hidden > 0 && m->ffn_hidden % t)
+			continue;
+		return t;
+	}
+	return 1;
+}
+
+/* pp_plan_resolve, with the record named in a failure. */
+static pp_status resolve(const pp_runs *runs, size_t i, pp_plan *plan, const pp_model *m,
+                         const pp_system *s, long long gpus, const pp_job *job, pp_error *err)
+{
+	pp_status st = pp_plan_resolve(plan, m, s, gpus, job, err);
+	if (st == PP_EINPUT && err) {
+		char text[PP_ERROR_TEXT_MAX], field[PP_ERROR_FIELD_MAX];
+		ppi_strlcpy(text, err->text, sizeof text);
+		ppi_strlcpy(field, err->field, sizeof field);
+		char where[64];
+		snprintf(where, sizeof where, "records[%zu].parallelism", i);
+		ppi_fail(err, runs->source, where, "plan does not resolve: %s: %s", field, text);
+	}
+	return st;
+}
+
+pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_system *system,
+                        pp_job *job, pp_plan *plan, long long *gpus_out, pp_run_info *info,
+                        pp_error *err)
+{
+	pp_error_clear(err);
+	json_t *rec = runs ? json_array_get(runs->records, i) : NULL;
+	if (!rec) {
+		memset(info, 0, sizeof *info);
+		return ppi_fail(err, runs ? runs->source : "", "records",
+		                "no record %zu (there are %zu)", i, pp_runs_count(runs));
+	}
+	info_read(rec, info);
+	char path[96];
+	pp_status st;
+
+	/* ---- hardware */
+	json_t *jh = jget(rec, "hardware");
+	snprintf(path, sizeof path, "records[%zu].hardware.gpu_type", i);
+	if (!info->gpu_type[0])
+		return SKIP(path, "GPU type not stated");
+	const char *sys = gpu_system(info->gpu_type);
+	if (!sys)
+		return SKIP(path, "unknown GPU '%s' (no entry in the alias table)", info->gpu_type);
+	ppi_strlcpy(info->system, sys, sizeof info->system);
+	pp_error perr;
+	if (pp_system_preset(sys, system, &perr))
+		return SKIP(path, "no system preset '%s' for GPU '%s'", sys, info->gpu_type);
+	bool bad = false;
+	long long gpus = jint(jh, "num_gpus", &bad);
+	if (gpus <= 0 || bad) {
+		snprintf(path, sizeof path, "records[%zu].hardware.num_gpus", i);
+		return SKIP(path, "number of GPUs not stated");
+	}
+
+	/* ---- model */
+	const family *fam = NULL;
+	if ((st = read_model(runs, rec, i, model, &fam, info, err)))
+		return st;
+	pp_model *m = model;
+
+	/* ---- job */
+	pp_job_init(job);
+	json_t *jm = jget(rec, "model");
+	json_t *jb = jget(rec, "batch");
+	json_t *jp = jget(rec, "parallelism");
+	int seq = (int)jint(jm, "seq_length", &bad);
+	if (seq <= 0) {
+		snprintf(path, sizeof path, "records[%zu].model.seq_length", i);
+		return SKIP(path, "sequence length not stated");
+	}
+	job->seq_len = seq;
+	const char *prec = json_is_string(jget(rec, "precision")) ? jstr(rec, "precision") : NULL;
+	snprintf(path, sizeof path, "records[%zu].precision", i);
+	if (!prec)
+		return SKIP(path, "precision not stated");
+	if (has(prec, "fp8")) {
+		job->precision = PP_PREC_FP8;
+	} else if (has(prec, "bf16")) {
+		job->precision = PP_PREC_BF16;
+	} else if (has(prec, "fp16")) {
+		job->precision = PP_PREC_FP16;
+	} else if (has(prec, "16-bit") || has(prec, "mixed precision")) {
+		job->precision = PP_PREC_BF16;
+		fill(info, PP_FILL_PRECISION,
+		     "16-bit type unspecified: bf16 (fp16 has the same memory footprint)");
+	} else if (has(prec, "fp32") || has(prec, "tf32")) {
+		job->precision = PP_PREC_FP32;
+	} else {
+		return SKIP(path, "unknown precision '%s'", prec);
+	}
+	if (has(prec, "inferred"))
+		fill(info, PP_FILL_PRECISION, "precision inferred by the dataset: %s",
+		     pp_precision_name(job->precision));
+	/* Gradients: fp32 main grads (Megatron), fp32 sharded grads (FSDP mixed
+	 * precision keeps fp32 flat parameters), fp32 accumulation (DeepSpeed
+	 * BF16Optimizer): 4 bytes in every source. */
+	job->grad_bytes = 4;
+
+	long long gbs = jint(jb, "global_batch_size", &bad);
+	if (gbs <= 0) {
+		long long tok = jint(jb, "global_batch_tokens", &bad);
+		snprintf(path, sizeof path, "records[%zu].batch.global_batch_size", i);
+		if (tok <= 0 || tok % seq)
+			return SKIP(path, "global batch not stated");
+		gbs = tok / seq;
+		fill(info, PP_FILL_GBS, "global_batch_size unknown: %lld (global_batch_tokens / seq)",
+		     gbs);
+	}
+	job->global_batch = gbs;
+
+	/* ---- plan */
+	pp_plan_init(plan);
+	plan->flash = fam->flash;
+	long long tp = jint(jp, "tp", &bad), pp = jint(jp, "pp", &bad), dp = jint(jp, "dp", &bad);
+	long long cp = jint(jp, "cp", &bad), ep = jint(jp, "ep", &bad);
+	long long vp = jint(jp, "virtual_pipeline_size", &bad);
+	long long mp = jint(jp, "model_parallel_size", &bad);
+	snprintf(path, sizeof path, "records[%zu].parallelism", i);
+	if (bad)
+		return SKIP(path, "a parallel degree is not an integer");
+	if (cp <= 0) {
+		cp = 1;
+		fill(info, PP_FILL_CP, "cp unknown: 1");
+	}
+	if (ep <= 0) {
+		ep = 1;
+		if (m->moe.num_experts > 0)
+			fill(info, PP_FILL_EP, "ep unknown: 1");
+	}
+	if (tp <= 0 || pp <= 0) {
+		/* Model-parallel size: stated, or what the data-parallel degree leaves. */
+		if (mp <= 0 && tp > 0 && dp > 0 && gpus % (tp * dp * cp) == 0)
+			mp = gpus / (dp * cp);
+		else if (mp <= 0 && pp > 0 && dp > 0 && gpus % (pp * dp * cp) == 0)
+			mp = gpus / (dp * cp);
+		else if (mp <= 0 && dp > 0 && gpus % (dp * cp) == 0)
+			mp = gpus / (dp * cp);
+		if (mp <= 0)
+			return SKIP(path, "parallel plan not stated (tp, pp, dp and "
+			                  "model_parallel_size are null)");
+		int cap = system->gpus_per_node > 0 ? system->gpus_per_node : 8;
+		if (tp <= 0 && pp > 0)
+			tp = mp % pp == 0 ? mp / pp : 0;
+		else if (tp <= 0)
+			tp = split_tp(m, mp, cap);
+		if (pp <= 0)
+			pp = tp > 0 && mp % tp == 0 ? mp / tp : 0;
+		if (tp <= 0 || pp <= 0)
+			return SKIP(path, "tp/pp cannot be derived from model_parallel_size %lld", mp);
+		fill(info, PP_FILL_TP_PP,
+		     "tp/pp unknown: tp %lld, pp %lld (model-parallel size %lld; tp the largest "
+		     "divisor <= %d GPUs per node)",
+		     tp, pp, mp, cap);
+	}
+	if (dp > 0 && tp * pp * cp * dp != gpus) {
+		fill(info, PP_FILL_DP,
+		     "num_gpus %lld != tp*pp*cp*dp = %lld: the stated plan is evaluated on %lld "
+		     "GPUs (per-GPU memory depends on the plan only)",
+		     gpus, tp * pp * cp * dp, tp * pp * cp * dp);
+		gpus = tp * pp * cp * dp;
+	}
+	if (dp <= 0) {
+		if (gpus % (tp * pp * cp))
+			return SKIP(path, "%lld GPUs not divisible by tp*pp*cp = %lld", gpus,
+			            tp * pp * cp);
+		dp = gpus / (tp * pp * cp);
+		fill(info, PP_FILL_DP, "dp unknown: %lld (num_gpus / (tp*pp*cp))", dp);
+	}
+	plan->tp = (int)tp;
+	plan->pp = (int)pp;
+	plan->dp = (int)dp;
+	plan->cp = (int)cp;
+	plan->ep = (int)ep;
+
+	const char *sched = jstr(jp, "pipeline_schedule");
+	if (vp <= 0) {
+		vp = 1;
+		if (pp > 1 && has(sched, "interleaved"))
+			fill(info, PP_FILL_VP,
+			     "interleaved schedule without a virtual pipeline size: vp 1 (plain 1F1B)");
+	} else if (vp > 1 && pp == 1) {
+		fill(info, PP_FILL_VP, "virtual pipeline size %lld with pp 1 has no effect: vp 1",
+		     vp);
+		vp = 1;
+	}
+	plan->vp = (int)vp;
+	plan->schedule = vp > 1 ? PP_SCHED_INTERLEAVED : PP_SCHED_1F1B;
+	if (m->num_layers % (pp * vp)) {
+		int unit = (int)(pp * vp);
+		int padded = (m->num_layers + unit - 1) / unit * unit;
+		fill(info, PP_FILL_LAYERS,
+		     "num_layers %d not divisible by pp*vp = %d: padded to %d (every stage holds "
+		     "the largest share; an upper bound)",
+		     m->num_layers, unit, padded);
+		m->num_layers = padded;
+	}
+
+	json_t *jsp = jbool(jp, "sequence_parallel");
+	if (jsp) {
+		plan->sp = json_is_true(jsp);
+	} else {
+		plan->sp = tp > 1;
+		if (tp > 1)
+			fill(info, PP_FILL_SP, "sequence_parallel unknown: on (tp > 1)");
+	}
+	/* Expert tensor parallelism is never stated: Megatron-Core's default
+	 * (etp = tp) when the expert ranks fit in the stage, else 1. */
+	if (m->moe.num_experts > 0) {
+		long long inner = tp * cp * dp;
+		plan->etp = (inner % (ep * tp) == 0 && m->moe.expert_ffn_hidden % tp == 0) ? (int)tp
+		                                                                            : 1;
+		if (tp > 1)
+			fill(info, PP_FILL_ETP, "expert tensor parallelism unknown: %d", plan->etp);
+	}
+
+	const char *zs = jstr(jp, "zero_or_dist_optimizer");
+	int z = zero_stage(zs);
+	if (z == -2) {
+		snprintf(path, sizeof path, "records[%zu].parallelism.zero_or_dist_optimizer", i);
+		return SKIP(path, "unknown optimizer sharding '%s'", zs);
+	}
+	if (z < 0) {
+		z = 1;
+		fill(info, PP_FILL_ZERO,
+		     "optimizer sharding unknown: distributed optimizer (ZeRO-1), the default of "
+		     "Megatron-Core recipes");
+	}
+	plan->zero = z;
+
+	long long mbs = jint(jb, "micro_batch_size", &bad);
+	if (mbs <= 0) {
+		mbs = 1;
+		fill(info, PP_FILL_MBS, "micro_batch_size unknown: 1");
+	}
+	plan->mbs = (int)mbs;
+
+	const char *rs = jstr(jp, "activation_recompute");
+	int rc = recompute_mode(rs);
+	if (rc == -2) {
+		snprintf(path, sizeof path, "records[%zu].parallelism.activation_recompute", i);
+		return SKIP(path, "unknown recompute setting '%s'", rs);
+	}
+
+	/* ---- resolve; an unknown recompute mode becomes the lightest that fits */
+	*gpus_out = gpus;
+	if (rc >= 0) {
+		plan->recompute = (pp_recompute)rc;
+		return resolve(runs, i, plan, m, system, gpus, job, err);
+	}
+	pp_plan probe = *plan;
+	if ((st = resolve(runs, i, &probe, m, system, gpus, job, err)))
+		return st;
+	static const pp_recompute order[] = {PP_RECOMPUTE_NONE, PP_RECOMPUTE_SELECTIVE,
+	                                     PP_RECOMPUTE_FULL};
+	pp_estimate *est = malloc(sizeof *est);
+	if (!est)
+		return PP_ENOMEM;
+	pp_recompute chosen = PP_RECOMPUTE_FULL;
+	for (int k = 0; k < 3; k++) {
+		plan->recompute = order[k];
+		st = pp_estimate_run(m, system, job, plan, gpus, est, err);
+		if (st) {
+			free(est);
+			return st;
+		}
+		if (est->fits) {
+			chosen = order[k];
+			break;
+		}
+	}
+	free(est);
+	plan->recompute = chosen;
+	fill(info, PP_FILL_RECOMPUTE,
+	     "activation_recompute unknown: %s (none if the plan fits without it, else "
+	     "selective, else full)",
+	     pp_recompute_name(chosen));
+	return resolve(runs, i, plan, m, system, gpus, job, err);
+}

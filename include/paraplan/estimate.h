@@ -5,6 +5,7 @@
 #define PARAPLAN_ESTIMATE_H
 
 #include "spec.h"
+#include "schedule.h"
 #include "workload.h"
 
 #ifdef __cplusplus
@@ -28,6 +29,26 @@ typedef struct pp_estimate {
 	bool fits;
 	int nstages;             /* = plan.pp, up to PP_MAX_STAGES stages listed below */
 	double stage_total_bytes[PP_MAX_STAGES];
+
+	/* Time of one iteration and its breakdown. */
+	pp_iteration time;
+	pp_stage_time bottleneck;       /* the stage that paces the pipeline */
+	/* Throughput. */
+	double tokens_per_iteration;
+	double tokens_per_s;
+	double model_flops_per_token;   /* pp_model_flops_per_token */
+	double model_tflops_per_gpu;    /* model FLOPs / s / GPU, 1e12 */
+	double hardware_tflops_per_gpu; /* executed FLOPs incl. recompute / s / GPU, 1e12 */
+	double peak_flops;              /* dense tensor peak of the job's precision, per GPU */
+	double mfu, hfu;                /* fractions of peak_flops */
+	/* Training the token budget (job.train_tokens; 0 when not given). */
+	double train_tokens;
+	double train_days;
+	double gpu_hours;
+	double usd_per_gpu_hour;
+	double cost_usd;
+	/* Traffic each GPU of the bottleneck stage sends per iteration, bytes. */
+	double tp_bytes, cp_bytes, ep_bytes, pp_bytes, dp_bytes;
 } pp_estimate;
 
 /*

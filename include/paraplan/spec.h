@@ -105,6 +105,19 @@ typedef struct pp_layer_params {
 
 /* ------------------------------------------------------------- hardware */
 
+/*
+ * How close kernels come to the GPU's peaks: named parameters, calibrated per
+ * GPU on the public runs (docs/calibration.md), overridable in JSON
+ * ("efficiency" object of a GPU).
+ */
+typedef struct pp_gpu_eff {
+	double gemm;            /* fraction of the dense tensor peak a large GEMM sustains */
+	double gemm_half_flops; /* FLOPs of one GEMM at which it reaches half of `gemm` */
+	double attn;            /* fraction of the tensor peak of the fused attention kernels */
+	double memory;          /* fraction of HBM bandwidth memory-bound kernels sustain */
+	double kernel_s;        /* fixed time per kernel: launch and tail */
+} pp_gpu_eff;
+
 typedef struct pp_gpu {
 	char name[PP_NAME_MAX];
 	double memory_bytes;           /* HBM capacity the driver reports (nvidia-smi total) */
@@ -116,6 +129,7 @@ typedef struct pp_gpu {
 	double fp8_flops;
 	double nvlink_bytes_per_s;     /* per GPU, one direction; 0 = no NVLink */
 	double cuda_context_bytes;     /* HBM taken by the CUDA context and kernels at start */
+	pp_gpu_eff eff;
 	char source[PP_SOURCE_MAX];
 } pp_gpu;
 
@@ -135,6 +149,12 @@ typedef struct pp_system {
 	double comm_buffer_bytes;       /* NCCL and framework communication buffers */
 	double allocator_fraction;      /* caching-allocator fragmentation, fraction of the peak */
 	double fp8_weight_copy_bytes;   /* per GEMM parameter: FP8 weight (+ transpose) cache */
+	/* Network and overlap efficiencies (named, calibrated; see docs/calibration.md). */
+	double nvlink_eff;              /* fraction of NVLink bandwidth collectives sustain */
+	double nic_eff;                 /* fraction of NIC bandwidth collectives sustain */
+	double nvls_gain;               /* NVLS all-reduce bus bandwidth over ring's, 0 = none */
+	double dp_overlap;              /* fraction of the last backward that hides DP traffic */
+	double iteration_overhead_s;    /* per-iteration fixed cost: data loading, logging, sync */
 	char source[PP_SOURCE_MAX];
 } pp_system;
 

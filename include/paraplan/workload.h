@@ -68,6 +68,94 @@ double pp_model_state_bytes(double params, double weight_bytes, double grad_byte
 /* Layers held by pipeline rank `stage` under the plan (Megatron's even split). */
 int pp_stage_layers(const pp_model *m, const pp_plan *plan, int stage);
 
+/* ------------------------------------------------------------- operations */
+
+typedef enum pp_op_kind {
+	PP_OP_GEMM = 0, /* tensor-core matrix multiply */
+	PP_OP_ATTN = 1, /* attention core: QK^T, softmax, AV (fused or not) */
+	PP_OP_ELEM = 2, /* element-wise / norm / reduction: vector units, memory bound */
+} pp_op_kind;
+
+typedef enum pp_phase {
+	PP_PHASE_FWD = 0,
+	PP_PHASE_BWD_INPUT = 1,  /* gradient w.r.t. the input (B in zero-bubble papers) */
+	PP_PHASE_BWD_WEIGHT = 2, /* gradient w.r.t. the weights (W) */
+	PP_PHASE_RECOMPUTE = 3,  /* forward work repeated in backward */
+} pp_phase;
+
+typedef struct pp_op {
+	const char *name; /* static string, e.g. "qkv", "fc1", "attn" */
+	pp_op_kind kind;
+	pp_phase phase;
+	double count;      /* identical instances (e.g. local experts of a grouped GEMM) */
+	double m, n, k;    /* GEMM shape of one instance (0 for other kinds) */
+	double flops;      /* FLOPs of all instances */
+	double bytes;      /* HBM bytes read + written by all instances */
+	bool fp8;          /* runs on FP8 tensor cores under fp8 precision */
+} pp_op;
+
+typedef enum pp_coll_kind {
+	PP_COLL_ALLREDUCE = 0,
+	PP_COLL_ALLGATHER = 1,
+	PP_COLL_REDUCESCATTER = 2,
+	PP_COLL_ALLTOALL = 3,
+	PP_COLL_P2P = 4, /* one send + one receive per GPU */
+} pp_coll_kind;
+
+typedef enum pp_group {
+	PP_GROUP_TP = 0,
+	PP_GROUP_CP = 1,
+	PP_GROUP_EP = 2,
+	PP_GROUP_ETP = 3,
+	PP_GROUP_DP = 4,  /* data-parallel replicas of dense parameters: dp x cp ranks */
+	PP_GROUP_EDP = 5, /* data-parallel replicas of expert parameters */
+	PP_GROUP_PP = 6,
+	PP_GROUP_EMB = 7, /* first and last stage sharing tied embeddings */
+} pp_group;
+#define PP_NGROUPS 8
+
+typedef struct pp_coll {
+	const char *name;
+	pp_coll_kind kind;
+	pp_group group;
+	pp_phase phase;
+	double bytes;      /* buffer size, like nccl-tests' "size": the full (gathered / reduced)
+	                      tensor for all-gather, reduce-scatter, all-reduce; what one GPU
+	                      sends in total for all-to-all; the message for p2p */
+	double count;      /* how many times per micro-batch (or per iteration for DP) */
+	bool overlapped;   /* runs under compute that does not depend on it */
+} pp_coll;
+
+#define PP_MAX_OPS 48
+#define PP_MAX_COLLS 24
+
+/* The work of one unit (a layer, the embedding, or the head) for one micro-batch. */
+typedef struct pp_work {
+	int nops;
+	pp_op ops[PP_MAX_OPS];
+	int ncolls;
+	pp_coll colls[PP_MAX_COLLS];
+} pp_work;
+
+/*
+ * Operations and collectives of layer `layer` for one micro-batch on one GPU
+ * under a resolved plan: forward, backward (input and weight gradients) and the
+ * recompute the plan implies.  Fills `out` (caller-owned); allocates nothing.
+ */
+void pp_layer_work(const pp_model *m, const pp_job *job, const pp_plan *plan, int layer,
+                   pp_work *out);
+/* The embedding (first stage) and the LM head with its loss (last stage). */
+void pp_embedding_work(const pp_model *m, const pp_job *job, const pp_plan *plan, pp_work *out);
+void pp_head_work(const pp_model *m, const pp_job *job, const pp_plan *plan, pp_work *out);
+
+/*
+ * Model FLOPs per token, the convention of Megatron-LM (Narayanan et al. 2021
+ * Eq. 3 without recompute) and PaLM's MFU: 6 x active matmul parameters +
+ * 12 x layers x seq x attention width, counting the full (non-causal) score
+ * matrix; the LM head included, embeddings excluded.
+ */
+double pp_model_flops_per_token(const pp_model *m, int seq_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -36,5 +36,69 @@ pp_status pp_estimate_run(const pp_model *m, const pp_system *s, const pp_job *j
 	out->capacity_bytes = s->gpu.memory_bytes;
 	out->headroom_bytes = out->capacity_bytes - out->memory.total_bytes;
 	out->fits = out->headroom_bytes >= 0;
+
+	/* Time: each stage's cost, then the schedule. */
+	pp_work ws;
+	pp_stage_time stt[PP_MAX_STAGES];
+	const pp_plan *p = &out->plan;
+	for (int i = 0; i < p->pp; i++) {
+		/* Inner stages of a uniform model are alike; cost the distinct ones. */
+		if (i > 1 && i < p->pp - 1 && m->moe.first_k_dense == 0 && m->moe.layer_freq <= 1) {
+			stt[i] = stt[1];
+			stt[i].stage = i;
+			continue;
+		}
+		pp_status rc = pp_stage_cost(m, s, job, p, i, &ws, &stt[i], err);
+		if (rc)
+			return rc;
+	}
+	pp_schedule_iteration(p, s, stt, &out->time);
+	out->bottleneck = stt[out->time.bottleneck_stage];
+	out->tokens_per_iteration = (double)job->global_batch * job->seq_len;
+	double it = out->time.iteration_s;
+	out->tokens_per_s = it > 0 ? out->tokens_per_iteration / it : 0;
+	out->model_flops_per_token = pp_model_flops_per_token(m, job->seq_len);
+	out->model_tflops_per_gpu =
+		out->model_flops_per_token * out->tokens_per_s / (double)gpus / 1e12;
+	/* Executed FLOPs: every stage's GPUs, all micro-batches. */
+	double hw = 0, model_ops = 0;
+	for (int i = 0; i < p->pp; i++) {
+		hw += stt[i].hw_flops;
+		model_ops += stt[i].model_flops;
+	}
+	double per_gpu_hw = hw * (double)p->microbatches / p->pp;
+	double per_gpu_model = model_ops * (double)p->microbatches / p->pp;
+	/* Recompute adds to executed work; report hardware FLOPs on the model
+	 * convention scaled by the executed/model ratio of the op list. */
+	double ratio = per_gpu_model > 0 ? per_gpu_hw / per_gpu_model : 1;
+	out->hardware_tflops_per_gpu = out->model_tflops_per_gpu * ratio;
+	switch (job->precision) {
+	case PP_PREC_FP8:
+	case PP_PREC_BF16:
+		out->peak_flops = s->gpu.bf16_flops > 0 ? s->gpu.bf16_flops : s->gpu.fp16_flops;
+		break;
+	case PP_PREC_FP16: out->peak_flops = s->gpu.fp16_flops; break;
+	case PP_PREC_FP32:
+	default:
+		out->peak_flops = s->gpu.tf32_flops > 0 ? s->gpu.tf32_flops : s->gpu.fp32_flops;
+		break;
+	}
+	out->mfu = out->model_tflops_per_gpu * 1e12 / out->peak_flops;
+	out->hfu = out->hardware_tflops_per_gpu * 1e12 / out->peak_flops;
+	out->train_tokens = job->train_tokens;
+	out->usd_per_gpu_hour = s->usd_per_gpu_hour;
+	if (job->train_tokens > 0 && out->tokens_per_s > 0) {
+		double secs = job->train_tokens / out->tokens_per_s;
+		out->train_days = secs / 86400.0;
+		out->gpu_hours = secs / 3600.0 * (double)gpus;
+		out->cost_usd = out->gpu_hours * s->usd_per_gpu_hour;
+	}
+	const pp_stage_time *b = &out->bottleneck;
+	double mb = (double)p->microbatches;
+	out->tp_bytes = b->tp_bytes * mb;
+	out->cp_bytes = b->cp_bytes * mb;
+	out->ep_bytes = b->ep_bytes * mb;
+	out->pp_bytes = b->pp_bytes * mb * (p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1);
+	out->dp_bytes = b->dp_bytes * (p->zero >= 3 ? mb : 1);
 	return PP_OK;
 }

@@ -54,6 +54,35 @@ int pp_report_text(const pp_estimate *e, FILE *out)
 		fprintf(out, "\nverdict: fits, %.2f GiB headroom\n", e->headroom_bytes / GIB);
 	else
 		fprintf(out, "\nverdict: does not fit, %.2f GiB over\n", -e->headroom_bytes / GIB);
+
+	const pp_iteration *t = &e->time;
+	double it = t->iteration_s > 0 ? t->iteration_s : 1;
+	fprintf(out, "\niteration time, paced by stage %d\n", t->bottleneck_stage);
+	const struct {
+		const char *name;
+		double s;
+	} rows[] = {{"compute", t->compute_s},   {"tp exposed", t->tp_s},
+	            {"cp exposed", t->cp_s},     {"ep exposed", t->ep_s},
+	            {"zero-3", t->zero3_s},      {"pp send/recv", t->pp_s},
+	            {"bubble", t->bubble_s},     {"dp exposed", t->dp_s},
+	            {"optimizer", t->optimizer_s}, {"other", t->other_s}};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		if (rows[i].s > 0 || i == 0)
+			fprintf(out, "  %-13s %10.2f ms  %5.1f%%\n", rows[i].name, rows[i].s * 1e3,
+			        100 * rows[i].s / it);
+	fprintf(out, "  %-13s %10.2f ms\n", "iteration", t->iteration_s * 1e3);
+	fprintf(out, "\nthroughput  %.0f tokens/s, %.1f model TFLOP/s per GPU (MFU %.1f%%), "
+	             "%.1f hardware TFLOP/s (HFU %.1f%%)\n",
+	        e->tokens_per_s, e->model_tflops_per_gpu, 100 * e->mfu, e->hardware_tflops_per_gpu,
+	        100 * e->hfu);
+	if (e->train_tokens > 0) {
+		fprintf(out, "training    %.3g tokens in %.1f days, %.0f GPU-hours", e->train_tokens,
+		        e->train_days, e->gpu_hours);
+		if (e->usd_per_gpu_hour > 0)
+			fprintf(out, ", %.0f USD at %.2f USD/GPU-hour", e->cost_usd,
+			        e->usd_per_gpu_hour);
+		fputc('\n', out);
+	}
 	return ferror(out) ? -1 : 0;
 }
 
@@ -104,8 +133,28 @@ int pp_report_json(const pp_estimate *e, FILE *out)
 		p->mbs, "microbatches", (json_int_t)p->microbatches, "zero", p->zero, "recompute",
 		pp_recompute_name(p->recompute), "sp", p->sp, "flash", p->flash, "schedule",
 		pp_schedule_name(p->schedule), "order", p->order);
-	json_t *root = json_pack("{s:o,s:o,s:o,s:o,s:o}", "model", model, "system", system, "job",
-	                         job, "plan", plan, "memory", memory_json(e));
+	const pp_iteration *t = &e->time;
+	json_t *time = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i}",
+	                         "iteration_s", t->iteration_s, "compute_s", t->compute_s, "tp_s",
+	                         t->tp_s, "cp_s", t->cp_s, "ep_s", t->ep_s, "pp_s", t->pp_s,
+	                         "dp_s", t->dp_s, "bubble_s", t->bubble_s, "optimizer_s",
+	                         t->optimizer_s, "zero3_s", t->zero3_s, "other_s", t->other_s,
+	                         "bottleneck_stage", t->bottleneck_stage);
+	json_t *thr = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "tokens_per_s", e->tokens_per_s,
+	                        "tokens_per_iteration", e->tokens_per_iteration,
+	                        "model_tflops_per_gpu", e->model_tflops_per_gpu,
+	                        "hardware_tflops_per_gpu", e->hardware_tflops_per_gpu, "mfu",
+	                        e->mfu, "hfu", e->hfu, "peak_flops_per_gpu", e->peak_flops);
+	json_t *train = json_pack("{s:f,s:f,s:f,s:f,s:f}", "tokens", e->train_tokens, "days",
+	                          e->train_days, "gpu_hours", e->gpu_hours, "usd_per_gpu_hour",
+	                          e->usd_per_gpu_hour, "cost_usd", e->cost_usd);
+	json_t *traffic = json_pack("{s:f,s:f,s:f,s:f,s:f}", "tp_bytes", e->tp_bytes, "cp_bytes",
+	                            e->cp_bytes, "ep_bytes", e->ep_bytes, "pp_bytes", e->pp_bytes,
+	                            "dp_bytes", e->dp_bytes);
+	json_t *root = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "model", model, "system",
+	                         system, "job", job, "plan", plan, "memory", memory_json(e),
+	                         "time", time, "throughput", thr, "training", train,
+	                         "traffic_per_gpu_per_iteration", traffic);
 	if (!root)
 		return -1;
 	int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));

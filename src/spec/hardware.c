@@ -25,7 +25,32 @@
 static const char *const gpu_keys[] = {
 	"name", "aliases", "source", "sources", "notes", "memory_bytes", "memory_bw_bytes_per_s",
 	"fp32_flops", "tf32_flops", "fp16_flops", "bf16_flops", "fp8_flops", "nvlink_bytes_per_s",
-	"cuda_context_bytes", NULL};
+	"cuda_context_bytes", "efficiency", NULL};
+static const char *const eff_keys[] = {"gemm", "gemm_half_flops", "attn", "memory", "kernel_s",
+                                       "source", "notes", NULL};
+
+/* Read an "efficiency" object over the values already in `e`. */
+static pp_status read_eff(json_t *obj, const char *source, const char *prefix, pp_gpu_eff *e,
+                          pp_error *err)
+{
+	ppi_obj r = {obj, source, prefix, err};
+	TRY(ppi_obj_keys(&r, eff_keys));
+	TRY(ppi_get_num(&r, "gemm", false, 0.01, 1, &e->gemm));
+	TRY(ppi_get_num(&r, "gemm_half_flops", false, 0, 1e15, &e->gemm_half_flops));
+	TRY(ppi_get_num(&r, "attn", false, 0.01, 1, &e->attn));
+	TRY(ppi_get_num(&r, "memory", false, 0.01, 1, &e->memory));
+	TRY(ppi_get_num(&r, "kernel_s", false, 0, 1e-3, &e->kernel_s));
+	return PP_OK;
+}
+
+/* The framework defaults file, parsed; the caller json_decref's *root. */
+static pp_status framework_json(json_t **root, const char **path, pp_error *err)
+{
+	const ppi_preset_file *f;
+	TRY(ppi_preset_find(PP_KIND_FRAMEWORK, "default", &f, err));
+	*path = f->path;
+	return ppi_json_parse_object(f->text, strlen(f->text), f->path, root, err);
+}
 
 pp_status ppi_gpu_read(json_t *obj, const char *source, const char *prefix, pp_gpu *out,
                        pp_error *err)
@@ -46,6 +71,22 @@ pp_status ppi_gpu_read(json_t *obj, const char *source, const char *prefix, pp_g
 	TRY(ppi_get_num(&r, "fp8_flops", false, 0, MAX_FLOPS, &g.fp8_flops));
 	TRY(ppi_get_num(&r, "nvlink_bytes_per_s", false, 0, MAX_BW, &g.nvlink_bytes_per_s));
 	TRY(ppi_get_num(&r, "cuda_context_bytes", true, 0, 1e11, &g.cuda_context_bytes));
+	/* Efficiencies: the defaults of data/framework/default.json, then the GPU's own. */
+	json_t *fw;
+	const char *fw_path;
+	TRY(framework_json(&fw, &fw_path, err));
+	json_t *def = json_object_get(fw, "gpu_efficiency");
+	pp_status st = def ? read_eff(def, fw_path, "gpu_efficiency", &g.eff, err) : PP_OK;
+	json_decref(fw);
+	if (st)
+		return PP_EINTERNAL;
+	json_t *own = NULL;
+	TRY(ppi_get_obj(&r, "efficiency", false, &own));
+	if (own) {
+		char sub[PP_ERROR_FIELD_MAX];
+		TRY(read_eff(own, source, ppi_obj_path(&r, "efficiency", sub, sizeof sub), &g.eff,
+		             err));
+	}
 	*out = g;
 	return PP_OK;
 }
@@ -73,7 +114,10 @@ static const char *const system_keys[] = {
 static const char *const framework_keys[] = {"name",           "source",
                                              "sources",        "notes",
                                              "comm_buffer_bytes", "allocator_fraction",
-                                             "fp8_weight_copy_bytes", NULL};
+                                             "fp8_weight_copy_bytes", "nvlink_eff",
+                                             "nic_eff", "nvls_gain", "dp_overlap",
+                                             "iteration_overhead_s", "gpu_efficiency",
+                                             NULL};
 
 static pp_status read_framework(json_t *obj, const char *source, const char *prefix,
                                 pp_system *s, pp_error *err)
@@ -83,16 +127,20 @@ static pp_status read_framework(json_t *obj, const char *source, const char *pre
 	TRY(ppi_get_num(&r, "comm_buffer_bytes", false, 0, 1e11, &s->comm_buffer_bytes));
 	TRY(ppi_get_num(&r, "allocator_fraction", false, 0, 0.5, &s->allocator_fraction));
 	TRY(ppi_get_num(&r, "fp8_weight_copy_bytes", false, 0, 8, &s->fp8_weight_copy_bytes));
+	TRY(ppi_get_num(&r, "nvlink_eff", false, 0.01, 1, &s->nvlink_eff));
+	TRY(ppi_get_num(&r, "nic_eff", false, 0.01, 1, &s->nic_eff));
+	TRY(ppi_get_num(&r, "nvls_gain", false, 0, 4, &s->nvls_gain));
+	TRY(ppi_get_num(&r, "dp_overlap", false, 0, 1, &s->dp_overlap));
+	TRY(ppi_get_num(&r, "iteration_overhead_s", false, 0, 100, &s->iteration_overhead_s));
 	return PP_OK;
 }
 
 pp_status ppi_framework_defaults(pp_system *s, pp_error *err)
 {
-	const ppi_preset_file *f;
-	TRY(ppi_preset_find(PP_KIND_FRAMEWORK, "default", &f, err));
 	json_t *root;
-	TRY(ppi_json_parse_object(f->text, strlen(f->text), f->path, &root, err));
-	pp_status st = read_framework(root, f->path, "", s, err);
+	const char *path;
+	TRY(framework_json(&root, &path, err));
+	pp_status st = read_framework(root, path, "", s, err);
 	json_decref(root);
 	return st;
 }

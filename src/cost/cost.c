@@ -1,0 +1,276 @@
+/*
+ * Roofline compute time and alpha-beta collective time.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "paraplan/cost.h"
+
+/* ------------------------------------------------------------ placement */
+
+/* Size of a dimension of the rank order. */
+static int dim_size(const pp_plan *p, const char *d)
+{
+	if (strncmp(d, "tp", 2) == 0)
+		return p->tp;
+	if (strncmp(d, "cp", 2) == 0)
+		return p->cp;
+	if (strncmp(d, "ep", 2) == 0)
+		return 1; /* EP folds into the dp x cp ranks; it spans no extra ranks */
+	if (strncmp(d, "dp", 2) == 0)
+		return p->dp;
+	if (strncmp(d, "pp", 2) == 0)
+		return p->pp;
+	return 1;
+}
+
+/* Rank stride of dimension `d` in the order (innermost has stride 1). */
+static long long dim_stride(const pp_plan *p, const char *want)
+{
+	long long stride = 1;
+	const char *s = p->order;
+	while (*s) {
+		if (strncmp(s, want, 2) == 0)
+			return stride;
+		stride *= dim_size(p, s);
+		const char *dash = strchr(s, '-');
+		if (!dash)
+			break;
+		s = dash + 1;
+	}
+	return stride;
+}
+
+static pp_layout layout_of(long long stride, long long size, const pp_system *s)
+{
+	pp_layout l;
+	l.size = (int)size;
+	long long dom = s->nvlink_bytes_per_s > 0 ? s->nvlink_domain : 1;
+	long long in;
+	if (stride >= dom)
+		in = 1;
+	else
+		in = dom / stride < size ? dom / stride : size;
+	l.per_domain = in < 1 ? 1 : (int)in;
+	return l;
+}
+
+pp_layout pp_group_layout(const pp_plan *p, const pp_system *s, pp_group g)
+{
+	int etp = p->etp > 0 ? p->etp : p->tp;
+	switch (g) {
+	case PP_GROUP_TP: return layout_of(dim_stride(p, "tp"), p->tp, s);
+	case PP_GROUP_CP: return layout_of(dim_stride(p, "cp"), p->cp, s);
+	case PP_GROUP_PP: return layout_of(dim_stride(p, "pp"), p->pp, s);
+	case PP_GROUP_DP: {
+		/* Gradients reduce over dp x cp; when cp sits right inside dp in the
+		 * order the two form one contiguous group starting at cp's stride. */
+		long long sdp = dim_stride(p, "dp"), scp = dim_stride(p, "cp");
+		if (p->cp > 1 && scp * p->cp == sdp)
+			return layout_of(scp, (long long)p->cp * p->dp, s);
+		return layout_of(sdp, (long long)p->cp * p->dp, s);
+	}
+	case PP_GROUP_ETP: return layout_of(dim_stride(p, "tp"), etp, s);
+	case PP_GROUP_EP:
+		/* Megatron's expert ranks: etp innermost, then ep, then expert-dp, all
+		 * inside the tp x cp x dp ranks of one stage. */
+		return layout_of(dim_stride(p, "tp") * etp, p->ep, s);
+	case PP_GROUP_EDP: {
+		long long inner = (long long)p->tp * p->cp * p->dp;
+		long long edp = inner / ((long long)p->ep * etp);
+		return layout_of(dim_stride(p, "tp") * etp * p->ep, edp, s);
+	}
+	case PP_GROUP_EMB: {
+		pp_layout l = layout_of(dim_stride(p, "pp") * (p->pp - 1 > 0 ? p->pp - 1 : 1), 2, s);
+		if (p->pp < 2)
+			l.size = 1;
+		return l;
+	}
+	}
+	pp_layout none = {1, 1};
+	return none;
+}
+
+/* -------------------------------------------------------------- compute */
+
+static double tensor_peak(const pp_gpu *g, pp_precision prec, bool fp8_op)
+{
+	switch (prec) {
+	case PP_PREC_FP8:
+		if (fp8_op && g->fp8_flops > 0)
+			return g->fp8_flops;
+		return g->bf16_flops > 0 ? g->bf16_flops : g->fp16_flops;
+	case PP_PREC_BF16: return g->bf16_flops > 0 ? g->bf16_flops : g->fp16_flops;
+	case PP_PREC_FP16: return g->fp16_flops;
+	case PP_PREC_FP32:
+	default: return g->tf32_flops > 0 ? g->tf32_flops : g->fp32_flops;
+	}
+}
+
+double pp_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
+{
+	const pp_gpu_eff *e = &g->eff;
+	double bw = g->memory_bw_bytes_per_s * e->memory;
+	double count = op->count > 0 ? op->count : 1;
+	switch (op->kind) {
+	case PP_OP_GEMM: {
+		/* Efficiency grows with the work of one GEMM: small GEMMs cannot fill
+		 * the GPU (waves, tails); F/(F + F_half) saturates at `gemm`. */
+		double one = op->flops / count;
+		double eff = e->gemm * one / (one + e->gemm_half_flops);
+		double tc = op->flops / (tensor_peak(g, prec, op->fp8) * eff);
+		double tm = op->bytes / bw;
+		return (tc > tm ? tc : tm) + e->kernel_s;
+	}
+	case PP_OP_ATTN: {
+		double tc = op->flops / (tensor_peak(g, prec, false) * e->attn);
+		double tm = op->bytes / bw;
+		return (tc > tm ? tc : tm) + e->kernel_s;
+	}
+	case PP_OP_ELEM:
+	default: {
+		double tc = op->flops / g->fp32_flops;
+		double tm = op->bytes / bw;
+		return (tc > tm ? tc : tm) + e->kernel_s;
+	}
+	}
+}
+
+/* ------------------------------------------------------- communication */
+
+double pp_allreduce_ring_s(double bytes, int n, double bw, double alpha)
+{
+	if (n <= 1)
+		return 0;
+	return 2.0 * (n - 1) * alpha + 2.0 * (n - 1) / n * bytes / bw;
+}
+
+double pp_allreduce_tree_s(double bytes, int n, double bw, double alpha)
+{
+	if (n <= 1)
+		return 0;
+	return 2.0 * log2((double)n) * (alpha + bytes / bw);
+}
+
+/* Bandwidths one GPU of the group sees: NVLink inside the domain, and its share
+ * of the node's NICs across domains. */
+static void link_bw(const pp_system *s, double *bw_f, double *bw_s)
+{
+	*bw_f = s->nvlink_bytes_per_s * s->nvlink_eff;
+	double nic_share = s->gpus_per_node > 0 ? (double)s->nics_per_node / s->gpus_per_node : 0;
+	*bw_s = s->nic_bytes_per_s * nic_share * s->nic_eff;
+	if (*bw_f <= 0) /* no NVLink: PCIe-class peer traffic, modelled as the NIC share */
+		*bw_f = *bw_s > 0 ? *bw_s : 1e9;
+	if (*bw_s <= 0)
+		*bw_s = *bw_f;
+}
+
+/*
+ * All-gather or reduce-scatter of a `bytes` buffer on n GPUs, nd per domain, as
+ * a ring (seed 003 S2): alpha_s (n/nd - 1) + alpha_f (n - n/nd) +
+ * (n-1)/n max(V / (nd beta_s), V / beta_f).
+ */
+static double ring_half(const pp_system *s, int n, int nd, double V)
+{
+	double bw_f, bw_s;
+	link_bw(s, &bw_f, &bw_s);
+	if (n <= 1)
+		return 0;
+	if (nd >= n)
+		return s->nvlink_latency_s * (n - 1) + (double)(n - 1) / n * V / bw_f;
+	double nodes = (double)n / nd;
+	double lat = s->nic_latency_s * (nodes - 1) + s->nvlink_latency_s * (n - nodes);
+	double tf = V / bw_f, ts = V / (nd * bw_s);
+	return lat + (double)(n - 1) / n * (tf > ts ? tf : ts);
+}
+
+/* Two-tier: reduce-scatter inside the domain, all-reduce of 1/nd of the data
+ * across domains on nd NICs in parallel, all-gather inside. */
+static double hier_allreduce(const pp_system *s, int n, int nd, double V)
+{
+	double bw_f, bw_s;
+	link_bw(s, &bw_f, &bw_s);
+	int nodes = n / nd;
+	double inner = nd > 1 ? 2 * (s->nvlink_latency_s * (nd - 1) +
+	                             (double)(nd - 1) / nd * V / bw_f)
+	                      : 0;
+	double outer = 2.0 * (nodes - 1) * s->nic_latency_s +
+	               2.0 * (nodes - 1) / nodes * (V / nd) / bw_s;
+	return inner + outer;
+}
+
+/* NCCL's double binary tree across domains (log latency, full-bandwidth pipe). */
+static double tree_allreduce(const pp_system *s, int n, int nd, double V)
+{
+	double bw_f, bw_s;
+	link_bw(s, &bw_f, &bw_s);
+	int nodes = n / nd;
+	double intra = nd > 1 ? 2 * (s->nvlink_latency_s * (nd - 1) +
+	                             (double)(nd - 1) / nd * V / bw_f)
+	                      : 0;
+	return intra + 2.0 * log2((double)nodes) * s->nic_latency_s + 2.0 * V / (nd * bw_s);
+}
+
+double pp_coll_time(const pp_system *s, const pp_layout *l, pp_coll_kind kind, double V,
+                    pp_algo *algo_out)
+{
+	int n = l->size, nd = l->per_domain < 1 ? 1 : l->per_domain;
+	if (nd > n)
+		nd = n;
+	pp_algo algo = PP_ALGO_RING;
+	double t = 0;
+	if (n <= 1 || V <= 0) {
+		if (algo_out)
+			*algo_out = algo;
+		return 0;
+	}
+	double bw_f, bw_s;
+	link_bw(s, &bw_f, &bw_s);
+	switch (kind) {
+	case PP_COLL_ALLGATHER:
+	case PP_COLL_REDUCESCATTER: t = ring_half(s, n, nd, V); break;
+	case PP_COLL_ALLREDUCE: {
+		t = 2 * ring_half(s, n, nd, V);
+		if (nd < n && n % nd == 0) {
+			double h = hier_allreduce(s, n, nd, V);
+			if (h < t) {
+				t = h;
+				algo = PP_ALGO_HIER;
+			}
+			double tr = tree_allreduce(s, n, nd, V);
+			if (tr < t) {
+				t = tr;
+				algo = PP_ALGO_TREE;
+			}
+		}
+		if (s->nvls && s->nvls_gain > 0 && nd == n && n > 2) {
+			double nv = 2 * s->nvlink_latency_s +
+			            2.0 * (n - 1) / n * V / (bw_f * s->nvls_gain);
+			if (nv < t) {
+				t = nv;
+				algo = PP_ALGO_NVLS;
+			}
+		}
+		break;
+	}
+	case PP_COLL_ALLTOALL: {
+		/* Each GPU keeps 1/n, sends (nd-1)/n over NVLink and (n-nd)/n over its NIC share. */
+		double tf = V * (nd - 1) / n / bw_f, ts = V * (n - nd) / n / bw_s;
+		/* Sends are posted at once; latency grows with the peers' fan-out. */
+		double alpha = nd < n ? s->nic_latency_s : s->nvlink_latency_s;
+		t = alpha * log2((double)n) + (tf > ts ? tf : ts);
+		break;
+	}
+	case PP_COLL_P2P:
+		/* Neighbours in a ring or pipeline: the slowest hop sets the pace, and
+		 * some hop leaves the domain unless the whole group is inside it. */
+		if (nd >= n)
+			t = s->nvlink_latency_s + V / bw_f;
+		else
+			t = s->nic_latency_s + V / bw_s;
+		break;
+	}
+	if (algo_out)
+		*algo_out = algo;
+	return t;
+}

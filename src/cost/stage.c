@@ -1,0 +1,216 @@
+/*
+ * Per-stage cost: sum the seconds of a stage's operations and collectives,
+ * deciding what communication is exposed.
+ */
+#include <string.h>
+
+#include "paraplan/cost.h"
+#include "util/util.h"
+
+/* Bytes one GPU puts on the wire for a collective of a `bytes` buffer on n GPUs. */
+static double wire_bytes(pp_coll_kind kind, double bytes, int n)
+{
+	if (n <= 1)
+		return 0;
+	switch (kind) {
+	case PP_COLL_ALLREDUCE: return 2.0 * (n - 1) / n * bytes;
+	case PP_COLL_ALLGATHER:
+	case PP_COLL_REDUCESCATTER: return (double)(n - 1) / n * bytes;
+	case PP_COLL_ALLTOALL: return (double)(n - 1) / n * bytes;
+	case PP_COLL_P2P:
+	default: return bytes;
+	}
+}
+
+typedef struct acc {
+	double compute[4];     /* by phase */
+	double attn[4];        /* attention-core compute by phase (hides CP traffic) */
+	double exposed[PP_NGROUPS];
+	double hidden_cp[4];   /* overlappable CP traffic by phase */
+	double bytes[PP_NGROUPS];
+	double model_flops, hw_flops;
+} acc;
+
+static void add_work(acc *a, const pp_work *w, const pp_system *s, const pp_job *job,
+                     const pp_plan *p, const pp_layout *lay, double times)
+{
+	for (int i = 0; i < w->nops; i++) {
+		const pp_op *o = &w->ops[i];
+		double t = pp_op_time(&s->gpu, job->precision, o) * times;
+		a->compute[o->phase] += t;
+		if (o->kind == PP_OP_ATTN)
+			a->attn[o->phase] += t;
+		if (o->kind != PP_OP_ELEM) {
+			a->hw_flops += o->flops * times;
+			if (o->phase != PP_PHASE_RECOMPUTE)
+				a->model_flops += o->flops * times;
+		}
+	}
+	for (int i = 0; i < w->ncolls; i++) {
+		const pp_coll *c = &w->colls[i];
+		const pp_layout *l = &lay[c->group];
+		double t = pp_coll_time(s, l, c->kind, c->bytes, NULL) * c->count * times;
+		a->bytes[c->group] += wire_bytes(c->kind, c->bytes, l->size) * c->count * times;
+		if (c->group == PP_GROUP_CP && c->overlapped)
+			a->hidden_cp[c->phase] += t;
+		else if (c->overlapped)
+			continue; /* e.g. SP's re-gather for wgrad, hidden under the dgrad GEMM */
+		else
+			a->exposed[c->group == PP_GROUP_ETP ? PP_GROUP_EP : c->group] += t;
+	}
+	(void)p;
+}
+
+pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job,
+                        const pp_plan *p, int stage, pp_work *ws, pp_stage_time *out,
+                        pp_error *err)
+{
+	if (stage < 0 || stage >= p->pp)
+		return ppi_fail(err, "", "stage", "stage %d is outside 0..%d", stage, p->pp - 1);
+	memset(out, 0, sizeof *out);
+	out->stage = stage;
+	pp_layout lay[PP_NGROUPS];
+	for (int g = 0; g < PP_NGROUPS; g++)
+		lay[g] = pp_group_layout(p, s, (pp_group)g);
+
+	acc a;
+	memset(&a, 0, sizeof a);
+	int layers = pp_stage_layers(m, p, stage);
+	int lc = m->num_layers / (p->pp * p->vp);
+	/* Dense and MoE layers differ; count each kind and cost it once. */
+	int n_moe = 0, n_dense = 0, moe_idx = -1, dense_idx = -1;
+	for (int i = 0; i < layers; i++) {
+		int l = ((i / lc) * p->pp + stage) * lc + i % lc;
+		if (pp_model_layer_is_moe(m, l)) {
+			n_moe++;
+			moe_idx = l;
+		} else {
+			n_dense++;
+			dense_idx = l;
+		}
+	}
+	double layer_params_max = 0;
+	double dense_params = 0, expert_params = 0;
+	int etp = p->etp > 0 ? p->etp : p->tp;
+	if (n_dense) {
+		pp_layer_work(m, job, p, dense_idx, ws);
+		add_work(&a, ws, s, job, p, lay, n_dense);
+		pp_layer_params lp;
+		pp_model_layer_params(m, dense_idx, &lp);
+		double mine = (lp.attention + lp.mlp - lp.replicated) / p->tp + lp.replicated;
+		dense_params += mine * n_dense;
+		if (mine > layer_params_max)
+			layer_params_max = mine;
+	}
+	if (n_moe) {
+		pp_layer_work(m, job, p, moe_idx, ws);
+		add_work(&a, ws, s, job, p, lay, n_moe);
+		pp_layer_params lp;
+		pp_model_layer_params(m, moe_idx, &lp);
+		double mine = (lp.attention + lp.mlp - lp.replicated) / p->tp + lp.replicated;
+		double mine_e = lp.experts / ((double)p->ep * etp);
+		dense_params += mine * n_moe;
+		expert_params += mine_e * n_moe;
+		if (mine + mine_e > layer_params_max)
+			layer_params_max = mine + mine_e;
+	}
+	double emb = (double)m->vocab * m->hidden / p->tp;
+	if (stage == 0) {
+		pp_embedding_work(m, job, p, ws);
+		add_work(&a, ws, s, job, p, lay, 1);
+		dense_params += emb;
+	}
+	if (stage == p->pp - 1) {
+		pp_head_work(m, job, p, ws);
+		add_work(&a, ws, s, job, p, lay, 1);
+		if (!m->tied_embeddings || p->pp > 1)
+			dense_params += emb;
+	}
+
+	out->fwd_compute_s = a.compute[PP_PHASE_FWD];
+	out->recompute_s = a.compute[PP_PHASE_RECOMPUTE];
+	out->wgrad_compute_s = a.compute[PP_PHASE_BWD_WEIGHT];
+	out->bwd_compute_s = a.compute[PP_PHASE_BWD_INPUT] + a.compute[PP_PHASE_BWD_WEIGHT] +
+	                     a.compute[PP_PHASE_RECOMPUTE];
+	/* CP's ring traffic hides under the attention compute of its phase. */
+	for (int ph = 0; ph < 4; ph++) {
+		double over = a.hidden_cp[ph] - a.attn[ph];
+		if (over > 0)
+			a.exposed[PP_GROUP_CP] += over;
+	}
+	out->tp_s = a.exposed[PP_GROUP_TP];
+	out->cp_s = a.exposed[PP_GROUP_CP];
+	out->ep_s = a.exposed[PP_GROUP_EP];
+	out->model_flops = a.model_flops;
+	out->hw_flops = a.hw_flops;
+	out->tp_bytes = a.bytes[PP_GROUP_TP];
+	out->cp_bytes = a.bytes[PP_GROUP_CP];
+	out->ep_bytes = a.bytes[PP_GROUP_EP] + a.bytes[PP_GROUP_ETP];
+
+	/* Pipeline: activations forward and their gradients backward; with SP the
+	 * sequence-sharded tensor travels (Megatron's scatter/gather). */
+	if (p->pp > 1) {
+		double sd = (p->sp && p->tp > 1) ? p->tp : 1;
+		double act = (double)p->mbs * job->seq_len / p->cp * m->hidden * 2.0 / sd;
+		double one = pp_coll_time(s, &lay[PP_GROUP_PP], PP_COLL_P2P, act, NULL);
+		out->pp_s = 2 * one;
+		out->pp_bytes = 2 * act;
+	}
+
+	/* ZeRO-3: each layer's parameters gathered for forward and again for
+	 * backward, gradients reduce-scattered, every micro-batch; prefetch hides
+	 * them under the layers' compute (FSDP's backward/forward prefetch). */
+	double wb = job->precision == PP_PREC_FP32 ? 4.0 : 2.0;
+	if (p->zero >= 3 && p->dp * p->cp > 1) {
+		const pp_layout *l = &lay[PP_GROUP_DP];
+		double ag = pp_coll_time(s, l, PP_COLL_ALLGATHER, layer_params_max * wb, NULL);
+		double rs = pp_coll_time(s, l, PP_COLL_REDUCESCATTER,
+		                         layer_params_max * job->grad_bytes, NULL);
+		double per_layer_comm = 2 * ag + rs;
+		double per_layer_comp =
+			layers ? (out->fwd_compute_s + out->bwd_compute_s) / layers : 0;
+		double over = per_layer_comm - per_layer_comp;
+		out->zero3_s = over > 0 ? over * layers : 0;
+		out->dp_bytes += (2 * layer_params_max * wb + layer_params_max * job->grad_bytes) *
+		                 layers * (double)(l->size - 1) / l->size;
+	}
+	/* Exposed communication splits over phases in proportion to compute. */
+	double comm = out->tp_s + out->cp_s + out->ep_s + out->zero3_s;
+	double comp = out->fwd_compute_s + out->bwd_compute_s;
+	double fwd_share = comp > 0 ? out->fwd_compute_s / comp : 0.5;
+	out->fwd_s = out->fwd_compute_s + comm * fwd_share;
+	out->bwd_s = out->bwd_compute_s + comm * (1 - fwd_share);
+
+	/* Data parallelism, per iteration: gradients reduced (all-reduce, or
+	 * reduce-scatter with a sharded optimizer), parameters gathered after the
+	 * step (ZeRO-1/2).  ZeRO-3 already moved its traffic per micro-batch. */
+	if (p->zero < 3) {
+		const pp_layout *ld = &lay[PP_GROUP_DP], *le = &lay[PP_GROUP_EDP];
+		pp_coll_kind red = p->zero >= 1 ? PP_COLL_REDUCESCATTER : PP_COLL_ALLREDUCE;
+		double gd = dense_params * job->grad_bytes, ge = expert_params * job->grad_bytes;
+		double t = pp_coll_time(s, ld, red, gd, NULL) + pp_coll_time(s, le, red, ge, NULL);
+		double bytes = wire_bytes(red, gd, ld->size) + wire_bytes(red, ge, le->size);
+		if (p->zero >= 1) {
+			t += pp_coll_time(s, ld, PP_COLL_ALLGATHER, dense_params * wb, NULL) +
+			     pp_coll_time(s, le, PP_COLL_ALLGATHER, expert_params * wb, NULL);
+			bytes += wire_bytes(PP_COLL_ALLGATHER, dense_params * wb, ld->size) +
+			         wire_bytes(PP_COLL_ALLGATHER, expert_params * wb, le->size);
+		}
+		out->dp_s = t;
+		out->dp_bytes += bytes;
+	}
+	if (m->tied_embeddings && p->pp > 1 && (stage == 0 || stage == p->pp - 1))
+		out->emb_sync_s = pp_coll_time(s, &lay[PP_GROUP_EMB], PP_COLL_ALLREDUCE,
+		                               emb * job->grad_bytes, NULL);
+
+	/* Optimizer: memory-bound pass over this GPU's shard.  Adam reads the
+	 * gradient, master weight, m and v and writes the last three and the
+	 * low-precision weight. */
+	double shard_d = p->zero >= 1 ? (double)p->dp * p->cp : 1;
+	double shard_e = p->zero >= 1 ? (double)p->tp * p->cp * p->dp / ((double)p->ep * etp) : 1;
+	double local = dense_params / shard_d + expert_params / shard_e;
+	double state = job->optimizer == PP_OPT_ADAM ? 3 : 2; /* fp32 master (+ m) + v */
+	double per_param = job->grad_bytes + 2 * 4 * state + wb;
+	out->optimizer_s = local * per_param / (s->gpu.memory_bw_bytes_per_s * s->gpu.eff.memory);
+	return PP_OK;
+}

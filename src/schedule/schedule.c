@@ -1,0 +1,130 @@
+/*
+ * Closed-form pipeline schedules.
+ */
+#include <string.h>
+
+#include "paraplan/schedule.h"
+
+double pp_bubble_fraction(pp_schedule sched, int p, long long m, int v)
+{
+	double P = p, M = (double)m;
+	switch (sched) {
+	case PP_SCHED_INTERLEAVED: return (P - 1) / (v * M + P - 1);
+	case PP_SCHED_ZB: return 0;
+	case PP_SCHED_GPIPE:
+	case PP_SCHED_1F1B:
+	default: return (P - 1) / (M + P - 1);
+	}
+}
+
+void pp_schedule_iteration(const pp_plan *p, const pp_system *s, const pp_stage_time *st,
+                           pp_iteration *out)
+{
+	memset(out, 0, sizeof *out);
+	double m = (double)p->microbatches;
+	double v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
+	/* Slowest stage per micro-batch (compute + exposed comm + its sends). */
+	int b = 0;
+	double slow = -1, sum_stage = 0, sum_w = 0;
+	for (int i = 0; i < p->pp; i++) {
+		double t = st[i].fwd_s + st[i].bwd_s + st[i].pp_s * v;
+		sum_stage += st[i].fwd_s + st[i].bwd_s + st[i].pp_s;
+		sum_w += st[i].wgrad_compute_s;
+		if (t > slow) {
+			slow = t;
+			b = i;
+		}
+	}
+	const pp_stage_time *k = &st[b];
+	out->bottleneck_stage = b;
+	/* Steady state: m micro-batches at the bottleneck's pace. */
+	out->compute_s = m * (k->fwd_compute_s + k->bwd_compute_s);
+	out->tp_s = m * k->tp_s;
+	out->cp_s = m * k->cp_s;
+	out->ep_s = m * k->ep_s;
+	out->zero3_s = m * k->zero3_s;
+	out->pp_s = m * k->pp_s * v;
+	/* Fill and drain: every other stage's micro-batch once (uneven stages add
+	 * their own time, not the bottleneck's), shortened by interleaving or by
+	 * zero-bubble's deferred weight gradients. */
+	if (p->pp > 1) {
+		double fill = sum_stage - (k->fwd_s + k->bwd_s + k->pp_s);
+		if (p->schedule == PP_SCHED_INTERLEAVED)
+			fill /= v;
+		else if (p->schedule == PP_SCHED_ZB)
+			fill -= sum_w - k->wgrad_compute_s;
+		out->bubble_s = fill > 0 ? fill : 0;
+	}
+	/* Data parallel: overlapped with the last backward of the stage that
+	 * finishes last (stage 0 in 1F1B), up to the system's overlap fraction. */
+	double dp_exposed = 0;
+	for (int i = 0; i < p->pp; i++) {
+		double hide = s->dp_overlap * st[i].bwd_compute_s;
+		double e = st[i].dp_s - hide;
+		if (e > dp_exposed)
+			dp_exposed = e;
+	}
+	out->dp_s = dp_exposed > 0 ? dp_exposed : 0;
+	double opt = 0, emb = 0;
+	for (int i = 0; i < p->pp; i++) {
+		if (st[i].optimizer_s > opt)
+			opt = st[i].optimizer_s;
+		if (st[i].emb_sync_s > emb)
+			emb = st[i].emb_sync_s;
+	}
+	out->optimizer_s = opt;
+	out->other_s = emb + s->iteration_overhead_s;
+	out->iteration_s = out->compute_s + out->tp_s + out->cp_s + out->ep_s + out->zero3_s +
+	                   out->pp_s + out->bubble_s + out->dp_s + out->optimizer_s +
+	                   out->other_s;
+}
+
+/* ---------------------------------------------------- seed 000 (ConfigTuner) */
+
+void pp_configtuner(const pp_ct_input *in, pp_ct_result *o)
+{
+	memset(o, 0, sizeof *o);
+	double N = in->N, l = in->l, h = in->h, s = in->s, b = in->b, m = in->m;
+	double t = in->t, p = in->p, d = in->d;
+	/* Eq. 8: 8 FLOPs per parameter per token (forward, backward, recompute). */
+	o->flops_mb = 8.0 * N / (p * t) * b * s;
+	/* Eq. 9 */
+	o->T_comp = m * o->flops_mb / (in->mu * in->F);
+	/* Eq. 2: 6 all-reduces of 2bsh bytes per layer, ring factor 2(t-1)/t. */
+	double tp_mb = t > 1 ? l / p * 6.0 * 2.0 * b * s * h * 2.0 * (t - 1) / (t * in->C_TP) : 0;
+	o->T_TP = m * tp_mb;
+	/* Eq. 3: activation and gradient, 2bsh bytes each. */
+	double pp_mb = p > 1 ? 2.0 * 2.0 * b * s * h / in->C_PP : 0;
+	o->T_PP = m * pp_mb;
+	/* Eq. 4: all-reduce of 2N/(pt) bytes of gradients. */
+	o->T_DP = d > 1 ? 2.0 * N / (p * t) * 2.0 * (d - 1) / (d * in->C_DP) : 0;
+	/* Eq. 5 */
+	double comp_mb = m > 0 ? o->T_comp / m : 0;
+	o->T_bubble = (p - 1) * (comp_mb + pp_mb + tp_mb);
+	/* Eq. 1 */
+	o->T_iter = o->T_comp + o->T_TP + o->T_PP + o->T_DP + o->T_bubble;
+	/* Eq. 7 */
+	o->R_bubble = (p - 1) / (p - 1 + m);
+	/* Eq. 10: MoE all-to-all on half the layers, 6 per layer, 2gsh bytes. */
+	if (in->e > 0 && in->C_ATA > 0)
+		o->T_ATA = l / 2.0 * 6.0 * 2.0 * 2.0 * in->g * s * h / (in->e * in->C_ATA);
+}
+
+/* ---------------------------------------------------- seed 001 (AMP, Pipette) */
+
+double pp_amp_latency(double C, double T_tp, double T_pp, double T_dp, double n_mb, double pp)
+{
+	(void)T_pp;
+	/* Eq. 1: (n_mb - 1)(C + T_tp) + pp (C + T_tp) + (pp - 1) T_dp + T_dp */
+	return (n_mb - 1) * (C + T_tp) + pp * (C + T_tp) + (pp - 1) * T_dp + T_dp;
+}
+
+double pp_pipette_latency(double C, double T_tp, double T_pp, double T_dp, double n_mb,
+                          double pp)
+{
+	/* Eq. 4 */
+	double bubble = pp * (C + T_tp) + (pp - 1) * T_pp;
+	double straggler = (pp - 1) * (C + T_tp);
+	/* Eq. 3 */
+	return bubble * (n_mb / pp) + straggler + T_dp;
+}

@@ -1,0 +1,359 @@
+/*
+ * The operations of one layer for one micro-batch: GEMMs with their shapes,
+ * the attention core, element-wise work, and the collectives each parallel
+ * dimension adds (seed 003 Tables I/A2; seed 004 §§4-10; Korthikanti et al.
+ * 2022 for sequence parallelism; Megatron-Core for CP, EP and ZeRO).
+ */
+#include <string.h>
+
+#include "paraplan/workload.h"
+
+#define ACT 2.0 /* bytes per BF16/FP16 activation element */
+
+typedef struct ctx {
+	const pp_model *m;
+	const pp_job *job;
+	const pp_plan *p;
+	pp_work *w;
+	double T;      /* tokens of one micro-batch on this CP rank */
+	double S;      /* keys each query attends over (full sequence) */
+	double t;      /* tensor parallelism */
+	double sd;     /* sequence-parallel divisor: t with SP, else 1 */
+	double wb;     /* bytes per weight element in GEMMs */
+	bool fp8;
+} ctx;
+
+static void ctx_init(ctx *c, const pp_model *m, const pp_job *job, const pp_plan *p, pp_work *w)
+{
+	memset(w, 0, sizeof *w);
+	c->m = m;
+	c->job = job;
+	c->p = p;
+	c->w = w;
+	c->T = (double)p->mbs * job->seq_len / p->cp;
+	c->S = job->seq_len;
+	c->t = p->tp;
+	c->sd = (p->sp && p->tp > 1) ? p->tp : 1;
+	c->fp8 = job->precision == PP_PREC_FP8;
+	c->wb = job->precision == PP_PREC_FP32 ? 4.0 : 2.0;
+}
+
+static pp_op *add_op(ctx *c, const char *name, pp_op_kind kind, pp_phase phase)
+{
+	if (c->w->nops >= PP_MAX_OPS)
+		return NULL;
+	pp_op *o = &c->w->ops[c->w->nops++];
+	memset(o, 0, sizeof *o);
+	o->name = name;
+	o->kind = kind;
+	o->phase = phase;
+	o->count = 1;
+	return o;
+}
+
+static void add_coll(ctx *c, const char *name, pp_coll_kind kind, pp_group g, pp_phase phase,
+                     double bytes, double count, bool overlapped)
+{
+	if (c->w->ncolls >= PP_MAX_COLLS || bytes <= 0 || count <= 0)
+		return;
+	pp_coll *x = &c->w->colls[c->w->ncolls++];
+	x->name = name;
+	x->kind = kind;
+	x->group = g;
+	x->phase = phase;
+	x->bytes = bytes;
+	x->count = count;
+	x->overlapped = overlapped;
+}
+
+/*
+ * A GEMM (M x K) . (K x N) repeated `count` times, with its backward: the
+ * input gradient (M x N).(N x K) and the weight gradient (K x M).(M x N), each
+ * as many FLOPs as the forward.  Recompute repeats the forward.
+ */
+static void gemm(ctx *c, const char *name, double M, double K, double N, double count,
+                 bool recompute)
+{
+	if (M <= 0 || K <= 0 || N <= 0 || count <= 0)
+		return;
+	double ab = c->fp8 ? 1.0 : ACT;
+	double flops = 2.0 * M * K * N * count;
+	double bytes = (M * K * ab + K * N * (c->fp8 ? 1.0 : c->wb) + M * N * ACT) * count;
+	const pp_phase phases[] = {PP_PHASE_FWD, PP_PHASE_BWD_INPUT, PP_PHASE_BWD_WEIGHT,
+	                           PP_PHASE_RECOMPUTE};
+	for (int i = 0; i < (recompute ? 4 : 3); i++) {
+		pp_op *o = add_op(c, name, PP_OP_GEMM, phases[i]);
+		if (!o)
+			return;
+		o->count = count;
+		o->m = M;
+		o->k = K;
+		o->n = N;
+		if (phases[i] == PP_PHASE_BWD_INPUT) {
+			o->k = N;
+			o->n = K;
+		} else if (phases[i] == PP_PHASE_BWD_WEIGHT) {
+			o->m = K;
+			o->k = M;
+			o->n = N;
+		}
+		o->flops = flops;
+		o->bytes = bytes;
+		o->fp8 = true;
+	}
+}
+
+/* Element-wise work moving `bytes` in the forward, about twice in backward. */
+static void elem(ctx *c, const char *name, double bytes, double flops, bool recompute)
+{
+	pp_op *o = add_op(c, name, PP_OP_ELEM, PP_PHASE_FWD);
+	if (!o)
+		return;
+	o->bytes = bytes;
+	o->flops = flops;
+	o = add_op(c, name, PP_OP_ELEM, PP_PHASE_BWD_INPUT);
+	if (!o)
+		return;
+	o->bytes = 2 * bytes;
+	o->flops = 2 * flops;
+	if (recompute && (o = add_op(c, name, PP_OP_ELEM, PP_PHASE_RECOMPUTE))) {
+		o->bytes = bytes;
+		o->flops = flops;
+	}
+}
+
+/* Norm over `width` on the tokens this rank holds (SP region). */
+static void norm(ctx *c, const char *name, double width, bool recompute)
+{
+	double n = c->T / c->sd * width;
+	elem(c, name, n * ACT * 2, n * 5, recompute);
+}
+
+/* Tensor-parallel entry/exit of a column/row-parallel pair: all-reduce without
+ * SP; all-gather in and reduce-scatter out with SP (same volume). */
+static void tp_pair(ctx *c, const char *in, const char *out, bool recompute)
+{
+	if (c->t <= 1)
+		return;
+	double buf = c->T * c->m->hidden * ACT;
+	int fwd_count = recompute ? 2 : 1;
+	if (c->sd > 1) {
+		add_coll(c, in, PP_COLL_ALLGATHER, PP_GROUP_TP, PP_PHASE_FWD, buf, fwd_count, false);
+		add_coll(c, out, PP_COLL_REDUCESCATTER, PP_GROUP_TP, PP_PHASE_FWD, buf, fwd_count,
+		         false);
+		/* Backward: the conjugates, plus the re-gather of the saved sharded input
+		 * for the weight gradient, which Megatron overlaps with the dgrad GEMM. */
+		add_coll(c, in, PP_COLL_REDUCESCATTER, PP_GROUP_TP, PP_PHASE_BWD_INPUT, buf, 1, false);
+		add_coll(c, out, PP_COLL_ALLGATHER, PP_GROUP_TP, PP_PHASE_BWD_INPUT, buf, 1, false);
+		add_coll(c, in, PP_COLL_ALLGATHER, PP_GROUP_TP, PP_PHASE_BWD_WEIGHT, buf, 1, true);
+	} else {
+		add_coll(c, out, PP_COLL_ALLREDUCE, PP_GROUP_TP, PP_PHASE_FWD, buf, fwd_count, false);
+		add_coll(c, in, PP_COLL_ALLREDUCE, PP_GROUP_TP, PP_PHASE_BWD_INPUT, buf, 1, false);
+	}
+}
+
+static void attention(ctx *c, bool full_rc)
+{
+	const pp_model *m = c->m;
+	const pp_plan *p = c->p;
+	double T = c->T, h = m->hidden, t = c->t, H = m->num_heads;
+	bool sel = p->recompute == PP_RECOMPUTE_SELECTIVE;
+	double qk_dim, v_dim, kv_heads;
+	norm(c, "attn_norm", h, full_rc);
+	if (m->mla.kv_lora_rank > 0) {
+		const pp_mla *a = &m->mla;
+		qk_dim = a->qk_nope_head_dim + a->qk_rope_head_dim;
+		v_dim = a->v_head_dim;
+		kv_heads = H;
+		/* Down projections are duplicated on TP ranks: run on the local tokens. */
+		if (a->q_lora_rank > 0) {
+			gemm(c, "q_down", T / c->sd, h, a->q_lora_rank, 1, full_rc);
+			norm(c, "q_norm", a->q_lora_rank, full_rc);
+			gemm(c, "q_up", T, a->q_lora_rank, H * qk_dim / t, 1, full_rc);
+		} else {
+			gemm(c, "q", T, h, H * qk_dim / t, 1, full_rc);
+		}
+		gemm(c, "kv_down", T / c->sd, h, a->kv_lora_rank + a->qk_rope_head_dim, 1, full_rc);
+		norm(c, "kv_norm", a->kv_lora_rank, full_rc);
+		gemm(c, "kv_up", T, a->kv_lora_rank,
+		     H * (a->qk_nope_head_dim + a->v_head_dim) / t, 1, full_rc);
+	} else {
+		qk_dim = v_dim = m->head_dim;
+		kv_heads = m->num_kv_heads;
+		gemm(c, "qkv", T, h, (H + 2 * kv_heads) * m->head_dim / t, 1, full_rc);
+	}
+	if (m->qk_norm)
+		elem(c, "qk_norm", T * (H + kv_heads) / t * qk_dim * ACT * 2, 0, full_rc);
+	if (m->position == PP_POS_ROPE)
+		elem(c, "rope", T * (H + kv_heads) / t * qk_dim * ACT * 2, 0, full_rc);
+
+	/* Attention core: 2·T·S·(qk + v) FLOPs per head forward over the full score
+	 * matrix; causal masking halves the work a fused kernel does.  Flash
+	 * attention's backward is 2.5x its forward (5 vs 2 matmuls). */
+	double heads = H / t;
+	double causal = 0.5;
+	double fl = 2.0 * T * c->S * heads * (qk_dim + v_dim) * causal;
+	double io = T * heads * (2 * qk_dim + 2 * v_dim) * ACT; /* q, k, v in, o out */
+	double score_bytes = p->flash ? 0 : T * c->S * heads * ACT * (m->dropout ? 5.0 : 3.0);
+	pp_op *o;
+	if ((o = add_op(c, "attn", PP_OP_ATTN, PP_PHASE_FWD))) {
+		o->flops = fl;
+		o->bytes = io + score_bytes;
+	}
+	if ((o = add_op(c, "attn", PP_OP_ATTN, PP_PHASE_BWD_INPUT))) {
+		o->flops = 2.5 * fl;
+		o->bytes = 2 * io + 2 * score_bytes;
+	}
+	if ((full_rc || sel) && (o = add_op(c, "attn", PP_OP_ATTN, PP_PHASE_RECOMPUTE))) {
+		o->flops = fl;
+		o->bytes = io + score_bytes;
+	}
+	gemm(c, "proj", T, H * v_dim / t, h, 1, full_rc);
+	elem(c, "residual", T / c->sd * h * ACT * 3 * (m->dropout ? 2 : 1), T / c->sd * h,
+	     full_rc);
+	tp_pair(c, "tp_attn_in", "tp_attn_out", full_rc);
+
+	/* Context parallelism: a ring passes each rank's K and V (forward) and K, V
+	 * with their gradients (backward) around cp-1 steps, under the attention
+	 * compute of the previous step (Megatron-Core's ring attention). */
+	if (p->cp > 1) {
+		double kv = T * kv_heads / t * (qk_dim + v_dim) * ACT;
+		add_coll(c, "cp_kv", PP_COLL_P2P, PP_GROUP_CP, PP_PHASE_FWD, kv, p->cp - 1, true);
+		add_coll(c, "cp_dkv", PP_COLL_P2P, PP_GROUP_CP, PP_PHASE_BWD_INPUT, 2 * kv,
+		         p->cp - 1, true);
+		if (full_rc || sel)
+			add_coll(c, "cp_kv", PP_COLL_P2P, PP_GROUP_CP, PP_PHASE_RECOMPUTE, kv,
+			         p->cp - 1, true);
+	}
+}
+
+static void dense_mlp(ctx *c, double ffn, bool full_rc, const char *a, const char *b)
+{
+	const pp_model *m = c->m;
+	double T = c->T, t = c->t, g = m->gated_mlp ? 2.0 : 1.0;
+	gemm(c, a, T, m->hidden, g * ffn / t, 1, full_rc);
+	elem(c, "act", T * ffn / t * (g + 1) * ACT, T * ffn / t * 8, full_rc);
+	gemm(c, b, T, ffn / t, m->hidden, 1, full_rc);
+}
+
+static void moe_mlp(ctx *c, bool full_rc)
+{
+	const pp_model *m = c->m;
+	const pp_plan *p = c->p;
+	const pp_moe *e = &m->moe;
+	double h = m->hidden, g = m->gated_mlp ? 2.0 : 1.0;
+	double Td = c->T / c->sd; /* tokens this rank routes */
+	double etp = p->etp > 0 ? p->etp : p->tp;
+	double local_experts = (double)e->num_experts / p->ep;
+	double R = Td * e->top_k * (c->sd > 1 ? etp : 1); /* token copies on this rank */
+	gemm(c, "router", Td, h, e->num_experts, 1, full_rc);
+	elem(c, "topk", Td * e->num_experts * 4.0 * 2, Td * e->num_experts * 4, full_rc);
+	elem(c, "permute", Td * e->top_k * h * ACT * 4, 0, full_rc);
+	double per_expert = R / local_experts;
+	gemm(c, "expert_fc1", per_expert, h, g * e->expert_ffn_hidden / etp, local_experts,
+	     full_rc);
+	elem(c, "expert_act", R * e->expert_ffn_hidden / etp * (g + 1) * ACT,
+	     R * e->expert_ffn_hidden / etp * 8, full_rc);
+	gemm(c, "expert_fc2", per_expert, e->expert_ffn_hidden / etp, h, local_experts, full_rc);
+	if (e->shared_ffn_hidden > 0)
+		dense_mlp(c, e->shared_ffn_hidden, full_rc, "shared_fc1", "shared_fc2");
+	/* Dispatch and combine: each routes Td·k token copies of h elements through
+	 * an all-to-all over the EP group, forward and backward. */
+	double a2a = Td * e->top_k * h * ACT;
+	int fc = full_rc ? 2 : 1;
+	if (p->ep > 1) {
+		add_coll(c, "ep_dispatch", PP_COLL_ALLTOALL, PP_GROUP_EP, PP_PHASE_FWD, a2a, fc, false);
+		add_coll(c, "ep_combine", PP_COLL_ALLTOALL, PP_GROUP_EP, PP_PHASE_FWD, a2a, fc, false);
+		add_coll(c, "ep_dispatch", PP_COLL_ALLTOALL, PP_GROUP_EP, PP_PHASE_BWD_INPUT, a2a, 1,
+		         false);
+		add_coll(c, "ep_combine", PP_COLL_ALLTOALL, PP_GROUP_EP, PP_PHASE_BWD_INPUT, a2a, 1,
+		         false);
+	}
+	if (etp > 1 && c->sd > 1) {
+		/* Expert-TP gathers the routed tokens and reduce-scatters the outputs. */
+		add_coll(c, "etp_gather", PP_COLL_ALLGATHER, PP_GROUP_ETP, PP_PHASE_FWD, a2a * etp,
+		         fc, false);
+		add_coll(c, "etp_scatter", PP_COLL_REDUCESCATTER, PP_GROUP_ETP, PP_PHASE_FWD,
+		         a2a * etp, fc, false);
+		add_coll(c, "etp_gather", PP_COLL_REDUCESCATTER, PP_GROUP_ETP, PP_PHASE_BWD_INPUT,
+		         a2a * etp, 1, false);
+		add_coll(c, "etp_scatter", PP_COLL_ALLGATHER, PP_GROUP_ETP, PP_PHASE_BWD_INPUT,
+		         a2a * etp, 1, false);
+	}
+}
+
+void pp_layer_work(const pp_model *m, const pp_job *job, const pp_plan *plan, int layer,
+                   pp_work *out)
+{
+	ctx c;
+	ctx_init(&c, m, job, plan, out);
+	bool full_rc = plan->recompute == PP_RECOMPUTE_FULL;
+	attention(&c, full_rc);
+	norm(&c, "mlp_norm", m->hidden, full_rc);
+	bool moe = pp_model_layer_is_moe(m, layer);
+	if (moe)
+		moe_mlp(&c, full_rc);
+	else
+		dense_mlp(&c, m->ffn_hidden, full_rc, "fc1", "fc2");
+	elem(&c, "residual", c.T / c.sd * m->hidden * ACT * 3 * (m->dropout ? 2 : 1),
+	     c.T / c.sd * m->hidden, full_rc);
+	/* MoE layers keep tokens sequence-sharded through the router; only a shared
+	 * expert (a plain TP MLP) or the no-SP all-reduce needs the TP pair. */
+	if (!moe || m->moe.shared_ffn_hidden > 0 || c.sd == 1)
+		tp_pair(&c, "tp_mlp_in", "tp_mlp_out", full_rc);
+}
+
+void pp_embedding_work(const pp_model *m, const pp_job *job, const pp_plan *plan, pp_work *out)
+{
+	ctx c;
+	ctx_init(&c, m, job, plan, out);
+	/* A gather of rows and, with TP, the vocab-parallel partial sums reduced. */
+	elem(&c, "embedding", c.T * m->hidden * ACT * 2, 0, false);
+	if (plan->tp > 1) {
+		double buf = c.T * m->hidden * ACT;
+		add_coll(&c, "tp_embedding", c.sd > 1 ? PP_COLL_REDUCESCATTER : PP_COLL_ALLREDUCE,
+		         PP_GROUP_TP, PP_PHASE_FWD, buf, 1, false);
+	}
+}
+
+void pp_head_work(const pp_model *m, const pp_job *job, const pp_plan *plan, pp_work *out)
+{
+	ctx c;
+	ctx_init(&c, m, job, plan, out);
+	norm(&c, "final_norm", m->hidden, false);
+	double vl = (double)m->vocab / c.t;
+	gemm(&c, "lm_head", c.T, m->hidden, vl, 1, false);
+	/* Vocab-parallel cross entropy in fp32: read logits, exp, normalise, grad. */
+	elem(&c, "loss", c.T * vl * (ACT + 4 + 4), c.T * vl * 6, false);
+	if (plan->tp > 1) {
+		double buf = c.T * m->hidden * ACT;
+		add_coll(&c, "tp_head_in", c.sd > 1 ? PP_COLL_ALLGATHER : PP_COLL_ALLREDUCE,
+		         PP_GROUP_TP, PP_PHASE_BWD_INPUT, buf, 1, false);
+		if (c.sd > 1)
+			add_coll(&c, "tp_head_in", PP_COLL_REDUCESCATTER, PP_GROUP_TP,
+			         PP_PHASE_BWD_INPUT, buf, 1, false);
+		add_coll(&c, "tp_loss", PP_COLL_ALLREDUCE, PP_GROUP_TP, PP_PHASE_FWD, c.T * 4 * 3, 1,
+		         false);
+	}
+}
+
+double pp_model_flops_per_token(const pp_model *m, int seq_len)
+{
+	pp_param_count pc;
+	pp_model_params(m, &pc);
+	/* Matmul parameters a token touches: all but embeddings and norms. */
+	double norms = 0;
+	double nw = m->norm == PP_NORM_LAYERNORM ? 2.0 * m->hidden : m->hidden;
+	norms = nw * (2.0 * m->num_layers + 1);
+	double matmul = pc.active - pc.embedding - norms;
+	if (m->tied_embeddings)
+		matmul += (double)m->vocab * m->hidden; /* the head still multiplies */
+	double attn_width;
+	if (m->mla.kv_lora_rank > 0)
+		attn_width = m->num_heads *
+		             (m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim + m->mla.v_head_dim) /
+		             2.0;
+	else
+		attn_width = (double)m->num_heads * m->head_dim;
+	return 6.0 * matmul + 12.0 * m->num_layers * (double)seq_len * attn_width;
+}

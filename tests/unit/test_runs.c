@@ -1,0 +1,166 @@
+/*
+ * Published, measured runs (shared/validation/public-runs.json): every one of
+ * them ran, so it fit in GPU memory.  paraplan must read at least 120 of them
+ * and judge every one it reads to fit; a memory model that rejects a run that
+ * ran is wrong.  Plus the reader's tables and fill rules on small records.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "paraplan/calib.h"
+#include "paraplan/paraplan.h"
+
+#define GIB 1073741824.0
+
+static pp_runs *load_public(void)
+{
+	const char *dir = getenv("PARAPLAN_SHARED_DIR");
+	if (!dir)
+		fail_msg("PARAPLAN_SHARED_DIR is not set");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/validation/public-runs.json", dir);
+	pp_runs *runs = NULL;
+	pp_error err;
+	pp_status st = pp_runs_load(path, &runs, &err);
+	if (st) {
+		char buf[1024];
+		fail_msg("%s", pp_error_format(&err, buf, sizeof buf));
+	}
+	return runs;
+}
+
+static void test_public_runs_fit(void **state)
+{
+	(void)state;
+	pp_runs *runs = load_public();
+	size_t n = pp_runs_count(runs);
+	assert_true(n >= 120);
+	size_t evaluated = 0, bad = 0;
+	pp_estimate *est = malloc(sizeof *est);
+	assert_non_null(est);
+	for (size_t i = 0; i < n; i++) {
+		pp_model m;
+		pp_system s;
+		pp_job job;
+		pp_plan plan;
+		long long gpus;
+		pp_run_info info;
+		pp_error err;
+		pp_status st = pp_run_inputs(runs, i, &m, &s, &job, &plan, &gpus, &info, &err);
+		if (st == PP_EINPUT) {
+			print_message("skipped %s: %s\n", pp_runs_id(runs, i), err.text);
+			continue;
+		}
+		assert_int_equal(st, PP_OK);
+		st = pp_estimate_run(&m, &s, &job, &plan, gpus, est, &err);
+		assert_int_equal(st, PP_OK);
+		/* pp_memory_peak agrees with the estimate's peak stage. */
+		pp_stage_memory peak;
+		assert_int_equal(pp_memory_peak(&m, &s, &job, &est->plan, &peak, &err), PP_OK);
+		assert_true(peak.total_bytes == est->memory.total_bytes);
+		evaluated++;
+		if (!est->fits) {
+			const pp_stage_memory *sm = &est->memory;
+			print_message("DOES NOT FIT %s: %.1f of %.1f GiB (weights %.1f, grads %.1f, "
+			              "optimizer %.1f, activations %.1f, other %.1f)\n",
+			              info.id, sm->total_bytes / GIB, est->capacity_bytes / GIB,
+			              sm->weights_bytes / GIB, sm->gradients_bytes / GIB,
+			              sm->optimizer_bytes / GIB, sm->activations_bytes / GIB,
+			              sm->other_bytes / GIB);
+			bad++;
+		}
+	}
+	free(est);
+	pp_runs_free(runs);
+	print_message("evaluated %zu of %zu records, %zu judged not to fit\n", evaluated, n, bad);
+	assert_true(evaluated >= 120);
+	assert_int_equal(bad, 0);
+}
+
+/* A minimal record in the public file's schema. */
+static const char *const mini =
+	"{\"records\": [{\"id\": \"mini\", \"source\": {\"title\": \"T\"},"
+	" \"model\": {\"name\": \"Llama 2 7B\", \"num_layers\": 32, \"hidden_size\": 4096,"
+	"  \"num_attention_heads\": 32, \"num_kv_heads\": null, \"ffn_hidden_size\": 11008,"
+	"  \"vocab_size\": 32000, \"seq_length\": 4096, \"moe\": null, \"arch_notes\": null},"
+	" \"hardware\": {\"gpu_type\": \"H100-SXM5-80GB (DGX H100)\", \"num_gpus\": 16},"
+	" \"parallelism\": {\"tp\": 2, \"pp\": 1, \"dp\": null, \"cp\": null, \"ep\": null,"
+	"  \"virtual_pipeline_size\": null, \"sequence_parallel\": null,"
+	"  \"zero_or_dist_optimizer\": \"PyTorch FSDP SHARD_GRAD_OP\","
+	"  \"activation_recompute\": null, \"model_parallel_size\": null},"
+	" \"batch\": {\"micro_batch_size\": null, \"global_batch_size\": null,"
+	"  \"global_batch_tokens\": 1048576},"
+	" \"precision\": \"BF16 (inferred)\","
+	" \"measured\": {\"tflops_per_gpu\": 400, \"tflops_definition\": \"model\","
+	"  \"mfu\": 0.4, \"peak_memory_GiB\": 60}},"
+	" {\"id\": \"odd\", \"model\": {\"name\": \"Falcon 7B\"}, \"hardware\": {}},"
+	" {\"id\": \"gpu\", \"model\": {\"name\": \"Llama 2 7B\"},"
+	"  \"hardware\": {\"gpu_type\": \"TPU v5p\", \"num_gpus\": 8}}]}";
+
+static void test_fill_rules(void **state)
+{
+	(void)state;
+	pp_runs *runs = NULL;
+	pp_error err;
+	assert_int_equal(pp_runs_from_json(mini, strlen(mini), "mini", &runs, &err), PP_OK);
+	assert_int_equal(pp_runs_count(runs), 3);
+	pp_model m;
+	pp_system s;
+	pp_job job;
+	pp_plan plan;
+	long long gpus;
+	pp_run_info info;
+	assert_int_equal(pp_run_inputs(runs, 0, &m, &s, &job, &plan, &gpus, &info, &err), PP_OK);
+	assert_string_equal(info.id, "mini");
+	assert_string_equal(info.system, "dgx-h100");
+	assert_true(info.tflops_per_gpu == 400 && info.mfu == 0.4 && isnan(info.hfu));
+	assert_true(info.peak_memory_bytes == 60 * GIB);
+	/* Llama family: gated, RMSNorm, RoPE, no biases, untied. */
+	assert_true(m.gated_mlp && m.norm == PP_NORM_RMSNORM && m.position == PP_POS_ROPE);
+	assert_true(!m.linear_bias && !m.tied_embeddings);
+	assert_int_equal(m.num_kv_heads, 32);
+	assert_true(info.fills & PP_FILL_KV_HEADS);
+	assert_int_equal(job.global_batch, 256);
+	assert_true(info.fills & PP_FILL_GBS);
+	assert_int_equal(plan.dp, 8);
+	assert_int_equal(plan.zero, 2);
+	assert_int_equal(plan.mbs, 1);
+	assert_true(plan.sp); /* unknown, tp > 1 */
+	assert_true(info.fills & (PP_FILL_MBS | PP_FILL_SP | PP_FILL_RECOMPUTE | PP_FILL_PRECISION));
+	assert_int_equal(job.precision, PP_PREC_BF16);
+	assert_int_equal(plan.recompute, PP_RECOMPUTE_NONE); /* lightest that fits */
+	assert_int_equal(gpus, 16);
+
+	/* Unknown family and unknown GPU are skipped with the reason. */
+	assert_int_equal(pp_run_inputs(runs, 1, &m, &s, &job, &plan, &gpus, &info, &err),
+	                 PP_EINPUT);
+	assert_string_equal(info.id, "odd");
+	assert_int_equal(pp_run_inputs(runs, 2, &m, &s, &job, &plan, &gpus, &info, &err),
+	                 PP_EINPUT);
+	assert_non_null(strstr(err.text, "unknown GPU"));
+	assert_int_equal(pp_run_inputs(runs, 3, &m, &s, &job, &plan, &gpus, &info, &err),
+	                 PP_EINPUT);
+	pp_runs_free(runs);
+
+	/* Not a run file. */
+	assert_int_equal(pp_runs_from_json("{\"x\": 1}", 8, "bad", &runs, &err), PP_EINPUT);
+	assert_null(runs);
+	assert_int_equal(pp_runs_from_json("{\"records\": [", 13, "bad", &runs, &err), PP_EINPUT);
+	assert_true(err.line >= 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fill_rules),
+		cmocka_unit_test(test_public_runs_fit),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -100,7 +100,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		cli_message("missing command: estimate, list, help or version (try 'paraplan help')");
+		cli_message("missing command (try 'paraplan help' for the list)");
 		return EXIT_BADINPUT;
 	}
 	const char *verb = argv[1];

@@ -506,14 +506,14 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 		return SKIP(path, "precision not stated");
 	if (has(prec, "fp8")) {
 		job->precision = PP_PREC_FP8;
+	} else if (has(prec, "16-bit") || has(prec, "unspecified") || has(prec, "not stated")) {
+		job->precision = PP_PREC_BF16;
+		fill(info, PP_FILL_PRECISION,
+		     "16-bit type unspecified: bf16 (fp16 has the same memory footprint)");
 	} else if (has(prec, "bf16")) {
 		job->precision = PP_PREC_BF16;
 	} else if (has(prec, "fp16")) {
 		job->precision = PP_PREC_FP16;
-	} else if (has(prec, "16-bit") || has(prec, "mixed precision")) {
-		job->precision = PP_PREC_BF16;
-		fill(info, PP_FILL_PRECISION,
-		     "16-bit type unspecified: bf16 (fp16 has the same memory footprint)");
 	} else if (has(prec, "fp32") || has(prec, "tf32")) {
 		job->precision = PP_PREC_FP32;
 	} else {

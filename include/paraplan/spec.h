@@ -145,7 +145,7 @@ typedef struct pp_system {
 	double nic_latency_s;
 	bool nvls;                      /* NVLink SHARP in-switch reductions */
 	double usd_per_gpu_hour;        /* rental price, 0 if unknown */
-	/* Framework overheads on every GPU (see data/framework/default.json). */
+	/* Framework overheads on every GPU (see data/framework/megatron.json). */
 	double comm_buffer_bytes;       /* NCCL and framework communication buffers */
 	double allocator_fraction;      /* caching-allocator fragmentation, fraction of the peak */
 	double fp8_weight_copy_bytes;   /* per GEMM parameter: FP8 weight (+ transpose) cache */
@@ -155,6 +155,12 @@ typedef struct pp_system {
 	double nvls_gain;               /* NVLS all-reduce bus bandwidth over ring's, 0 = none */
 	double dp_overlap;              /* fraction of the last backward that hides DP traffic */
 	double iteration_overhead_s;    /* per-iteration fixed cost: data loading, logging, sync */
+	/* Training-framework behaviour (data/framework/NAME.json). */
+	char framework[PP_NAME_MAX];    /* "megatron" (default), "llm-foundry", "deepspeed", ... */
+	double logit_bytes;             /* bytes kept per logit element for the loss's backward */
+	double loss_transient_bytes;    /* extra bytes per logit element while the loss runs */
+	double zero3_live_params;       /* ZeRO-3 parameters gathered at once; 0 = two whole layers */
+	double zero3_bucket_params;     /* ZeRO-3 unsharded gradient elements at once; 0 = a layer */
 	char source[PP_SOURCE_MAX];
 } pp_system;
 
@@ -246,6 +252,13 @@ pp_status pp_system_preset(const char *name, pp_system *out, pp_error *err);
 pp_status pp_model_load(const char *path, pp_model *out, pp_error *err);
 pp_status pp_gpu_load(const char *path, pp_gpu *out, pp_error *err);
 pp_status pp_system_load(const char *path, pp_system *out, pp_error *err);
+
+/*
+ * Apply the training framework `name` (a data/framework preset: "megatron",
+ * "llm-foundry", "deepspeed", ...) to `s`: its loss, ZeRO-3 and overhead
+ * parameters replace the system's.
+ */
+pp_status pp_system_set_framework(pp_system *s, const char *name, pp_error *err);
 
 /* A preset name, or a path if `ref` names an existing file. */
 pp_status pp_model_resolve(const char *ref, pp_model *out, pp_error *err);

@@ -658,6 +658,18 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 	}
 	plan->zero = z;
 
+	/* The training framework, from what the source says it ran (never per
+	 * record): MosaicML's benchmarks ran llm-foundry; DeepSpeed's ZeRO or
+	 * pipeline engine runs with DeepSpeed's defaults; the rest are Megatron. */
+	const char *ps = jstr(jp, "pipeline_schedule");
+	const char *fw = "megatron";
+	if (has(info->title, "llm-foundry") || has(info->title, "MosaicML"))
+		fw = "llm-foundry";
+	else if ((zs && has(zs, "DeepSpeed")) || (ps && has(ps, "DeepSpeed")))
+		fw = "deepspeed";
+	if ((st = pp_system_set_framework(system, fw, err)))
+		return st;
+
 	long long mbs = jint(jb, "micro_batch_size", &bad);
 	if (mbs <= 0) {
 		mbs = 1;

@@ -43,13 +43,19 @@ static pp_status read_eff(json_t *obj, const char *source, const char *prefix, p
 	return PP_OK;
 }
 
-/* The framework defaults file, parsed; the caller json_decref's *root. */
-static pp_status framework_json(json_t **root, const char **path, pp_error *err)
+/* A framework file (default: "default"), parsed; the caller json_decref's *root. */
+static pp_status framework_named(const char *name, json_t **root, const char **path,
+                                 pp_error *err)
 {
 	const ppi_preset_file *f;
-	TRY(ppi_preset_find(PP_KIND_FRAMEWORK, "default", &f, err));
+	TRY(ppi_preset_find(PP_KIND_FRAMEWORK, name, &f, err));
 	*path = f->path;
 	return ppi_json_parse_object(f->text, strlen(f->text), f->path, root, err);
+}
+
+static pp_status framework_json(json_t **root, const char **path, pp_error *err)
+{
+	return framework_named("default", root, path, err);
 }
 
 pp_status ppi_gpu_read(json_t *obj, const char *source, const char *prefix, pp_gpu *out,
@@ -71,7 +77,7 @@ pp_status ppi_gpu_read(json_t *obj, const char *source, const char *prefix, pp_g
 	TRY(ppi_get_num(&r, "fp8_flops", false, 0, MAX_FLOPS, &g.fp8_flops));
 	TRY(ppi_get_num(&r, "nvlink_bytes_per_s", false, 0, MAX_BW, &g.nvlink_bytes_per_s));
 	TRY(ppi_get_num(&r, "cuda_context_bytes", true, 0, 1e11, &g.cuda_context_bytes));
-	/* Efficiencies: the defaults of data/framework/default.json, then the GPU's own. */
+	/* Efficiencies: the defaults of data/framework/megatron.json, then the GPU's own. */
 	json_t *fw;
 	const char *fw_path;
 	TRY(framework_json(&fw, &fw_path, err));
@@ -117,7 +123,9 @@ static const char *const framework_keys[] = {"name",           "source",
                                              "fp8_weight_copy_bytes", "nvlink_eff",
                                              "nic_eff", "nvls_gain", "dp_overlap",
                                              "iteration_overhead_s", "gpu_efficiency",
-                                             NULL};
+                                             "aliases", "logit_bytes",
+                                             "loss_transient_bytes", "zero3_live_params",
+                                             "zero3_bucket_params", NULL};
 
 static pp_status read_framework(json_t *obj, const char *source, const char *prefix,
                                 pp_system *s, pp_error *err)
@@ -132,6 +140,10 @@ static pp_status read_framework(json_t *obj, const char *source, const char *pre
 	TRY(ppi_get_num(&r, "nvls_gain", false, 0, 4, &s->nvls_gain));
 	TRY(ppi_get_num(&r, "dp_overlap", false, 0, 1, &s->dp_overlap));
 	TRY(ppi_get_num(&r, "iteration_overhead_s", false, 0, 100, &s->iteration_overhead_s));
+	TRY(ppi_get_num(&r, "logit_bytes", false, 0, 16, &s->logit_bytes));
+	TRY(ppi_get_num(&r, "loss_transient_bytes", false, 0, 16, &s->loss_transient_bytes));
+	TRY(ppi_get_num(&r, "zero3_live_params", false, 0, 1e13, &s->zero3_live_params));
+	TRY(ppi_get_num(&r, "zero3_bucket_params", false, 0, 1e13, &s->zero3_bucket_params));
 	return PP_OK;
 }
 
@@ -141,6 +153,29 @@ pp_status ppi_framework_defaults(pp_system *s, pp_error *err)
 	const char *path;
 	TRY(framework_json(&root, &path, err));
 	pp_status st = read_framework(root, path, "", s, err);
+	if (!st)
+		ppi_strlcpy(s->framework, json_string_value(json_object_get(root, "name")),
+		            sizeof s->framework);
+	json_decref(root);
+	return st;
+}
+
+pp_status pp_system_set_framework(pp_system *s, const char *name, pp_error *err)
+{
+	json_t *root;
+	const char *path;
+	pp_status st = framework_named(name, &root, &path, err);
+	if (st) {
+		ppi_strlcpy(err->field, "framework", sizeof err->field);
+		return st;
+	}
+	/* Start from the defaults so a framework file states only what differs. */
+	st = ppi_framework_defaults(s, err);
+	if (!st)
+		st = read_framework(root, path, "", s, err);
+	if (!st)
+		ppi_strlcpy(s->framework, json_string_value(json_object_get(root, "name")),
+		            sizeof s->framework);
 	json_decref(root);
 	return st;
 }

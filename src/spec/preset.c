@@ -7,6 +7,7 @@
 #include "spec_int.h"
 
 static const char *const kind_names[] = {"model", "GPU", "system", "framework"};
+static const char *const kind_lists[] = {"models", "gpus", "systems", "frameworks"};
 
 size_t pp_preset_count(pp_kind kind)
 {
@@ -58,10 +59,10 @@ pp_status ppi_preset_find(pp_kind kind, const char *name, const ppi_preset_file 
 	char near[200];
 	const char *k = kind_names[kind];
 	if (ppi_suggest_render(&sg, near, sizeof near))
-		return ppi_fail(err, "", NULL, "unknown %s '%s'; did you mean %s? (paraplan list %ss)",
-		                k, name, near, kind == PP_KIND_GPU ? "gpu" : k);
-	return ppi_fail(err, "", NULL, "unknown %s '%s' (paraplan list %ss)", k, name,
-	                kind == PP_KIND_GPU ? "gpu" : k);
+		return ppi_fail(err, "", NULL, "unknown %s '%s'; did you mean %s? (paraplan list %s)",
+		                k, name, near, kind_lists[kind]);
+	return ppi_fail(err, "", NULL, "unknown %s '%s' (paraplan list %s)", k, name,
+	                kind_lists[kind]);
 }
 
 /* Parse the preset `name` of `kind` into the struct `out` points to. */

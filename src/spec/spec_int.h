@@ -36,7 +36,7 @@ pp_status ppi_system_read(json_t *obj, const char *source, const char *prefix, p
 bool ppi_is_hf_config(json_t *obj);
 pp_status ppi_model_read_hf(json_t *obj, const char *source, pp_model *out, pp_error *err);
 
-/* Framework defaults (data/framework/default.json) applied to a system. */
+/* Framework defaults (data/framework/megatron.json) applied to a system. */
 pp_status ppi_framework_defaults(pp_system *s, pp_error *err);
 
 #endif

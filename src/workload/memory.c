@@ -290,10 +290,10 @@ pp_status pp_memory_stage(const pp_model *m, const pp_system *s, const pp_job *j
 		double held = p->schedule == PP_SCHED_GPIPE ? (double)p->microbatches : 1.0;
 		double vocab_local = (double)m->vocab / t;
 		double per_mb = norm_act(&c, h) + c.T * h * c.lin_b / c.sp_div +
-		                c.T * vocab_local * FP32_BYTES + c.T * TOKEN_ID_BYTES;
+		                c.T * vocab_local * s->logit_bytes + c.T * TOKEN_ID_BYTES;
 		out->act_logits_bytes = held * per_mb;
-		/* bf16 logits and their fp32 gradient exist while the loss runs. */
-		logits_transient = c.T * vocab_local * (ACT_BYTES + FP32_BYTES);
+		/* What the loss holds beyond that while it runs (framework-specific). */
+		logits_transient = c.T * vocab_local * s->loss_transient_bytes;
 	}
 	out->activations_bytes =
 		out->act_layers_bytes + out->act_embedding_bytes + out->act_logits_bytes;
@@ -310,8 +310,14 @@ pp_status pp_memory_stage(const pp_model *m, const pp_system *s, const pp_job *j
 	}
 	if (p->zero >= 3) {
 		/* FSDP/ZeRO-3: the current and the prefetched layer unsharded, plus the
-		 * current layer's unsharded gradient before its reduce-scatter. */
-		double z = max_layer_params * (2 * wb + job->grad_bytes);
+		 * current layer's unsharded gradient before its reduce-scatter; DeepSpeed
+		 * bounds both by its live-parameter and bucket budgets. */
+		double gathered = 2 * max_layer_params, grads = max_layer_params;
+		if (s->zero3_live_params > 0 && s->zero3_live_params < gathered)
+			gathered = s->zero3_live_params; /* DeepSpeed gathers within a budget */
+		if (s->zero3_bucket_params > 0 && s->zero3_bucket_params < grads)
+			grads = s->zero3_bucket_params;
+		double z = gathered * wb + grads * job->grad_bytes;
 		if (z > tr)
 			tr = z;
 	}

@@ -2,10 +2,13 @@
  * paraplan validate: judge paraplan's predictions against published,
  * measured training runs (shared/validation/public-runs.json).
  *
- * --memory (the default, and for now the only check): every published run
- * ran, so it fit in GPU memory; a plan paraplan judges not to fit is a wrong
- * prediction.  Per record: the plan as read (fills listed), the predicted peak
- * per-GPU memory and its fraction of HBM.  Then counts and the distribution.
+ * Default: throughput, like for like (pp_run_compare): per record the metric,
+ * measured, predicted and signed error; then counts and the mean absolute
+ * percentage error overall, per source and per scale (GPU count).
+ *
+ * --memory: every published run ran, so it fit in GPU memory; a plan paraplan
+ * judges not to fit is a wrong prediction.  Per record: the plan as read
+ * (fills listed), the predicted peak per-GPU memory and its fraction of HBM.
  */
 #include <getopt.h>
 #include <jansson.h>
@@ -38,7 +41,7 @@ static void validate_usage(FILE *f)
 	        "public-runs.json,\n"
 	        "                else ../shared/validation/public-runs.json, else the installed\n"
 	        "                <prefix>/share/paraplan/public-runs.json)\n"
-	        "  --memory      judge the predicted peak memory per GPU (the default)\n"
+	        "  --memory      judge the predicted peak memory per GPU instead of throughput\n"
 	        "  --json        JSON instead of text\n");
 }
 
@@ -80,6 +83,7 @@ typedef struct row {
 	pp_run_info info;
 	pp_estimate est;
 	double fraction; /* peak / HBM */
+	pp_comparison speed, mem;
 } row;
 
 typedef struct skip {
@@ -164,7 +168,6 @@ static void print_text(FILE *f, const char *data, const row *rows, size_t nrows,
 		        nrows % 2 ? sorted[nrows / 2]
 		                  : 0.5 * (sorted[nrows / 2 - 1] + sorted[nrows / 2]),
 		        sorted[nrows - 1]);
-	fprintf(f, "throughput: not yet modelled\n");
 }
 
 static json_t *num_or_null(double v)
@@ -258,7 +261,185 @@ static int print_json(FILE *f, const char *data, const row *rows, size_t nrows,
 		json_object_set_new(sum, "fraction_max", json_real(sorted[nrows - 1]));
 	}
 	json_object_set_new(root, "summary", sum);
-	json_object_set_new(root, "throughput", json_string("not yet modelled"));
+	int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', f);
+	json_decref(root);
+	return rc;
+}
+
+/* Short name of a source: its title up to the first comma or parenthesis. */
+static void source_name(const char *title, char *out, size_t n)
+{
+	size_t k = strcspn(title, ",(");
+	if (k >= n)
+		k = n - 1;
+	memcpy(out, title, k);
+	while (k > 0 && out[k - 1] == ' ')
+		k--;
+	out[k] = '\0';
+}
+
+/* Mean absolute error of the rows `keep` selects; *count gets how many. */
+typedef bool (*row_filter)(const row *r, const void *arg);
+static double mape(const row *rows, size_t nrows, bool mem, row_filter keep, const void *arg,
+                   size_t *count)
+{
+	double sum = 0;
+	size_t k = 0;
+	for (size_t i = 0; i < nrows; i++) {
+		const pp_comparison *c = mem ? &rows[i].mem : &rows[i].speed;
+		if (c->metric == PP_METRIC_NONE || !isfinite(c->error))
+			continue;
+		if (keep && !keep(&rows[i], arg))
+			continue;
+		sum += fabs(c->error);
+		k++;
+	}
+	*count = k;
+	return k ? sum / k : NAN;
+}
+
+static bool same_source(const row *r, const void *arg)
+{
+	char a[96];
+	source_name(r->info.title, a, sizeof a);
+	return strcmp(a, (const char *)arg) == 0;
+}
+
+/* GPU-count bands for "how error varies with scale". */
+static const long long scale_edges[] = {64, 512, 4096, 1LL << 40};
+static const char *const scale_names[] = {"<=64 GPUs", "65-512 GPUs", "513-4096 GPUs",
+                                          ">4096 GPUs"};
+static bool in_scale(const row *r, const void *arg)
+{
+	int b = *(const int *)arg;
+	long long lo = b ? scale_edges[b - 1] : 0;
+	return r->est.gpus > lo && r->est.gpus <= scale_edges[b];
+}
+
+/* Distinct source names of the rows, in order of first appearance. */
+static size_t sources_of(const row *rows, size_t nrows, char (*names)[96], size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < nrows; i++) {
+		char a[96];
+		source_name(rows[i].info.title, a, sizeof a);
+		size_t k = 0;
+		while (k < n && strcmp(names[k], a) != 0)
+			k++;
+		if (k == n && n < max)
+			snprintf(names[n++], sizeof names[0], "%s", a);
+	}
+	return n;
+}
+
+static void print_speed_text(FILE *f, const char *data, const row *rows, size_t nrows,
+                             const skip *skips, size_t nskips)
+{
+	fprintf(f, "paraplan validate: %zu records from %s\n\n", nrows + nskips, data);
+	fprintf(f, "%-52s %-20s %6s %12s %12s %8s\n", "id", "metric", "gpus", "measured",
+	        "predicted", "error");
+	size_t none = 0;
+	for (size_t i = 0; i < nrows; i++) {
+		const row *r = &rows[i];
+		if (r->speed.metric == PP_METRIC_NONE) {
+			none++;
+			continue;
+		}
+		fprintf(f, "%-52s %-20s %6lld %12.4g %12.4g %+7.1f%%\n", r->info.id,
+		        pp_metric_name(r->speed.metric), r->est.gpus, r->speed.measured,
+		        r->speed.predicted, 100 * r->speed.error);
+	}
+	if (nskips) {
+		fprintf(f, "\nskipped:\n");
+		for (size_t i = 0; i < nskips; i++)
+			fprintf(f, "  %-52s %s\n", skips[i].id, skips[i].reason);
+	}
+	size_t n;
+	double all = mape(rows, nrows, false, NULL, NULL, &n);
+	fprintf(f, "\nevaluated %zu, skipped %zu", n, nskips + none);
+	if (none)
+		fprintf(f, " (%zu without a throughput measurement)", none);
+	fprintf(f, "\nMAPE %.1f%% over %zu records\n", 100 * all, n);
+	char names[32][96];
+	size_t ns = sources_of(rows, nrows, names, 32);
+	fprintf(f, "\nby source:\n");
+	for (size_t k = 0; k < ns; k++) {
+		double e = mape(rows, nrows, false, same_source, names[k], &n);
+		if (n)
+			fprintf(f, "  %-60.60s %4zu records  MAPE %5.1f%%\n", names[k], n, 100 * e);
+	}
+	fprintf(f, "\nby scale:\n");
+	for (int b = 0; b < 4; b++) {
+		double e = mape(rows, nrows, false, in_scale, &b, &n);
+		if (n)
+			fprintf(f, "  %-16s %4zu records  MAPE %5.1f%%\n", scale_names[b], n, 100 * e);
+	}
+	double mm = mape(rows, nrows, true, NULL, NULL, &n);
+	if (n)
+		fprintf(f, "\nmemory MAPE %.1f%% over %zu records with a measured peak\n", 100 * mm,
+		        n);
+	else
+		fprintf(f, "\nmemory: no record reports a measured peak (memory_mape null)\n");
+}
+
+static int print_speed_json(FILE *f, const char *data, const row *rows, size_t nrows,
+                            const skip *skips, size_t nskips)
+{
+	json_t *root = json_object();
+	json_object_set_new(root, "data", json_string(data));
+	json_t *arr = json_array();
+	size_t none = 0;
+	for (size_t i = 0; i < nrows; i++) {
+		const row *r = &rows[i];
+		if (r->speed.metric == PP_METRIC_NONE) {
+			none++;
+			continue;
+		}
+		char src[96];
+		source_name(r->info.title, src, sizeof src);
+		json_t *o = json_pack("{s:s,s:s,s:f,s:f,s:f,s:s,s:I,s:s}", "id", r->info.id,
+		                      "metric", pp_metric_name(r->speed.metric), "measured",
+		                      r->speed.measured, "predicted", r->speed.predicted, "error",
+		                      r->speed.error, "source", src, "gpus", (json_int_t)r->est.gpus,
+		                      "system", r->info.system);
+		if (r->mem.metric != PP_METRIC_NONE)
+			json_object_set_new(o, "memory_error", json_real(r->mem.error));
+		json_t *fl = json_array();
+		for (int k = 0; k < r->info.nfilled; k++)
+			json_array_append_new(fl, json_string(r->info.filled[k]));
+		json_object_set_new(o, "filled", fl);
+		json_array_append_new(arr, o);
+	}
+	json_object_set_new(root, "records", arr);
+	size_t n;
+	double all = mape(rows, nrows, false, NULL, NULL, &n);
+	json_object_set_new(root, "evaluated", json_integer((json_int_t)n));
+	json_object_set_new(root, "skipped", json_integer((json_int_t)(nskips + none)));
+	json_object_set_new(root, "mape", num_or_null(all));
+	json_t *bys = json_object();
+	char names[32][96];
+	size_t ns = sources_of(rows, nrows, names, 32);
+	for (size_t k = 0; k < ns; k++) {
+		double e = mape(rows, nrows, false, same_source, names[k], &n);
+		if (n)
+			json_object_set_new(bys, names[k], json_real(e));
+	}
+	json_object_set_new(root, "mape_by_source", bys);
+	json_t *byg = json_object();
+	for (int b = 0; b < 4; b++) {
+		double e = mape(rows, nrows, false, in_scale, &b, &n);
+		if (n)
+			json_object_set_new(byg, scale_names[b], json_real(e));
+	}
+	json_object_set_new(root, "mape_by_scale", byg);
+	double mm = mape(rows, nrows, true, NULL, NULL, &n);
+	json_object_set_new(root, "memory_mape", num_or_null(mm));
+	json_t *sk = json_array();
+	for (size_t i = 0; i < nskips; i++)
+		json_array_append_new(sk, json_pack("{s:s,s:s}", "id", skips[i].id, "reason",
+		                                    skips[i].reason));
+	json_object_set_new(root, "skipped_records", sk);
 	int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	fputc('\n', f);
 	json_decref(root);
@@ -268,7 +449,7 @@ static int print_json(FILE *f, const char *data, const row *rows, size_t nrows,
 int cli_validate(int argc, char **argv)
 {
 	const char *data = NULL;
-	bool json = false;
+	bool json = false, memory = false;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -278,7 +459,8 @@ int cli_validate(int argc, char **argv)
 			data = optarg;
 			break;
 		case OPT_MEMORY:
-			break; /* the default (and only) check for now */
+			memory = true;
+			break;
 		case OPT_JSON:
 			json = true;
 			break;
@@ -348,12 +530,18 @@ int cli_validate(int argc, char **argv)
 			break;
 		}
 		r->fraction = r->est.memory.total_bytes / r->est.capacity_bytes;
+		pp_run_compare(&r->info, &r->est, &r->speed, &r->mem);
 		sorted[nrows] = r->fraction;
 		nrows++;
 	}
 	if (rc == EXIT_ANSWERED) {
 		qsort(sorted, nrows, sizeof *sorted, cmp_double);
-		if (json) {
+		if (!memory && json) {
+			if (print_speed_json(stdout, data, rows, nrows, skips, nskips))
+				rc = EXIT_INTERNAL;
+		} else if (!memory) {
+			print_speed_text(stdout, data, rows, nrows, skips, nskips);
+		} else if (json) {
 			if (print_json(stdout, data, rows, nrows, skips, nskips, sorted))
 				rc = EXIT_INTERNAL;
 		} else {

@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "estimate.h"
 #include "spec.h"
 
 #ifdef __cplusplus
@@ -102,6 +103,39 @@ const char *pp_runs_id(const pp_runs *runs, size_t i);
 pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_system *system,
                         pp_job *job, pp_plan *plan, long long *gpus, pp_run_info *info,
                         pp_error *err);
+
+/* ------------------------------------------------------------ comparison */
+
+typedef enum pp_metric {
+	PP_METRIC_NONE = 0,
+	PP_METRIC_ITERATION_S,     /* seconds per iteration */
+	PP_METRIC_TOKENS_PER_S,    /* tokens per second per GPU */
+	PP_METRIC_TFLOPS,          /* TFLOP/s per GPU in the source's own FLOP count */
+	PP_METRIC_MFU,             /* model FLOPs utilisation on the source's peak basis */
+	PP_METRIC_HFU,
+	PP_METRIC_PEAK_MEMORY,     /* bytes per GPU */
+} pp_metric;
+
+const char *pp_metric_name(pp_metric m);
+
+/* One like-for-like comparison; error = (predicted - measured) / measured. */
+typedef struct pp_comparison {
+	pp_metric metric;
+	double measured;
+	double predicted;
+	double error;
+} pp_comparison;
+
+/*
+ * Compare an estimate with what the record measured, like for like: iteration
+ * time or tokens/s when the record gives them; otherwise its TFLOP/s counted
+ * the way its `tflops_definition` says (model FLOPs; hardware FLOPs with
+ * recompute; Megatron SC'21 Eq. 3); otherwise MFU or HFU.  `speed` gets the
+ * throughput comparison (metric NONE when the record measured none), `memory`
+ * (may be NULL) the peak-memory one (NONE when not measured).
+ */
+void pp_run_compare(const pp_run_info *info, const pp_estimate *e, pp_comparison *speed,
+                    pp_comparison *memory);
 
 #ifdef __cplusplus
 }

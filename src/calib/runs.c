@@ -134,18 +134,7 @@ static json_t *jbool(json_t *obj, const char *key)
 /* Case-insensitive substring search. */
 static bool has(const char *hay, const char *needle)
 {
-	if (!hay)
-		return false;
-	size_t n = strlen(needle);
-	for (const char *p = hay; *p; p++) {
-		size_t i = 0;
-		while (i < n && p[i] &&
-		       tolower((unsigned char)p[i]) == tolower((unsigned char)needle[i]))
-			i++;
-		if (i == n)
-			return true;
-	}
-	return false;
+	return ppi_contains(hay, needle);
 }
 
 static void fill(pp_run_info *info, unsigned bit, const char *fmt, ...) PPI_PRINTF(3, 4);

@@ -79,6 +79,22 @@ pp_status ppi_fail_at(pp_error *err, const char *source, int line, int column, c
 	return st;
 }
 
+bool ppi_contains(const char *hay, const char *needle)
+{
+	if (!hay)
+		return false;
+	size_t n = strlen(needle);
+	for (const char *p = hay; *p; p++) {
+		size_t i = 0;
+		while (i < n && p[i] &&
+		       tolower((unsigned char)p[i]) == tolower((unsigned char)needle[i]))
+			i++;
+		if (i == n)
+			return true;
+	}
+	return false;
+}
+
 bool ppi_streq(const char *a, const char *b)
 {
 	if (!a || !b)

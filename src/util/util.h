@@ -24,6 +24,8 @@ pp_status ppi_fail(pp_error *err, const char *source, const char *field, const c
 pp_status ppi_fail_at(pp_error *err, const char *source, int line, int column, const char *fmt,
                       ...) PPI_PRINTF(5, 6);
 
+/* Case-insensitive substring test; false when `hay` is NULL. */
+bool ppi_contains(const char *hay, const char *needle);
 /* Case-insensitive equality. */
 bool ppi_streq(const char *a, const char *b);
 /* Copy with truncation; always NUL-terminates when n > 0. */

@@ -19,8 +19,9 @@ bool pp_model_layer_is_moe(const pp_model *m, int layer)
 	if (m->moe.num_experts <= 0 || layer < m->moe.first_k_dense)
 		return false;
 	int freq = m->moe.layer_freq > 0 ? m->moe.layer_freq : 1;
-	/* HF's convention (Qwen2-MoE decoder_sparse_step, DeepSeek moe_layer_freq):
-	 * layer i is sparse when (i + 1) % freq == 0 after the dense prefix. */
+	/* Qwen2-MoE's decoder_sparse_step convention: layer i is sparse when
+	 * (i + 1) % freq == 0 after the dense prefix (the HF reader converts
+	 * DeepSeek's i % moe_layer_freq == 0 into this form). */
 	return ((layer - m->moe.first_k_dense + 1) % freq) == 0;
 }
 
@@ -285,7 +286,15 @@ pp_status ppi_model_read(json_t *obj, const char *source, const char *prefix, pp
 		                &m.moe.expert_ffn_hidden));
 		TRY(ppi_get_int(&q, "num_shared_experts", false, 0, 65536,
 		                &m.moe.num_shared_experts));
-		m.moe.shared_ffn_hidden = m.moe.num_shared_experts * m.moe.expert_ffn_hidden;
+		long long shared = (long long)m.moe.num_shared_experts * m.moe.expert_ffn_hidden;
+		if (shared > 16777216) {
+			char path[PP_ERROR_FIELD_MAX];
+			return ppi_fail(err, source, ppi_obj_path(&q, "num_shared_experts", path,
+			                                          sizeof path),
+			                "%d shared experts of %d make an MLP wider than 16777216",
+			                m.moe.num_shared_experts, m.moe.expert_ffn_hidden);
+		}
+		m.moe.shared_ffn_hidden = (int)shared;
 		TRY(ppi_get_int(&q, "shared_ffn_hidden_size", false, 0, 16777216,
 		                &m.moe.shared_ffn_hidden));
 		TRY(ppi_get_bool(&q, "shared_expert_gate", false, &m.moe.shared_expert_gate));

@@ -27,13 +27,12 @@ cmake --build "$build" -j"$jobs" >/dev/null
 seeds() {
 	local name=$1
 	case $name in
-	fuzz_model_json) ls "$here"/data/models/*.json "$here"/tests/cli/*/model*.json \
-		"$here"/tests/cli/*/moe*.json ;;
+	fuzz_model_json | fuzz_hf) ls "$here"/data/models/*.json "$here"/tests/data/hf/*.json \
+		"$here"/tests/cli/*/model*.json "$here"/tests/cli/*/moe*.json ;;
 	fuzz_system_json) ls "$here"/data/systems/*.json "$here"/data/gpus/*.json \
 		"$here"/tests/cli/*/system*.json ;;
-	*) ;;
+	*) find "$here/data" "$here/tests/data" -name '*.json' 2>/dev/null ;;
 	esac 2>/dev/null || true
-	find "$here/tests/data" -name '*.json' 2>/dev/null || true
 }
 
 mkdir -p "$build/artifacts"

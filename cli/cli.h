@@ -4,6 +4,7 @@
 #ifndef PARAPLAN_CLI_H
 #define PARAPLAN_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "paraplan/paraplan.h"
@@ -34,5 +35,8 @@ int cli_out_close(cli_out *o, int ok);
 int cli_estimate(int argc, char **argv);
 int cli_list(int argc, char **argv);
 int cli_validate(int argc, char **argv);
+int cli_calibrate(int argc, char **argv);
+/* The default run-records file (public-runs.json) into `out`; false if none. */
+bool cli_default_data(char *out, size_t n);
 
 #endif

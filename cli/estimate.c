@@ -15,6 +15,7 @@ enum {
 	OPT_MODEL = 256, OPT_SYSTEM, OPT_GPUS, OPT_GBS, OPT_SEQ, OPT_TOKENS, OPT_PRECISION, OPT_TP,
 	OPT_PP, OPT_DP, OPT_CP, OPT_EP, OPT_ETP, OPT_VP, OPT_MBS, OPT_ZERO, OPT_RECOMPUTE, OPT_SP,
 	OPT_SCHEDULE, OPT_ORDER, OPT_JSON, OPT_GRAD, OPT_OPTIMIZER, OPT_FLASH, OPT_OUTPUT,
+	OPT_TP_OVERLAP, OPT_EP_OVERLAP, OPT_FRAMEWORK, OPT_PRICE,
 	OPT_HELP
 };
 
@@ -42,6 +43,10 @@ static const struct option long_opts[] = {
 	{"grad-dtype", required_argument, 0, OPT_GRAD},
 	{"optimizer", required_argument, 0, OPT_OPTIMIZER},
 	{"flash", required_argument, 0, OPT_FLASH},
+	{"tp-overlap", required_argument, 0, OPT_TP_OVERLAP},
+	{"ep-overlap", required_argument, 0, OPT_EP_OVERLAP},
+	{"framework", required_argument, 0, OPT_FRAMEWORK},
+	{"usd-per-gpu-hour", required_argument, 0, OPT_PRICE},
 	{"output", required_argument, 0, OPT_OUTPUT},
 	{"json", no_argument, 0, OPT_JSON},
 	{"help", no_argument, 0, OPT_HELP},
@@ -68,6 +73,10 @@ static void estimate_usage(FILE *f)
 	        "  --recompute R    none (default), selective or full\n"
 	        "  --sp on|off      sequence parallelism (default off)\n"
 	        "  --flash on|off   fused/flash attention (default on)\n"
+	        "  --tp-overlap on|off  TP communication overlapped with GEMMs (default off)\n"
+	        "  --ep-overlap on|off  EP all-to-all overlapped with compute (default off)\n"
+	        "  --framework F    megatron (default), llm-foundry or deepspeed behaviour\n"
+	        "  --usd-per-gpu-hour P  price for the cost (default: the system preset's)\n"
 	        "  --schedule S     1f1b (default), gpipe, interleaved or zb\n"
 	        "  --order O        rank order, default tp-cp-ep-dp-pp\n"
 	        "  --json           JSON instead of text\n"
@@ -179,7 +188,8 @@ static void command_line_source(pp_error *err)
 
 int cli_estimate(int argc, char **argv)
 {
-	const char *model_ref = NULL, *system_ref = NULL, *output = NULL;
+	const char *model_ref = NULL, *system_ref = NULL, *output = NULL, *framework = NULL;
+	double price = -1;
 	long long gpus = 0;
 	bool json = false, have_gbs = false, have_seq = false;
 	pp_job job;
@@ -240,6 +250,20 @@ int cli_estimate(int argc, char **argv)
 		case OPT_RECOMPUTE: st = pp_recompute_parse(v, "", &plan.recompute, &err); break;
 		case OPT_SP: rc = parse_onoff(c, v, &plan.sp); break;
 		case OPT_FLASH: rc = parse_onoff(c, v, &plan.flash); break;
+		case OPT_TP_OVERLAP: rc = parse_onoff(c, v, &plan.tp_overlap); break;
+		case OPT_EP_OVERLAP: rc = parse_onoff(c, v, &plan.ep_overlap); break;
+		case OPT_FRAMEWORK: framework = v; break;
+		case OPT_PRICE: {
+			char *end;
+			errno = 0;
+			price = strtod(v, &end);
+			if (errno || end == v || *end || !isfinite(price) || price < 0 || price > 1e4) {
+				cli_message("--usd-per-gpu-hour: expected a price in 0..10000, got '%s'",
+				            v);
+				rc = EXIT_BADINPUT;
+			}
+			break;
+		}
 		case OPT_SCHEDULE: st = pp_schedule_parse(v, "", &plan.schedule, &err); break;
 		case OPT_ORDER:
 			if (strlen(v) >= sizeof plan.order) {
@@ -291,6 +315,12 @@ int cli_estimate(int argc, char **argv)
 			snprintf(err.field, sizeof err.field, "--system");
 		return cli_fail(st, &err);
 	}
+	if (framework && (st = pp_system_set_framework(&sys, framework, &err))) {
+		snprintf(err.field, sizeof err.field, "--framework");
+		return cli_fail(st, &err);
+	}
+	if (price >= 0)
+		sys.usd_per_gpu_hour = price;
 	pp_estimate *e = malloc(sizeof *e);
 	if (!e) {
 		cli_message("out of memory");

@@ -51,7 +51,7 @@ static bool readable(const char *path)
 }
 
 /* The default data file; false when none of the places has it. */
-static bool default_data(char *out, size_t n)
+bool cli_default_data(char *out, size_t n)
 {
 	const char *shared = getenv("PARAPLAN_SHARED_DIR");
 	if (shared && shared[0]) {
@@ -482,7 +482,7 @@ int cli_validate(int argc, char **argv)
 	}
 	char path[PATH_MAX + 64];
 	if (!data) {
-		if (!default_data(path, sizeof path)) {
+		if (!cli_default_data(path, sizeof path)) {
 			cli_message("validate: no run records found: set PARAPLAN_SHARED_DIR or pass "
 			            "--data FILE");
 			return EXIT_BADINPUT;

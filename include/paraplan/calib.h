@@ -47,9 +47,10 @@ typedef enum pp_run_fill {
 	PP_FILL_GBS = 1u << 13,        /* global batch from global_batch_tokens / seq */
 	PP_FILL_PRECISION = 1u << 14,  /* 16-bit unspecified, or precision inferred by the dataset */
 	PP_FILL_ETP = 1u << 15,        /* expert tensor parallelism unknown: tp if valid, else 1 */
+	PP_FILL_TP_OVERLAP = 1u << 16, /* TP comm overlap unknown: on for NeMo/Megatron-Bridge */
 } pp_run_fill;
 
-#define PP_RUN_FILL_KINDS 16
+#define PP_RUN_FILL_KINDS 17
 #define PP_RUN_FILLS_MAX 16
 #define PP_RUN_FILL_TEXT_MAX 192
 #define PP_RUN_ID_MAX 128
@@ -136,6 +137,46 @@ typedef struct pp_comparison {
  */
 void pp_run_compare(const pp_run_info *info, const pp_estimate *e, pp_comparison *speed,
                     pp_comparison *memory);
+
+/* ------------------------------------------------------------ calibration */
+
+/*
+ * Fitting a GPU's efficiency parameters to the records measured on it, as an
+ * init / iterate / test loop (like GSL's fsolver):
+ *
+ *     pp_fit *f;  pp_fit_new(runs, "h100-sxm", &f, &err);
+ *     do { pp_fit_iterate(f); } while (!pp_fit_test(f, 1e-4) && pp_fit_iterations(f) < 50);
+ *     pp_fit_result(f, &eff, &net); pp_fit_free(f);
+ *
+ * The objective is the MAPE of pp_run_compare over the records measured on the
+ * GPU; one coordinate-descent sweep per iterate over the GPU's efficiencies
+ * (gemm, gemm_fp8, gemm_half_flops, attn, memory, kernel_s) and the network
+ * efficiencies (nvlink_eff, nic_eff) of the systems those records ran on.
+ * One set of parameters per GPU: no record gets its own.
+ */
+typedef struct pp_fit pp_fit;
+
+typedef struct pp_fit_net {
+	double nvlink_eff;
+	double nic_eff;
+} pp_fit_net;
+
+/* Loads the records measured on `gpu` (a GPU preset name).  *out is freed by
+ * pp_fit_free.  PP_EINPUT when no record of the file ran on that GPU. */
+pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_error *err);
+/* Names of the systems the fit's records ran on (pointers into the fit). */
+size_t pp_fit_systems(const pp_fit *f, const char **names, size_t max);
+/* One sweep over all parameters.  Never fails on a loaded fit. */
+void pp_fit_iterate(pp_fit *f);
+/* True when the last sweep improved the MAPE by less than `tol` (absolute). */
+bool pp_fit_test(const pp_fit *f, double tol);
+int pp_fit_iterations(const pp_fit *f);
+size_t pp_fit_records(const pp_fit *f);
+/* MAPE at the starting (preset) parameters and at the current ones. */
+double pp_fit_mape_start(const pp_fit *f);
+double pp_fit_mape(const pp_fit *f);
+void pp_fit_result(const pp_fit *f, pp_gpu_eff *eff, pp_fit_net *net);
+void pp_fit_free(pp_fit *f);
 
 #ifdef __cplusplus
 }

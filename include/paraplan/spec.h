@@ -112,6 +112,7 @@ typedef struct pp_layer_params {
  */
 typedef struct pp_gpu_eff {
 	double gemm;            /* fraction of the dense tensor peak a large GEMM sustains */
+	double gemm_fp8;        /* the same for FP8 GEMMs, as a fraction of the FP8 peak */
 	double gemm_half_flops; /* FLOPs of one GEMM at which it reaches half of `gemm` */
 	double attn;            /* fraction of the tensor peak of the fused attention kernels */
 	double memory;          /* fraction of HBM bandwidth memory-bound kernels sustain */
@@ -161,6 +162,9 @@ typedef struct pp_system {
 	double loss_transient_bytes;    /* extra bytes per logit element while the loss runs */
 	double zero3_live_params;       /* ZeRO-3 parameters gathered at once; 0 = two whole layers */
 	double zero3_bucket_params;     /* ZeRO-3 unsharded gradient elements at once; 0 = a layer */
+	double zero3_overlap;           /* fraction of a layer's compute that hides its ZeRO-3 traffic */
+	double tp_overlap_hidden;       /* fraction of TP traffic hidden when tp_overlap is on */
+	double ep_overlap_hidden;       /* fraction of EP traffic hidden when ep_overlap is on */
 	char source[PP_SOURCE_MAX];
 } pp_system;
 
@@ -207,6 +211,9 @@ typedef struct pp_plan {
 	pp_recompute recompute;
 	bool sp;                     /* sequence parallelism (with tp > 1) */
 	bool flash;                  /* fused/flash attention: no s x s score matrices kept */
+	bool tp_overlap;             /* TP communication overlapped with GEMMs (Megatron
+	                                --tp-comm-overlap, userbuffers) */
+	bool ep_overlap;             /* EP all-to-all overlapped with another micro-batch's compute */
 	pp_schedule schedule;
 	char order[PP_ORDER_MAX];    /* rank order, innermost first, e.g. "tp-cp-ep-dp-pp" */
 	/* Derived by pp_plan_resolve: */

@@ -152,7 +152,7 @@ static void fill(pp_run_info *info, unsigned bit, const char *fmt, ...)
 
 static const char *const fill_names[PP_RUN_FILL_KINDS] = {
 	"kv_heads", "ffn", "head_dim", "layers", "tp/pp", "dp", "cp", "ep",
-	"vp", "sp", "zero", "recompute", "mbs", "gbs", "precision", "etp"};
+	"vp", "sp", "zero", "recompute", "mbs", "gbs", "precision", "etp", "tp_overlap"};
 
 const char *pp_run_fill_name(unsigned bit)
 {
@@ -459,6 +459,10 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 	if (!info->gpu_type[0])
 		return SKIP(path, "GPU type not stated");
 	const char *sys = gpu_system(info->gpu_type);
+	/* BLOOM's Jean Zay nodes have the DGX A100's GPUs but an Omni-Path fabric. */
+	const char *net = jstr(jget(rec, "hardware"), "inter_node_network");
+	if (sys && net && has(net, "Omni-Path") && has(info->gpu_type, "A100"))
+		sys = "jean-zay-a100";
 	if (!sys)
 		return SKIP(path, "unknown GPU '%s' (no entry in the alias table)", info->gpu_type);
 	ppi_strlcpy(info->system, sys, sizeof info->system);
@@ -613,6 +617,18 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 		     "the largest share; an upper bound)",
 		     m->num_layers, unit, padded);
 		m->num_layers = padded;
+	}
+
+	/* TP communication overlap: stated in the record's notes, or the default
+	 * of NVIDIA's NeMo / Megatron-Bridge performance recipes when tp > 1. */
+	const char *other = jstr(jp, "other");
+	if (tp > 1 && other && has(other, "tp-comm-overlap")) {
+		plan->tp_overlap = true;
+	} else if (tp > 1 && (has(info->title, "Megatron-Bridge") || has(info->title, "NeMo"))) {
+		plan->tp_overlap = true;
+		fill(info, PP_FILL_TP_OVERLAP,
+		     "TP communication overlap unknown: on (NeMo/Megatron-Bridge performance "
+		     "recipes enable tp_comm_overlap)");
 	}
 
 	json_t *jsp = jbool(jp, "sequence_parallel");

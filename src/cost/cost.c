@@ -117,7 +117,9 @@ double pp_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 		/* Efficiency grows with the work of one GEMM: small GEMMs cannot fill
 		 * the GPU (waves, tails); F/(F + F_half) saturates at `gemm`. */
 		double one = op->flops / count;
-		double eff = e->gemm * one / (one + e->gemm_half_flops);
+		bool fp8 = prec == PP_PREC_FP8 && op->fp8 && g->fp8_flops > 0;
+		double top = fp8 && e->gemm_fp8 > 0 ? e->gemm_fp8 : e->gemm;
+		double eff = top * one / (one + e->gemm_half_flops);
 		double tc = op->flops / (tensor_peak(g, prec, op->fp8) * eff);
 		double tm = op->bytes / bw;
 		return (tc > tm ? tc : tm) + e->kernel_s;

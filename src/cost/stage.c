@@ -138,9 +138,9 @@ pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job
 		if (over > 0)
 			a.exposed[PP_GROUP_CP] += over;
 	}
-	out->tp_s = a.exposed[PP_GROUP_TP];
+	out->tp_s = a.exposed[PP_GROUP_TP] * (p->tp_overlap ? 1 - s->tp_overlap_hidden : 1);
 	out->cp_s = a.exposed[PP_GROUP_CP];
-	out->ep_s = a.exposed[PP_GROUP_EP];
+	out->ep_s = a.exposed[PP_GROUP_EP] * (p->ep_overlap ? 1 - s->ep_overlap_hidden : 1);
 	out->model_flops = a.model_flops;
 	out->hw_flops = a.hw_flops;
 	out->tp_bytes = a.bytes[PP_GROUP_TP];
@@ -163,13 +163,21 @@ pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job
 	double wb = job->precision == PP_PREC_FP32 ? 4.0 : 2.0;
 	if (p->zero >= 3 && p->dp * p->cp > 1) {
 		const pp_layout *l = &lay[PP_GROUP_DP];
-		double ag = pp_coll_time(s, l, PP_COLL_ALLGATHER, layer_params_max * wb, NULL);
-		double rs = pp_coll_time(s, l, PP_COLL_REDUCESCATTER,
-		                         layer_params_max * job->grad_bytes, NULL);
+		/* DeepSpeed moves a layer in buckets (prefetch/reduce bucket of
+		 * zero3_bucket_params), each paying a collective's latency; FSDP moves
+		 * the whole layer unit at once. */
+		double chunk = layer_params_max, chunks = 1;
+		if (s->zero3_bucket_params > 0 && s->zero3_bucket_params < layer_params_max) {
+			chunk = s->zero3_bucket_params;
+			chunks = layer_params_max / chunk;
+		}
+		double ag = chunks * pp_coll_time(s, l, PP_COLL_ALLGATHER, chunk * wb, NULL);
+		double rs = chunks * pp_coll_time(s, l, PP_COLL_REDUCESCATTER,
+		                                  chunk * job->grad_bytes, NULL);
 		double per_layer_comm = 2 * ag + rs;
 		double per_layer_comp =
 			layers ? (out->fwd_compute_s + out->bwd_compute_s) / layers : 0;
-		double over = per_layer_comm - per_layer_comp;
+		double over = per_layer_comm - s->zero3_overlap * per_layer_comp;
 		out->zero3_s = over > 0 ? over * layers : 0;
 		out->dp_bytes += (2 * layer_params_max * wb + layer_params_max * job->grad_bytes) *
 		                 layers * (double)(l->size - 1) / l->size;

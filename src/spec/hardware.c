@@ -26,7 +26,7 @@ static const char *const gpu_keys[] = {
 	"name", "aliases", "source", "sources", "notes", "memory_bytes", "memory_bw_bytes_per_s",
 	"fp32_flops", "tf32_flops", "fp16_flops", "bf16_flops", "fp8_flops", "nvlink_bytes_per_s",
 	"cuda_context_bytes", "efficiency", NULL};
-static const char *const eff_keys[] = {"gemm", "gemm_half_flops", "attn", "memory", "kernel_s",
+static const char *const eff_keys[] = {"gemm", "gemm_fp8", "gemm_half_flops", "attn", "memory", "kernel_s",
                                        "source", "notes", NULL};
 
 /* Read an "efficiency" object over the values already in `e`. */
@@ -36,6 +36,7 @@ static pp_status read_eff(json_t *obj, const char *source, const char *prefix, p
 	ppi_obj r = {obj, source, prefix, err};
 	TRY(ppi_obj_keys(&r, eff_keys));
 	TRY(ppi_get_num(&r, "gemm", false, 0.01, 1, &e->gemm));
+	TRY(ppi_get_num(&r, "gemm_fp8", false, 0.01, 1, &e->gemm_fp8));
 	TRY(ppi_get_num(&r, "gemm_half_flops", false, 0, 1e15, &e->gemm_half_flops));
 	TRY(ppi_get_num(&r, "attn", false, 0.01, 1, &e->attn));
 	TRY(ppi_get_num(&r, "memory", false, 0.01, 1, &e->memory));
@@ -125,7 +126,9 @@ static const char *const framework_keys[] = {"name",           "source",
                                              "iteration_overhead_s", "gpu_efficiency",
                                              "aliases", "logit_bytes",
                                              "loss_transient_bytes", "zero3_live_params",
-                                             "zero3_bucket_params", NULL};
+                                             "zero3_bucket_params", "zero3_overlap",
+                                             "tp_overlap_hidden", "ep_overlap_hidden",
+                                             NULL};
 
 static pp_status read_framework(json_t *obj, const char *source, const char *prefix,
                                 pp_system *s, pp_error *err)
@@ -144,6 +147,9 @@ static pp_status read_framework(json_t *obj, const char *source, const char *pre
 	TRY(ppi_get_num(&r, "loss_transient_bytes", false, 0, 16, &s->loss_transient_bytes));
 	TRY(ppi_get_num(&r, "zero3_live_params", false, 0, 1e13, &s->zero3_live_params));
 	TRY(ppi_get_num(&r, "zero3_bucket_params", false, 0, 1e13, &s->zero3_bucket_params));
+	TRY(ppi_get_num(&r, "zero3_overlap", false, 0, 1, &s->zero3_overlap));
+	TRY(ppi_get_num(&r, "tp_overlap_hidden", false, 0, 1, &s->tp_overlap_hidden));
+	TRY(ppi_get_num(&r, "ep_overlap_hidden", false, 0, 1, &s->ep_overlap_hidden));
 	return PP_OK;
 }
 

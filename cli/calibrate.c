@@ -1,0 +1,125 @@
+/*
+ * paraplan calibrate: fit each GPU's efficiency parameters (and its systems'
+ * network efficiencies) to the published runs measured on it (pp_fit), and
+ * print them for the presets.
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <string.h>
+
+#include "cli.h"
+#include "paraplan/calib.h"
+
+enum { OPT_DATA = 256, OPT_GPU, OPT_HELP };
+
+static const struct option calibrate_opts[] = {{"data", required_argument, 0, OPT_DATA},
+                                               {"gpu", required_argument, 0, OPT_GPU},
+                                               {"help", no_argument, 0, OPT_HELP},
+                                               {0, 0, 0, 0}};
+
+static int fit_one(const pp_runs *runs, const char *gpu)
+{
+	pp_fit *f;
+	pp_error err;
+	pp_status st = pp_fit_new(runs, gpu, &f, &err);
+	if (st)
+		return cli_fail(st, &err);
+	do
+		pp_fit_iterate(f);
+	while (!pp_fit_test(f, 1e-4) && pp_fit_iterations(f) < 30);
+	pp_gpu_eff e;
+	pp_fit_net net;
+	pp_fit_result(f, &e, &net);
+	const char *sys[16];
+	size_t ns = pp_fit_systems(f, sys, 16);
+	printf("%-14s %3zu records  MAPE %5.1f%% -> %5.1f%% after %d sweeps  systems:", gpu,
+	       pp_fit_records(f), 100 * pp_fit_mape_start(f), 100 * pp_fit_mape(f),
+	       pp_fit_iterations(f));
+	for (size_t k = 0; k < ns; k++)
+		printf(" %s", sys[k]);
+	putchar('\n');
+	printf("  gpu \"efficiency\": {\"gemm\": %.3f, \"gemm_fp8\": %.3f, \"gemm_half_flops\": "
+	       "%.3g, \"attn\": %.3f, \"memory\": %.3f, \"kernel_s\": %.3g}\n",
+	       e.gemm, e.gemm_fp8, e.gemm_half_flops, e.attn, e.memory, e.kernel_s);
+	printf("  system \"framework\": {\"nvlink_eff\": %.3f, \"nic_eff\": %.3f}\n",
+	       net.nvlink_eff, net.nic_eff);
+	pp_fit_free(f);
+	return EXIT_ANSWERED;
+}
+
+int cli_calibrate(int argc, char **argv)
+{
+	const char *data = NULL;
+	const char *systems[16];
+	int nsys = 0, c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", calibrate_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_DATA: data = optarg; break;
+		case OPT_GPU:
+			if (nsys == 16) {
+				cli_message("calibrate: at most 16 --gpu options");
+				return EXIT_BADINPUT;
+			}
+			systems[nsys++] = optarg;
+			break;
+		case OPT_HELP:
+			printf("usage: paraplan calibrate [--data FILE] [--gpu G]...\n"
+			       "Fits each GPU's efficiencies (and its systems' network efficiencies)\n"
+			       "to the runs measured on it (default: every GPU the records use).\n");
+			return EXIT_ANSWERED;
+		case ':':
+			cli_message("calibrate: option '%s' needs a value", argv[optind - 1]);
+			return EXIT_BADINPUT;
+		default:
+			cli_message("calibrate: unknown option '%s'", argv[optind - 1]);
+			return EXIT_BADINPUT;
+		}
+	}
+	if (optind < argc) {
+		cli_message("calibrate: unexpected argument '%s'", argv[optind]);
+		return EXIT_BADINPUT;
+	}
+	char path[PATH_MAX + 64];
+	if (!data) {
+		if (!cli_default_data(path, sizeof path)) {
+			cli_message("calibrate: no run records found: set PARAPLAN_SHARED_DIR or pass "
+			            "--data FILE");
+			return EXIT_BADINPUT;
+		}
+		data = path;
+	}
+	pp_runs *runs;
+	pp_error err;
+	pp_status st = pp_runs_load(data, &runs, &err);
+	if (st)
+		return cli_fail(st, &err);
+	if (nsys == 0) {
+		/* Every GPU some record ran on, in order of appearance. */
+		static char names[16][PP_NAME_MAX];
+		for (size_t i = 0; i < pp_runs_count(runs) && nsys < 16; i++) {
+			pp_model m;
+			pp_system s;
+			pp_job j;
+			pp_plan p;
+			long long g;
+			pp_run_info info;
+			if (pp_run_inputs(runs, i, &m, &s, &j, &p, &g, &info, &err))
+				continue;
+			int k = 0;
+			while (k < nsys && strcmp(names[k], s.gpu.name) != 0)
+				k++;
+			if (k == nsys) {
+				snprintf(names[nsys], sizeof names[0], "%s", s.gpu.name);
+				systems[nsys] = names[nsys];
+				nsys++;
+			}
+		}
+	}
+	int rc = EXIT_ANSWERED;
+	for (int k = 0; k < nsys && rc == EXIT_ANSWERED; k++)
+		rc = fit_one(runs, systems[k]);
+	pp_runs_free(runs);
+	return rc;
+}

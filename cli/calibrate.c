@@ -10,23 +10,45 @@
 #include "cli.h"
 #include "paraplan/calib.h"
 
-enum { OPT_DATA = 256, OPT_GPU, OPT_HELP };
+enum { OPT_DATA = 256, OPT_GPU, OPT_CV, OPT_HELP };
 
 static const struct option calibrate_opts[] = {{"data", required_argument, 0, OPT_DATA},
                                                {"gpu", required_argument, 0, OPT_GPU},
+                                               {"cross-validate", no_argument, 0, OPT_CV},
                                                {"help", no_argument, 0, OPT_HELP},
                                                {0, 0, 0, 0}};
 
-static int fit_one(const pp_runs *runs, const char *gpu)
+static void run_fit(pp_fit *f)
+{
+	do
+		pp_fit_iterate(f);
+	while (!pp_fit_test(f, 1e-4) && pp_fit_iterations(f) < 30);
+}
+
+/* Leave-one-out: refit without each record and predict it. */
+static void cross_validate(pp_fit *f, double *sum, size_t *count)
+{
+	size_t n = pp_fit_records(f);
+	for (size_t k = 0; k < n; k++) {
+		pp_fit_hold_out(f, k);
+		run_fit(f);
+		double e = pp_fit_error(f, k);
+		if (e == e) {
+			*sum += e < 0 ? -e : e;
+			(*count)++;
+		}
+	}
+}
+
+static int fit_one(const pp_runs *runs, const char *gpu, bool cv, double *cv_sum,
+                   size_t *cv_n)
 {
 	pp_fit *f;
 	pp_error err;
 	pp_status st = pp_fit_new(runs, gpu, &f, &err);
 	if (st)
 		return cli_fail(st, &err);
-	do
-		pp_fit_iterate(f);
-	while (!pp_fit_test(f, 1e-4) && pp_fit_iterations(f) < 30);
+	run_fit(f);
 	pp_gpu_eff e;
 	pp_fit_net net;
 	pp_fit_result(f, &e, &net);
@@ -43,6 +65,14 @@ static int fit_one(const pp_runs *runs, const char *gpu)
 	       e.gemm, e.gemm_fp8, e.gemm_half_flops, e.attn, e.memory, e.kernel_s);
 	printf("  system \"framework\": {\"nvlink_eff\": %.3f, \"nic_eff\": %.3f}\n",
 	       net.nvlink_eff, net.nic_eff);
+	if (cv) {
+		double sum = 0;
+		size_t n = 0;
+		cross_validate(f, &sum, &n);
+		printf("  leave-one-out MAPE %.1f%% over %zu records\n", n ? 100 * sum / n : 0.0, n);
+		*cv_sum += sum;
+		*cv_n += n;
+	}
 	pp_fit_free(f);
 	return EXIT_ANSWERED;
 }
@@ -52,6 +82,7 @@ int cli_calibrate(int argc, char **argv)
 	const char *data = NULL;
 	const char *systems[16];
 	int nsys = 0, c;
+	bool cv = false;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", calibrate_opts, NULL)) != -1) {
@@ -64,8 +95,9 @@ int cli_calibrate(int argc, char **argv)
 			}
 			systems[nsys++] = optarg;
 			break;
+		case OPT_CV: cv = true; break;
 		case OPT_HELP:
-			printf("usage: paraplan calibrate [--data FILE] [--gpu G]...\n"
+			printf("usage: paraplan calibrate [--data FILE] [--gpu G]... [--cross-validate]\n"
 			       "Fits each GPU's efficiencies (and its systems' network efficiencies)\n"
 			       "to the runs measured on it (default: every GPU the records use).\n");
 			return EXIT_ANSWERED;
@@ -118,8 +150,13 @@ int cli_calibrate(int argc, char **argv)
 		}
 	}
 	int rc = EXIT_ANSWERED;
+	double cv_sum = 0;
+	size_t cv_n = 0;
 	for (int k = 0; k < nsys && rc == EXIT_ANSWERED; k++)
-		rc = fit_one(runs, systems[k]);
+		rc = fit_one(runs, systems[k], cv, &cv_sum, &cv_n);
+	if (cv && cv_n)
+		printf("\nleave-one-out MAPE over all GPUs: %.1f%% (%zu records)\n", 100 * cv_sum / cv_n,
+		       cv_n);
 	pp_runs_free(runs);
 	return rc;
 }

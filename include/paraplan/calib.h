@@ -176,6 +176,11 @@ size_t pp_fit_records(const pp_fit *f);
 double pp_fit_mape_start(const pp_fit *f);
 double pp_fit_mape(const pp_fit *f);
 void pp_fit_result(const pp_fit *f, pp_gpu_eff *eff, pp_fit_net *net);
+/* Cross-validation: restart the fit from its neutral point with record k
+ * (0-based among pp_fit_records) left out of the objective... */
+void pp_fit_hold_out(pp_fit *f, size_t k);
+/* ...and, after iterating, the signed error of record k at the fitted values. */
+double pp_fit_error(pp_fit *f, size_t k);
 void pp_fit_free(pp_fit *f);
 
 #ifdef __cplusplus

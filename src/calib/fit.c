@@ -10,6 +10,7 @@
 #include "util/util.h"
 
 typedef struct fit_case {
+	bool excluded; /* held out (cross-validation) */
 	pp_model model;
 	pp_system system;
 	pp_job job;
@@ -68,26 +69,35 @@ static double *slot(pp_gpu_eff *e, pp_fit_net *net, int k)
 	}
 }
 
+/* Signed error of case i at parameters x (NAN when it cannot be compared). */
+static double case_error(pp_fit *f, size_t i, const double *x)
+{
+	fit_case *c = &f->cases[i];
+	pp_system s = c->system;
+	pp_fit_net net = {s.nvlink_eff, s.nic_eff};
+	for (int j = 0; j < NPARAMS; j++)
+		*slot(&s.gpu.eff, &net, j) = x[j];
+	s.nvlink_eff = net.nvlink_eff;
+	s.nic_eff = net.nic_eff;
+	pp_error err;
+	if (pp_estimate_run(&c->model, &s, &c->job, &c->plan, c->gpus, f->scratch, &err))
+		return NAN;
+	pp_comparison sp;
+	pp_run_compare(&c->info, f->scratch, &sp, NULL);
+	return sp.metric == PP_METRIC_NONE ? NAN : sp.error;
+}
+
 static double objective(pp_fit *f, const double *x)
 {
 	double sum = 0;
 	size_t k = 0;
 	for (size_t i = 0; i < f->n; i++) {
-		fit_case *c = &f->cases[i];
-		pp_system s = c->system;
-		pp_fit_net net = {s.nvlink_eff, s.nic_eff};
-		for (int j = 0; j < NPARAMS; j++)
-			*slot(&s.gpu.eff, &net, j) = x[j];
-		s.nvlink_eff = net.nvlink_eff;
-		s.nic_eff = net.nic_eff;
-		pp_error err;
-		if (pp_estimate_run(&c->model, &s, &c->job, &c->plan, c->gpus, f->scratch, &err))
+		if (f->cases[i].excluded)
 			continue;
-		pp_comparison sp;
-		pp_run_compare(&c->info, f->scratch, &sp, NULL);
-		if (sp.metric == PP_METRIC_NONE || !isfinite(sp.error))
+		double e = case_error(f, i, x);
+		if (!isfinite(e))
 			continue;
-		sum += fabs(sp.error);
+		sum += fabs(e);
 		k++;
 	}
 	return k ? sum / k : INFINITY;
@@ -238,4 +248,20 @@ size_t pp_fit_systems(const pp_fit *f, const char **names, size_t max)
 			names[n++] = f->cases[i].system.name;
 	}
 	return n;
+}
+
+void pp_fit_hold_out(pp_fit *f, size_t k)
+{
+	for (size_t i = 0; i < f->n; i++)
+		f->cases[i].excluded = i == k;
+	for (int j = 0; j < NPARAMS; j++)
+		f->x[j] = params[j].start;
+	f->mape = objective(f, f->x);
+	f->last_gain = INFINITY;
+	f->iterations = 0;
+}
+
+double pp_fit_error(pp_fit *f, size_t k)
+{
+	return k < f->n ? case_error(f, k, f->x) : NAN;
 }

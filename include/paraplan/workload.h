@@ -126,11 +126,12 @@ typedef struct pp_coll {
 	bool overlapped;   /* runs under compute that does not depend on it */
 } pp_coll;
 
-#define PP_MAX_OPS 48
-#define PP_MAX_COLLS 24
+#define PP_MAX_OPS 128
+#define PP_MAX_COLLS 48
 
 /* The work of one unit (a layer, the embedding, or the head) for one micro-batch. */
 typedef struct pp_work {
+	bool overflow; /* more operations than fit: a bug, reported by pp_stage_cost */
 	int nops;
 	pp_op ops[PP_MAX_OPS];
 	int ncolls;

@@ -29,11 +29,14 @@ typedef struct acc {
 	double hidden_cp[4];   /* overlappable CP traffic by phase */
 	double bytes[PP_NGROUPS];
 	double model_flops, hw_flops;
+	bool overflow;
 } acc;
 
 static void add_work(acc *a, const pp_work *w, const pp_system *s, const pp_job *job,
                      const pp_plan *p, const pp_layout *lay, double times)
 {
+	if (w->overflow)
+		a->overflow = true;
 	for (int i = 0; i < w->nops; i++) {
 		const pp_op *o = &w->ops[i];
 		double t = pp_op_time(&s->gpu, job->precision, o) * times;
@@ -127,6 +130,11 @@ pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job
 			dense_params += emb;
 	}
 
+	if (a.overflow) {
+		ppi_fail(err, "", "workload",
+		         "internal: a layer has more operations than PP_MAX_OPS/PP_MAX_COLLS hold");
+		return PP_EINTERNAL;
+	}
 	out->fwd_compute_s = a.compute[PP_PHASE_FWD];
 	out->recompute_s = a.compute[PP_PHASE_RECOMPUTE];
 	out->wgrad_compute_s = a.compute[PP_PHASE_BWD_WEIGHT];

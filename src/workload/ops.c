@@ -40,8 +40,10 @@ static void ctx_init(ctx *c, const pp_model *m, const pp_job *job, const pp_plan
 
 static pp_op *add_op(ctx *c, const char *name, pp_op_kind kind, pp_phase phase)
 {
-	if (c->w->nops >= PP_MAX_OPS)
+	if (c->w->nops >= PP_MAX_OPS) {
+		c->w->overflow = true;
 		return NULL;
+	}
 	pp_op *o = &c->w->ops[c->w->nops++];
 	memset(o, 0, sizeof *o);
 	o->name = name;
@@ -54,8 +56,12 @@ static pp_op *add_op(ctx *c, const char *name, pp_op_kind kind, pp_phase phase)
 static void add_coll(ctx *c, const char *name, pp_coll_kind kind, pp_group g, pp_phase phase,
                      double bytes, double count, bool overlapped)
 {
-	if (c->w->ncolls >= PP_MAX_COLLS || bytes <= 0 || count <= 0)
+	if (bytes <= 0 || count <= 0)
 		return;
+	if (c->w->ncolls >= PP_MAX_COLLS) {
+		c->w->overflow = true;
+		return;
+	}
 	pp_coll *x = &c->w->colls[c->w->ncolls++];
 	x->name = name;
 	x->kind = kind;

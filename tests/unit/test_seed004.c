@@ -242,11 +242,47 @@ static void test_inflight(void **state)
 	assert_rel(mem.inflight_layer_mbs, 8, 1e-12);
 }
 
+/* Exercise 6 with the full memory model: Llama-2-13B on 16 x A100-40GB, BF16
+ * gradients, full recompute, one 4096-token sequence per GPU: ZeRO-3 is the
+ * minimum stage that fits, and ZeRO-2 is "borderline" (within 10% of HBM but
+ * over it once activations and workspace are added). */
+static void test_exercise6_minimum_stage(void **state)
+{
+	(void)state;
+	pp_model m;
+	pp_system s;
+	pp_error err;
+	assert_int_equal(pp_model_preset("llama2-13b", &m, &err), PP_OK);
+	assert_int_equal(pp_system_preset("dgx-a100-40g", &s, &err), PP_OK);
+	pp_job job;
+	pp_job_init(&job);
+	job.grad_bytes = 2;
+	job.global_batch = 64;
+	job.seq_len = 4096;
+	int minimum = -1;
+	double z2_fraction = 0;
+	for (int z = 0; z <= 3; z++) {
+		pp_plan plan;
+		pp_plan_init(&plan);
+		plan.zero = z;
+		plan.recompute = PP_RECOMPUTE_FULL;
+		static pp_estimate e;
+		assert_int_equal(pp_estimate_run(&m, &s, &job, &plan, 16, &e, &err), PP_OK);
+		if (z == 2)
+			z2_fraction = e.memory.total_bytes / e.capacity_bytes;
+		if (e.fits && minimum < 0)
+			minimum = z;
+	}
+	assert_int_equal(minimum, 3);
+	assert_true(z2_fraction > 1.0 && z2_fraction < 1.1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_zero_table_70b),
 		cmocka_unit_test(test_exercise6_closed_form),
+		cmocka_unit_test(test_exercise6_minimum_stage),
 		cmocka_unit_test(test_exercise5_closed_form),
 		cmocka_unit_test(test_exercise2),
 		cmocka_unit_test(test_korthikanti),

@@ -9,6 +9,10 @@ int cli_list(int argc, char **argv)
 		const char *word;
 		pp_kind kind;
 	} kinds[] = {{"models", PP_KIND_MODEL}, {"gpus", PP_KIND_GPU}, {"systems", PP_KIND_SYSTEM}};
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		printf("usage: paraplan list models|gpus|systems\n");
+		return EXIT_ANSWERED;
+	}
 	if (argc != 2) {
 		cli_message("list: expected one argument, models, gpus or systems "
 		            "(usage: paraplan list models|gpus|systems)");

@@ -44,7 +44,7 @@ static pp_status parse_name(const char *s, const char *field, const char *const 
 
 pp_status pp_precision_parse(const char *s, const char *field, pp_precision *out, pp_error *err)
 {
-	int v;
+	int v = 0;
 	pp_status st = parse_name(s, field, precision_names, 4, &v, err);
 	if (!st)
 		*out = (pp_precision)v;
@@ -52,7 +52,7 @@ pp_status pp_precision_parse(const char *s, const char *field, pp_precision *out
 }
 pp_status pp_recompute_parse(const char *s, const char *field, pp_recompute *out, pp_error *err)
 {
-	int v;
+	int v = 0;
 	pp_status st = parse_name(s, field, recompute_names, 3, &v, err);
 	if (!st)
 		*out = (pp_recompute)v;
@@ -60,7 +60,7 @@ pp_status pp_recompute_parse(const char *s, const char *field, pp_recompute *out
 }
 pp_status pp_schedule_parse(const char *s, const char *field, pp_schedule *out, pp_error *err)
 {
-	int v;
+	int v = 0;
 	pp_status st = parse_name(s, field, schedule_names, 4, &v, err);
 	if (!st)
 		*out = (pp_schedule)v;

@@ -186,6 +186,14 @@ static double ring_half(const pp_system *s, int n, int nd, double V)
 	return lat + (double)(n - 1) / n * (tf > ts ? tf : ts);
 }
 
+/* Reduce-scatter plus all-gather of V inside a domain of nd GPUs (ring). */
+static double intra_pair(const pp_system *s, int nd, double V, double bw_f)
+{
+	if (nd <= 1)
+		return 0;
+	return 2 * (s->nvlink_latency_s * (nd - 1) + (double)(nd - 1) / nd * V / bw_f);
+}
+
 /* Two-tier: reduce-scatter inside the domain, all-reduce of 1/nd of the data
  * across domains on nd NICs in parallel, all-gather inside. */
 static double hier_allreduce(const pp_system *s, int n, int nd, double V)
@@ -193,9 +201,7 @@ static double hier_allreduce(const pp_system *s, int n, int nd, double V)
 	double bw_f, bw_s;
 	link_bw(s, &bw_f, &bw_s);
 	int nodes = n / nd;
-	double inner = nd > 1 ? 2 * (s->nvlink_latency_s * (nd - 1) +
-	                             (double)(nd - 1) / nd * V / bw_f)
-	                      : 0;
+	double inner = intra_pair(s, nd, V, bw_f);
 	double outer = 2.0 * (nodes - 1) * s->nic_latency_s +
 	               2.0 * (nodes - 1) / nodes * (V / nd) / bw_s;
 	return inner + outer;
@@ -207,10 +213,7 @@ static double tree_allreduce(const pp_system *s, int n, int nd, double V)
 	double bw_f, bw_s;
 	link_bw(s, &bw_f, &bw_s);
 	int nodes = n / nd;
-	double intra = nd > 1 ? 2 * (s->nvlink_latency_s * (nd - 1) +
-	                             (double)(nd - 1) / nd * V / bw_f)
-	                      : 0;
-	return intra + 2.0 * log2((double)nodes) * s->nic_latency_s + 2.0 * V / (nd * bw_s);
+	return intra_pair(s, nd, V, bw_f) + 2.0 * log2((double)nodes) * s->nic_latency_s + 2.0 * V / (nd * bw_s);
 }
 
 double pp_coll_time(const pp_system *s, const pp_layout *l, pp_coll_kind kind, double V,

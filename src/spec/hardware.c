@@ -6,12 +6,6 @@
 
 #include "spec_int.h"
 
-#define TRY(x)                                                                               \
-	do {                                                                                 \
-		pp_status st_ = (x);                                                         \
-		if (st_ != PP_OK)                                                            \
-			return st_;                                                          \
-	} while (0)
 
 /* Bounds wide enough for any accelerator in sight, narrow enough to catch a
  * value given in the wrong unit (GB instead of bytes, TFLOP/s instead of FLOP/s). */
@@ -34,13 +28,13 @@ static pp_status read_eff(json_t *obj, const char *source, const char *prefix, p
                           pp_error *err)
 {
 	ppi_obj r = {obj, source, prefix, err};
-	TRY(ppi_obj_keys(&r, eff_keys));
-	TRY(ppi_get_num(&r, "gemm", false, 0.01, 1, &e->gemm));
-	TRY(ppi_get_num(&r, "gemm_fp8", false, 0.01, 1, &e->gemm_fp8));
-	TRY(ppi_get_num(&r, "gemm_half_flops", false, 0, 1e15, &e->gemm_half_flops));
-	TRY(ppi_get_num(&r, "attn", false, 0.01, 1, &e->attn));
-	TRY(ppi_get_num(&r, "memory", false, 0.01, 1, &e->memory));
-	TRY(ppi_get_num(&r, "kernel_s", false, 0, 1e-3, &e->kernel_s));
+	PPI_TRY(ppi_obj_keys(&r, eff_keys));
+	PPI_TRY(ppi_get_num(&r, "gemm", false, 0.01, 1, &e->gemm));
+	PPI_TRY(ppi_get_num(&r, "gemm_fp8", false, 0.01, 1, &e->gemm_fp8));
+	PPI_TRY(ppi_get_num(&r, "gemm_half_flops", false, 0, 1e15, &e->gemm_half_flops));
+	PPI_TRY(ppi_get_num(&r, "attn", false, 0.01, 1, &e->attn));
+	PPI_TRY(ppi_get_num(&r, "memory", false, 0.01, 1, &e->memory));
+	PPI_TRY(ppi_get_num(&r, "kernel_s", false, 0, 1e-3, &e->kernel_s));
 	return PP_OK;
 }
 
@@ -49,7 +43,7 @@ static pp_status framework_named(const char *name, json_t **root, const char **p
                                  pp_error *err)
 {
 	const ppi_preset_file *f;
-	TRY(ppi_preset_find(PP_KIND_FRAMEWORK, name, &f, err));
+	PPI_TRY(ppi_preset_find(PP_KIND_FRAMEWORK, name, &f, err));
 	*path = f->path;
 	return ppi_json_parse_object(f->text, strlen(f->text), f->path, root, err);
 }
@@ -65,33 +59,33 @@ pp_status ppi_gpu_read(json_t *obj, const char *source, const char *prefix, pp_g
 	pp_gpu g;
 	memset(&g, 0, sizeof g);
 	ppi_obj r = {obj, source, prefix, err};
-	TRY(ppi_obj_keys(&r, gpu_keys));
-	TRY(ppi_get_str(&r, "name", true, g.name, sizeof g.name));
-	TRY(ppi_get_str(&r, "source", false, g.source, sizeof g.source));
-	TRY(ppi_get_num(&r, "memory_bytes", true, MIN_MEMORY, MAX_MEMORY, &g.memory_bytes));
-	TRY(ppi_get_num(&r, "memory_bw_bytes_per_s", true, MIN_BW, MAX_BW,
+	PPI_TRY(ppi_obj_keys(&r, gpu_keys));
+	PPI_TRY(ppi_get_str(&r, "name", true, g.name, sizeof g.name));
+	PPI_TRY(ppi_get_str(&r, "source", false, g.source, sizeof g.source));
+	PPI_TRY(ppi_get_num(&r, "memory_bytes", true, MIN_MEMORY, MAX_MEMORY, &g.memory_bytes));
+	PPI_TRY(ppi_get_num(&r, "memory_bw_bytes_per_s", true, MIN_BW, MAX_BW,
 	                &g.memory_bw_bytes_per_s));
-	TRY(ppi_get_num(&r, "fp32_flops", true, 1e11, MAX_FLOPS, &g.fp32_flops));
-	TRY(ppi_get_num(&r, "tf32_flops", false, 0, MAX_FLOPS, &g.tf32_flops));
-	TRY(ppi_get_num(&r, "fp16_flops", true, MIN_FLOPS, MAX_FLOPS, &g.fp16_flops));
-	TRY(ppi_get_num(&r, "bf16_flops", false, 0, MAX_FLOPS, &g.bf16_flops));
-	TRY(ppi_get_num(&r, "fp8_flops", false, 0, MAX_FLOPS, &g.fp8_flops));
-	TRY(ppi_get_num(&r, "nvlink_bytes_per_s", false, 0, MAX_BW, &g.nvlink_bytes_per_s));
-	TRY(ppi_get_num(&r, "cuda_context_bytes", true, 0, 1e11, &g.cuda_context_bytes));
+	PPI_TRY(ppi_get_num(&r, "fp32_flops", true, 1e11, MAX_FLOPS, &g.fp32_flops));
+	PPI_TRY(ppi_get_num(&r, "tf32_flops", false, 0, MAX_FLOPS, &g.tf32_flops));
+	PPI_TRY(ppi_get_num(&r, "fp16_flops", true, MIN_FLOPS, MAX_FLOPS, &g.fp16_flops));
+	PPI_TRY(ppi_get_num(&r, "bf16_flops", false, 0, MAX_FLOPS, &g.bf16_flops));
+	PPI_TRY(ppi_get_num(&r, "fp8_flops", false, 0, MAX_FLOPS, &g.fp8_flops));
+	PPI_TRY(ppi_get_num(&r, "nvlink_bytes_per_s", false, 0, MAX_BW, &g.nvlink_bytes_per_s));
+	PPI_TRY(ppi_get_num(&r, "cuda_context_bytes", true, 0, 1e11, &g.cuda_context_bytes));
 	/* Efficiencies: the defaults of data/framework/megatron.json, then the GPU's own. */
 	json_t *fw;
 	const char *fw_path;
-	TRY(framework_json(&fw, &fw_path, err));
+	PPI_TRY(framework_json(&fw, &fw_path, err));
 	json_t *def = json_object_get(fw, "gpu_efficiency");
 	pp_status st = def ? read_eff(def, fw_path, "gpu_efficiency", &g.eff, err) : PP_OK;
 	json_decref(fw);
 	if (st)
 		return PP_EINTERNAL;
 	json_t *own = NULL;
-	TRY(ppi_get_obj(&r, "efficiency", false, &own));
+	PPI_TRY(ppi_get_obj(&r, "efficiency", false, &own));
 	if (own) {
 		char sub[PP_ERROR_FIELD_MAX];
-		TRY(read_eff(own, source, ppi_obj_path(&r, "efficiency", sub, sizeof sub), &g.eff,
+		PPI_TRY(read_eff(own, source, ppi_obj_path(&r, "efficiency", sub, sizeof sub), &g.eff,
 		             err));
 	}
 	*out = g;
@@ -134,22 +128,22 @@ static pp_status read_framework(json_t *obj, const char *source, const char *pre
                                 pp_system *s, pp_error *err)
 {
 	ppi_obj r = {obj, source, prefix, err};
-	TRY(ppi_obj_keys(&r, framework_keys));
-	TRY(ppi_get_num(&r, "comm_buffer_bytes", false, 0, 1e11, &s->comm_buffer_bytes));
-	TRY(ppi_get_num(&r, "allocator_fraction", false, 0, 0.5, &s->allocator_fraction));
-	TRY(ppi_get_num(&r, "fp8_weight_copy_bytes", false, 0, 8, &s->fp8_weight_copy_bytes));
-	TRY(ppi_get_num(&r, "nvlink_eff", false, 0.01, 1, &s->nvlink_eff));
-	TRY(ppi_get_num(&r, "nic_eff", false, 0.01, 1, &s->nic_eff));
-	TRY(ppi_get_num(&r, "nvls_gain", false, 0, 4, &s->nvls_gain));
-	TRY(ppi_get_num(&r, "dp_overlap", false, 0, 1, &s->dp_overlap));
-	TRY(ppi_get_num(&r, "iteration_overhead_s", false, 0, 100, &s->iteration_overhead_s));
-	TRY(ppi_get_num(&r, "logit_bytes", false, 0, 16, &s->logit_bytes));
-	TRY(ppi_get_num(&r, "loss_transient_bytes", false, 0, 16, &s->loss_transient_bytes));
-	TRY(ppi_get_num(&r, "zero3_live_params", false, 0, 1e13, &s->zero3_live_params));
-	TRY(ppi_get_num(&r, "zero3_bucket_params", false, 0, 1e13, &s->zero3_bucket_params));
-	TRY(ppi_get_num(&r, "zero3_overlap", false, 0, 1, &s->zero3_overlap));
-	TRY(ppi_get_num(&r, "tp_overlap_hidden", false, 0, 1, &s->tp_overlap_hidden));
-	TRY(ppi_get_num(&r, "ep_overlap_hidden", false, 0, 1, &s->ep_overlap_hidden));
+	PPI_TRY(ppi_obj_keys(&r, framework_keys));
+	PPI_TRY(ppi_get_num(&r, "comm_buffer_bytes", false, 0, 1e11, &s->comm_buffer_bytes));
+	PPI_TRY(ppi_get_num(&r, "allocator_fraction", false, 0, 0.5, &s->allocator_fraction));
+	PPI_TRY(ppi_get_num(&r, "fp8_weight_copy_bytes", false, 0, 8, &s->fp8_weight_copy_bytes));
+	PPI_TRY(ppi_get_num(&r, "nvlink_eff", false, 0.01, 1, &s->nvlink_eff));
+	PPI_TRY(ppi_get_num(&r, "nic_eff", false, 0.01, 1, &s->nic_eff));
+	PPI_TRY(ppi_get_num(&r, "nvls_gain", false, 0, 4, &s->nvls_gain));
+	PPI_TRY(ppi_get_num(&r, "dp_overlap", false, 0, 1, &s->dp_overlap));
+	PPI_TRY(ppi_get_num(&r, "iteration_overhead_s", false, 0, 100, &s->iteration_overhead_s));
+	PPI_TRY(ppi_get_num(&r, "logit_bytes", false, 0, 16, &s->logit_bytes));
+	PPI_TRY(ppi_get_num(&r, "loss_transient_bytes", false, 0, 16, &s->loss_transient_bytes));
+	PPI_TRY(ppi_get_num(&r, "zero3_live_params", false, 0, 1e13, &s->zero3_live_params));
+	PPI_TRY(ppi_get_num(&r, "zero3_bucket_params", false, 0, 1e13, &s->zero3_bucket_params));
+	PPI_TRY(ppi_get_num(&r, "zero3_overlap", false, 0, 1, &s->zero3_overlap));
+	PPI_TRY(ppi_get_num(&r, "tp_overlap_hidden", false, 0, 1, &s->tp_overlap_hidden));
+	PPI_TRY(ppi_get_num(&r, "ep_overlap_hidden", false, 0, 1, &s->ep_overlap_hidden));
 	return PP_OK;
 }
 
@@ -157,7 +151,7 @@ pp_status ppi_framework_defaults(pp_system *s, pp_error *err)
 {
 	json_t *root;
 	const char *path;
-	TRY(framework_json(&root, &path, err));
+	PPI_TRY(framework_json(&root, &path, err));
 	pp_status st = read_framework(root, path, "", s, err);
 	if (!st)
 		ppi_strlcpy(s->framework, json_string_value(json_object_get(root, "name")),
@@ -192,9 +186,9 @@ pp_status ppi_system_read(json_t *obj, const char *source, const char *prefix, p
 	pp_system s;
 	memset(&s, 0, sizeof s);
 	ppi_obj r = {obj, source, prefix, err};
-	TRY(ppi_obj_keys(&r, system_keys));
-	TRY(ppi_get_str(&r, "name", true, s.name, sizeof s.name));
-	TRY(ppi_get_str(&r, "source", false, s.source, sizeof s.source));
+	PPI_TRY(ppi_obj_keys(&r, system_keys));
+	PPI_TRY(ppi_get_str(&r, "name", true, s.name, sizeof s.name));
+	PPI_TRY(ppi_get_str(&r, "source", false, s.source, sizeof s.source));
 	json_t *gv = json_object_get(obj, "gpu");
 	char path[PP_ERROR_FIELD_MAX];
 	ppi_obj_path(&r, "gpu", path, sizeof path);
@@ -206,29 +200,29 @@ pp_status ppi_system_read(json_t *obj, const char *source, const char *prefix, p
 			return st;
 		}
 	} else if (gv && json_is_object(gv)) {
-		TRY(ppi_gpu_read(gv, source, path, &s.gpu, err));
+		PPI_TRY(ppi_gpu_read(gv, source, path, &s.gpu, err));
 	} else {
 		return ppi_fail(err, source, path,
 		                gv ? "expected a GPU preset name or a GPU object"
 		                   : "missing required key");
 	}
-	TRY(ppi_get_int(&r, "gpus_per_node", true, 1, 4096, &s.gpus_per_node));
+	PPI_TRY(ppi_get_int(&r, "gpus_per_node", true, 1, 4096, &s.gpus_per_node));
 	s.nvlink_domain = s.gpus_per_node;
-	TRY(ppi_get_int(&r, "nvlink_domain", false, 1, 65536, &s.nvlink_domain));
+	PPI_TRY(ppi_get_int(&r, "nvlink_domain", false, 1, 65536, &s.nvlink_domain));
 	s.nvlink_bytes_per_s = s.gpu.nvlink_bytes_per_s;
-	TRY(ppi_get_num(&r, "nvlink_bytes_per_s", false, 0, MAX_BW, &s.nvlink_bytes_per_s));
-	TRY(ppi_get_num(&r, "nvlink_latency_s", true, 0, 1e-3, &s.nvlink_latency_s));
-	TRY(ppi_get_int(&r, "nics_per_node", true, 0, 4096, &s.nics_per_node));
-	TRY(ppi_get_num(&r, "nic_bytes_per_s", true, 0, MAX_BW, &s.nic_bytes_per_s));
-	TRY(ppi_get_num(&r, "nic_latency_s", true, 0, 1e-2, &s.nic_latency_s));
-	TRY(ppi_get_bool(&r, "nvls", false, &s.nvls));
-	TRY(ppi_get_num(&r, "usd_per_gpu_hour", false, 0, 1e4, &s.usd_per_gpu_hour));
-	TRY(ppi_framework_defaults(&s, err));
+	PPI_TRY(ppi_get_num(&r, "nvlink_bytes_per_s", false, 0, MAX_BW, &s.nvlink_bytes_per_s));
+	PPI_TRY(ppi_get_num(&r, "nvlink_latency_s", true, 0, 1e-3, &s.nvlink_latency_s));
+	PPI_TRY(ppi_get_int(&r, "nics_per_node", true, 0, 4096, &s.nics_per_node));
+	PPI_TRY(ppi_get_num(&r, "nic_bytes_per_s", true, 0, MAX_BW, &s.nic_bytes_per_s));
+	PPI_TRY(ppi_get_num(&r, "nic_latency_s", true, 0, 1e-2, &s.nic_latency_s));
+	PPI_TRY(ppi_get_bool(&r, "nvls", false, &s.nvls));
+	PPI_TRY(ppi_get_num(&r, "usd_per_gpu_hour", false, 0, 1e4, &s.usd_per_gpu_hour));
+	PPI_TRY(ppi_framework_defaults(&s, err));
 	json_t *fw = NULL;
-	TRY(ppi_get_obj(&r, "framework", false, &fw));
+	PPI_TRY(ppi_get_obj(&r, "framework", false, &fw));
 	if (fw) {
 		char sub[PP_ERROR_FIELD_MAX];
-		TRY(read_framework(fw, source, ppi_obj_path(&r, "framework", sub, sizeof sub), &s,
+		PPI_TRY(read_framework(fw, source, ppi_obj_path(&r, "framework", sub, sizeof sub), &s,
 		                   err));
 	}
 	pp_status st = pp_system_check(&s, err);
@@ -243,7 +237,7 @@ pp_status ppi_system_read(json_t *obj, const char *source, const char *prefix, p
 pp_status pp_system_check(const pp_system *s, pp_error *err)
 {
 	const char *src = s->name[0] ? s->name : "system";
-	TRY(pp_gpu_check(&s->gpu, err));
+	PPI_TRY(pp_gpu_check(&s->gpu, err));
 	if (s->gpus_per_node < 1 || s->gpus_per_node > 4096)
 		return ppi_fail(err, src, "system.gpus_per_node", "expected 1..4096, got %d",
 		                s->gpus_per_node);
@@ -270,7 +264,7 @@ static pp_status load_file(const char *path, json_t **root, pp_error *err)
 {
 	char *text;
 	size_t len;
-	TRY(ppi_read_file(path, &text, &len, err));
+	PPI_TRY(ppi_read_file(path, &text, &len, err));
 	pp_status st = ppi_json_parse_object(text, len, path, root, err);
 	free(text);
 	return st;
@@ -280,7 +274,7 @@ pp_status pp_gpu_from_json(const char *text, size_t len, const char *source, pp_
                            pp_error *err)
 {
 	json_t *root;
-	TRY(ppi_json_parse_object(text, len, source, &root, err));
+	PPI_TRY(ppi_json_parse_object(text, len, source, &root, err));
 	pp_status st = ppi_gpu_read(root, source, "", out, err);
 	json_decref(root);
 	return st;
@@ -290,7 +284,7 @@ pp_status pp_system_from_json(const char *text, size_t len, const char *source, 
                               pp_error *err)
 {
 	json_t *root;
-	TRY(ppi_json_parse_object(text, len, source, &root, err));
+	PPI_TRY(ppi_json_parse_object(text, len, source, &root, err));
 	pp_status st = ppi_system_read(root, source, "", out, err);
 	json_decref(root);
 	return st;
@@ -299,7 +293,7 @@ pp_status pp_system_from_json(const char *text, size_t len, const char *source, 
 pp_status pp_gpu_load(const char *path, pp_gpu *out, pp_error *err)
 {
 	json_t *root;
-	TRY(load_file(path, &root, err));
+	PPI_TRY(load_file(path, &root, err));
 	pp_status st = ppi_gpu_read(root, path, "", out, err);
 	json_decref(root);
 	return st;
@@ -308,7 +302,7 @@ pp_status pp_gpu_load(const char *path, pp_gpu *out, pp_error *err)
 pp_status pp_system_load(const char *path, pp_system *out, pp_error *err)
 {
 	json_t *root;
-	TRY(load_file(path, &root, err));
+	PPI_TRY(load_file(path, &root, err));
 	pp_status st = ppi_system_read(root, path, "", out, err);
 	json_decref(root);
 	return st;

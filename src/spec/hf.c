@@ -56,12 +56,6 @@ static const struct {
 };
 #define HF_NFAMILIES (sizeof hf_families / sizeof hf_families[0])
 
-#define TRY(x)                                                                               \
-	do {                                                                                 \
-		pp_status st_ = (x);                                                         \
-		if (st_ != PP_OK)                                                            \
-			return st_;                                                          \
-	} while (0)
 
 /* Limits shared with paraplan's own model format (see ppi_model_read). */
 #define MAX_LAYERS 10000
@@ -93,7 +87,7 @@ static pp_status hf_family_of(const ppi_obj *r, hf_family *out)
 	char list[200];
 	supported_list(list, sizeof list);
 	char type[64] = "";
-	TRY(ppi_get_str(r, "model_type", false, type, sizeof type));
+	PPI_TRY(ppi_get_str(r, "model_type", false, type, sizeof type));
 	if (type[0]) {
 		for (size_t i = 0; i < HF_NFAMILIES; i++)
 			if (ppi_streq(type, hf_families[i].model_type)) {
@@ -253,7 +247,7 @@ static pp_status hf_mlp_only_layers(const ppi_obj *r, int num_layers, bool *dens
 static pp_status hf_dropout(const ppi_obj *r, const char *key, bool *dropout)
 {
 	double p = 0;
-	TRY(ppi_get_num(r, key, false, 0.0, 1.0, &p));
+	PPI_TRY(ppi_get_num(r, key, false, 0.0, 1.0, &p));
 	if (p > 0)
 		*dropout = true;
 	return PP_OK;
@@ -261,26 +255,26 @@ static pp_status hf_dropout(const ppi_obj *r, const char *key, bool *dropout)
 
 static pp_status hf_read_gpt2(const ppi_obj *r, pp_model *m)
 {
-	TRY(ppi_get_int(r, "n_layer", true, 1, MAX_LAYERS, &m->num_layers));
-	TRY(ppi_get_int(r, "n_embd", true, 1, MAX_HIDDEN, &m->hidden));
-	TRY(ppi_get_int(r, "n_head", true, 1, MAX_HEADS, &m->num_heads));
-	TRY(ppi_get_int(r, "vocab_size", true, 1, MAX_VOCAB, &m->vocab));
-	TRY(ppi_get_int(r, "n_positions", true, 1, MAX_POSITIONS, &m->max_position));
+	PPI_TRY(ppi_get_int(r, "n_layer", true, 1, MAX_LAYERS, &m->num_layers));
+	PPI_TRY(ppi_get_int(r, "n_embd", true, 1, MAX_HIDDEN, &m->hidden));
+	PPI_TRY(ppi_get_int(r, "n_head", true, 1, MAX_HEADS, &m->num_heads));
+	PPI_TRY(ppi_get_int(r, "vocab_size", true, 1, MAX_VOCAB, &m->vocab));
+	PPI_TRY(ppi_get_int(r, "n_positions", true, 1, MAX_POSITIONS, &m->max_position));
 	if (m->hidden % m->num_heads != 0)
 		return ppi_fail(r->err, r->source, "n_head", "%d heads do not divide n_embd %d",
 		                m->num_heads, m->hidden);
 	m->num_kv_heads = m->num_heads;
 	m->head_dim = m->hidden / m->num_heads;
 	m->ffn_hidden = 4 * m->hidden; /* n_inner: null means 4 * n_embd */
-	TRY(ppi_get_int(r, "n_inner", false, 1, MAX_FFN, &m->ffn_hidden));
+	PPI_TRY(ppi_get_int(r, "n_inner", false, 1, MAX_FFN, &m->ffn_hidden));
 	m->tied_embeddings = true;
-	TRY(ppi_get_bool(r, "tie_word_embeddings", false, &m->tied_embeddings));
+	PPI_TRY(ppi_get_bool(r, "tie_word_embeddings", false, &m->tied_embeddings));
 	/* GPT2Config's dropout defaults are 0.1. */
 	bool drop = false;
 	const char *const keys[] = {"resid_pdrop", "embd_pdrop", "attn_pdrop"};
 	for (int i = 0; i < 3; i++) {
 		double p = 0.1;
-		TRY(ppi_get_num(r, keys[i], false, 0.0, 1.0, &p));
+		PPI_TRY(ppi_get_num(r, keys[i], false, 0.0, 1.0, &p));
 		drop = drop || p > 0;
 	}
 	m->dropout = drop;
@@ -293,26 +287,26 @@ static pp_status hf_read_gpt2(const ppi_obj *r, pp_model *m)
 
 static pp_status hf_read_neox(const ppi_obj *r, pp_model *m)
 {
-	TRY(ppi_get_int(r, "num_hidden_layers", true, 1, MAX_LAYERS, &m->num_layers));
-	TRY(ppi_get_int(r, "hidden_size", true, 1, MAX_HIDDEN, &m->hidden));
-	TRY(ppi_get_int(r, "num_attention_heads", true, 1, MAX_HEADS, &m->num_heads));
-	TRY(ppi_get_int(r, "intermediate_size", true, 1, MAX_FFN, &m->ffn_hidden));
-	TRY(ppi_get_int(r, "vocab_size", true, 1, MAX_VOCAB, &m->vocab));
-	TRY(ppi_get_int(r, "max_position_embeddings", false, 1, MAX_POSITIONS, &m->max_position));
+	PPI_TRY(ppi_get_int(r, "num_hidden_layers", true, 1, MAX_LAYERS, &m->num_layers));
+	PPI_TRY(ppi_get_int(r, "hidden_size", true, 1, MAX_HIDDEN, &m->hidden));
+	PPI_TRY(ppi_get_int(r, "num_attention_heads", true, 1, MAX_HEADS, &m->num_heads));
+	PPI_TRY(ppi_get_int(r, "intermediate_size", true, 1, MAX_FFN, &m->ffn_hidden));
+	PPI_TRY(ppi_get_int(r, "vocab_size", true, 1, MAX_VOCAB, &m->vocab));
+	PPI_TRY(ppi_get_int(r, "max_position_embeddings", false, 1, MAX_POSITIONS, &m->max_position));
 	if (m->hidden % m->num_heads != 0)
 		return ppi_fail(r->err, r->source, "num_attention_heads",
 		                "%d heads do not divide hidden_size %d", m->num_heads, m->hidden);
 	m->num_kv_heads = m->num_heads;
 	m->head_dim = m->hidden / m->num_heads;
 	m->parallel_block = true;
-	TRY(ppi_get_bool(r, "use_parallel_residual", false, &m->parallel_block));
+	PPI_TRY(ppi_get_bool(r, "use_parallel_residual", false, &m->parallel_block));
 	m->tied_embeddings = false;
-	TRY(ppi_get_bool(r, "tie_word_embeddings", false, &m->tied_embeddings));
+	PPI_TRY(ppi_get_bool(r, "tie_word_embeddings", false, &m->tied_embeddings));
 	/* Both spellings occur: the 20B checkpoint predates the rename. */
-	TRY(hf_dropout(r, "hidden_dropout", &m->dropout));
-	TRY(hf_dropout(r, "attention_dropout", &m->dropout));
-	TRY(hf_dropout(r, "hidden_dropout_prob", &m->dropout));
-	TRY(hf_dropout(r, "attention_probs_dropout_prob", &m->dropout));
+	PPI_TRY(hf_dropout(r, "hidden_dropout", &m->dropout));
+	PPI_TRY(hf_dropout(r, "attention_dropout", &m->dropout));
+	PPI_TRY(hf_dropout(r, "hidden_dropout_prob", &m->dropout));
+	PPI_TRY(hf_dropout(r, "attention_probs_dropout_prob", &m->dropout));
 	/* Rotary on rotary_pct of each head adds no parameters.  attention_bias
 	 * (default true) is not read: the MLP keeps its biases either way, and a
 	 * bias-free attention would change the count by 4 * hidden per layer. */
@@ -327,28 +321,28 @@ static pp_status hf_read_deepseek(const ppi_obj *r, hf_family fam, pp_model *m)
 {
 	pp_mla *a = &m->mla;
 	/* q_lora_rank null (V2-Lite): queries are projected directly. */
-	TRY(ppi_get_int(r, "q_lora_rank", false, 0, MAX_HIDDEN, &a->q_lora_rank));
-	TRY(ppi_get_int(r, "kv_lora_rank", true, 1, MAX_HIDDEN, &a->kv_lora_rank));
-	TRY(ppi_get_int(r, "qk_nope_head_dim", true, 1, MAX_HEADS, &a->qk_nope_head_dim));
-	TRY(ppi_get_int(r, "qk_rope_head_dim", true, 0, MAX_HEADS, &a->qk_rope_head_dim));
-	TRY(ppi_get_int(r, "v_head_dim", true, 1, MAX_HEADS, &a->v_head_dim));
+	PPI_TRY(ppi_get_int(r, "q_lora_rank", false, 0, MAX_HIDDEN, &a->q_lora_rank));
+	PPI_TRY(ppi_get_int(r, "kv_lora_rank", true, 1, MAX_HIDDEN, &a->kv_lora_rank));
+	PPI_TRY(ppi_get_int(r, "qk_nope_head_dim", true, 1, MAX_HEADS, &a->qk_nope_head_dim));
+	PPI_TRY(ppi_get_int(r, "qk_rope_head_dim", true, 0, MAX_HEADS, &a->qk_rope_head_dim));
+	PPI_TRY(ppi_get_int(r, "v_head_dim", true, 1, MAX_HEADS, &a->v_head_dim));
 	/* num_key_value_heads is carried but unused by MLA: every head has its own
 	 * key and value decompressed from the shared latent. */
 	int kv = m->num_heads;
-	TRY(ppi_get_int(r, "num_key_value_heads", false, 1, MAX_HEADS, &kv));
+	PPI_TRY(ppi_get_int(r, "num_key_value_heads", false, 1, MAX_HEADS, &kv));
 	m->num_kv_heads = m->num_heads;
 	m->head_dim = a->qk_nope_head_dim + a->qk_rope_head_dim;
 	/* attention_bias (false in every released checkpoint) is read for its type
 	 * only: the few biases it would add are not counted. */
 	bool bias = false;
-	TRY(ppi_get_bool(r, "attention_bias", false, &bias));
+	PPI_TRY(ppi_get_bool(r, "attention_bias", false, &bias));
 
 	/* n_routed_experts null: a dense model. */
 	int experts = 0;
-	TRY(ppi_get_int(r, "n_routed_experts", false, 1, MAX_EXPERTS, &experts));
+	PPI_TRY(ppi_get_int(r, "n_routed_experts", false, 1, MAX_EXPERTS, &experts));
 	int k = 0, freq = 1;
-	TRY(ppi_get_int(r, "first_k_dense_replace", false, 0, MAX_LAYERS, &k));
-	TRY(ppi_get_int(r, "moe_layer_freq", false, 1, MAX_LAYERS, &freq));
+	PPI_TRY(ppi_get_int(r, "first_k_dense_replace", false, 0, MAX_LAYERS, &k));
+	PPI_TRY(ppi_get_int(r, "moe_layer_freq", false, 1, MAX_LAYERS, &freq));
 	static const hf_moe_layers zero;
 	hf_moe_layers s = zero;
 	s.fam = fam;
@@ -357,9 +351,9 @@ static pp_status hf_read_deepseek(const ppi_obj *r, hf_family fam, pp_model *m)
 	if (experts > 0) {
 		pp_moe *e = &m->moe;
 		e->num_experts = experts;
-		TRY(ppi_get_int(r, "num_experts_per_tok", true, 1, MAX_EXPERTS, &e->top_k));
-		TRY(ppi_get_int(r, "moe_intermediate_size", true, 1, MAX_FFN, &e->expert_ffn_hidden));
-		TRY(ppi_get_int(r, "n_shared_experts", false, 0, MAX_EXPERTS, &e->num_shared_experts));
+		PPI_TRY(ppi_get_int(r, "num_experts_per_tok", true, 1, MAX_EXPERTS, &e->top_k));
+		PPI_TRY(ppi_get_int(r, "moe_intermediate_size", true, 1, MAX_FFN, &e->expert_ffn_hidden));
+		PPI_TRY(ppi_get_int(r, "n_shared_experts", false, 0, MAX_EXPERTS, &e->num_shared_experts));
 		long long shared = (long long)e->num_shared_experts * e->expert_ffn_hidden;
 		if (shared > MAX_FFN)
 			return ppi_fail(r->err, r->source, "n_shared_experts",
@@ -374,16 +368,16 @@ static pp_status hf_read_deepseek(const ppi_obj *r, hf_family fam, pp_model *m)
 			return ppi_fail(r->err, r->source, "num_experts_per_tok",
 			                "expected 1..%d (n_routed_experts), got %d", e->num_experts,
 			                e->top_k);
-		TRY(hf_moe_pattern(r, &s, k > 0 ? "first_k_dense_replace" : "moe_layer_freq", m));
+		PPI_TRY(hf_moe_pattern(r, &s, k > 0 ? "first_k_dense_replace" : "moe_layer_freq", m));
 	}
 	/* num_nextn_predict_layers (V3's multi-token-prediction module, 14B for
 	 * V3) is not counted: it is not part of the 671B main model and plans that
 	 * train with MTP must add it themselves. */
 	bool all_moe = m->moe.num_experts > 0 && m->moe.first_k_dense == 0 &&
 	               m->moe.layer_freq == 1;
-	TRY(ppi_get_int(r, "intermediate_size", !all_moe, 1, MAX_FFN, &m->ffn_hidden));
+	PPI_TRY(ppi_get_int(r, "intermediate_size", !all_moe, 1, MAX_FFN, &m->ffn_hidden));
 	m->tied_embeddings = false;
-	TRY(ppi_get_bool(r, "tie_word_embeddings", false, &m->tied_embeddings));
+	PPI_TRY(ppi_get_bool(r, "tie_word_embeddings", false, &m->tied_embeddings));
 	m->gated_mlp = true;
 	m->norm = PP_NORM_RMSNORM;
 	m->position = PP_POS_ROPE;
@@ -394,7 +388,7 @@ static pp_status hf_read_deepseek(const ppi_obj *r, hf_family fam, pp_model *m)
 static pp_status hf_read_llama_like(const ppi_obj *r, hf_family fam, pp_model *m)
 {
 	m->num_kv_heads = m->num_heads;
-	TRY(ppi_get_int(r, "num_key_value_heads", false, 1, MAX_HEADS, &m->num_kv_heads));
+	PPI_TRY(ppi_get_int(r, "num_key_value_heads", false, 1, MAX_HEADS, &m->num_kv_heads));
 	if (m->num_kv_heads > m->num_heads || m->num_heads % m->num_kv_heads != 0)
 		return ppi_fail(r->err, r->source, "num_key_value_heads",
 		                "%d key/value heads do not divide %d attention heads", m->num_kv_heads,
@@ -413,13 +407,13 @@ static pp_status hf_read_llama_like(const ppi_obj *r, hf_family fam, pp_model *m
 		                m->hidden);
 	else
 		m->head_dim = m->hidden / m->num_heads;
-	TRY(ppi_get_int(r, "head_dim", false, 1, MAX_HEADS, &m->head_dim));
+	PPI_TRY(ppi_get_int(r, "head_dim", false, 1, MAX_HEADS, &m->head_dim));
 
 	m->gated_mlp = true;
 	m->norm = PP_NORM_RMSNORM;
 	m->position = PP_POS_ROPE;
 	m->tied_embeddings = fam == HF_GEMMA;
-	TRY(ppi_get_bool(r, "tie_word_embeddings", false, &m->tied_embeddings));
+	PPI_TRY(ppi_get_bool(r, "tie_word_embeddings", false, &m->tied_embeddings));
 
 	/* Biases.  Qwen2 hard-codes a bias on q, k and v.  Elsewhere attention_bias
 	 * puts one on q, k, v and o and mlp_bias on the MLP; paraplan counts the
@@ -427,8 +421,8 @@ static pp_status hf_read_llama_like(const ppi_obj *r, hf_family fam, pp_model *m
 	 * hidden_size per layer, is not counted). */
 	bool attn_bias = fam == HF_QWEN2 || fam == HF_QWEN2_MOE, mlp_bias = false;
 	if (fam != HF_QWEN2 && fam != HF_QWEN2_MOE)
-		TRY(ppi_get_bool(r, "attention_bias", false, &attn_bias));
-	TRY(ppi_get_bool(r, "mlp_bias", false, &mlp_bias));
+		PPI_TRY(ppi_get_bool(r, "attention_bias", false, &attn_bias));
+	PPI_TRY(ppi_get_bool(r, "mlp_bias", false, &mlp_bias));
 	m->linear_bias = attn_bias && mlp_bias;
 	m->qkv_bias = attn_bias && !mlp_bias;
 	m->qk_norm = fam == HF_QWEN3 || fam == HF_QWEN3_MOE;
@@ -437,9 +431,9 @@ static pp_status hf_read_llama_like(const ppi_obj *r, hf_family fam, pp_model *m
 	if (fam == HF_MIXTRAL) {
 		/* Every layer is MoE; intermediate_size is the size of one expert. */
 		pp_moe *e = &m->moe;
-		TRY(ppi_get_int(r, "num_local_experts", true, 1, MAX_EXPERTS, &e->num_experts));
-		TRY(ppi_get_int(r, "num_experts_per_tok", true, 1, MAX_EXPERTS, &e->top_k));
-		TRY(ppi_get_int(r, "intermediate_size", true, 1, MAX_FFN, &e->expert_ffn_hidden));
+		PPI_TRY(ppi_get_int(r, "num_local_experts", true, 1, MAX_EXPERTS, &e->num_experts));
+		PPI_TRY(ppi_get_int(r, "num_experts_per_tok", true, 1, MAX_EXPERTS, &e->top_k));
+		PPI_TRY(ppi_get_int(r, "intermediate_size", true, 1, MAX_FFN, &e->expert_ffn_hidden));
 		m->ffn_hidden = e->expert_ffn_hidden;
 		e->layer_freq = 1;
 		if (e->top_k > e->num_experts)
@@ -448,36 +442,36 @@ static pp_status hf_read_llama_like(const ppi_obj *r, hf_family fam, pp_model *m
 			                e->top_k);
 	} else if (moe) {
 		pp_moe *e = &m->moe;
-		TRY(ppi_get_int(r, "num_experts", true, 1, MAX_EXPERTS, &e->num_experts));
-		TRY(ppi_get_int(r, "num_experts_per_tok", true, 1, MAX_EXPERTS, &e->top_k));
-		TRY(ppi_get_int(r, "moe_intermediate_size", true, 1, MAX_FFN, &e->expert_ffn_hidden));
+		PPI_TRY(ppi_get_int(r, "num_experts", true, 1, MAX_EXPERTS, &e->num_experts));
+		PPI_TRY(ppi_get_int(r, "num_experts_per_tok", true, 1, MAX_EXPERTS, &e->top_k));
+		PPI_TRY(ppi_get_int(r, "moe_intermediate_size", true, 1, MAX_FFN, &e->expert_ffn_hidden));
 		if (e->top_k > e->num_experts)
 			return ppi_fail(r->err, r->source, "num_experts_per_tok",
 			                "expected 1..%d (num_experts), got %d", e->num_experts, e->top_k);
 		if (fam == HF_QWEN2_MOE) {
 			/* One shared expert of shared_expert_intermediate_size behind a
 			 * sigmoid gate (hidden_size x 1). */
-			TRY(ppi_get_int(r, "shared_expert_intermediate_size", true, 0, MAX_FFN,
+			PPI_TRY(ppi_get_int(r, "shared_expert_intermediate_size", true, 0, MAX_FFN,
 			                &e->shared_ffn_hidden));
 			e->num_shared_experts = e->shared_ffn_hidden > 0 ? 1 : 0;
 			e->shared_expert_gate = e->shared_ffn_hidden > 0;
 		}
 		/* norm_topk_prob, router_aux_loss_coef, ... do not change the shape. */
 		int freq = 1;
-		TRY(ppi_get_int(r, "decoder_sparse_step", false, 1, MAX_LAYERS, &freq));
+		PPI_TRY(ppi_get_int(r, "decoder_sparse_step", false, 1, MAX_LAYERS, &freq));
 		static const hf_moe_layers zero;
 		hf_moe_layers s = zero;
 		s.fam = fam;
 		s.freq = freq;
 		bool mlp_only;
-		TRY(hf_mlp_only_layers(r, m->num_layers, s.mlp_only, &mlp_only));
-		TRY(hf_moe_pattern(r, &s, mlp_only ? "mlp_only_layers" : "decoder_sparse_step", m));
+		PPI_TRY(hf_mlp_only_layers(r, m->num_layers, s.mlp_only, &mlp_only));
+		PPI_TRY(hf_moe_pattern(r, &s, mlp_only ? "mlp_only_layers" : "decoder_sparse_step", m));
 	}
 	bool all_moe = m->moe.num_experts > 0 && m->moe.first_k_dense == 0 &&
 	               m->moe.layer_freq == 1;
 	/* intermediate_size is the dense MLP: required unless every layer is MoE. */
 	if (fam != HF_MIXTRAL)
-		TRY(ppi_get_int(r, "intermediate_size", !all_moe, 1, MAX_FFN, &m->ffn_hidden));
+		PPI_TRY(ppi_get_int(r, "intermediate_size", !all_moe, 1, MAX_FFN, &m->ffn_hidden));
 	return PP_OK;
 }
 
@@ -487,25 +481,25 @@ pp_status ppi_model_read_hf(json_t *obj, const char *source, pp_model *out, pp_e
 	memset(&m, 0, sizeof m);
 	ppi_obj r = {obj, source, "", err};
 	hf_family fam = HF_LLAMA;
-	TRY(hf_family_of(&r, &fam));
-	TRY(hf_name(&r, fam, &m));
+	PPI_TRY(hf_family_of(&r, &fam));
+	PPI_TRY(hf_name(&r, fam, &m));
 	ppi_strlcpy(m.source, source ? source : "", sizeof m.source);
 
 	switch (fam) {
-	case HF_GPT2: TRY(hf_read_gpt2(&r, &m)); break;
-	case HF_GPT_NEOX: TRY(hf_read_neox(&r, &m)); break;
+	case HF_GPT2: PPI_TRY(hf_read_gpt2(&r, &m)); break;
+	case HF_GPT_NEOX: PPI_TRY(hf_read_neox(&r, &m)); break;
 	default:
-		TRY(ppi_get_int(&r, "num_hidden_layers", true, 1, MAX_LAYERS, &m.num_layers));
-		TRY(ppi_get_int(&r, "hidden_size", true, 1, MAX_HIDDEN, &m.hidden));
-		TRY(ppi_get_int(&r, "num_attention_heads", true, 1, MAX_HEADS, &m.num_heads));
-		TRY(ppi_get_int(&r, "vocab_size", true, 1, MAX_VOCAB, &m.vocab));
+		PPI_TRY(ppi_get_int(&r, "num_hidden_layers", true, 1, MAX_LAYERS, &m.num_layers));
+		PPI_TRY(ppi_get_int(&r, "hidden_size", true, 1, MAX_HIDDEN, &m.hidden));
+		PPI_TRY(ppi_get_int(&r, "num_attention_heads", true, 1, MAX_HEADS, &m.num_heads));
+		PPI_TRY(ppi_get_int(&r, "vocab_size", true, 1, MAX_VOCAB, &m.vocab));
 		/* Only used for learned positions; read to check its type. */
-		TRY(ppi_get_int(&r, "max_position_embeddings", false, 1, MAX_POSITIONS,
+		PPI_TRY(ppi_get_int(&r, "max_position_embeddings", false, 1, MAX_POSITIONS,
 		                &m.max_position));
 		if (fam == HF_DEEPSEEK_V2 || fam == HF_DEEPSEEK_V3)
-			TRY(hf_read_deepseek(&r, fam, &m));
+			PPI_TRY(hf_read_deepseek(&r, fam, &m));
 		else
-			TRY(hf_read_llama_like(&r, fam, &m));
+			PPI_TRY(hf_read_llama_like(&r, fam, &m));
 		break;
 	}
 

@@ -224,12 +224,6 @@ static pp_status read_enum(const ppi_obj *r, const char *key, const char *const 
 	                "expected %s, got \"%s\"", list, s);
 }
 
-#define TRY(x)                                                                               \
-	do {                                                                                 \
-		pp_status st_ = (x);                                                         \
-		if (st_ != PP_OK)                                                            \
-			return st_;                                                          \
-	} while (0)
 
 pp_status ppi_model_read(json_t *obj, const char *source, const char *prefix, pp_model *out,
                          pp_error *err)
@@ -237,15 +231,15 @@ pp_status ppi_model_read(json_t *obj, const char *source, const char *prefix, pp
 	pp_model m;
 	memset(&m, 0, sizeof m);
 	ppi_obj r = {obj, source, prefix, err};
-	TRY(ppi_obj_keys(&r, model_keys));
-	TRY(ppi_get_str(&r, "name", true, m.name, sizeof m.name));
-	TRY(ppi_get_str(&r, "source", false, m.source, sizeof m.source));
-	TRY(ppi_get_num(&r, "published_params", false, 0, 1e16, &m.published_params));
-	TRY(ppi_get_int(&r, "num_layers", true, 1, 10000, &m.num_layers));
-	TRY(ppi_get_int(&r, "hidden_size", true, 1, 1048576, &m.hidden));
-	TRY(ppi_get_int(&r, "num_attention_heads", true, 1, 65536, &m.num_heads));
+	PPI_TRY(ppi_obj_keys(&r, model_keys));
+	PPI_TRY(ppi_get_str(&r, "name", true, m.name, sizeof m.name));
+	PPI_TRY(ppi_get_str(&r, "source", false, m.source, sizeof m.source));
+	PPI_TRY(ppi_get_num(&r, "published_params", false, 0, 1e16, &m.published_params));
+	PPI_TRY(ppi_get_int(&r, "num_layers", true, 1, 10000, &m.num_layers));
+	PPI_TRY(ppi_get_int(&r, "hidden_size", true, 1, 1048576, &m.hidden));
+	PPI_TRY(ppi_get_int(&r, "num_attention_heads", true, 1, 65536, &m.num_heads));
 	m.num_kv_heads = m.num_heads;
-	TRY(ppi_get_int(&r, "num_kv_heads", false, 1, 65536, &m.num_kv_heads));
+	PPI_TRY(ppi_get_int(&r, "num_kv_heads", false, 1, 65536, &m.num_kv_heads));
 	m.head_dim = m.hidden / m.num_heads;
 	if (m.hidden % m.num_heads != 0 && !json_object_get(obj, "head_dim")) {
 		char path[PP_ERROR_FIELD_MAX];
@@ -253,38 +247,38 @@ pp_status ppi_model_read(json_t *obj, const char *source, const char *prefix, pp
 		                "%d heads do not divide hidden_size %d; give head_dim", m.num_heads,
 		                m.hidden);
 	}
-	TRY(ppi_get_int(&r, "head_dim", false, 1, 65536, &m.head_dim));
-	TRY(ppi_get_int(&r, "ffn_hidden_size", false, 1, 16777216, &m.ffn_hidden));
-	TRY(ppi_get_int(&r, "vocab_size", true, 1, 100000000, &m.vocab));
-	TRY(ppi_get_int(&r, "max_position_embeddings", false, 1, 100000000, &m.max_position));
-	TRY(ppi_get_bool(&r, "gated_mlp", false, &m.gated_mlp));
-	TRY(ppi_get_bool(&r, "tied_embeddings", false, &m.tied_embeddings));
-	TRY(ppi_get_bool(&r, "linear_bias", false, &m.linear_bias));
-	TRY(ppi_get_bool(&r, "qkv_bias", false, &m.qkv_bias));
-	TRY(ppi_get_bool(&r, "qk_norm", false, &m.qk_norm));
-	TRY(ppi_get_bool(&r, "dropout", false, &m.dropout));
-	TRY(ppi_get_bool(&r, "parallel_block", false, &m.parallel_block));
-	TRY(ppi_get_bool(&r, "embedding_norm", false, &m.embedding_norm));
+	PPI_TRY(ppi_get_int(&r, "head_dim", false, 1, 65536, &m.head_dim));
+	PPI_TRY(ppi_get_int(&r, "ffn_hidden_size", false, 1, 16777216, &m.ffn_hidden));
+	PPI_TRY(ppi_get_int(&r, "vocab_size", true, 1, 100000000, &m.vocab));
+	PPI_TRY(ppi_get_int(&r, "max_position_embeddings", false, 1, 100000000, &m.max_position));
+	PPI_TRY(ppi_get_bool(&r, "gated_mlp", false, &m.gated_mlp));
+	PPI_TRY(ppi_get_bool(&r, "tied_embeddings", false, &m.tied_embeddings));
+	PPI_TRY(ppi_get_bool(&r, "linear_bias", false, &m.linear_bias));
+	PPI_TRY(ppi_get_bool(&r, "qkv_bias", false, &m.qkv_bias));
+	PPI_TRY(ppi_get_bool(&r, "qk_norm", false, &m.qk_norm));
+	PPI_TRY(ppi_get_bool(&r, "dropout", false, &m.dropout));
+	PPI_TRY(ppi_get_bool(&r, "parallel_block", false, &m.parallel_block));
+	PPI_TRY(ppi_get_bool(&r, "embedding_norm", false, &m.embedding_norm));
 	static const char *const norms[] = {"rmsnorm", "layernorm"};
 	static const char *const poss[] = {"rope", "learned", "alibi"};
 	int e = (int)m.norm;
-	TRY(read_enum(&r, "norm", norms, 2, &e));
+	PPI_TRY(read_enum(&r, "norm", norms, 2, &e));
 	m.norm = (pp_norm)e;
 	e = (int)m.position;
-	TRY(read_enum(&r, "position", poss, 3, &e));
+	PPI_TRY(read_enum(&r, "position", poss, 3, &e));
 	m.position = (pp_position)e;
 
 	char sub[PP_ERROR_FIELD_MAX];
 	json_t *moe = NULL, *mla = NULL;
-	TRY(ppi_get_obj(&r, "moe", false, &moe));
+	PPI_TRY(ppi_get_obj(&r, "moe", false, &moe));
 	if (moe) {
 		ppi_obj q = {moe, source, ppi_obj_path(&r, "moe", sub, sizeof sub), err};
-		TRY(ppi_obj_keys(&q, moe_keys));
-		TRY(ppi_get_int(&q, "num_experts", true, 1, 65536, &m.moe.num_experts));
-		TRY(ppi_get_int(&q, "top_k", true, 1, 65536, &m.moe.top_k));
-		TRY(ppi_get_int(&q, "expert_ffn_hidden_size", true, 1, 16777216,
+		PPI_TRY(ppi_obj_keys(&q, moe_keys));
+		PPI_TRY(ppi_get_int(&q, "num_experts", true, 1, 65536, &m.moe.num_experts));
+		PPI_TRY(ppi_get_int(&q, "top_k", true, 1, 65536, &m.moe.top_k));
+		PPI_TRY(ppi_get_int(&q, "expert_ffn_hidden_size", true, 1, 16777216,
 		                &m.moe.expert_ffn_hidden));
-		TRY(ppi_get_int(&q, "num_shared_experts", false, 0, 65536,
+		PPI_TRY(ppi_get_int(&q, "num_shared_experts", false, 0, 65536,
 		                &m.moe.num_shared_experts));
 		long long shared = (long long)m.moe.num_shared_experts * m.moe.expert_ffn_hidden;
 		if (shared > 16777216) {
@@ -295,23 +289,23 @@ pp_status ppi_model_read(json_t *obj, const char *source, const char *prefix, pp
 			                m.moe.num_shared_experts, m.moe.expert_ffn_hidden);
 		}
 		m.moe.shared_ffn_hidden = (int)shared;
-		TRY(ppi_get_int(&q, "shared_ffn_hidden_size", false, 0, 16777216,
+		PPI_TRY(ppi_get_int(&q, "shared_ffn_hidden_size", false, 0, 16777216,
 		                &m.moe.shared_ffn_hidden));
-		TRY(ppi_get_bool(&q, "shared_expert_gate", false, &m.moe.shared_expert_gate));
-		TRY(ppi_get_int(&q, "first_k_dense", false, 0, 10000, &m.moe.first_k_dense));
+		PPI_TRY(ppi_get_bool(&q, "shared_expert_gate", false, &m.moe.shared_expert_gate));
+		PPI_TRY(ppi_get_int(&q, "first_k_dense", false, 0, 10000, &m.moe.first_k_dense));
 		m.moe.layer_freq = 1;
-		TRY(ppi_get_int(&q, "layer_freq", false, 1, 10000, &m.moe.layer_freq));
-		TRY(ppi_get_bool(&q, "router_bias", false, &m.moe.router_bias));
+		PPI_TRY(ppi_get_int(&q, "layer_freq", false, 1, 10000, &m.moe.layer_freq));
+		PPI_TRY(ppi_get_bool(&q, "router_bias", false, &m.moe.router_bias));
 	}
-	TRY(ppi_get_obj(&r, "mla", false, &mla));
+	PPI_TRY(ppi_get_obj(&r, "mla", false, &mla));
 	if (mla) {
 		ppi_obj q = {mla, source, ppi_obj_path(&r, "mla", sub, sizeof sub), err};
-		TRY(ppi_obj_keys(&q, mla_keys));
-		TRY(ppi_get_int(&q, "q_lora_rank", false, 0, 1048576, &m.mla.q_lora_rank));
-		TRY(ppi_get_int(&q, "kv_lora_rank", true, 1, 1048576, &m.mla.kv_lora_rank));
-		TRY(ppi_get_int(&q, "qk_nope_head_dim", true, 1, 65536, &m.mla.qk_nope_head_dim));
-		TRY(ppi_get_int(&q, "qk_rope_head_dim", true, 0, 65536, &m.mla.qk_rope_head_dim));
-		TRY(ppi_get_int(&q, "v_head_dim", true, 1, 65536, &m.mla.v_head_dim));
+		PPI_TRY(ppi_obj_keys(&q, mla_keys));
+		PPI_TRY(ppi_get_int(&q, "q_lora_rank", false, 0, 1048576, &m.mla.q_lora_rank));
+		PPI_TRY(ppi_get_int(&q, "kv_lora_rank", true, 1, 1048576, &m.mla.kv_lora_rank));
+		PPI_TRY(ppi_get_int(&q, "qk_nope_head_dim", true, 1, 65536, &m.mla.qk_nope_head_dim));
+		PPI_TRY(ppi_get_int(&q, "qk_rope_head_dim", true, 0, 65536, &m.mla.qk_rope_head_dim));
+		PPI_TRY(ppi_get_int(&q, "v_head_dim", true, 1, 65536, &m.mla.v_head_dim));
 		m.head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
 	}
 	/* Semantic checks report against the file, not the model's own name. */
@@ -328,7 +322,7 @@ pp_status pp_model_from_json(const char *text, size_t len, const char *source, p
                              pp_error *err)
 {
 	json_t *root;
-	TRY(ppi_json_parse_object(text, len, source, &root, err));
+	PPI_TRY(ppi_json_parse_object(text, len, source, &root, err));
 	pp_status st = ppi_is_hf_config(root) ? ppi_model_read_hf(root, source, out, err)
 	                                      : ppi_model_read(root, source, "", out, err);
 	json_decref(root);
@@ -339,7 +333,7 @@ pp_status pp_model_from_hf_json(const char *text, size_t len, const char *source
                                 pp_error *err)
 {
 	json_t *root;
-	TRY(ppi_json_parse_object(text, len, source, &root, err));
+	PPI_TRY(ppi_json_parse_object(text, len, source, &root, err));
 	pp_status st = ppi_model_read_hf(root, source, out, err);
 	json_decref(root);
 	return st;
@@ -349,7 +343,7 @@ pp_status pp_model_load(const char *path, pp_model *out, pp_error *err)
 {
 	char *text;
 	size_t len;
-	TRY(ppi_read_file(path, &text, &len, err));
+	PPI_TRY(ppi_read_file(path, &text, &len, err));
 	pp_status st = pp_model_from_json(text, len, path, out, err);
 	free(text);
 	return st;

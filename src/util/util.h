@@ -18,6 +18,14 @@
 #define PPI_PRINTF(a, b)
 #endif
 
+/* Return from the calling function when a status is not PP_OK. */
+#define PPI_TRY(x)                                                                           \
+	do {                                                                                 \
+		pp_status ppi_st_ = (x);                                                     \
+		if (ppi_st_ != PP_OK)                                                        \
+			return ppi_st_;                                                      \
+	} while (0)
+
 /* Fill `err` (may be NULL) and return PP_EINPUT. */
 pp_status ppi_fail(pp_error *err, const char *source, const char *field, const char *fmt, ...)
 	PPI_PRINTF(4, 5);

@@ -19,16 +19,11 @@
 #include <cmocka.h>
 
 #include "paraplan/paraplan.h"
+#include "pp_test.h"
 
 #define REL 1e-12
 
 /* |got - want| <= rel * |want| (exact when want is 0) */
-static void assert_rel(double got, double want, double rel)
-{
-	if (!(fabs(got - want) <= rel * fabs(want)))
-		fail_msg("got %.17g, want %.17g (rel tol %g)", got, want, rel);
-}
-
 /* ------------------------------------------------------------ platforms */
 
 /*

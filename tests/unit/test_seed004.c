@@ -14,23 +14,11 @@
 #include <cmocka.h>
 
 #include "paraplan/paraplan.h"
+#include "pp_test.h"
 
 #define GB 1e9
 
 /* |got - want| <= rel * |want| */
-static void assert_rel(double got, double want, double rel)
-{
-	if (!(fabs(got - want) <= rel * fabs(want)))
-		fail_msg("got %.6g, want %.6g (rel tol %g)", got, want, rel);
-}
-
-/* Rounded to `digits` decimals as the text prints it. */
-static double round_to(double x, int digits)
-{
-	double f = pow(10, digits);
-	return round(x * f) / f;
-}
-
 /* §5.5 table and §5.2-5.4 worked numbers: Φ = 70B, N = 64, K = 12. */
 static void test_zero_table_70b(void **state)
 {

@@ -16,23 +16,11 @@
 #include <cmocka.h>
 
 #include "paraplan/paraplan.h"
+#include "pp_test.h"
 
 #define MiB 1048576.0
 
 /* |got - want| <= rel * |want| */
-static void assert_rel(double got, double want, double rel)
-{
-	if (!(fabs(got - want) <= rel * fabs(want)))
-		fail_msg("got %.17g, want %.17g (rel tol %g)", got, want, rel);
-}
-
-/* Rounded to `digits` decimals as the text prints it. */
-static double round_to(double x, int digits)
-{
-	double f = pow(10, digits);
-	return round(x * f) / f;
-}
-
 /* ------------------------------------------------------------ Exercise 1 */
 
 /* "2·7/8 · 14 = 24.5 GB per rank. At 600 GB/s: 24.5 / 600 = 40.8 ms."

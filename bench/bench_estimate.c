@@ -45,8 +45,8 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Times `runs` calls; returns the median, or a negative number on error. */
-static double bench(const char *label, const pp_model *m, const pp_system *s,
-                    const pp_job *job, const pp_plan *plan, long long gpus, int runs)
+static double bench(const char *label, const pp_model *m, const pp_system *s, const pp_job *job,
+                    const pp_plan *plan, long long gpus, int runs)
 {
 	static pp_estimate e; /* ~70 KB: keep it off the stack */
 	pp_error err;
@@ -85,12 +85,11 @@ static double bench(const char *label, const pp_model *m, const pp_system *s,
 	       pp_schedule_name(e.plan.schedule));
 	printf("  estimate  iteration %.3f s, %.0f tokens/s, MFU %.1f%%, peak memory %.2f GiB "
 	       "(%s)\n",
-	       e.time.iteration_s, e.tokens_per_s, 100 * e.mfu,
-	       e.memory.total_bytes / 1073741824.0, e.fits ? "fits" : "does not fit");
+	       e.time.iteration_s, e.tokens_per_s, 100 * e.mfu, e.memory.total_bytes / 1073741824.0,
+	       e.fits ? "fits" : "does not fit");
 	printf("  cpu time  %d runs: min %.1f us, median %.1f us, mean %.1f us, max %.1f us "
 	       "per estimate (target < %.0f ms)\n",
-	       runs, 1e6 * t[0], 1e6 * med, 1e6 * sum / runs, 1e6 * t[runs - 1],
-	       1e3 * TARGET_S);
+	       runs, 1e6 * t[0], 1e6 * med, 1e6 * sum / runs, 1e6 * t[runs - 1], 1e3 * TARGET_S);
 	if (sink != sink) /* keep the loop's results alive */
 		printf("NaN\n");
 	free(t);
@@ -137,8 +136,9 @@ int main(int argc, char **argv)
 		pp_model padded = m;
 		padded.num_layers = 128;
 		snprintf(padded.name, sizeof padded.name, "llama3.1-405b-128l");
-		med = bench("llama3.1-405b padded to 128 layers on 16384 x dgx-h100, tp 8 pp 16 vp 8",
-		            &padded, &s, &job, &plan, gpus, runs);
+		med =
+		    bench("llama3.1-405b padded to 128 layers on 16384 x dgx-h100, tp 8 pp 16 vp 8",
+		          &padded, &s, &job, &plan, gpus, runs);
 	}
 	if (med < 0 || med > TARGET_S)
 		status = 1;

@@ -40,8 +40,7 @@ static void cross_validate(pp_fit *f, double *sum, size_t *count)
 	}
 }
 
-static int fit_one(const pp_runs *runs, const char *gpu, bool cv, double *cv_sum,
-                   size_t *cv_n)
+static int fit_one(const pp_runs *runs, const char *gpu, bool cv, double *cv_sum, size_t *cv_n)
 {
 	pp_fit *f;
 	pp_error err;
@@ -69,7 +68,8 @@ static int fit_one(const pp_runs *runs, const char *gpu, bool cv, double *cv_sum
 		double sum = 0;
 		size_t n = 0;
 		cross_validate(f, &sum, &n);
-		printf("  leave-one-out MAPE %.1f%% over %zu records\n", n ? 100 * sum / n : 0.0, n);
+		printf("  leave-one-out MAPE %.1f%% over %zu records\n", n ? 100 * sum / n : 0.0,
+		       n);
 		*cv_sum += sum;
 		*cv_n += n;
 	}
@@ -97,9 +97,11 @@ int cli_calibrate(int argc, char **argv)
 			break;
 		case OPT_CV: cv = true; break;
 		case OPT_HELP:
-			printf("usage: paraplan calibrate [--data FILE] [--gpu G]... [--cross-validate]\n"
-			       "Fits each GPU's efficiencies (and its systems' network efficiencies)\n"
-			       "to the runs measured on it (default: every GPU the records use).\n");
+			printf(
+			    "usage: paraplan calibrate [--data FILE] [--gpu G]... "
+			    "[--cross-validate]\n"
+			    "Fits each GPU's efficiencies (and its systems' network efficiencies)\n"
+			    "to the runs measured on it (default: every GPU the records use).\n");
 			return EXIT_ANSWERED;
 		case ':':
 			cli_message("calibrate: option '%s' needs a value", argv[optind - 1]);
@@ -116,8 +118,9 @@ int cli_calibrate(int argc, char **argv)
 	char path[PATH_MAX + 64];
 	if (!data) {
 		if (!cli_default_data(path, sizeof path)) {
-			cli_message("calibrate: no run records found: set PARAPLAN_SHARED_DIR or pass "
-			            "--data FILE");
+			cli_message(
+			    "calibrate: no run records found: set PARAPLAN_SHARED_DIR or pass "
+			    "--data FILE");
 			return EXIT_BADINPUT;
 		}
 		data = path;
@@ -155,8 +158,8 @@ int cli_calibrate(int argc, char **argv)
 	for (int k = 0; k < nsys && rc == EXIT_ANSWERED; k++)
 		rc = fit_one(runs, systems[k], cv, &cv_sum, &cv_n);
 	if (cv && cv_n)
-		printf("\nleave-one-out MAPE over all GPUs: %.1f%% (%zu records)\n", 100 * cv_sum / cv_n,
-		       cv_n);
+		printf("\nleave-one-out MAPE over all GPUs: %.1f%% (%zu records)\n",
+		       100 * cv_sum / cv_n, cv_n);
 	pp_runs_free(runs);
 	return rc;
 }

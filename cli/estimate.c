@@ -12,45 +12,69 @@
 #include "cli.h"
 
 enum {
-	OPT_MODEL = 256, OPT_SYSTEM, OPT_GPUS, OPT_GBS, OPT_SEQ, OPT_TOKENS, OPT_PRECISION, OPT_TP,
-	OPT_PP, OPT_DP, OPT_CP, OPT_EP, OPT_ETP, OPT_VP, OPT_MBS, OPT_ZERO, OPT_RECOMPUTE, OPT_SP,
-	OPT_SCHEDULE, OPT_ORDER, OPT_JSON, OPT_GRAD, OPT_OPTIMIZER, OPT_FLASH, OPT_OUTPUT,
-	OPT_TP_OVERLAP, OPT_EP_OVERLAP, OPT_FRAMEWORK, OPT_PRICE,
+	OPT_MODEL = 256,
+	OPT_SYSTEM,
+	OPT_GPUS,
+	OPT_GBS,
+	OPT_SEQ,
+	OPT_TOKENS,
+	OPT_PRECISION,
+	OPT_TP,
+	OPT_PP,
+	OPT_DP,
+	OPT_CP,
+	OPT_EP,
+	OPT_ETP,
+	OPT_VP,
+	OPT_MBS,
+	OPT_ZERO,
+	OPT_RECOMPUTE,
+	OPT_SP,
+	OPT_SCHEDULE,
+	OPT_ORDER,
+	OPT_JSON,
+	OPT_GRAD,
+	OPT_OPTIMIZER,
+	OPT_FLASH,
+	OPT_OUTPUT,
+	OPT_TP_OVERLAP,
+	OPT_EP_OVERLAP,
+	OPT_FRAMEWORK,
+	OPT_PRICE,
 	OPT_HELP
 };
 
-static const struct option long_opts[] = {
-	{"model", required_argument, 0, OPT_MODEL},
-	{"system", required_argument, 0, OPT_SYSTEM},
-	{"gpus", required_argument, 0, OPT_GPUS},
-	{"gbs", required_argument, 0, OPT_GBS},
-	{"seq", required_argument, 0, OPT_SEQ},
-	{"tokens", required_argument, 0, OPT_TOKENS},
-	{"precision", required_argument, 0, OPT_PRECISION},
-	{"tp", required_argument, 0, OPT_TP},
-	{"pp", required_argument, 0, OPT_PP},
-	{"dp", required_argument, 0, OPT_DP},
-	{"cp", required_argument, 0, OPT_CP},
-	{"ep", required_argument, 0, OPT_EP},
-	{"etp", required_argument, 0, OPT_ETP},
-	{"vp", required_argument, 0, OPT_VP},
-	{"mbs", required_argument, 0, OPT_MBS},
-	{"zero", required_argument, 0, OPT_ZERO},
-	{"recompute", required_argument, 0, OPT_RECOMPUTE},
-	{"sp", required_argument, 0, OPT_SP},
-	{"schedule", required_argument, 0, OPT_SCHEDULE},
-	{"order", required_argument, 0, OPT_ORDER},
-	{"grad-dtype", required_argument, 0, OPT_GRAD},
-	{"optimizer", required_argument, 0, OPT_OPTIMIZER},
-	{"flash", required_argument, 0, OPT_FLASH},
-	{"tp-overlap", required_argument, 0, OPT_TP_OVERLAP},
-	{"ep-overlap", required_argument, 0, OPT_EP_OVERLAP},
-	{"framework", required_argument, 0, OPT_FRAMEWORK},
-	{"usd-per-gpu-hour", required_argument, 0, OPT_PRICE},
-	{"output", required_argument, 0, OPT_OUTPUT},
-	{"json", no_argument, 0, OPT_JSON},
-	{"help", no_argument, 0, OPT_HELP},
-	{0, 0, 0, 0}};
+static const struct option long_opts[] = {{"model", required_argument, 0, OPT_MODEL},
+                                          {"system", required_argument, 0, OPT_SYSTEM},
+                                          {"gpus", required_argument, 0, OPT_GPUS},
+                                          {"gbs", required_argument, 0, OPT_GBS},
+                                          {"seq", required_argument, 0, OPT_SEQ},
+                                          {"tokens", required_argument, 0, OPT_TOKENS},
+                                          {"precision", required_argument, 0, OPT_PRECISION},
+                                          {"tp", required_argument, 0, OPT_TP},
+                                          {"pp", required_argument, 0, OPT_PP},
+                                          {"dp", required_argument, 0, OPT_DP},
+                                          {"cp", required_argument, 0, OPT_CP},
+                                          {"ep", required_argument, 0, OPT_EP},
+                                          {"etp", required_argument, 0, OPT_ETP},
+                                          {"vp", required_argument, 0, OPT_VP},
+                                          {"mbs", required_argument, 0, OPT_MBS},
+                                          {"zero", required_argument, 0, OPT_ZERO},
+                                          {"recompute", required_argument, 0, OPT_RECOMPUTE},
+                                          {"sp", required_argument, 0, OPT_SP},
+                                          {"schedule", required_argument, 0, OPT_SCHEDULE},
+                                          {"order", required_argument, 0, OPT_ORDER},
+                                          {"grad-dtype", required_argument, 0, OPT_GRAD},
+                                          {"optimizer", required_argument, 0, OPT_OPTIMIZER},
+                                          {"flash", required_argument, 0, OPT_FLASH},
+                                          {"tp-overlap", required_argument, 0, OPT_TP_OVERLAP},
+                                          {"ep-overlap", required_argument, 0, OPT_EP_OVERLAP},
+                                          {"framework", required_argument, 0, OPT_FRAMEWORK},
+                                          {"usd-per-gpu-hour", required_argument, 0, OPT_PRICE},
+                                          {"output", required_argument, 0, OPT_OUTPUT},
+                                          {"json", no_argument, 0, OPT_JSON},
+                                          {"help", no_argument, 0, OPT_HELP},
+                                          {0, 0, 0, 0}};
 
 static void estimate_usage(FILE *f)
 {
@@ -170,14 +194,22 @@ static void command_line_source(pp_error *err)
 	/* Plan and job errors come back as "plan.tp"; say "--tp" instead. */
 	static const struct {
 		const char *field, *flag;
-	} map[] = {{"plan.tp", "--tp"},       {"plan.pp", "--pp"},
-	           {"plan.dp", "--dp"},       {"plan.cp", "--cp"},
-	           {"plan.ep", "--ep"},       {"plan.etp", "--etp"},
-	           {"plan.vp", "--vp"},       {"plan.mbs", "--mbs"},
-	           {"plan.zero", "--zero"},   {"plan.sp", "--sp"},
-	           {"plan.order", "--order"}, {"plan.schedule", "--schedule"},
-	           {"job.global_batch", "--gbs"}, {"job.seq_len", "--seq"},
-	           {"job.precision", "--precision"}, {"job.train_tokens", "--tokens"},
+	} map[] = {{"plan.tp", "--tp"},
+	           {"plan.pp", "--pp"},
+	           {"plan.dp", "--dp"},
+	           {"plan.cp", "--cp"},
+	           {"plan.ep", "--ep"},
+	           {"plan.etp", "--etp"},
+	           {"plan.vp", "--vp"},
+	           {"plan.mbs", "--mbs"},
+	           {"plan.zero", "--zero"},
+	           {"plan.sp", "--sp"},
+	           {"plan.order", "--order"},
+	           {"plan.schedule", "--schedule"},
+	           {"job.global_batch", "--gbs"},
+	           {"job.seq_len", "--seq"},
+	           {"job.precision", "--precision"},
+	           {"job.train_tokens", "--tokens"},
 	           {"gpus", "--gpus"}};
 	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
 		if (strcmp(err->field, map[i].field) == 0) {
@@ -224,7 +256,8 @@ int cli_estimate(int argc, char **argv)
 			else if (strcmp(v, "bf16") == 0 || strcmp(v, "fp16") == 0)
 				job.grad_bytes = 2;
 			else {
-				cli_message("--grad-dtype: expected fp32, bf16 or fp16, got '%s'", v);
+				cli_message("--grad-dtype: expected fp32, bf16 or fp16, got '%s'",
+				            v);
 				rc = EXIT_BADINPUT;
 			}
 			break;
@@ -257,9 +290,11 @@ int cli_estimate(int argc, char **argv)
 			char *end;
 			errno = 0;
 			price = strtod(v, &end);
-			if (errno || end == v || *end || !isfinite(price) || price < 0 || price > 1e4) {
-				cli_message("--usd-per-gpu-hour: expected a price in 0..10000, got '%s'",
-				            v);
+			if (errno || end == v || *end || !isfinite(price) || price < 0 ||
+			    price > 1e4) {
+				cli_message(
+				    "--usd-per-gpu-hour: expected a price in 0..10000, got '%s'",
+				    v);
 				rc = EXIT_BADINPUT;
 			}
 			break;
@@ -275,13 +310,11 @@ int cli_estimate(int argc, char **argv)
 		case OPT_JSON: json = true; break;
 		case OPT_OUTPUT: output = v; break;
 		case OPT_HELP: estimate_usage(stdout); return EXIT_ANSWERED;
-		case ':':
-			cli_message("%s: missing value", argv[optind - 1]);
-			return EXIT_BADINPUT;
+		case ':': cli_message("%s: missing value", argv[optind - 1]); return EXIT_BADINPUT;
 		default: {
 			const char *bad = argv[optind - 1];
-			cli_message("estimate: unknown option '%s' (see 'paraplan estimate --help')",
-			            bad);
+			cli_message(
+			    "estimate: unknown option '%s' (see 'paraplan estimate --help')", bad);
 			return EXIT_BADINPUT;
 		}
 		}
@@ -294,8 +327,12 @@ int cli_estimate(int argc, char **argv)
 		cli_message("estimate: unexpected argument '%s'", argv[optind]);
 		return EXIT_BADINPUT;
 	}
-	const char *missing = !model_ref ? "--model" : !system_ref ? "--system" : !gpus ? "--gpus"
-	                      : !have_gbs ? "--gbs" : !have_seq ? "--seq" : NULL;
+	const char *missing = !model_ref    ? "--model"
+	                      : !system_ref ? "--system"
+	                      : !gpus       ? "--gpus"
+	                      : !have_gbs   ? "--gbs"
+	                      : !have_seq   ? "--seq"
+	                                    : NULL;
 	if (missing) {
 		cli_message("estimate: %s is required (see 'paraplan estimate --help')", missing);
 		return EXIT_BADINPUT;

@@ -83,19 +83,18 @@ int cli_out_close(cli_out *o, int ok)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: paraplan <command> [options]\n"
-	        "\n"
-	        "commands:\n"
-	        "  estimate   memory of one plan, per GPU, and whether it fits\n"
-	        "  list       built-in presets: paraplan list models|gpus|systems\n"
-	        "  validate   predictions vs. published, measured runs (throughput; --memory)\n"
-	        "  calibrate  fit a system's efficiency parameters to the published runs\n"
-	        "  help       this text; 'paraplan estimate --help' for the options\n"
-	        "  version    print the version\n"
-	        "\n"
-	        "exit codes: 0 answered (a plan that does not fit is an answer), 1 internal "
-	        "failure, 2 bad input or usage\n");
+	fprintf(f, "usage: paraplan <command> [options]\n"
+	           "\n"
+	           "commands:\n"
+	           "  estimate   memory of one plan, per GPU, and whether it fits\n"
+	           "  list       built-in presets: paraplan list models|gpus|systems\n"
+	           "  validate   predictions vs. published, measured runs (throughput; --memory)\n"
+	           "  calibrate  fit a system's efficiency parameters to the published runs\n"
+	           "  help       this text; 'paraplan estimate --help' for the options\n"
+	           "  version    print the version\n"
+	           "\n"
+	           "exit codes: 0 answered (a plan that does not fit is an answer), 1 internal "
+	           "failure, 2 bad input or usage\n");
 }
 
 int main(int argc, char **argv)

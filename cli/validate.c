@@ -25,12 +25,11 @@
 
 enum { OPT_DATA = 256, OPT_MEMORY, OPT_JSON, OPT_HELP };
 
-static const struct option validate_opts[] = {
-	{"data", required_argument, 0, OPT_DATA},
-	{"memory", no_argument, 0, OPT_MEMORY},
-	{"json", no_argument, 0, OPT_JSON},
-	{"help", no_argument, 0, OPT_HELP},
-	{0, 0, 0, 0}};
+static const struct option validate_opts[] = {{"data", required_argument, 0, OPT_DATA},
+                                              {"memory", no_argument, 0, OPT_MEMORY},
+                                              {"json", no_argument, 0, OPT_JSON},
+                                              {"help", no_argument, 0, OPT_HELP},
+                                              {0, 0, 0, 0}};
 
 static void validate_usage(FILE *f)
 {
@@ -111,8 +110,8 @@ static void fill_keys(unsigned fills, char *buf, size_t n)
 		snprintf(buf, n, "-");
 }
 
-static void print_text(FILE *f, const char *data, const row *rows, size_t nrows,
-                       const skip *skips, size_t nskips, const double *sorted)
+static void print_text(FILE *f, const char *data, const row *rows, size_t nrows, const skip *skips,
+                       size_t nskips, const double *sorted)
 {
 	fprintf(f, "paraplan validate --memory: %zu records from %s\n\n", nrows + nskips, data);
 	fprintf(f, "%-52s %-13s %5s %3s %3s %4s %3s %3s %3s %1s %-9s %8s %6s %4s  %s\n", "id",
@@ -125,23 +124,24 @@ static void print_text(FILE *f, const char *data, const row *rows, size_t nrows,
 		char keys[256];
 		fill_keys(r->info.fills, keys, sizeof keys);
 		fit += r->est.fits;
-		fprintf(f, "%-52s %-13s %5lld %3d %3d %4d %3d %3d %3d %1d %-9s %8.1f %6.3f %4s  %s\n",
-		        r->info.id, r->info.system, r->est.gpus, p->tp, p->pp, p->dp, p->cp, p->ep,
-		        p->mbs, p->zero, pp_recompute_name(p->recompute),
-		        r->est.memory.total_bytes / GIB, r->fraction, r->est.fits ? "yes" : "NO",
-		        keys);
+		fprintf(
+		    f, "%-52s %-13s %5lld %3d %3d %4d %3d %3d %3d %1d %-9s %8.1f %6.3f %4s  %s\n",
+		    r->info.id, r->info.system, r->est.gpus, p->tp, p->pp, p->dp, p->cp, p->ep,
+		    p->mbs, p->zero, pp_recompute_name(p->recompute),
+		    r->est.memory.total_bytes / GIB, r->fraction, r->est.fits ? "yes" : "NO", keys);
 		if (!r->est.fits) {
 			const pp_stage_memory *sm = &r->est.memory;
-			fprintf(f,
-			        "    stage %d: weights %.1f, gradients %.1f, optimizer %.1f, "
-			        "activations %.1f (layers %.1f, logits %.1f), other %.1f (transient "
-			        "%.1f, framework %.1f, fragmentation %.1f) GiB; HBM %.1f GiB\n",
-			        sm->stage, sm->weights_bytes / GIB, sm->gradients_bytes / GIB,
-			        sm->optimizer_bytes / GIB, sm->activations_bytes / GIB,
-			        sm->act_layers_bytes / GIB, sm->act_logits_bytes / GIB,
-			        sm->other_bytes / GIB, sm->transient_bytes / GIB,
-			        sm->framework_bytes / GIB, sm->fragmentation_bytes / GIB,
-			        r->est.capacity_bytes / GIB);
+			fprintf(
+			    f,
+			    "    stage %d: weights %.1f, gradients %.1f, optimizer %.1f, "
+			    "activations %.1f (layers %.1f, logits %.1f), other %.1f (transient "
+			    "%.1f, framework %.1f, fragmentation %.1f) GiB; HBM %.1f GiB\n",
+			    sm->stage, sm->weights_bytes / GIB, sm->gradients_bytes / GIB,
+			    sm->optimizer_bytes / GIB, sm->activations_bytes / GIB,
+			    sm->act_layers_bytes / GIB, sm->act_logits_bytes / GIB,
+			    sm->other_bytes / GIB, sm->transient_bytes / GIB,
+			    sm->framework_bytes / GIB, sm->fragmentation_bytes / GIB,
+			    r->est.capacity_bytes / GIB);
 		}
 	}
 	if (nskips) {
@@ -175,8 +175,8 @@ static json_t *num_or_null(double v)
 	return isnan(v) ? json_null() : json_real(v);
 }
 
-static int print_json(FILE *f, const char *data, const row *rows, size_t nrows,
-                      const skip *skips, size_t nskips, const double *sorted)
+static int print_json(FILE *f, const char *data, const row *rows, size_t nrows, const skip *skips,
+                      size_t nskips, const double *sorted)
 {
 	json_t *root = json_object();
 	json_object_set_new(root, "data", json_string(data));
@@ -235,7 +235,8 @@ static int print_json(FILE *f, const char *data, const row *rows, size_t nrows,
 		json_object_set_new(ms, "tokens_per_s_per_gpu",
 		                    num_or_null(r->info.tokens_per_s_per_gpu));
 		json_object_set_new(ms, "iteration_time_s", num_or_null(r->info.iteration_time_s));
-		json_object_set_new(ms, "peak_memory_bytes", num_or_null(r->info.peak_memory_bytes));
+		json_object_set_new(ms, "peak_memory_bytes",
+		                    num_or_null(r->info.peak_memory_bytes));
 		json_object_set_new(o, "measured", ms);
 		json_array_append_new(arr, o);
 	}
@@ -254,10 +255,10 @@ static int print_json(FILE *f, const char *data, const row *rows, size_t nrows,
 	json_object_set_new(sum, "fit", json_integer((json_int_t)fit));
 	if (nrows) {
 		json_object_set_new(sum, "fraction_min", json_real(sorted[0]));
-		json_object_set_new(sum, "fraction_median",
-		                    json_real(nrows % 2 ? sorted[nrows / 2]
-		                                        : 0.5 * (sorted[nrows / 2 - 1] +
-		                                                 sorted[nrows / 2])));
+		json_object_set_new(
+		    sum, "fraction_median",
+		    json_real(nrows % 2 ? sorted[nrows / 2]
+		                        : 0.5 * (sorted[nrows / 2 - 1] + sorted[nrows / 2])));
 		json_object_set_new(sum, "fraction_max", json_real(sorted[nrows - 1]));
 	}
 	json_object_set_new(root, "summary", sum);
@@ -373,7 +374,8 @@ static void print_speed_text(FILE *f, const char *data, const row *rows, size_t 
 	for (int b = 0; b < 4; b++) {
 		double e = mape(rows, nrows, false, in_scale, &b, &n);
 		if (n)
-			fprintf(f, "  %-16s %4zu records  MAPE %5.1f%%\n", scale_names[b], n, 100 * e);
+			fprintf(f, "  %-16s %4zu records  MAPE %5.1f%%\n", scale_names[b], n,
+			        100 * e);
 	}
 	double mm = mape(rows, nrows, true, NULL, NULL, &n);
 	if (n)
@@ -398,11 +400,11 @@ static int print_speed_json(FILE *f, const char *data, const row *rows, size_t n
 		}
 		char src[96];
 		source_name(r->info.title, src, sizeof src);
-		json_t *o = json_pack("{s:s,s:s,s:f,s:f,s:f,s:s,s:I,s:s}", "id", r->info.id,
-		                      "metric", pp_metric_name(r->speed.metric), "measured",
-		                      r->speed.measured, "predicted", r->speed.predicted, "error",
-		                      r->speed.error, "source", src, "gpus", (json_int_t)r->est.gpus,
-		                      "system", r->info.system);
+		json_t *o =
+		    json_pack("{s:s,s:s,s:f,s:f,s:f,s:s,s:I,s:s}", "id", r->info.id, "metric",
+		              pp_metric_name(r->speed.metric), "measured", r->speed.measured,
+		              "predicted", r->speed.predicted, "error", r->speed.error, "source",
+		              src, "gpus", (json_int_t)r->est.gpus, "system", r->info.system);
 		if (r->mem.metric != PP_METRIC_NONE)
 			json_object_set_new(o, "memory_error", json_real(r->mem.error));
 		json_t *fl = json_array();
@@ -437,8 +439,8 @@ static int print_speed_json(FILE *f, const char *data, const row *rows, size_t n
 	json_object_set_new(root, "memory_mape", num_or_null(mm));
 	json_t *sk = json_array();
 	for (size_t i = 0; i < nskips; i++)
-		json_array_append_new(sk, json_pack("{s:s,s:s}", "id", skips[i].id, "reason",
-		                                    skips[i].reason));
+		json_array_append_new(
+		    sk, json_pack("{s:s,s:s}", "id", skips[i].id, "reason", skips[i].reason));
 	json_object_set_new(root, "skipped_records", sk);
 	int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	fputc('\n', f);
@@ -455,24 +457,17 @@ int cli_validate(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", validate_opts, NULL)) != -1) {
 		switch (c) {
-		case OPT_DATA:
-			data = optarg;
-			break;
-		case OPT_MEMORY:
-			memory = true;
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_HELP:
-			validate_usage(stdout);
-			return EXIT_ANSWERED;
+		case OPT_DATA: data = optarg; break;
+		case OPT_MEMORY: memory = true; break;
+		case OPT_JSON: json = true; break;
+		case OPT_HELP: validate_usage(stdout); return EXIT_ANSWERED;
 		case ':':
 			cli_message("validate: option '%s' needs a value", argv[optind - 1]);
 			return EXIT_BADINPUT;
 		default:
-			cli_message("validate: unknown option '%s' (try 'paraplan validate --help')",
-			            argv[optind - 1]);
+			cli_message(
+			    "validate: unknown option '%s' (try 'paraplan validate --help')",
+			    argv[optind - 1]);
 			return EXIT_BADINPUT;
 		}
 	}
@@ -483,8 +478,9 @@ int cli_validate(int argc, char **argv)
 	char path[PATH_MAX + 64];
 	if (!data) {
 		if (!cli_default_data(path, sizeof path)) {
-			cli_message("validate: no run records found: set PARAPLAN_SHARED_DIR or pass "
-			            "--data FILE");
+			cli_message(
+			    "validate: no run records found: set PARAPLAN_SHARED_DIR or pass "
+			    "--data FILE");
 			return EXIT_BADINPUT;
 		}
 		data = path;

@@ -31,22 +31,22 @@ typedef struct pp_runs pp_runs;
 
 /* What a fill rule supplied.  One bit per kind of value. */
 typedef enum pp_run_fill {
-	PP_FILL_KV_HEADS = 1u << 0,    /* num_kv_heads unknown: = heads (MHA) */
-	PP_FILL_FFN = 1u << 1,         /* ffn_hidden_size unknown: 4 x hidden (GPT family) */
-	PP_FILL_HEAD_DIM = 1u << 2,    /* head_dim from the family table or arch_notes */
-	PP_FILL_LAYERS = 1u << 3,      /* layers padded to a multiple of pp x vp */
-	PP_FILL_TP_PP = 1u << 4,       /* tp/pp unknown: from model_parallel_size or dp */
-	PP_FILL_DP = 1u << 5,          /* dp unknown, or GPU count inconsistent with the plan */
-	PP_FILL_CP = 1u << 6,          /* cp unknown: 1 */
-	PP_FILL_EP = 1u << 7,          /* ep unknown: 1 */
-	PP_FILL_VP = 1u << 8,          /* virtual pipeline size unknown: 1 */
-	PP_FILL_SP = 1u << 9,          /* sequence parallelism unknown: on when tp > 1 */
-	PP_FILL_ZERO = 1u << 10,       /* optimizer sharding unknown: distributed optimizer */
-	PP_FILL_RECOMPUTE = 1u << 11,  /* recompute unknown: lightest mode that fits */
-	PP_FILL_MBS = 1u << 12,        /* micro-batch size unknown: 1 */
-	PP_FILL_GBS = 1u << 13,        /* global batch from global_batch_tokens / seq */
-	PP_FILL_PRECISION = 1u << 14,  /* 16-bit unspecified, or precision inferred by the dataset */
-	PP_FILL_ETP = 1u << 15,        /* expert tensor parallelism unknown: tp if valid, else 1 */
+	PP_FILL_KV_HEADS = 1u << 0,   /* num_kv_heads unknown: = heads (MHA) */
+	PP_FILL_FFN = 1u << 1,        /* ffn_hidden_size unknown: 4 x hidden (GPT family) */
+	PP_FILL_HEAD_DIM = 1u << 2,   /* head_dim from the family table or arch_notes */
+	PP_FILL_LAYERS = 1u << 3,     /* layers padded to a multiple of pp x vp */
+	PP_FILL_TP_PP = 1u << 4,      /* tp/pp unknown: from model_parallel_size or dp */
+	PP_FILL_DP = 1u << 5,         /* dp unknown, or GPU count inconsistent with the plan */
+	PP_FILL_CP = 1u << 6,         /* cp unknown: 1 */
+	PP_FILL_EP = 1u << 7,         /* ep unknown: 1 */
+	PP_FILL_VP = 1u << 8,         /* virtual pipeline size unknown: 1 */
+	PP_FILL_SP = 1u << 9,         /* sequence parallelism unknown: on when tp > 1 */
+	PP_FILL_ZERO = 1u << 10,      /* optimizer sharding unknown: distributed optimizer */
+	PP_FILL_RECOMPUTE = 1u << 11, /* recompute unknown: lightest mode that fits */
+	PP_FILL_MBS = 1u << 12,       /* micro-batch size unknown: 1 */
+	PP_FILL_GBS = 1u << 13,       /* global batch from global_batch_tokens / seq */
+	PP_FILL_PRECISION = 1u << 14, /* 16-bit unspecified, or precision inferred by the dataset */
+	PP_FILL_ETP = 1u << 15,       /* expert tensor parallelism unknown: tp if valid, else 1 */
 	PP_FILL_TP_OVERLAP = 1u << 16, /* TP comm overlap unknown: on for NeMo/Megatron-Bridge */
 } pp_run_fill;
 
@@ -65,17 +65,17 @@ const char *pp_run_fill_name(unsigned bit);
  */
 typedef struct pp_run_info {
 	char id[PP_RUN_ID_MAX];
-	char title[PP_SOURCE_MAX];            /* source.title */
-	char gpu_type[PP_NAME_MAX];           /* hardware.gpu_type as written */
-	char system[PP_NAME_MAX];             /* system preset it maps to */
-	double tflops_per_gpu;                /* in TFLOP/s (10^12), as the source counts them */
+	char title[PP_SOURCE_MAX];              /* source.title */
+	char gpu_type[PP_NAME_MAX];             /* hardware.gpu_type as written */
+	char system[PP_NAME_MAX];               /* system preset it maps to */
+	double tflops_per_gpu;                  /* in TFLOP/s (10^12), as the source counts them */
 	char tflops_definition[PP_RUN_DEF_MAX]; /* what the source's TFLOP/s count */
-	double mfu;                           /* fraction 0..1, the source's peak basis */
-	double hfu;                           /* fraction 0..1 */
+	double mfu;                             /* fraction 0..1, the source's peak basis */
+	double hfu;                             /* fraction 0..1 */
 	double tokens_per_s_per_gpu;
 	double iteration_time_s;
-	double peak_memory_bytes;             /* measured peak (source gives GiB; stored in bytes) */
-	unsigned fills;                       /* OR of pp_run_fill */
+	double peak_memory_bytes; /* measured peak (source gives GiB; stored in bytes) */
+	unsigned fills;           /* OR of pp_run_fill */
 	int nfilled;
 	char filled[PP_RUN_FILLS_MAX][PP_RUN_FILL_TEXT_MAX]; /* "mbs unknown: 1", ... */
 } pp_run_info;
@@ -109,12 +109,12 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 
 typedef enum pp_metric {
 	PP_METRIC_NONE = 0,
-	PP_METRIC_ITERATION_S,     /* seconds per iteration */
-	PP_METRIC_TOKENS_PER_S,    /* tokens per second per GPU */
-	PP_METRIC_TFLOPS,          /* TFLOP/s per GPU in the source's own FLOP count */
-	PP_METRIC_MFU,             /* model FLOPs utilisation on the source's peak basis */
+	PP_METRIC_ITERATION_S,  /* seconds per iteration */
+	PP_METRIC_TOKENS_PER_S, /* tokens per second per GPU */
+	PP_METRIC_TFLOPS,       /* TFLOP/s per GPU in the source's own FLOP count */
+	PP_METRIC_MFU,          /* model FLOPs utilisation on the source's peak basis */
 	PP_METRIC_HFU,
-	PP_METRIC_PEAK_MEMORY,     /* bytes per GPU */
+	PP_METRIC_PEAK_MEMORY, /* bytes per GPU */
 } pp_metric;
 
 const char *pp_metric_name(pp_metric m);

@@ -57,20 +57,20 @@ double pp_allreduce_tree_s(double bytes, int n, double bw, double alpha);
 typedef struct pp_stage_time {
 	int stage;
 	/* per micro-batch */
-	double fwd_compute_s;      /* forward compute */
-	double bwd_compute_s;      /* backward compute incl. recompute and weight gradients */
-	double wgrad_compute_s;    /* of which weight gradients (zero-bubble W) */
-	double recompute_s;        /* of which recompute */
-	double tp_s, cp_s, ep_s;   /* exposed communication, forward + backward */
-	double zero3_s;            /* exposed ZeRO-3 parameter/gradient traffic */
-	double pp_s;               /* activation send + gradient send to the neighbours */
-	double fwd_s, bwd_s;       /* totals: compute + exposed communication */
-	double model_flops;        /* model FLOPs (no recompute) of this GPU per micro-batch */
-	double hw_flops;           /* FLOPs executed, recompute included */
+	double fwd_compute_s;    /* forward compute */
+	double bwd_compute_s;    /* backward compute incl. recompute and weight gradients */
+	double wgrad_compute_s;  /* of which weight gradients (zero-bubble W) */
+	double recompute_s;      /* of which recompute */
+	double tp_s, cp_s, ep_s; /* exposed communication, forward + backward */
+	double zero3_s;          /* exposed ZeRO-3 parameter/gradient traffic */
+	double pp_s;             /* activation send + gradient send to the neighbours */
+	double fwd_s, bwd_s;     /* totals: compute + exposed communication */
+	double model_flops;      /* model FLOPs (no recompute) of this GPU per micro-batch */
+	double hw_flops;         /* FLOPs executed, recompute included */
 	/* per iteration */
-	double dp_s;               /* gradient reduction + parameter gather, before overlap */
-	double emb_sync_s;         /* tied-embedding gradient all-reduce (first/last stage) */
-	double optimizer_s;        /* optimizer step over this GPU's shard */
+	double dp_s;        /* gradient reduction + parameter gather, before overlap */
+	double emb_sync_s;  /* tied-embedding gradient all-reduce (first/last stage) */
+	double optimizer_s; /* optimizer step over this GPU's shard */
 	/* traffic, bytes per micro-batch (per iteration for dp) sent by this GPU */
 	double tp_bytes, cp_bytes, ep_bytes, pp_bytes, dp_bytes;
 } pp_stage_time;

@@ -23,16 +23,16 @@ typedef struct pp_estimate {
 	long long gpus;
 	/* Results. */
 	pp_param_count params;
-	pp_stage_memory memory;  /* the peak stage */
-	double capacity_bytes;   /* HBM of one GPU */
-	double headroom_bytes;   /* capacity - peak total (negative when it does not fit) */
+	pp_stage_memory memory; /* the peak stage */
+	double capacity_bytes;  /* HBM of one GPU */
+	double headroom_bytes;  /* capacity - peak total (negative when it does not fit) */
 	bool fits;
-	int nstages;             /* = plan.pp, up to PP_MAX_STAGES stages listed below */
+	int nstages; /* = plan.pp, up to PP_MAX_STAGES stages listed below */
 	double stage_total_bytes[PP_MAX_STAGES];
 
 	/* Time of one iteration and its breakdown. */
 	pp_iteration time;
-	pp_stage_time bottleneck;       /* the stage that paces the pipeline */
+	pp_stage_time bottleneck; /* the stage that paces the pipeline */
 	/* Throughput. */
 	double tokens_per_iteration;
 	double tokens_per_s;

@@ -18,13 +18,13 @@ extern "C" {
 /* An iteration and its breakdown; the parts add up to iteration_s. */
 typedef struct pp_iteration {
 	double iteration_s;
-	double compute_s;   /* microbatches x the bottleneck stage's compute */
+	double compute_s;                 /* microbatches x the bottleneck stage's compute */
 	double tp_s, cp_s, ep_s, zero3_s; /* exposed, microbatches x per micro-batch */
-	double pp_s;        /* pipeline sends on the critical path */
-	double bubble_s;    /* pipeline fill and drain */
-	double dp_s;        /* exposed data-parallel traffic */
+	double pp_s;                      /* pipeline sends on the critical path */
+	double bubble_s;                  /* pipeline fill and drain */
+	double dp_s;                      /* exposed data-parallel traffic */
 	double optimizer_s;
-	double other_s;     /* tied-embedding sync, fixed per-iteration overhead */
+	double other_s; /* tied-embedding sync, fixed per-iteration overhead */
 	int bottleneck_stage;
 } pp_iteration;
 
@@ -55,15 +55,15 @@ typedef struct pp_ct_input {
 } pp_ct_input;
 
 typedef struct pp_ct_result {
-	double flops_mb;    /* Eq. 8 */
-	double T_comp;      /* Eq. 9 */
-	double T_TP;        /* Eq. 2 */
-	double T_PP;        /* Eq. 3 */
-	double T_DP;        /* Eq. 4 */
-	double T_bubble;    /* Eq. 5 */
-	double T_iter;      /* Eq. 1 (= Eq. 6) */
-	double R_bubble;    /* Eq. 7 */
-	double T_ATA;       /* Eq. 10 (MoE) */
+	double flops_mb; /* Eq. 8 */
+	double T_comp;   /* Eq. 9 */
+	double T_TP;     /* Eq. 2 */
+	double T_PP;     /* Eq. 3 */
+	double T_DP;     /* Eq. 4 */
+	double T_bubble; /* Eq. 5 */
+	double T_iter;   /* Eq. 1 (= Eq. 6) */
+	double R_bubble; /* Eq. 7 */
+	double T_ATA;    /* Eq. 10 (MoE) */
 } pp_ct_result;
 
 void pp_configtuner(const pp_ct_input *in, pp_ct_result *out);
@@ -73,8 +73,7 @@ void pp_configtuner(const pp_ct_input *in, pp_ct_result *out);
 /* AMP's latency (seed 001 Eq. 1) and Pipette's (Eq. 3-4) from per-micro-batch
  * compute C and the TP, PP, DP communication times. */
 double pp_amp_latency(double C, double T_tp, double T_pp, double T_dp, double n_mb, double pp);
-double pp_pipette_latency(double C, double T_tp, double T_pp, double T_dp, double n_mb,
-                          double pp);
+double pp_pipette_latency(double C, double T_tp, double T_pp, double T_dp, double n_mb, double pp);
 
 #ifdef __cplusplus
 }

@@ -44,15 +44,15 @@ typedef struct pp_mla {
 
 /* Mixture of experts.  num_experts == 0 means a dense model. */
 typedef struct pp_moe {
-	int num_experts;            /* routed experts per MoE layer */
-	int top_k;                  /* routed experts per token */
-	int expert_ffn_hidden;      /* intermediate size of one routed expert */
-	int num_shared_experts;     /* DeepSeek style: always-active experts */
-	int shared_ffn_hidden;      /* total intermediate size of the shared expert(s) */
-	bool shared_expert_gate;    /* Qwen2-MoE: a sigmoid gate (hidden x 1) on the shared expert */
-	int first_k_dense;          /* the first k layers use a dense MLP */
-	int layer_freq;             /* every layer_freq-th layer (after first_k_dense) is MoE; 1 = all */
-	bool router_bias;           /* DeepSeek-V3 e_score_correction_bias (num_experts per layer) */
+	int num_experts;         /* routed experts per MoE layer */
+	int top_k;               /* routed experts per token */
+	int expert_ffn_hidden;   /* intermediate size of one routed expert */
+	int num_shared_experts;  /* DeepSeek style: always-active experts */
+	int shared_ffn_hidden;   /* total intermediate size of the shared expert(s) */
+	bool shared_expert_gate; /* Qwen2-MoE: a sigmoid gate (hidden x 1) on the shared expert */
+	int first_k_dense;       /* the first k layers use a dense MLP */
+	int layer_freq;   /* every layer_freq-th layer (after first_k_dense) is MoE; 1 = all */
+	bool router_bias; /* DeepSeek-V3 e_score_correction_bias (num_experts per layer) */
 } pp_moe;
 
 typedef struct pp_model {
@@ -83,24 +83,25 @@ typedef struct pp_model {
 
 /* Parameter counts by part, in parameters (not bytes). */
 typedef struct pp_param_count {
-	double embedding;    /* token (+ learned position) embedding */
-	double lm_head;      /* untied output projection; 0 when tied */
+	double embedding; /* token (+ learned position) embedding */
+	double lm_head;   /* untied output projection; 0 when tied */
 	double final_norm;
-	double attention;    /* all layers: projections, their biases and norms */
-	double dense_mlp;    /* all dense-MLP layers, incl. their norms */
-	double moe_router;   /* all MoE layers: router (+ bias) */
-	double moe_shared;   /* all MoE layers: shared experts (+ gate) */
-	double moe_routed;   /* all MoE layers: routed experts */
-	double total;        /* sum of all of the above */
-	double active;       /* parameters a single token touches (top_k of the routed experts) */
+	double attention;  /* all layers: projections, their biases and norms */
+	double dense_mlp;  /* all dense-MLP layers, incl. their norms */
+	double moe_router; /* all MoE layers: router (+ bias) */
+	double moe_shared; /* all MoE layers: shared experts (+ gate) */
+	double moe_routed; /* all MoE layers: routed experts */
+	double total;      /* sum of all of the above */
+	double active;     /* parameters a single token touches (top_k of the routed experts) */
 } pp_param_count;
 
 /* Parameters of one transformer layer, split by how they are sharded. */
 typedef struct pp_layer_params {
-	double attention;   /* projections, biases, attention-side norms */
-	double mlp;         /* dense MLP or, for an MoE layer, router + shared experts + MLP norm */
-	double experts;     /* routed experts (sharded by ep x etp); 0 for a dense layer */
-	double replicated;  /* of the above, parameters every TP rank keeps whole (norms, router, biases of row-parallel layers) */
+	double attention; /* projections, biases, attention-side norms */
+	double mlp;       /* dense MLP or, for an MoE layer, router + shared experts + MLP norm */
+	double experts;   /* routed experts (sharded by ep x etp); 0 for a dense layer */
+	double
+	    replicated; /* of the above, parameters every TP rank keeps whole (norms, router, biases of row-parallel layers) */
 } pp_layer_params;
 
 /* ------------------------------------------------------------- hardware */
@@ -121,15 +122,15 @@ typedef struct pp_gpu_eff {
 
 typedef struct pp_gpu {
 	char name[PP_NAME_MAX];
-	double memory_bytes;           /* HBM capacity the driver reports (nvidia-smi total) */
-	double memory_bw_bytes_per_s;  /* HBM bandwidth */
-	double fp32_flops;             /* vector (non-tensor) FP32 peak */
-	double tf32_flops;             /* dense tensor peaks, no sparsity; 0 = not supported */
+	double memory_bytes;          /* HBM capacity the driver reports (nvidia-smi total) */
+	double memory_bw_bytes_per_s; /* HBM bandwidth */
+	double fp32_flops;            /* vector (non-tensor) FP32 peak */
+	double tf32_flops;            /* dense tensor peaks, no sparsity; 0 = not supported */
 	double fp16_flops;
 	double bf16_flops;
 	double fp8_flops;
-	double nvlink_bytes_per_s;     /* per GPU, one direction; 0 = no NVLink */
-	double cuda_context_bytes;     /* HBM taken by the CUDA context and kernels at start */
+	double nvlink_bytes_per_s; /* per GPU, one direction; 0 = no NVLink */
+	double cuda_context_bytes; /* HBM taken by the CUDA context and kernels at start */
 	pp_gpu_eff eff;
 	char source[PP_SOURCE_MAX];
 } pp_gpu;
@@ -138,33 +139,33 @@ typedef struct pp_system {
 	char name[PP_NAME_MAX];
 	pp_gpu gpu;
 	int gpus_per_node;
-	int nvlink_domain;              /* GPUs that share one NVLink/NVSwitch domain (8, 72, ...) */
-	double nvlink_bytes_per_s;      /* per GPU, one direction, inside the domain */
+	int nvlink_domain;         /* GPUs that share one NVLink/NVSwitch domain (8, 72, ...) */
+	double nvlink_bytes_per_s; /* per GPU, one direction, inside the domain */
 	double nvlink_latency_s;
 	int nics_per_node;
-	double nic_bytes_per_s;         /* per NIC, one direction */
+	double nic_bytes_per_s; /* per NIC, one direction */
 	double nic_latency_s;
-	bool nvls;                      /* NVLink SHARP in-switch reductions */
-	double usd_per_gpu_hour;        /* rental price, 0 if unknown */
+	bool nvls;               /* NVLink SHARP in-switch reductions */
+	double usd_per_gpu_hour; /* rental price, 0 if unknown */
 	/* Framework overheads on every GPU (see data/framework/megatron.json). */
-	double comm_buffer_bytes;       /* NCCL and framework communication buffers */
-	double allocator_fraction;      /* caching-allocator fragmentation, fraction of the peak */
-	double fp8_weight_copy_bytes;   /* per GEMM parameter: FP8 weight (+ transpose) cache */
+	double comm_buffer_bytes;     /* NCCL and framework communication buffers */
+	double allocator_fraction;    /* caching-allocator fragmentation, fraction of the peak */
+	double fp8_weight_copy_bytes; /* per GEMM parameter: FP8 weight (+ transpose) cache */
 	/* Network and overlap efficiencies (named, calibrated; see docs/calibration.md). */
-	double nvlink_eff;              /* fraction of NVLink bandwidth collectives sustain */
-	double nic_eff;                 /* fraction of NIC bandwidth collectives sustain */
-	double nvls_gain;               /* NVLS all-reduce bus bandwidth over ring's, 0 = none */
-	double dp_overlap;              /* fraction of the last backward that hides DP traffic */
-	double iteration_overhead_s;    /* per-iteration fixed cost: data loading, logging, sync */
+	double nvlink_eff;           /* fraction of NVLink bandwidth collectives sustain */
+	double nic_eff;              /* fraction of NIC bandwidth collectives sustain */
+	double nvls_gain;            /* NVLS all-reduce bus bandwidth over ring's, 0 = none */
+	double dp_overlap;           /* fraction of the last backward that hides DP traffic */
+	double iteration_overhead_s; /* per-iteration fixed cost: data loading, logging, sync */
 	/* Training-framework behaviour (data/framework/NAME.json). */
-	char framework[PP_NAME_MAX];    /* "megatron" (default), "llm-foundry", "deepspeed", ... */
-	double logit_bytes;             /* bytes kept per logit element for the loss's backward */
-	double loss_transient_bytes;    /* extra bytes per logit element while the loss runs */
-	double zero3_live_params;       /* ZeRO-3 parameters gathered at once; 0 = two whole layers */
-	double zero3_bucket_params;     /* ZeRO-3 unsharded gradient elements at once; 0 = a layer */
-	double zero3_overlap;           /* fraction of a layer's compute that hides its ZeRO-3 traffic */
-	double tp_overlap_hidden;       /* fraction of TP traffic hidden when tp_overlap is on */
-	double ep_overlap_hidden;       /* fraction of EP traffic hidden when ep_overlap is on */
+	char framework[PP_NAME_MAX]; /* "megatron" (default), "llm-foundry", "deepspeed", ... */
+	double logit_bytes;          /* bytes kept per logit element for the loss's backward */
+	double loss_transient_bytes; /* extra bytes per logit element while the loss runs */
+	double zero3_live_params;    /* ZeRO-3 parameters gathered at once; 0 = two whole layers */
+	double zero3_bucket_params;  /* ZeRO-3 unsharded gradient elements at once; 0 = a layer */
+	double zero3_overlap;     /* fraction of a layer's compute that hides its ZeRO-3 traffic */
+	double tp_overlap_hidden; /* fraction of TP traffic hidden when tp_overlap is on */
+	double ep_overlap_hidden; /* fraction of EP traffic hidden when ep_overlap is on */
 	char source[PP_SOURCE_MAX];
 } pp_system;
 
@@ -180,11 +181,11 @@ typedef enum pp_precision {
 typedef enum pp_optimizer { PP_OPT_ADAM = 0, PP_OPT_SGD = 1 } pp_optimizer;
 
 typedef struct pp_job {
-	long long global_batch;     /* sequences per iteration */
-	int seq_len;                /* tokens per sequence */
-	double train_tokens;        /* token budget for time/cost; 0 = not given */
+	long long global_batch; /* sequences per iteration */
+	int seq_len;            /* tokens per sequence */
+	double train_tokens;    /* token budget for time/cost; 0 = not given */
 	pp_precision precision;
-	int grad_bytes;             /* bytes per gradient element: 2 (bf16/fp16) or 4 (fp32 main grads) */
+	int grad_bytes; /* bytes per gradient element: 2 (bf16/fp16) or 4 (fp32 main grads) */
 	pp_optimizer optimizer;
 } pp_job;
 
@@ -209,15 +210,15 @@ typedef struct pp_plan {
 	int mbs;                     /* micro-batch size, sequences */
 	int zero;                    /* 0..3; 1 is Megatron's distributed optimizer */
 	pp_recompute recompute;
-	bool sp;                     /* sequence parallelism (with tp > 1) */
-	bool flash;                  /* fused/flash attention: no s x s score matrices kept */
-	bool tp_overlap;             /* TP communication overlapped with GEMMs (Megatron
+	bool sp;         /* sequence parallelism (with tp > 1) */
+	bool flash;      /* fused/flash attention: no s x s score matrices kept */
+	bool tp_overlap; /* TP communication overlapped with GEMMs (Megatron
 	                                --tp-comm-overlap, userbuffers) */
-	bool ep_overlap;             /* EP all-to-all overlapped with another micro-batch's compute */
+	bool ep_overlap; /* EP all-to-all overlapped with another micro-batch's compute */
 	pp_schedule schedule;
-	char order[PP_ORDER_MAX];    /* rank order, innermost first, e.g. "tp-cp-ep-dp-pp" */
+	char order[PP_ORDER_MAX]; /* rank order, innermost first, e.g. "tp-cp-ep-dp-pp" */
 	/* Derived by pp_plan_resolve: */
-	long long microbatches;      /* per pipeline, per iteration */
+	long long microbatches; /* per pipeline, per iteration */
 } pp_plan;
 
 /* --------------------------------------------------------------- names */

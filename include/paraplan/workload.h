@@ -22,21 +22,22 @@ typedef struct pp_stage_memory {
 	int layers;                /* transformer layers held by this pipeline rank (all chunks) */
 	double inflight_layer_mbs; /* layer x micro-batch activation sets alive at the peak */
 	/* The five buckets of the contract; total = sum of them. */
-	double weights_bytes;      /* resident parameters (sharded under ZeRO-3) */
-	double gradients_bytes;    /* gradient buffers (sharded under ZeRO-2/3) */
-	double optimizer_bytes;    /* master weights and moments (sharded under ZeRO >= 1) */
-	double activations_bytes;  /* saved for backward, at the peak micro-batch count */
-	double other_bytes;        /* transients and framework overhead, itemised below */
+	double weights_bytes;     /* resident parameters (sharded under ZeRO-3) */
+	double gradients_bytes;   /* gradient buffers (sharded under ZeRO-2/3) */
+	double optimizer_bytes;   /* master weights and moments (sharded under ZeRO >= 1) */
+	double activations_bytes; /* saved for backward, at the peak micro-batch count */
+	double other_bytes;       /* transients and framework overhead, itemised below */
 	double total_bytes;
 	/* Itemised parts (already included above). */
-	double params;                   /* parameters this GPU owns before ZeRO-3 sharding */
-	double act_layers_bytes;         /* transformer layers' saved activations */
-	double act_embedding_bytes;      /* first stage: embedding output / dropout */
-	double act_logits_bytes;         /* last stage: logits and loss */
-	double act_per_layer_mb_bytes;   /* one layer, one micro-batch (an average over layer kinds) */
-	double transient_bytes;          /* recompute buffer, ZeRO-3 gathered layers, MoE dispatch */
-	double framework_bytes;          /* CUDA context + communication buffers */
-	double fragmentation_bytes;      /* allocator fraction applied to the rest */
+	double params;              /* parameters this GPU owns before ZeRO-3 sharding */
+	double act_layers_bytes;    /* transformer layers' saved activations */
+	double act_embedding_bytes; /* first stage: embedding output / dropout */
+	double act_logits_bytes;    /* last stage: logits and loss */
+	double
+	    act_per_layer_mb_bytes; /* one layer, one micro-batch (an average over layer kinds) */
+	double transient_bytes;     /* recompute buffer, ZeRO-3 gathered layers, MoE dispatch */
+	double framework_bytes;     /* CUDA context + communication buffers */
+	double fragmentation_bytes; /* allocator fraction applied to the rest */
 } pp_stage_memory;
 
 /*
@@ -61,9 +62,9 @@ pp_status pp_memory_peak(const pp_model *m, const pp_system *s, const pp_job *jo
  * DDP 16P, ZeRO-1 4P + 12P/N, ZeRO-2 2P + 14P/N, ZeRO-3 16P/N with 2/2/12).
  * The three parts are written to the optional OUT pointers.
  */
-double pp_model_state_bytes(double params, double weight_bytes, double grad_bytes,
-                            double opt_bytes, int zero, int shard, double *weights_out,
-                            double *grads_out, double *opt_out);
+double pp_model_state_bytes(double params, double weight_bytes, double grad_bytes, double opt_bytes,
+                            int zero, int shard, double *weights_out, double *grads_out,
+                            double *opt_out);
 
 /* Layers held by pipeline rank `stage` under the plan (Megatron's even split). */
 int pp_stage_layers(const pp_model *m, const pp_plan *plan, int stage);
@@ -87,11 +88,11 @@ typedef struct pp_op {
 	const char *name; /* static string, e.g. "qkv", "fc1", "attn" */
 	pp_op_kind kind;
 	pp_phase phase;
-	double count;      /* identical instances (e.g. local experts of a grouped GEMM) */
-	double m, n, k;    /* GEMM shape of one instance (0 for other kinds) */
-	double flops;      /* FLOPs of all instances */
-	double bytes;      /* HBM bytes read + written by all instances */
-	bool fp8;          /* runs on FP8 tensor cores under fp8 precision */
+	double count;   /* identical instances (e.g. local experts of a grouped GEMM) */
+	double m, n, k; /* GEMM shape of one instance (0 for other kinds) */
+	double flops;   /* FLOPs of all instances */
+	double bytes;   /* HBM bytes read + written by all instances */
+	bool fp8;       /* runs on FP8 tensor cores under fp8 precision */
 } pp_op;
 
 typedef enum pp_coll_kind {
@@ -119,11 +120,11 @@ typedef struct pp_coll {
 	pp_coll_kind kind;
 	pp_group group;
 	pp_phase phase;
-	double bytes;      /* buffer size, like nccl-tests' "size": the full (gathered / reduced)
+	double bytes;    /* buffer size, like nccl-tests' "size": the full (gathered / reduced)
 	                      tensor for all-gather, reduce-scatter, all-reduce; what one GPU
 	                      sends in total for all-to-all; the message for p2p */
-	double count;      /* how many times per micro-batch (or per iteration for DP) */
-	bool overlapped;   /* runs under compute that does not depend on it */
+	double count;    /* how many times per micro-batch (or per iteration for DP) */
+	bool overlapped; /* runs under compute that does not depend on it */
 } pp_coll;
 
 #define PP_MAX_OPS 128

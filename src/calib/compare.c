@@ -43,8 +43,8 @@ static double source_flops_per_token(const pp_run_info *info, const pp_estimate 
 	double model = e->model_flops_per_token;
 	if (has(d, "hardware") || has(d, "recompute") || has(d, "4*2"))
 		return e->model_tflops_per_gpu > 0
-		               ? model * e->hardware_tflops_per_gpu / e->model_tflops_per_gpu
-		               : model;
+		           ? model * e->hardware_tflops_per_gpu / e->model_tflops_per_gpu
+		           : model;
 	return model;
 }
 

@@ -34,14 +34,14 @@ enum { P_GEMM, P_GEMM_FP8, P_HALF, P_ATTN, P_MEM, P_KERNEL, P_NVLINK, P_NIC, NPA
  * benchmarks span that), FP8 at most the BF16 fraction's reach, kernels 1-30 us
  * of fixed cost, collectives 50-95% of link rate (nccl-tests bus bandwidth). */
 static const fit_param params[NPARAMS] = {
-	{"gemm", 0.3, 0.9, false, 0.7},
-	{"gemm_fp8", 0.2, 0.8, false, 0.5},
-	{"gemm_half_flops", 1e8, 1e12, true, 1e10},
-	{"attn", 0.2, 0.8, false, 0.5},
-	{"memory", 0.5, 0.95, false, 0.8},
-	{"kernel_s", 1e-6, 3e-5, true, 5e-6},
-	{"nvlink_eff", 0.5, 0.95, false, 0.8},
-	{"nic_eff", 0.5, 0.95, false, 0.8},
+    {"gemm", 0.3, 0.9, false, 0.7},
+    {"gemm_fp8", 0.2, 0.8, false, 0.5},
+    {"gemm_half_flops", 1e8, 1e12, true, 1e10},
+    {"attn", 0.2, 0.8, false, 0.5},
+    {"memory", 0.5, 0.95, false, 0.8},
+    {"kernel_s", 1e-6, 3e-5, true, 5e-6},
+    {"nvlink_eff", 0.5, 0.95, false, 0.8},
+    {"nic_eff", 0.5, 0.95, false, 0.8},
 };
 
 struct pp_fit {

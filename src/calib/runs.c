@@ -151,8 +151,8 @@ static void fill(pp_run_info *info, unsigned bit, const char *fmt, ...)
 }
 
 static const char *const fill_names[PP_RUN_FILL_KINDS] = {
-	"kv_heads", "ffn", "head_dim", "layers", "tp/pp", "dp", "cp", "ep",
-	"vp", "sp", "zero", "recompute", "mbs", "gbs", "precision", "etp", "tp_overlap"};
+    "kv_heads", "ffn",  "head_dim",  "layers", "tp/pp", "dp",        "cp",  "ep",        "vp",
+    "sp",       "zero", "recompute", "mbs",    "gbs",   "precision", "etp", "tp_overlap"};
 
 const char *pp_run_fill_name(unsigned bit)
 {
@@ -173,35 +173,35 @@ typedef struct family {
 	bool gated_mlp, rmsnorm, linear_bias, qkv_bias, dropout, tied, embedding_norm, qk_norm;
 	bool flash; /* the training stack fused attention (no s x s scores kept) */
 	pp_position position;
-	int head_dim;  /* 0: hidden / heads */
-	bool ffn_4h;   /* a missing ffn_hidden_size is 4 x hidden */
-	bool mla_v3;   /* DeepSeek-V3 MLA ranks and router bias */
+	int head_dim; /* 0: hidden / heads */
+	bool ffn_4h;  /* a missing ffn_hidden_size is 4 x hidden */
+	bool mla_v3;  /* DeepSeek-V3 MLA ranks and router bias */
 } family;
 
 static const family families[] = {
-	/* match          gated  rms    bias   qkvb   drop   tied   embn   qkn    flash  pos */
-	{"deepseek-v3", true, true, false, false, false, false, false, false, true, PP_POS_ROPE,
-	 0, false, true},
-	{"deepseek", true, true, false, false, false, false, false, false, true, PP_POS_ROPE, 0,
-	 false, false},
-	{"qwen3", true, true, false, false, false, false, false, true, true, PP_POS_ROPE, 128,
-	 false, false},
-	{"qwen", true, true, false, true, false, false, false, false, true, PP_POS_ROPE, 0, false,
-	 false},
-	{"mixtral", true, true, false, false, false, false, false, false, true, PP_POS_ROPE, 0,
-	 false, false},
-	{"mistral", true, true, false, false, false, false, false, false, true, PP_POS_ROPE, 0,
-	 false, false},
-	{"llama", true, true, false, false, false, false, false, false, true, PP_POS_ROPE, 0,
-	 false, false},
-	{"mpt", false, false, false, false, false, true, false, false, true, PP_POS_ALIBI, 0, true,
-	 false},
-	{"bloom", false, false, true, false, false, true, true, false, false, PP_POS_ALIBI, 0,
-	 true, false},
-	{"megatron-core", false, false, true, false, true, true, false, false, true,
-	 PP_POS_LEARNED, 0, true, false},
-	{"gpt", false, false, true, false, true, true, false, false, false, PP_POS_LEARNED, 0,
-	 true, false},
+    /* match          gated  rms    bias   qkvb   drop   tied   embn   qkn    flash  pos */
+    {"deepseek-v3", true, true, false, false, false, false, false, false, true, PP_POS_ROPE, 0,
+     false, true},
+    {"deepseek", true, true, false, false, false, false, false, false, true, PP_POS_ROPE, 0, false,
+     false},
+    {"qwen3", true, true, false, false, false, false, false, true, true, PP_POS_ROPE, 128, false,
+     false},
+    {"qwen", true, true, false, true, false, false, false, false, true, PP_POS_ROPE, 0, false,
+     false},
+    {"mixtral", true, true, false, false, false, false, false, false, true, PP_POS_ROPE, 0, false,
+     false},
+    {"mistral", true, true, false, false, false, false, false, false, true, PP_POS_ROPE, 0, false,
+     false},
+    {"llama", true, true, false, false, false, false, false, false, true, PP_POS_ROPE, 0, false,
+     false},
+    {"mpt", false, false, false, false, false, true, false, false, true, PP_POS_ALIBI, 0, true,
+     false},
+    {"bloom", false, false, true, false, false, true, true, false, false, PP_POS_ALIBI, 0, true,
+     false},
+    {"megatron-core", false, false, true, false, true, true, false, false, true, PP_POS_LEARNED, 0,
+     true, false},
+    {"gpt", false, false, true, false, true, true, false, false, false, PP_POS_LEARNED, 0, true,
+     false},
 };
 
 /* DeepSeek-V3 (arXiv:2412.19437 §4.2; HF config.json): MLA ranks. */
@@ -219,11 +219,9 @@ typedef struct gpu_alias {
 } gpu_alias;
 
 static const gpu_alias gpu_aliases[] = {
-	{{"GB200", NULL}, NULL, "gb200-nvl72"},
-	{{"B200", NULL}, NULL, "dgx-b200"},
-	{{"H100", NULL}, "PCIe", "dgx-h100"},
-	{{"A100", "40GB"}, "PCIe", "dgx-a100-40g"},
-	{{"A100", "80GB"}, "PCIe", "dgx-a100-80g"},
+    {{"GB200", NULL}, NULL, "gb200-nvl72"},     {{"B200", NULL}, NULL, "dgx-b200"},
+    {{"H100", NULL}, "PCIe", "dgx-h100"},       {{"A100", "40GB"}, "PCIe", "dgx-a100-40g"},
+    {{"A100", "80GB"}, "PCIe", "dgx-a100-80g"},
 };
 
 static const char *gpu_system(const char *gpu_type)
@@ -364,7 +362,8 @@ static pp_status read_model(const pp_runs *runs, json_t *rec, size_t i, pp_model
 		e->num_shared_experts = (int)jint(moe, "num_shared_experts", &bad);
 		e->first_k_dense = (int)jint(moe, "dense_layers", &bad);
 		if (bad || e->num_experts <= 0 || e->top_k <= 0 || e->expert_ffn_hidden <= 0)
-			return SKIP(path, "moe needs num_experts, top_k and expert_ffn_hidden_size");
+			return SKIP(path,
+			            "moe needs num_experts, top_k and expert_ffn_hidden_size");
 		e->shared_ffn_hidden = e->num_shared_experts * e->expert_ffn_hidden;
 		e->layer_freq = 1;
 	}
@@ -397,7 +396,8 @@ static pp_status read_model(const pp_runs *runs, json_t *rec, size_t i, pp_model
 	bool all_moe = m->moe.num_experts > 0 && m->moe.first_k_dense == 0;
 	if (m->ffn_hidden <= 0 && !all_moe) {
 		if (!fam->ffn_4h)
-			return SKIP(path, "ffn_hidden_size is null and the %s family has no default",
+			return SKIP(path,
+			            "ffn_hidden_size is null and the %s family has no default",
 			            fam->match);
 		m->ffn_hidden = 4 * m->hidden;
 		fill(info, PP_FILL_FFN, "ffn_hidden_size unknown: %d (4 x hidden, GPT family)",
@@ -527,8 +527,8 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 		if (tok <= 0 || tok % seq)
 			return SKIP(path, "global batch not stated");
 		gbs = tok / seq;
-		fill(info, PP_FILL_GBS, "global_batch_size unknown: %lld (global_batch_tokens / seq)",
-		     gbs);
+		fill(info, PP_FILL_GBS,
+		     "global_batch_size unknown: %lld (global_batch_tokens / seq)", gbs);
 	}
 	job->global_batch = gbs;
 
@@ -570,7 +570,8 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 		if (pp <= 0)
 			pp = tp > 0 && mp % tp == 0 ? mp / tp : 0;
 		if (tp <= 0 || pp <= 0)
-			return SKIP(path, "tp/pp cannot be derived from model_parallel_size %lld", mp);
+			return SKIP(path, "tp/pp cannot be derived from model_parallel_size %lld",
+			            mp);
 		fill(info, PP_FILL_TP_PP,
 		     "tp/pp unknown: tp %lld, pp %lld (model-parallel size %lld; tp the largest "
 		     "divisor <= %d GPUs per node)",
@@ -601,7 +602,8 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 		vp = 1;
 		if (pp > 1 && has(sched, "interleaved"))
 			fill(info, PP_FILL_VP,
-			     "interleaved schedule without a virtual pipeline size: vp 1 (plain 1F1B)");
+			     "interleaved schedule without a virtual pipeline size: vp 1 (plain "
+			     "1F1B)");
 	} else if (vp > 1 && pp == 1) {
 		fill(info, PP_FILL_VP, "virtual pipeline size %lld with pp 1 has no effect: vp 1",
 		     vp);
@@ -643,8 +645,8 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 	 * (etp = tp) when the expert ranks fit in the stage, else 1. */
 	if (m->moe.num_experts > 0) {
 		long long inner = tp * cp * dp;
-		plan->etp = (inner % (ep * tp) == 0 && m->moe.expert_ffn_hidden % tp == 0) ? (int)tp
-		                                                                            : 1;
+		plan->etp =
+		    (inner % (ep * tp) == 0 && m->moe.expert_ffn_hidden % tp == 0) ? (int)tp : 1;
 		if (tp > 1)
 			fill(info, PP_FILL_ETP, "expert tensor parallelism unknown: %d", plan->etp);
 	}

@@ -81,7 +81,8 @@ pp_layout pp_group_layout(const pp_plan *p, const pp_system *s, pp_group g)
 		return layout_of(dim_stride(p, "tp") * etp * p->ep, edp, s);
 	}
 	case PP_GROUP_EMB: {
-		pp_layout l = layout_of(dim_stride(p, "pp") * (p->pp - 1 > 0 ? p->pp - 1 : 1), 2, s);
+		pp_layout l =
+		    layout_of(dim_stride(p, "pp") * (p->pp - 1 > 0 ? p->pp - 1 : 1), 2, s);
 		if (p->pp < 2)
 			l.size = 1;
 		return l;
@@ -202,8 +203,8 @@ static double hier_allreduce(const pp_system *s, int n, int nd, double V)
 	link_bw(s, &bw_f, &bw_s);
 	int nodes = n / nd;
 	double inner = intra_pair(s, nd, V, bw_f);
-	double outer = 2.0 * (nodes - 1) * s->nic_latency_s +
-	               2.0 * (nodes - 1) / nodes * (V / nd) / bw_s;
+	double outer =
+	    2.0 * (nodes - 1) * s->nic_latency_s + 2.0 * (nodes - 1) / nodes * (V / nd) / bw_s;
 	return inner + outer;
 }
 
@@ -213,7 +214,8 @@ static double tree_allreduce(const pp_system *s, int n, int nd, double V)
 	double bw_f, bw_s;
 	link_bw(s, &bw_f, &bw_s);
 	int nodes = n / nd;
-	return intra_pair(s, nd, V, bw_f) + 2.0 * log2((double)nodes) * s->nic_latency_s + 2.0 * V / (nd * bw_s);
+	return intra_pair(s, nd, V, bw_f) + 2.0 * log2((double)nodes) * s->nic_latency_s +
+	       2.0 * V / (nd * bw_s);
 }
 
 double pp_coll_time(const pp_system *s, const pp_layout *l, pp_coll_kind kind, double V,
@@ -249,8 +251,8 @@ double pp_coll_time(const pp_system *s, const pp_layout *l, pp_coll_kind kind, d
 			}
 		}
 		if (s->nvls && s->nvls_gain > 0 && nd == n && n > 2) {
-			double nv = 2 * s->nvlink_latency_s +
-			            2.0 * (n - 1) / n * V / (bw_f * s->nvls_gain);
+			double nv =
+			    2 * s->nvlink_latency_s + 2.0 * (n - 1) / n * V / (bw_f * s->nvls_gain);
 			if (nv < t) {
 				t = nv;
 				algo = PP_ALGO_NVLS;

@@ -23,10 +23,10 @@ static double wire_bytes(pp_coll_kind kind, double bytes, int n)
 }
 
 typedef struct acc {
-	double compute[4];     /* by phase */
-	double attn[4];        /* attention-core compute by phase (hides CP traffic) */
+	double compute[4]; /* by phase */
+	double attn[4];    /* attention-core compute by phase (hides CP traffic) */
 	double exposed[PP_NGROUPS];
-	double hidden_cp[4];   /* overlappable CP traffic by phase */
+	double hidden_cp[4]; /* overlappable CP traffic by phase */
 	double bytes[PP_NGROUPS];
 	double model_flops, hw_flops;
 	bool overflow;
@@ -64,9 +64,8 @@ static void add_work(acc *a, const pp_work *w, const pp_system *s, const pp_job 
 	(void)p;
 }
 
-pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job,
-                        const pp_plan *p, int stage, pp_work *ws, pp_stage_time *out,
-                        pp_error *err)
+pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job, const pp_plan *p,
+                        int stage, pp_work *ws, pp_stage_time *out, pp_error *err)
 {
 	if (stage < 0 || stage >= p->pp)
 		return ppi_fail(err, "", "stage", "stage %d is outside 0..%d", stage, p->pp - 1);
@@ -184,7 +183,7 @@ pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job
 		                                  chunk * job->grad_bytes, NULL);
 		double per_layer_comm = 2 * ag + rs;
 		double per_layer_comp =
-			layers ? (out->fwd_compute_s + out->bwd_compute_s) / layers : 0;
+		    layers ? (out->fwd_compute_s + out->bwd_compute_s) / layers : 0;
 		double over = per_layer_comm - s->zero3_overlap * per_layer_comp;
 		out->zero3_s = over > 0 ? over * layers : 0;
 		out->dp_bytes += (2 * layer_params_max * wb + layer_params_max * job->grad_bytes) *

@@ -20,8 +20,9 @@ pp_status pp_estimate_run(const pp_model *m, const pp_system *s, const pp_job *j
 	if (st)
 		return st;
 	if (out->plan.pp > PP_MAX_STAGES)
-		return ppi_fail(err, "", "plan.pp", "at most %d pipeline stages are supported, got %d",
-		                PP_MAX_STAGES, out->plan.pp);
+		return ppi_fail(err, "", "plan.pp",
+		                "at most %d pipeline stages are supported, got %d", PP_MAX_STAGES,
+		                out->plan.pp);
 	pp_model_params(m, &out->params);
 	out->nstages = out->plan.pp;
 	for (int i = 0; i < out->plan.pp; i++) {
@@ -59,7 +60,7 @@ pp_status pp_estimate_run(const pp_model *m, const pp_system *s, const pp_job *j
 	out->tokens_per_s = it > 0 ? out->tokens_per_iteration / it : 0;
 	out->model_flops_per_token = pp_model_flops_per_token(m, job->seq_len);
 	out->model_tflops_per_gpu =
-		out->model_flops_per_token * out->tokens_per_s / (double)gpus / 1e12;
+	    out->model_flops_per_token * out->tokens_per_s / (double)gpus / 1e12;
 	/* Executed FLOPs: every stage's GPUs, all micro-batches. */
 	double hw = 0, model_ops = 0;
 	for (int i = 0; i < p->pp; i++) {

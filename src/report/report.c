@@ -37,8 +37,9 @@ int pp_report_text(const pp_estimate *e, FILE *out)
 	        e->job.grad_bytes == 4 ? "fp32" : "16-bit",
 	        e->job.optimizer == PP_OPT_ADAM ? "adam" : "sgd");
 
-	fprintf(out, "memory per GPU, peak stage %d of %d (%d layers, %.4g layer-micro-batches "
-	             "in flight)\n",
+	fprintf(out,
+	        "memory per GPU, peak stage %d of %d (%d layers, %.4g layer-micro-batches "
+	        "in flight)\n",
 	        mem->stage, p->pp, mem->layers, mem->inflight_layer_mbs);
 	fprintf(out, "  %-13s %9.2f GiB\n", "weights", mem->weights_bytes / GIB);
 	fprintf(out, "  %-13s %9.2f GiB\n", "gradients", mem->gradients_bytes / GIB);
@@ -61,23 +62,24 @@ int pp_report_text(const pp_estimate *e, FILE *out)
 	const struct {
 		const char *name;
 		double s;
-	} rows[] = {{"compute", t->compute_s},   {"tp exposed", t->tp_s},
-	            {"cp exposed", t->cp_s},     {"ep exposed", t->ep_s},
-	            {"zero-3", t->zero3_s},      {"pp send/recv", t->pp_s},
-	            {"bubble", t->bubble_s},     {"dp exposed", t->dp_s},
+	} rows[] = {{"compute", t->compute_s},     {"tp exposed", t->tp_s},
+	            {"cp exposed", t->cp_s},       {"ep exposed", t->ep_s},
+	            {"zero-3", t->zero3_s},        {"pp send/recv", t->pp_s},
+	            {"bubble", t->bubble_s},       {"dp exposed", t->dp_s},
 	            {"optimizer", t->optimizer_s}, {"other", t->other_s}};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
 		if (rows[i].s > 0 || i == 0)
 			fprintf(out, "  %-13s %10.2f ms  %5.1f%%\n", rows[i].name, rows[i].s * 1e3,
 			        100 * rows[i].s / it);
 	fprintf(out, "  %-13s %10.2f ms\n", "iteration", t->iteration_s * 1e3);
-	fprintf(out, "\nthroughput  %.0f tokens/s, %.1f model TFLOP/s per GPU (MFU %.1f%%), "
-	             "%.1f hardware TFLOP/s (HFU %.1f%%)\n",
+	fprintf(out,
+	        "\nthroughput  %.0f tokens/s, %.1f model TFLOP/s per GPU (MFU %.1f%%), "
+	        "%.1f hardware TFLOP/s (HFU %.1f%%)\n",
 	        e->tokens_per_s, e->model_tflops_per_gpu, 100 * e->mfu, e->hardware_tflops_per_gpu,
 	        100 * e->hfu);
 	if (e->train_tokens > 0) {
-		fprintf(out, "training    %.3g tokens in %.1f days, %.0f GPU-hours", e->train_tokens,
-		        e->train_days, e->gpu_hours);
+		fprintf(out, "training    %.3g tokens in %.1f days, %.0f GPU-hours",
+		        e->train_tokens, e->train_days, e->gpu_hours);
 		if (e->usd_per_gpu_hour > 0)
 			fprintf(out, ", %.0f USD at %.2f USD/GPU-hour", e->cost_usd,
 			        e->usd_per_gpu_hour);
@@ -90,11 +92,11 @@ static json_t *memory_json(const pp_estimate *e)
 {
 	const pp_stage_memory *m = &e->memory;
 	json_t *detail = json_pack(
-		"{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "params", m->params, "act_layers_bytes",
-		m->act_layers_bytes, "act_embedding_bytes", m->act_embedding_bytes,
-		"act_logits_bytes", m->act_logits_bytes, "act_per_layer_microbatch_bytes",
-		m->act_per_layer_mb_bytes, "transient_bytes", m->transient_bytes, "framework_bytes",
-		m->framework_bytes, "fragmentation_bytes", m->fragmentation_bytes);
+	    "{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "params", m->params, "act_layers_bytes",
+	    m->act_layers_bytes, "act_embedding_bytes", m->act_embedding_bytes, "act_logits_bytes",
+	    m->act_logits_bytes, "act_per_layer_microbatch_bytes", m->act_per_layer_mb_bytes,
+	    "transient_bytes", m->transient_bytes, "framework_bytes", m->framework_bytes,
+	    "fragmentation_bytes", m->fragmentation_bytes);
 	json_t *stages = json_array();
 	for (int i = 0; i < e->nstages; i++)
 		json_array_append_new(stages, json_real(e->stage_total_bytes[i]));
@@ -112,34 +114,32 @@ int pp_report_json(const pp_estimate *e, FILE *out)
 {
 	const pp_plan *p = &e->plan;
 	const pp_model *md = &e->model;
-	json_t *model = json_pack("{s:s,s:f,s:f,s:i,s:i,s:i,s:i,s:i,s:i}", "name", md->name,
-	                          "params", e->params.total, "active_params", e->params.active,
-	                          "layers", md->num_layers, "hidden", md->hidden, "heads",
-	                          md->num_heads, "kv_heads", md->num_kv_heads, "vocab", md->vocab,
-	                          "experts", md->moe.num_experts);
-	json_t *system = json_pack("{s:s,s:s,s:I,s:i,s:i}", "name", e->system.name, "gpu",
-	                           e->system.gpu.name, "gpus", (json_int_t)e->gpus,
-	                           "gpus_per_node", e->system.gpus_per_node, "nvlink_domain",
-	                           e->system.nvlink_domain);
-	json_t *job = json_pack("{s:I,s:i,s:f,s:s,s:i,s:s}", "global_batch",
-	                        (json_int_t)e->job.global_batch, "seq_len", e->job.seq_len,
-	                        "train_tokens", e->job.train_tokens, "precision",
-	                        pp_precision_name(e->job.precision), "grad_bytes",
-	                        e->job.grad_bytes, "optimizer",
-	                        e->job.optimizer == PP_OPT_ADAM ? "adam" : "sgd");
-	json_t *plan = json_pack(
-		"{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:I,s:i,s:s,s:b,s:b,s:s,s:s}", "tp", p->tp, "pp",
-		p->pp, "dp", p->dp, "cp", p->cp, "ep", p->ep, "etp", p->etp, "vp", p->vp, "mbs",
-		p->mbs, "microbatches", (json_int_t)p->microbatches, "zero", p->zero, "recompute",
-		pp_recompute_name(p->recompute), "sp", p->sp, "flash", p->flash, "schedule",
-		pp_schedule_name(p->schedule), "order", p->order);
+	json_t *model =
+	    json_pack("{s:s,s:f,s:f,s:i,s:i,s:i,s:i,s:i,s:i}", "name", md->name, "params",
+	              e->params.total, "active_params", e->params.active, "layers", md->num_layers,
+	              "hidden", md->hidden, "heads", md->num_heads, "kv_heads", md->num_kv_heads,
+	              "vocab", md->vocab, "experts", md->moe.num_experts);
+	json_t *system =
+	    json_pack("{s:s,s:s,s:I,s:i,s:i}", "name", e->system.name, "gpu", e->system.gpu.name,
+	              "gpus", (json_int_t)e->gpus, "gpus_per_node", e->system.gpus_per_node,
+	              "nvlink_domain", e->system.nvlink_domain);
+	json_t *job =
+	    json_pack("{s:I,s:i,s:f,s:s,s:i,s:s}", "global_batch", (json_int_t)e->job.global_batch,
+	              "seq_len", e->job.seq_len, "train_tokens", e->job.train_tokens, "precision",
+	              pp_precision_name(e->job.precision), "grad_bytes", e->job.grad_bytes,
+	              "optimizer", e->job.optimizer == PP_OPT_ADAM ? "adam" : "sgd");
+	json_t *plan =
+	    json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:I,s:i,s:s,s:b,s:b,s:s,s:s}", "tp", p->tp,
+	              "pp", p->pp, "dp", p->dp, "cp", p->cp, "ep", p->ep, "etp", p->etp, "vp",
+	              p->vp, "mbs", p->mbs, "microbatches", (json_int_t)p->microbatches, "zero",
+	              p->zero, "recompute", pp_recompute_name(p->recompute), "sp", p->sp, "flash",
+	              p->flash, "schedule", pp_schedule_name(p->schedule), "order", p->order);
 	const pp_iteration *t = &e->time;
-	json_t *time = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i}",
-	                         "iteration_s", t->iteration_s, "compute_s", t->compute_s, "tp_s",
-	                         t->tp_s, "cp_s", t->cp_s, "ep_s", t->ep_s, "pp_s", t->pp_s,
-	                         "dp_s", t->dp_s, "bubble_s", t->bubble_s, "optimizer_s",
-	                         t->optimizer_s, "zero3_s", t->zero3_s, "other_s", t->other_s,
-	                         "bottleneck_stage", t->bottleneck_stage);
+	json_t *time = json_pack(
+	    "{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i}", "iteration_s", t->iteration_s,
+	    "compute_s", t->compute_s, "tp_s", t->tp_s, "cp_s", t->cp_s, "ep_s", t->ep_s, "pp_s",
+	    t->pp_s, "dp_s", t->dp_s, "bubble_s", t->bubble_s, "optimizer_s", t->optimizer_s,
+	    "zero3_s", t->zero3_s, "other_s", t->other_s, "bottleneck_stage", t->bottleneck_stage);
 	json_t *thr = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "tokens_per_s", e->tokens_per_s,
 	                        "tokens_per_iteration", e->tokens_per_iteration,
 	                        "model_tflops_per_gpu", e->model_tflops_per_gpu,
@@ -148,16 +148,17 @@ int pp_report_json(const pp_estimate *e, FILE *out)
 	json_t *train = json_pack("{s:f,s:f,s:f,s:f,s:f}", "tokens", e->train_tokens, "days",
 	                          e->train_days, "gpu_hours", e->gpu_hours, "usd_per_gpu_hour",
 	                          e->usd_per_gpu_hour, "cost_usd", e->cost_usd);
-	json_t *traffic = json_pack("{s:f,s:f,s:f,s:f,s:f}", "tp_bytes", e->tp_bytes, "cp_bytes",
-	                            e->cp_bytes, "ep_bytes", e->ep_bytes, "pp_bytes", e->pp_bytes,
-	                            "dp_bytes", e->dp_bytes);
+	json_t *traffic =
+	    json_pack("{s:f,s:f,s:f,s:f,s:f}", "tp_bytes", e->tp_bytes, "cp_bytes", e->cp_bytes,
+	              "ep_bytes", e->ep_bytes, "pp_bytes", e->pp_bytes, "dp_bytes", e->dp_bytes);
 	json_t *root = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "model", model, "system",
-	                         system, "job", job, "plan", plan, "memory", memory_json(e),
-	                         "time", time, "throughput", thr, "training", train,
+	                         system, "job", job, "plan", plan, "memory", memory_json(e), "time",
+	                         time, "throughput", thr, "training", train,
 	                         "traffic_per_gpu_per_iteration", traffic);
 	if (!root)
 		return -1;
-	int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+	int rc =
+	    json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
 	fputc('\n', out);
 	json_decref(root);
 	return rc == 0 && !ferror(out) ? 0 : -1;

@@ -75,8 +75,7 @@ void pp_schedule_iteration(const pp_plan *p, const pp_system *s, const pp_stage_
 	out->optimizer_s = opt;
 	out->other_s = emb + s->iteration_overhead_s;
 	out->iteration_s = out->compute_s + out->tp_s + out->cp_s + out->ep_s + out->zero3_s +
-	                   out->pp_s + out->bubble_s + out->dp_s + out->optimizer_s +
-	                   out->other_s;
+	                   out->pp_s + out->bubble_s + out->dp_s + out->optimizer_s + out->other_s;
 }
 
 /* ---------------------------------------------------- seed 000 (ConfigTuner) */
@@ -119,8 +118,7 @@ double pp_amp_latency(double C, double T_tp, double T_pp, double T_dp, double n_
 	return (n_mb - 1) * (C + T_tp) + pp * (C + T_tp) + (pp - 1) * T_dp + T_dp;
 }
 
-double pp_pipette_latency(double C, double T_tp, double T_pp, double T_dp, double n_mb,
-                          double pp)
+double pp_pipette_latency(double C, double T_tp, double T_pp, double T_dp, double n_mb, double pp)
 {
 	/* Eq. 4 */
 	double bubble = pp * (C + T_tp) + (pp - 1) * T_pp;

@@ -6,7 +6,6 @@
 
 #include "spec_int.h"
 
-
 /* Bounds wide enough for any accelerator in sight, narrow enough to catch a
  * value given in the wrong unit (GB instead of bytes, TFLOP/s instead of FLOP/s). */
 #define MIN_MEMORY 1e9
@@ -16,12 +15,24 @@
 #define MIN_BW 1e9
 #define MAX_BW 1e14
 
-static const char *const gpu_keys[] = {
-	"name", "aliases", "source", "sources", "notes", "memory_bytes", "memory_bw_bytes_per_s",
-	"fp32_flops", "tf32_flops", "fp16_flops", "bf16_flops", "fp8_flops", "nvlink_bytes_per_s",
-	"cuda_context_bytes", "efficiency", NULL};
-static const char *const eff_keys[] = {"gemm", "gemm_fp8", "gemm_half_flops", "attn", "memory", "kernel_s",
-                                       "source", "notes", NULL};
+static const char *const gpu_keys[] = {"name",
+                                       "aliases",
+                                       "source",
+                                       "sources",
+                                       "notes",
+                                       "memory_bytes",
+                                       "memory_bw_bytes_per_s",
+                                       "fp32_flops",
+                                       "tf32_flops",
+                                       "fp16_flops",
+                                       "bf16_flops",
+                                       "fp8_flops",
+                                       "nvlink_bytes_per_s",
+                                       "cuda_context_bytes",
+                                       "efficiency",
+                                       NULL};
+static const char *const eff_keys[] = {"gemm",     "gemm_fp8", "gemm_half_flops", "attn", "memory",
+                                       "kernel_s", "source",   "notes",           NULL};
 
 /* Read an "efficiency" object over the values already in `e`. */
 static pp_status read_eff(json_t *obj, const char *source, const char *prefix, pp_gpu_eff *e,
@@ -39,8 +50,7 @@ static pp_status read_eff(json_t *obj, const char *source, const char *prefix, p
 }
 
 /* A framework file (default: "default"), parsed; the caller json_decref's *root. */
-static pp_status framework_named(const char *name, json_t **root, const char **path,
-                                 pp_error *err)
+static pp_status framework_named(const char *name, json_t **root, const char **path, pp_error *err)
 {
 	const ppi_preset_file *f;
 	PPI_TRY(ppi_preset_find(PP_KIND_FRAMEWORK, name, &f, err));
@@ -64,7 +74,7 @@ pp_status ppi_gpu_read(json_t *obj, const char *source, const char *prefix, pp_g
 	PPI_TRY(ppi_get_str(&r, "source", false, g.source, sizeof g.source));
 	PPI_TRY(ppi_get_num(&r, "memory_bytes", true, MIN_MEMORY, MAX_MEMORY, &g.memory_bytes));
 	PPI_TRY(ppi_get_num(&r, "memory_bw_bytes_per_s", true, MIN_BW, MAX_BW,
-	                &g.memory_bw_bytes_per_s));
+	                    &g.memory_bw_bytes_per_s));
 	PPI_TRY(ppi_get_num(&r, "fp32_flops", true, 1e11, MAX_FLOPS, &g.fp32_flops));
 	PPI_TRY(ppi_get_num(&r, "tf32_flops", false, 0, MAX_FLOPS, &g.tf32_flops));
 	PPI_TRY(ppi_get_num(&r, "fp16_flops", true, MIN_FLOPS, MAX_FLOPS, &g.fp16_flops));
@@ -85,8 +95,8 @@ pp_status ppi_gpu_read(json_t *obj, const char *source, const char *prefix, pp_g
 	PPI_TRY(ppi_get_obj(&r, "efficiency", false, &own));
 	if (own) {
 		char sub[PP_ERROR_FIELD_MAX];
-		PPI_TRY(read_eff(own, source, ppi_obj_path(&r, "efficiency", sub, sizeof sub), &g.eff,
-		             err));
+		PPI_TRY(read_eff(own, source, ppi_obj_path(&r, "efficiency", sub, sizeof sub),
+		                 &g.eff, err));
 	}
 	*out = g;
 	return PP_OK;
@@ -108,24 +118,48 @@ pp_status pp_gpu_check(const pp_gpu *g, pp_error *err)
 	return PP_OK;
 }
 
-static const char *const system_keys[] = {
-	"name", "aliases", "source", "sources", "notes", "gpu", "gpus_per_node", "nvlink_domain",
-	"nvlink_bytes_per_s", "nvlink_latency_s", "nics_per_node", "nic_bytes_per_s",
-	"nic_latency_s", "nvls", "usd_per_gpu_hour", "framework", NULL};
-static const char *const framework_keys[] = {"name",           "source",
-                                             "sources",        "notes",
-                                             "comm_buffer_bytes", "allocator_fraction",
-                                             "fp8_weight_copy_bytes", "nvlink_eff",
-                                             "nic_eff", "nvls_gain", "dp_overlap",
-                                             "iteration_overhead_s", "gpu_efficiency",
-                                             "aliases", "logit_bytes",
-                                             "loss_transient_bytes", "zero3_live_params",
-                                             "zero3_bucket_params", "zero3_overlap",
-                                             "tp_overlap_hidden", "ep_overlap_hidden",
+static const char *const system_keys[] = {"name",
+                                          "aliases",
+                                          "source",
+                                          "sources",
+                                          "notes",
+                                          "gpu",
+                                          "gpus_per_node",
+                                          "nvlink_domain",
+                                          "nvlink_bytes_per_s",
+                                          "nvlink_latency_s",
+                                          "nics_per_node",
+                                          "nic_bytes_per_s",
+                                          "nic_latency_s",
+                                          "nvls",
+                                          "usd_per_gpu_hour",
+                                          "framework",
+                                          NULL};
+static const char *const framework_keys[] = {"name",
+                                             "source",
+                                             "sources",
+                                             "notes",
+                                             "comm_buffer_bytes",
+                                             "allocator_fraction",
+                                             "fp8_weight_copy_bytes",
+                                             "nvlink_eff",
+                                             "nic_eff",
+                                             "nvls_gain",
+                                             "dp_overlap",
+                                             "iteration_overhead_s",
+                                             "gpu_efficiency",
+                                             "aliases",
+                                             "logit_bytes",
+                                             "loss_transient_bytes",
+                                             "zero3_live_params",
+                                             "zero3_bucket_params",
+                                             "zero3_overlap",
+                                             "tp_overlap_hidden",
+                                             "ep_overlap_hidden",
                                              NULL};
 
-static pp_status read_framework(json_t *obj, const char *source, const char *prefix,
-                                pp_system *s, pp_error *err)
+static pp_status read_framework(json_t *obj, const char *source, const char *prefix, pp_system *s,
+                                pp_error *err)
 {
 	ppi_obj r = {obj, source, prefix, err};
 	PPI_TRY(ppi_obj_keys(&r, framework_keys));
@@ -222,8 +256,8 @@ pp_status ppi_system_read(json_t *obj, const char *source, const char *prefix, p
 	PPI_TRY(ppi_get_obj(&r, "framework", false, &fw));
 	if (fw) {
 		char sub[PP_ERROR_FIELD_MAX];
-		PPI_TRY(read_framework(fw, source, ppi_obj_path(&r, "framework", sub, sizeof sub), &s,
-		                   err));
+		PPI_TRY(read_framework(fw, source, ppi_obj_path(&r, "framework", sub, sizeof sub),
+		                       &s, err));
 	}
 	pp_status st = pp_system_check(&s, err);
 	if (st) {
@@ -250,10 +284,11 @@ pp_status pp_system_check(const pp_system *s, pp_error *err)
 		                "%d GPUs per node are not a multiple of the NVLink domain of %d",
 		                s->gpus_per_node, s->nvlink_domain);
 	if (s->nvlink_domain > s->gpus_per_node && s->nvlink_domain % s->gpus_per_node != 0)
-		return ppi_fail(err, src, "system.nvlink_domain",
-		                "an NVLink domain of %d spanning nodes must be a multiple of %d GPUs "
-		                "per node",
-		                s->nvlink_domain, s->gpus_per_node);
+		return ppi_fail(
+		    err, src, "system.nvlink_domain",
+		    "an NVLink domain of %d spanning nodes must be a multiple of %d GPUs "
+		    "per node",
+		    s->nvlink_domain, s->gpus_per_node);
 	if (s->allocator_fraction < 0 || s->allocator_fraction > 0.5)
 		return ppi_fail(err, src, "system.framework.allocator_fraction",
 		                "expected 0..0.5, got %g", s->allocator_fraction);

@@ -41,21 +41,20 @@ static const struct {
 	const char *architecture; /* the usual "architectures" entry */
 	hf_family family;
 } hf_families[] = {
-	{"llama", "LlamaForCausalLM", HF_LLAMA},
-	{"mistral", "MistralForCausalLM", HF_MISTRAL},
-	{"mixtral", "MixtralForCausalLM", HF_MIXTRAL},
-	{"qwen2", "Qwen2ForCausalLM", HF_QWEN2},
-	{"qwen2_moe", "Qwen2MoeForCausalLM", HF_QWEN2_MOE},
-	{"qwen3", "Qwen3ForCausalLM", HF_QWEN3},
-	{"qwen3_moe", "Qwen3MoeForCausalLM", HF_QWEN3_MOE},
-	{"deepseek_v2", "DeepseekV2ForCausalLM", HF_DEEPSEEK_V2},
-	{"deepseek_v3", "DeepseekV3ForCausalLM", HF_DEEPSEEK_V3},
-	{"gpt2", "GPT2LMHeadModel", HF_GPT2},
-	{"gpt_neox", "GPTNeoXForCausalLM", HF_GPT_NEOX},
-	{"gemma", "GemmaForCausalLM", HF_GEMMA},
+    {"llama", "LlamaForCausalLM", HF_LLAMA},
+    {"mistral", "MistralForCausalLM", HF_MISTRAL},
+    {"mixtral", "MixtralForCausalLM", HF_MIXTRAL},
+    {"qwen2", "Qwen2ForCausalLM", HF_QWEN2},
+    {"qwen2_moe", "Qwen2MoeForCausalLM", HF_QWEN2_MOE},
+    {"qwen3", "Qwen3ForCausalLM", HF_QWEN3},
+    {"qwen3_moe", "Qwen3MoeForCausalLM", HF_QWEN3_MOE},
+    {"deepseek_v2", "DeepseekV2ForCausalLM", HF_DEEPSEEK_V2},
+    {"deepseek_v3", "DeepseekV3ForCausalLM", HF_DEEPSEEK_V3},
+    {"gpt2", "GPT2LMHeadModel", HF_GPT2},
+    {"gpt_neox", "GPTNeoXForCausalLM", HF_GPT_NEOX},
+    {"gemma", "GemmaForCausalLM", HF_GEMMA},
 };
 #define HF_NFAMILIES (sizeof hf_families / sizeof hf_families[0])
-
 
 /* Limits shared with paraplan's own model format (see ppi_model_read). */
 #define MAX_LAYERS 10000
@@ -101,8 +100,9 @@ static pp_status hf_family_of(const ppi_obj *r, hf_family *out)
 	}
 	json_t *arch = json_object_get(r->obj, "architectures");
 	if (!arch || json_is_null(arch))
-		return ppi_fail(r->err, r->source, "model_type",
-		                "missing required key (neither model_type nor architectures given)");
+		return ppi_fail(
+		    r->err, r->source, "model_type",
+		    "missing required key (neither model_type nor architectures given)");
 	if (!json_is_array(arch) || json_array_size(arch) == 0 ||
 	    !json_is_string(json_array_get(arch, 0))) {
 		char got[80];
@@ -131,8 +131,8 @@ static pp_status hf_name(const ppi_obj *r, hf_family fam, pp_model *m)
 		if (!json_is_string(v)) {
 			char got[80];
 			ppi_json_repr(v, got, sizeof got);
-			return ppi_fail(r->err, r->source, "_name_or_path", "expected a string, got %s",
-			                got);
+			return ppi_fail(r->err, r->source, "_name_or_path",
+			                "expected a string, got %s", got);
 		}
 		name = json_string_value(v);
 		/* A long local path: keep its last component(s) that fit. */
@@ -163,16 +163,15 @@ static pp_status hf_name(const ppi_obj *r, hf_family fam, pp_model *m)
 typedef struct hf_moe_layers {
 	hf_family fam;
 	int freq;
-	int first_k_dense;            /* DeepSeek */
-	bool mlp_only[MAX_LAYERS];    /* Qwen: layers listed in mlp_only_layers */
+	int first_k_dense;         /* DeepSeek */
+	bool mlp_only[MAX_LAYERS]; /* Qwen: layers listed in mlp_only_layers */
 } hf_moe_layers;
 
 static bool hf_layer_is_moe(const hf_moe_layers *s, int i)
 {
 	switch (s->fam) {
 	case HF_QWEN2_MOE:
-	case HF_QWEN3_MOE:
-		return !s->mlp_only[i] && (i + 1) % s->freq == 0;
+	case HF_QWEN3_MOE: return !s->mlp_only[i] && (i + 1) % s->freq == 0;
 	case HF_DEEPSEEK_V2:
 	case HF_DEEPSEEK_V3: return i >= s->first_k_dense && i % s->freq == 0;
 	default: return true;
@@ -206,9 +205,10 @@ static pp_status hf_moe_pattern(const ppi_obj *r, const hf_moe_layers *s, const 
 			ok = hf_layer_is_moe(s, i) == pp_model_layer_is_moe(m, i);
 	}
 	if (!ok)
-		return ppi_fail(r->err, r->source, field,
-		                "this pattern of MoE and dense layers cannot be represented (paraplan "
-		                "supports a dense prefix followed by every n-th layer being MoE)");
+		return ppi_fail(
+		    r->err, r->source, field,
+		    "this pattern of MoE and dense layers cannot be represented (paraplan "
+		    "supports a dense prefix followed by every n-th layer being MoE)");
 	return PP_OK;
 }
 
@@ -227,15 +227,15 @@ static pp_status hf_mlp_only_layers(const ppi_obj *r, int num_layers, bool *dens
 	}
 	size_t i;
 	json_t *e;
-	json_array_foreach(v, i, e)
-	{
+	json_array_foreach (v, i, e) {
 		if (!json_is_integer(e) || json_integer_value(e) < 0 ||
 		    json_integer_value(e) >= num_layers) {
 			ppi_json_repr(e, got, sizeof got);
 			char path[PP_ERROR_FIELD_MAX];
 			snprintf(path, sizeof path, "mlp_only_layers[%zu]", i);
 			return ppi_fail(r->err, r->source, path,
-			                "expected a layer index in 0..%d, got %s", num_layers - 1, got);
+			                "expected a layer index in 0..%d, got %s", num_layers - 1,
+			                got);
 		}
 		dense[json_integer_value(e)] = true;
 		*any = true;
@@ -292,7 +292,8 @@ static pp_status hf_read_neox(const ppi_obj *r, pp_model *m)
 	PPI_TRY(ppi_get_int(r, "num_attention_heads", true, 1, MAX_HEADS, &m->num_heads));
 	PPI_TRY(ppi_get_int(r, "intermediate_size", true, 1, MAX_FFN, &m->ffn_hidden));
 	PPI_TRY(ppi_get_int(r, "vocab_size", true, 1, MAX_VOCAB, &m->vocab));
-	PPI_TRY(ppi_get_int(r, "max_position_embeddings", false, 1, MAX_POSITIONS, &m->max_position));
+	PPI_TRY(
+	    ppi_get_int(r, "max_position_embeddings", false, 1, MAX_POSITIONS, &m->max_position));
 	if (m->hidden % m->num_heads != 0)
 		return ppi_fail(r->err, r->source, "num_attention_heads",
 		                "%d heads do not divide hidden_size %d", m->num_heads, m->hidden);
@@ -352,13 +353,16 @@ static pp_status hf_read_deepseek(const ppi_obj *r, hf_family fam, pp_model *m)
 		pp_moe *e = &m->moe;
 		e->num_experts = experts;
 		PPI_TRY(ppi_get_int(r, "num_experts_per_tok", true, 1, MAX_EXPERTS, &e->top_k));
-		PPI_TRY(ppi_get_int(r, "moe_intermediate_size", true, 1, MAX_FFN, &e->expert_ffn_hidden));
-		PPI_TRY(ppi_get_int(r, "n_shared_experts", false, 0, MAX_EXPERTS, &e->num_shared_experts));
+		PPI_TRY(ppi_get_int(r, "moe_intermediate_size", true, 1, MAX_FFN,
+		                    &e->expert_ffn_hidden));
+		PPI_TRY(ppi_get_int(r, "n_shared_experts", false, 0, MAX_EXPERTS,
+		                    &e->num_shared_experts));
 		long long shared = (long long)e->num_shared_experts * e->expert_ffn_hidden;
 		if (shared > MAX_FFN)
-			return ppi_fail(r->err, r->source, "n_shared_experts",
-			                "%d shared experts of moe_intermediate_size %d exceed %d in total",
-			                e->num_shared_experts, e->expert_ffn_hidden, MAX_FFN);
+			return ppi_fail(
+			    r->err, r->source, "n_shared_experts",
+			    "%d shared experts of moe_intermediate_size %d exceed %d in total",
+			    e->num_shared_experts, e->expert_ffn_hidden, MAX_FFN);
 		/* Each shared expert is an MLP of moe_intermediate_size: together one MLP
 		 * of n_shared_experts times that width. */
 		e->shared_ffn_hidden = (int)shared;
@@ -368,13 +372,14 @@ static pp_status hf_read_deepseek(const ppi_obj *r, hf_family fam, pp_model *m)
 			return ppi_fail(r->err, r->source, "num_experts_per_tok",
 			                "expected 1..%d (n_routed_experts), got %d", e->num_experts,
 			                e->top_k);
-		PPI_TRY(hf_moe_pattern(r, &s, k > 0 ? "first_k_dense_replace" : "moe_layer_freq", m));
+		PPI_TRY(
+		    hf_moe_pattern(r, &s, k > 0 ? "first_k_dense_replace" : "moe_layer_freq", m));
 	}
 	/* num_nextn_predict_layers (V3's multi-token-prediction module, 14B for
 	 * V3) is not counted: it is not part of the 671B main model and plans that
 	 * train with MTP must add it themselves. */
-	bool all_moe = m->moe.num_experts > 0 && m->moe.first_k_dense == 0 &&
-	               m->moe.layer_freq == 1;
+	bool all_moe =
+	    m->moe.num_experts > 0 && m->moe.first_k_dense == 0 && m->moe.layer_freq == 1;
 	PPI_TRY(ppi_get_int(r, "intermediate_size", !all_moe, 1, MAX_FFN, &m->ffn_hidden));
 	m->tied_embeddings = false;
 	PPI_TRY(ppi_get_bool(r, "tie_word_embeddings", false, &m->tied_embeddings));
@@ -391,8 +396,8 @@ static pp_status hf_read_llama_like(const ppi_obj *r, hf_family fam, pp_model *m
 	PPI_TRY(ppi_get_int(r, "num_key_value_heads", false, 1, MAX_HEADS, &m->num_kv_heads));
 	if (m->num_kv_heads > m->num_heads || m->num_heads % m->num_kv_heads != 0)
 		return ppi_fail(r->err, r->source, "num_key_value_heads",
-		                "%d key/value heads do not divide %d attention heads", m->num_kv_heads,
-		                m->num_heads);
+		                "%d key/value heads do not divide %d attention heads",
+		                m->num_kv_heads, m->num_heads);
 	/* head_dim: Qwen3Config and GemmaConfig default it (128, 256); elsewhere
 	 * hidden_size / num_attention_heads unless given (Mistral-NeMo). */
 	bool has_head_dim = json_object_get(r->obj, "head_dim") &&
@@ -403,8 +408,8 @@ static pp_status hf_read_llama_like(const ppi_obj *r, hf_family fam, pp_model *m
 		m->head_dim = 256;
 	else if (!has_head_dim && m->hidden % m->num_heads != 0)
 		return ppi_fail(r->err, r->source, "num_attention_heads",
-		                "%d heads do not divide hidden_size %d; give head_dim", m->num_heads,
-		                m->hidden);
+		                "%d heads do not divide hidden_size %d; give head_dim",
+		                m->num_heads, m->hidden);
 	else
 		m->head_dim = m->hidden / m->num_heads;
 	PPI_TRY(ppi_get_int(r, "head_dim", false, 1, MAX_HEADS, &m->head_dim));
@@ -433,26 +438,29 @@ static pp_status hf_read_llama_like(const ppi_obj *r, hf_family fam, pp_model *m
 		pp_moe *e = &m->moe;
 		PPI_TRY(ppi_get_int(r, "num_local_experts", true, 1, MAX_EXPERTS, &e->num_experts));
 		PPI_TRY(ppi_get_int(r, "num_experts_per_tok", true, 1, MAX_EXPERTS, &e->top_k));
-		PPI_TRY(ppi_get_int(r, "intermediate_size", true, 1, MAX_FFN, &e->expert_ffn_hidden));
+		PPI_TRY(
+		    ppi_get_int(r, "intermediate_size", true, 1, MAX_FFN, &e->expert_ffn_hidden));
 		m->ffn_hidden = e->expert_ffn_hidden;
 		e->layer_freq = 1;
 		if (e->top_k > e->num_experts)
 			return ppi_fail(r->err, r->source, "num_experts_per_tok",
-			                "expected 1..%d (num_local_experts), got %d", e->num_experts,
-			                e->top_k);
+			                "expected 1..%d (num_local_experts), got %d",
+			                e->num_experts, e->top_k);
 	} else if (moe) {
 		pp_moe *e = &m->moe;
 		PPI_TRY(ppi_get_int(r, "num_experts", true, 1, MAX_EXPERTS, &e->num_experts));
 		PPI_TRY(ppi_get_int(r, "num_experts_per_tok", true, 1, MAX_EXPERTS, &e->top_k));
-		PPI_TRY(ppi_get_int(r, "moe_intermediate_size", true, 1, MAX_FFN, &e->expert_ffn_hidden));
+		PPI_TRY(ppi_get_int(r, "moe_intermediate_size", true, 1, MAX_FFN,
+		                    &e->expert_ffn_hidden));
 		if (e->top_k > e->num_experts)
 			return ppi_fail(r->err, r->source, "num_experts_per_tok",
-			                "expected 1..%d (num_experts), got %d", e->num_experts, e->top_k);
+			                "expected 1..%d (num_experts), got %d", e->num_experts,
+			                e->top_k);
 		if (fam == HF_QWEN2_MOE) {
 			/* One shared expert of shared_expert_intermediate_size behind a
 			 * sigmoid gate (hidden_size x 1). */
 			PPI_TRY(ppi_get_int(r, "shared_expert_intermediate_size", true, 0, MAX_FFN,
-			                &e->shared_ffn_hidden));
+			                    &e->shared_ffn_hidden));
 			e->num_shared_experts = e->shared_ffn_hidden > 0 ? 1 : 0;
 			e->shared_expert_gate = e->shared_ffn_hidden > 0;
 		}
@@ -465,10 +473,11 @@ static pp_status hf_read_llama_like(const ppi_obj *r, hf_family fam, pp_model *m
 		s.freq = freq;
 		bool mlp_only;
 		PPI_TRY(hf_mlp_only_layers(r, m->num_layers, s.mlp_only, &mlp_only));
-		PPI_TRY(hf_moe_pattern(r, &s, mlp_only ? "mlp_only_layers" : "decoder_sparse_step", m));
+		PPI_TRY(
+		    hf_moe_pattern(r, &s, mlp_only ? "mlp_only_layers" : "decoder_sparse_step", m));
 	}
-	bool all_moe = m->moe.num_experts > 0 && m->moe.first_k_dense == 0 &&
-	               m->moe.layer_freq == 1;
+	bool all_moe =
+	    m->moe.num_experts > 0 && m->moe.first_k_dense == 0 && m->moe.layer_freq == 1;
 	/* intermediate_size is the dense MLP: required unless every layer is MoE. */
 	if (fam != HF_MIXTRAL)
 		PPI_TRY(ppi_get_int(r, "intermediate_size", !all_moe, 1, MAX_FFN, &m->ffn_hidden));
@@ -495,7 +504,7 @@ pp_status ppi_model_read_hf(json_t *obj, const char *source, pp_model *out, pp_e
 		PPI_TRY(ppi_get_int(&r, "vocab_size", true, 1, MAX_VOCAB, &m.vocab));
 		/* Only used for learned positions; read to check its type. */
 		PPI_TRY(ppi_get_int(&r, "max_position_embeddings", false, 1, MAX_POSITIONS,
-		                &m.max_position));
+		                    &m.max_position));
 		if (fam == HF_DEEPSEEK_V2 || fam == HF_DEEPSEEK_V3)
 			PPI_TRY(hf_read_deepseek(&r, fam, &m));
 		else

@@ -79,7 +79,8 @@ void pp_model_layer_params(const pp_model *m, int layer, pp_layer_params *out)
 	if (pp_model_layer_is_moe(m, layer)) {
 		const pp_moe *e = &m->moe;
 		double router = h * e->num_experts + (e->router_bias ? e->num_experts : 0);
-		double shared = e->shared_ffn_hidden > 0 ? mlp_matrices(m, e->shared_ffn_hidden) : 0;
+		double shared =
+		    e->shared_ffn_hidden > 0 ? mlp_matrices(m, e->shared_ffn_hidden) : 0;
 		double gate = e->shared_expert_gate ? h : 0;
 		out->mlp = n + router + shared + gate;
 		out->replicated += n + router + gate;
@@ -130,10 +131,10 @@ void pp_model_params(const pp_model *m, pp_param_count *out)
 
 /* ---------------------------------------------------------------- check */
 
-#define CHECK(cond, field, ...)                                                              \
-	do {                                                                                 \
-		if (!(cond))                                                                 \
-			return ppi_fail(err, m->name[0] ? m->name : "model", field, __VA_ARGS__); \
+#define CHECK(cond, field, ...)                                                                    \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			return ppi_fail(err, m->name[0] ? m->name : "model", field, __VA_ARGS__);  \
 	} while (0)
 
 pp_status pp_model_check(const pp_model *m, pp_error *err)
@@ -148,27 +149,28 @@ pp_status pp_model_check(const pp_model *m, pp_error *err)
 	      "expected 1..100000000, got %d", m->vocab);
 	if (m->mla.kv_lora_rank > 0) {
 		CHECK(m->mla.qk_rope_head_dim >= 0 && m->mla.qk_nope_head_dim >= 1 &&
-		              m->mla.v_head_dim >= 1,
+		          m->mla.v_head_dim >= 1,
 		      "model.mla", "qk_nope_head_dim and v_head_dim must be positive");
 	} else {
-		CHECK(m->num_kv_heads >= 1 && m->num_kv_heads <= m->num_heads,
-		      "model.num_kv_heads", "expected 1..%d (the number of attention heads), got %d",
-		      m->num_heads, m->num_kv_heads);
+		CHECK(m->num_kv_heads >= 1 && m->num_kv_heads <= m->num_heads, "model.num_kv_heads",
+		      "expected 1..%d (the number of attention heads), got %d", m->num_heads,
+		      m->num_kv_heads);
 		CHECK(m->num_heads % m->num_kv_heads == 0, "model.num_kv_heads",
 		      "%d key/value heads do not divide %d attention heads", m->num_kv_heads,
 		      m->num_heads);
 		CHECK(m->head_dim >= 1 && m->head_dim <= 65536, "model.head_dim",
 		      "expected 1..65536, got %d", m->head_dim);
 	}
-	bool all_moe = m->moe.num_experts > 0 && m->moe.first_k_dense == 0 &&
-	               m->moe.layer_freq <= 1;
+	bool all_moe =
+	    m->moe.num_experts > 0 && m->moe.first_k_dense == 0 && m->moe.layer_freq <= 1;
 	if (!all_moe)
 		CHECK(m->ffn_hidden >= 1 && m->ffn_hidden <= 16777216, "model.ffn_hidden_size",
 		      "expected 1..16777216, got %d", m->ffn_hidden);
 	if (m->position == PP_POS_LEARNED)
 		CHECK(m->max_position >= 1 && m->max_position <= 100000000,
 		      "model.max_position_embeddings",
-		      "learned positions need a table size in 1..100000000, got %d", m->max_position);
+		      "learned positions need a table size in 1..100000000, got %d",
+		      m->max_position);
 	if (m->moe.num_experts > 0) {
 		const pp_moe *e = &m->moe;
 		CHECK(e->num_experts <= 65536, "model.moe.num_experts", "expected 1..65536, got %d",
@@ -189,21 +191,48 @@ pp_status pp_model_check(const pp_model *m, pp_error *err)
 
 /* ----------------------------------------------------------------- JSON */
 
-static const char *const model_keys[] = {
-	"name", "aliases", "source", "sources", "notes", "published_params", "num_layers",
-	"hidden_size", "num_attention_heads", "num_kv_heads", "head_dim", "ffn_hidden_size",
-	"vocab_size", "max_position_embeddings", "gated_mlp", "tied_embeddings", "linear_bias",
-	"qkv_bias", "qk_norm", "dropout", "parallel_block", "embedding_norm", "norm", "position",
-	"moe", "mla", NULL};
-static const char *const moe_keys[] = {
-	"num_experts", "top_k", "expert_ffn_hidden_size", "num_shared_experts",
-	"shared_ffn_hidden_size", "shared_expert_gate", "first_k_dense", "layer_freq",
-	"router_bias", NULL};
-static const char *const mla_keys[] = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
-                                       "qk_rope_head_dim", "v_head_dim", NULL};
+static const char *const model_keys[] = {"name",
+                                         "aliases",
+                                         "source",
+                                         "sources",
+                                         "notes",
+                                         "published_params",
+                                         "num_layers",
+                                         "hidden_size",
+                                         "num_attention_heads",
+                                         "num_kv_heads",
+                                         "head_dim",
+                                         "ffn_hidden_size",
+                                         "vocab_size",
+                                         "max_position_embeddings",
+                                         "gated_mlp",
+                                         "tied_embeddings",
+                                         "linear_bias",
+                                         "qkv_bias",
+                                         "qk_norm",
+                                         "dropout",
+                                         "parallel_block",
+                                         "embedding_norm",
+                                         "norm",
+                                         "position",
+                                         "moe",
+                                         "mla",
+                                         NULL};
+static const char *const moe_keys[] = {"num_experts",
+                                       "top_k",
+                                       "expert_ffn_hidden_size",
+                                       "num_shared_experts",
+                                       "shared_ffn_hidden_size",
+                                       "shared_expert_gate",
+                                       "first_k_dense",
+                                       "layer_freq",
+                                       "router_bias",
+                                       NULL};
+static const char *const mla_keys[] = {"q_lora_rank",      "kv_lora_rank", "qk_nope_head_dim",
+                                       "qk_rope_head_dim", "v_head_dim",   NULL};
 
-static pp_status read_enum(const ppi_obj *r, const char *key, const char *const *names,
-                           int count, int *out)
+static pp_status read_enum(const ppi_obj *r, const char *key, const char *const *names, int count,
+                           int *out)
 {
 	char s[32] = "";
 	pp_status st = ppi_get_str(r, key, false, s, sizeof s);
@@ -218,12 +247,12 @@ static pp_status read_enum(const ppi_obj *r, const char *key, const char *const 
 	for (int i = 0; i < count; i++) {
 		strncat(list, names[i], sizeof list - strlen(list) - 1);
 		if (i + 1 < count)
-			strncat(list, i + 2 == count ? " or " : ", ", sizeof list - strlen(list) - 1);
+			strncat(list, i + 2 == count ? " or " : ", ",
+			        sizeof list - strlen(list) - 1);
 	}
 	return ppi_fail(r->err, r->source, ppi_obj_path(r, key, path, sizeof path),
 	                "expected %s, got \"%s\"", list, s);
 }
-
 
 pp_status ppi_model_read(json_t *obj, const char *source, const char *prefix, pp_model *out,
                          pp_error *err)
@@ -243,9 +272,9 @@ pp_status ppi_model_read(json_t *obj, const char *source, const char *prefix, pp
 	m.head_dim = m.hidden / m.num_heads;
 	if (m.hidden % m.num_heads != 0 && !json_object_get(obj, "head_dim")) {
 		char path[PP_ERROR_FIELD_MAX];
-		return ppi_fail(err, source, ppi_obj_path(&r, "num_attention_heads", path, sizeof path),
-		                "%d heads do not divide hidden_size %d; give head_dim", m.num_heads,
-		                m.hidden);
+		return ppi_fail(
+		    err, source, ppi_obj_path(&r, "num_attention_heads", path, sizeof path),
+		    "%d heads do not divide hidden_size %d; give head_dim", m.num_heads, m.hidden);
 	}
 	PPI_TRY(ppi_get_int(&r, "head_dim", false, 1, 65536, &m.head_dim));
 	PPI_TRY(ppi_get_int(&r, "ffn_hidden_size", false, 1, 16777216, &m.ffn_hidden));
@@ -277,20 +306,20 @@ pp_status ppi_model_read(json_t *obj, const char *source, const char *prefix, pp
 		PPI_TRY(ppi_get_int(&q, "num_experts", true, 1, 65536, &m.moe.num_experts));
 		PPI_TRY(ppi_get_int(&q, "top_k", true, 1, 65536, &m.moe.top_k));
 		PPI_TRY(ppi_get_int(&q, "expert_ffn_hidden_size", true, 1, 16777216,
-		                &m.moe.expert_ffn_hidden));
+		                    &m.moe.expert_ffn_hidden));
 		PPI_TRY(ppi_get_int(&q, "num_shared_experts", false, 0, 65536,
-		                &m.moe.num_shared_experts));
+		                    &m.moe.num_shared_experts));
 		long long shared = (long long)m.moe.num_shared_experts * m.moe.expert_ffn_hidden;
 		if (shared > 16777216) {
 			char path[PP_ERROR_FIELD_MAX];
-			return ppi_fail(err, source, ppi_obj_path(&q, "num_shared_experts", path,
-			                                          sizeof path),
+			return ppi_fail(err, source,
+			                ppi_obj_path(&q, "num_shared_experts", path, sizeof path),
 			                "%d shared experts of %d make an MLP wider than 16777216",
 			                m.moe.num_shared_experts, m.moe.expert_ffn_hidden);
 		}
 		m.moe.shared_ffn_hidden = (int)shared;
 		PPI_TRY(ppi_get_int(&q, "shared_ffn_hidden_size", false, 0, 16777216,
-		                &m.moe.shared_ffn_hidden));
+		                    &m.moe.shared_ffn_hidden));
 		PPI_TRY(ppi_get_bool(&q, "shared_expert_gate", false, &m.moe.shared_expert_gate));
 		PPI_TRY(ppi_get_int(&q, "first_k_dense", false, 0, 10000, &m.moe.first_k_dense));
 		m.moe.layer_freq = 1;
@@ -303,8 +332,10 @@ pp_status ppi_model_read(json_t *obj, const char *source, const char *prefix, pp
 		PPI_TRY(ppi_obj_keys(&q, mla_keys));
 		PPI_TRY(ppi_get_int(&q, "q_lora_rank", false, 0, 1048576, &m.mla.q_lora_rank));
 		PPI_TRY(ppi_get_int(&q, "kv_lora_rank", true, 1, 1048576, &m.mla.kv_lora_rank));
-		PPI_TRY(ppi_get_int(&q, "qk_nope_head_dim", true, 1, 65536, &m.mla.qk_nope_head_dim));
-		PPI_TRY(ppi_get_int(&q, "qk_rope_head_dim", true, 0, 65536, &m.mla.qk_rope_head_dim));
+		PPI_TRY(
+		    ppi_get_int(&q, "qk_nope_head_dim", true, 1, 65536, &m.mla.qk_nope_head_dim));
+		PPI_TRY(
+		    ppi_get_int(&q, "qk_rope_head_dim", true, 0, 65536, &m.mla.qk_rope_head_dim));
 		PPI_TRY(ppi_get_int(&q, "v_head_dim", true, 1, 65536, &m.mla.v_head_dim));
 		m.head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
 	}

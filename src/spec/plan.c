@@ -101,9 +101,11 @@ pp_status pp_job_check(const pp_job *j, pp_error *err)
 		return ppi_fail(err, "", "job.train_tokens", "expected 0..1e17 tokens, got %g",
 		                j->train_tokens);
 	if (j->grad_bytes != 2 && j->grad_bytes != 4)
-		return ppi_fail(err, "", "job.grad_bytes", "expected 2 or 4, got %d", j->grad_bytes);
+		return ppi_fail(err, "", "job.grad_bytes", "expected 2 or 4, got %d",
+		                j->grad_bytes);
 	if ((unsigned)j->precision > PP_PREC_FP8)
-		return ppi_fail(err, "", "job.precision", "unknown precision %d", (int)j->precision);
+		return ppi_fail(err, "", "job.precision", "unknown precision %d",
+		                (int)j->precision);
 	return PP_OK;
 }
 
@@ -132,10 +134,10 @@ static pp_status check_order(const char *order, pp_error *err)
 	return PP_OK;
 }
 
-#define REQUIRE(cond, field, ...)                                                            \
-	do {                                                                                 \
-		if (!(cond))                                                                 \
-			return ppi_fail(err, "", field, __VA_ARGS__);                        \
+#define REQUIRE(cond, field, ...)                                                                  \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			return ppi_fail(err, "", field, __VA_ARGS__);                              \
 	} while (0)
 
 pp_status pp_plan_resolve(pp_plan *p, const pp_model *m, const pp_system *s, long long gpus,
@@ -145,8 +147,7 @@ pp_status pp_plan_resolve(pp_plan *p, const pp_model *m, const pp_system *s, lon
 	if ((st = pp_model_check(m, err)) || (st = pp_system_check(s, err)) ||
 	    (st = pp_job_check(job, err)))
 		return st;
-	REQUIRE(gpus >= 1 && gpus <= 10000000, "gpus", "expected 1..10000000 GPUs, got %lld",
-	        gpus);
+	REQUIRE(gpus >= 1 && gpus <= 10000000, "gpus", "expected 1..10000000 GPUs, got %lld", gpus);
 	const int lim = 1 << 20;
 	REQUIRE(p->tp >= 1 && p->tp <= lim, "plan.tp", "expected a positive degree, got %d", p->tp);
 	REQUIRE(p->pp >= 1 && p->pp <= lim, "plan.pp", "expected a positive degree, got %d", p->pp);
@@ -178,7 +179,8 @@ pp_status pp_plan_resolve(pp_plan *p, const pp_model *m, const pp_system *s, lon
 		        p->tp, m->num_kv_heads, m->name);
 	if (m->ffn_hidden > 0)
 		REQUIRE(m->ffn_hidden % p->tp == 0, "plan.tp",
-		        "%d does not divide ffn_hidden_size %d of %s", p->tp, m->ffn_hidden, m->name);
+		        "%d does not divide ffn_hidden_size %d of %s", p->tp, m->ffn_hidden,
+		        m->name);
 
 	long long mp = (long long)p->tp * p->pp * p->cp;
 	if (p->dp == 0) {
@@ -203,8 +205,8 @@ pp_status pp_plan_resolve(pp_plan *p, const pp_model *m, const pp_system *s, lon
 		REQUIRE(p->pp >= 2, "plan.pp", "the interleaved schedule needs pp >= 2, got %d",
 		        p->pp);
 	} else {
-		REQUIRE(p->vp == 1, "plan.vp", "vp %d needs the interleaved schedule, not %s", p->vp,
-		        pp_schedule_name(p->schedule));
+		REQUIRE(p->vp == 1, "plan.vp", "vp %d needs the interleaved schedule, not %s",
+		        p->vp, pp_schedule_name(p->schedule));
 	}
 	REQUIRE(m->num_layers % (p->pp * p->vp) == 0, "plan.pp",
 	        "pp*vp = %d*%d does not divide the %d layers of %s", p->pp, p->vp, m->num_layers,
@@ -213,7 +215,8 @@ pp_status pp_plan_resolve(pp_plan *p, const pp_model *m, const pp_system *s, lon
 	/* Context parallelism: Megatron splits each sequence into 2*cp chunks. */
 	if (p->cp > 1)
 		REQUIRE(job->seq_len % (2 * p->cp) == 0, "plan.cp",
-		        "sequence length %d is not divisible by 2*cp = %d", job->seq_len, 2 * p->cp);
+		        "sequence length %d is not divisible by 2*cp = %d", job->seq_len,
+		        2 * p->cp);
 	if (p->sp && p->tp > 1)
 		REQUIRE((job->seq_len / p->cp) % p->tp == 0, "plan.sp",
 		        "sequence parallelism needs seq_len/cp = %d divisible by tp = %d",

@@ -59,8 +59,9 @@ pp_status ppi_preset_find(pp_kind kind, const char *name, const ppi_preset_file 
 	char near[200];
 	const char *k = kind_names[kind];
 	if (ppi_suggest_render(&sg, near, sizeof near))
-		return ppi_fail(err, "", NULL, "unknown %s '%s'; did you mean %s? (paraplan list %s)",
-		                k, name, near, kind_lists[kind]);
+		return ppi_fail(err, "", NULL,
+		                "unknown %s '%s'; did you mean %s? (paraplan list %s)", k, name,
+		                near, kind_lists[kind]);
 	return ppi_fail(err, "", NULL, "unknown %s '%s' (paraplan list %s)", k, name,
 	                kind_lists[kind]);
 }

@@ -23,13 +23,13 @@ char *pp_error_format(const pp_error *err, char *buf, size_t n)
 	buf[0] = '\0';
 	if (!err)
 		return buf;
-#define PPI_APPEND(...)                                                                    \
-	do {                                                                               \
-		if (off < n) {                                                             \
-			int w_ = snprintf(buf + off, n - off, __VA_ARGS__);                \
-			if (w_ > 0)                                                        \
-				off += (size_t)w_;                                         \
-		}                                                                          \
+#define PPI_APPEND(...)                                                                            \
+	do {                                                                                       \
+		if (off < n) {                                                                     \
+			int w_ = snprintf(buf + off, n - off, __VA_ARGS__);                        \
+			if (w_ > 0)                                                                \
+				off += (size_t)w_;                                                 \
+		}                                                                                  \
 	} while (0)
 	if (err->source[0]) {
 		PPI_APPEND("%s", err->source);
@@ -69,8 +69,7 @@ pp_status ppi_fail(pp_error *err, const char *source, const char *field, const c
 	return st;
 }
 
-pp_status ppi_fail_at(pp_error *err, const char *source, int line, int column, const char *fmt,
-                      ...)
+pp_status ppi_fail_at(pp_error *err, const char *source, int line, int column, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -132,7 +131,8 @@ static int edit_distance(const char *a, const char *b)
 	for (size_t i = 1; i <= la; i++) {
 		cur[0] = (int)i;
 		for (size_t j = 1; j <= lb; j++) {
-			int cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+			int cost =
+			    tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
 			int v = prev[j - 1] + cost;
 			if (prev[j] + 1 < v)
 				v = prev[j] + 1;
@@ -286,8 +286,7 @@ pp_status ppi_obj_keys(const ppi_obj *r, const char *const *allowed)
 {
 	const char *key;
 	json_t *val;
-	json_object_foreach(r->obj, key, val)
-	{
+	json_object_foreach (r->obj, key, val) {
 		bool ok = false;
 		for (const char *const *a = allowed; *a; a++)
 			if (strcmp(*a, key) == 0) {
@@ -303,7 +302,8 @@ pp_status ppi_obj_keys(const ppi_obj *r, const char *const *allowed)
 		char near[200], path[PP_ERROR_FIELD_MAX];
 		ppi_obj_path(r, key, path, sizeof path);
 		if (ppi_suggest_render(&sg, near, sizeof near))
-			return ppi_fail(r->err, r->source, path, "unknown key; did you mean %s?", near);
+			return ppi_fail(r->err, r->source, path, "unknown key; did you mean %s?",
+			                near);
 		return ppi_fail(r->err, r->source, path, "unknown key");
 	}
 	return PP_OK;
@@ -338,8 +338,8 @@ static json_t *lookup(const ppi_obj *r, const char *key, bool required, pp_statu
 	return v;
 }
 
-pp_status ppi_get_ll(const ppi_obj *r, const char *key, bool required, long long min,
-                     long long max, long long *out)
+pp_status ppi_get_ll(const ppi_obj *r, const char *key, bool required, long long min, long long max,
+                     long long *out)
 {
 	pp_status st;
 	json_t *v = lookup(r, key, required, &st);
@@ -359,8 +359,8 @@ pp_status ppi_get_ll(const ppi_obj *r, const char *key, bool required, long long
 		return ppi_fail(r->err, r->source, path, "expected an integer, got %s", got);
 	}
 	if (x < min || x > max)
-		return ppi_fail(r->err, r->source, path, "expected an integer in %lld..%lld, got %lld",
-		                min, max, x);
+		return ppi_fail(r->err, r->source, path,
+		                "expected an integer in %lld..%lld, got %lld", min, max, x);
 	*out = x;
 	return PP_OK;
 }
@@ -402,13 +402,14 @@ pp_status ppi_get_num(const ppi_obj *r, const char *key, bool required, double m
 		if (x > 0 && x < min) {
 			if (has_suffix(key, "_bytes") && x * 1e9 >= min && x * 1e9 <= max)
 				hint = " (the unit is bytes: was this GB?)";
-			else if (has_suffix(key, "_bytes_per_s") && x * 1e9 >= min && x * 1e9 <= max)
+			else if (has_suffix(key, "_bytes_per_s") && x * 1e9 >= min &&
+			         x * 1e9 <= max)
 				hint = " (the unit is bytes/s: was this GB/s?)";
 			else if (has_suffix(key, "_flops") && x * 1e12 >= min && x * 1e12 <= max)
 				hint = " (the unit is FLOP/s: was this TFLOP/s?)";
 		}
-		return ppi_fail(r->err, r->source, path, "expected a number in %g..%g, got %g%s", min,
-		                max, x, hint);
+		return ppi_fail(r->err, r->source, path, "expected a number in %g..%g, got %g%s",
+		                min, max, x, hint);
 	}
 	*out = x;
 	return PP_OK;
@@ -444,7 +445,8 @@ pp_status ppi_get_str(const ppi_obj *r, const char *key, bool required, char *ou
 		return ppi_fail(r->err, r->source, path, "expected a string, got %s", got);
 	}
 	if (json_string_length(v) >= n)
-		return ppi_fail(r->err, r->source, path, "string longer than %zu characters", n - 1);
+		return ppi_fail(r->err, r->source, path, "string longer than %zu characters",
+		                n - 1);
 	ppi_strlcpy(out, json_string_value(v), n);
 	return PP_OK;
 }

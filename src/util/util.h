@@ -19,18 +19,18 @@
 #endif
 
 /* Return from the calling function when a status is not PP_OK. */
-#define PPI_TRY(x)                                                                           \
-	do {                                                                                 \
-		pp_status ppi_st_ = (x);                                                     \
-		if (ppi_st_ != PP_OK)                                                        \
-			return ppi_st_;                                                      \
+#define PPI_TRY(x)                                                                                 \
+	do {                                                                                       \
+		pp_status ppi_st_ = (x);                                                           \
+		if (ppi_st_ != PP_OK)                                                              \
+			return ppi_st_;                                                            \
 	} while (0)
 
 /* Fill `err` (may be NULL) and return PP_EINPUT. */
 pp_status ppi_fail(pp_error *err, const char *source, const char *field, const char *fmt, ...)
-	PPI_PRINTF(4, 5);
-pp_status ppi_fail_at(pp_error *err, const char *source, int line, int column, const char *fmt,
-                      ...) PPI_PRINTF(5, 6);
+    PPI_PRINTF(4, 5);
+pp_status ppi_fail_at(pp_error *err, const char *source, int line, int column, const char *fmt, ...)
+    PPI_PRINTF(5, 6);
 
 /* Case-insensitive substring test; false when `hay` is NULL. */
 bool ppi_contains(const char *hay, const char *needle);
@@ -81,8 +81,8 @@ const char *ppi_obj_path(const ppi_obj *r, const char *key, char *buf, size_t n)
  */
 pp_status ppi_get_int(const ppi_obj *r, const char *key, bool required, long long min,
                       long long max, int *out);
-pp_status ppi_get_ll(const ppi_obj *r, const char *key, bool required, long long min,
-                     long long max, long long *out);
+pp_status ppi_get_ll(const ppi_obj *r, const char *key, bool required, long long min, long long max,
+                     long long *out);
 pp_status ppi_get_num(const ppi_obj *r, const char *key, bool required, double min, double max,
                       double *out);
 pp_status ppi_get_bool(const ppi_obj *r, const char *key, bool required, bool *out);

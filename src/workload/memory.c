@@ -18,9 +18,9 @@
 #define FP32_BYTES 4.0
 #define TOKEN_ID_BYTES 8.0 /* int64 token ids and labels (Megatron data loader) */
 
-double pp_model_state_bytes(double params, double weight_bytes, double grad_bytes,
-                            double opt_bytes, int zero, int shard, double *weights_out,
-                            double *grads_out, double *opt_out)
+double pp_model_state_bytes(double params, double weight_bytes, double grad_bytes, double opt_bytes,
+                            int zero, int shard, double *weights_out, double *grads_out,
+                            double *opt_out)
 {
 	double n = shard > 0 ? shard : 1;
 	double w = params * weight_bytes / (zero >= 3 ? n : 1);
@@ -90,13 +90,13 @@ static double attention_act(const pp_model *m, const pp_plan *p, const act_ctx *
 		if (ml->q_lora_rank > 0)
 			a += norm_act(c, ml->q_lora_rank) + T * ml->q_lora_rank * c->lin_b / sd;
 		a += norm_act(c, ml->kv_lora_rank) + T * ml->kv_lora_rank * c->lin_b / sd;
-		a += T * ml->qk_rope_head_dim * ACT_BYTES / sd; /* shared rope key */
+		a += T * ml->qk_rope_head_dim * ACT_BYTES / sd;         /* shared rope key */
 		a += T * H * (2 * qk + ml->v_head_dim) * ACT_BYTES / t; /* q, k, v */
 		o_width = H * ml->v_head_dim;
 	} else {
 		double d = m->head_dim, kv = m->num_kv_heads;
-		a += T * h * c->lin_b / sd;                                 /* QKV GEMM input */
-		a += T * (H + 2 * kv) * d * ACT_BYTES / t;                 /* q, k, v */
+		a += T * h * c->lin_b / sd;                /* QKV GEMM input */
+		a += T * (H + 2 * kv) * d * ACT_BYTES / t; /* q, k, v */
 		o_width = H * d;
 	}
 	double heads_local = H / t;
@@ -126,7 +126,7 @@ static double dense_mlp_act(const pp_model *m, const act_ctx *c, double ffn, boo
 	double T = c->T, t = c->t;
 	double a = with_input ? T * m->hidden * c->lin_b / c->sp_div : 0;
 	a += T * ffn * (m->gated_mlp ? 2.0 : 1.0) * ACT_BYTES / t; /* activation-function input */
-	a += T * ffn * c->lin_b / t;                              /* second GEMM input */
+	a += T * ffn * c->lin_b / t;                               /* second GEMM input */
 	return a;
 }
 
@@ -139,17 +139,17 @@ static double mlp_act(const pp_model *m, const pp_plan *p, const act_ctx *c, boo
 	if (!moe)
 		return a + dense_mlp_act(m, c, m->ffn_hidden, true);
 	const pp_moe *e = &m->moe;
-	double Td = T / c->sp_div; /* tokens this rank routes */
-	a += Td * h * ACT_BYTES;                 /* router / shared-expert input */
-	a += Td * e->num_experts * FP32_BYTES;   /* router probabilities (fp32) */
+	double Td = T / c->sp_div;             /* tokens this rank routes */
+	a += Td * h * ACT_BYTES;               /* router / shared-expert input */
+	a += Td * e->num_experts * FP32_BYTES; /* router probabilities (fp32) */
 	double etp = p->etp > 0 ? p->etp : p->tp;
 	double gather = c->sp_div > 1 ? etp : 1; /* expert-TP all-gathers the tokens */
 	double R = Td * e->top_k * gather;       /* token copies this rank's experts run */
 	double fe = e->expert_ffn_hidden / etp;
-	a += R * h * c->lin_b;                           /* expert FC1 input */
+	a += R * h * c->lin_b;                                /* expert FC1 input */
 	a += R * fe * (m->gated_mlp ? 2.0 : 1.0) * ACT_BYTES; /* activation input */
-	a += R * fe * c->lin_b;                          /* expert FC2 input */
-	a += Td * e->top_k * h * ACT_BYTES;              /* expert outputs kept for the weighting */
+	a += R * fe * c->lin_b;                               /* expert FC2 input */
+	a += Td * e->top_k * h * ACT_BYTES; /* expert outputs kept for the weighting */
 	if (e->shared_ffn_hidden > 0)
 		a += dense_mlp_act(m, c, e->shared_ffn_hidden, false);
 	return a;
@@ -177,8 +177,7 @@ static double inflight(const pp_plan *p, int stage)
 {
 	double m = (double)p->microbatches, P = p->pp;
 	switch (p->schedule) {
-	case PP_SCHED_GPIPE:
-		return m;
+	case PP_SCHED_GPIPE: return m;
 	case PP_SCHED_INTERLEAVED: {
 		/* Megatron warm-up: 2(p-r-1) + (v-1)p chunk forwards, +1 in steady state;
 		 * each chunk is 1/v of the rank's layers. */
@@ -296,15 +295,15 @@ pp_status pp_memory_stage(const pp_model *m, const pp_system *s, const pp_job *j
 		logits_transient = c.T * vocab_local * s->loss_transient_bytes;
 	}
 	out->activations_bytes =
-		out->act_layers_bytes + out->act_embedding_bytes + out->act_logits_bytes;
+	    out->act_layers_bytes + out->act_embedding_bytes + out->act_logits_bytes;
 
 	/* ---- transients: the largest buffer that comes and goes at the peak */
 	double tr = logits_transient;
 	if (p->recompute != PP_RECOMPUTE_NONE) {
 		/* Backward of a recomputed layer re-materialises its full activations. */
 		double rc = p->recompute == PP_RECOMPUTE_FULL
-		                    ? max_layer_act
-		                    : max_layer_act - (out->layers ? act_sum / out->layers : 0);
+		                ? max_layer_act
+		                : max_layer_act - (out->layers ? act_sum / out->layers : 0);
 		if (rc > tr)
 			tr = rc;
 	}

@@ -15,11 +15,11 @@ typedef struct ctx {
 	const pp_job *job;
 	const pp_plan *p;
 	pp_work *w;
-	double T;      /* tokens of one micro-batch on this CP rank */
-	double S;      /* keys each query attends over (full sequence) */
-	double t;      /* tensor parallelism */
-	double sd;     /* sequence-parallel divisor: t with SP, else 1 */
-	double wb;     /* bytes per weight element in GEMMs */
+	double T;  /* tokens of one micro-batch on this CP rank */
+	double S;  /* keys each query attends over (full sequence) */
+	double t;  /* tensor parallelism */
+	double sd; /* sequence-parallel divisor: t with SP, else 1 */
+	double wb; /* bytes per weight element in GEMMs */
 	bool fp8;
 } ctx;
 
@@ -144,16 +144,19 @@ static void tp_pair(ctx *c, const char *in, const char *out, bool recompute)
 	double buf = c->T * c->m->hidden * ACT;
 	int fwd_count = recompute ? 2 : 1;
 	if (c->sd > 1) {
-		add_coll(c, in, PP_COLL_ALLGATHER, PP_GROUP_TP, PP_PHASE_FWD, buf, fwd_count, false);
+		add_coll(c, in, PP_COLL_ALLGATHER, PP_GROUP_TP, PP_PHASE_FWD, buf, fwd_count,
+		         false);
 		add_coll(c, out, PP_COLL_REDUCESCATTER, PP_GROUP_TP, PP_PHASE_FWD, buf, fwd_count,
 		         false);
 		/* Backward: the conjugates, plus the re-gather of the saved sharded input
 		 * for the weight gradient, which Megatron overlaps with the dgrad GEMM. */
-		add_coll(c, in, PP_COLL_REDUCESCATTER, PP_GROUP_TP, PP_PHASE_BWD_INPUT, buf, 1, false);
+		add_coll(c, in, PP_COLL_REDUCESCATTER, PP_GROUP_TP, PP_PHASE_BWD_INPUT, buf, 1,
+		         false);
 		add_coll(c, out, PP_COLL_ALLGATHER, PP_GROUP_TP, PP_PHASE_BWD_INPUT, buf, 1, false);
 		add_coll(c, in, PP_COLL_ALLGATHER, PP_GROUP_TP, PP_PHASE_BWD_WEIGHT, buf, 1, true);
 	} else {
-		add_coll(c, out, PP_COLL_ALLREDUCE, PP_GROUP_TP, PP_PHASE_FWD, buf, fwd_count, false);
+		add_coll(c, out, PP_COLL_ALLREDUCE, PP_GROUP_TP, PP_PHASE_FWD, buf, fwd_count,
+		         false);
 		add_coll(c, in, PP_COLL_ALLREDUCE, PP_GROUP_TP, PP_PHASE_BWD_INPUT, buf, 1, false);
 	}
 }
@@ -181,8 +184,8 @@ static void attention(ctx *c, bool full_rc)
 		}
 		gemm(c, "kv_down", T / c->sd, h, a->kv_lora_rank + a->qk_rope_head_dim, 1, full_rc);
 		norm(c, "kv_norm", a->kv_lora_rank, full_rc);
-		gemm(c, "kv_up", T, a->kv_lora_rank,
-		     H * (a->qk_nope_head_dim + a->v_head_dim) / t, 1, full_rc);
+		gemm(c, "kv_up", T, a->kv_lora_rank, H * (a->qk_nope_head_dim + a->v_head_dim) / t,
+		     1, full_rc);
 	} else {
 		qk_dim = v_dim = m->head_dim;
 		kv_heads = m->num_kv_heads;
@@ -215,8 +218,7 @@ static void attention(ctx *c, bool full_rc)
 		o->bytes = io + score_bytes;
 	}
 	gemm(c, "proj", T, H * v_dim / t, h, 1, full_rc);
-	elem(c, "residual", T / c->sd * h * ACT * 3 * (m->dropout ? 2 : 1), T / c->sd * h,
-	     full_rc);
+	elem(c, "residual", T / c->sd * h * ACT * 3 * (m->dropout ? 2 : 1), T / c->sd * h, full_rc);
 	tp_pair(c, "tp_attn_in", "tp_attn_out", full_rc);
 
 	/* Context parallelism: a ring passes each rank's K and V (forward) and K, V
@@ -268,10 +270,12 @@ static void moe_mlp(ctx *c, bool full_rc)
 	double a2a = Td * e->top_k * h * ACT;
 	int fc = full_rc ? 2 : 1;
 	if (p->ep > 1) {
-		add_coll(c, "ep_dispatch", PP_COLL_ALLTOALL, PP_GROUP_EP, PP_PHASE_FWD, a2a, fc, false);
-		add_coll(c, "ep_combine", PP_COLL_ALLTOALL, PP_GROUP_EP, PP_PHASE_FWD, a2a, fc, false);
-		add_coll(c, "ep_dispatch", PP_COLL_ALLTOALL, PP_GROUP_EP, PP_PHASE_BWD_INPUT, a2a, 1,
+		add_coll(c, "ep_dispatch", PP_COLL_ALLTOALL, PP_GROUP_EP, PP_PHASE_FWD, a2a, fc,
 		         false);
+		add_coll(c, "ep_combine", PP_COLL_ALLTOALL, PP_GROUP_EP, PP_PHASE_FWD, a2a, fc,
+		         false);
+		add_coll(c, "ep_dispatch", PP_COLL_ALLTOALL, PP_GROUP_EP, PP_PHASE_BWD_INPUT, a2a,
+		         1, false);
 		add_coll(c, "ep_combine", PP_COLL_ALLTOALL, PP_GROUP_EP, PP_PHASE_BWD_INPUT, a2a, 1,
 		         false);
 	}
@@ -338,8 +342,8 @@ void pp_head_work(const pp_model *m, const pp_job *job, const pp_plan *plan, pp_
 		if (c.sd > 1)
 			add_coll(&c, "tp_head_in", PP_COLL_REDUCESCATTER, PP_GROUP_TP,
 			         PP_PHASE_BWD_INPUT, buf, 1, false);
-		add_coll(&c, "tp_loss", PP_COLL_ALLREDUCE, PP_GROUP_TP, PP_PHASE_FWD, c.T * 4 * 3, 1,
-		         false);
+		add_coll(&c, "tp_loss", PP_COLL_ALLREDUCE, PP_GROUP_TP, PP_PHASE_FWD, c.T * 4 * 3,
+		         1, false);
 	}
 }
 
@@ -356,9 +360,9 @@ double pp_model_flops_per_token(const pp_model *m, int seq_len)
 		matmul += (double)m->vocab * m->hidden; /* the head still multiplies */
 	double attn_width;
 	if (m->mla.kv_lora_rank > 0)
-		attn_width = m->num_heads *
-		             (m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim + m->mla.v_head_dim) /
-		             2.0;
+		attn_width =
+		    m->num_heads *
+		    (m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim + m->mla.v_head_dim) / 2.0;
 	else
 		attn_width = (double)m->num_heads * m->head_dim;
 	return 6.0 * matmul + 12.0 * m->num_layers * (double)seq_len * attn_width;

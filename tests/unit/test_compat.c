@@ -64,14 +64,14 @@ typedef struct row {
 } row;
 
 static const row TABLE2[] = {
-	{1.5e9, 48, 16, 1600, 1024, 2, 4, 2, 256, &GEFORCE, {1, 2, 4, 8, 16, 0}},
-	{1.5e9, 48, 16, 1600, 1024, 1, 2, 2, 256, &TESLA, {1, 2, 4, 8, 16, 0}},
-	{3e9, 54, 20, 2000, 1024, 2, 4, 2, 256, &GEFORCE, {1, 2, 4, 8, 16, 0}},
-	{3e9, 54, 20, 2000, 1024, 2, 2, 2, 256, &TESLA, {1, 2, 4, 8, 16, 0}},
-	{39e9, 48, 64, 8192, 2048, 4, 4, 2, 48, &HOPPER, {3, 1, 2, 6, 0}},
-	{39e9, 48, 64, 8192, 2048, 8, 2, 2, 48, &HOPPER, {6, 1, 3, 0}},
-	{76e9, 60, 80, 10240, 2048, 4, 8, 2, 64, &HOPPER, {2, 1, 4, 0}},
-	{145e9, 80, 96, 12288, 2048, 8, 8, 1, 96, &HOPPER, {3, 1, 2, 6, 0}},
+    {1.5e9, 48, 16, 1600, 1024, 2, 4, 2, 256, &GEFORCE, {1, 2, 4, 8, 16, 0}},
+    {1.5e9, 48, 16, 1600, 1024, 1, 2, 2, 256, &TESLA, {1, 2, 4, 8, 16, 0}},
+    {3e9, 54, 20, 2000, 1024, 2, 4, 2, 256, &GEFORCE, {1, 2, 4, 8, 16, 0}},
+    {3e9, 54, 20, 2000, 1024, 2, 2, 2, 256, &TESLA, {1, 2, 4, 8, 16, 0}},
+    {39e9, 48, 64, 8192, 2048, 4, 4, 2, 48, &HOPPER, {3, 1, 2, 6, 0}},
+    {39e9, 48, 64, 8192, 2048, 8, 2, 2, 48, &HOPPER, {6, 1, 3, 0}},
+    {76e9, 60, 80, 10240, 2048, 4, 8, 2, 64, &HOPPER, {2, 1, 4, 0}},
+    {145e9, 80, 96, 12288, 2048, 8, 8, 1, 96, &HOPPER, {3, 1, 2, 6, 0}},
 };
 #define NROWS (sizeof TABLE2 / sizeof TABLE2[0])
 
@@ -152,8 +152,8 @@ static void test_configtuner_table2(void **state)
 			assert_true(got.T_ATA == 0); /* dense: no e, no C_ATA */
 			/* Eq. 6 equals Eq. 1:
 			 * m (T_comp^mb + T_PP^mb + T_TP^mb) + T_bubble + T_DP. */
-			double eq6 = in.m * (want.comp_mb + want.pp_mb + want.tp_mb) + got.T_bubble +
-			             got.T_DP;
+			double eq6 = in.m * (want.comp_mb + want.pp_mb + want.tp_mb) +
+			             got.T_bubble + got.T_DP;
 			assert_rel(eq6, got.T_iter, REL);
 			/* Eq. 7's approximation drops T_DP: exactly,
 			 * T_bubble / (T_iter - T_DP) = (p-1)/(p-1+m), so
@@ -187,7 +187,7 @@ static void test_configtuner_145b_digits(void **state)
 	double tp_mb = 10.0 * 6 * 150994944.0 * 14 / (8 * 187.5e9);
 	assert_rel(o.T_TP, 32 * tp_mb, REL);
 	assert_rel(o.T_PP, 32 * 2 * 150994944.0 / 50e9, REL);
-	assert_true(o.T_DP == 0);            /* d = 1 */
+	assert_true(o.T_DP == 0); /* d = 1 */
 	assert_rel(o.R_bubble, 7.0 / 39, REL);
 	/* TP dominates the traffic (§3.1): per micro-batch, one GPU of a stage
 	 * sends 10 layers x 6 all-reduces x 1.75 x 2bsh on TP against the 2 x 2bsh
@@ -323,7 +323,7 @@ static void test_amp_as_printed(void **state)
 	(void)state;
 	double C = 0.12, Ttp = 0.03, Tdp = 0.5, n = 16, pp = 4;
 	double a = pp_amp_latency(C, Ttp, 0.0, Tdp, n, pp);
-	assert_true(pp_amp_latency(C, Ttp, 7.0, Tdp, n, pp) == a);    /* T_PP ignored */
+	assert_true(pp_amp_latency(C, Ttp, 7.0, Tdp, n, pp) == a); /* T_PP ignored */
 	assert_true(pp_amp_latency(C, Ttp, 1e9, Tdp, n, pp) == a);
 	assert_rel(pp_amp_latency(C, Ttp, 0.0, Tdp + 1, n, pp) - a, pp, 1e-12); /* pp x T_DP */
 	assert_rel(a, 15 * 0.15 + 4 * 0.15 + 3 * 0.5 + 0.5, REL);
@@ -385,12 +385,12 @@ static void test_hidden_critical_path(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_configtuner_table2),
-		cmocka_unit_test(test_configtuner_145b_digits),
-		cmocka_unit_test(test_configtuner_alltoall),
-		cmocka_unit_test(test_amp_pipette_table2),
-		cmocka_unit_test(test_amp_as_printed),
-		cmocka_unit_test(test_hidden_critical_path),
+	    cmocka_unit_test(test_configtuner_table2),
+	    cmocka_unit_test(test_configtuner_145b_digits),
+	    cmocka_unit_test(test_configtuner_alltoall),
+	    cmocka_unit_test(test_amp_pipette_table2),
+	    cmocka_unit_test(test_amp_as_printed),
+	    cmocka_unit_test(test_hidden_critical_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -51,27 +51,27 @@ static const struct {
 	double total, active; /* published */
 	double exact;         /* exact HF count, 0 if not pinned */
 } counts[] = {
-	{"Meta-Llama-3-8B.json", 8.03e9, 0, 8030261248.0},
-	{"Meta-Llama-3.1-8B.json", 8.03e9, 0, 8030261248.0},
-	{"Llama-2-70b-hf.json", 68.98e9, 0, 68976648192.0}, /* "70B"; HF reports 68.98B */
-	{"Mistral-7B-v0.1.json", 7.24e9, 0, 7241732096.0},
-	{"Mistral-Nemo-Base-2407.json", 12.2e9, 0, 0},
-	{"Mixtral-8x7B-v0.1.json", 46.7e9, 12.9e9, 46702792704.0},
-	{"Qwen2-7B.json", 7.62e9, 0, 7615616512.0},
-	{"Qwen2-0.5B.json", 0.494e9, 0, 494032768.0},
-	{"Qwen2-57B-A14B.json", 57.4e9, 14.2e9, 0},
-	{"Qwen1.5-MoE-A2.7B.json", 14.3e9, 2.7e9, 0},
-	{"Qwen3-8B.json", 8.19e9, 0, 0},
-	{"Qwen3-0.6B.json", 0.596e9, 0, 596049920.0},
-	{"Qwen3-30B-A3B.json", 30.5e9, 3.3e9, 0},
-	{"Qwen3-235B-A22B.json", 235e9, 22e9, 0},
-	{"DeepSeek-V3.json", 671e9, 37e9, 671026419200.0},
-	{"DeepSeek-V2-Lite.json", 15.7e9, 2.4e9, 0},
-	{"gpt2.json", 124.4e6, 0, 124439808.0}, /* 117M nominal in the GPT-2 paper */
-	{"gpt2-xl.json", 1.56e9, 0, 1557611200.0},
-	{"gpt-neox-20b.json", 20.55e9, 0, 20554567680.0},
-	{"pythia-1.4b.json", 1.41e9, 0, 1414647808.0},
-	{"gemma-7b.json", 8.54e9, 0, 8537680896.0},
+    {"Meta-Llama-3-8B.json", 8.03e9, 0, 8030261248.0},
+    {"Meta-Llama-3.1-8B.json", 8.03e9, 0, 8030261248.0},
+    {"Llama-2-70b-hf.json", 68.98e9, 0, 68976648192.0}, /* "70B"; HF reports 68.98B */
+    {"Mistral-7B-v0.1.json", 7.24e9, 0, 7241732096.0},
+    {"Mistral-Nemo-Base-2407.json", 12.2e9, 0, 0},
+    {"Mixtral-8x7B-v0.1.json", 46.7e9, 12.9e9, 46702792704.0},
+    {"Qwen2-7B.json", 7.62e9, 0, 7615616512.0},
+    {"Qwen2-0.5B.json", 0.494e9, 0, 494032768.0},
+    {"Qwen2-57B-A14B.json", 57.4e9, 14.2e9, 0},
+    {"Qwen1.5-MoE-A2.7B.json", 14.3e9, 2.7e9, 0},
+    {"Qwen3-8B.json", 8.19e9, 0, 0},
+    {"Qwen3-0.6B.json", 0.596e9, 0, 596049920.0},
+    {"Qwen3-30B-A3B.json", 30.5e9, 3.3e9, 0},
+    {"Qwen3-235B-A22B.json", 235e9, 22e9, 0},
+    {"DeepSeek-V3.json", 671e9, 37e9, 671026419200.0},
+    {"DeepSeek-V2-Lite.json", 15.7e9, 2.4e9, 0},
+    {"gpt2.json", 124.4e6, 0, 124439808.0}, /* 117M nominal in the GPT-2 paper */
+    {"gpt2-xl.json", 1.56e9, 0, 1557611200.0},
+    {"gpt-neox-20b.json", 20.55e9, 0, 20554567680.0},
+    {"pythia-1.4b.json", 1.41e9, 0, 1414647808.0},
+    {"gemma-7b.json", 8.54e9, 0, 8537680896.0},
 };
 
 static void test_counts(void **state)
@@ -86,11 +86,13 @@ static void test_counts(void **state)
 		              c.total / 1e9, counts[i].total / 1e9, 100 * et);
 		if (counts[i].active > 0)
 			print_message("  active %7.3fB (published %6.2fB, %+.2f%%)", c.active / 1e9,
-			              counts[i].active / 1e9, 100 * rel(c.active, counts[i].active));
+			              counts[i].active / 1e9,
+			              100 * rel(c.active, counts[i].active));
 		if (counts[i].active > 0 && strncmp(counts[i].file, "DeepSeek", 8) == 0)
-			print_message(", without the input embedding %.3fB (%+.2f%%)",
-			              (c.active - (double)m.vocab * m.hidden) / 1e9,
-			              100 * rel(c.active - (double)m.vocab * m.hidden, counts[i].active));
+			print_message(
+			    ", without the input embedding %.3fB (%+.2f%%)",
+			    (c.active - (double)m.vocab * m.hidden) / 1e9,
+			    100 * rel(c.active - (double)m.vocab * m.hidden, counts[i].active));
 		print_message("\n");
 		if (et > 0.01 || et < -0.01)
 			fail_msg("%s: total %.4g vs published %.4g", counts[i].file, c.total,
@@ -338,39 +340,39 @@ static pp_status try_llama(const char *base, const char *key, const char *value,
 }
 
 static const char llama[] =
-	"{\"architectures\": [\"LlamaForCausalLM\"], \"model_type\": \"llama\", "
-	"\"hidden_size\": 4096, \"intermediate_size\": 14336, \"num_attention_heads\": 32, "
-	"\"num_hidden_layers\": 32, \"num_key_value_heads\": 8, \"vocab_size\": 128256, "
-	"\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8.0}, "
-	"\"eos_token_id\": [128001, 128008], \"torch_dtype\": \"bfloat16\", "
-	"\"some_future_key\": {\"x\": [1, 2]}}";
+    "{\"architectures\": [\"LlamaForCausalLM\"], \"model_type\": \"llama\", "
+    "\"hidden_size\": 4096, \"intermediate_size\": 14336, \"num_attention_heads\": 32, "
+    "\"num_hidden_layers\": 32, \"num_key_value_heads\": 8, \"vocab_size\": 128256, "
+    "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8.0}, "
+    "\"eos_token_id\": [128001, 128008], \"torch_dtype\": \"bfloat16\", "
+    "\"some_future_key\": {\"x\": [1, 2]}}";
 
 static const char qwen3_moe[] =
-	"{\"model_type\": \"qwen3_moe\", \"hidden_size\": 2048, \"intermediate_size\": 6144, "
-	"\"num_attention_heads\": 32, \"num_hidden_layers\": 8, \"num_key_value_heads\": 4, "
-	"\"head_dim\": 128, \"vocab_size\": 1000, \"num_experts\": 16, \"num_experts_per_tok\": 2, "
-	"\"moe_intermediate_size\": 768, \"decoder_sparse_step\": 1, \"mlp_only_layers\": []}";
+    "{\"model_type\": \"qwen3_moe\", \"hidden_size\": 2048, \"intermediate_size\": 6144, "
+    "\"num_attention_heads\": 32, \"num_hidden_layers\": 8, \"num_key_value_heads\": 4, "
+    "\"head_dim\": 128, \"vocab_size\": 1000, \"num_experts\": 16, \"num_experts_per_tok\": 2, "
+    "\"moe_intermediate_size\": 768, \"decoder_sparse_step\": 1, \"mlp_only_layers\": []}";
 
 static const char deepseek[] =
-	"{\"model_type\": \"deepseek_v3\", \"hidden_size\": 1024, \"intermediate_size\": 4096, "
-	"\"num_attention_heads\": 8, \"num_hidden_layers\": 6, \"vocab_size\": 1000, "
-	"\"q_lora_rank\": 256, \"kv_lora_rank\": 128, \"qk_nope_head_dim\": 64, "
-	"\"qk_rope_head_dim\": 32, \"v_head_dim\": 64, \"n_routed_experts\": 16, "
-	"\"n_shared_experts\": 1, \"num_experts_per_tok\": 4, \"moe_intermediate_size\": 256, "
-	"\"first_k_dense_replace\": 1, \"moe_layer_freq\": 1}";
+    "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 1024, \"intermediate_size\": 4096, "
+    "\"num_attention_heads\": 8, \"num_hidden_layers\": 6, \"vocab_size\": 1000, "
+    "\"q_lora_rank\": 256, \"kv_lora_rank\": 128, \"qk_nope_head_dim\": 64, "
+    "\"qk_rope_head_dim\": 32, \"v_head_dim\": 64, \"n_routed_experts\": 16, "
+    "\"n_shared_experts\": 1, \"num_experts_per_tok\": 4, \"moe_intermediate_size\": 256, "
+    "\"first_k_dense_replace\": 1, \"moe_layer_freq\": 1}";
 
 static const char gpt2[] =
-	"{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_head\": 12, \"n_layer\": 12, "
-	"\"n_positions\": 1024, \"vocab_size\": 50257, \"n_inner\": null}";
+    "{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_head\": 12, \"n_layer\": 12, "
+    "\"n_positions\": 1024, \"vocab_size\": 50257, \"n_inner\": null}";
 
-#define EXPECT_FIELD(st, err, name)                                                          \
-	do {                                                                                 \
-		char msg_[1024];                                                             \
-		assert_int_equal((st), PP_EINPUT);                                           \
-		print_message("%s\n", pp_error_format(&(err), msg_, sizeof msg_));         \
-		assert_string_equal((err).field, (name));                                    \
-		assert_string_equal((err).source, "config.json");                            \
-		assert_null(strchr(msg_, '\n'));                                             \
+#define EXPECT_FIELD(st, err, name)                                                                \
+	do {                                                                                       \
+		char msg_[1024];                                                                   \
+		assert_int_equal((st), PP_EINPUT);                                                 \
+		print_message("%s\n", pp_error_format(&(err), msg_, sizeof msg_));                 \
+		assert_string_equal((err).field, (name));                                          \
+		assert_string_equal((err).source, "config.json");                                  \
+		assert_null(strchr(msg_, '\n'));                                                   \
 	} while (0)
 
 static void test_good_minimal(void **state)
@@ -531,8 +533,8 @@ static void test_bad_moe(void **state)
 	st = try_llama(qwen3_moe, "mlp_only_layers", "[3]", &m, &err);
 	EXPECT_FIELD(st, err, "mlp_only_layers");
 	/* Every layer dense: a dense model. */
-	assert_int_equal(
-		try_llama(qwen3_moe, "mlp_only_layers", "[0,1,2,3,4,5,6,7]", &m, &err), PP_OK);
+	assert_int_equal(try_llama(qwen3_moe, "mlp_only_layers", "[0,1,2,3,4,5,6,7]", &m, &err),
+	                 PP_OK);
 	assert_int_equal(m.moe.num_experts, 0);
 	/* decoder_sparse_step 2: layers 1, 3, 5, 7 are MoE, as in transformers. */
 	assert_int_equal(try_llama(qwen3_moe, "decoder_sparse_step", "2", &m, &err), PP_OK);
@@ -544,9 +546,9 @@ static void test_bad_moe(void **state)
 
 	/* Mixtral needs its expert count. */
 	static const char mixtral[] =
-		"{\"model_type\": \"mixtral\", \"hidden_size\": 4096, \"intermediate_size\": 14336, "
-		"\"num_attention_heads\": 32, \"num_hidden_layers\": 32, \"num_key_value_heads\": 8, "
-		"\"vocab_size\": 32000, \"num_local_experts\": 8, \"num_experts_per_tok\": 2}";
+	    "{\"model_type\": \"mixtral\", \"hidden_size\": 4096, \"intermediate_size\": 14336, "
+	    "\"num_attention_heads\": 32, \"num_hidden_layers\": 32, \"num_key_value_heads\": 8, "
+	    "\"vocab_size\": 32000, \"num_local_experts\": 8, \"num_experts_per_tok\": 2}";
 	assert_int_equal(try_llama(mixtral, NULL, NULL, &m, &err), PP_OK);
 	st = try_llama(mixtral, "num_local_experts", "\"8\"", &m, &err);
 	EXPECT_FIELD(st, err, "num_local_experts");
@@ -555,10 +557,10 @@ static void test_bad_moe(void **state)
 
 	/* Qwen2-MoE needs the shared expert size. */
 	static const char qwen2_moe[] =
-		"{\"model_type\": \"qwen2_moe\", \"hidden_size\": 2048, \"intermediate_size\": 5632, "
-		"\"num_attention_heads\": 16, \"num_hidden_layers\": 4, \"vocab_size\": 1000, "
-		"\"num_experts\": 60, \"num_experts_per_tok\": 4, \"moe_intermediate_size\": 1408, "
-		"\"shared_expert_intermediate_size\": 5632}";
+	    "{\"model_type\": \"qwen2_moe\", \"hidden_size\": 2048, \"intermediate_size\": 5632, "
+	    "\"num_attention_heads\": 16, \"num_hidden_layers\": 4, \"vocab_size\": 1000, "
+	    "\"num_experts\": 60, \"num_experts_per_tok\": 4, \"moe_intermediate_size\": 1408, "
+	    "\"shared_expert_intermediate_size\": 5632}";
 	assert_int_equal(try_llama(qwen2_moe, NULL, NULL, &m, &err), PP_OK);
 	assert_true(m.moe.shared_expert_gate);
 	st = try_llama(qwen2_moe, "shared_expert_intermediate_size", NULL, &m, &err);
@@ -604,11 +606,11 @@ static void test_bad_deepseek_gpt(void **state)
 	/* first_k_dense_replace 0 with moe_layer_freq 2: layer 0 is MoE, which
 	 * paraplan's pattern cannot express. */
 	static const char deepseek0[] =
-		"{\"model_type\": \"deepseek_v2\", \"hidden_size\": 1024, \"intermediate_size\": 4096, "
-		"\"num_attention_heads\": 8, \"num_hidden_layers\": 6, \"vocab_size\": 1000, "
-		"\"kv_lora_rank\": 128, \"qk_nope_head_dim\": 64, \"qk_rope_head_dim\": 32, "
-		"\"v_head_dim\": 64, \"n_routed_experts\": 16, \"num_experts_per_tok\": 4, "
-		"\"moe_intermediate_size\": 256, \"moe_layer_freq\": 2}";
+	    "{\"model_type\": \"deepseek_v2\", \"hidden_size\": 1024, \"intermediate_size\": 4096, "
+	    "\"num_attention_heads\": 8, \"num_hidden_layers\": 6, \"vocab_size\": 1000, "
+	    "\"kv_lora_rank\": 128, \"qk_nope_head_dim\": 64, \"qk_rope_head_dim\": 32, "
+	    "\"v_head_dim\": 64, \"n_routed_experts\": 16, \"num_experts_per_tok\": 4, "
+	    "\"moe_intermediate_size\": 256, \"moe_layer_freq\": 2}";
 	st = try_llama(deepseek0, NULL, NULL, &m, &err);
 	EXPECT_FIELD(st, err, "moe_layer_freq");
 
@@ -625,8 +627,8 @@ static void test_bad_deepseek_gpt(void **state)
 	EXPECT_FIELD(st, err, "n_inner");
 
 	static const char neox[] =
-		"{\"model_type\": \"gpt_neox\", \"hidden_size\": 2048, \"intermediate_size\": 8192, "
-		"\"num_attention_heads\": 16, \"num_hidden_layers\": 24, \"vocab_size\": 50304}";
+	    "{\"model_type\": \"gpt_neox\", \"hidden_size\": 2048, \"intermediate_size\": 8192, "
+	    "\"num_attention_heads\": 16, \"num_hidden_layers\": 24, \"vocab_size\": 50304}";
 	assert_int_equal(try_llama(neox, NULL, NULL, &m, &err), PP_OK);
 	assert_true(m.parallel_block);
 	assert_int_equal(try_llama(neox, "use_parallel_residual", "false", &m, &err), PP_OK);
@@ -642,11 +644,11 @@ static void test_bad_deepseek_gpt(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_counts),        cmocka_unit_test(test_llama_mistral),
-		cmocka_unit_test(test_qwen),          cmocka_unit_test(test_mixtral),
-		cmocka_unit_test(test_deepseek),      cmocka_unit_test(test_gpt),
-		cmocka_unit_test(test_good_minimal),  cmocka_unit_test(test_bad_common),
-		cmocka_unit_test(test_bad_moe),       cmocka_unit_test(test_bad_deepseek_gpt),
+	    cmocka_unit_test(test_counts),       cmocka_unit_test(test_llama_mistral),
+	    cmocka_unit_test(test_qwen),         cmocka_unit_test(test_mixtral),
+	    cmocka_unit_test(test_deepseek),     cmocka_unit_test(test_gpt),
+	    cmocka_unit_test(test_good_minimal), cmocka_unit_test(test_bad_common),
+	    cmocka_unit_test(test_bad_moe),      cmocka_unit_test(test_bad_deepseek_gpt),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,11 +30,11 @@ static const struct {
 	double tolerance;
 	const char *why;
 } loose_labels[] = {
-	/* SC'21 Table 1 rounds to 0.1B: its own formula gives 1.65B and 3.56B. */
-	{"gpt-1.7b", 0.03, "SC'21 Table 1 rounds 1.65B to 1.7B"},
-	{"gpt-3.6b", 0.015, "SC'21 Table 1 rounds 3.56B to 3.6B"},
-	{"configtuner-gpt-1.5b", 0.05, "seed 000 labels the 1.56B GPT-2 XL shape 1.5B"},
-	{"configtuner-gpt-3b", 0.12, "seed 000 labels a 2.70B shape 3B"},
+    /* SC'21 Table 1 rounds to 0.1B: its own formula gives 1.65B and 3.56B. */
+    {"gpt-1.7b", 0.03, "SC'21 Table 1 rounds 1.65B to 1.7B"},
+    {"gpt-3.6b", 0.015, "SC'21 Table 1 rounds 3.56B to 3.6B"},
+    {"configtuner-gpt-1.5b", 0.05, "seed 000 labels the 1.56B GPT-2 XL shape 1.5B"},
+    {"configtuner-gpt-3b", 0.12, "seed 000 labels a 2.70B shape 3B"},
 };
 
 static double tolerance_of(const char *name)
@@ -60,8 +60,8 @@ static void test_models_load_and_match_published_size(void **state)
 		memset(&err, 0, sizeof err);
 		pp_status st = pp_model_preset(name, &m, &err);
 		if (st != PP_OK) {
-			print_error("model %s does not load: %s: %s: %s\n", name, err.source, err.field,
-			            err.text);
+			print_error("model %s does not load: %s: %s: %s\n", name, err.source,
+			            err.field, err.text);
 			bad++;
 			continue;
 		}
@@ -77,8 +77,8 @@ static void test_models_load_and_match_published_size(void **state)
 		pp_model_params(&m, &pc);
 		double rel = pc.total / m.published_params - 1.0;
 		double tol = tolerance_of(name);
-		print_message("%-22s %16.0f %16.0f %+7.2f%%%s\n", name, pc.total, m.published_params,
-		              100.0 * rel, fabs(rel) > tol ? "  <-- off" : "");
+		print_message("%-22s %16.0f %16.0f %+7.2f%%%s\n", name, pc.total,
+		              m.published_params, 100.0 * rel, fabs(rel) > tol ? "  <-- off" : "");
 		if (!(fabs(rel) <= tol)) {
 			print_error("model %s: counted %.4g parameters, published %.4g (%+.2f%%, "
 			            "tolerance %.0f%%)\n",
@@ -98,11 +98,11 @@ static void test_moe_active_params(void **state)
 		const char *name;
 		double active;
 	} want[] = {
-		{"mixtral-8x7b", 12.9e9},    /* Mixtral paper: 13B active */
-		{"mixtral-8x22b", 39e9},     /* Mistral: 39B active */
-		{"deepseek-v3", 37e9},       /* DeepSeek-V3 report: 37B activated */
-		{"qwen3-30b-a3b", 3.3e9},    /* Qwen3 card: 3.3B activated */
-		{"qwen3-235b-a22b", 22e9},   /* Qwen3 card: 22B activated */
+	    {"mixtral-8x7b", 12.9e9},  /* Mixtral paper: 13B active */
+	    {"mixtral-8x22b", 39e9},   /* Mistral: 39B active */
+	    {"deepseek-v3", 37e9},     /* DeepSeek-V3 report: 37B activated */
+	    {"qwen3-30b-a3b", 3.3e9},  /* Qwen3 card: 3.3B activated */
+	    {"qwen3-235b-a22b", 22e9}, /* Qwen3 card: 22B activated */
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
 		pp_model m;
@@ -148,8 +148,10 @@ static void test_gpus_and_systems_load(void **state)
 		pp_system s;
 		pp_error err;
 		memset(&err, 0, sizeof err);
-		if (pp_system_preset(name, &s, &err) != PP_OK || pp_system_check(&s, &err) != PP_OK) {
-			print_error("system %s: %s: %s: %s\n", name, err.source, err.field, err.text);
+		if (pp_system_preset(name, &s, &err) != PP_OK ||
+		    pp_system_check(&s, &err) != PP_OK) {
+			print_error("system %s: %s: %s: %s\n", name, err.source, err.field,
+			            err.text);
 			bad++;
 			continue;
 		}
@@ -179,23 +181,23 @@ static void test_required_names(void **state)
 {
 	(void)state;
 	static const char *const models[] = {
-		"gpt3-175b", "gpt3-1t", "llama2-13b", "llama2-70b", "llama3-8b", "llama3-70b",
-		"llama3.1-405b", "mixtral-8x7b", "deepseek-v3",
-		/* the rest of the preset list */
-		"gpt-1.7b", "gpt-3.6b", "gpt-7.5b", "gpt-18.4b", "gpt-39.1b", "gpt-76.1b",
-		"gpt-145.6b", "gpt-310.1b", "gpt-529.6b", "gpt-1t", "vit-lbnl", "bloom-176b",
-		"llama2-7b", "llama3.1-8b", "llama3.1-70b", "mixtral-8x22b", "qwen3-30b-a3b",
-		"qwen3-235b-a22b",
-		/* aliases: HF ids and public-runs.json names */
-		"meta-llama/Meta-Llama-3-70B", "Llama 3.1 405B", "GPT-3 175B (174.6B)", "gpt-39b",
-		"gpt-145b", "deepseek-ai/DeepSeek-V3"};
-	static const char *const systems[] = {"dgx-a100-40g", "dgx-a100-80g", "dgx-h100", "dgx-h200",
-	                                      "dgx-b200",     "gb200-nvl72",  "hgx-h800", "lbnl-a100",
-	                                      "lbnl-h200",    "lbnl-b200",    "configtuner-hopper"};
-	static const char *const gpus[] = {"v100-sxm2-32g", "a100-40g", "a100-80g", "a800-80g",
-	                                   "a40",           "h100-sxm", "h100-pcie", "h800",
-	                                   "h200",          "b200",     "gb200",    "mi300x",
-	                                   "A100-SXM4-80GB", "H100-SXM5-80GB"};
+	    "gpt3-175b", "gpt3-1t", "llama2-13b", "llama2-70b", "llama3-8b", "llama3-70b",
+	    "llama3.1-405b", "mixtral-8x7b", "deepseek-v3",
+	    /* the rest of the preset list */
+	    "gpt-1.7b", "gpt-3.6b", "gpt-7.5b", "gpt-18.4b", "gpt-39.1b", "gpt-76.1b", "gpt-145.6b",
+	    "gpt-310.1b", "gpt-529.6b", "gpt-1t", "vit-lbnl", "bloom-176b", "llama2-7b",
+	    "llama3.1-8b", "llama3.1-70b", "mixtral-8x22b", "qwen3-30b-a3b", "qwen3-235b-a22b",
+	    /* aliases: HF ids and public-runs.json names */
+	    "meta-llama/Meta-Llama-3-70B", "Llama 3.1 405B", "GPT-3 175B (174.6B)", "gpt-39b",
+	    "gpt-145b", "deepseek-ai/DeepSeek-V3"};
+	static const char *const systems[] = {"dgx-a100-40g", "dgx-a100-80g",      "dgx-h100",
+	                                      "dgx-h200",     "dgx-b200",          "gb200-nvl72",
+	                                      "hgx-h800",     "lbnl-a100",         "lbnl-h200",
+	                                      "lbnl-b200",    "configtuner-hopper"};
+	static const char *const gpus[] = {
+	    "v100-sxm2-32g", "a100-40g",  "a100-80g",       "a800-80g",      "a40",
+	    "h100-sxm",      "h100-pcie", "h800",           "h200",          "b200",
+	    "gb200",         "mi300x",    "A100-SXM4-80GB", "H100-SXM5-80GB"};
 	pp_error err;
 	for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
 		pp_model m;
@@ -273,13 +275,14 @@ static void check_object(const char *path, json_t *root, json_t *obj, const char
 {
 	const char *key;
 	json_t *v;
-	json_object_foreach(obj, key, v) {
+	json_object_foreach (obj, key, v) {
 		if (is_value(v)) {
 			/* A nested object may carry its own citations (an inline GPU). */
 			if (!cited(root, prefix, key) && !(prefix[0] && cited(obj, "", key))) {
 				char val[32];
 				if (json_is_boolean(v))
-					snprintf(val, sizeof val, "%s", json_is_true(v) ? "true" : "false");
+					snprintf(val, sizeof val, "%s",
+					         json_is_true(v) ? "true" : "false");
 				else
 					snprintf(val, sizeof val, "%g", json_number_value(v));
 				problem(path, "%s%s = %s has no source", prefix, key, val);
@@ -306,19 +309,21 @@ static void check_sources_keys(const char *path, json_t *root)
 	}
 	const char *key;
 	json_t *v;
-	json_object_foreach(sources, key, v) {
+	json_object_foreach (sources, key, v) {
 		if (!json_is_string(v) || json_string_length(v) < 8)
 			problem(path, "sources.%s is not a citation", key);
 		const char *dot = strchr(key, '.');
 		if (!dot) {
 			if (!json_object_get(root, key))
-				problem(path, "sources.%s cites a field the file does not have", key);
+				problem(path, "sources.%s cites a field the file does not have",
+				        key);
 		} else {
 			char head[64];
 			snprintf(head, sizeof head, "%.*s", (int)(dot - key), key);
 			json_t *sub = json_object_get(root, head);
 			if (!json_is_object(sub) || !json_object_get(sub, dot + 1))
-				problem(path, "sources.%s cites a field the file does not have", key);
+				problem(path, "sources.%s cites a field the file does not have",
+				        key);
 		}
 	}
 }
@@ -348,7 +353,8 @@ static void test_every_number_cites_a_source(void **state)
 		json_error_t jerr;
 		json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 		if (!root || !json_is_object(root)) {
-			problem(path, "does not parse: %d:%d: %s", jerr.line, jerr.column, jerr.text);
+			problem(path, "does not parse: %d:%d: %s", jerr.line, jerr.column,
+			        jerr.text);
 			json_decref(root);
 			continue;
 		}
@@ -384,14 +390,15 @@ static void test_every_number_cites_a_source(void **state)
 		size_t nall = 0;
 		if (name)
 			all[nall++] = name;
-		json_array_foreach(aliases, k, a) {
+		json_array_foreach (aliases, k, a) {
 			if (json_is_string(a) && nall < 64)
 				all[nall++] = json_string_value(a);
 		}
 		for (size_t j = 0; j < nall; j++) {
 			for (size_t q = 0; q < nnames; q++)
 				if (strcmp(dirs[q], sub) == 0 && strcasecmp(names[q], all[j]) == 0)
-					problem(path, "name or alias \"%s\" is already taken in data/%s",
+					problem(path,
+					        "name or alias \"%s\" is already taken in data/%s",
 					        all[j], sub);
 			if (nnames < MAX_NAMES) {
 				snprintf(names[nnames], sizeof names[nnames], "%s", all[j]);
@@ -420,11 +427,11 @@ static void test_every_number_cites_a_source(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_models_load_and_match_published_size),
-		cmocka_unit_test(test_moe_active_params),
-		cmocka_unit_test(test_gpus_and_systems_load),
-		cmocka_unit_test(test_required_names),
-		cmocka_unit_test(test_every_number_cites_a_source),
+	    cmocka_unit_test(test_models_load_and_match_published_size),
+	    cmocka_unit_test(test_moe_active_params),
+	    cmocka_unit_test(test_gpus_and_systems_load),
+	    cmocka_unit_test(test_required_names),
+	    cmocka_unit_test(test_every_number_cites_a_source),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -112,15 +112,15 @@ static bool bad(const char *what, double v)
 }
 
 /* Finite and >= 0. */
-#define NONNEG(x)                                                                            \
-	do {                                                                                 \
-		if (!isfinite(x) || (x) < 0)                                                 \
-			return bad(#x, (x));                                                 \
+#define NONNEG(x)                                                                                  \
+	do {                                                                                       \
+		if (!isfinite(x) || (x) < 0)                                                       \
+			return bad(#x, (x));                                                       \
 	} while (0)
-#define FINITE(x)                                                                            \
-	do {                                                                                 \
-		if (!isfinite(x))                                                            \
-			return bad(#x, (x));                                                 \
+#define FINITE(x)                                                                                  \
+	do {                                                                                       \
+		if (!isfinite(x))                                                                  \
+			return bad(#x, (x));                                                       \
 	} while (0)
 
 static bool stage_time_bad(const pp_stage_time *b)
@@ -238,8 +238,8 @@ static bool estimate_bad(const pp_estimate *e)
 /* ------------------------------------------------------------- the draws */
 
 static const char *const ORDERS[] = {
-	"tp-cp-ep-dp-pp", "tp-cp-dp-pp", "tp-dp-cp-pp", "cp-tp-ep-dp-pp",
-	"tp-pp-cp-dp",    "dp-tp-cp-pp", "pp-dp-cp-tp", "tp-cp-ep-pp-dp",
+    "tp-cp-ep-dp-pp", "tp-cp-dp-pp", "tp-dp-cp-pp", "cp-tp-ep-dp-pp",
+    "tp-pp-cp-dp",    "dp-tp-cp-pp", "pp-dp-cp-tp", "tp-cp-ep-pp-dp",
 };
 static const char *const BAD_ORDERS[] = {"tp-cp-dp", "tp-tp-cp-dp-pp", "tp-xx-cp-dp-pp", ""};
 static const int SEQS[] = {512, 1024, 2048, 4096, 8192, 16384, 32768, 131072};
@@ -272,22 +272,26 @@ static void random_draw(draw *d, const pp_model *m, const pp_system *s)
 	pp_plan_init(p);
 	(void)s;
 	int r = below(100);
-	job->precision = r < 65 ? PP_PREC_BF16 : r < 80 ? PP_PREC_FP8 : r < 93 ? PP_PREC_FP16
-	                                                                        : PP_PREC_FP32;
+	job->precision = r < 65   ? PP_PREC_BF16
+	                 : r < 80 ? PP_PREC_FP8
+	                 : r < 93 ? PP_PREC_FP16
+	                          : PP_PREC_FP32;
 	job->grad_bytes = chance(70) ? 4 : 2;
 	job->optimizer = chance(90) ? PP_OPT_ADAM : PP_OPT_SGD;
 	job->seq_len = SEQS[below(sizeof SEQS / sizeof SEQS[0])];
 	job->train_tokens = chance(80) ? 1e9 * (1 + below(15000)) : 0;
 
 	bool wild = chance(8); /* draw anything, most of which is rejected */
-	long long tp_base = gcd(gcd(m->num_heads, m->mla.kv_lora_rank ? m->num_heads
-	                                                                 : m->num_kv_heads),
-	                        m->ffn_hidden > 0 ? m->ffn_hidden : m->num_heads);
+	long long tp_base =
+	    gcd(gcd(m->num_heads, m->mla.kv_lora_rank ? m->num_heads : m->num_kv_heads),
+	        m->ffn_hidden > 0 ? m->ffn_hidden : m->num_heads);
 	p->tp = wild ? 1 << below(7) : divisor_of(tp_base, chance(85) ? 8 : 64);
 	p->pp = wild ? 1 + below(40) : divisor_of(m->num_layers, chance(80) ? 16 : 128);
 	r = below(100);
-	p->schedule = r < 45 ? PP_SCHED_1F1B : r < 60 ? PP_SCHED_GPIPE
-	                                    : r < 85 ? PP_SCHED_INTERLEAVED : PP_SCHED_ZB;
+	p->schedule = r < 45   ? PP_SCHED_1F1B
+	              : r < 60 ? PP_SCHED_GPIPE
+	              : r < 85 ? PP_SCHED_INTERLEAVED
+	                       : PP_SCHED_ZB;
 	p->vp = 1;
 	if (p->schedule == PP_SCHED_INTERLEAVED) {
 		if (p->pp < 2 && !wild)
@@ -358,12 +362,11 @@ static void test_random_plans(void **state)
 	size_t nm = pp_preset_count(PP_KIND_MODEL), ns = pp_preset_count(PP_KIND_SYSTEM);
 	assert_true(nm > 0 && nm <= 64 && ns > 0 && ns <= 64);
 	for (size_t i = 0; i < nm; i++)
-		assert_int_equal(pp_model_preset(pp_preset_name(PP_KIND_MODEL, i), &models[i], &err),
-		                 PP_OK);
+		assert_int_equal(
+		    pp_model_preset(pp_preset_name(PP_KIND_MODEL, i), &models[i], &err), PP_OK);
 	for (size_t i = 0; i < ns; i++)
 		assert_int_equal(
-			pp_system_preset(pp_preset_name(PP_KIND_SYSTEM, i), &systems[i], &err),
-			PP_OK);
+		    pp_system_preset(pp_preset_name(PP_KIND_SYSTEM, i), &systems[i], &err), PP_OK);
 
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -383,7 +386,7 @@ static void test_random_plans(void **state)
 		random_draw(&d, &models[mi], &systems[si]);
 		memset(&err, 0, sizeof err);
 		pp_status st =
-			pp_estimate_run(&models[mi], &systems[si], &d.job, &d.plan, d.gpus, &e, &err);
+		    pp_estimate_run(&models[mi], &systems[si], &d.job, &d.plan, d.gpus, &e, &err);
 		if (st == PP_OK) {
 			if (estimate_bad(&e)) {
 				describe(&d, cmd, sizeof cmd);
@@ -426,7 +429,8 @@ static void test_random_plans(void **state)
 			fail_msg("no accepted plan for model %s", pp_preset_name(PP_KIND_MODEL, i));
 	for (size_t i = 0; i < ns; i++)
 		if (system_ok[i] == 0)
-			fail_msg("no accepted plan for system %s", pp_preset_name(PP_KIND_SYSTEM, i));
+			fail_msg("no accepted plan for system %s",
+			         pp_preset_name(PP_KIND_SYSTEM, i));
 	for (int i = 0; i < 4; i++)
 		assert_true(sched_ok[i] > 0 && prec_ok[i] > 0 && zero_ok[i] > 0);
 	for (int i = 0; i < 3; i++)
@@ -471,12 +475,11 @@ static void test_recompute_monotone(void **state)
 	pp_error err;
 	size_t nm = pp_preset_count(PP_KIND_MODEL), ns = pp_preset_count(PP_KIND_SYSTEM);
 	for (size_t i = 0; i < nm; i++)
-		assert_int_equal(pp_model_preset(pp_preset_name(PP_KIND_MODEL, i), &models[i], &err),
-		                 PP_OK);
+		assert_int_equal(
+		    pp_model_preset(pp_preset_name(PP_KIND_MODEL, i), &models[i], &err), PP_OK);
 	for (size_t i = 0; i < ns; i++)
 		assert_int_equal(
-			pp_system_preset(pp_preset_name(PP_KIND_SYSTEM, i), &systems[i], &err),
-			PP_OK);
+		    pp_system_preset(pp_preset_name(PP_KIND_SYSTEM, i), &systems[i], &err), PP_OK);
 	rng_state = 0x2545F4914F6CDD1Dull;
 	int checked = 0, known = 0;
 	char cmd[1024], first_known[1200] = "";
@@ -489,8 +492,8 @@ static void test_recompute_monotone(void **state)
 		bool ok = true;
 		for (int rc = 0; rc < 3 && ok; rc++) {
 			d.plan.recompute = (pp_recompute)rc;
-			ok = pp_estimate_run(&models[mi], &systems[si], &d.job, &d.plan, d.gpus, &e[rc],
-			                     &err) == PP_OK;
+			ok = pp_estimate_run(&models[mi], &systems[si], &d.job, &d.plan, d.gpus,
+			                     &e[rc], &err) == PP_OK;
 		}
 		if (!ok)
 			continue;
@@ -509,9 +512,10 @@ static void test_recompute_monotone(void **state)
 		d.plan.recompute = PP_RECOMPUTE_FULL;
 		describe(&d, cmd, sizeof cmd);
 		if (!known_overflow(d.model))
-			fail_msg("draw %d: iteration none %.6g s, selective %.6g s, full %.6g s\n  %s",
-			         n, e[0].time.iteration_s, e[1].time.iteration_s,
-			         e[2].time.iteration_s, cmd);
+			fail_msg(
+			    "draw %d: iteration none %.6g s, selective %.6g s, full %.6g s\n  %s",
+			    n, e[0].time.iteration_s, e[1].time.iteration_s, e[2].time.iteration_s,
+			    cmd);
 		if (!known++)
 			snprintf(first_known, sizeof first_known, "none %.6g s, full %.6g s: %s",
 			         e[0].time.iteration_s, e[2].time.iteration_s, cmd);
@@ -561,15 +565,18 @@ static void test_op_list_capacity(void **state)
 					if (w.nops < PP_MAX_OPS && w.ncolls < PP_MAX_COLLS)
 						continue;
 					if (!known_overflow(name))
-						fail_msg("%s layer %d, recompute %s: %d ops (max %d), %d "
+						fail_msg("%s layer %d, recompute %s: %d ops (max "
+						         "%d), %d "
 						         "collectives (max %d)",
-						         name, l, pp_recompute_name(p.recompute), w.nops,
-						         PP_MAX_OPS, w.ncolls, PP_MAX_COLLS);
+						         name, l, pp_recompute_name(p.recompute),
+						         w.nops, PP_MAX_OPS, w.ncolls,
+						         PP_MAX_COLLS);
 					if (!known++)
-						printf("KNOWN BUG: %s layer %d, recompute %s: pp_work full "
+						printf("KNOWN BUG: %s layer %d, recompute %s: "
+						       "pp_work full "
 						       "(%d ops of %d), operations dropped\n",
-						       name, l, pp_recompute_name(p.recompute), w.nops,
-						       PP_MAX_OPS);
+						       name, l, pp_recompute_name(p.recompute),
+						       w.nops, PP_MAX_OPS);
 				}
 			}
 		}
@@ -609,10 +616,10 @@ static void test_deterministic(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_random_plans),
-		cmocka_unit_test(test_deterministic),
-		cmocka_unit_test(test_recompute_monotone),
-		cmocka_unit_test(test_op_list_capacity),
+	    cmocka_unit_test(test_random_plans),
+	    cmocka_unit_test(test_deterministic),
+	    cmocka_unit_test(test_recompute_monotone),
+	    cmocka_unit_test(test_op_list_capacity),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -68,12 +68,13 @@ static void test_public_runs_fit(void **state)
 		evaluated++;
 		if (!est->fits) {
 			const pp_stage_memory *sm = &est->memory;
-			print_message("DOES NOT FIT %s: %.1f of %.1f GiB (weights %.1f, grads %.1f, "
-			              "optimizer %.1f, activations %.1f, other %.1f)\n",
-			              info.id, sm->total_bytes / GIB, est->capacity_bytes / GIB,
-			              sm->weights_bytes / GIB, sm->gradients_bytes / GIB,
-			              sm->optimizer_bytes / GIB, sm->activations_bytes / GIB,
-			              sm->other_bytes / GIB);
+			print_message(
+			    "DOES NOT FIT %s: %.1f of %.1f GiB (weights %.1f, grads %.1f, "
+			    "optimizer %.1f, activations %.1f, other %.1f)\n",
+			    info.id, sm->total_bytes / GIB, est->capacity_bytes / GIB,
+			    sm->weights_bytes / GIB, sm->gradients_bytes / GIB,
+			    sm->optimizer_bytes / GIB, sm->activations_bytes / GIB,
+			    sm->other_bytes / GIB);
 			bad++;
 		}
 	}
@@ -86,23 +87,23 @@ static void test_public_runs_fit(void **state)
 
 /* A minimal record in the public file's schema. */
 static const char *const mini =
-	"{\"records\": [{\"id\": \"mini\", \"source\": {\"title\": \"T\"},"
-	" \"model\": {\"name\": \"Llama 2 7B\", \"num_layers\": 32, \"hidden_size\": 4096,"
-	"  \"num_attention_heads\": 32, \"num_kv_heads\": null, \"ffn_hidden_size\": 11008,"
-	"  \"vocab_size\": 32000, \"seq_length\": 4096, \"moe\": null, \"arch_notes\": null},"
-	" \"hardware\": {\"gpu_type\": \"H100-SXM5-80GB (DGX H100)\", \"num_gpus\": 16},"
-	" \"parallelism\": {\"tp\": 2, \"pp\": 1, \"dp\": null, \"cp\": null, \"ep\": null,"
-	"  \"virtual_pipeline_size\": null, \"sequence_parallel\": null,"
-	"  \"zero_or_dist_optimizer\": \"PyTorch FSDP SHARD_GRAD_OP\","
-	"  \"activation_recompute\": null, \"model_parallel_size\": null},"
-	" \"batch\": {\"micro_batch_size\": null, \"global_batch_size\": null,"
-	"  \"global_batch_tokens\": 1048576},"
-	" \"precision\": \"BF16 (inferred)\","
-	" \"measured\": {\"tflops_per_gpu\": 400, \"tflops_definition\": \"model\","
-	"  \"mfu\": 0.4, \"peak_memory_GiB\": 60}},"
-	" {\"id\": \"odd\", \"model\": {\"name\": \"Falcon 7B\"}, \"hardware\": {}},"
-	" {\"id\": \"gpu\", \"model\": {\"name\": \"Llama 2 7B\"},"
-	"  \"hardware\": {\"gpu_type\": \"TPU v5p\", \"num_gpus\": 8}}]}";
+    "{\"records\": [{\"id\": \"mini\", \"source\": {\"title\": \"T\"},"
+    " \"model\": {\"name\": \"Llama 2 7B\", \"num_layers\": 32, \"hidden_size\": 4096,"
+    "  \"num_attention_heads\": 32, \"num_kv_heads\": null, \"ffn_hidden_size\": 11008,"
+    "  \"vocab_size\": 32000, \"seq_length\": 4096, \"moe\": null, \"arch_notes\": null},"
+    " \"hardware\": {\"gpu_type\": \"H100-SXM5-80GB (DGX H100)\", \"num_gpus\": 16},"
+    " \"parallelism\": {\"tp\": 2, \"pp\": 1, \"dp\": null, \"cp\": null, \"ep\": null,"
+    "  \"virtual_pipeline_size\": null, \"sequence_parallel\": null,"
+    "  \"zero_or_dist_optimizer\": \"PyTorch FSDP SHARD_GRAD_OP\","
+    "  \"activation_recompute\": null, \"model_parallel_size\": null},"
+    " \"batch\": {\"micro_batch_size\": null, \"global_batch_size\": null,"
+    "  \"global_batch_tokens\": 1048576},"
+    " \"precision\": \"BF16 (inferred)\","
+    " \"measured\": {\"tflops_per_gpu\": 400, \"tflops_definition\": \"model\","
+    "  \"mfu\": 0.4, \"peak_memory_GiB\": 60}},"
+    " {\"id\": \"odd\", \"model\": {\"name\": \"Falcon 7B\"}, \"hardware\": {}},"
+    " {\"id\": \"gpu\", \"model\": {\"name\": \"Llama 2 7B\"},"
+    "  \"hardware\": {\"gpu_type\": \"TPU v5p\", \"num_gpus\": 8}}]}";
 
 static void test_fill_rules(void **state)
 {
@@ -133,7 +134,8 @@ static void test_fill_rules(void **state)
 	assert_int_equal(plan.zero, 2);
 	assert_int_equal(plan.mbs, 1);
 	assert_true(plan.sp); /* unknown, tp > 1 */
-	assert_true(info.fills & (PP_FILL_MBS | PP_FILL_SP | PP_FILL_RECOMPUTE | PP_FILL_PRECISION));
+	assert_true(info.fills &
+	            (PP_FILL_MBS | PP_FILL_SP | PP_FILL_RECOMPUTE | PP_FILL_PRECISION));
 	assert_int_equal(job.precision, PP_PREC_BF16);
 	assert_int_equal(plan.recompute, PP_RECOMPUTE_NONE); /* lightest that fits */
 	assert_int_equal(gpus, 16);
@@ -159,8 +161,8 @@ static void test_fill_rules(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fill_rules),
-		cmocka_unit_test(test_public_runs_fit),
+	    cmocka_unit_test(test_fill_rules),
+	    cmocka_unit_test(test_public_runs_fit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

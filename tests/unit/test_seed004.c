@@ -28,10 +28,10 @@ static void test_zero_table_70b(void **state)
 	double z1 = pp_model_state_bytes(phi, 2, 2, 12, 1, 64, NULL, NULL, NULL);
 	double z2 = pp_model_state_bytes(phi, 2, 2, 12, 2, 64, NULL, NULL, NULL);
 	double z3 = pp_model_state_bytes(phi, 2, 2, 12, 3, 64, NULL, NULL, NULL);
-	assert_true(ddp == 16 * phi);                      /* 1.12 TB */
+	assert_true(ddp == 16 * phi); /* 1.12 TB */
 	assert_true(round_to(ddp / 1e12, 2) == 1.12);
-	assert_true(round_to(z1 / GB, 0) == 293);          /* 280 + 13.1 */
-	assert_true(round_to(z2 / GB, 0) == 155);          /* 140 + 15.3 */
+	assert_true(round_to(z1 / GB, 0) == 293); /* 280 + 13.1 */
+	assert_true(round_to(z2 / GB, 0) == 155); /* 140 + 15.3 */
 	assert_true(round_to(z3 / GB, 1) == 17.5);
 	/* The parts: ZeRO-1 shards only the optimizer. */
 	double w, g, o;
@@ -44,14 +44,14 @@ static void test_exercise6_closed_form(void **state)
 {
 	(void)state;
 	double phi = 13e9;
-	assert_true(round_to(pp_model_state_bytes(phi, 2, 2, 12, 0, 16, NULL, NULL, NULL) / GB, 0) ==
-	            208);
-	assert_true(round_to(pp_model_state_bytes(phi, 2, 2, 12, 1, 16, NULL, NULL, NULL) / GB, 2) ==
-	            61.75);
-	assert_true(round_to(pp_model_state_bytes(phi, 2, 2, 12, 2, 16, NULL, NULL, NULL) / GB, 1) ==
-	            37.4);
-	assert_true(round_to(pp_model_state_bytes(phi, 2, 2, 12, 3, 16, NULL, NULL, NULL) / GB, 0) ==
-	            13);
+	assert_true(
+	    round_to(pp_model_state_bytes(phi, 2, 2, 12, 0, 16, NULL, NULL, NULL) / GB, 0) == 208);
+	assert_true(round_to(pp_model_state_bytes(phi, 2, 2, 12, 1, 16, NULL, NULL, NULL) / GB,
+	                     2) == 61.75);
+	assert_true(
+	    round_to(pp_model_state_bytes(phi, 2, 2, 12, 2, 16, NULL, NULL, NULL) / GB, 1) == 37.4);
+	assert_true(
+	    round_to(pp_model_state_bytes(phi, 2, 2, 12, 3, 16, NULL, NULL, NULL) / GB, 0) == 13);
 }
 
 /* Exercise 5: 405B on 1024 H100, t=8 p=8 d=16: 12.6 GB of BF16 weights per GPU
@@ -95,8 +95,8 @@ static void h100_system(pp_system *s)
 static void test_exercise2(void **state)
 {
 	(void)state;
-	assert_true(round_to(pp_model_state_bytes(70e9, 2, 2, 12, 3, 64, NULL, NULL, NULL) / GB, 1) ==
-	            17.5);
+	assert_true(round_to(pp_model_state_bytes(70e9, 2, 2, 12, 3, 64, NULL, NULL, NULL) / GB,
+	                     1) == 17.5);
 	pp_model m;
 	pp_system s;
 	pp_job job;
@@ -268,13 +268,13 @@ static void test_exercise6_minimum_stage(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_zero_table_70b),
-		cmocka_unit_test(test_exercise6_closed_form),
-		cmocka_unit_test(test_exercise6_minimum_stage),
-		cmocka_unit_test(test_exercise5_closed_form),
-		cmocka_unit_test(test_exercise2),
-		cmocka_unit_test(test_korthikanti),
-		cmocka_unit_test(test_inflight),
+	    cmocka_unit_test(test_zero_table_70b),
+	    cmocka_unit_test(test_exercise6_closed_form),
+	    cmocka_unit_test(test_exercise6_minimum_stage),
+	    cmocka_unit_test(test_exercise5_closed_form),
+	    cmocka_unit_test(test_exercise2),
+	    cmocka_unit_test(test_korthikanti),
+	    cmocka_unit_test(test_inflight),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

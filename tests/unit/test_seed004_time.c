@@ -74,7 +74,7 @@ static void test_exercise3(void **state)
 	 */
 	double bound = (7.0 / 0.05 - 7.0) / 4.0; /* 33.25 */
 	assert_rel(bound, 33.25, 1e-12);
-	assert_true(floor(bound) == 33);                     /* what the text prints */
+	assert_true(floor(bound) == 33); /* what the text prints */
 	assert_rel(pp_bubble_fraction(PP_SCHED_INTERLEAVED, 8, 33, 4), 7.0 / 139, 1e-15);
 	assert_true(round_to(100 * pp_bubble_fraction(PP_SCHED_INTERLEAVED, 8, 33, 4), 2) == 5.04);
 	assert_int_equal(smallest_m(PP_SCHED_INTERLEAVED, 8, 4, 0.05), 34);
@@ -173,8 +173,8 @@ static void test_exercise4(void **state)
 		int nar = 0;
 		double buf = 0;
 		double b = tp_sent(&w, plan.tp, &nar, &buf);
-		assert_int_equal(nar, 4);    /* 2 forward + 2 backward */
-		assert_true(buf == bsh2);    /* each on a 2BSh buffer */
+		assert_int_equal(nar, 4); /* 2 forward + 2 backward */
+		assert_true(buf == bsh2); /* each on a 2BSh buffer */
 		if (l == 0)
 			per_block = b;
 		assert_true(b == per_block); /* every block alike */
@@ -240,9 +240,9 @@ static void test_exercise4(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exercise1),
-		cmocka_unit_test(test_exercise3),
-		cmocka_unit_test(test_exercise4),
+	    cmocka_unit_test(test_exercise1),
+	    cmocka_unit_test(test_exercise3),
+	    cmocka_unit_test(test_exercise4),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

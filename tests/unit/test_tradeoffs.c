@@ -188,9 +188,9 @@ static void test_selective_beats_full(void **state)
 		long long gpus, gbs;
 		int seq, pp;
 	} cases[] = {
-		{"llama3-70b", "dgx-h100", 1024, 1024, 8192, 4},
-		{"gpt3-175b", "dgx-a100-80g", 1024, 1536, 2048, 8},
-		{"llama3.1-405b", "dgx-h100", 896, 1024, 8192, 7}, /* 126 layers: pp 7 */
+	    {"llama3-70b", "dgx-h100", 1024, 1024, 8192, 4},
+	    {"gpt3-175b", "dgx-a100-80g", 1024, 1536, 2048, 8},
+	    {"llama3.1-405b", "dgx-h100", 896, 1024, 8192, 7}, /* 126 layers: pp 7 */
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		pp_plan p;
@@ -279,9 +279,9 @@ static void test_zero3_memory_vs_time(void **state)
 		long long gpus, gbs;
 		int seq, tp, pp;
 	} cases[] = {
-		{"llama3-70b", "dgx-h100", 256, 256, 4096, 8, 1},
-		{"llama3-8b", "dgx-a100-80g", 64, 256, 4096, 1, 1},
-		{"gpt3-175b", "dgx-h100", 1024, 1024, 2048, 8, 4},
+	    {"llama3-70b", "dgx-h100", 256, 256, 4096, 8, 1},
+	    {"llama3-8b", "dgx-a100-80g", 64, 256, 4096, 1, 1},
+	    {"gpt3-175b", "dgx-h100", 1024, 1024, 2048, 8, 4},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		pp_plan p;
@@ -299,9 +299,9 @@ static void test_zero3_memory_vs_time(void **state)
 		assert_true(z3.memory.weights_bytes < z1.memory.weights_bytes);
 		assert_true(z3.memory.gradients_bytes < z1.memory.gradients_bytes);
 		assert_true(z3.memory.weights_bytes + z3.memory.gradients_bytes +
-		                    z3.memory.optimizer_bytes <
+		                z3.memory.optimizer_bytes <
 		            z1.memory.weights_bytes + z1.memory.gradients_bytes +
-		                    z1.memory.optimizer_bytes);
+		                z1.memory.optimizer_bytes);
 		assert_true(z3.memory.total_bytes < z1.memory.total_bytes);
 		assert_true(z3.time.iteration_s >= z1.time.iteration_s);
 		assert_true(z3.tokens_per_s <= z1.tokens_per_s);
@@ -317,9 +317,9 @@ static void test_more_gpus_more_tokens(void **state)
 		int tp, pp, seq;
 		long long per_replica; /* sequences per DP replica per iteration */
 	} cases[] = {
-		{"llama3-70b", "dgx-h100", 8, 4, 8192, 16},
-		{"gpt3-175b", "dgx-a100-80g", 8, 8, 2048, 32},
-		{"llama3-8b", "dgx-h100", 1, 1, 8192, 4},
+	    {"llama3-70b", "dgx-h100", 8, 4, 8192, 16},
+	    {"gpt3-175b", "dgx-a100-80g", 8, 8, 2048, 32},
+	    {"llama3-8b", "dgx-h100", 1, 1, 8192, 4},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		double prev = 0, prev_days = 1e300;
@@ -351,12 +351,12 @@ static void test_more_gpus_more_tokens(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_more_microbatches_smaller_bubble),
-		cmocka_unit_test(test_tp_across_nodes),
-		cmocka_unit_test(test_selective_beats_full),
-		cmocka_unit_test(test_schedules_bubble),
-		cmocka_unit_test(test_zero3_memory_vs_time),
-		cmocka_unit_test(test_more_gpus_more_tokens),
+	    cmocka_unit_test(test_more_microbatches_smaller_bubble),
+	    cmocka_unit_test(test_tp_across_nodes),
+	    cmocka_unit_test(test_selective_beats_full),
+	    cmocka_unit_test(test_schedules_bubble),
+	    cmocka_unit_test(test_zero3_memory_vs_time),
+	    cmocka_unit_test(test_more_gpus_more_tokens),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,6 +59,19 @@ typedef struct pp_estimate {
 pp_status pp_estimate_run(const pp_model *m, const pp_system *s, const pp_job *job,
                           const pp_plan *plan, long long gpus, pp_estimate *out, pp_error *err);
 
+/* Flags of pp_estimate_eval, for callers that evaluate many plans (search). */
+enum {
+	PP_EVAL_PEAK_ONLY = 1u << 0,   /* memory of the stages that can peak only; the other
+	                                  entries of stage_total_bytes stay 0 */
+	PP_EVAL_MEMORY_ONLY = 1u << 1, /* stop after the memory model */
+	PP_EVAL_FIT_ONLY = 1u << 2,    /* skip the time model when the plan does not fit */
+};
+
+/* pp_estimate_run with `flags`; with 0 the two are the same. */
+pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *job,
+                           const pp_plan *plan, long long gpus, unsigned flags, pp_estimate *out,
+                           pp_error *err);
+
 #ifdef __cplusplus
 }
 #endif

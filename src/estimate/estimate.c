@@ -7,8 +7,22 @@
 #include "paraplan/estimate.h"
 #include "util/util.h"
 
+/* All layers of the model alike (no dense prefix, no interleaved MoE pattern):
+ * inner pipeline stages then differ only in their in-flight micro-batches. */
+static bool uniform_layers(const pp_model *m)
+{
+	return m->moe.first_k_dense == 0 && m->moe.layer_freq <= 1;
+}
+
 pp_status pp_estimate_run(const pp_model *m, const pp_system *s, const pp_job *job,
                           const pp_plan *plan, long long gpus, pp_estimate *out, pp_error *err)
+{
+	return pp_estimate_eval(m, s, job, plan, gpus, 0, out, err);
+}
+
+pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *job,
+                           const pp_plan *plan, long long gpus, unsigned flags, pp_estimate *out,
+                           pp_error *err)
 {
 	memset(out, 0, sizeof *out);
 	out->model = *m;
@@ -25,7 +39,12 @@ pp_status pp_estimate_run(const pp_model *m, const pp_system *s, const pp_job *j
 		                out->plan.pp);
 	pp_model_params(m, &out->params);
 	out->nstages = out->plan.pp;
+	/* With alike layers the peak is on the first stage (most micro-batches in
+	 * flight, the embedding) or the last (the head and the logits). */
+	bool ends_only = (flags & PP_EVAL_PEAK_ONLY) && uniform_layers(m);
 	for (int i = 0; i < out->plan.pp; i++) {
+		if (ends_only && i > 0 && i < out->plan.pp - 1)
+			continue;
 		pp_stage_memory sm;
 		st = pp_memory_stage(m, s, job, &out->plan, i, &sm, err);
 		if (st)
@@ -37,6 +56,8 @@ pp_status pp_estimate_run(const pp_model *m, const pp_system *s, const pp_job *j
 	out->capacity_bytes = s->gpu.memory_bytes;
 	out->headroom_bytes = out->capacity_bytes - out->memory.total_bytes;
 	out->fits = out->headroom_bytes >= 0;
+	if ((flags & PP_EVAL_MEMORY_ONLY) || (!out->fits && (flags & PP_EVAL_FIT_ONLY)))
+		return PP_OK;
 
 	/* Time: each stage's cost, then the schedule. */
 	pp_work ws;
@@ -44,7 +65,7 @@ pp_status pp_estimate_run(const pp_model *m, const pp_system *s, const pp_job *j
 	const pp_plan *p = &out->plan;
 	for (int i = 0; i < p->pp; i++) {
 		/* Inner stages of a uniform model are alike; cost the distinct ones. */
-		if (i > 1 && i < p->pp - 1 && m->moe.first_k_dense == 0 && m->moe.layer_freq <= 1) {
+		if (i > 1 && i < p->pp - 1 && uniform_layers(m)) {
 			stt[i] = stt[1];
 			stt[i].stage = i;
 			continue;

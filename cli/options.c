@@ -1,0 +1,371 @@
+/*
+ * The run-describing flags shared by estimate and sweep: model, system, job,
+ * plan, price and output.  Every flag value is checked here for form (a
+ * number is a number); the library checks meaning (tp divides heads, ...).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+enum {
+	OPT_MODEL = 256,
+	OPT_SYSTEM,
+	OPT_GPUS,
+	OPT_GBS,
+	OPT_SEQ,
+	OPT_TOKENS,
+	OPT_PRECISION,
+	OPT_TP,
+	OPT_PP,
+	OPT_DP,
+	OPT_CP,
+	OPT_EP,
+	OPT_ETP,
+	OPT_VP,
+	OPT_MBS,
+	OPT_ZERO,
+	OPT_RECOMPUTE,
+	OPT_SP,
+	OPT_SCHEDULE,
+	OPT_ORDER,
+	OPT_JSON,
+	OPT_GRAD,
+	OPT_OPTIMIZER,
+	OPT_FLASH,
+	OPT_OUTPUT,
+	OPT_TP_OVERLAP,
+	OPT_EP_OVERLAP,
+	OPT_FRAMEWORK,
+	OPT_PRICE,
+	OPT_HELP
+};
+
+static const struct option common_opts[] = {{"model", required_argument, 0, OPT_MODEL},
+                                            {"system", required_argument, 0, OPT_SYSTEM},
+                                            {"gpus", required_argument, 0, OPT_GPUS},
+                                            {"gbs", required_argument, 0, OPT_GBS},
+                                            {"seq", required_argument, 0, OPT_SEQ},
+                                            {"tokens", required_argument, 0, OPT_TOKENS},
+                                            {"precision", required_argument, 0, OPT_PRECISION},
+                                            {"tp", required_argument, 0, OPT_TP},
+                                            {"pp", required_argument, 0, OPT_PP},
+                                            {"dp", required_argument, 0, OPT_DP},
+                                            {"cp", required_argument, 0, OPT_CP},
+                                            {"ep", required_argument, 0, OPT_EP},
+                                            {"etp", required_argument, 0, OPT_ETP},
+                                            {"vp", required_argument, 0, OPT_VP},
+                                            {"mbs", required_argument, 0, OPT_MBS},
+                                            {"zero", required_argument, 0, OPT_ZERO},
+                                            {"recompute", required_argument, 0, OPT_RECOMPUTE},
+                                            {"sp", required_argument, 0, OPT_SP},
+                                            {"schedule", required_argument, 0, OPT_SCHEDULE},
+                                            {"order", required_argument, 0, OPT_ORDER},
+                                            {"grad-dtype", required_argument, 0, OPT_GRAD},
+                                            {"optimizer", required_argument, 0, OPT_OPTIMIZER},
+                                            {"flash", required_argument, 0, OPT_FLASH},
+                                            {"tp-overlap", required_argument, 0, OPT_TP_OVERLAP},
+                                            {"ep-overlap", required_argument, 0, OPT_EP_OVERLAP},
+                                            {"framework", required_argument, 0, OPT_FRAMEWORK},
+                                            {"usd-per-gpu-hour", required_argument, 0, OPT_PRICE},
+                                            {"output", required_argument, 0, OPT_OUTPUT},
+                                            {"json", no_argument, 0, OPT_JSON},
+                                            {"help", no_argument, 0, OPT_HELP},
+                                            {0, 0, 0, 0}};
+
+#define NCOMMON (sizeof common_opts / sizeof common_opts[0] - 1)
+#define NVERB_MAX 16
+
+const char *cli_opt_name(const cli_verb *verb, int code)
+{
+	for (const struct option *o = common_opts; o->name; o++)
+		if (o->val == code)
+			return o->name;
+	for (const struct option *o = verb && verb->opts ? verb->opts : common_opts + NCOMMON;
+	     o->name; o++)
+		if (o->val == code)
+			return o->name;
+	return "?";
+}
+
+/* A whole number in [lo, hi], nothing else on the string. */
+int cli_parse_ll(const char *flag, const char *s, long long lo, long long hi, long long *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || end == s || *end) {
+		cli_message("--%s: expected an integer, got '%s'", flag, s);
+		return EXIT_BADINPUT;
+	}
+	if (v < lo || v > hi) {
+		cli_message("--%s: expected %lld..%lld, got %lld", flag, lo, hi, v);
+		return EXIT_BADINPUT;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_int(const char *flag, const char *s, long long lo, long long hi, int *out)
+{
+	long long v;
+	int rc = cli_parse_ll(flag, s, lo, hi, &v);
+	if (!rc)
+		*out = (int)v;
+	return rc;
+}
+
+/* A count with an optional K/M/B/T suffix ("15T"), or a plain number ("1.5e13"). */
+static int parse_count(const char *flag, const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end != s && *end) {
+		static const char suf[] = "KMBT";
+		const char *p = strchr(suf, end[0] & ~0x20);
+		if (p && !end[1]) {
+			v *= pow(1e3, (double)(p - suf + 1));
+			end++;
+		}
+	}
+	if (errno || end == s || *end || !isfinite(v) || v < 0) {
+		cli_message("--%s: expected a non-negative count such as 15T or 1.5e13, got '%s'",
+		            flag, s);
+		return EXIT_BADINPUT;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_onoff(const char *flag, const char *s, bool *out)
+{
+	if (strcmp(s, "on") == 0 || strcmp(s, "true") == 0 || strcmp(s, "1") == 0)
+		*out = true;
+	else if (strcmp(s, "off") == 0 || strcmp(s, "false") == 0 || strcmp(s, "0") == 0)
+		*out = false;
+	else {
+		cli_message("--%s: expected on or off, got '%s'", flag, s);
+		return EXIT_BADINPUT;
+	}
+	return 0;
+}
+
+/* A price in 0..hi (US dollars). */
+int cli_parse_price(const char *flag, const char *s, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < 0 || v > hi) {
+		cli_message("--%s: expected a price in 0..%.10g, got '%s'", flag, hi, s);
+		return EXIT_BADINPUT;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Library parse errors name a field; on the command line the flag is the field. */
+static int flag_fail(const char *flag, pp_status st, pp_error *err)
+{
+	char f[PP_ERROR_FIELD_MAX];
+	snprintf(f, sizeof f, "--%s", flag);
+	memcpy(err->field, f, sizeof f);
+	err->source[0] = '\0';
+	return cli_fail(st, err);
+}
+
+/* One flag of the shared set. */
+static int common_flag(int c, const char *v, cli_opts *o, pp_error *err, pp_status *st)
+{
+	const char *n = cli_opt_name(NULL, c);
+	pp_job *job = &o->job;
+	pp_plan *plan = &o->plan;
+	switch (c) {
+	case OPT_MODEL: o->model_ref = v; return 0;
+	case OPT_SYSTEM: o->system_ref = v; return 0;
+	case OPT_GPUS: return cli_parse_ll(n, v, 1, 10000000, &o->gpus);
+	case OPT_GBS:
+		o->have_gbs = true;
+		return cli_parse_ll(n, v, 1, 1000000000, &job->global_batch);
+	case OPT_SEQ: o->have_seq = true; return parse_int(n, v, 1, 100000000, &job->seq_len);
+	case OPT_TOKENS: return parse_count(n, v, &job->train_tokens);
+	case OPT_PRECISION: *st = pp_precision_parse(v, "", &job->precision, err); return 0;
+	case OPT_GRAD:
+		if (strcmp(v, "fp32") == 0)
+			job->grad_bytes = 4;
+		else if (strcmp(v, "bf16") == 0 || strcmp(v, "fp16") == 0)
+			job->grad_bytes = 2;
+		else {
+			cli_message("--grad-dtype: expected fp32, bf16 or fp16, got '%s'", v);
+			return EXIT_BADINPUT;
+		}
+		return 0;
+	case OPT_OPTIMIZER:
+		if (strcmp(v, "adam") == 0 || strcmp(v, "adamw") == 0)
+			job->optimizer = PP_OPT_ADAM;
+		else if (strcmp(v, "sgd") == 0)
+			job->optimizer = PP_OPT_SGD;
+		else {
+			cli_message("--optimizer: expected adam or sgd, got '%s'", v);
+			return EXIT_BADINPUT;
+		}
+		return 0;
+	case OPT_TP: return parse_int(n, v, 1, 1 << 20, &plan->tp);
+	case OPT_PP: return parse_int(n, v, 1, 1 << 20, &plan->pp);
+	case OPT_DP: return parse_int(n, v, 1, 10000000, &plan->dp);
+	case OPT_CP: return parse_int(n, v, 1, 1 << 20, &plan->cp);
+	case OPT_EP: return parse_int(n, v, 1, 1 << 20, &plan->ep);
+	case OPT_ETP: return parse_int(n, v, 1, 1 << 20, &plan->etp);
+	case OPT_VP: return parse_int(n, v, 1, 1 << 20, &plan->vp);
+	case OPT_MBS: return parse_int(n, v, 1, 1 << 20, &plan->mbs);
+	case OPT_ZERO: return parse_int(n, v, 0, 3, &plan->zero);
+	case OPT_RECOMPUTE: *st = pp_recompute_parse(v, "", &plan->recompute, err); return 0;
+	case OPT_SP: return parse_onoff(n, v, &plan->sp);
+	case OPT_FLASH: return parse_onoff(n, v, &plan->flash);
+	case OPT_TP_OVERLAP: return parse_onoff(n, v, &plan->tp_overlap);
+	case OPT_EP_OVERLAP: return parse_onoff(n, v, &plan->ep_overlap);
+	case OPT_FRAMEWORK: o->framework = v; return 0;
+	case OPT_PRICE: return cli_parse_price(n, v, 1e4, &o->price);
+	case OPT_SCHEDULE: *st = pp_schedule_parse(v, "", &plan->schedule, err); return 0;
+	case OPT_ORDER:
+		if (strlen(v) >= sizeof plan->order) {
+			cli_message("--order: too long: '%s'", v);
+			return EXIT_BADINPUT;
+		}
+		snprintf(plan->order, sizeof plan->order, "%s", v);
+		return 0;
+	case OPT_JSON: o->json = true; return 0;
+	case OPT_OUTPUT: o->output = v; return 0;
+	default: return EXIT_INTERNAL;
+	}
+}
+
+int cli_opts_parse(int argc, char **argv, const cli_verb *verb, cli_opts *o)
+{
+	struct option all[NCOMMON + NVERB_MAX + 1];
+	size_t n = 0;
+	for (const struct option *p = common_opts; p->name; p++)
+		all[n++] = *p;
+	for (const struct option *p = verb->opts; p && p->name && n < NCOMMON + NVERB_MAX; p++)
+		all[n++] = *p;
+	memset(&all[n], 0, sizeof all[n]);
+
+	memset(o, 0, sizeof *o);
+	o->price = -1;
+	pp_job_init(&o->job);
+	pp_plan_init(&o->plan);
+	pp_error err;
+	pp_error_clear(&err);
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":", all, NULL)) != -1) {
+		const char *v = optarg;
+		pp_status st = PP_OK;
+		int rc;
+		if (c == OPT_HELP) {
+			verb->usage(stdout);
+			return EXIT_ANSWERED;
+		} else if (c == ':') {
+			cli_message("%s: missing value", argv[optind - 1]);
+			return EXIT_BADINPUT;
+		} else if (c >= CLI_OPT_VERB && verb->handle) {
+			rc = verb->handle(c, v, verb->ctx);
+		} else if (c >= OPT_MODEL && c < OPT_HELP) {
+			rc = common_flag(c, v, o, &err, &st);
+		} else {
+			cli_message("%s: unknown option '%s' (see 'paraplan %s --help')",
+			            verb->name, argv[optind - 1], verb->name);
+			return EXIT_BADINPUT;
+		}
+		if (st)
+			return flag_fail(cli_opt_name(verb, c), st, &err);
+		if (rc)
+			return rc;
+	}
+	if (optind < argc) {
+		cli_message("%s: unexpected argument '%s'", verb->name, argv[optind]);
+		return EXIT_BADINPUT;
+	}
+	return CLI_CONTINUE;
+}
+
+int cli_opts_require(const cli_opts *o, const char *verb, bool need_gpus, bool need_gbs)
+{
+	const char *missing = !o->model_ref              ? "--model"
+	                      : !o->system_ref           ? "--system"
+	                      : need_gpus && !o->gpus    ? "--gpus"
+	                      : need_gbs && !o->have_gbs ? "--gbs"
+	                      : !o->have_seq             ? "--seq"
+	                                                 : NULL;
+	if (missing) {
+		cli_message("%s: %s is required (see 'paraplan %s --help')", verb, missing, verb);
+		return EXIT_BADINPUT;
+	}
+	return 0;
+}
+
+int cli_opts_inputs(const cli_opts *o, pp_model *model, pp_system *sys)
+{
+	pp_error err;
+	pp_error_clear(&err);
+	pp_status st = pp_model_resolve(o->model_ref, model, &err);
+	if (st) {
+		if (!err.source[0])
+			snprintf(err.field, sizeof err.field, "--model");
+		return cli_fail(st, &err);
+	}
+	st = pp_system_resolve(o->system_ref, sys, &err);
+	if (st) {
+		if (!err.source[0])
+			snprintf(err.field, sizeof err.field, "--system");
+		return cli_fail(st, &err);
+	}
+	if (o->framework && (st = pp_system_set_framework(sys, o->framework, &err))) {
+		snprintf(err.field, sizeof err.field, "--framework");
+		return cli_fail(st, &err);
+	}
+	if (o->price >= 0)
+		sys->usd_per_gpu_hour = o->price;
+	return 0;
+}
+
+/* Plan and job errors come back as "plan.tp"; say "--tp" instead. */
+static void command_line_source(pp_error *err)
+{
+	static const struct {
+		const char *field, *flag;
+	} map[] = {{"plan.tp", "--tp"},
+	           {"plan.pp", "--pp"},
+	           {"plan.dp", "--dp"},
+	           {"plan.cp", "--cp"},
+	           {"plan.ep", "--ep"},
+	           {"plan.etp", "--etp"},
+	           {"plan.vp", "--vp"},
+	           {"plan.mbs", "--mbs"},
+	           {"plan.zero", "--zero"},
+	           {"plan.sp", "--sp"},
+	           {"plan.order", "--order"},
+	           {"plan.schedule", "--schedule"},
+	           {"job.global_batch", "--gbs"},
+	           {"job.seq_len", "--seq"},
+	           {"job.precision", "--precision"},
+	           {"job.train_tokens", "--tokens"},
+	           {"gpus", "--gpus"}};
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+		if (strcmp(err->field, map[i].field) == 0) {
+			snprintf(err->field, sizeof err->field, "%s", map[i].flag);
+			break;
+		}
+}
+
+int cli_plan_fail(pp_status st, pp_error *err, const pp_model *model)
+{
+	if (!err->source[0] || strcmp(err->source, model->name) == 0)
+		err->source[0] = '\0';
+	command_line_source(err);
+	return cli_fail(st, err);
+}

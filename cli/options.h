@@ -1,0 +1,63 @@
+/*
+ * The flags that describe one training run (model, system, job, plan, price,
+ * output), shared by the verbs that estimate plans: estimate and sweep.
+ */
+#ifndef PARAPLAN_CLI_OPTIONS_H
+#define PARAPLAN_CLI_OPTIONS_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "cli.h"
+
+/* cli_opts_parse's "carry on" result; anything else is an exit code. */
+#define CLI_CONTINUE (-1)
+
+/* Option codes a verb may use for its own flags start here. */
+#define CLI_OPT_VERB 1024
+
+typedef struct cli_opts {
+	const char *model_ref, *system_ref, *output, *framework;
+	double price; /* --usd-per-gpu-hour; < 0 when not given */
+	long long gpus;
+	bool json, have_gbs, have_seq;
+	pp_job job;
+	pp_plan plan;
+} cli_opts;
+
+/*
+ * A verb's own flags: `opts` (NULL-terminated, codes >= CLI_OPT_VERB) handled
+ * by `handle`, which returns 0 or an exit code.
+ */
+typedef struct cli_verb {
+	const char *name;       /* "estimate" */
+	void (*usage)(FILE *f); /* --help */
+	const struct option *opts;
+	int (*handle)(int code, const char *value, void *ctx);
+	void *ctx;
+} cli_verb;
+
+/* Parse argv into `o`; CLI_CONTINUE, or the exit code to return (help, bad flag). */
+int cli_opts_parse(int argc, char **argv, const cli_verb *verb, cli_opts *o);
+
+/* The long name of an option code ("tp"), for messages. */
+const char *cli_opt_name(const cli_verb *verb, int code);
+
+/* Reporters of flag values; 0 or EXIT_BADINPUT (after one message). */
+int cli_parse_ll(const char *flag, const char *s, long long lo, long long hi, long long *out);
+int cli_parse_price(const char *flag, const char *s, double hi, double *out);
+
+/*
+ * "verb: --model is required ...", checking --model, --system, --gpus (when
+ * `need_gpus`), --gbs (when `need_gbs`) and --seq.  0 or EXIT_BADINPUT.
+ */
+int cli_opts_require(const cli_opts *o, const char *verb, bool need_gpus, bool need_gbs);
+
+/* Resolve --model, --system, --framework and the price.  0 or an exit code. */
+int cli_opts_inputs(const cli_opts *o, pp_model *model, pp_system *sys);
+
+/* Report an error of the plan or the job in command-line terms (--tp, not plan.tp). */
+int cli_plan_fail(pp_status st, pp_error *err, const pp_model *model);
+
+#endif

@@ -11,6 +11,7 @@
 #include "estimate.h"
 #include "report.h"
 #include "spec.h"
+#include "sweep.h"
 #include "workload.h"
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "estimate.h"
+#include "sweep.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,6 +18,12 @@ extern "C" {
 int pp_report_text(const pp_estimate *e, FILE *out);
 /* JSON estimate; every quantity carries its unit in its name.  0 or -1. */
 int pp_report_json(const pp_estimate *e, FILE *out);
+
+/* A sweep as a text table (GiB, labelled), CSV (SI units, one header line) or
+ * JSON (units in the names).  0, or -1 on a write error. */
+int pp_report_sweep_text(const pp_sweep *sw, FILE *out);
+int pp_report_sweep_csv(const pp_sweep *sw, FILE *out);
+int pp_report_sweep_json(const pp_sweep *sw, FILE *out);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,129 @@
+/*
+ * paraplan — sweep: one plan estimated along one axis (seed 000 §6,
+ * ConfigTuner's tuning studies).
+ *
+ * The axis is the GPU count (dp derived), the data-parallel degree at fixed
+ * tp/pp/cp (GPUs = tp x pp x cp x dp), or the micro-batch size at fixed
+ * t/p/d.  Each point is estimated with pp_estimate_run; a point whose plan
+ * does not resolve (mbs does not divide the batch, ...) is a row with the
+ * reason, not a failure.  Rows carry throughput, MFU, scaling relative to the
+ * first point and to linear scaling, days and GPU-hours for the job's token
+ * budget, and the cost of renting (usd_per_gpu_hour x GPU-hours) or buying
+ * (a price per GPU x GPUs) the GPUs.
+ *
+ *     pp_sweep *sw = pp_sweep_new(n);
+ *     pp_sweep_run(&model, &system, &job, &plan, gpus, &opts, sw, &err);
+ *     for (size_t i = 0; i < sw->nrows; i++) use(&sw->rows[i]);
+ *     pp_sweep_free(sw);
+ */
+#ifndef PARAPLAN_SWEEP_H
+#define PARAPLAN_SWEEP_H
+
+#include <stddef.h>
+
+#include "estimate.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PP_SWEEP_MAX_POINTS 4096
+#define PP_SWEEP_REASON_MAX 512
+
+typedef enum pp_sweep_axis {
+	PP_SWEEP_GPUS = 0, /* GPU count; dp = gpus / (tp pp cp) */
+	PP_SWEEP_DP = 1,   /* dp at fixed tp, pp, cp; gpus = tp pp cp dp */
+	PP_SWEEP_MBS = 2,  /* micro-batch size at fixed tp, pp, cp, dp */
+} pp_sweep_axis;
+
+const char *pp_sweep_axis_name(pp_sweep_axis a);
+/* "gpus", "dp" or "mbs"; PP_EINPUT naming `field` otherwise. */
+pp_status pp_sweep_axis_parse(const char *s, const char *field, pp_sweep_axis *out, pp_error *err);
+
+/*
+ * Points of an axis from text: a comma-separated list ("1,2,4") and/or
+ * ranges "A:B" or "A:B:STEP" (A..B inclusive), e.g. "1:8,16,32:64:16".  Each
+ * value in 1..max_value; at most `cap` values (and PP_SWEEP_MAX_POINTS) are
+ * written to `out`, their number to `n`.  PP_EINPUT naming `field` otherwise.
+ */
+pp_status pp_sweep_parse_values(const char *s, const char *field, long long max_value,
+                                long long *out, size_t cap, size_t *n, pp_error *err);
+
+typedef struct pp_sweep_opts {
+	pp_sweep_axis axis;
+	const long long *values; /* the points, in the order given */
+	size_t nvalues;
+	/* Sequences per model replica held fixed: each point's global batch is
+	 * replica_batch x dp (weak scaling).  0 keeps the job's global batch
+	 * (strong scaling: the per-replica batch shrinks as dp grows). */
+	long long replica_batch;
+	double usd_per_gpu; /* purchase price of one GPU, 0 = not given */
+} pp_sweep_opts;
+
+void pp_sweep_opts_init(pp_sweep_opts *o);
+
+typedef struct pp_sweep_row {
+	long long value;                  /* the point on the axis */
+	long long gpus;                   /* GPUs of this point */
+	long long global_batch;           /* sequences per iteration at this point */
+	pp_plan plan;                     /* resolved when ok (dp, etp, microbatches filled in) */
+	bool ok;                          /* the plan resolved and was estimated */
+	char reason[PP_SWEEP_REASON_MAX]; /* why not, when !ok ("plan.mbs: ...") */
+	/* The estimate (when ok). */
+	bool fits;
+	double peak_bytes;     /* per GPU, the peak stage */
+	double capacity_bytes; /* HBM of one GPU */
+	pp_iteration time;     /* iteration time and its breakdown */
+	double iteration_s;
+	double tokens_per_s;
+	double mfu; /* fraction of the dense peak */
+	/* Scaling against the first ok row (the baseline). */
+	double speedup;       /* tokens_per_s / the baseline's */
+	double ideal_speedup; /* gpus / the baseline's: linear scaling */
+	double scaling_eff;   /* speedup / ideal_speedup */
+	/* The job's token budget (0 when the job gives none). */
+	double train_days;
+	double gpu_hours;
+	double rent_usd; /* gpu_hours x usd_per_gpu_hour (0 without a price) */
+	double buy_usd;  /* gpus x usd_per_gpu (0 without a price) */
+} pp_sweep_row;
+
+typedef struct pp_sweep {
+	/* Inputs, as given. */
+	pp_model model;
+	pp_system system;
+	pp_job job;
+	pp_plan base;
+	pp_sweep_axis axis;
+	long long replica_batch;
+	double usd_per_gpu_hour; /* the system's rental price */
+	double usd_per_gpu;
+	/* Results. */
+	size_t capacity; /* rows allocated by pp_sweep_new */
+	size_t nrows;
+	pp_sweep_row *rows;
+	ptrdiff_t baseline;  /* first ok row, -1 when none */
+	ptrdiff_t best_time; /* fastest (tokens/s) row that fits, -1 when none */
+	ptrdiff_t best_rent; /* fewest GPU-hours per token among rows that fit (the
+	                        cheapest to rent at any one price), -1 when none */
+} pp_sweep;
+
+/* Room for `capacity` points; NULL when out of memory. */
+pp_sweep *pp_sweep_new(size_t capacity);
+void pp_sweep_free(pp_sweep *sw);
+
+/*
+ * Estimate `base` at every point of opts->values into `out` (which must have
+ * room for them).  `gpus` is the GPU count of the mbs axis (0: tp pp cp dp of
+ * `base`, which then needs dp); the other axes ignore it.  Returns PP_EINPUT
+ * only for a bad sweep (no points, too many, a value < 1); plans that do not
+ * resolve are rows with !ok.  PP_ENOMEM / PP_EINTERNAL as pp_estimate_run.
+ */
+pp_status pp_sweep_run(const pp_model *m, const pp_system *s, const pp_job *job,
+                       const pp_plan *base, long long gpus, const pp_sweep_opts *opts,
+                       pp_sweep *out, pp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,282 @@
+/*
+ * Sweep: one plan estimated at every point of one axis (seed 000 §6).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "paraplan/sweep.h"
+#include "util/util.h"
+
+const char *pp_sweep_axis_name(pp_sweep_axis a)
+{
+	switch (a) {
+	case PP_SWEEP_GPUS: return "gpus";
+	case PP_SWEEP_DP: return "dp";
+	case PP_SWEEP_MBS: return "mbs";
+	}
+	return "?";
+}
+
+pp_status pp_sweep_axis_parse(const char *s, const char *field, pp_sweep_axis *out, pp_error *err)
+{
+	static const pp_sweep_axis all[] = {PP_SWEEP_GPUS, PP_SWEEP_DP, PP_SWEEP_MBS};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		if (ppi_streq(s, pp_sweep_axis_name(all[i]))) {
+			*out = all[i];
+			return PP_OK;
+		}
+	return ppi_fail(err, "", field, "expected gpus, dp or mbs, got '%s'", s);
+}
+
+/* A whole number at *p, advancing *p past it; false when there is none. */
+static bool read_ll(const char **p, long long *v)
+{
+	char *end;
+	if (**p < '0' || **p > '9')
+		return false;
+	errno = 0;
+	*v = strtoll(*p, &end, 10);
+	if (errno)
+		return false;
+	*p = end;
+	return true;
+}
+
+pp_status pp_sweep_parse_values(const char *s, const char *field, long long max_value,
+                                long long *out, size_t cap, size_t *n, pp_error *err)
+{
+	const char *p = s;
+	size_t k = 0;
+	if (cap > PP_SWEEP_MAX_POINTS)
+		cap = PP_SWEEP_MAX_POINTS;
+	*n = 0;
+	for (;;) {
+		long long a, b, step = 1;
+		const char *item = p;
+		if (!read_ll(&p, &a))
+			return ppi_fail(
+			    err, "", field,
+			    "expected a list such as 1,2,4 or a range A:B[:STEP], got '%s'", s);
+		b = a;
+		if (*p == ':') {
+			p++;
+			if (!read_ll(&p, &b))
+				return ppi_fail(err, "", field,
+				                "expected a range A:B[:STEP] at '%s'", item);
+			if (*p == ':') {
+				p++;
+				if (!read_ll(&p, &step) || step < 1)
+					return ppi_fail(
+					    err, "", field,
+					    "expected a positive STEP in A:B:STEP at '%s'", item);
+			}
+			if (b < a)
+				return ppi_fail(err, "", field,
+				                "range %lld:%lld is empty (A must not exceed B)", a,
+				                b);
+		}
+		if (*p && *p != ',')
+			return ppi_fail(
+			    err, "", field,
+			    "expected a list such as 1,2,4 or a range A:B[:STEP], got '%s'", s);
+		if (a < 1 || b > max_value)
+			return ppi_fail(err, "", field, "values must lie in 1..%lld, got '%.*s'",
+			                max_value, (int)(p - item), item);
+		for (long long v = a; v <= b; v += step) {
+			if (k >= cap)
+				return ppi_fail(err, "", field, "at most %zu points, got more",
+				                cap);
+			out[k++] = v;
+			if (b - v < step)
+				break;
+		}
+		if (!*p)
+			break;
+		p++;
+	}
+	*n = k;
+	return PP_OK;
+}
+
+void pp_sweep_opts_init(pp_sweep_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->axis = PP_SWEEP_GPUS;
+}
+
+pp_sweep *pp_sweep_new(size_t capacity)
+{
+	if (capacity == 0 || capacity > PP_SWEEP_MAX_POINTS)
+		return NULL;
+	pp_sweep *sw = calloc(1, sizeof *sw);
+	if (!sw)
+		return NULL;
+	sw->rows = calloc(capacity, sizeof *sw->rows);
+	if (!sw->rows) {
+		free(sw);
+		return NULL;
+	}
+	sw->capacity = capacity;
+	sw->baseline = sw->best_time = sw->best_rent = -1;
+	return sw;
+}
+
+void pp_sweep_free(pp_sweep *sw)
+{
+	if (!sw)
+		return;
+	free(sw->rows);
+	free(sw);
+}
+
+/* Largest GPU count a point may have (pp_plan_resolve's own bound is lower). */
+#define SWEEP_MAX_GPUS 100000000LL
+
+/* Fill the plan, GPU count and batch of one point; false (with a reason) when
+ * the point cannot even be formed. */
+static bool point_setup(const pp_sweep *sw, const pp_sweep_opts *o, long long gpus, long long v,
+                        pp_plan *plan, pp_job *job, pp_sweep_row *r)
+{
+	long long tpc = (long long)plan->tp * plan->pp * plan->cp;
+	r->value = v;
+	switch (o->axis) {
+	case PP_SWEEP_GPUS:
+		plan->dp = 0;
+		r->gpus = v;
+		break;
+	case PP_SWEEP_DP:
+		if (v > SWEEP_MAX_GPUS / tpc) {
+			snprintf(r->reason, sizeof r->reason,
+			         "dp: %lld x tp pp cp %lld GPUs is too many", v, tpc);
+			return false;
+		}
+		plan->dp = (int)v;
+		r->gpus = tpc * v;
+		break;
+	case PP_SWEEP_MBS:
+		plan->mbs = (int)v;
+		r->gpus = gpus > 0 ? gpus : tpc * plan->dp;
+		break;
+	}
+	long long dp = plan->dp > 0 ? plan->dp : (r->gpus % tpc == 0 ? r->gpus / tpc : 0);
+	if (o->replica_batch > 0 && dp > 0) {
+		if (dp > 1000000000LL / o->replica_batch) {
+			snprintf(r->reason, sizeof r->reason,
+			         "global batch: %lld x dp %lld sequences is too many",
+			         o->replica_batch, dp);
+			return false;
+		}
+		job->global_batch = o->replica_batch * dp;
+	}
+	r->global_batch = job->global_batch;
+	(void)sw;
+	return true;
+}
+
+pp_status pp_sweep_run(const pp_model *m, const pp_system *s, const pp_job *job,
+                       const pp_plan *base, long long gpus, const pp_sweep_opts *opts,
+                       pp_sweep *out, pp_error *err)
+{
+	if (!opts->values || opts->nvalues == 0)
+		return ppi_fail(err, "", "sweep.values", "no points to sweep");
+	if (opts->nvalues > out->capacity)
+		return ppi_fail(err, "", "sweep.values", "%zu points, room for %zu", opts->nvalues,
+		                out->capacity);
+	for (size_t i = 0; i < opts->nvalues; i++)
+		if (opts->values[i] < 1 ||
+		    (opts->axis == PP_SWEEP_MBS && opts->values[i] > (1 << 20)) ||
+		    opts->values[i] > SWEEP_MAX_GPUS)
+			return ppi_fail(err, "", "sweep.values", "point %zu is %lld, out of range",
+			                i, opts->values[i]);
+	if (opts->replica_batch < 0 || !(opts->usd_per_gpu >= 0))
+		return ppi_fail(err, "", "sweep", "negative batch or price");
+	if (base->tp < 1 || base->pp < 1 || base->cp < 1)
+		return ppi_fail(err, "", "plan", "tp, pp and cp must be at least 1");
+	if (opts->axis == PP_SWEEP_MBS && gpus <= 0 && base->dp <= 0)
+		return ppi_fail(err, "", "gpus",
+		                "a micro-batch sweep needs the GPU count or the dp degree");
+
+	pp_sweep_row *rows = out->rows;
+	size_t capacity = out->capacity;
+	memset(out, 0, sizeof *out);
+	out->rows = rows;
+	out->capacity = capacity;
+	out->model = *m;
+	out->system = *s;
+	out->job = *job;
+	out->base = *base;
+	out->axis = opts->axis;
+	out->replica_batch = opts->replica_batch;
+	out->usd_per_gpu_hour = s->usd_per_gpu_hour;
+	out->usd_per_gpu = opts->usd_per_gpu;
+	out->baseline = out->best_time = out->best_rent = -1;
+
+	pp_estimate *e = malloc(sizeof *e);
+	if (!e)
+		return PP_ENOMEM;
+	pp_status st = PP_OK;
+	for (size_t i = 0; i < opts->nvalues; i++) {
+		pp_sweep_row *r = &rows[i];
+		memset(r, 0, sizeof *r);
+		pp_plan plan = *base;
+		pp_job pj = *job;
+		out->nrows = i + 1;
+		if (!point_setup(out, opts, gpus, opts->values[i], &plan, &pj, r))
+			continue;
+		r->plan = plan;
+		pp_error perr;
+		pp_error_clear(&perr);
+		st = pp_estimate_run(m, s, &pj, &plan, r->gpus, e, &perr);
+		if (st == PP_EINPUT) {
+			pp_error_format(&perr, r->reason, sizeof r->reason);
+			st = PP_OK;
+			continue;
+		}
+		if (st) {
+			if (err)
+				*err = perr;
+			break;
+		}
+		r->ok = true;
+		r->plan = e->plan;
+		r->fits = e->fits;
+		r->peak_bytes = e->memory.total_bytes;
+		r->capacity_bytes = e->capacity_bytes;
+		r->time = e->time;
+		r->iteration_s = e->time.iteration_s;
+		r->tokens_per_s = e->tokens_per_s;
+		r->mfu = e->mfu;
+		r->train_days = e->train_days;
+		r->gpu_hours = e->gpu_hours;
+		r->rent_usd = e->cost_usd;
+		r->buy_usd = (double)r->gpus * opts->usd_per_gpu;
+	}
+	free(e);
+	if (st)
+		return st;
+
+	/* Scaling against the baseline, and the best rows. */
+	double best_gpu_s_per_token = 0;
+	for (size_t i = 0; i < out->nrows; i++) {
+		pp_sweep_row *r = &rows[i];
+		if (!r->ok)
+			continue;
+		if (out->baseline < 0)
+			out->baseline = (ptrdiff_t)i;
+		const pp_sweep_row *b = &rows[out->baseline];
+		r->speedup = b->tokens_per_s > 0 ? r->tokens_per_s / b->tokens_per_s : 0;
+		r->ideal_speedup = (double)r->gpus / (double)b->gpus;
+		r->scaling_eff = r->speedup / r->ideal_speedup;
+		if (!r->fits || r->tokens_per_s <= 0)
+			continue;
+		if (out->best_time < 0 || r->tokens_per_s > rows[out->best_time].tokens_per_s)
+			out->best_time = (ptrdiff_t)i;
+		double gpu_s = (double)r->gpus / r->tokens_per_s;
+		if (out->best_rent < 0 || gpu_s < best_gpu_s_per_token) {
+			out->best_rent = (ptrdiff_t)i;
+			best_gpu_s_per_token = gpu_s;
+		}
+	}
+	return PP_OK;
+}

@@ -88,6 +88,7 @@ static void usage(FILE *f)
 	           "commands:\n"
 	           "  estimate   memory of one plan, per GPU, and whether it fits\n"
 	           "  list       built-in presets: paraplan list models|gpus|systems\n"
+	           "  search     the fastest plans that fit, over every dimension and placement\n"
 	           "  validate   predictions vs. published, measured runs (throughput; --memory)\n"
 	           "  calibrate  fit a system's efficiency parameters to the published runs\n"
 	           "  help       this text; 'paraplan estimate --help' for the options\n"
@@ -110,6 +111,8 @@ int main(int argc, char **argv)
 		return cli_list(argc - 1, argv + 1);
 	if (strcmp(verb, "validate") == 0)
 		return cli_validate(argc - 1, argv + 1);
+	if (strcmp(verb, "search") == 0)
+		return cli_search(argc - 1, argv + 1);
 	if (strcmp(verb, "calibrate") == 0)
 		return cli_calibrate(argc - 1, argv + 1);
 	if (strcmp(verb, "help") == 0 || strcmp(verb, "--help") == 0 || strcmp(verb, "-h") == 0) {

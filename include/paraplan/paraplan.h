@@ -10,6 +10,7 @@
 #include "error.h"
 #include "estimate.h"
 #include "report.h"
+#include "search.h"
 #include "spec.h"
 #include "sweep.h"
 #include "workload.h"

@@ -9,6 +9,7 @@
 
 #include "estimate.h"
 #include "sweep.h"
+#include "search.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,6 +25,13 @@ int pp_report_json(const pp_estimate *e, FILE *out);
 int pp_report_sweep_text(const pp_sweep *sw, FILE *out);
 int pp_report_sweep_csv(const pp_sweep *sw, FILE *out);
 int pp_report_sweep_json(const pp_sweep *sw, FILE *out);
+
+/* A finished search: the top plans as a table, the Pareto front, why the
+ * winner wins, and the search statistics.  0 or -1. */
+int pp_report_search_text(const pp_search *s, FILE *out);
+/* {"plans": [estimate objects], "pareto": [...], "stats": {"space", "evaluated",
+ *  "pruned", "infeasible", "rejected", "wall_s"}, "explanation": {...}}.  0 or -1. */
+int pp_report_search_json(const pp_search *s, FILE *out);
 
 #ifdef __cplusplus
 }

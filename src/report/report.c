@@ -110,7 +110,7 @@ static json_t *memory_json(const pp_estimate *e)
 	                 e->headroom_bytes, "detail", detail, "stage_total_bytes", stages);
 }
 
-int pp_report_json(const pp_estimate *e, FILE *out)
+static json_t *estimate_json(const pp_estimate *e)
 {
 	const pp_plan *p = &e->plan;
 	const pp_model *md = &e->model;
@@ -155,6 +155,11 @@ int pp_report_json(const pp_estimate *e, FILE *out)
 	                         system, "job", job, "plan", plan, "memory", memory_json(e), "time",
 	                         time, "throughput", thr, "training", train,
 	                         "traffic_per_gpu_per_iteration", traffic);
+	return root;
+}
+
+static int dump(json_t *root, FILE *out)
+{
 	if (!root)
 		return -1;
 	int rc =
@@ -162,4 +167,105 @@ int pp_report_json(const pp_estimate *e, FILE *out)
 	fputc('\n', out);
 	json_decref(root);
 	return rc == 0 && !ferror(out) ? 0 : -1;
+}
+
+int pp_report_json(const pp_estimate *e, FILE *out)
+{
+	return dump(estimate_json(e), out);
+}
+
+/* ------------------------------------------------------------ search */
+
+static void plan_words(const pp_plan *p, char *buf, size_t n)
+{
+	snprintf(buf, n, "tp %d pp %d dp %d cp %d ep %d etp %d vp %d mbs %d z%d %s%s %s %s", p->tp,
+	         p->pp, p->dp, p->cp, p->ep, p->etp, p->vp, p->mbs, p->zero,
+	         pp_recompute_name(p->recompute), p->sp ? " sp" : "", pp_schedule_name(p->schedule),
+	         p->order);
+}
+
+int pp_report_search_text(const pp_search *s, FILE *out)
+{
+	size_t n = pp_search_count(s);
+	pp_search_stats st;
+	pp_search_get_stats(s, &st);
+	if (n == 0) {
+		fprintf(out, "no plan in the space fits\n");
+	} else {
+		const pp_estimate *w = pp_search_plan(s, 0);
+		fprintf(out,
+		        "paraplan search: %s on %lld x %s (%s), global batch %lld x %d tokens\n\n",
+		        w->model.name, w->gpus, w->system.gpu.name, w->system.name,
+		        w->job.global_batch, w->job.seq_len);
+		fprintf(out, "%3s  %-78s %8s %7s %9s %6s %6s %7s %6s %6s %10s", "#", "plan",
+		        "mem GiB", "free", "iter s", "comp%", "tp%", "pp+bub%", "dp%", "MFU",
+		        "tokens/s");
+		if (w->train_tokens > 0)
+			fprintf(out, " %8s %12s", "days", "cost USD");
+		fputc('\n', out);
+		for (size_t i = 0; i < n; i++) {
+			const pp_estimate *e = pp_search_plan(s, i);
+			const pp_iteration *t = &e->time;
+			char words[160];
+			plan_words(&e->plan, words, sizeof words);
+			double it = t->iteration_s;
+			fprintf(
+			    out,
+			    "%3zu  %-78s %8.2f %7.2f %9.3f %6.1f %6.1f %7.1f %6.1f %5.1f%% %10.0f",
+			    i + 1, words, e->memory.total_bytes / GIB, e->headroom_bytes / GIB, it,
+			    100 * t->compute_s / it, 100 * t->tp_s / it,
+			    100 * (t->pp_s + t->bubble_s) / it, 100 * t->dp_s / it, 100 * e->mfu,
+			    e->tokens_per_s);
+			if (e->train_tokens > 0)
+				fprintf(out, " %8.1f %12.0f", e->train_days, e->cost_usd);
+			fputc('\n', out);
+		}
+		double margin;
+		size_t ru;
+		const char *why = pp_search_explain(s, &margin, &ru);
+		if (why)
+			fprintf(
+			    out,
+			    "\n#1 beats the next slower plan, #%zu, mainly on %s (%.3f s less per "
+			    "iteration)\n",
+			    ru + 1, why, margin);
+		fprintf(out, "\nPareto front, iteration time vs memory (%zu plans):\n",
+		        pp_search_pareto_count(s));
+		for (size_t i = 0; i < pp_search_pareto_count(s); i++) {
+			const pp_estimate *e = pp_search_pareto(s, i);
+			char words[160];
+			plan_words(&e->plan, words, sizeof words);
+			fprintf(out, "  %10.3f s %9.2f GiB  %s\n", e->time.iteration_s,
+			        e->memory.total_bytes / GIB, words);
+		}
+	}
+	fprintf(out,
+	        "\nsearch: %.0f plans in the space, %lld evaluated, %lld pruned (proven not to "
+	        "fit), %lld evaluated that do not fit, %lld rejected by the plan rules, %.3f s\n",
+	        st.space, st.evaluated, st.pruned, st.infeasible, st.rejected, st.wall_s);
+	return ferror(out) ? -1 : 0;
+}
+
+int pp_report_search_json(const pp_search *s, FILE *out)
+{
+	json_t *plans = json_array(), *pareto = json_array();
+	for (size_t i = 0; i < pp_search_count(s); i++)
+		json_array_append_new(plans, estimate_json(pp_search_plan(s, i)));
+	for (size_t i = 0; i < pp_search_pareto_count(s); i++)
+		json_array_append_new(pareto, estimate_json(pp_search_pareto(s, i)));
+	pp_search_stats st;
+	pp_search_get_stats(s, &st);
+	json_t *stats = json_pack("{s:f,s:I,s:I,s:I,s:I,s:f}", "space", st.space, "evaluated",
+	                          (json_int_t)st.evaluated, "pruned", (json_int_t)st.pruned,
+	                          "infeasible", (json_int_t)st.infeasible, "rejected",
+	                          (json_int_t)st.rejected, "wall_s", st.wall_s);
+	double margin = 0;
+	size_t ru = 0;
+	const char *why = pp_search_explain(s, &margin, &ru);
+	json_t *explain = why ? json_pack("{s:s,s:f,s:I}", "term", why, "margin_s", margin,
+	                                  "runner_up", (json_int_t)(ru + 1))
+	                      : json_null();
+	return dump(json_pack("{s:o,s:o,s:o,s:o}", "plans", plans, "pareto", pareto, "stats", stats,
+	                      "explanation", explain),
+	            out);
 }

@@ -1,0 +1,103 @@
+/*
+ * paraplan — search: the fastest plans that fit.
+ *
+ * Enumerates tp, pp, cp, ep, etp, vp, micro-batch, ZeRO stage, recompute,
+ * sequence parallelism, schedule and rank order (placement) for a model, a
+ * system, a GPU count and a job; keeps the K fastest plans that fit and the
+ * Pareto front of time vs memory.  Constraints are applied while enumerating
+ * (divisors of heads, layers, experts, batch, sequence), and whole sub-spaces
+ * are skipped only when provably infeasible (memory grows with the
+ * micro-batch).  An init / iterate / test loop (like GSL's fsolver):
+ *
+ *     pp_search *s;
+ *     pp_search_new(&model, &system, &job, gpus, &space, &opts, &s, &err);
+ *     while (!pp_search_done(s))
+ *             pp_search_iterate(s);
+ *     for (size_t i = 0; i < pp_search_count(s); i++) use(pp_search_plan(s, i));
+ *     pp_search_free(s);
+ */
+#ifndef PARAPLAN_SEARCH_H
+#define PARAPLAN_SEARCH_H
+
+#include "estimate.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PP_SEARCH_MAX_VALUES 64
+#define PP_SEARCH_MAX_ORDERS 8
+
+/* Candidate values of one integer dimension; count 0 means "search it" (every
+ * value the model, job and GPU count allow). */
+typedef struct pp_search_dim {
+	int count;
+	int values[PP_SEARCH_MAX_VALUES];
+} pp_search_dim;
+
+typedef struct pp_search_space {
+	pp_search_dim tp, pp, dp, cp, ep, etp, vp, mbs, zero;
+	unsigned recompute_mask; /* bit (1 << pp_recompute); 0 = all */
+	unsigned schedule_mask;  /* bit (1 << pp_schedule); 0 = 1f1b, interleaved and zb */
+	unsigned sp_mask;        /* bit 0 off, bit 1 on; 0 = both (only on with tp > 1) */
+	int norders;             /* rank orders (placements) to try; 0 = a built-in set */
+	char orders[PP_SEARCH_MAX_ORDERS][PP_ORDER_MAX];
+	double headroom_fraction; /* keep this fraction of HBM free (0 = none) */
+	pp_plan base;             /* flags not searched (flash, overlaps) come from here */
+} pp_search_space;
+
+/* Every dimension searched, base plan = pp_plan_init. */
+void pp_search_space_init(pp_search_space *space);
+
+typedef struct pp_search_options {
+	int top_k;       /* plans kept (default 10) */
+	int threads;     /* worker threads (default: online CPUs) */
+	bool exhaustive; /* evaluate every plan, no sub-space skipped (for tests) */
+} pp_search_options;
+
+void pp_search_options_init(pp_search_options *opts);
+
+typedef struct pp_search_stats {
+	double space;         /* plans in the space: every combination enumerated */
+	long long evaluated;  /* plans the memory model (and, if they fit, the time model) ran on */
+	long long pruned;     /* plans skipped inside a sub-space proven infeasible */
+	long long infeasible; /* evaluated plans that do not fit (with the headroom) */
+	long long rejected;   /* combinations the plan rules reject (e.g. ep with tp, no sp) */
+	double wall_s;
+} pp_search_stats;
+
+typedef struct pp_search pp_search;
+
+/* Set up a search; inputs are copied.  PP_EINPUT on inconsistent inputs or an
+ * empty space.  *out is freed by pp_search_free. */
+pp_status pp_search_new(const pp_model *m, const pp_system *s, const pp_job *job, long long gpus,
+                        const pp_search_space *space, const pp_search_options *opts,
+                        pp_search **out, pp_error *err);
+/* Evaluate the next batch of sub-spaces (one per thread). */
+pp_status pp_search_iterate(pp_search *s, pp_error *err);
+bool pp_search_done(const pp_search *s);
+/* Fraction of sub-spaces done, 0..1. */
+double pp_search_progress(const pp_search *s);
+
+/* The K fastest plans that fit, fastest first (ties broken by memory, then by
+ * the plan's fields, so results are deterministic).  Pointers stay valid until
+ * pp_search_free. */
+size_t pp_search_count(const pp_search *s);
+const pp_estimate *pp_search_plan(const pp_search *s, size_t i);
+/* Pareto front of iteration time vs peak memory among plans that fit,
+ * fastest first. */
+size_t pp_search_pareto_count(const pp_search *s);
+const pp_estimate *pp_search_pareto(const pp_search *s, size_t i);
+void pp_search_get_stats(const pp_search *s, pp_search_stats *out);
+
+/* Why the winner wins: the breakdown term by which the runner-up (the first
+ * plan that is slower, 0-based index in *runner_up) loses most, e.g. "bubble",
+ * and by how many seconds; NULL when there is no runner-up. */
+const char *pp_search_explain(const pp_search *s, double *margin_s, size_t *runner_up);
+
+void pp_search_free(pp_search *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,671 @@
+/*
+ * Plan search: enumerate, evaluate (memory first), keep the top K and the
+ * Pareto front.  Work is split by (tp, pp, cp) sub-spaces, one per thread per
+ * iterate; each thread owns its workspace, allocated once.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "paraplan/cost.h"
+#include "paraplan/search.h"
+#include "util/util.h"
+
+static const char *const default_orders[] = {"tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp", "tp-pp-cp-ep-dp",
+                                             "cp-tp-ep-dp-pp"};
+
+void pp_search_space_init(pp_search_space *space)
+{
+	memset(space, 0, sizeof *space);
+	pp_plan_init(&space->base);
+}
+
+void pp_search_options_init(pp_search_options *opts)
+{
+	memset(opts, 0, sizeof *opts);
+	opts->top_k = 10;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	opts->threads = n > 0 ? (int)n : 1;
+}
+
+/* ------------------------------------------------------------ ranking */
+
+/* Total order on results: time, then memory, then the plan's fields. */
+static int compare(const pp_estimate *a, const pp_estimate *b)
+{
+	if (a->time.iteration_s != b->time.iteration_s)
+		return a->time.iteration_s < b->time.iteration_s ? -1 : 1;
+	if (a->memory.total_bytes != b->memory.total_bytes)
+		return a->memory.total_bytes < b->memory.total_bytes ? -1 : 1;
+	const pp_plan *p = &a->plan, *q = &b->plan;
+	const int x[] = {
+	    p->tp, p->pp,           p->cp, p->ep, p->etp, p->vp, p->mbs, p->zero, (int)p->recompute,
+	    p->sp, (int)p->schedule};
+	const int y[] = {
+	    q->tp, q->pp,           q->cp, q->ep, q->etp, q->vp, q->mbs, q->zero, (int)q->recompute,
+	    q->sp, (int)q->schedule};
+	for (size_t i = 0; i < sizeof x / sizeof x[0]; i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return strcmp(p->order, q->order);
+}
+
+/* A sorted list of at most `cap` estimates (the K best). */
+typedef struct top_list {
+	pp_estimate *v;
+	size_t n, cap;
+} top_list;
+
+static void top_insert(top_list *t, const pp_estimate *e)
+{
+	if (t->cap == 0)
+		return;
+	if (t->n == t->cap && compare(e, &t->v[t->n - 1]) >= 0)
+		return;
+	size_t i = t->n < t->cap ? t->n : t->cap - 1;
+	while (i > 0 && compare(e, &t->v[i - 1]) < 0) {
+		t->v[i] = t->v[i - 1];
+		i--;
+	}
+	t->v[i] = *e;
+	if (t->n < t->cap)
+		t->n++;
+}
+
+/* Pareto front of (time, memory): no kept point is both slower and larger. */
+typedef struct front {
+	pp_estimate *v;
+	size_t n, cap;
+	bool oom;
+} front;
+
+static bool dominates(const pp_estimate *a, const pp_estimate *b)
+{
+	return a->time.iteration_s <= b->time.iteration_s &&
+	       a->memory.total_bytes <= b->memory.total_bytes && compare(a, b) < 0;
+}
+
+static void front_insert(front *f, const pp_estimate *e)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (dominates(&f->v[i], e))
+			return;
+	size_t k = 0;
+	for (size_t i = 0; i < f->n; i++)
+		if (!dominates(e, &f->v[i]))
+			f->v[k++] = f->v[i];
+	f->n = k;
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 16;
+		pp_estimate *nv = realloc(f->v, cap * sizeof *nv);
+		if (!nv) {
+			f->oom = true;
+			return;
+		}
+		f->v = nv;
+		f->cap = cap;
+	}
+	f->v[f->n++] = *e;
+}
+
+/* ------------------------------------------------------------ state */
+
+typedef struct outer {
+	int tp, pp, cp;
+} outer;
+
+typedef struct worker {
+	struct pp_search *s;
+	const outer *job;
+	pp_estimate *scratch;
+	top_list top;
+	front pareto;
+	long long evaluated, pruned, infeasible, rejected, combos;
+	pp_status status;
+	pp_error err;
+} worker;
+
+struct pp_search {
+	pp_model model;
+	pp_system system;
+	pp_job job;
+	long long gpus;
+	pp_search_space space;
+	pp_search_options opts;
+	outer *outers;
+	size_t nouters, next;
+	int nthreads;
+	worker *workers;
+	top_list top;
+	front pareto;
+	pp_search_stats stats;
+	double started;
+	char explain[64];
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Candidate values of a dimension: the user's, or 1..max filtered by `ok`. */
+typedef bool (*dim_ok)(const struct pp_search *s, int v);
+
+static int dim_values(const struct pp_search *s, const pp_search_dim *d, int lo, int max, dim_ok ok,
+                      int *out, int cap)
+{
+	int n = 0;
+	if (d->count > 0) {
+		for (int i = 0; i < d->count && n < cap; i++)
+			if (d->values[i] >= lo && d->values[i] <= max &&
+			    (!ok || ok(s, d->values[i])))
+				out[n++] = d->values[i];
+		return n;
+	}
+	for (int v = lo; v <= max && n < cap; v++)
+		if (!ok || ok(s, v))
+			out[n++] = v;
+	return n;
+}
+
+static bool tp_ok(const struct pp_search *s, int v)
+{
+	const pp_model *m = &s->model;
+	if (m->num_heads % v || s->gpus % v)
+		return false;
+	if (m->mla.kv_lora_rank == 0 && m->num_kv_heads % v)
+		return false;
+	return m->ffn_hidden == 0 || m->ffn_hidden % v == 0;
+}
+
+static bool pp_ok(const struct pp_search *s, int v)
+{
+	return s->model.num_layers % v == 0 && s->gpus % v == 0;
+}
+
+static bool cp_ok(const struct pp_search *s, int v)
+{
+	return v == 1 || (s->job.seq_len % (2 * v) == 0 && s->gpus % v == 0);
+}
+
+/* ------------------------------------------------------------ one sub-space */
+
+static void evaluate(worker *w, pp_plan *plan, bool *fits)
+{
+	struct pp_search *s = w->s;
+	pp_error err;
+	w->combos++;
+	pp_status st = pp_estimate_eval(&s->model, &s->system, &s->job, plan, s->gpus,
+	                                PP_EVAL_PEAK_ONLY | PP_EVAL_FIT_ONLY, w->scratch, &err);
+	*fits = false;
+	if (st == PP_EINPUT) {
+		w->rejected++;
+		return;
+	}
+	if (st) {
+		w->status = st;
+		w->err = err;
+		return;
+	}
+	w->evaluated++;
+	const pp_estimate *e = w->scratch;
+	double limit = e->capacity_bytes * (1 - s->space.headroom_fraction);
+	if (!e->fits || e->memory.total_bytes > limit) {
+		w->infeasible++;
+		return;
+	}
+	*fits = true;
+	top_insert(&w->top, e);
+	front_insert(&w->pareto, e);
+}
+
+/* Layout signature of a plan under an order: where every group lands. */
+static void signature(const pp_model *m, const pp_plan *p, const pp_system *sys, pp_layout *sig)
+{
+	for (int g = 0; g < PP_NGROUPS; g++) {
+		sig[g] = pp_group_layout(p, sys, (pp_group)g);
+		bool expert = g == PP_GROUP_EP || g == PP_GROUP_ETP || g == PP_GROUP_EDP;
+		/* A group of one, or an expert group of a dense model, moves nothing. */
+		if (sig[g].size <= 1 || (expert && m->moe.num_experts == 0)) {
+			sig[g].size = 1;
+			sig[g].per_domain = 1;
+		}
+	}
+}
+
+static void run_outer(worker *w)
+{
+	struct pp_search *s = w->s;
+	const pp_search_space *sp = &s->space;
+	const pp_model *m = &s->model;
+	const outer *o = w->job;
+	long long dp = s->gpus / ((long long)o->tp * o->pp * o->cp);
+	long long per_replica = s->job.global_batch % dp ? 0 : s->job.global_batch / dp;
+	if (per_replica == 0) {
+		w->rejected++;
+		return;
+	}
+	int eps[PP_SEARCH_MAX_VALUES], etps[PP_SEARCH_MAX_VALUES], vps[PP_SEARCH_MAX_VALUES];
+	int mbss[PP_SEARCH_MAX_VALUES], zeros[4];
+	int nep, netp, nvp, nmbs, nzero;
+	if (m->moe.num_experts > 0) {
+		nep = 0;
+		int cap = m->moe.num_experts;
+		for (int v = 1; v <= cap && nep < PP_SEARCH_MAX_VALUES; v++) {
+			bool want = sp->ep.count == 0;
+			for (int i = 0; i < sp->ep.count; i++)
+				want |= sp->ep.values[i] == v;
+			long long inner = (long long)o->tp * o->cp * dp;
+			if (want && m->moe.num_experts % v == 0 && inner % v == 0)
+				eps[nep++] = v;
+		}
+	} else {
+		eps[0] = 1;
+		nep = 1;
+	}
+	if (sp->etp.count > 0 && m->moe.num_experts > 0) {
+		netp = 0;
+		for (int i = 0; i < sp->etp.count; i++)
+			etps[netp++] = sp->etp.values[i];
+	} else {
+		etps[0] = o->tp; /* Megatron's default: experts split like the dense layers */
+		netp = 1;
+		if (m->moe.num_experts > 0 && o->tp > 1 && sp->etp.count == 0)
+			etps[netp++] = 1;
+	}
+	int vmax = m->num_layers / o->pp;
+	nvp = 0;
+	for (int v = 1; v <= vmax && nvp < PP_SEARCH_MAX_VALUES; v++) {
+		bool want = sp->vp.count == 0 ? (v == 1 || o->pp > 1) : false;
+		for (int i = 0; i < sp->vp.count; i++)
+			want |= sp->vp.values[i] == v;
+		if (want && vmax % v == 0 && (v == 1 || o->pp > 1))
+			vps[nvp++] = v;
+	}
+	nmbs = 0;
+	for (int v = 1; v <= per_replica && nmbs < PP_SEARCH_MAX_VALUES; v++) {
+		bool want = sp->mbs.count == 0;
+		for (int i = 0; i < sp->mbs.count; i++)
+			want |= sp->mbs.values[i] == v;
+		if (want && per_replica % v == 0)
+			mbss[nmbs++] = v;
+	}
+	nzero = 0;
+	for (int z = 0; z <= 3; z++) {
+		bool want = sp->zero.count == 0;
+		for (int i = 0; i < sp->zero.count; i++)
+			want |= sp->zero.values[i] == z;
+		if (want)
+			zeros[nzero++] = z;
+	}
+	unsigned rmask = sp->recompute_mask ? sp->recompute_mask : 7u;
+	unsigned smask = sp->schedule_mask ? sp->schedule_mask
+	                                   : (1u << PP_SCHED_1F1B) | (1u << PP_SCHED_INTERLEAVED) |
+	                                         (1u << PP_SCHED_ZB);
+	unsigned spmask = sp->sp_mask ? sp->sp_mask : 3u;
+	int norders =
+	    sp->norders ? sp->norders : (int)(sizeof default_orders / sizeof *default_orders);
+
+	pp_plan plan = sp->base;
+	plan.tp = o->tp;
+	plan.pp = o->pp;
+	plan.cp = o->cp;
+	plan.dp = (int)dp;
+	for (int a = 0; a < nep; a++)
+		for (int b = 0; b < netp; b++)
+			for (int c = 0; c < nvp; c++)
+				for (int spv = 0; spv < 2; spv++) {
+					if (!(spmask & (1u << spv)) || (spv && o->tp == 1))
+						continue;
+					for (int sc = 0; sc < 4; sc++) {
+						if (!(smask & (1u << sc)))
+							continue;
+						/* vp > 1 is the interleaved schedule; vp = 1 is not */
+						if ((vps[c] > 1) != (sc == PP_SCHED_INTERLEAVED))
+							continue;
+						if (o->pp == 1 && sc != PP_SCHED_1F1B)
+							continue; /* no pipeline: every schedule is the same */
+						for (int z = 0; z < nzero; z++)
+							for (int r = 0; r < 3; r++) {
+								if (!(rmask & (1u << r)))
+									continue;
+								plan.ep = eps[a];
+								plan.etp = etps[b];
+								plan.vp = vps[c];
+								plan.sp = spv;
+								plan.schedule = (pp_schedule)sc;
+								plan.zero = zeros[z];
+								plan.recompute = (pp_recompute)r;
+								pp_layout seen[PP_SEARCH_MAX_ORDERS]
+								              [PP_NGROUPS];
+								int nseen = 0;
+								/* Memory grows with the micro-batch and does not
+								 * depend on the order: the first that does not
+								 * fit ends this sub-space. */
+								for (int mb = 0; mb < nmbs; mb++) {
+									plan.mbs = mbss[mb];
+									bool any_fit = false,
+									     any_eval = false;
+									nseen = 0;
+									for (int k = 0; k < norders;
+									     k++) {
+										const char *ord =
+										    sp->norders
+										        ? sp->orders
+										              [k]
+										        : default_orders
+										              [k];
+										ppi_strlcpy(
+										    plan.order, ord,
+										    sizeof plan
+										        .order);
+										pp_layout
+										    sig[PP_NGROUPS];
+										signature(
+										    &s->model,
+										    &plan,
+										    &s->system,
+										    sig);
+										bool dup = false;
+										for (int q = 0;
+										     q < nseen &&
+										     !dup;
+										     q++)
+											dup =
+											    memcmp(
+											        seen[q],
+											        sig,
+											        sizeof sig) ==
+											    0;
+										if (dup)
+											continue;
+										memcpy(
+										    seen[nseen++],
+										    sig,
+										    sizeof sig);
+										if (any_eval &&
+										    !any_fit &&
+										    !s->opts
+										         .exhaustive) {
+											w->pruned++;
+											w->combos++;
+											continue;
+										}
+										bool fits;
+										long long before =
+										    w->evaluated;
+										evaluate(w, &plan,
+										         &fits);
+										any_eval |=
+										    w->evaluated >
+										    before;
+										any_fit |= fits;
+										if (w->status)
+											return;
+									}
+									if (any_eval && !any_fit &&
+									    !s->opts.exhaustive) {
+										long long left =
+										    nmbs - mb - 1;
+										w->pruned +=
+										    left * nseen;
+										w->combos +=
+										    left * nseen;
+										break;
+									}
+								}
+							}
+					}
+				}
+}
+
+static void *thread_main(void *arg)
+{
+	run_outer((worker *)arg);
+	return NULL;
+}
+
+/* ------------------------------------------------------------ public API */
+
+pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *job, long long gpus,
+                        const pp_search_space *space, const pp_search_options *opts,
+                        pp_search **out, pp_error *err)
+{
+	*out = NULL;
+	PPI_TRY(pp_model_check(m, err));
+	PPI_TRY(pp_system_check(sys, err));
+	PPI_TRY(pp_job_check(job, err));
+	if (gpus < 1 || gpus > 10000000)
+		return ppi_fail(err, "", "gpus", "expected 1..10000000 GPUs, got %lld", gpus);
+	if (opts->top_k < 1 || opts->top_k > 10000)
+		return ppi_fail(err, "", "top", "expected 1..10000 plans, got %d", opts->top_k);
+	if (opts->threads < 1 || opts->threads > 1024)
+		return ppi_fail(err, "", "threads", "expected 1..1024 threads, got %d",
+		                opts->threads);
+	if (!(space->headroom_fraction >= 0 && space->headroom_fraction < 1))
+		return ppi_fail(err, "", "headroom", "expected a fraction in 0..1, got %g",
+		                space->headroom_fraction);
+	struct pp_search *s = calloc(1, sizeof *s);
+	if (!s)
+		return PP_ENOMEM;
+	s->model = *m;
+	s->system = *sys;
+	s->job = *job;
+	s->gpus = gpus;
+	s->space = *space;
+	s->opts = *opts;
+	s->started = now_s();
+	for (int i = 0; i < space->norders; i++) {
+		pp_plan probe = space->base;
+		ppi_strlcpy(probe.order, space->orders[i], sizeof probe.order);
+		probe.tp = probe.pp = probe.cp = probe.ep = probe.vp = probe.mbs = 1;
+		probe.dp = 0;
+		probe.etp = 0;
+		pp_job one = *job;
+		one.global_batch = gpus;
+		pp_status st = pp_plan_resolve(&probe, m, sys, gpus, &one, err);
+		if (st == PP_EINPUT && strcmp(err->field, "plan.order") == 0) {
+			free(s);
+			return st;
+		}
+	}
+	/* The outer sub-spaces: (tp, pp, cp) with tp*pp*cp dividing the GPUs. */
+	int tps[PP_SEARCH_MAX_VALUES], pps[PP_SEARCH_MAX_VALUES], cps[PP_SEARCH_MAX_VALUES];
+	int ntp = dim_values(s, &space->tp, 1,
+	                     s->system.nvlink_domain > m->num_heads ? s->system.nvlink_domain
+	                                                            : m->num_heads,
+	                     tp_ok, tps, PP_SEARCH_MAX_VALUES);
+	int npp = dim_values(s, &space->pp, 1, m->num_layers, pp_ok, pps, PP_SEARCH_MAX_VALUES);
+	int ncp = dim_values(s, &space->cp, 1, job->seq_len / 2 > 1 ? job->seq_len / 2 : 1, cp_ok,
+	                     cps, PP_SEARCH_MAX_VALUES);
+	s->outers =
+	    calloc((size_t)(ntp ? ntp : 1) * (npp ? npp : 1) * (ncp ? ncp : 1), sizeof *s->outers);
+	if (!s->outers) {
+		pp_search_free(s);
+		return PP_ENOMEM;
+	}
+	for (int a = 0; a < ntp; a++)
+		for (int b = 0; b < npp; b++)
+			for (int c = 0; c < ncp; c++) {
+				long long mp = (long long)tps[a] * pps[b] * cps[c];
+				if (gpus % mp)
+					continue;
+				bool dp_ok = space->dp.count == 0;
+				for (int i = 0; i < space->dp.count; i++)
+					dp_ok |= space->dp.values[i] == gpus / mp;
+				if (!dp_ok)
+					continue;
+				outer o = {tps[a], pps[b], cps[c]};
+				s->outers[s->nouters++] = o;
+			}
+	if (s->nouters == 0) {
+		pp_search_free(s);
+		return ppi_fail(
+		    err, "", "plan",
+		    "no (tp, pp, cp) allowed by the model and %lld GPUs is in the space", gpus);
+	}
+	s->nthreads = opts->threads < (int)s->nouters ? opts->threads : (int)s->nouters;
+	s->workers = calloc((size_t)s->nthreads, sizeof *s->workers);
+	s->top.cap = (size_t)opts->top_k;
+	s->top.v = calloc(s->top.cap, sizeof *s->top.v);
+	if (!s->workers || !s->top.v) {
+		pp_search_free(s);
+		return PP_ENOMEM;
+	}
+	for (int i = 0; i < s->nthreads; i++) {
+		worker *w = &s->workers[i];
+		w->s = s;
+		w->scratch = malloc(sizeof *w->scratch);
+		w->top.cap = (size_t)opts->top_k;
+		w->top.v = calloc(w->top.cap, sizeof *w->top.v);
+		if (!w->scratch || !w->top.v) {
+			pp_search_free(s);
+			return PP_ENOMEM;
+		}
+	}
+	*out = s;
+	return PP_OK;
+}
+
+pp_status pp_search_iterate(pp_search *s, pp_error *err)
+{
+	if (pp_search_done(s))
+		return PP_OK;
+	int n = 0;
+	pthread_t tid[1024];
+	bool started[1024] = {false};
+	for (; n < s->nthreads && s->next < s->nouters; n++) {
+		worker *w = &s->workers[n];
+		w->job = &s->outers[s->next++];
+		if (s->nthreads > 1 && pthread_create(&tid[n], NULL, thread_main, w) == 0)
+			started[n] = true;
+		else
+			run_outer(w); /* one thread, or no thread to be had: run it here */
+	}
+	for (int i = 0; i < n; i++)
+		if (started[i])
+			pthread_join(tid[i], NULL);
+	for (int i = 0; i < n; i++) {
+		worker *w = &s->workers[i];
+		if (w->status) {
+			*err = w->err;
+			return w->status;
+		}
+		if (w->pareto.oom)
+			return PP_ENOMEM;
+	}
+	if (pp_search_done(s)) {
+		/* Merge the workers' lists; deterministic whatever ran where. */
+		for (int i = 0; i < s->nthreads; i++) {
+			worker *w = &s->workers[i];
+			for (size_t k = 0; k < w->top.n; k++)
+				top_insert(&s->top, &w->top.v[k]);
+			for (size_t k = 0; k < w->pareto.n; k++)
+				front_insert(&s->pareto, &w->pareto.v[k]);
+			s->stats.evaluated += w->evaluated;
+			s->stats.pruned += w->pruned;
+			s->stats.infeasible += w->infeasible;
+			s->stats.rejected += w->rejected;
+			s->stats.space += (double)w->combos;
+		}
+		if (s->pareto.oom)
+			return PP_ENOMEM;
+		/* Fastest first. */
+		for (size_t i = 1; i < s->pareto.n; i++)
+			for (size_t j = i;
+			     j > 0 && compare(&s->pareto.v[j], &s->pareto.v[j - 1]) < 0; j--) {
+				pp_estimate t = s->pareto.v[j];
+				s->pareto.v[j] = s->pareto.v[j - 1];
+				s->pareto.v[j - 1] = t;
+			}
+		s->stats.wall_s = now_s() - s->started;
+	}
+	return PP_OK;
+}
+
+bool pp_search_done(const pp_search *s)
+{
+	return s->next >= s->nouters;
+}
+
+double pp_search_progress(const pp_search *s)
+{
+	return s->nouters ? (double)s->next / s->nouters : 1;
+}
+
+size_t pp_search_count(const pp_search *s)
+{
+	return pp_search_done(s) ? s->top.n : 0;
+}
+
+const pp_estimate *pp_search_plan(const pp_search *s, size_t i)
+{
+	return i < pp_search_count(s) ? &s->top.v[i] : NULL;
+}
+
+size_t pp_search_pareto_count(const pp_search *s)
+{
+	return pp_search_done(s) ? s->pareto.n : 0;
+}
+
+const pp_estimate *pp_search_pareto(const pp_search *s, size_t i)
+{
+	return i < pp_search_pareto_count(s) ? &s->pareto.v[i] : NULL;
+}
+
+void pp_search_get_stats(const pp_search *s, pp_search_stats *out)
+{
+	*out = s->stats;
+}
+
+const char *pp_search_explain(const pp_search *s, double *margin_s, size_t *runner_up)
+{
+	if (pp_search_count(s) < 2)
+		return NULL;
+	/* The first runner-up that is actually slower (equal plans tie). */
+	size_t j = 1;
+	while (j + 1 < s->top.n &&
+	       s->top.v[j].time.iteration_s <= s->top.v[0].time.iteration_s * (1 + 1e-9))
+		j++;
+	const pp_iteration *a = &s->top.v[0].time, *b = &s->top.v[j].time;
+	const struct {
+		const char *name;
+		double d;
+	} terms[] = {
+	    {"compute", b->compute_s - a->compute_s},       {"tp communication", b->tp_s - a->tp_s},
+	    {"cp communication", b->cp_s - a->cp_s},        {"ep communication", b->ep_s - a->ep_s},
+	    {"zero-3 traffic", b->zero3_s - a->zero3_s},    {"pipeline sends", b->pp_s - a->pp_s},
+	    {"bubble", b->bubble_s - a->bubble_s},          {"dp communication", b->dp_s - a->dp_s},
+	    {"optimizer", b->optimizer_s - a->optimizer_s}, {"other", b->other_s - a->other_s}};
+	size_t best = 0;
+	for (size_t i = 1; i < sizeof terms / sizeof terms[0]; i++)
+		if (terms[i].d > terms[best].d)
+			best = i;
+	if (margin_s)
+		*margin_s = terms[best].d;
+	if (runner_up)
+		*runner_up = j;
+	return terms[best].name;
+}
+
+void pp_search_free(pp_search *s)
+{
+	if (!s)
+		return;
+	if (s->workers)
+		for (int i = 0; i < s->nthreads; i++) {
+			free(s->workers[i].scratch);
+			free(s->workers[i].top.v);
+			free(s->workers[i].pareto.v);
+		}
+	free(s->workers);
+	free(s->outers);
+	free(s->top.v);
+	free(s->pareto.v);
+	free(s);
+}

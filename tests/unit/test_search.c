@@ -1,0 +1,244 @@
+/*
+ * paraplan search: pruning returns exactly what exhaustive evaluation returns,
+ * results do not depend on the thread count, every recommended plan fits, the
+ * user's constraints hold, and the best plan is at least as fast as the plan
+ * the authors of published runs used.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "paraplan/calib.h"
+#include "paraplan/paraplan.h"
+#include "pp_test.h"
+
+static pp_search *run(const char *model, const char *system, long long gpus, long long gbs, int seq,
+                      const pp_search_space *space, bool exhaustive, int threads)
+{
+	pp_model m;
+	pp_system s;
+	pp_job job;
+	pp_error err;
+	assert_int_equal(pp_model_preset(model, &m, &err), PP_OK);
+	assert_int_equal(pp_system_preset(system, &s, &err), PP_OK);
+	pp_job_init(&job);
+	job.global_batch = gbs;
+	job.seq_len = seq;
+	pp_search_options o;
+	pp_search_options_init(&o);
+	o.top_k = 20;
+	o.threads = threads;
+	o.exhaustive = exhaustive;
+	pp_search *srch;
+	assert_int_equal(pp_search_new(&m, &s, &job, gpus, space, &o, &srch, &err), PP_OK);
+	while (!pp_search_done(srch))
+		assert_int_equal(pp_search_iterate(srch, &err), PP_OK);
+	return srch;
+}
+
+static bool same_plan(const pp_plan *a, const pp_plan *b)
+{
+	return a->tp == b->tp && a->pp == b->pp && a->dp == b->dp && a->cp == b->cp &&
+	       a->ep == b->ep && a->etp == b->etp && a->vp == b->vp && a->mbs == b->mbs &&
+	       a->zero == b->zero && a->recompute == b->recompute && a->sp == b->sp &&
+	       a->schedule == b->schedule && strcmp(a->order, b->order) == 0;
+}
+
+static void assert_same_results(const pp_search *a, const pp_search *b)
+{
+	assert_int_equal(pp_search_count(a), pp_search_count(b));
+	for (size_t i = 0; i < pp_search_count(a); i++) {
+		const pp_estimate *x = pp_search_plan(a, i), *y = pp_search_plan(b, i);
+		assert_true(same_plan(&x->plan, &y->plan));
+		assert_true(x->time.iteration_s == y->time.iteration_s);
+	}
+	assert_int_equal(pp_search_pareto_count(a), pp_search_pareto_count(b));
+	for (size_t i = 0; i < pp_search_pareto_count(a); i++)
+		assert_true(
+		    same_plan(&pp_search_pareto(a, i)->plan, &pp_search_pareto(b, i)->plan));
+}
+
+/* Spaces small enough to enumerate: dense, MoE, and one where memory is tight. */
+static void test_pruned_equals_exhaustive(void **state)
+{
+	(void)state;
+	const struct {
+		const char *model, *system;
+		long long gpus, gbs;
+		int seq;
+	} cases[] = {{"llama3-8b", "dgx-h100", 16, 64, 4096},
+	             {"mixtral-8x7b", "dgx-h100", 16, 32, 4096},
+	             {"llama2-70b", "dgx-a100-40g", 64, 128, 4096},
+	             {"gpt-7.5b", "dgx-a100-80g", 32, 256, 2048}};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		pp_search_space space;
+		pp_search_space_init(&space);
+		pp_search *fast = run(cases[k].model, cases[k].system, cases[k].gpus, cases[k].gbs,
+		                      cases[k].seq, &space, false, 2);
+		pp_search *full = run(cases[k].model, cases[k].system, cases[k].gpus, cases[k].gbs,
+		                      cases[k].seq, &space, true, 1);
+		pp_search_stats a, b;
+		pp_search_get_stats(fast, &a);
+		pp_search_get_stats(full, &b);
+		print_message("%s on %lld: space %.0f, pruned %lld of which exhaustive evaluated "
+		              "%lld\n",
+		              cases[k].model, cases[k].gpus, a.space, a.pruned, b.evaluated);
+		assert_true(a.space == b.space);
+		assert_int_equal(b.pruned, 0);
+		assert_int_equal(a.evaluated + a.pruned, b.evaluated);
+		assert_same_results(fast, full);
+		pp_search_free(fast);
+		pp_search_free(full);
+	}
+}
+
+/* The same answer with 1, 2 or 3 threads. */
+static void test_threads_deterministic(void **state)
+{
+	(void)state;
+	pp_search_space space;
+	pp_search_space_init(&space);
+	pp_search *one = run("llama3-8b", "dgx-h100", 32, 128, 8192, &space, false, 1);
+	pp_search *two = run("llama3-8b", "dgx-h100", 32, 128, 8192, &space, false, 2);
+	pp_search *three = run("llama3-8b", "dgx-h100", 32, 128, 8192, &space, false, 3);
+	assert_same_results(one, two);
+	assert_same_results(one, three);
+	pp_search_free(one);
+	pp_search_free(two);
+	pp_search_free(three);
+}
+
+/* Every plan shown fits (with the headroom asked for) and re-estimates to the
+ * same time; the list is sorted. */
+static void test_top_plans_fit(void **state)
+{
+	(void)state;
+	pp_search_space space;
+	pp_search_space_init(&space);
+	space.headroom_fraction = 0.1;
+	pp_search *s = run("llama3-70b", "dgx-h100", 64, 512, 8192, &space, false, 2);
+	assert_true(pp_search_count(s) > 0);
+	for (size_t i = 0; i < pp_search_count(s); i++) {
+		const pp_estimate *e = pp_search_plan(s, i);
+		assert_true(e->fits);
+		assert_true(e->memory.total_bytes <= 0.9 * e->capacity_bytes);
+		static pp_estimate again;
+		pp_error err;
+		assert_int_equal(pp_estimate_run(&e->model, &e->system, &e->job, &e->plan, e->gpus,
+		                                 &again, &err),
+		                 PP_OK);
+		assert_true(again.fits);
+		assert_rel(again.time.iteration_s, e->time.iteration_s, 1e-12);
+		assert_rel(again.memory.total_bytes, e->memory.total_bytes, 1e-12);
+		if (i > 0)
+			assert_true(pp_search_plan(s, i - 1)->time.iteration_s <=
+			            e->time.iteration_s);
+	}
+	pp_search_free(s);
+}
+
+/* Fixed and bounded dimensions are respected. */
+static void test_constraints(void **state)
+{
+	(void)state;
+	pp_search_space space;
+	pp_search_space_init(&space);
+	space.tp.count = 1;
+	space.tp.values[0] = 8;
+	space.pp.count = 3;
+	space.pp.values[0] = 2;
+	space.pp.values[1] = 4;
+	space.pp.values[2] = 8;
+	space.recompute_mask = 1u << PP_RECOMPUTE_SELECTIVE;
+	space.schedule_mask = 1u << PP_SCHED_1F1B;
+	pp_search *s = run("llama3-70b", "dgx-h100", 128, 512, 8192, &space, false, 2);
+	assert_true(pp_search_count(s) > 0);
+	for (size_t i = 0; i < pp_search_count(s); i++) {
+		const pp_plan *p = &pp_search_plan(s, i)->plan;
+		assert_int_equal(p->tp, 8);
+		assert_true(p->pp == 2 || p->pp == 4 || p->pp == 8);
+		assert_int_equal(p->recompute, PP_RECOMPUTE_SELECTIVE);
+		assert_int_equal(p->schedule, PP_SCHED_1F1B);
+		assert_int_equal(p->vp, 1);
+	}
+	pp_search_free(s);
+}
+
+/* The best plan is at least as fast as the authors' plan of published runs
+ * (their plan is in the space and fits, so it cannot be beaten by more than
+ * the search's own ranking allows). */
+static void test_beats_published_plans(void **state)
+{
+	(void)state;
+	const char *shared = getenv("PARAPLAN_SHARED_DIR");
+	assert_non_null(shared);
+	char path[1024];
+	snprintf(path, sizeof path, "%s/validation/public-runs.json", shared);
+	pp_runs *runs;
+	pp_error err;
+	assert_int_equal(pp_runs_load(path, &runs, &err), PP_OK);
+	const char *ids[] = {
+	    "narayanan21_t1_1.7B", "mpt_h100_80gb_amp_bf16_13b_seq2048_128gpu_mbs16",
+	    "nemo_longseq_LLAMA2-7B_DGX-H100_16K", "mbridge_25.11_DGX-H100_LLAMA3-8B_8gpu_FP8-CS",
+	    "mpt_a100_40gb_bf16_1b_seq2048_32gpu_mbs10"};
+	int checked = 0;
+	for (size_t i = 0; i < pp_runs_count(runs); i++) {
+		bool want = false;
+		for (size_t k = 0; k < sizeof ids / sizeof ids[0]; k++)
+			want |= strcmp(pp_runs_id(runs, i), ids[k]) == 0;
+		if (!want)
+			continue;
+		pp_model m;
+		pp_system s;
+		pp_job job;
+		pp_plan plan;
+		long long gpus;
+		pp_run_info info;
+		assert_int_equal(pp_run_inputs(runs, i, &m, &s, &job, &plan, &gpus, &info, &err),
+		                 PP_OK);
+		static pp_estimate theirs;
+		assert_int_equal(pp_estimate_run(&m, &s, &job, &plan, gpus, &theirs, &err), PP_OK);
+		pp_search_space space;
+		pp_search_space_init(&space);
+		space.base = plan; /* their non-searched flags (flash, overlap) */
+		space.schedule_mask = (1u << PP_SCHED_1F1B) | (1u << PP_SCHED_INTERLEAVED) |
+		                      (1u << PP_SCHED_ZB) | (1u << plan.schedule);
+		space.norders = 1;
+		snprintf(space.orders[0], sizeof space.orders[0], "%s", plan.order);
+		pp_search_options o;
+		pp_search_options_init(&o);
+		o.top_k = 1;
+		o.threads = 2;
+		pp_search *srch;
+		assert_int_equal(pp_search_new(&m, &s, &job, gpus, &space, &o, &srch, &err), PP_OK);
+		while (!pp_search_done(srch))
+			assert_int_equal(pp_search_iterate(srch, &err), PP_OK);
+		assert_true(pp_search_count(srch) == 1);
+		const pp_estimate *best = pp_search_plan(srch, 0);
+		print_message("%-50s theirs %.3f s, best %.3f s\n", info.id,
+		              theirs.time.iteration_s, best->time.iteration_s);
+		assert_true(best->time.iteration_s <= theirs.time.iteration_s * (1 + 1e-12));
+		pp_search_free(srch);
+		checked++;
+	}
+	assert_int_equal(checked, (int)(sizeof ids / sizeof ids[0]));
+	pp_runs_free(runs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_pruned_equals_exhaustive),
+	    cmocka_unit_test(test_threads_deterministic),
+	    cmocka_unit_test(test_top_plans_fit),
+	    cmocka_unit_test(test_constraints),
+	    cmocka_unit_test(test_beats_published_plans),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -23,6 +23,10 @@ static void estimate_usage(FILE *f)
 	        "  --optimizer O    adam (default) or sgd\n"
 	        "  --tp --pp --cp --ep --etp --vp --mbs N   parallel degrees (default 1;\n"
 	        "                   --dp is derived when left out, --etp defaults to --tp)\n"
+	        "  --tp2 N          2D tensor parallelism: n_2 GPUs split the sequence, n_t =\n"
+	        "                   tp x tp2 (default 1 = 1D TP; seed 003 Table II)\n"
+	        "  --summa on|off   SUMMA multiplies on the tp x tp2 grid (default off)\n"
+	        "  --summa-nb N     SUMMA panel count n_b (default 1; divides hidden and ffn)\n"
 	        "  --zero Z         0..3 (1 = Megatron distributed optimizer)\n"
 	        "  --recompute R    none (default), selective or full\n"
 	        "  --sp on|off      sequence parallelism (default off)\n"
@@ -32,7 +36,8 @@ static void estimate_usage(FILE *f)
 	        "  --framework F    megatron (default), llm-foundry or deepspeed behaviour\n"
 	        "  --usd-per-gpu-hour P  price for the cost (default: the system preset's)\n"
 	        "  --schedule S     1f1b (default), gpipe, interleaved or zb\n"
-	        "  --order O        rank order, default tp-cp-ep-dp-pp\n"
+	        "  --order O        rank order, default tp-cp-ep-dp-pp (tp-tp2-cp-ep-dp-pp\n"
+	        "                   with --tp2)\n"
 	        "  --json           JSON instead of text\n"
 	        "  --output FILE    write there (atomically) instead of standard output\n");
 }

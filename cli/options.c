@@ -40,6 +40,9 @@ enum {
 	OPT_EP_OVERLAP,
 	OPT_FRAMEWORK,
 	OPT_PRICE,
+	OPT_TP2,
+	OPT_SUMMA,
+	OPT_SUMMA_NB,
 	OPT_HELP
 };
 
@@ -51,6 +54,9 @@ static const struct option common_opts[] = {{"model", required_argument, 0, OPT_
                                             {"tokens", required_argument, 0, OPT_TOKENS},
                                             {"precision", required_argument, 0, OPT_PRECISION},
                                             {"tp", required_argument, 0, OPT_TP},
+                                            {"tp2", required_argument, 0, OPT_TP2},
+                                            {"summa", required_argument, 0, OPT_SUMMA},
+                                            {"summa-nb", required_argument, 0, OPT_SUMMA_NB},
                                             {"pp", required_argument, 0, OPT_PP},
                                             {"dp", required_argument, 0, OPT_DP},
                                             {"cp", required_argument, 0, OPT_CP},
@@ -214,6 +220,9 @@ static int common_flag(int c, const char *v, cli_opts *o, pp_error *err, pp_stat
 		}
 		return 0;
 	case OPT_TP: return parse_int(n, v, 1, 1 << 20, &plan->tp);
+	case OPT_TP2: return parse_int(n, v, 1, 1 << 20, &plan->tp2);
+	case OPT_SUMMA: return parse_onoff(n, v, &plan->summa);
+	case OPT_SUMMA_NB: return parse_int(n, v, 1, 1 << 20, &plan->summa_nb);
 	case OPT_PP: return parse_int(n, v, 1, 1 << 20, &plan->pp);
 	case OPT_DP: return parse_int(n, v, 1, 10000000, &plan->dp);
 	case OPT_CP: return parse_int(n, v, 1, 1 << 20, &plan->cp);
@@ -339,6 +348,9 @@ static void command_line_source(pp_error *err)
 	static const struct {
 		const char *field, *flag;
 	} map[] = {{"plan.tp", "--tp"},
+	           {"plan.tp2", "--tp2"},
+	           {"plan.summa", "--summa"},
+	           {"plan.summa_nb", "--summa-nb"},
 	           {"plan.pp", "--pp"},
 	           {"plan.dp", "--dp"},
 	           {"plan.cp", "--cp"},

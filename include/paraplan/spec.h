@@ -216,6 +216,14 @@ typedef struct pp_plan {
 	                                --tp-comm-overlap, userbuffers) */
 	bool ep_overlap; /* EP all-to-all overlapped with another micro-batch's compute */
 	pp_schedule schedule;
+	/* 2D tensor parallelism (seed 003 Table II): n_t = tp x tp2 GPUs, tp = n_1
+	 * splitting heads and the MLP, tp2 = n_2 splitting the sequence; weights
+	 * are replicated over tp2.  With `summa`, the activation-weight GEMMs are
+	 * SUMMA multiplies on the tp x tp2 grid instead (Table A2): no replicated
+	 * weights, broadcasts in `summa_nb` panels that overlap with the GEMM. */
+	int tp2;                  /* n_2; 1 = 1D tensor parallelism */
+	bool summa;               /* 2D TP with SUMMA GEMMs */
+	int summa_nb;             /* SUMMA panel count n_b (>= 1) */
 	char order[PP_ORDER_MAX]; /* rank order, innermost first, e.g. "tp-cp-ep-dp-pp" */
 	/* Derived by pp_plan_resolve: */
 	long long microbatches; /* per pipeline, per iteration */
@@ -296,7 +304,7 @@ pp_status pp_job_check(const pp_job *j, pp_error *err);
 /* Defaults a user who gives nothing else gets: bf16, fp32 main grads, Adam. */
 void pp_job_init(pp_job *j);
 /* tp=pp=cp=ep=vp=mbs=1, dp=0 and etp=0 (derive), zero=0, 1F1B, no recompute, flash
- * attention, Megatron's order tp-cp-ep-dp-pp. */
+ * attention, Megatron's order tp-cp-ep-dp-pp; tp2=1, summa off, summa_nb=1. */
 void pp_plan_init(pp_plan *p);
 
 /*

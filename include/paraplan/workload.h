@@ -100,7 +100,9 @@ typedef enum pp_coll_kind {
 	PP_COLL_ALLGATHER = 1,
 	PP_COLL_REDUCESCATTER = 2,
 	PP_COLL_ALLTOALL = 3,
-	PP_COLL_P2P = 4, /* one send + one receive per GPU */
+	PP_COLL_P2P = 4,       /* one send + one receive per GPU */
+	PP_COLL_BROADCAST = 5, /* one root to the group (SUMMA panels) */
+	PP_COLL_REDUCE = 6,    /* the group to one root (SUMMA's transposed multiplies) */
 } pp_coll_kind;
 
 typedef enum pp_group {
@@ -112,8 +114,9 @@ typedef enum pp_group {
 	PP_GROUP_EDP = 5, /* data-parallel replicas of expert parameters */
 	PP_GROUP_PP = 6,
 	PP_GROUP_EMB = 7, /* first and last stage sharing tied embeddings */
+	PP_GROUP_TP2 = 8, /* n_2 of 2D tensor parallelism (plan.tp2): splits the sequence */
 } pp_group;
-#define PP_NGROUPS 8
+#define PP_NGROUPS 9
 
 typedef struct pp_coll {
 	const char *name;
@@ -125,6 +128,11 @@ typedef struct pp_coll {
 	                      sends in total for all-to-all; the message for p2p */
 	double count;    /* how many times per micro-batch (or per iteration for DP) */
 	bool overlapped; /* runs under compute that does not depend on it */
+	/* SUMMA: the buffer moves in `panels` pieces; the first is exposed, each
+	 * later one runs under the previous panel's share of op `overlap_op`
+	 * (an index into the same pp_work's ops; -1 = none). */
+	double panels;
+	int overlap_op;
 } pp_coll;
 
 #define PP_MAX_OPS 128

@@ -2,24 +2,41 @@
  * Roofline compute time and alpha-beta collective time.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "paraplan/cost.h"
 
 /* ------------------------------------------------------------ placement */
 
+/* True when the order token at `s` (ending at '-' or the end) is `want`. */
+static bool tok_is(const char *s, const char *want)
+{
+	size_t n = strlen(want);
+	return strncmp(s, want, n) == 0 && (s[n] == '-' || s[n] == '\0');
+}
+
+/* The next token of the order after `s`, or NULL. */
+static const char *tok_next(const char *s)
+{
+	const char *dash = strchr(s, '-');
+	return dash ? dash + 1 : NULL;
+}
+
 /* Size of a dimension of the rank order. */
 static int dim_size(const pp_plan *p, const char *d)
 {
-	if (strncmp(d, "tp", 2) == 0)
+	if (tok_is(d, "tp"))
 		return p->tp;
-	if (strncmp(d, "cp", 2) == 0)
+	if (tok_is(d, "tp2"))
+		return p->tp2 > 0 ? p->tp2 : 1;
+	if (tok_is(d, "cp"))
 		return p->cp;
-	if (strncmp(d, "ep", 2) == 0)
+	if (tok_is(d, "ep"))
 		return 1; /* EP folds into the dp x cp ranks; it spans no extra ranks */
-	if (strncmp(d, "dp", 2) == 0)
+	if (tok_is(d, "dp"))
 		return p->dp;
-	if (strncmp(d, "pp", 2) == 0)
+	if (tok_is(d, "pp"))
 		return p->pp;
 	return 1;
 }
@@ -28,17 +45,20 @@ static int dim_size(const pp_plan *p, const char *d)
 static long long dim_stride(const pp_plan *p, const char *want)
 {
 	long long stride = 1;
-	const char *s = p->order;
-	while (*s) {
-		if (strncmp(s, want, 2) == 0)
+	for (const char *s = p->order; s && *s; s = tok_next(s)) {
+		if (tok_is(s, want))
 			return stride;
 		stride *= dim_size(p, s);
-		const char *dash = strchr(s, '-');
-		if (!dash)
-			break;
-		s = dash + 1;
 	}
 	return stride;
+}
+
+/* Gradients reduce over dp x cp and, with 2D TP's weights replicated over n_2,
+ * x tp2 (seed 003 App. A: "the combined n_d x n_2 GPU group"). */
+static bool dp_member(const pp_plan *p, const char *s)
+{
+	return tok_is(s, "dp") || (tok_is(s, "cp") && p->cp > 1) ||
+	       (tok_is(s, "tp2") && p->tp2 > 1 && !p->summa);
 }
 
 static pp_layout layout_of(long long stride, long long size, const pp_system *s)
@@ -63,13 +83,29 @@ pp_layout pp_group_layout(const pp_plan *p, const pp_system *s, pp_group g)
 	case PP_GROUP_CP: return layout_of(dim_stride(p, "cp"), p->cp, s);
 	case PP_GROUP_PP: return layout_of(dim_stride(p, "pp"), p->pp, s);
 	case PP_GROUP_DP: {
-		/* Gradients reduce over dp x cp; when cp sits right inside dp in the
-		 * order the two form one contiguous group starting at cp's stride. */
-		long long sdp = dim_stride(p, "dp"), scp = dim_stride(p, "cp");
-		if (p->cp > 1 && scp * p->cp == sdp)
-			return layout_of(scp, (long long)p->cp * p->dp, s);
-		return layout_of(sdp, (long long)p->cp * p->dp, s);
+		/* When the member dimensions sit next to each other in the order
+		 * (dimensions of one rank apart) they form one contiguous group
+		 * starting at the innermost one; otherwise place it by dp's stride. */
+		long long size = (long long)p->cp * p->dp * (p->tp2 > 1 && !p->summa ? p->tp2 : 1);
+		long long stride = 1, start = -1, got = 1;
+		bool contiguous = true;
+		for (const char *t = p->order; t && *t && got < size; t = tok_next(t)) {
+			int n = dim_size(p, t);
+			if (dp_member(p, t)) {
+				if (start < 0)
+					start = stride;
+				got *= n;
+			} else if (start >= 0 && n > 1) {
+				contiguous = false;
+				break;
+			}
+			stride *= n;
+		}
+		if (!contiguous || start < 0)
+			start = dim_stride(p, "dp");
+		return layout_of(start, size, s);
 	}
+	case PP_GROUP_TP2: return layout_of(dim_stride(p, "tp2"), p->tp2 > 0 ? p->tp2 : 1, s);
 	case PP_GROUP_ETP: return layout_of(dim_stride(p, "tp"), etp, s);
 	case PP_GROUP_EP:
 		/* Megatron's expert ranks: etp innermost, then ep, then expert-dp, all
@@ -266,6 +302,23 @@ double pp_coll_time(const pp_system *s, const pp_layout *l, pp_coll_kind kind, d
 		/* Sends are posted at once; latency grows with the peers' fan-out. */
 		double alpha = nd < n ? s->nic_latency_s : s->nvlink_latency_s;
 		t = alpha * log2((double)n) + (tf > ts ? tf : ts);
+		break;
+	}
+	case PP_COLL_BROADCAST:
+	case PP_COLL_REDUCE: {
+		/* Pipelined ring (NCCL's broadcast/reduce): every GPU receives (or
+		 * contributes) the whole buffer once; the ring's hops pay latency, its
+		 * inter-domain hops run on nd NICs in parallel as for ring_half. */
+		double lat;
+		if (nd >= n) {
+			lat = s->nvlink_latency_s * (n - 1);
+			t = lat + V / bw_f;
+		} else {
+			double nodes = (double)n / nd;
+			lat = s->nic_latency_s * (nodes - 1) + s->nvlink_latency_s * (n - nodes);
+			double tf = V / bw_f, ts = V / (nd * bw_s);
+			t = lat + (tf > ts ? tf : ts);
+		}
 		break;
 	}
 	case PP_COLL_P2P:

@@ -17,6 +17,8 @@ static double wire_bytes(pp_coll_kind kind, double bytes, int n)
 	case PP_COLL_ALLGATHER:
 	case PP_COLL_REDUCESCATTER: return (double)(n - 1) / n * bytes;
 	case PP_COLL_ALLTOALL: return (double)(n - 1) / n * bytes;
+	case PP_COLL_BROADCAST:
+	case PP_COLL_REDUCE: return (double)(n - 1) / n * bytes; /* all but one forward it */
 	case PP_COLL_P2P:
 	default: return bytes;
 	}
@@ -28,6 +30,7 @@ typedef struct acc {
 	double exposed[PP_NGROUPS];
 	double hidden_cp[4]; /* overlappable CP traffic by phase */
 	double bytes[PP_NGROUPS];
+	double summa; /* exposed SUMMA broadcast/reduce time */
 	double model_flops, hw_flops;
 	bool overflow;
 } acc;
@@ -49,17 +52,43 @@ static void add_work(acc *a, const pp_work *w, const pp_system *s, const pp_job 
 				a->model_flops += o->flops * times;
 		}
 	}
+	/* SUMMA: per GEMM op, the time of one panel's collectives. */
+	double panel_s[PP_MAX_OPS], panels[PP_MAX_OPS];
+	bool any_panel = false;
 	for (int i = 0; i < w->ncolls; i++) {
 		const pp_coll *c = &w->colls[i];
 		const pp_layout *l = &lay[c->group];
-		double t = pp_coll_time(s, l, c->kind, c->bytes, NULL) * c->count * times;
 		a->bytes[c->group] += wire_bytes(c->kind, c->bytes, l->size) * c->count * times;
+		if (c->overlap_op >= 0 && c->overlap_op < w->nops) {
+			double n = c->panels >= 1 ? c->panels : 1;
+			if (!any_panel) {
+				memset(panel_s, 0, sizeof panel_s);
+				memset(panels, 0, sizeof panels);
+				any_panel = true;
+			}
+			panel_s[c->overlap_op] +=
+			    pp_coll_time(s, l, c->kind, c->bytes / n, NULL) * c->count;
+			panels[c->overlap_op] = n;
+			continue;
+		}
+		double t = pp_coll_time(s, l, c->kind, c->bytes, NULL) * c->count * times;
 		if (c->group == PP_GROUP_CP && c->overlapped)
 			a->hidden_cp[c->phase] += t;
 		else if (c->overlapped)
 			continue; /* e.g. SP's re-gather for wgrad, hidden under the dgrad GEMM */
 		else
 			a->exposed[c->group == PP_GROUP_ETP ? PP_GROUP_EP : c->group] += t;
+	}
+	/* Seed 003 App. A: t_comm = t_prologue + n_b t_exposed.  The first panel's
+	 * broadcasts are the prologue; each later panel's run under the previous
+	 * panel's GEMM and show only what exceeds it (n_b - 1 of them). */
+	for (int i = 0; any_panel && i < w->nops; i++) {
+		if (panel_s[i] <= 0)
+			continue;
+		double n = panels[i] >= 1 ? panels[i] : 1;
+		double per = pp_op_time(&s->gpu, job->precision, &w->ops[i]) / n;
+		double over = panel_s[i] - per;
+		a->summa += (panel_s[i] + (n - 1) * (over > 0 ? over : 0)) * times;
 	}
 	(void)p;
 }
@@ -93,13 +122,16 @@ pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job
 	}
 	double layer_params_max = 0;
 	double dense_params = 0, expert_params = 0;
+	/* Layer weights split over n_1 (1D and 2D TP, replicated over n_2) or over
+	 * n_1 x n_2 (SUMMA: no replicated weights, seed 003 Table A2). */
+	double wsplit = p->summa ? (double)p->tp * p->tp2 : p->tp;
 	int etp = p->etp > 0 ? p->etp : p->tp;
 	if (n_dense) {
 		pp_layer_work(m, job, p, dense_idx, ws);
 		add_work(&a, ws, s, job, p, lay, n_dense);
 		pp_layer_params lp;
 		pp_model_layer_params(m, dense_idx, &lp);
-		double mine = (lp.attention + lp.mlp - lp.replicated) / p->tp + lp.replicated;
+		double mine = (lp.attention + lp.mlp - lp.replicated) / wsplit + lp.replicated;
 		dense_params += mine * n_dense;
 		if (mine > layer_params_max)
 			layer_params_max = mine;
@@ -109,7 +141,7 @@ pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job
 		add_work(&a, ws, s, job, p, lay, n_moe);
 		pp_layer_params lp;
 		pp_model_layer_params(m, moe_idx, &lp);
-		double mine = (lp.attention + lp.mlp - lp.replicated) / p->tp + lp.replicated;
+		double mine = (lp.attention + lp.mlp - lp.replicated) / wsplit + lp.replicated;
 		double mine_e = lp.experts / ((double)p->ep * etp);
 		dense_params += mine * n_moe;
 		expert_params += mine_e * n_moe;
@@ -117,17 +149,19 @@ pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job
 			layer_params_max = mine + mine_e;
 	}
 	double emb = (double)m->vocab * m->hidden / p->tp;
+	double emb_params = 0; /* vocab-parallel over n_1, replicated over n_2 */
 	if (stage == 0) {
 		pp_embedding_work(m, job, p, ws);
 		add_work(&a, ws, s, job, p, lay, 1);
-		dense_params += emb;
+		emb_params += emb;
 	}
 	if (stage == p->pp - 1) {
 		pp_head_work(m, job, p, ws);
 		add_work(&a, ws, s, job, p, lay, 1);
 		if (!m->tied_embeddings || p->pp > 1)
-			dense_params += emb;
+			emb_params += emb;
 	}
+	dense_params += emb_params;
 
 	if (a.overflow) {
 		ppi_fail(err, "", "workload",
@@ -145,20 +179,24 @@ pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job
 		if (over > 0)
 			a.exposed[PP_GROUP_CP] += over;
 	}
-	out->tp_s = a.exposed[PP_GROUP_TP] * (p->tp_overlap ? 1 - s->tp_overlap_hidden : 1);
+	/* tp_overlap (Megatron's userbuffers) hides n_1 traffic; 2D TP's n_2
+	 * gathers and SUMMA's panels (already overlapped) are added as they are. */
+	out->tp_s = a.exposed[PP_GROUP_TP] * (p->tp_overlap ? 1 - s->tp_overlap_hidden : 1) +
+	            a.exposed[PP_GROUP_TP2] + a.summa;
 	out->cp_s = a.exposed[PP_GROUP_CP];
 	out->ep_s = a.exposed[PP_GROUP_EP] * (p->ep_overlap ? 1 - s->ep_overlap_hidden : 1);
 	out->model_flops = a.model_flops;
 	out->hw_flops = a.hw_flops;
-	out->tp_bytes = a.bytes[PP_GROUP_TP];
+	out->tp_bytes = a.bytes[PP_GROUP_TP] + a.bytes[PP_GROUP_TP2];
 	out->cp_bytes = a.bytes[PP_GROUP_CP];
 	out->ep_bytes = a.bytes[PP_GROUP_EP] + a.bytes[PP_GROUP_ETP];
 
 	/* Pipeline: activations forward and their gradients backward; with SP the
 	 * sequence-sharded tensor travels (Megatron's scatter/gather). */
 	if (p->pp > 1) {
-		double sd = (p->sp && p->tp > 1) ? p->tp : 1;
-		double act = (double)p->mbs * job->seq_len / p->cp * m->hidden * 2.0 / sd;
+		double sd = ((p->sp || p->summa) && p->tp > 1) ? p->tp : 1;
+		double n2 = p->tp2 > 1 ? p->tp2 : 1;
+		double act = (double)p->mbs * job->seq_len / p->cp / n2 * m->hidden * 2.0 / sd;
 		double one = pp_coll_time(s, &lay[PP_GROUP_PP], PP_COLL_P2P, act, NULL);
 		out->pp_s = 2 * one;
 		out->pp_bytes = 2 * act;
@@ -168,7 +206,7 @@ pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job
 	 * backward, gradients reduce-scattered, every micro-batch; prefetch hides
 	 * them under the layers' compute (FSDP's backward/forward prefetch). */
 	double wb = job->precision == PP_PREC_FP32 ? 4.0 : 2.0;
-	if (p->zero >= 3 && p->dp * p->cp > 1) {
+	if (p->zero >= 3 && lay[PP_GROUP_DP].size > 1) {
 		const pp_layout *l = &lay[PP_GROUP_DP];
 		/* DeepSpeed moves a layer in buckets (prefetch/reduce bucket of
 		 * zero3_bucket_params), each paying a collective's latency; FSDP moves
@@ -214,6 +252,16 @@ pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job
 		out->dp_s = t;
 		out->dp_bytes += bytes;
 	}
+	/* 2D TP's weight-gradient reduction over n_2 rides in the DP group above
+	 * (dp x cp x tp2, seed 003 App. A).  SUMMA's weights are split, not
+	 * replicated, except the vocab-parallel embedding/head: all-reduce those
+	 * gradients over n_2 with the DP traffic. */
+	if (p->summa && p->tp2 > 1 && emb_params > 0) {
+		const pp_layout *l2 = &lay[PP_GROUP_TP2];
+		double g2 = emb_params * job->grad_bytes;
+		out->dp_s += pp_coll_time(s, l2, PP_COLL_ALLREDUCE, g2, NULL);
+		out->dp_bytes += wire_bytes(PP_COLL_ALLREDUCE, g2, l2->size);
+	}
 	if (m->tied_embeddings && p->pp > 1 && (stage == 0 || stage == p->pp - 1))
 		out->emb_sync_s = pp_coll_time(s, &lay[PP_GROUP_EMB], PP_COLL_ALLREDUCE,
 		                               emb * job->grad_bytes, NULL);
@@ -221,7 +269,7 @@ pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job
 	/* Optimizer: memory-bound pass over this GPU's shard.  Adam reads the
 	 * gradient, master weight, m and v and writes the last three and the
 	 * low-precision weight. */
-	double shard_d = p->zero >= 1 ? (double)p->dp * p->cp : 1;
+	double shard_d = p->zero >= 1 ? (double)p->dp * p->cp * (p->summa ? 1 : p->tp2) : 1;
 	double shard_e = p->zero >= 1 ? (double)p->tp * p->cp * p->dp / ((double)p->ep * etp) : 1;
 	double local = dense_params / shard_d + expert_params / shard_e;
 	double state = job->optimizer == PP_OPT_ADAM ? 3 : 2; /* fp32 master (+ m) + v */

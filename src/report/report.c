@@ -32,6 +32,11 @@ int pp_report_text(const pp_estimate *e, FILE *out)
 	        p->tp, p->pp, p->dp, p->cp, p->ep, p->etp, p->vp, p->mbs, p->microbatches, p->zero,
 	        pp_recompute_name(p->recompute), onoff(p->sp), onoff(p->flash),
 	        pp_schedule_name(p->schedule), p->order);
+	if (p->summa)
+		fprintf(out, "        2D TP SUMMA tp x tp2 = %d x %d, %d panel%s\n", p->tp, p->tp2,
+		        p->summa_nb, p->summa_nb == 1 ? "" : "s");
+	else if (p->tp2 > 1)
+		fprintf(out, "        2D TP tp x tp2 = %d x %d\n", p->tp, p->tp2);
 	fprintf(out, "job     global batch %lld x %d tokens, %s, %s gradients, %s\n\n",
 	        e->job.global_batch, e->job.seq_len, pp_precision_name(e->job.precision),
 	        e->job.grad_bytes == 4 ? "fp32" : "16-bit",
@@ -134,6 +139,9 @@ static json_t *estimate_json(const pp_estimate *e)
 	              p->vp, "mbs", p->mbs, "microbatches", (json_int_t)p->microbatches, "zero",
 	              p->zero, "recompute", pp_recompute_name(p->recompute), "sp", p->sp, "flash",
 	              p->flash, "schedule", pp_schedule_name(p->schedule), "order", p->order);
+	json_object_set_new(plan, "tp2", json_integer(p->tp2));
+	json_object_set_new(plan, "summa", json_boolean(p->summa));
+	json_object_set_new(plan, "summa_nb", json_integer(p->summa_nb));
 	const pp_iteration *t = &e->time;
 	json_t *time = json_pack(
 	    "{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i}", "iteration_s", t->iteration_s,

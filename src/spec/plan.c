@@ -86,6 +86,9 @@ void pp_plan_init(pp_plan *p)
 	p->schedule = PP_SCHED_1F1B;
 	p->recompute = PP_RECOMPUTE_NONE;
 	p->flash = true; /* Megatron-Core uses TransformerEngine fused attention by default */
+	p->tp2 = 1;
+	p->summa = false;
+	p->summa_nb = 1;
 	ppi_strlcpy(p->order, "tp-cp-ep-dp-pp", sizeof p->order);
 }
 
@@ -109,29 +112,44 @@ pp_status pp_job_check(const pp_job *j, pp_error *err)
 	return PP_OK;
 }
 
-/* Validate the rank order: tp, cp, dp, pp once each, ep at most once. */
+/* Validate the rank order: tp, cp, dp, pp once each, ep and tp2 at most once. */
 static pp_status check_order(const char *order, pp_error *err)
 {
-	static const char *const dims[] = {"tp", "cp", "ep", "dp", "pp"};
-	int seen[5] = {0};
+	static const char *const dims[] = {"tp", "cp", "ep", "dp", "pp", "tp2"};
+	int seen[6] = {0};
 	char buf[PP_ORDER_MAX];
 	ppi_strlcpy(buf, order, sizeof buf);
 	char *save = NULL;
 	for (char *tok = strtok_r(buf, "-", &save); tok; tok = strtok_r(NULL, "-", &save)) {
 		int k = -1;
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < 6; i++)
 			if (ppi_streq(tok, dims[i]))
 				k = i;
 		if (k < 0 || seen[k]++)
 			return ppi_fail(err, "", "plan.order",
-			                "expected a '-'-separated order of tp, cp, ep, dp, pp "
+			                "expected a '-'-separated order of tp, tp2, cp, ep, dp, pp "
 			                "(each once), near '%s'",
 			                tok);
 	}
 	if (!seen[0] || !seen[1] || !seen[3] || !seen[4])
 		return ppi_fail(err, "", "plan.order",
-		                "'%s' must name each of tp, cp, dp and pp (ep optional)", order);
+		                "'%s' must name each of tp, cp, dp and pp (ep and tp2 optional)",
+		                order);
 	return PP_OK;
+}
+
+/* True when the order names `dim` as one of its tokens. */
+static bool order_has(const char *order, const char *dim)
+{
+	size_t n = strlen(dim);
+	for (const char *s = order; s && *s;) {
+		if (strncmp(s, dim, n) == 0 && (s[n] == '-' || s[n] == '\0'))
+			return true;
+		s = strchr(s, '-');
+		if (s)
+			s++;
+	}
+	return false;
 }
 
 #define REQUIRE(cond, field, ...)                                                                  \
@@ -166,8 +184,27 @@ pp_status pp_plan_resolve(pp_plan *p, const pp_model *m, const pp_system *s, lon
 	        "unknown recompute mode %d", (int)p->recompute);
 	REQUIRE((unsigned)p->schedule <= PP_SCHED_ZB, "plan.schedule", "unknown schedule %d",
 	        (int)p->schedule);
+	REQUIRE(p->tp2 >= 1 && p->tp2 <= lim, "plan.tp2", "expected a positive degree, got %d",
+	        p->tp2);
+	REQUIRE(p->summa_nb >= 1 && p->summa_nb <= lim, "plan.summa_nb",
+	        "expected a positive panel count, got %d", p->summa_nb);
 	if ((st = check_order(p->order, err)))
 		return st;
+	/* 2D TP: n_2 sits right outside tp unless the order places it. */
+	if (p->tp2 > 1 && !order_has(p->order, "tp2")) {
+		size_t n = strlen(p->order);
+		REQUIRE(n + 4 < PP_ORDER_MAX, "plan.order", "'%s' leaves no room for tp2",
+		        p->order);
+		char o[PP_ORDER_MAX];
+		if (strncmp(p->order, "tp-", 3) == 0) { /* tp-tp2-rest */
+			memcpy(o, "tp-tp2-", 7);
+			memcpy(o + 7, p->order + 3, n - 3 + 1);
+		} else { /* tp2-order */
+			memcpy(o, "tp2-", 4);
+			memcpy(o + 4, p->order, n + 1);
+		}
+		memcpy(p->order, o, sizeof o);
+	}
 
 	/* Tensor parallelism splits heads, key/value groups and the MLP. */
 	REQUIRE(m->num_heads % p->tp == 0, "plan.tp",
@@ -182,17 +219,61 @@ pp_status pp_plan_resolve(pp_plan *p, const pp_model *m, const pp_system *s, lon
 		        "%d does not divide ffn_hidden_size %d of %s", p->tp, m->ffn_hidden,
 		        m->name);
 
-	long long mp = (long long)p->tp * p->pp * p->cp;
-	if (p->dp == 0) {
+	/* 2D TP (seed 003 Table II / A2): n_2 = tp2 splits the sequence l; SUMMA
+	 * further splits the GEMM weights (e/n_2 x e/n_1, f/n_2 x e/n_1) and cuts
+	 * the inner dimensions e and f into summa_nb panels. */
+	if (p->tp2 > 1) {
+		REQUIRE(job->seq_len % p->tp2 == 0, "plan.tp2",
+		        "%d does not divide the sequence length %d (2D TP splits it)", p->tp2,
+		        job->seq_len);
+		REQUIRE(p->cp == 1, "plan.tp2",
+		        "2D tensor parallelism (tp2 = %d) with context parallelism (cp = %d) is "
+		        "not modelled",
+		        p->tp2, p->cp);
+		REQUIRE(m->moe.num_experts == 0, "plan.tp2",
+		        "2D tensor parallelism (tp2 = %d) is modelled for dense models; %s has "
+		        "experts",
+		        p->tp2, m->name);
+	}
+	if (p->summa) {
+		REQUIRE(p->cp == 1, "plan.summa", "SUMMA with context parallelism is not modelled");
+		REQUIRE(m->moe.num_experts == 0, "plan.summa",
+		        "SUMMA is modelled for dense models; %s has experts", m->name);
+		REQUIRE(m->mla.kv_lora_rank == 0, "plan.summa",
+		        "SUMMA is not modelled with multi-head latent attention (%s)", m->name);
+		REQUIRE(m->hidden % p->tp2 == 0 && m->ffn_hidden % p->tp2 == 0, "plan.tp2",
+		        "SUMMA needs tp2 = %d to divide hidden %d and ffn_hidden_size %d of %s",
+		        p->tp2, m->hidden, m->ffn_hidden, m->name);
+		REQUIRE(m->hidden % p->summa_nb == 0 && m->ffn_hidden % p->summa_nb == 0,
+		        "plan.summa_nb",
+		        "%d panels do not divide the inner dimensions of the SUMMA multiplies "
+		        "(hidden %d, ffn_hidden_size %d of %s)",
+		        p->summa_nb, m->hidden, m->ffn_hidden, m->name);
+	} else {
+		REQUIRE(p->summa_nb == 1, "plan.summa_nb",
+		        "a panel count (%d) needs SUMMA on (plan.summa)", p->summa_nb);
+	}
+
+	long long mp = (long long)p->tp * p->tp2 * p->pp * p->cp;
+	if (p->dp == 0 && p->tp2 == 1) {
 		REQUIRE(gpus % mp == 0, "gpus",
 		        "%lld GPUs are not divisible by tp*pp*cp = %d*%d*%d = %lld", gpus, p->tp,
 		        p->pp, p->cp, mp);
-		p->dp = (int)(gpus / mp);
-	} else {
+	} else if (p->dp == 0) {
+		REQUIRE(gpus % mp == 0, "gpus",
+		        "%lld GPUs are not divisible by tp*tp2*pp*cp = %d*%d*%d*%d = %lld", gpus,
+		        p->tp, p->tp2, p->pp, p->cp, mp);
+	} else if (p->tp2 == 1) {
 		REQUIRE(mp * p->dp == gpus, "plan.dp",
 		        "tp*pp*cp*dp = %d*%d*%d*%d = %lld, but there are %lld GPUs", p->tp, p->pp,
 		        p->cp, p->dp, mp * p->dp, gpus);
+	} else {
+		REQUIRE(mp * p->dp == gpus, "plan.dp",
+		        "tp*tp2*pp*cp*dp = %d*%d*%d*%d*%d = %lld, but there are %lld GPUs", p->tp,
+		        p->tp2, p->pp, p->cp, p->dp, mp * p->dp, gpus);
 	}
+	if (p->dp == 0)
+		p->dp = (int)(gpus / mp);
 
 	/* Pipeline: Megatron's even split of layers over pp x vp model chunks. */
 	REQUIRE(p->pp <= m->num_layers, "plan.pp", "%d stages for only %d layers of %s", p->pp,
@@ -217,10 +298,14 @@ pp_status pp_plan_resolve(pp_plan *p, const pp_model *m, const pp_system *s, lon
 		REQUIRE(job->seq_len % (2 * p->cp) == 0, "plan.cp",
 		        "sequence length %d is not divisible by 2*cp = %d", job->seq_len,
 		        2 * p->cp);
-	if (p->sp && p->tp > 1)
+	if (p->sp && p->tp > 1 && p->tp2 == 1)
 		REQUIRE((job->seq_len / p->cp) % p->tp == 0, "plan.sp",
 		        "sequence parallelism needs seq_len/cp = %d divisible by tp = %d",
 		        job->seq_len / p->cp, p->tp);
+	if (p->sp && p->tp > 1 && p->tp2 > 1)
+		REQUIRE((job->seq_len / p->tp2) % p->tp == 0, "plan.sp",
+		        "sequence parallelism needs seq_len/tp2 = %d divisible by tp = %d",
+		        job->seq_len / p->tp2, p->tp);
 
 	/* Experts: ep x etp ranks hold disjoint experts inside the tp*cp*dp ranks of a stage. */
 	if (p->etp == 0)

@@ -52,20 +52,24 @@ static int stage_layer_index(const pp_model *m, const pp_plan *p, int stage, int
 
 /* Shapes every activation term needs, for one micro-batch on one GPU. */
 typedef struct act_ctx {
-	double T;      /* tokens of one micro-batch on this CP rank: mbs * seq / cp */
-	double seq;    /* full sequence length (keys a query attends over) */
-	double t;      /* tensor-parallel degree */
-	double sp_div; /* t with sequence parallelism, else 1 */
-	double lin_b;  /* bytes of a saved GEMM input: 1 under FP8, else 2 */
+	double T;        /* tokens of one micro-batch on this rank: mbs * seq / (cp * tp2) */
+	double seq;      /* full sequence length (keys a query attends over) */
+	double kv_extra; /* 2D TP: tokens of gathered K, V beyond T: mbs * seq - T */
+	double t;        /* tensor-parallel degree */
+	double sp_div;   /* t with sequence parallelism, else 1 */
+	double lin_b;    /* bytes of a saved GEMM input: 1 under FP8, else 2 */
 	bool fp8;
 } act_ctx;
 
 static void act_ctx_init(act_ctx *c, const pp_job *job, const pp_plan *p)
 {
-	c->T = (double)p->mbs * job->seq_len / p->cp;
+	double n2 = p->tp2 > 1 ? p->tp2 : 1;
+	c->T = (double)p->mbs * job->seq_len / p->cp / n2;
 	c->seq = job->seq_len;
+	c->kv_extra = n2 > 1 ? (double)p->mbs * job->seq_len - c->T : 0;
 	c->t = p->tp;
-	c->sp_div = (p->sp && p->tp > 1) ? p->tp : 1;
+	/* SUMMA splits activations over e by n_1: the bytes of SP's l / n_1. */
+	c->sp_div = ((p->sp || p->summa) && p->tp > 1) ? p->tp : 1;
 	c->fp8 = job->precision == PP_PREC_FP8;
 	c->lin_b = c->fp8 ? 1.0 : ACT_BYTES;
 }
@@ -90,13 +94,16 @@ static double attention_act(const pp_model *m, const pp_plan *p, const act_ctx *
 		if (ml->q_lora_rank > 0)
 			a += norm_act(c, ml->q_lora_rank) + T * ml->q_lora_rank * c->lin_b / sd;
 		a += norm_act(c, ml->kv_lora_rank) + T * ml->kv_lora_rank * c->lin_b / sd;
-		a += T * ml->qk_rope_head_dim * ACT_BYTES / sd;         /* shared rope key */
-		a += T * H * (2 * qk + ml->v_head_dim) * ACT_BYTES / t; /* q, k, v */
+		a += T * ml->qk_rope_head_dim * ACT_BYTES / sd;               /* shared rope key */
+		a += T * H * (2 * qk + ml->v_head_dim) * ACT_BYTES / t;       /* q, k, v */
+		a += c->kv_extra * H * (qk + ml->v_head_dim) * ACT_BYTES / t; /* 2D TP */
 		o_width = H * ml->v_head_dim;
 	} else {
 		double d = m->head_dim, kv = m->num_kv_heads;
 		a += T * h * c->lin_b / sd;                /* QKV GEMM input */
 		a += T * (H + 2 * kv) * d * ACT_BYTES / t; /* q, k, v */
+		/* 2D TP (seed 003 Table II): K, V gathered over n_2 to all l tokens. */
+		a += c->kv_extra * 2 * kv * d * ACT_BYTES / t;
 		o_width = H * d;
 	}
 	double heads_local = H / t;
@@ -207,6 +214,9 @@ pp_status pp_memory_stage(const pp_model *m, const pp_system *s, const pp_job *j
 	bool first = stage == 0, last = stage == p->pp - 1;
 	double t = p->tp, h = m->hidden;
 	double etp = p->etp > 0 ? p->etp : p->tp;
+	/* Layer weights: split over n_1 and replicated over n_2 under 2D TP; split
+	 * over n_1 x n_2 under SUMMA (seed 003 Tables II, A2). */
+	double wsplit = p->summa ? t * p->tp2 : t;
 
 	/* ---- parameters owned by this GPU, split by sharding group */
 	double dense = 0, experts = 0, gemm = 0;
@@ -219,11 +229,11 @@ pp_status pp_memory_stage(const pp_model *m, const pp_system *s, const pp_job *j
 		pp_layer_params lp;
 		pp_model_layer_params(m, l, &lp);
 		double split = lp.attention + lp.mlp - lp.replicated;
-		double mine = split / t + lp.replicated;
+		double mine = split / wsplit + lp.replicated;
 		double mine_e = lp.experts / (p->ep * etp);
 		dense += mine;
 		experts += mine_e;
-		gemm += split / t + mine_e;
+		gemm += split / wsplit + mine_e;
 		if (mine + mine_e > max_layer_params)
 			max_layer_params = mine + mine_e;
 		act_sum += layer_act(m, p, &c, l, p->recompute);
@@ -256,7 +266,9 @@ pp_status pp_memory_stage(const pp_model *m, const pp_system *s, const pp_job *j
 		ob = job->precision == PP_PREC_FP32 ? 4.0 : 8.0; /* (master +) momentum */
 	else
 		ob = job->precision == PP_PREC_FP32 ? 8.0 : 12.0; /* (master +) m + v */
-	int shard_dense = p->dp * p->cp;
+	/* ZeRO shards over the gradient-reduction group: dp x cp, x tp2 for 2D TP's
+	 * replicated weights. */
+	int shard_dense = p->dp * p->cp * (p->summa ? 1 : p->tp2);
 	int shard_exp = (int)((double)p->tp * p->cp * p->dp / (p->ep * etp));
 	double w1, g1, o1, w2, g2, o2;
 	pp_model_state_bytes(dense, wb, job->grad_bytes, ob, p->zero, shard_dense, &w1, &g1, &o1);

@@ -3,6 +3,17 @@
  * the attention core, element-wise work, and the collectives each parallel
  * dimension adds (seed 003 Tables I/A2; seed 004 §§4-10; Korthikanti et al.
  * 2022 for sequence parallelism; Megatron-Core for CP, EP and ZeRO).
+ *
+ * 2D tensor parallelism (seed 003 Table II): tp = n_1 splits heads and the MLP
+ * as in 1D TP, tp2 = n_2 splits the sequence, so every per-token tensor holds
+ * b l / n_2 tokens; the attention gathers K and V over n_2 (all-gathers of
+ * b l e / n_1), the n_1 collectives move b (l / n_2) e.  Weights are replicated
+ * over n_2; their gradient reduction joins the DP one (src/cost/stage.c).
+ *
+ * 2D TP SUMMA (Table A2, App. A): QKV, FC1 and FC2 are SUMMA multiplies on the
+ * n_1 x n_2 grid: the A row block (b l / n_2 x K) is broadcast over n_1 and
+ * the B column block (K x N / n_1) over n_2, in summa_nb panels (Algorithm 1);
+ * the backward's transposed multiplies broadcast one and reduce the other.
  */
 #include <string.h>
 
@@ -17,9 +28,12 @@ typedef struct ctx {
 	pp_work *w;
 	double T;  /* tokens of one micro-batch on this CP rank */
 	double S;  /* keys each query attends over (full sequence) */
-	double t;  /* tensor parallelism */
-	double sd; /* sequence-parallel divisor: t with SP, else 1 */
+	double t;  /* tensor parallelism (n_1 under 2D TP) */
+	double n2; /* 2D TP: n_2 (plan.tp2), splits the sequence; 1 = 1D TP */
+	double sd; /* sequence-parallel divisor: t with SP (or SUMMA), else 1 */
 	double wb; /* bytes per weight element in GEMMs */
+	double nb; /* SUMMA panels */
+	bool summa;
 	bool fp8;
 } ctx;
 
@@ -30,10 +44,14 @@ static void ctx_init(ctx *c, const pp_model *m, const pp_job *job, const pp_plan
 	c->job = job;
 	c->p = p;
 	c->w = w;
-	c->T = (double)p->mbs * job->seq_len / p->cp;
+	c->n2 = p->tp2 > 1 ? p->tp2 : 1;
+	c->T = (double)p->mbs * job->seq_len / p->cp / c->n2;
 	c->S = job->seq_len;
 	c->t = p->tp;
-	c->sd = (p->sp && p->tp > 1) ? p->tp : 1;
+	c->summa = p->summa;
+	c->nb = p->summa_nb > 1 ? p->summa_nb : 1;
+	/* SUMMA splits activations over e by n_1: the bytes of SP's l / n_1. */
+	c->sd = ((p->sp || p->summa) && p->tp > 1) ? p->tp : 1;
 	c->fp8 = job->precision == PP_PREC_FP8;
 	c->wb = job->precision == PP_PREC_FP32 ? 4.0 : 2.0;
 }
@@ -53,14 +71,14 @@ static pp_op *add_op(ctx *c, const char *name, pp_op_kind kind, pp_phase phase)
 	return o;
 }
 
-static void add_coll(ctx *c, const char *name, pp_coll_kind kind, pp_group g, pp_phase phase,
-                     double bytes, double count, bool overlapped)
+static pp_coll *add_coll(ctx *c, const char *name, pp_coll_kind kind, pp_group g, pp_phase phase,
+                         double bytes, double count, bool overlapped)
 {
 	if (bytes <= 0 || count <= 0)
-		return;
+		return NULL;
 	if (c->w->ncolls >= PP_MAX_COLLS) {
 		c->w->overflow = true;
-		return;
+		return NULL;
 	}
 	pp_coll *x = &c->w->colls[c->w->ncolls++];
 	x->name = name;
@@ -70,6 +88,9 @@ static void add_coll(ctx *c, const char *name, pp_coll_kind kind, pp_group g, pp
 	x->bytes = bytes;
 	x->count = count;
 	x->overlapped = overlapped;
+	x->panels = 1;
+	x->overlap_op = -1;
+	return x;
 }
 
 /*
@@ -161,6 +182,64 @@ static void tp_pair(ctx *c, const char *in, const char *out, bool recompute)
 	}
 }
 
+/* A collective of SUMMA's panel loop: `panels` pieces under op `op`. */
+static void summa_coll(ctx *c, const char *name, pp_coll_kind kind, pp_group g, pp_phase phase,
+                       double bytes, double count, int op)
+{
+	pp_coll *x = add_coll(c, name, kind, g, phase, bytes, count, false);
+	if (x) {
+		x->panels = c->nb;
+		x->overlap_op = op;
+	}
+}
+
+/*
+ * C (M x N/n_1 on this GPU) = A (M x K) B (K x N/n_1) by SUMMA (seed 003 App. A,
+ * Algorithm 1): n_b panel GEMMs of inner size K/n_b; per multiply the A row
+ * block (M x K, M = b l / n_2) is broadcast over n_1 and the B column block
+ * (K x N/n_1) over n_2 — Table A2's V = b l K / n_2 + K N / n_1.  `a_count`
+ * multiplies share the A block but broadcast it each (Table A2's Q, K, V).
+ * Backward: dA = dC B^T broadcasts B and reduces dA; dB = A^T dC broadcasts
+ * A and reduces dB ("a Broadcast and Reduce instead of two Broadcasts").
+ */
+static void summa_gemm(ctx *c, const char *name, double M, double K, double N, double a_count,
+                       bool recompute)
+{
+	int base = c->w->nops;
+	gemm(c, name, M, K / c->nb, N, c->nb, recompute);
+	if (c->w->nops < base + 3)
+		return; /* overflow, reported by the cost */
+	double A = M * K * ACT, B = K * N * c->wb;
+	summa_coll(c, "summa_a", PP_COLL_BROADCAST, PP_GROUP_TP, PP_PHASE_FWD, A, a_count, base);
+	summa_coll(c, "summa_b", PP_COLL_BROADCAST, PP_GROUP_TP2, PP_PHASE_FWD, B, 1, base);
+	summa_coll(c, "summa_b", PP_COLL_BROADCAST, PP_GROUP_TP2, PP_PHASE_BWD_INPUT, B, 1,
+	           base + 1);
+	summa_coll(c, "summa_da", PP_COLL_REDUCE, PP_GROUP_TP, PP_PHASE_BWD_INPUT, A, a_count,
+	           base + 1);
+	summa_coll(c, "summa_a", PP_COLL_BROADCAST, PP_GROUP_TP, PP_PHASE_BWD_WEIGHT, A, a_count,
+	           base + 2);
+	summa_coll(c, "summa_db", PP_COLL_REDUCE, PP_GROUP_TP2, PP_PHASE_BWD_WEIGHT, B, 1,
+	           base + 2);
+	if (recompute && c->w->nops >= base + 4) {
+		summa_coll(c, "summa_a", PP_COLL_BROADCAST, PP_GROUP_TP, PP_PHASE_RECOMPUTE, A,
+		           a_count, base + 3);
+		summa_coll(c, "summa_b", PP_COLL_BROADCAST, PP_GROUP_TP2, PP_PHASE_RECOMPUTE, B, 1,
+		           base + 3);
+	}
+}
+
+/* SUMMA's norm over e split by n_1: Table A2's all-reduce of b (l/n_2) e over n_1,
+ * forward (twice with full recompute) and again in backward. */
+static void summa_norm_ar(ctx *c, const char *name, bool recompute)
+{
+	if (c->t <= 1)
+		return;
+	double buf = c->T * c->m->hidden * ACT;
+	add_coll(c, name, PP_COLL_ALLREDUCE, PP_GROUP_TP, PP_PHASE_FWD, buf, recompute ? 2 : 1,
+	         false);
+	add_coll(c, name, PP_COLL_ALLREDUCE, PP_GROUP_TP, PP_PHASE_BWD_INPUT, buf, 1, false);
+}
+
 static void attention(ctx *c, bool full_rc)
 {
 	const pp_model *m = c->m;
@@ -169,6 +248,8 @@ static void attention(ctx *c, bool full_rc)
 	bool sel = p->recompute == PP_RECOMPUTE_SELECTIVE;
 	double qk_dim, v_dim, kv_heads;
 	norm(c, "attn_norm", h, full_rc);
+	if (c->summa)
+		summa_norm_ar(c, "summa_attn_norm", full_rc);
 	if (m->mla.kv_lora_rank > 0) {
 		const pp_mla *a = &m->mla;
 		qk_dim = a->qk_nope_head_dim + a->qk_rope_head_dim;
@@ -189,7 +270,11 @@ static void attention(ctx *c, bool full_rc)
 	} else {
 		qk_dim = v_dim = m->head_dim;
 		kv_heads = m->num_kv_heads;
-		gemm(c, "qkv", T, h, (H + 2 * kv_heads) * m->head_dim / t, 1, full_rc);
+		if (c->summa) /* Q, K, V: three SUMMA multiplies sharing the input */
+			summa_gemm(c, "qkv", T, h, (H + 2 * kv_heads) * m->head_dim / t, 3,
+			           full_rc);
+		else
+			gemm(c, "qkv", T, h, (H + 2 * kv_heads) * m->head_dim / t, 1, full_rc);
 	}
 	if (m->qk_norm)
 		elem(c, "qk_norm", T * (H + kv_heads) / t * qk_dim * ACT * 2, 0, full_rc);
@@ -219,7 +304,34 @@ static void attention(ctx *c, bool full_rc)
 	}
 	gemm(c, "proj", T, H * v_dim / t, h, 1, full_rc);
 	elem(c, "residual", T / c->sd * h * ACT * 3 * (m->dropout ? 2 : 1), T / c->sd * h, full_rc);
-	tp_pair(c, "tp_attn_in", "tp_attn_out", full_rc);
+	if (!c->summa) {
+		tp_pair(c, "tp_attn_in", "tp_attn_out", full_rc);
+	} else if (t > 1) {
+		/* Table A2 keeps Table II's row-parallel projection: a reduce-scatter of
+		 * b (l/n_2) e over n_1, its all-gather conjugate in backward. */
+		double buf = T * h * ACT;
+		add_coll(c, "summa_attn_out", PP_COLL_REDUCESCATTER, PP_GROUP_TP, PP_PHASE_FWD, buf,
+		         full_rc ? 2 : 1, false);
+		add_coll(c, "summa_attn_out", PP_COLL_ALLGATHER, PP_GROUP_TP, PP_PHASE_BWD_INPUT,
+		         buf, 1, false);
+	}
+
+	/* 2D TP: queries hold l/n_2 tokens, keys and values all of l: all-gather K and
+	 * V over n_2 (Table II: b l e / n_1 each), reduce-scatter their gradients in
+	 * backward; the gathered K, V are kept for backward (src/workload/memory.c),
+	 * re-gathered only under full recompute. */
+	if (c->n2 > 1) {
+		double full = (double)p->mbs * c->S;
+		double kb = full * kv_heads / t * qk_dim * ACT,
+		       vb = full * kv_heads / t * v_dim * ACT;
+		int fc = full_rc ? 2 : 1;
+		add_coll(c, "tp2_k", PP_COLL_ALLGATHER, PP_GROUP_TP2, PP_PHASE_FWD, kb, fc, false);
+		add_coll(c, "tp2_v", PP_COLL_ALLGATHER, PP_GROUP_TP2, PP_PHASE_FWD, vb, fc, false);
+		add_coll(c, "tp2_k", PP_COLL_REDUCESCATTER, PP_GROUP_TP2, PP_PHASE_BWD_INPUT, kb, 1,
+		         false);
+		add_coll(c, "tp2_v", PP_COLL_REDUCESCATTER, PP_GROUP_TP2, PP_PHASE_BWD_INPUT, vb, 1,
+		         false);
+	}
 
 	/* Context parallelism: a ring passes each rank's K and V (forward) and K, V
 	 * with their gradients (backward) around cp-1 steps, under the attention
@@ -239,6 +351,12 @@ static void dense_mlp(ctx *c, double ffn, bool full_rc, const char *a, const cha
 {
 	const pp_model *m = c->m;
 	double T = c->T, t = c->t, g = m->gated_mlp ? 2.0 : 1.0;
+	if (c->summa) { /* FC1: A = Y~ (T x e); FC2: A = Z (T x f), B = W2 (f x e/n_1) */
+		summa_gemm(c, a, T, m->hidden, g * ffn / t, 1, full_rc);
+		elem(c, "act", T * ffn / t * (g + 1) * ACT, T * ffn / t * 8, full_rc);
+		summa_gemm(c, b, T, ffn, m->hidden / t, 1, full_rc);
+		return;
+	}
 	gemm(c, a, T, m->hidden, g * ffn / t, 1, full_rc);
 	elem(c, "act", T * ffn / t * (g + 1) * ACT, T * ffn / t * 8, full_rc);
 	gemm(c, b, T, ffn / t, m->hidden, 1, full_rc);
@@ -300,6 +418,8 @@ void pp_layer_work(const pp_model *m, const pp_job *job, const pp_plan *plan, in
 	bool full_rc = plan->recompute == PP_RECOMPUTE_FULL;
 	attention(&c, full_rc);
 	norm(&c, "mlp_norm", m->hidden, full_rc);
+	if (c.summa)
+		summa_norm_ar(&c, "summa_mlp_norm", full_rc);
 	bool moe = pp_model_layer_is_moe(m, layer);
 	if (moe)
 		moe_mlp(&c, full_rc);
@@ -309,7 +429,7 @@ void pp_layer_work(const pp_model *m, const pp_job *job, const pp_plan *plan, in
 	     c.T / c.sd * m->hidden, full_rc);
 	/* MoE layers keep tokens sequence-sharded through the router; only a shared
 	 * expert (a plain TP MLP) or the no-SP all-reduce needs the TP pair. */
-	if (!moe || m->moe.shared_ffn_hidden > 0 || c.sd == 1)
+	if (!c.summa && (!moe || m->moe.shared_ffn_hidden > 0 || c.sd == 1))
 		tp_pair(&c, "tp_mlp_in", "tp_mlp_out", full_rc);
 }
 

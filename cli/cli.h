@@ -36,6 +36,7 @@ int cli_estimate(int argc, char **argv);
 int cli_list(int argc, char **argv);
 int cli_validate(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);
+int cli_sweep(int argc, char **argv);
 int cli_search(int argc, char **argv);
 /* The default run-records file (public-runs.json) into `out`; false if none. */
 bool cli_default_data(char *out, size_t n);

@@ -91,6 +91,7 @@ static void usage(FILE *f)
 	           "  search     the fastest plans that fit, over every dimension and placement\n"
 	           "  validate   predictions vs. published, measured runs (throughput; --memory)\n"
 	           "  calibrate  fit a system's efficiency parameters to the published runs\n"
+	           "  sweep      one plan over GPUs, dp or micro-batch: time, scaling, cost\n"
 	           "  help       this text; 'paraplan estimate --help' for the options\n"
 	           "  version    print the version\n"
 	           "\n"
@@ -115,6 +116,8 @@ int main(int argc, char **argv)
 		return cli_search(argc - 1, argv + 1);
 	if (strcmp(verb, "calibrate") == 0)
 		return cli_calibrate(argc - 1, argv + 1);
+	if (strcmp(verb, "sweep") == 0)
+		return cli_sweep(argc - 1, argv + 1);
 	if (strcmp(verb, "help") == 0 || strcmp(verb, "--help") == 0 || strcmp(verb, "-h") == 0) {
 		usage(stdout);
 		return EXIT_ANSWERED;

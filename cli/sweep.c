@@ -1,0 +1,163 @@
+/*
+ * paraplan sweep: one plan along one axis (GPUs, dp or micro-batch) ->
+ * pp_sweep_run -> table, CSV or JSON.  Takes every estimate flag.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+enum { OPT_OVER = CLI_OPT_VERB, OPT_VALUES, OPT_USD_PER_GPU, OPT_REPLICA_BATCH, OPT_CSV };
+
+static const struct option sweep_opts[] = {
+    {"over", required_argument, 0, OPT_OVER},
+    {"values", required_argument, 0, OPT_VALUES},
+    {"usd-per-gpu", required_argument, 0, OPT_USD_PER_GPU},
+    {"replica-batch", required_argument, 0, OPT_REPLICA_BATCH},
+    {"csv", no_argument, 0, OPT_CSV},
+    {0, 0, 0, 0}};
+
+typedef struct sweep_args {
+	const char *over, *values;
+	double usd_per_gpu;
+	long long replica_batch;
+	bool csv;
+} sweep_args;
+
+static void sweep_usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "usage: paraplan sweep --over gpus|dp|mbs --values LIST --model M --system S\n"
+	    "                      --seq L (--gbs B | --replica-batch B) [estimate options]\n"
+	    "\n"
+	    "Estimates one plan at every point of one axis (seed 000 §6, ConfigTuner):\n"
+	    "  --over gpus      GPU counts; dp = gpus / (tp pp cp)\n"
+	    "  --over dp        data-parallel degrees at fixed --tp --pp --cp; gpus = tp pp cp dp\n"
+	    "  --over mbs       micro-batch sizes at fixed --tp --pp --cp and --gpus (or --dp)\n"
+	    "  --values LIST    points: 1,2,4 or A:B or A:B:STEP, combined: 1:8,16,32:64:16\n"
+	    "  --replica-batch B  sequences per model replica, fixed: global batch = B x dp\n"
+	    "                   (default: the global batch --gbs is fixed)\n"
+	    "  --tokens T       training budget: days, GPU-hours and costs per point\n"
+	    "  --usd-per-gpu-hour P  rental price (default: the system preset's)\n"
+	    "  --usd-per-gpu P  purchase price of one GPU: cost of buying the point's GPUs\n"
+	    "  --csv            CSV instead of the table (SI units)\n"
+	    "  --json           JSON instead of the table (units in the names)\n"
+	    "  --output FILE    write there (atomically) instead of standard output\n"
+	    "\n"
+	    "Every 'paraplan estimate' option sets the plan the sweep starts from\n"
+	    "(see 'paraplan estimate --help').  A point whose plan is invalid is listed\n"
+	    "with the reason; the fastest point that fits and the cheapest to rent are\n"
+	    "marked.\n");
+}
+
+static int sweep_flag(int code, const char *v, void *ctx)
+{
+	sweep_args *a = ctx;
+	switch (code) {
+	case OPT_OVER: a->over = v; return 0;
+	case OPT_VALUES: a->values = v; return 0;
+	case OPT_USD_PER_GPU: return cli_parse_price("usd-per-gpu", v, 1e7, &a->usd_per_gpu);
+	case OPT_REPLICA_BATCH:
+		return cli_parse_ll("replica-batch", v, 1, 1000000000, &a->replica_batch);
+	case OPT_CSV: a->csv = true; return 0;
+	default: return EXIT_INTERNAL;
+	}
+}
+
+int cli_sweep(int argc, char **argv)
+{
+	sweep_args a = {0};
+	const cli_verb verb = {"sweep", sweep_usage, sweep_opts, sweep_flag, &a};
+	cli_opts o;
+	int rc = cli_opts_parse(argc, argv, &verb, &o);
+	if (rc != CLI_CONTINUE)
+		return rc;
+	if (!a.over || !a.values) {
+		cli_message("sweep: %s is required (see 'paraplan sweep --help')",
+		            !a.over ? "--over" : "--values");
+		return EXIT_BADINPUT;
+	}
+	pp_error err;
+	pp_error_clear(&err);
+	pp_sweep_axis axis;
+	pp_status st = pp_sweep_axis_parse(a.over, "--over", &axis, &err);
+	if (st)
+		return cli_fail(st, &err);
+	if (a.csv && o.json) {
+		cli_message("sweep: --csv and --json exclude each other");
+		return EXIT_BADINPUT;
+	}
+	/* The swept quantity comes from --values only. */
+	const char *clash = axis == PP_SWEEP_GPUS && o.gpus           ? "--gpus"
+	                    : axis == PP_SWEEP_GPUS && o.plan.dp      ? "--dp"
+	                    : axis == PP_SWEEP_DP && o.gpus           ? "--gpus"
+	                    : axis == PP_SWEEP_DP && o.plan.dp        ? "--dp"
+	                    : axis == PP_SWEEP_MBS && o.plan.mbs != 1 ? "--mbs"
+	                                                              : NULL;
+	if (clash) {
+		cli_message("sweep: %s is set by --over %s; leave it out", clash, a.over);
+		return EXIT_BADINPUT;
+	}
+	if (axis == PP_SWEEP_MBS && !o.gpus && !o.plan.dp) {
+		cli_message("sweep: --over mbs needs --gpus or --dp");
+		return EXIT_BADINPUT;
+	}
+	if ((rc = cli_opts_require(&o, "sweep", false, a.replica_batch == 0)))
+		return rc;
+	if (a.replica_batch > 0 && o.have_gbs) {
+		cli_message("sweep: --gbs and --replica-batch exclude each other");
+		return EXIT_BADINPUT;
+	}
+
+	long long *values = malloc(PP_SWEEP_MAX_POINTS * sizeof *values);
+	if (!values) {
+		cli_message("out of memory");
+		return EXIT_INTERNAL;
+	}
+	size_t n = 0;
+	long long max_value = axis == PP_SWEEP_MBS ? 1 << 20 : 10000000;
+	st = pp_sweep_parse_values(a.values, "--values", max_value, values, PP_SWEEP_MAX_POINTS, &n,
+	                           &err);
+	if (st) {
+		free(values);
+		return cli_fail(st, &err);
+	}
+	pp_model model;
+	pp_system sys;
+	if ((rc = cli_opts_inputs(&o, &model, &sys))) {
+		free(values);
+		return rc;
+	}
+	pp_sweep_opts so;
+	pp_sweep_opts_init(&so);
+	so.axis = axis;
+	so.values = values;
+	so.nvalues = n;
+	so.replica_batch = a.replica_batch;
+	so.usd_per_gpu = a.usd_per_gpu;
+	if (a.replica_batch > 0)
+		o.job.global_batch = a.replica_batch; /* per point: x dp */
+	pp_sweep *sw = pp_sweep_new(n);
+	if (!sw) {
+		free(values);
+		cli_message("out of memory");
+		return EXIT_INTERNAL;
+	}
+	st = pp_sweep_run(&model, &sys, &o.job, &o.plan, o.gpus, &so, sw, &err);
+	free(values);
+	if (st) {
+		pp_sweep_free(sw);
+		return cli_plan_fail(st, &err, &model);
+	}
+	cli_out out;
+	if ((rc = cli_out_open(&out, o.output))) {
+		pp_sweep_free(sw);
+		return rc;
+	}
+	int wr = o.json  ? pp_report_sweep_json(sw, out.f)
+	         : a.csv ? pp_report_sweep_csv(sw, out.f)
+	                 : pp_report_sweep_text(sw, out.f);
+	pp_sweep_free(sw);
+	return cli_out_close(&out, wr == 0);
+}

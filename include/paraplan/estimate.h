@@ -67,10 +67,14 @@ enum {
 	PP_EVAL_FIT_ONLY = 1u << 2,    /* skip the time model when the plan does not fit */
 };
 
-/* pp_estimate_run with `flags`; with 0 the two are the same. */
+/*
+ * pp_estimate_run with `flags` (0: the same) and a caller-owned workspace `ws`
+ * whose memo of layer costs carries over between calls with the same model
+ * and system objects (one per thread; NULL: a fresh one on the stack).
+ */
 pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *job,
-                           const pp_plan *plan, long long gpus, unsigned flags, pp_estimate *out,
-                           pp_error *err);
+                           const pp_plan *plan, long long gpus, unsigned flags, pp_work *ws,
+                           pp_estimate *out, pp_error *err);
 
 #ifdef __cplusplus
 }

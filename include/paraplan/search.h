@@ -37,6 +37,11 @@ typedef struct pp_search_dim {
 
 typedef struct pp_search_space {
 	pp_search_dim tp, pp, dp, cp, ep, etp, vp, mbs, zero;
+	pp_search_dim tp2;       /* second dimension of 2D tensor parallelism (seed 003);
+	                            opt-in: count 0 means tp2 = 1 only */
+	pp_search_dim summa_nb;  /* SUMMA panel counts; 0 values = powers of two up to 64 */
+	unsigned summa_mask;     /* for tp2 > 1: bit 0 2D TP with shared weights, bit 1 SUMMA;
+	                            0 = both (tp2 = 1 is always plain 1D TP) */
 	unsigned recompute_mask; /* bit (1 << pp_recompute); 0 = all */
 	unsigned schedule_mask;  /* bit (1 << pp_schedule); 0 = 1f1b, interleaved and zb */
 	unsigned sp_mask;        /* bit 0 off, bit 1 on; 0 = both (only on with tp > 1) */

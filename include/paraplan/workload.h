@@ -145,7 +145,17 @@ typedef struct pp_work {
 	pp_op ops[PP_MAX_OPS];
 	int ncolls;
 	pp_coll colls[PP_MAX_COLLS];
+	/* Memo of pp_stage_cost (cost.h): the cost of one layer of each kind under
+	 * the plan fields that shape it, reused while they do not change.  Set
+	 * cache_valid to false (pp_work_init) before first use, and again when the
+	 * model or system objects passed with this workspace change. */
+	bool cache_valid[2];
+	unsigned char cache_key[2][192];
+	double cache[2][48];
 } pp_work;
+
+/* Ready a workspace for use (empties its memo). */
+void pp_work_init(pp_work *w);
 
 /*
  * Operations and collectives of layer `layer` for one micro-batch on one GPU

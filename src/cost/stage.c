@@ -35,6 +35,74 @@ typedef struct acc {
 	bool overflow;
 } acc;
 
+/* Everything a layer's cost depends on besides its kind. */
+typedef struct layer_key {
+	const void *model, *system;
+	int seq, precision, tp, tp2, summa, summa_nb, cp, ep, etp, mbs, sp, recompute, flash;
+	int tp_overlap, ep_overlap;
+	pp_layout lay[PP_NGROUPS];
+} layer_key;
+
+/* a += n * b */
+static void acc_add(acc *a, const acc *b, double n)
+{
+	for (int i = 0; i < 4; i++) {
+		a->compute[i] += n * b->compute[i];
+		a->attn[i] += n * b->attn[i];
+		a->hidden_cp[i] += n * b->hidden_cp[i];
+	}
+	for (int g = 0; g < PP_NGROUPS; g++) {
+		a->exposed[g] += n * b->exposed[g];
+		a->bytes[g] += n * b->bytes[g];
+	}
+	a->summa += n * b->summa;
+	a->model_flops += n * b->model_flops;
+	a->hw_flops += n * b->hw_flops;
+	a->overflow |= b->overflow;
+}
+
+static void add_work(acc *a, const pp_work *w, const pp_system *s, const pp_job *job,
+                     const pp_plan *p, const pp_layout *lay, double times);
+
+/* One layer of kind `moe` (its index `layer`), from the workspace's memo when
+ * nothing that shapes it changed. */
+static void layer_cost(acc *one, const pp_model *m, const pp_system *s, const pp_job *job,
+                       const pp_plan *p, const pp_layout *lay, int layer, int moe, pp_work *ws)
+{
+	layer_key k;
+	memset(&k, 0, sizeof k);
+	k.model = m;
+	k.system = s;
+	k.seq = job->seq_len;
+	k.precision = job->precision;
+	k.tp = p->tp;
+	k.tp2 = p->tp2;
+	k.summa = p->summa;
+	k.summa_nb = p->summa_nb;
+	k.cp = p->cp;
+	k.ep = p->ep;
+	k.etp = p->etp;
+	k.mbs = p->mbs;
+	k.sp = p->sp;
+	k.recompute = p->recompute;
+	k.flash = p->flash;
+	k.tp_overlap = p->tp_overlap;
+	k.ep_overlap = p->ep_overlap;
+	memcpy(k.lay, lay, sizeof k.lay);
+	_Static_assert(sizeof k <= sizeof ws->cache_key[0], "memo key does not fit");
+	_Static_assert(sizeof *one <= sizeof ws->cache[0], "memo value does not fit");
+	if (ws->cache_valid[moe] && memcmp(ws->cache_key[moe], &k, sizeof k) == 0) {
+		memcpy(one, ws->cache[moe], sizeof *one);
+		return;
+	}
+	memset(one, 0, sizeof *one);
+	pp_layer_work(m, job, p, layer, ws);
+	add_work(one, ws, s, job, p, lay, 1);
+	memcpy(ws->cache_key[moe], &k, sizeof k);
+	memcpy(ws->cache[moe], one, sizeof *one);
+	ws->cache_valid[moe] = true;
+}
+
 static void add_work(acc *a, const pp_work *w, const pp_system *s, const pp_job *job,
                      const pp_plan *p, const pp_layout *lay, double times)
 {
@@ -127,8 +195,9 @@ pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job
 	double wsplit = p->summa ? (double)p->tp * p->tp2 : p->tp;
 	int etp = p->etp > 0 ? p->etp : p->tp;
 	if (n_dense) {
-		pp_layer_work(m, job, p, dense_idx, ws);
-		add_work(&a, ws, s, job, p, lay, n_dense);
+		acc one;
+		layer_cost(&one, m, s, job, p, lay, dense_idx, 0, ws);
+		acc_add(&a, &one, n_dense);
 		pp_layer_params lp;
 		pp_model_layer_params(m, dense_idx, &lp);
 		double mine = (lp.attention + lp.mlp - lp.replicated) / wsplit + lp.replicated;
@@ -137,8 +206,9 @@ pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job
 			layer_params_max = mine;
 	}
 	if (n_moe) {
-		pp_layer_work(m, job, p, moe_idx, ws);
-		add_work(&a, ws, s, job, p, lay, n_moe);
+		acc one;
+		layer_cost(&one, m, s, job, p, lay, moe_idx, 1, ws);
+		acc_add(&a, &one, n_moe);
 		pp_layer_params lp;
 		pp_model_layer_params(m, moe_idx, &lp);
 		double mine = (lp.attention + lp.mlp - lp.replicated) / wsplit + lp.replicated;

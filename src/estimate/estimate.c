@@ -17,12 +17,12 @@ static bool uniform_layers(const pp_model *m)
 pp_status pp_estimate_run(const pp_model *m, const pp_system *s, const pp_job *job,
                           const pp_plan *plan, long long gpus, pp_estimate *out, pp_error *err)
 {
-	return pp_estimate_eval(m, s, job, plan, gpus, 0, out, err);
+	return pp_estimate_eval(m, s, job, plan, gpus, 0, NULL, out, err);
 }
 
 pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *job,
-                           const pp_plan *plan, long long gpus, unsigned flags, pp_estimate *out,
-                           pp_error *err)
+                           const pp_plan *plan, long long gpus, unsigned flags, pp_work *ws,
+                           pp_estimate *out, pp_error *err)
 {
 	memset(out, 0, sizeof *out);
 	out->model = *m;
@@ -60,7 +60,11 @@ pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *
 		return PP_OK;
 
 	/* Time: each stage's cost, then the schedule. */
-	pp_work ws;
+	pp_work local;
+	if (!ws) {
+		pp_work_init(&local);
+		ws = &local;
+	}
 	pp_stage_time stt[PP_MAX_STAGES];
 	const pp_plan *p = &out->plan;
 	for (int i = 0; i < p->pp; i++) {
@@ -70,7 +74,7 @@ pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *
 			stt[i].stage = i;
 			continue;
 		}
-		pp_status rc = pp_stage_cost(m, s, job, p, i, &ws, &stt[i], err);
+		pp_status rc = pp_stage_cost(m, s, job, p, i, ws, &stt[i], err);
 		if (rc)
 			return rc;
 	}

@@ -114,13 +114,14 @@ static void front_insert(front *f, const pp_estimate *e)
 /* ------------------------------------------------------------ state */
 
 typedef struct outer {
-	int tp, pp, cp;
+	int tp, tp2, pp, cp;
 } outer;
 
 typedef struct worker {
 	struct pp_search *s;
 	const outer *job;
 	pp_estimate *scratch;
+	pp_work *ws;
 	top_list top;
 	front pareto;
 	long long evaluated, pruned, infeasible, rejected, combos;
@@ -193,6 +194,13 @@ static bool cp_ok(const struct pp_search *s, int v)
 	return v == 1 || (s->job.seq_len % (2 * v) == 0 && s->gpus % v == 0);
 }
 
+/* 2D TP splits the sequence over n_2 (seed 003 Table II); not with MoE. */
+static bool tp2_ok(const struct pp_search *s, int v)
+{
+	return v == 1 || (s->job.seq_len % v == 0 && s->gpus % v == 0 &&
+	                  s->model.moe.num_experts == 0 && s->model.mla.kv_lora_rank == 0);
+}
+
 /* ------------------------------------------------------------ one sub-space */
 
 static void evaluate(worker *w, pp_plan *plan, bool *fits)
@@ -200,8 +208,9 @@ static void evaluate(worker *w, pp_plan *plan, bool *fits)
 	struct pp_search *s = w->s;
 	pp_error err;
 	w->combos++;
-	pp_status st = pp_estimate_eval(&s->model, &s->system, &s->job, plan, s->gpus,
-	                                PP_EVAL_PEAK_ONLY | PP_EVAL_FIT_ONLY, w->scratch, &err);
+	pp_status st =
+	    pp_estimate_eval(&s->model, &s->system, &s->job, plan, s->gpus,
+	                     PP_EVAL_PEAK_ONLY | PP_EVAL_FIT_ONLY, w->ws, w->scratch, &err);
 	*fits = false;
 	if (st == PP_EINPUT) {
 		w->rejected++;
@@ -244,7 +253,7 @@ static void run_outer(worker *w)
 	const pp_search_space *sp = &s->space;
 	const pp_model *m = &s->model;
 	const outer *o = w->job;
-	long long dp = s->gpus / ((long long)o->tp * o->pp * o->cp);
+	long long dp = s->gpus / ((long long)o->tp * o->tp2 * o->pp * o->cp);
 	long long per_replica = s->job.global_batch % dp ? 0 : s->job.global_batch / dp;
 	if (per_replica == 0) {
 		w->rejected++;
@@ -311,117 +320,167 @@ static void run_outer(worker *w)
 	int norders =
 	    sp->norders ? sp->norders : (int)(sizeof default_orders / sizeof *default_orders);
 
+	/* 2D TP variants: shared-weight 2D TP and SUMMA with its panel counts. */
+	int variants[2 * PP_SEARCH_MAX_VALUES][2], nvar = 0; /* {summa, nb} */
+	unsigned summask = sp->summa_mask ? sp->summa_mask : 3u;
+	/* tp2 = 1 is plain 1D TP; with tp2 > 1, bit 0 is 2D TP with shared weights. */
+	if (o->tp2 == 1 || (summask & 1u))
+		variants[nvar][0] = 0, variants[nvar][1] = 1, nvar++;
+	if ((summask & 2u) && o->tp2 > 1) {
+		int h = m->hidden, f = m->ffn_hidden;
+		for (int v = 1; v <= 64 && nvar < 2 * PP_SEARCH_MAX_VALUES; v *= 2) {
+			bool want = sp->summa_nb.count == 0;
+			for (int i = 0; i < sp->summa_nb.count; i++)
+				want |= sp->summa_nb.values[i] == v;
+			if (want && h % v == 0 && (f == 0 || f % v == 0))
+				variants[nvar][0] = 1, variants[nvar][1] = v, nvar++;
+		}
+		for (int i = 0; i < sp->summa_nb.count && nvar < 2 * PP_SEARCH_MAX_VALUES; i++) {
+			int v = sp->summa_nb.values[i];
+			if (v > 64 || (v & (v - 1)))
+				variants[nvar][0] = 1, variants[nvar][1] = v, nvar++;
+		}
+	}
+
 	pp_plan plan = sp->base;
 	plan.tp = o->tp;
+	plan.tp2 = o->tp2;
 	plan.pp = o->pp;
 	plan.cp = o->cp;
 	plan.dp = (int)dp;
-	for (int a = 0; a < nep; a++)
-		for (int b = 0; b < netp; b++)
-			for (int c = 0; c < nvp; c++)
-				for (int spv = 0; spv < 2; spv++) {
-					if (!(spmask & (1u << spv)) || (spv && o->tp == 1))
-						continue;
-					for (int sc = 0; sc < 4; sc++) {
-						if (!(smask & (1u << sc)))
+	for (int vv = 0; vv < nvar; vv++) {
+		plan.summa = variants[vv][0];
+		plan.summa_nb = variants[vv][1];
+		for (int a = 0; a < nep; a++)
+			for (int b = 0; b < netp; b++)
+				for (int c = 0; c < nvp; c++)
+					for (int spv = 0; spv < 2; spv++) {
+						if (!(spmask & (1u << spv)) || (spv && o->tp == 1))
 							continue;
-						/* vp > 1 is the interleaved schedule; vp = 1 is not */
-						if ((vps[c] > 1) != (sc == PP_SCHED_INTERLEAVED))
-							continue;
-						if (o->pp == 1 && sc != PP_SCHED_1F1B)
-							continue; /* no pipeline: every schedule is the same */
-						for (int z = 0; z < nzero; z++)
-							for (int r = 0; r < 3; r++) {
-								if (!(rmask & (1u << r)))
-									continue;
-								plan.ep = eps[a];
-								plan.etp = etps[b];
-								plan.vp = vps[c];
-								plan.sp = spv;
-								plan.schedule = (pp_schedule)sc;
-								plan.zero = zeros[z];
-								plan.recompute = (pp_recompute)r;
-								pp_layout seen[PP_SEARCH_MAX_ORDERS]
-								              [PP_NGROUPS];
-								int nseen = 0;
-								/* Memory grows with the micro-batch and does not
+						for (int sc = 0; sc < 4; sc++) {
+							if (!(smask & (1u << sc)))
+								continue;
+							/* vp > 1 is the interleaved schedule; vp = 1 is not */
+							if ((vps[c] > 1) !=
+							    (sc == PP_SCHED_INTERLEAVED))
+								continue;
+							if (o->pp == 1 && sc != PP_SCHED_1F1B)
+								continue; /* no pipeline: every schedule is the same */
+							for (int z = 0; z < nzero; z++)
+								for (int r = 0; r < 3; r++) {
+									if (!(rmask & (1u << r)))
+										continue;
+									plan.ep = eps[a];
+									plan.etp = etps[b];
+									plan.vp = vps[c];
+									plan.sp = spv;
+									plan.schedule =
+									    (pp_schedule)sc;
+									plan.zero = zeros[z];
+									plan.recompute =
+									    (pp_recompute)r;
+									pp_layout seen
+									    [PP_SEARCH_MAX_ORDERS]
+									    [PP_NGROUPS];
+									int nseen = 0;
+									/* Memory grows with the micro-batch and does not
 								 * depend on the order: the first that does not
 								 * fit ends this sub-space. */
-								for (int mb = 0; mb < nmbs; mb++) {
-									plan.mbs = mbss[mb];
-									bool any_fit = false,
-									     any_eval = false;
-									nseen = 0;
-									for (int k = 0; k < norders;
-									     k++) {
-										const char *ord =
-										    sp->norders
-										        ? sp->orders
-										              [k]
-										        : default_orders
-										              [k];
-										ppi_strlcpy(
-										    plan.order, ord,
-										    sizeof plan
-										        .order);
-										pp_layout
-										    sig[PP_NGROUPS];
-										signature(
-										    &s->model,
-										    &plan,
-										    &s->system,
-										    sig);
-										bool dup = false;
-										for (int q = 0;
-										     q < nseen &&
-										     !dup;
-										     q++)
-											dup =
-											    memcmp(
-											        seen[q],
-											        sig,
-											        sizeof sig) ==
-											    0;
-										if (dup)
-											continue;
-										memcpy(
-										    seen[nseen++],
-										    sig,
-										    sizeof sig);
+									for (int mb = 0; mb < nmbs;
+									     mb++) {
+										plan.mbs = mbss[mb];
+										bool any_fit =
+										         false,
+										     any_eval =
+										         false;
+										nseen = 0;
+										for (int k = 0;
+										     k < norders;
+										     k++) {
+											const char *ord =
+											    sp->norders
+											        ? sp->orders
+											              [k]
+											        : default_orders
+											              [k];
+											ppi_strlcpy(
+											    plan.order,
+											    ord,
+											    sizeof plan
+											        .order);
+											pp_layout sig
+											    [PP_NGROUPS];
+											signature(
+											    &s->model,
+											    &plan,
+											    &s->system,
+											    sig);
+											bool dup =
+											    false;
+											for (
+											    int q =
+											        0;
+											    q < nseen &&
+											    !dup;
+											    q++)
+												dup =
+												    memcmp(
+												        seen[q],
+												        sig,
+												        sizeof sig) ==
+												    0;
+											if (dup)
+												continue;
+											memcpy(
+											    seen[nseen++],
+											    sig,
+											    sizeof sig);
+											if (any_eval &&
+											    !any_fit &&
+											    !s->opts
+											         .exhaustive) {
+												w->pruned++;
+												w->combos++;
+												continue;
+											}
+											bool fits;
+											long long
+											    before =
+											        w->evaluated;
+											evaluate(
+											    w,
+											    &plan,
+											    &fits);
+											any_eval |=
+											    w->evaluated >
+											    before;
+											any_fit |=
+											    fits;
+											if (w->status)
+												return;
+										}
 										if (any_eval &&
 										    !any_fit &&
 										    !s->opts
 										         .exhaustive) {
-											w->pruned++;
-											w->combos++;
-											continue;
+											long long
+											    left =
+											        nmbs -
+											        mb -
+											        1;
+											w->pruned +=
+											    left *
+											    nseen;
+											w->combos +=
+											    left *
+											    nseen;
+											break;
 										}
-										bool fits;
-										long long before =
-										    w->evaluated;
-										evaluate(w, &plan,
-										         &fits);
-										any_eval |=
-										    w->evaluated >
-										    before;
-										any_fit |= fits;
-										if (w->status)
-											return;
-									}
-									if (any_eval && !any_fit &&
-									    !s->opts.exhaustive) {
-										long long left =
-										    nmbs - mb - 1;
-										w->pruned +=
-										    left * nseen;
-										w->combos +=
-										    left * nseen;
-										break;
 									}
 								}
-							}
+						}
 					}
-				}
+	}
 }
 
 static void *thread_main(void *arg)
@@ -476,6 +535,7 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 	}
 	/* The outer sub-spaces: (tp, pp, cp) with tp*pp*cp dividing the GPUs. */
 	int tps[PP_SEARCH_MAX_VALUES], pps[PP_SEARCH_MAX_VALUES], cps[PP_SEARCH_MAX_VALUES];
+	int tp2s[PP_SEARCH_MAX_VALUES];
 	int ntp = dim_values(s, &space->tp, 1,
 	                     s->system.nvlink_domain > m->num_heads ? s->system.nvlink_domain
 	                                                            : m->num_heads,
@@ -483,26 +543,37 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 	int npp = dim_values(s, &space->pp, 1, m->num_layers, pp_ok, pps, PP_SEARCH_MAX_VALUES);
 	int ncp = dim_values(s, &space->cp, 1, job->seq_len / 2 > 1 ? job->seq_len / 2 : 1, cp_ok,
 	                     cps, PP_SEARCH_MAX_VALUES);
+	/* 2D TP is opt-in (no mainstream framework runs it): searched only over the
+	 * tp2 values asked for. */
+	int ntp2 = 1;
+	tp2s[0] = 1;
+	if (space->tp2.count > 0)
+		ntp2 = dim_values(s, &space->tp2, 1, 64, tp2_ok, tp2s, PP_SEARCH_MAX_VALUES);
 	s->outers =
-	    calloc((size_t)(ntp ? ntp : 1) * (npp ? npp : 1) * (ncp ? ncp : 1), sizeof *s->outers);
+	    calloc((size_t)(ntp ? ntp : 1) * (npp ? npp : 1) * (ncp ? ncp : 1) * (ntp2 ? ntp2 : 1),
+	           sizeof *s->outers);
 	if (!s->outers) {
 		pp_search_free(s);
 		return PP_ENOMEM;
 	}
 	for (int a = 0; a < ntp; a++)
 		for (int b = 0; b < npp; b++)
-			for (int c = 0; c < ncp; c++) {
-				long long mp = (long long)tps[a] * pps[b] * cps[c];
-				if (gpus % mp)
-					continue;
-				bool dp_ok = space->dp.count == 0;
-				for (int i = 0; i < space->dp.count; i++)
-					dp_ok |= space->dp.values[i] == gpus / mp;
-				if (!dp_ok)
-					continue;
-				outer o = {tps[a], pps[b], cps[c]};
-				s->outers[s->nouters++] = o;
-			}
+			for (int c = 0; c < ncp; c++)
+				for (int d = 0; d < ntp2; d++) {
+					if (tp2s[d] > 1 && cps[c] > 1)
+						continue; /* 2D TP already splits the sequence */
+					long long mp =
+					    (long long)tps[a] * tp2s[d] * pps[b] * cps[c];
+					if (gpus % mp)
+						continue;
+					bool dp_ok = space->dp.count == 0;
+					for (int i = 0; i < space->dp.count; i++)
+						dp_ok |= space->dp.values[i] == gpus / mp;
+					if (!dp_ok)
+						continue;
+					outer o = {tps[a], tp2s[d], pps[b], cps[c]};
+					s->outers[s->nouters++] = o;
+				}
 	if (s->nouters == 0) {
 		pp_search_free(s);
 		return ppi_fail(
@@ -521,9 +592,12 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 		worker *w = &s->workers[i];
 		w->s = s;
 		w->scratch = malloc(sizeof *w->scratch);
+		w->ws = malloc(sizeof *w->ws);
+		if (w->ws)
+			pp_work_init(w->ws);
 		w->top.cap = (size_t)opts->top_k;
 		w->top.v = calloc(w->top.cap, sizeof *w->top.v);
-		if (!w->scratch || !w->top.v) {
+		if (!w->scratch || !w->ws || !w->top.v) {
 			pp_search_free(s);
 			return PP_ENOMEM;
 		}
@@ -660,6 +734,7 @@ void pp_search_free(pp_search *s)
 	if (s->workers)
 		for (int i = 0; i < s->nthreads; i++) {
 			free(s->workers[i].scratch);
+			free(s->workers[i].ws);
 			free(s->workers[i].top.v);
 			free(s->workers[i].pareto.v);
 		}

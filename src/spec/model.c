@@ -107,11 +107,18 @@ void pp_model_params(const pp_model *m, pp_param_count *out)
 		out->embedding += norm_params(m, h);
 	out->lm_head = m->tied_embeddings ? 0.0 : (double)m->vocab * h;
 	out->final_norm = norm_params(m, h);
+	/* A layer's parameters depend only on whether it is MoE: count each kind once. */
+	pp_layer_params kinds[2];
+	bool have[2] = {false, false};
 	for (int l = 0; l < m->num_layers; l++) {
-		pp_layer_params lp;
-		pp_model_layer_params(m, l, &lp);
+		int k = pp_model_layer_is_moe(m, l);
+		if (!have[k]) {
+			pp_model_layer_params(m, l, &kinds[k]);
+			have[k] = true;
+		}
+		const pp_layer_params lp = kinds[k];
 		out->attention += lp.attention;
-		if (pp_model_layer_is_moe(m, l)) {
+		if (k) {
 			const pp_moe *e = &m->moe;
 			double router = h * e->num_experts + (e->router_bias ? e->num_experts : 0);
 			out->moe_router += router;

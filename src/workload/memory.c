@@ -224,22 +224,34 @@ pp_status pp_memory_stage(const pp_model *m, const pp_system *s, const pp_job *j
 	double act_sum = 0;
 	act_ctx c;
 	act_ctx_init(&c, job, p);
+	/* A layer's parameters and activations depend only on its kind (dense or
+	 * MoE): work each kind out once. */
+	struct {
+		bool have;
+		double mine, mine_e, gemm, act, full;
+	} kind[2] = {{false, 0, 0, 0, 0, 0}, {false, 0, 0, 0, 0, 0}};
 	for (int i = 0; i < out->layers; i++) {
 		int l = stage_layer_index(m, p, stage, i);
-		pp_layer_params lp;
-		pp_model_layer_params(m, l, &lp);
-		double split = lp.attention + lp.mlp - lp.replicated;
-		double mine = split / wsplit + lp.replicated;
-		double mine_e = lp.experts / (p->ep * etp);
-		dense += mine;
-		experts += mine_e;
-		gemm += split / wsplit + mine_e;
-		if (mine + mine_e > max_layer_params)
-			max_layer_params = mine + mine_e;
-		act_sum += layer_act(m, p, &c, l, p->recompute);
-		double full = layer_act(m, p, &c, l, PP_RECOMPUTE_NONE);
-		if (full > max_layer_act)
-			max_layer_act = full;
+		int k = pp_model_layer_is_moe(m, l);
+		if (!kind[k].have) {
+			pp_layer_params lp;
+			pp_model_layer_params(m, l, &lp);
+			double split = lp.attention + lp.mlp - lp.replicated;
+			kind[k].mine = split / wsplit + lp.replicated;
+			kind[k].mine_e = lp.experts / (p->ep * etp);
+			kind[k].gemm = split / wsplit + kind[k].mine_e;
+			kind[k].act = layer_act(m, p, &c, l, p->recompute);
+			kind[k].full = layer_act(m, p, &c, l, PP_RECOMPUTE_NONE);
+			kind[k].have = true;
+		}
+		dense += kind[k].mine;
+		experts += kind[k].mine_e;
+		gemm += kind[k].gemm;
+		if (kind[k].mine + kind[k].mine_e > max_layer_params)
+			max_layer_params = kind[k].mine + kind[k].mine_e;
+		act_sum += kind[k].act;
+		if (kind[k].full > max_layer_act)
+			max_layer_act = kind[k].full;
 	}
 	double emb_local = (double)m->vocab * h / t;
 	if (first) {

@@ -1,0 +1,90 @@
+/*
+ * Search benchmarks of issue #4 (see bench/README.md):
+ *  (a) Megatron-1T (SC'21 Table 1 shape, preset gpt-1t) on 3072 x A100-80GB,
+ *      global batch 3072 x 2048 tokens: tp, pp, vp, mbs, recompute, ZeRO, SP,
+ *      dp, schedule and placement (Calculon's space and more);
+ *  (b) GPT3-1T (seed 003) on 4096 B200 with NVLink domains of 8 (lbnl-b200),
+ *      global batch 4096 x 2048: the same dimensions with placement (the
+ *      LBNL space).
+ * Prints the size of the space, the plans evaluated and pruned, the wall
+ * time, and the winner.  Run: cmake --build build --target bench_search &&
+ * ./build/bench/bench_search [threads]
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "paraplan/paraplan.h"
+
+static int bench(const char *title, const char *model, const char *system, long long gpus,
+                 long long gbs, int seq, int threads, bool summa)
+{
+	pp_model m;
+	pp_system s;
+	pp_job job;
+	pp_error err;
+	char buf[512];
+	if (pp_model_preset(model, &m, &err) || pp_system_preset(system, &s, &err)) {
+		fprintf(stderr, "bench_search: %s\n", pp_error_format(&err, buf, sizeof buf));
+		return 1;
+	}
+	pp_job_init(&job);
+	job.global_batch = gbs;
+	job.seq_len = seq;
+	pp_search_space space;
+	pp_search_space_init(&space);
+	if (summa) {
+		/* The LBNL space: 1D TP (tp2 = 1) and 2D TP SUMMA over n_2 = 2..64. */
+		space.tp2.count = 7;
+		for (int i = 0; i < 7; i++)
+			space.tp2.values[i] = 1 << i;
+		space.summa_mask = 2u;
+	}
+	pp_search_options opts;
+	pp_search_options_init(&opts);
+	if (threads > 0)
+		opts.threads = threads;
+	pp_search *srch;
+	if (pp_search_new(&m, &s, &job, gpus, &space, &opts, &srch, &err)) {
+		fprintf(stderr, "bench_search: %s\n", pp_error_format(&err, buf, sizeof buf));
+		return 1;
+	}
+	while (!pp_search_done(srch))
+		if (pp_search_iterate(srch, &err)) {
+			fprintf(stderr, "bench_search: %s\n",
+			        pp_error_format(&err, buf, sizeof buf));
+			pp_search_free(srch);
+			return 1;
+		}
+	pp_search_stats st;
+	pp_search_get_stats(srch, &st);
+	printf("%s\n  %s on %lld x %s, global batch %lld x %d, %d threads\n", title, m.name, gpus,
+	       s.name, gbs, seq, opts.threads);
+	printf("  space %.0f plans, evaluated %lld (%lld do not fit), pruned %lld, rejected %lld, "
+	       "wall %.3f s (%.0f plans/s)\n",
+	       st.space, st.evaluated, st.infeasible, st.pruned, st.rejected, st.wall_s,
+	       st.space / st.wall_s);
+	if (pp_search_count(srch) > 0) {
+		const pp_estimate *e = pp_search_plan(srch, 0);
+		const pp_plan *p = &e->plan;
+		printf("  best: tp %d pp %d dp %d cp %d vp %d mbs %d zero %d %s sp %s %s %s: %.2f "
+		       "s per "
+		       "iteration, MFU %.1f%%, %.1f GiB per GPU\n",
+		       p->tp, p->pp, p->dp, p->cp, p->vp, p->mbs, p->zero,
+		       pp_recompute_name(p->recompute), p->sp ? "on" : "off",
+		       pp_schedule_name(p->schedule), p->order, e->time.iteration_s, 100 * e->mfu,
+		       e->memory.total_bytes / 1073741824.0);
+	}
+	pp_search_free(srch);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int threads = argc > 1 ? atoi(argv[1]) : 0;
+	int rc = bench("(a) Megatron-1T, Calculon's space", "gpt-1t", "dgx-a100-80g", 3072, 3072,
+	               2048, threads, false);
+	rc |= bench("(b) GPT3-1T on B200 NVS-8, the LBNL space", "gpt3-1t", "lbnl-b200", 4096, 4096,
+	            2048, threads, true);
+	return rc;
+}

@@ -10,14 +10,15 @@
  * time, and the winner.  Run: cmake --build build --target bench_search &&
  * ./build/bench/bench_search [threads]
  */
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "paraplan/paraplan.h"
 
+enum { SPACE_CALCULON, SPACE_LBNL, SPACE_LBNL_PLUS };
+
 static int bench(const char *title, const char *model, const char *system, long long gpus,
-                 long long gbs, int seq, int threads, bool summa)
+                 long long gbs, int seq, int threads, int kind)
 {
 	pp_model m;
 	pp_system s;
@@ -33,12 +34,31 @@ static int bench(const char *title, const char *model, const char *system, long 
 	job.seq_len = seq;
 	pp_search_space space;
 	pp_search_space_init(&space);
-	if (summa) {
-		/* The LBNL space: 1D TP (tp2 = 1) and 2D TP SUMMA over n_2 = 2..64. */
+	if (kind != SPACE_CALCULON) {
+		/* 1D TP (tp2 = 1) and 2D TP SUMMA over n_2 = 2..64 with its panel count. */
 		space.tp2.count = 7;
 		for (int i = 0; i < 7; i++)
 			space.tp2.values[i] = 1 << i;
 		space.summa_mask = 2u;
+	}
+	if (kind == SPACE_LBNL) {
+		/* Seed 003 S1-S3: sharded optimizer, 1F1B, no recompute (flash attention),
+		 * sequence-parallel 1D TP; searched: b_m, n_1, n_2, n_p, n_d, n_b and the
+		 * placement of every group on the NVS domain. */
+		space.zero.count = 1;
+		space.zero.values[0] = 1;
+		space.recompute_mask = 1u << PP_RECOMPUTE_NONE;
+		space.schedule_mask = 1u << PP_SCHED_1F1B;
+		space.sp_mask = 2u;
+		space.cp.count = 1;
+		space.cp.values[0] = 1;
+		space.vp.count = 1;
+		space.vp.values[0] = 1;
+		space.norders = 6;
+		const char *orders[] = {"tp-tp2-dp-pp", "tp-tp2-pp-dp", "tp-dp-tp2-pp",
+		                        "tp-pp-tp2-dp", "tp2-tp-dp-pp", "dp-tp-tp2-pp"};
+		for (int i = 0; i < 6; i++)
+			snprintf(space.orders[i], sizeof space.orders[i], "%s-cp", orders[i]);
 	}
 	pp_search_options opts;
 	pp_search_options_init(&opts);
@@ -83,8 +103,11 @@ int main(int argc, char **argv)
 {
 	int threads = argc > 1 ? atoi(argv[1]) : 0;
 	int rc = bench("(a) Megatron-1T, Calculon's space", "gpt-1t", "dgx-a100-80g", 3072, 3072,
-	               2048, threads, false);
+	               2048, threads, SPACE_CALCULON);
 	rc |= bench("(b) GPT3-1T on B200 NVS-8, the LBNL space", "gpt3-1t", "lbnl-b200", 4096, 4096,
-	            2048, threads, true);
+	            2048, threads, SPACE_LBNL);
+	rc |= bench(
+	    "(b+) the same with every paraplan dimension (ZeRO, recompute, schedules, vp, cp)",
+	    "gpt3-1t", "lbnl-b200", 4096, 4096, 2048, threads, SPACE_LBNL_PLUS);
 	return rc;
 }

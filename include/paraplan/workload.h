@@ -152,6 +152,11 @@ typedef struct pp_work {
 	bool cache_valid[2];
 	unsigned char cache_key[2][192];
 	double cache[2][48];
+	/* Memo of the estimate: the model's parameter count and FLOPs per token. */
+	const pp_model *params_model;
+	int params_seq;
+	pp_param_count params;
+	double flops_per_token;
 } pp_work;
 
 /* Ready a workspace for use (empties its memo). */

@@ -23,42 +23,45 @@ static const char *tok_next(const char *s)
 	return dash ? dash + 1 : NULL;
 }
 
-/* Size of a dimension of the rank order. */
-static int dim_size(const pp_plan *p, const char *d)
-{
-	if (tok_is(d, "tp"))
-		return p->tp;
-	if (tok_is(d, "tp2"))
-		return p->tp2 > 0 ? p->tp2 : 1;
-	if (tok_is(d, "cp"))
-		return p->cp;
-	if (tok_is(d, "ep"))
-		return 1; /* EP folds into the dp x cp ranks; it spans no extra ranks */
-	if (tok_is(d, "dp"))
-		return p->dp;
-	if (tok_is(d, "pp"))
-		return p->pp;
-	return 1;
-}
+enum { D_TP, D_TP2, D_CP, D_EP, D_DP, D_PP, ND };
 
-/* Rank stride of dimension `d` in the order (innermost has stride 1). */
-static long long dim_stride(const pp_plan *p, const char *want)
+/* The order parsed once: each dimension's rank stride and size, and the
+ * dimensions innermost first. */
+typedef struct order_info {
+	int n;
+	int dim[ND];
+	long long size[ND], stride[ND];
+} order_info;
+
+static void parse_order(const pp_plan *p, order_info *o)
 {
-	long long stride = 1;
-	for (const char *s = p->order; s && *s; s = tok_next(s)) {
-		if (tok_is(s, want))
-			return stride;
-		stride *= dim_size(p, s);
+	static const char *const names[ND] = {"tp", "tp2", "cp", "ep", "dp", "pp"};
+	const long long sizes[ND] = {p->tp,
+	                             p->tp2 > 0 ? p->tp2 : 1,
+	                             p->cp,
+	                             1 /* EP folds into
+	                             the dp x cp ranks */
+	                             ,
+	                             p->dp,
+	                             p->pp};
+	o->n = 0;
+	for (int d = 0; d < ND; d++) {
+		o->size[d] = sizes[d];
+		o->stride[d] = -1;
 	}
-	return stride;
-}
-
-/* Gradients reduce over dp x cp and, with 2D TP's weights replicated over n_2,
- * x tp2 (seed 003 App. A: "the combined n_d x n_2 GPU group"). */
-static bool dp_member(const pp_plan *p, const char *s)
-{
-	return tok_is(s, "dp") || (tok_is(s, "cp") && p->cp > 1) ||
-	       (tok_is(s, "tp2") && p->tp2 > 1 && !p->summa);
+	long long stride = 1;
+	for (const char *t = p->order; t && *t && o->n < ND; t = tok_next(t))
+		for (int d = 0; d < ND; d++)
+			if (tok_is(t, names[d]) && o->stride[d] < 0) {
+				o->stride[d] = stride;
+				o->dim[o->n++] = d;
+				stride *= sizes[d];
+				break;
+			}
+	/* A dimension the order leaves out sits outside everything named. */
+	for (int d = 0; d < ND; d++)
+		if (o->stride[d] < 0)
+			o->stride[d] = stride;
 }
 
 static pp_layout layout_of(long long stride, long long size, const pp_system *s)
@@ -75,57 +78,56 @@ static pp_layout layout_of(long long stride, long long size, const pp_system *s)
 	return l;
 }
 
+void pp_plan_layouts(const pp_plan *p, const pp_system *s, pp_layout out[PP_NGROUPS])
+{
+	order_info o;
+	parse_order(p, &o);
+	int etp = p->etp > 0 ? p->etp : p->tp;
+	long long tp_stride = o.stride[D_TP];
+	out[PP_GROUP_TP] = layout_of(tp_stride, p->tp, s);
+	out[PP_GROUP_CP] = layout_of(o.stride[D_CP], p->cp, s);
+	out[PP_GROUP_PP] = layout_of(o.stride[D_PP], p->pp, s);
+	out[PP_GROUP_TP2] = layout_of(o.stride[D_TP2], o.size[D_TP2], s);
+	out[PP_GROUP_ETP] = layout_of(tp_stride, etp, s);
+	/* Megatron's expert ranks: etp innermost, then ep, then expert-dp, all
+	 * inside the tp x cp x dp ranks of one stage. */
+	out[PP_GROUP_EP] = layout_of(tp_stride * etp, p->ep, s);
+	long long inner = (long long)p->tp * p->cp * p->dp;
+	out[PP_GROUP_EDP] = layout_of(tp_stride * etp * p->ep, inner / ((long long)p->ep * etp), s);
+	/* Gradients reduce over dp x cp and, with 2D TP's weights replicated over
+	 * n_2, x tp2 (seed 003 App. A: "the combined n_d x n_2 GPU group").  When
+	 * the member dimensions sit next to each other in the order they form one
+	 * contiguous group starting at the innermost; otherwise place it by dp. */
+	bool tp2_member = p->tp2 > 1 && !p->summa;
+	long long size = (long long)p->cp * p->dp * (tp2_member ? p->tp2 : 1);
+	long long start = -1, got = 1;
+	bool contiguous = true;
+	for (int i = 0; i < o.n && got < size; i++) {
+		int d = o.dim[i];
+		bool member = d == D_DP || (d == D_CP && p->cp > 1) || (d == D_TP2 && tp2_member);
+		if (member) {
+			if (start < 0)
+				start = o.stride[d];
+			got *= o.size[d];
+		} else if (start >= 0 && o.size[d] > 1) {
+			contiguous = false;
+			break;
+		}
+	}
+	if (!contiguous || start < 0)
+		start = o.stride[D_DP];
+	out[PP_GROUP_DP] = layout_of(start, size, s);
+	pp_layout emb = layout_of(o.stride[D_PP] * (p->pp - 1 > 0 ? p->pp - 1 : 1), 2, s);
+	if (p->pp < 2)
+		emb.size = 1;
+	out[PP_GROUP_EMB] = emb;
+}
+
 pp_layout pp_group_layout(const pp_plan *p, const pp_system *s, pp_group g)
 {
-	int etp = p->etp > 0 ? p->etp : p->tp;
-	switch (g) {
-	case PP_GROUP_TP: return layout_of(dim_stride(p, "tp"), p->tp, s);
-	case PP_GROUP_CP: return layout_of(dim_stride(p, "cp"), p->cp, s);
-	case PP_GROUP_PP: return layout_of(dim_stride(p, "pp"), p->pp, s);
-	case PP_GROUP_DP: {
-		/* When the member dimensions sit next to each other in the order
-		 * (dimensions of one rank apart) they form one contiguous group
-		 * starting at the innermost one; otherwise place it by dp's stride. */
-		long long size = (long long)p->cp * p->dp * (p->tp2 > 1 && !p->summa ? p->tp2 : 1);
-		long long stride = 1, start = -1, got = 1;
-		bool contiguous = true;
-		for (const char *t = p->order; t && *t && got < size; t = tok_next(t)) {
-			int n = dim_size(p, t);
-			if (dp_member(p, t)) {
-				if (start < 0)
-					start = stride;
-				got *= n;
-			} else if (start >= 0 && n > 1) {
-				contiguous = false;
-				break;
-			}
-			stride *= n;
-		}
-		if (!contiguous || start < 0)
-			start = dim_stride(p, "dp");
-		return layout_of(start, size, s);
-	}
-	case PP_GROUP_TP2: return layout_of(dim_stride(p, "tp2"), p->tp2 > 0 ? p->tp2 : 1, s);
-	case PP_GROUP_ETP: return layout_of(dim_stride(p, "tp"), etp, s);
-	case PP_GROUP_EP:
-		/* Megatron's expert ranks: etp innermost, then ep, then expert-dp, all
-		 * inside the tp x cp x dp ranks of one stage. */
-		return layout_of(dim_stride(p, "tp") * etp, p->ep, s);
-	case PP_GROUP_EDP: {
-		long long inner = (long long)p->tp * p->cp * p->dp;
-		long long edp = inner / ((long long)p->ep * etp);
-		return layout_of(dim_stride(p, "tp") * etp * p->ep, edp, s);
-	}
-	case PP_GROUP_EMB: {
-		pp_layout l =
-		    layout_of(dim_stride(p, "pp") * (p->pp - 1 > 0 ? p->pp - 1 : 1), 2, s);
-		if (p->pp < 2)
-			l.size = 1;
-		return l;
-	}
-	}
-	pp_layout none = {1, 1};
-	return none;
+	pp_layout all[PP_NGROUPS];
+	pp_plan_layouts(p, s, all);
+	return (unsigned)g < PP_NGROUPS ? all[g] : (pp_layout){1, 1};
 }
 
 /* -------------------------------------------------------------- compute */

@@ -88,7 +88,10 @@ static void layer_cost(acc *one, const pp_model *m, const pp_system *s, const pp
 	k.flash = p->flash;
 	k.tp_overlap = p->tp_overlap;
 	k.ep_overlap = p->ep_overlap;
-	memcpy(k.lay, lay, sizeof k.lay);
+	/* Only the groups a layer's own collectives use shape its cost. */
+	const pp_group used[] = {PP_GROUP_TP, PP_GROUP_TP2, PP_GROUP_CP, PP_GROUP_EP, PP_GROUP_ETP};
+	for (size_t i = 0; i < sizeof used / sizeof used[0]; i++)
+		k.lay[used[i]] = lay[used[i]];
 	_Static_assert(sizeof k <= sizeof ws->cache_key[0], "memo key does not fit");
 	_Static_assert(sizeof *one <= sizeof ws->cache[0], "memo value does not fit");
 	if (ws->cache_valid[moe] && memcmp(ws->cache_key[moe], &k, sizeof k) == 0) {
@@ -169,8 +172,7 @@ pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job
 	memset(out, 0, sizeof *out);
 	out->stage = stage;
 	pp_layout lay[PP_NGROUPS];
-	for (int g = 0; g < PP_NGROUPS; g++)
-		lay[g] = pp_group_layout(p, s, (pp_group)g);
+	pp_plan_layouts(p, s, lay);
 
 	acc a;
 	memset(&a, 0, sizeof a);

@@ -37,7 +37,18 @@ pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *
 		return ppi_fail(err, "", "plan.pp",
 		                "at most %d pipeline stages are supported, got %d", PP_MAX_STAGES,
 		                out->plan.pp);
-	pp_model_params(m, &out->params);
+	pp_work local;
+	if (!ws) {
+		pp_work_init(&local);
+		ws = &local;
+	}
+	if (ws->params_model != m || ws->params_seq != job->seq_len) {
+		pp_model_params(m, &ws->params);
+		ws->flops_per_token = pp_model_flops_per_token(m, job->seq_len);
+		ws->params_model = m;
+		ws->params_seq = job->seq_len;
+	}
+	out->params = ws->params;
 	out->nstages = out->plan.pp;
 	/* With alike layers the peak is on the first stage (most micro-batches in
 	 * flight, the embedding) or the last (the head and the logits). */
@@ -60,11 +71,6 @@ pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *
 		return PP_OK;
 
 	/* Time: each stage's cost, then the schedule. */
-	pp_work local;
-	if (!ws) {
-		pp_work_init(&local);
-		ws = &local;
-	}
 	pp_stage_time stt[PP_MAX_STAGES];
 	const pp_plan *p = &out->plan;
 	for (int i = 0; i < p->pp; i++) {
@@ -83,7 +89,7 @@ pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *
 	out->tokens_per_iteration = (double)job->global_batch * job->seq_len;
 	double it = out->time.iteration_s;
 	out->tokens_per_s = it > 0 ? out->tokens_per_iteration / it : 0;
-	out->model_flops_per_token = pp_model_flops_per_token(m, job->seq_len);
+	out->model_flops_per_token = ws->flops_per_token;
 	out->model_tflops_per_gpu =
 	    out->model_flops_per_token * out->tokens_per_s / (double)gpus / 1e12;
 	/* Executed FLOPs: every stage's GPUs, all micro-batches. */

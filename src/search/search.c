@@ -236,8 +236,8 @@ static void evaluate(worker *w, pp_plan *plan, bool *fits)
 /* Layout signature of a plan under an order: where every group lands. */
 static void signature(const pp_model *m, const pp_plan *p, const pp_system *sys, pp_layout *sig)
 {
+	pp_plan_layouts(p, sys, sig);
 	for (int g = 0; g < PP_NGROUPS; g++) {
-		sig[g] = pp_group_layout(p, sys, (pp_group)g);
 		bool expert = g == PP_GROUP_EP || g == PP_GROUP_ETP || g == PP_GROUP_EDP;
 		/* A group of one, or an expert group of a dense model, moves nothing. */
 		if (sig[g].size <= 1 || (expert && m->moe.num_experts == 0)) {

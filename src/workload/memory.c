@@ -230,9 +230,12 @@ pp_status pp_memory_stage(const pp_model *m, const pp_system *s, const pp_job *j
 		bool have;
 		double mine, mine_e, gemm, act, full;
 	} kind[2] = {{false, 0, 0, 0, 0, 0}, {false, 0, 0, 0, 0, 0}};
+	/* Without a dense prefix or an MoE pattern every layer is of one kind. */
+	bool uniform = m->moe.first_k_dense == 0 && m->moe.layer_freq <= 1;
+	int uniform_kind = pp_model_layer_is_moe(m, 0);
 	for (int i = 0; i < out->layers; i++) {
-		int l = stage_layer_index(m, p, stage, i);
-		int k = pp_model_layer_is_moe(m, l);
+		int l = uniform ? 0 : stage_layer_index(m, p, stage, i);
+		int k = uniform ? uniform_kind : pp_model_layer_is_moe(m, l);
 		if (!kind[k].have) {
 			pp_layer_params lp;
 			pp_model_layer_params(m, l, &lp);

@@ -42,6 +42,8 @@ void pp_work_init(pp_work *w)
 	w->overflow = false;
 	w->nops = w->ncolls = 0;
 	w->cache_valid[0] = w->cache_valid[1] = false;
+	w->params_model = NULL;
+	w->params_seq = 0;
 }
 
 static void ctx_init(ctx *c, const pp_model *m, const pp_job *job, const pp_plan *p, pp_work *w)

@@ -46,12 +46,12 @@ static int handle(int code, const char *v, void *vctx)
 	long long x;
 	switch (code) {
 	case OPT_TOP:
-		if (cli_parse_ll("--top", v, 1, 10000, &x))
+		if (cli_parse_ll("top", v, 1, 10000, &x))
 			return EXIT_BADINPUT;
 		c->opts.top_k = (int)x;
 		return 0;
 	case OPT_THREADS:
-		if (cli_parse_ll("--threads", v, 1, 1024, &x))
+		if (cli_parse_ll("threads", v, 1, 1024, &x))
 			return EXIT_BADINPUT;
 		c->opts.threads = (int)x;
 		return 0;
@@ -91,7 +91,7 @@ static int parse_dim(const char *flag, const char *v, long long lo, long long hi
 		a[la] = '\0';
 		strcpy(b, colon + 1);
 		long long x, y;
-		if (cli_parse_ll(flag, a, lo, hi, &x) || cli_parse_ll(flag, b, lo, hi, &y))
+		if (cli_parse_ll(flag + 2, a, lo, hi, &x) || cli_parse_ll(flag + 2, b, lo, hi, &y))
 			return EXIT_BADINPUT;
 		if (x > y) {
 			cli_message("%s: empty range '%s'", flag, v);
@@ -115,7 +115,7 @@ static int parse_dim(const char *flag, const char *v, long long lo, long long hi
 	char *save = NULL;
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		long long x;
-		if (cli_parse_ll(flag, tok, lo, hi, &x))
+		if (cli_parse_ll(flag + 2, tok, lo, hi, &x))
 			return EXIT_BADINPUT;
 		if (d->count == PP_SEARCH_MAX_VALUES) {
 			cli_message("%s: at most %d values", flag, PP_SEARCH_MAX_VALUES);

@@ -23,13 +23,12 @@
 
 #define GIB 1073741824.0
 
-enum { OPT_DATA = 256, OPT_MEMORY, OPT_JSON, OPT_HELP };
+enum { OPT_DATA = 256, OPT_MEMORY, OPT_SEARCH, OPT_JSON, OPT_HELP };
 
-static const struct option validate_opts[] = {{"data", required_argument, 0, OPT_DATA},
-                                              {"memory", no_argument, 0, OPT_MEMORY},
-                                              {"json", no_argument, 0, OPT_JSON},
-                                              {"help", no_argument, 0, OPT_HELP},
-                                              {0, 0, 0, 0}};
+static const struct option validate_opts[] = {
+    {"data", required_argument, 0, OPT_DATA}, {"memory", no_argument, 0, OPT_MEMORY},
+    {"search", no_argument, 0, OPT_SEARCH},   {"json", no_argument, 0, OPT_JSON},
+    {"help", no_argument, 0, OPT_HELP},       {0, 0, 0, 0}};
 
 static void validate_usage(FILE *f)
 {
@@ -41,6 +40,8 @@ static void validate_usage(FILE *f)
 	        "                else ../shared/validation/public-runs.json, else the installed\n"
 	        "                <prefix>/share/paraplan/public-runs.json)\n"
 	        "  --memory      judge the predicted peak memory per GPU instead of throughput\n"
+	        "  --search      for each record, the fastest plan paraplan finds for its model,\n"
+	        "                GPUs and batch, next to the authors' plan (predicted times)\n"
 	        "  --json        JSON instead of text\n");
 }
 
@@ -83,6 +84,9 @@ typedef struct row {
 	pp_estimate est;
 	double fraction; /* peak / HBM */
 	pp_comparison speed, mem;
+	bool searched; /* --search: the best plan for the record's model, GPUs, batch */
+	double best_s;
+	pp_plan best;
 } row;
 
 typedef struct skip {
@@ -448,10 +452,87 @@ static int print_speed_json(FILE *f, const char *data, const row *rows, size_t n
 	return rc;
 }
 
+/* The fastest plan that fits for the record's model, system, GPUs and job, in
+ * a space that contains the authors' plan (their schedule and order added, the
+ * flags that are not searched taken from it). */
+static int best_plan(row *r, const pp_model *m, const pp_system *s, const pp_job *job,
+                     const pp_plan *theirs, long long gpus)
+{
+	pp_search_space space;
+	pp_search_space_init(&space);
+	space.base = *theirs;
+	space.schedule_mask = (1u << PP_SCHED_1F1B) | (1u << PP_SCHED_INTERLEAVED) |
+	                      (1u << PP_SCHED_ZB) | (1u << theirs->schedule);
+	static const char *const orders[] = {"tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp", "tp-pp-cp-ep-dp",
+	                                     "cp-tp-ep-dp-pp"};
+	space.norders = 0;
+	for (size_t i = 0; i < sizeof orders / sizeof *orders; i++)
+		snprintf(space.orders[space.norders++], PP_ORDER_MAX, "%s", orders[i]);
+	bool listed = false;
+	for (int i = 0; i < space.norders; i++)
+		listed |= strcmp(space.orders[i], theirs->order) == 0;
+	if (!listed)
+		snprintf(space.orders[space.norders++], PP_ORDER_MAX, "%s", theirs->order);
+	if (theirs->etp != theirs->tp) {
+		space.etp.count = 2;
+		space.etp.values[0] = theirs->tp;
+		space.etp.values[1] = theirs->etp;
+	}
+	pp_search_options opts;
+	pp_search_options_init(&opts);
+	opts.top_k = 1;
+	pp_search *srch;
+	pp_error err;
+	pp_status st = pp_search_new(m, s, job, gpus, &space, &opts, &srch, &err);
+	while (!st && !pp_search_done(srch))
+		st = pp_search_iterate(srch, &err);
+	if (st) {
+		if (st != PP_EINPUT)
+			pp_search_free(srch);
+		return cli_fail(st, &err);
+	}
+	r->searched = pp_search_count(srch) > 0;
+	if (r->searched) {
+		r->best_s = pp_search_plan(srch, 0)->time.iteration_s;
+		r->best = pp_search_plan(srch, 0)->plan;
+	}
+	pp_search_free(srch);
+	return 0;
+}
+
+static void print_search_text(FILE *f, const row *rows, size_t nrows)
+{
+	fprintf(f, "%-52s %6s %10s %10s %7s  %s\n", "id", "gpus", "theirs s", "best s", "speedup",
+	        "best plan");
+	size_t n = 0, ok = 0;
+	double sum = 0;
+	for (size_t i = 0; i < nrows; i++) {
+		const row *r = &rows[i];
+		if (!r->searched)
+			continue;
+		const pp_plan *p = &r->best;
+		double their = r->est.time.iteration_s;
+		fprintf(
+		    f,
+		    "%-52s %6lld %10.4g %10.4g %6.2fx  tp %d pp %d dp %d cp %d ep %d vp %d mbs %d "
+		    "z%d %s%s %s %s\n",
+		    r->info.id, r->est.gpus, their, r->best_s, their / r->best_s, p->tp, p->pp,
+		    p->dp, p->cp, p->ep, p->vp, p->mbs, p->zero, pp_recompute_name(p->recompute),
+		    p->sp ? " sp" : "", pp_schedule_name(p->schedule), p->order);
+		n++;
+		ok += r->best_s <= their * (1 + 1e-12);
+		sum += their / r->best_s;
+	}
+	fprintf(f,
+	        "\n%zu records searched; the best plan is at least as fast as the authors' in %zu; "
+	        "mean predicted speedup %.2fx\n",
+	        n, ok, n ? sum / n : 0.0);
+}
+
 int cli_validate(int argc, char **argv)
 {
 	const char *data = NULL;
-	bool json = false, memory = false;
+	bool json = false, memory = false, search = false;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -459,6 +540,7 @@ int cli_validate(int argc, char **argv)
 		switch (c) {
 		case OPT_DATA: data = optarg; break;
 		case OPT_MEMORY: memory = true; break;
+		case OPT_SEARCH: search = true; break;
 		case OPT_JSON: json = true; break;
 		case OPT_HELP: validate_usage(stdout); return EXIT_ANSWERED;
 		case ':':
@@ -527,12 +609,16 @@ int cli_validate(int argc, char **argv)
 		}
 		r->fraction = r->est.memory.total_bytes / r->est.capacity_bytes;
 		pp_run_compare(&r->info, &r->est, &r->speed, &r->mem);
+		if (search && (rc = best_plan(r, &m, &s, &job, &plan, gpus)))
+			break;
 		sorted[nrows] = r->fraction;
 		nrows++;
 	}
 	if (rc == EXIT_ANSWERED) {
 		qsort(sorted, nrows, sizeof *sorted, cmp_double);
-		if (!memory && json) {
+		if (search) {
+			print_search_text(stdout, rows, nrows);
+		} else if (!memory && json) {
 			if (print_speed_json(stdout, data, rows, nrows, skips, nskips))
 				rc = EXIT_INTERNAL;
 		} else if (!memory) {

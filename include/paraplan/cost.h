@@ -79,7 +79,9 @@ typedef struct pp_stage_time {
 
 /*
  * Cost of pipeline rank `stage` under a resolved plan.  Allocates nothing.
- * `ws` is scratch the caller provides (one pp_work per call site or thread).
+ * `ws` is scratch the caller provides (one pp_work per thread), readied with
+ * pp_work_init; its memo of layer costs is keyed by the model and system
+ * pointers, so re-init it when the objects behind them change.
  */
 pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job,
                         const pp_plan *plan, int stage, pp_work *ws, pp_stage_time *out,

@@ -560,6 +560,7 @@ static void test_op_list_capacity(void **state)
 					p.etp = 1;
 				}
 				pp_work w;
+				pp_work_init(&w);
 				for (int l = 0; l < m.num_layers; l++) {
 					pp_layer_work(&m, &job, &p, l, &w);
 					if (w.nops < PP_MAX_OPS && w.ncolls < PP_MAX_COLLS)

@@ -167,6 +167,7 @@ static void test_exercise4(void **state)
 	assert_true(bsh2 / MiB == 512);
 
 	pp_work w;
+	pp_work_init(&w);
 	double per_block = 0;
 	for (int l = 0; l < m.num_layers; l++) {
 		pp_layer_work(&m, &job, &plan, l, &w);

@@ -140,6 +140,7 @@ static void test_volumes_table2(void **state)
 	gpt3_1t(&m, &s, &j, &p, false);
 	pp_work *w = malloc(sizeof *w);
 	assert_non_null(w);
+	pp_work_init(w);
 	pp_layer_work(&m, &j, &p, 0, w);
 	const double b = 1, l = 2048, e = 25600, n1 = 8, n2 = 4, B = 2; /* bytes/element */
 	/* Table II: AG of X~ and Y~ (b l/n2 e) over n1, RS of Y and X (b l/n2 e) over n1,
@@ -167,6 +168,7 @@ static void test_volumes_table_a2(void **state)
 	gpt3_1t(&m, &s, &j, &p, true);
 	pp_work *w = malloc(sizeof *w);
 	assert_non_null(w);
+	pp_work_init(w);
 	pp_layer_work(&m, &j, &p, 0, w);
 	const double b = 1, l = 2048, e = 25600, f = 4 * e, n1 = 8, n2 = 4, B = 2;
 	/* Table A2: V_1 = b l e/n2 + e^2/n1 (each of Q, K, V), V_2 = b l e/n2 + e f/n1.

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "paraplan/report.h"
+#include "report_int.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -166,7 +167,7 @@ static json_t *estimate_json(const pp_estimate *e)
 	return root;
 }
 
-static int dump(json_t *root, FILE *out)
+int ppi_report_dump(json_t *root, FILE *out)
 {
 	if (!root)
 		return -1;
@@ -179,7 +180,7 @@ static int dump(json_t *root, FILE *out)
 
 int pp_report_json(const pp_estimate *e, FILE *out)
 {
-	return dump(estimate_json(e), out);
+	return ppi_report_dump(estimate_json(e), out);
 }
 
 /* ------------------------------------------------------------ search */
@@ -273,7 +274,7 @@ int pp_report_search_json(const pp_search *s, FILE *out)
 	json_t *explain = why ? json_pack("{s:s,s:f,s:I}", "term", why, "margin_s", margin,
 	                                  "runner_up", (json_int_t)(ru + 1))
 	                      : json_null();
-	return dump(json_pack("{s:o,s:o,s:o,s:o}", "plans", plans, "pareto", pareto, "stats", stats,
-	                      "explanation", explain),
-	            out);
+	return ppi_report_dump(json_pack("{s:o,s:o,s:o,s:o}", "plans", plans, "pareto", pareto,
+	                                 "stats", stats, "explanation", explain),
+	                       out);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "paraplan/report.h"
+#include "report_int.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -207,11 +208,5 @@ int pp_report_sweep_json(const pp_sweep *sw, FILE *out)
 	    sw->job.train_tokens, "usd_per_gpu_hour", sw->usd_per_gpu_hour, "usd_per_gpu",
 	    sw->usd_per_gpu, "base_plan", base, "best_time_row", (json_int_t)sw->best_time,
 	    "best_rent_row", (json_int_t)sw->best_rent, "rows", rows);
-	if (!root)
-		return -1;
-	int rc =
-	    json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
-	fputc('\n', out);
-	json_decref(root);
-	return rc == 0 && !ferror(out) ? 0 : -1;
+	return ppi_report_dump(root, out);
 }

@@ -196,27 +196,20 @@ pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job
 	 * n_1 x n_2 (SUMMA: no replicated weights, seed 003 Table A2). */
 	double wsplit = p->summa ? (double)p->tp * p->tp2 : p->tp;
 	int etp = p->etp > 0 ? p->etp : p->tp;
-	if (n_dense) {
+	/* Each layer kind once, scaled by its count (a dense layer has no experts). */
+	const int counts[2] = {n_dense, n_moe}, index[2] = {dense_idx, moe_idx};
+	for (int k = 0; k < 2; k++) {
+		if (!counts[k])
+			continue;
 		acc one;
-		layer_cost(&one, m, s, job, p, lay, dense_idx, 0, ws);
-		acc_add(&a, &one, n_dense);
+		layer_cost(&one, m, s, job, p, lay, index[k], k, ws);
+		acc_add(&a, &one, counts[k]);
 		pp_layer_params lp;
-		pp_model_layer_params(m, dense_idx, &lp);
-		double mine = (lp.attention + lp.mlp - lp.replicated) / wsplit + lp.replicated;
-		dense_params += mine * n_dense;
-		if (mine > layer_params_max)
-			layer_params_max = mine;
-	}
-	if (n_moe) {
-		acc one;
-		layer_cost(&one, m, s, job, p, lay, moe_idx, 1, ws);
-		acc_add(&a, &one, n_moe);
-		pp_layer_params lp;
-		pp_model_layer_params(m, moe_idx, &lp);
+		pp_model_layer_params(m, index[k], &lp);
 		double mine = (lp.attention + lp.mlp - lp.replicated) / wsplit + lp.replicated;
 		double mine_e = lp.experts / ((double)p->ep * etp);
-		dense_params += mine * n_moe;
-		expert_params += mine_e * n_moe;
+		dense_params += mine * counts[k];
+		expert_params += mine_e * counts[k];
 		if (mine + mine_e > layer_params_max)
 			layer_params_max = mine + mine_e;
 	}

@@ -68,6 +68,11 @@ double pp_model_state_bytes(double params, double weight_bytes, double grad_byte
 
 /* Layers held by pipeline rank `stage` under the plan (Megatron's even split). */
 int pp_stage_layers(const pp_model *m, const pp_plan *plan, int stage);
+/* Global (0-based) index of the i-th layer (0 <= i < pp_stage_layers) held by
+ * pipeline rank `stage`, in the order the rank runs its chunks: with
+ * interleaving, chunk c of rank r holds layers (c*pp + r)*Lc ... +Lc.  The one
+ * place the layer split is known; memory and cost read it from here. */
+int pp_stage_layer_index(const pp_model *m, const pp_plan *plan, int stage, int i);
 
 /* ------------------------------------------------------------- operations */
 

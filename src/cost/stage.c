@@ -177,11 +177,10 @@ pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job
 	acc a;
 	memset(&a, 0, sizeof a);
 	int layers = pp_stage_layers(m, p, stage);
-	int lc = m->num_layers / (p->pp * p->vp);
 	/* Dense and MoE layers differ; count each kind and cost it once. */
 	int n_moe = 0, n_dense = 0, moe_idx = -1, dense_idx = -1;
 	for (int i = 0; i < layers; i++) {
-		int l = ((i / lc) * p->pp + stage) * lc + i % lc;
+		int l = pp_stage_layer_index(m, p, stage, i);
 		if (pp_model_layer_is_moe(m, l)) {
 			n_moe++;
 			moe_idx = l;

@@ -41,9 +41,7 @@ int pp_stage_layers(const pp_model *m, const pp_plan *plan, int stage)
 	return m->num_layers / plan->pp;
 }
 
-/* Global index of the i-th layer held by pipeline rank `stage` (interleaved
- * chunks: chunk c of rank r holds layers (c*pp + r)*Lc ... +Lc). */
-static int stage_layer_index(const pp_model *m, const pp_plan *p, int stage, int i)
+int pp_stage_layer_index(const pp_model *m, const pp_plan *p, int stage, int i)
 {
 	int lc = m->num_layers / (p->pp * p->vp);
 	int chunk = i / lc, off = i % lc;
@@ -234,7 +232,7 @@ pp_status pp_memory_stage(const pp_model *m, const pp_system *s, const pp_job *j
 	bool uniform = m->moe.first_k_dense == 0 && m->moe.layer_freq <= 1;
 	int uniform_kind = pp_model_layer_is_moe(m, 0);
 	for (int i = 0; i < out->layers; i++) {
-		int l = uniform ? 0 : stage_layer_index(m, p, stage, i);
+		int l = uniform ? 0 : pp_stage_layer_index(m, p, stage, i);
 		int k = uniform ? uniform_kind : pp_model_layer_is_moe(m, l);
 		if (!kind[k].have) {
 			pp_layer_params lp;

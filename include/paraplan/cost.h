@@ -15,18 +15,6 @@
 extern "C" {
 #endif
 
-/* Where a parallel group lands: its size and how many of its GPUs share an
- * NVLink domain (seed 003 S3 2: n_NVS,i). */
-typedef struct pp_layout {
-	int size;
-	int per_domain;
-} pp_layout;
-
-/* Layout of `group` under the plan's rank order on system `s`. */
-pp_layout pp_group_layout(const pp_plan *p, const pp_system *s, pp_group group);
-/* Layouts of all groups at once (the order is parsed once), into out[PP_NGROUPS]. */
-void pp_plan_layouts(const pp_plan *p, const pp_system *s, pp_layout out[PP_NGROUPS]);
-
 typedef enum pp_algo {
 	PP_ALGO_RING = 0,
 	PP_ALGO_TREE = 1,

@@ -11,6 +11,7 @@
 #ifndef PARAPLAN_WORKLOAD_H
 #define PARAPLAN_WORKLOAD_H
 
+#include "place.h"
 #include "spec.h"
 
 #ifdef __cplusplus
@@ -109,19 +110,6 @@ typedef enum pp_coll_kind {
 	PP_COLL_BROADCAST = 5, /* one root to the group (SUMMA panels) */
 	PP_COLL_REDUCE = 6,    /* the group to one root (SUMMA's transposed multiplies) */
 } pp_coll_kind;
-
-typedef enum pp_group {
-	PP_GROUP_TP = 0,
-	PP_GROUP_CP = 1,
-	PP_GROUP_EP = 2,
-	PP_GROUP_ETP = 3,
-	PP_GROUP_DP = 4,  /* data-parallel replicas of dense parameters: dp x cp ranks */
-	PP_GROUP_EDP = 5, /* data-parallel replicas of expert parameters */
-	PP_GROUP_PP = 6,
-	PP_GROUP_EMB = 7, /* first and last stage sharing tied embeddings */
-	PP_GROUP_TP2 = 8, /* n_2 of 2D tensor parallelism (plan.tp2): splits the sequence */
-} pp_group;
-#define PP_NGROUPS 9
 
 typedef struct pp_coll {
 	const char *name;

@@ -1,0 +1,171 @@
+/*
+ * Rank orders, the rank -> GPU map and group layouts.
+ */
+#include <string.h>
+
+#include "paraplan/place.h"
+
+static const char *const dim_names[PP_NDIMS] = {"tp", "tp2", "cp", "ep", "dp", "pp"};
+
+/* True when the order token at `s` (ending at '-' or the end) is `want`. */
+static bool tok_is(const char *s, const char *want)
+{
+	size_t n = strlen(want);
+	return strncmp(s, want, n) == 0 && (s[n] == '-' || s[n] == '\0');
+}
+
+/* The next token of the order after `s`, or NULL. */
+static const char *tok_next(const char *s)
+{
+	const char *dash = strchr(s, '-');
+	return dash ? dash + 1 : NULL;
+}
+
+/* Parse the order: each dimension's rank stride, the dimensions innermost
+ * first.  The order was validated by pp_plan_resolve; a dimension it leaves
+ * out sits outside everything named. */
+static void parse_order(const pp_plan *p, pp_placement *o)
+{
+	const long long sizes[PP_NDIMS] = {p->tp, p->tp2 > 0 ? p->tp2 : 1,
+	                                   p->cp, 1 /* EP folds into the dp x cp ranks */,
+	                                   p->dp, p->pp};
+	o->norder = 0;
+	for (int d = 0; d < PP_NDIMS; d++) {
+		o->size[d] = sizes[d];
+		o->stride[d] = -1;
+	}
+	long long stride = 1;
+	for (const char *t = p->order; t && *t && o->norder < PP_NDIMS; t = tok_next(t))
+		for (int d = 0; d < PP_NDIMS; d++)
+			if (tok_is(t, dim_names[d]) && o->stride[d] < 0) {
+				o->stride[d] = stride;
+				o->order[o->norder++] = (pp_dim)d;
+				stride *= sizes[d];
+				break;
+			}
+	for (int d = 0; d < PP_NDIMS; d++)
+		if (o->stride[d] < 0)
+			o->stride[d] = stride;
+	o->ranks = 1;
+	for (int d = 0; d < PP_NDIMS; d++)
+		o->ranks *= sizes[d];
+}
+
+/* A group of `size` ranks `stride` apart, in rank order on domains of `dom`. */
+static pp_layout layout_of(long long stride, long long size, long long dom)
+{
+	pp_layout l;
+	l.size = (int)size;
+	long long in;
+	if (stride >= dom)
+		in = 1;
+	else
+		in = dom / stride < size ? dom / stride : size;
+	l.per_domain = in < 1 ? 1 : (int)in;
+	return l;
+}
+
+void pp_place_build(const pp_plan *p, const pp_system *s, pp_placement *out)
+{
+	parse_order(p, out);
+	out->gpus_per_node = s->gpus_per_node > 0 ? s->gpus_per_node : 1;
+	out->domain = s->nvlink_bytes_per_s > 0 && s->nvlink_domain > 0 ? s->nvlink_domain : 1;
+	out->rank_gpu = NULL;
+	const pp_placement *o = out;
+	long long dom = out->domain;
+	pp_layout *g = out->group;
+	int etp = p->etp > 0 ? p->etp : p->tp;
+	long long tp_stride = o->stride[PP_DIM_TP];
+	g[PP_GROUP_TP] = layout_of(tp_stride, p->tp, dom);
+	g[PP_GROUP_CP] = layout_of(o->stride[PP_DIM_CP], p->cp, dom);
+	g[PP_GROUP_PP] = layout_of(o->stride[PP_DIM_PP], p->pp, dom);
+	g[PP_GROUP_TP2] = layout_of(o->stride[PP_DIM_TP2], o->size[PP_DIM_TP2], dom);
+	g[PP_GROUP_ETP] = layout_of(tp_stride, etp, dom);
+	/* Megatron's expert ranks: etp innermost, then ep, then expert-dp, all
+	 * inside the tp x cp x dp ranks of one stage. */
+	g[PP_GROUP_EP] = layout_of(tp_stride * etp, p->ep, dom);
+	long long inner = (long long)p->tp * p->cp * p->dp;
+	g[PP_GROUP_EDP] = layout_of(tp_stride * etp * p->ep, inner / ((long long)p->ep * etp), dom);
+	/* Gradients reduce over dp x cp and, with 2D TP's weights replicated over
+	 * n_2, x tp2 (seed 003 App. A: "the combined n_d x n_2 GPU group").  When
+	 * the member dimensions sit next to each other in the order they form one
+	 * contiguous group starting at the innermost; otherwise place it by dp. */
+	bool tp2_member = p->tp2 > 1 && !p->summa;
+	long long size = (long long)p->cp * p->dp * (tp2_member ? p->tp2 : 1);
+	long long start = -1, got = 1;
+	bool contiguous = true;
+	for (int i = 0; i < o->norder && got < size; i++) {
+		pp_dim d = o->order[i];
+		bool member = d == PP_DIM_DP || (d == PP_DIM_CP && p->cp > 1) ||
+		              (d == PP_DIM_TP2 && tp2_member);
+		if (member) {
+			if (start < 0)
+				start = o->stride[d];
+			got *= o->size[d];
+		} else if (start >= 0 && o->size[d] > 1) {
+			contiguous = false;
+			break;
+		}
+	}
+	if (!contiguous || start < 0)
+		start = o->stride[PP_DIM_DP];
+	g[PP_GROUP_DP] = layout_of(start, size, dom);
+	/* Tied embeddings: the first and the last stage, pp - 1 strides apart. */
+	pp_layout emb = layout_of(o->stride[PP_DIM_PP] * (p->pp - 1 > 0 ? p->pp - 1 : 1), 2, dom);
+	if (p->pp < 2)
+		emb.size = 1;
+	g[PP_GROUP_EMB] = emb;
+}
+
+void pp_place_coords(const pp_placement *pl, long long rank, int coords[PP_NDIMS])
+{
+	for (int d = 0; d < PP_NDIMS; d++)
+		coords[d] = (int)((rank / pl->stride[d]) % pl->size[d]);
+}
+
+long long pp_place_rank(const pp_placement *pl, const int coords[PP_NDIMS])
+{
+	long long r = 0;
+	for (int d = 0; d < PP_NDIMS; d++)
+		r += (long long)coords[d] * pl->stride[d];
+	return r;
+}
+
+void pp_place_locate(const pp_placement *pl, long long rank, pp_gpu_loc *out)
+{
+	long long gpu = pl->rank_gpu ? pl->rank_gpu[rank] : rank;
+	out->gpu = gpu;
+	out->node = gpu / pl->gpus_per_node;
+	out->local = (int)(gpu % pl->gpus_per_node);
+	out->domain = gpu / pl->domain;
+}
+
+pp_layout pp_place_layout_walk(const pp_placement *pl, pp_dim dim, long long rank)
+{
+	int c[PP_NDIMS];
+	pp_place_coords(pl, rank, c);
+	pp_gpu_loc self, other;
+	pp_place_locate(pl, rank, &self);
+	pp_layout l = {(int)pl->size[dim], 0};
+	for (long long k = 0; k < pl->size[dim]; k++) {
+		c[dim] = (int)k;
+		pp_place_locate(pl, pp_place_rank(pl, c), &other);
+		if (other.domain == self.domain)
+			l.per_domain++;
+	}
+	return l;
+}
+
+void pp_plan_layouts(const pp_plan *p, const pp_system *s, pp_layout out[PP_NGROUPS])
+{
+	pp_placement pl;
+	pp_place_build(p, s, &pl);
+	memcpy(out, pl.group, sizeof pl.group);
+}
+
+pp_layout pp_group_layout(const pp_plan *p, const pp_system *s, pp_group g)
+{
+	pp_layout all[PP_NGROUPS];
+	pp_plan_layouts(p, s, all);
+	return (unsigned)g < PP_NGROUPS ? all[g] : (pp_layout){1, 1};
+}

@@ -49,10 +49,24 @@ void pp_schedule_iteration(const pp_plan *p, const pp_system *s, const pp_stage_
 	 * zero-bubble's deferred weight gradients. */
 	if (p->pp > 1) {
 		double fill = sum_stage - (k->fwd_s + k->bwd_s + k->pp_s);
-		if (p->schedule == PP_SCHED_INTERLEAVED)
+		double P = p->pp;
+		if (p->schedule == PP_SCHED_INTERLEAVED) {
 			fill /= v;
-		else if (p->schedule == PP_SCHED_ZB)
+			/* Fewer micro-batches than ranks: the pipeline never fills, and
+			 * the last micro-batch walks all p x v chunks: (m + pv - 1)(f +
+			 * b)/v in all, (p - m)(v - 1)/v (f + b) more than the form above
+			 * (equal to the simulator for alike stages, tests/unit/test_sim.c). */
+			if (m < P)
+				fill += (P - m) * (v - 1) / v * (k->fwd_s + k->bwd_s);
+		} else if (p->schedule == PP_SCHED_ZB) {
+			/* ZB-H1: the input-gradient chain runs ahead of the deferred weight
+			 * gradients, (p - 1)(F + B); the drain hides the W that rank r > 0
+			 * deferred, up to one forward: min(F, (min(m, p) - 1) W) (the
+			 * simulator's ZB-H1 order, derived and checked in test_sim.c). */
 			fill -= sum_w - k->wgrad_compute_s;
+			double n = (m < P ? m : P) - 1, hid = n * k->wgrad_compute_s;
+			fill -= hid < k->fwd_s ? hid : k->fwd_s;
+		}
 		out->bubble_s = fill > 0 ? fill : 0;
 	}
 	/* Data parallel: overlapped with the last backward of the stage that

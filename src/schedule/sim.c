@@ -1,0 +1,513 @@
+/*
+ * Discrete-event simulation of one iteration over all pipeline ranks.
+ *
+ * Each rank runs its task list in order; a task waits for its rank and for
+ * its input (the previous virtual stage's activation, the next one's
+ * gradient), which travels on the sender's link stream.  The lists are
+ * swept rank by rank until every task has run: a sweep advances each rank as
+ * far as its inputs allow, so the number of sweeps is bounded by the
+ * dependency chain's turns, and the whole run is O(tasks + sweeps x ranks).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "paraplan/sim.h"
+#include "util/util.h"
+
+struct pp_sim {
+	int p, v;
+	long long m;
+	/* Task lists: rank r's tasks are tasks[off[r] .. off[r] + len[r]). */
+	pp_task *tasks;
+	size_t *off, *len;
+	size_t ntasks, cap_tasks;
+	int cap_ranks;
+	/* Completion times per (rank, chunk, micro-batch); -1 = not yet. */
+	double *f_arrive, *b_arrive; /* when the input of F / B is on this rank */
+	double *f_end, *bi_end;
+	size_t cap_slots;
+	/* Per rank: compute free, link free per direction, next task. */
+	double *free_at, *send_f, *send_b;
+	size_t *ptr;
+	pp_sim_event *ev;
+	size_t nev, cap_ev;
+};
+
+static const char *const kind_names[] = {"F", "B", "BI", "W", "send", "dp", "optimizer", "other"};
+static const char *const stream_names[] = {"compute", "send-fwd", "send-bwd", "dp"};
+
+const char *pp_event_kind_name(pp_event_kind k)
+{
+	return (unsigned)k < sizeof kind_names / sizeof kind_names[0] ? kind_names[k] : "?";
+}
+
+const char *pp_stream_name(pp_stream s)
+{
+	return (unsigned)s < PP_NSTREAMS ? stream_names[s] : "?";
+}
+
+pp_status pp_sim_new(pp_sim **out, pp_error *err)
+{
+	*out = calloc(1, sizeof **out);
+	if (!*out) {
+		ppi_fail(err, "", "sim", "out of memory");
+		return PP_ENOMEM;
+	}
+	return PP_OK;
+}
+
+void pp_sim_free(pp_sim *sim)
+{
+	if (!sim)
+		return;
+	free(sim->tasks);
+	free(sim->off);
+	free(sim->len);
+	free(sim->f_arrive);
+	free(sim->b_arrive);
+	free(sim->f_end);
+	free(sim->bi_end);
+	free(sim->ev);
+	free(sim->free_at);
+	free(sim->send_f);
+	free(sim->send_b);
+	free(sim->ptr);
+	free(sim);
+}
+
+/* Grow *buf to hold n elements of `size` bytes. */
+static bool grow(void **buf, size_t *cap, size_t n, size_t size)
+{
+	if (n <= *cap)
+		return true;
+	size_t c = *cap ? *cap : 64;
+	while (c < n)
+		c *= 2;
+	void *b = realloc(*buf, c * size);
+	if (!b)
+		return false;
+	*buf = b;
+	*cap = c;
+	return true;
+}
+
+pp_status pp_sim_reset(pp_sim *sim, int p, long long m, int v, pp_error *err)
+{
+	if (p < 1 || m < 1 || v < 1 || p > 1 << 20 || v > 1 << 10 || m > 1LL << 24 ||
+	    (double)p * v * m > 1e8)
+		return ppi_fail(
+		    err, "", "sim",
+		    "expected 1 <= p, m, v and p x v x m <= 1e8, got p %d, m %lld, v %d", p, m, v);
+	sim->p = p;
+	sim->m = m;
+	sim->v = v;
+	sim->ntasks = 0;
+	sim->nev = 0;
+	if (p > sim->cap_ranks) {
+		size_t n = (size_t)p;
+		void *b[7] = {
+		    realloc(sim->off, n * sizeof(size_t)), NULL, NULL, NULL, NULL, NULL, NULL};
+		if (b[0])
+			sim->off = b[0];
+		if (b[0] && (b[1] = realloc(sim->len, n * sizeof(size_t))))
+			sim->len = b[1];
+		if (b[1] && (b[2] = realloc(sim->ptr, n * sizeof(size_t))))
+			sim->ptr = b[2];
+		if (b[2] && (b[3] = realloc(sim->free_at, n * sizeof(double))))
+			sim->free_at = b[3];
+		if (b[3] && (b[4] = realloc(sim->send_f, n * sizeof(double))))
+			sim->send_f = b[4];
+		if (b[4] && (b[5] = realloc(sim->send_b, n * sizeof(double))))
+			sim->send_b = b[5];
+		if (!b[5]) {
+			ppi_fail(err, "", "sim", "out of memory");
+			return PP_ENOMEM;
+		}
+		sim->cap_ranks = p;
+	}
+	for (int r = 0; r < p; r++)
+		sim->off[r] = sim->len[r] = 0;
+	size_t slots = (size_t)p * (size_t)v * (size_t)m, cap = sim->cap_slots;
+	bool ok = true;
+	cap = sim->cap_slots;
+	ok &= grow((void **)&sim->f_arrive, &cap, slots, sizeof(double));
+	cap = sim->cap_slots;
+	ok &= grow((void **)&sim->b_arrive, &cap, slots, sizeof(double));
+	cap = sim->cap_slots;
+	ok &= grow((void **)&sim->f_end, &cap, slots, sizeof(double));
+	cap = sim->cap_slots;
+	ok &= grow((void **)&sim->bi_end, &cap, slots, sizeof(double));
+	if (!ok) {
+		ppi_fail(err, "", "sim", "out of memory");
+		return PP_ENOMEM;
+	}
+	sim->cap_slots = cap;
+	return PP_OK;
+}
+
+/* Append a task to rank r's list (lists are appended rank by rank). */
+static bool push(pp_sim *sim, int r, pp_task_kind k, long long mb, int chunk)
+{
+	if (!grow((void **)&sim->tasks, &sim->cap_tasks, sim->ntasks + 1, sizeof(pp_task)))
+		return false;
+	if (sim->len[r] == 0)
+		sim->off[r] = sim->ntasks;
+	sim->tasks[sim->ntasks++] = (pp_task){k, (int)mb, chunk};
+	sim->len[r]++;
+	return true;
+}
+
+pp_status pp_sim_set_order(pp_sim *sim, int rank, const pp_task *tasks, size_t n, pp_error *err)
+{
+	if (rank < 0 || rank >= sim->p)
+		return ppi_fail(err, "", "sim.rank", "rank %d is outside 0..%d", rank, sim->p - 1);
+	if (sim->len[rank])
+		return ppi_fail(err, "", "sim.rank", "rank %d's order is already set", rank);
+	for (size_t i = 0; i < n; i++) {
+		const pp_task *t = &tasks[i];
+		if ((unsigned)t->kind > PP_TASK_W || t->mb < 0 || t->mb >= sim->m || t->chunk < 0 ||
+		    t->chunk >= sim->v)
+			return ppi_fail(
+			    err, "", "sim.order",
+			    "rank %d task %zu: kind %d, micro-batch %d, chunk %d out of "
+			    "range",
+			    rank, i, (int)t->kind, t->mb, t->chunk);
+		if (!push(sim, rank, t->kind, t->mb, t->chunk)) {
+			ppi_fail(err, "", "sim", "out of memory");
+			return PP_ENOMEM;
+		}
+	}
+	return PP_OK;
+}
+
+const pp_task *pp_sim_order(const pp_sim *sim, int rank, size_t *n)
+{
+	if (rank < 0 || rank >= sim->p) {
+		*n = 0;
+		return NULL;
+	}
+	*n = sim->len[rank];
+	return sim->tasks + sim->off[rank];
+}
+
+/* Megatron's interleaved order: virtual micro-batch k -> (micro-batch, chunk),
+ * micro-batches in groups of p, each group through every chunk in turn. */
+static void interleaved_id(long long k, int p, long long m, int v, bool fwd, long long *mb,
+                           int *chunk)
+{
+	long long per = (long long)p * v;
+	long long g = k / per, in = k % per;
+	long long gs = m - g * p < p ? m - g * p : p; /* the last group may be short */
+	int c = (int)(in / gs);
+	*mb = g * p + in % gs;
+	*chunk = fwd ? c : v - 1 - c;
+}
+
+pp_status pp_sim_orders(pp_sim *sim, pp_schedule sched, int p, long long m, int v, pp_error *err)
+{
+	if (sched != PP_SCHED_INTERLEAVED && v != 1)
+		return ppi_fail(err, "", "plan.vp", "vp %d needs the interleaved schedule", v);
+	/* Megatron-Core orders a short last group of micro-batches with a table
+	 * this simulator does not reproduce; its fixed order deadlocks there. */
+	if (sched == PP_SCHED_INTERLEAVED && m > p && m % p != 0)
+		return ppi_fail(
+		    err, "", "plan.microbatches",
+		    "the interleaved schedule is simulated when the micro-batches (%lld) "
+		    "are fewer than or a multiple of pp (%d)",
+		    m, p);
+	PPI_TRY(pp_sim_reset(sim, p, m, v, err));
+	bool ok = true;
+	for (int r = 0; r < p && ok; r++) {
+		switch (sched) {
+		case PP_SCHED_GPIPE:
+			for (long long i = 0; i < m; i++)
+				ok &= push(sim, r, PP_TASK_F, i, 0);
+			for (long long i = 0; i < m; i++)
+				ok &= push(sim, r, PP_TASK_B, i, 0);
+			break;
+		case PP_SCHED_INTERLEAVED: {
+			long long total = m * v, nw;
+			if (m == p)
+				nw = total; /* Megatron: all warm-up when m == p */
+			else
+				nw = 2LL * (p - r - 1) + (long long)(v - 1) * p;
+			if (nw > total)
+				nw = total;
+			long long mb;
+			int c;
+			for (long long k = 0; k < nw; k++) {
+				interleaved_id(k, p, m, v, true, &mb, &c);
+				ok &= push(sim, r, PP_TASK_F, mb, c);
+			}
+			for (long long k = 0; k < total - nw; k++) {
+				interleaved_id(nw + k, p, m, v, true, &mb, &c);
+				ok &= push(sim, r, PP_TASK_F, mb, c);
+				interleaved_id(k, p, m, v, false, &mb, &c);
+				ok &= push(sim, r, PP_TASK_B, mb, c);
+			}
+			for (long long k = total - nw; k < total; k++) {
+				interleaved_id(k, p, m, v, false, &mb, &c);
+				ok &= push(sim, r, PP_TASK_B, mb, c);
+			}
+			break;
+		}
+		case PP_SCHED_ZB: {
+			/* ZB-H1 (Qi et al. 2023, Fig. 3): 1F1B's in-flight count with one
+			 * more warm-up forward; rank r runs the first r backwards as B
+			 * only and their W at the very end, filling the drain. */
+			long long f = 0, b = 0, nw = p - r < m ? p - r : m;
+			long long deferred = 0;
+			for (; f < nw; f++)
+				ok &= push(sim, r, PP_TASK_F, f, 0);
+			for (int i = 0; i < r && b < m; i++) {
+				ok &= push(sim, r, PP_TASK_BI, b++, 0);
+				deferred++;
+				if (f < m)
+					ok &= push(sim, r, PP_TASK_F, f++, 0);
+			}
+			while (f < m) {
+				ok &= push(sim, r, PP_TASK_B, b++, 0);
+				ok &= push(sim, r, PP_TASK_F, f++, 0);
+			}
+			while (b < m - 1)
+				ok &= push(sim, r, PP_TASK_B, b++, 0);
+			if (b < m) {
+				if (r > 0) {
+					ok &= push(sim, r, PP_TASK_BI, b, 0);
+					ok &= push(sim, r, PP_TASK_W, b, 0);
+				} else {
+					ok &= push(sim, r, PP_TASK_B, b, 0);
+				}
+				b++;
+			}
+			for (long long i = 0; i < deferred; i++)
+				ok &= push(sim, r, PP_TASK_W, i, 0);
+			break;
+		}
+		case PP_SCHED_1F1B:
+		default: {
+			long long nw = p - r - 1 < m ? p - r - 1 : m;
+			for (long long i = 0; i < nw; i++)
+				ok &= push(sim, r, PP_TASK_F, i, 0);
+			for (long long i = 0; i < m - nw; i++) {
+				ok &= push(sim, r, PP_TASK_F, nw + i, 0);
+				ok &= push(sim, r, PP_TASK_B, i, 0);
+			}
+			for (long long i = m - nw; i < m; i++)
+				ok &= push(sim, r, PP_TASK_B, i, 0);
+			break;
+		}
+		}
+	}
+	if (!ok) {
+		ppi_fail(err, "", "sim", "out of memory");
+		return PP_ENOMEM;
+	}
+	return PP_OK;
+}
+
+static void record(pp_sim *sim, int rank, pp_stream s, pp_event_kind k, int mb, int chunk,
+                   double t0, double t1, double flops, double bytes)
+{
+	if (sim->nev < sim->cap_ev)
+		sim->ev[sim->nev++] = (pp_sim_event){rank, s, k, mb, chunk, t0, t1, flops, bytes};
+}
+
+/* Check that every (micro-batch, chunk) runs its forward once and its
+ * backward once (as B, or as BI and W) on every rank. */
+static pp_status check_orders(const pp_sim *sim, unsigned char *seen, pp_error *err)
+{
+	size_t slots = (size_t)sim->v * (size_t)sim->m;
+	for (int r = 0; r < sim->p; r++) {
+		memset(seen, 0, slots);
+		const pp_task *t = sim->tasks + sim->off[r];
+		for (size_t i = 0; i < sim->len[r]; i++) {
+			size_t k = (size_t)t[i].chunk * (size_t)sim->m + (size_t)t[i].mb;
+			unsigned bit = t[i].kind == PP_TASK_F    ? 1u
+			               : t[i].kind == PP_TASK_B  ? 2u | 4u
+			               : t[i].kind == PP_TASK_BI ? 2u
+			                                         : 4u;
+			if (seen[k] & bit)
+				return ppi_fail(err, "", "sim.order",
+				                "rank %d runs micro-batch %d chunk %d's %s twice",
+				                r, t[i].mb, t[i].chunk, kind_names[t[i].kind]);
+			seen[k] |= (unsigned char)bit;
+		}
+		for (size_t k = 0; k < slots; k++)
+			if (seen[k] != 7u)
+				return ppi_fail(
+				    err, "", "sim.order",
+				    "rank %d never runs the %s of micro-batch %zu chunk %zu", r,
+				    (seen[k] & 1u) ? "backward" : "forward", k % (size_t)sim->m,
+				    k / (size_t)sim->m);
+	}
+	return PP_OK;
+}
+
+pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim_result *out,
+                     pp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	const int p = sim->p, v = sim->v;
+	const long long m = sim->m;
+	if (p < 1)
+		return ppi_fail(err, "", "sim", "no task lists (call pp_sim_orders first)");
+	size_t slots = (size_t)p * (size_t)v * (size_t)m;
+	/* Events: every task, its send, and per rank DP, optimizer, other. */
+	if (!grow((void **)&sim->ev, &sim->cap_ev, 2 * sim->ntasks + 3 * (size_t)p,
+	          sizeof(pp_sim_event))) {
+		ppi_fail(err, "", "sim", "out of memory");
+		return PP_ENOMEM;
+	}
+	/* f_end doubles as scratch for the order check before the run. */
+	PPI_TRY(check_orders(sim, (unsigned char *)sim->f_end, err));
+	sim->nev = 0;
+	for (size_t i = 0; i < slots; i++)
+		sim->f_arrive[i] = sim->b_arrive[i] = sim->f_end[i] = sim->bi_end[i] = -1;
+#define SLOT(r, c, mb) ((((size_t)(r) * (size_t)v) + (size_t)(c)) * (size_t)m + (size_t)(mb))
+	/* The first virtual stage's inputs are there from the start. */
+	for (long long i = 0; i < m; i++)
+		sim->f_arrive[SLOT(0, 0, i)] = 0;
+	double *free_at = sim->free_at, *send_f = sim->send_f, *send_b = sim->send_b;
+	size_t *ptr = sim->ptr;
+	for (int r = 0; r < p; r++)
+		free_at[r] = send_f[r] = send_b[r] = 0, ptr[r] = 0;
+	const int last_vs = p * v - 1;
+	size_t done = 0;
+	while (done < sim->ntasks) {
+		size_t before = done;
+		for (int r = 0; r < p; r++) {
+			const pp_sim_stage *s = &st[r];
+			const double fwd = s->fwd_s / v, bwd = s->bwd_s / v, w = s->wgrad_s / v;
+			const pp_task *list = sim->tasks + sim->off[r];
+			while (ptr[r] < sim->len[r]) {
+				const pp_task *t = &list[ptr[r]];
+				size_t k = SLOT(r, t->chunk, t->mb);
+				int vs = t->chunk * p + r;
+				double ready, dur, flops;
+				pp_event_kind ek;
+				if (t->kind == PP_TASK_F) {
+					ready = sim->f_arrive[k];
+					dur = fwd;
+					flops = s->fwd_flops;
+					ek = PP_EV_F;
+				} else if (t->kind == PP_TASK_W) {
+					ready = sim->bi_end[k];
+					dur = w;
+					flops = s->wgrad_flops;
+					ek = PP_EV_W;
+				} else {
+					ready = vs == last_vs ? sim->f_end[k] : sim->b_arrive[k];
+					if (sim->f_end[k] < 0)
+						ready = -1;
+					bool split = t->kind == PP_TASK_BI;
+					dur = split ? bwd - w : bwd;
+					flops =
+					    split ? s->bwd_flops - s->wgrad_flops : s->bwd_flops;
+					ek = split ? PP_EV_BI : PP_EV_B;
+				}
+				if (ready < 0)
+					break; /* input not there yet: next rank */
+				double t0 = ready > free_at[r] ? ready : free_at[r], t1 = t0 + dur;
+				free_at[r] = t1;
+				record(sim, r, PP_STREAM_COMPUTE, ek, t->mb, t->chunk, t0, t1,
+				       flops, 0);
+				if (t->kind == PP_TASK_F) {
+					sim->f_end[k] = t1;
+					if (vs <
+					    last_vs) { /* activation to the next virtual stage */
+						int nr = (vs + 1) % p, nc = (vs + 1) / p;
+						double a = t1 > send_f[r] ? t1 : send_f[r];
+						send_f[r] = a + s->send_fwd_s;
+						sim->f_arrive[SLOT(nr, nc, t->mb)] = send_f[r];
+						if (s->send_fwd_s > 0)
+							record(sim, r, PP_STREAM_SEND_FWD,
+							       PP_EV_SEND, t->mb, t->chunk, a,
+							       send_f[r], 0, s->send_bytes);
+					}
+				} else if (t->kind != PP_TASK_W) {
+					sim->bi_end[k] = t1;
+					if (vs > 0) { /* gradient to the previous virtual stage */
+						int nr = (vs - 1) % p, nc = (vs - 1) / p;
+						double a = t1 > send_b[r] ? t1 : send_b[r];
+						send_b[r] = a + s->send_bwd_s;
+						sim->b_arrive[SLOT(nr, nc, t->mb)] = send_b[r];
+						if (s->send_bwd_s > 0)
+							record(sim, r, PP_STREAM_SEND_BWD,
+							       PP_EV_SEND, t->mb, t->chunk, a,
+							       send_b[r], 0, s->send_bytes);
+					}
+				}
+				ptr[r]++;
+				done++;
+			}
+		}
+		if (done == before) {
+			int r = 0;
+			while (r < p && ptr[r] >= sim->len[r])
+				r++;
+			const pp_task *t = sim->tasks + sim->off[r] + ptr[r];
+			return ppi_fail(err, "", "sim.order",
+			                "the task lists deadlock: rank %d waits forever for the "
+			                "input of %s micro-batch %d chunk %d",
+			                r, kind_names[t->kind], t->mb, t->chunk);
+		}
+	}
+#undef SLOT
+	/* Data parallelism, then the optimizer after a global sync. */
+	double pipe = 0, fin = 0, opt = 0, busiest = 0;
+	int crit = 0;
+	for (int r = 0; r < p; r++) {
+		if (free_at[r] > pipe) {
+			pipe = free_at[r];
+			crit = r;
+		}
+		double busy = st[r].fwd_s * (double)m + st[r].bwd_s * (double)m;
+		if (busy > busiest)
+			busiest = busy;
+	}
+	for (int r = 0; r < p; r++) {
+		double end = free_at[r];
+		if (st[r].dp_s > 0) {
+			double a = end - st[r].dp_hide_s;
+			if (a < 0)
+				a = 0;
+			record(sim, r, PP_STREAM_DP, PP_EV_DP, -1, -1, a, a + st[r].dp_s, 0,
+			       st[r].dp_bytes);
+			if (a + st[r].dp_s > end)
+				end = a + st[r].dp_s;
+		}
+		if (end > fin)
+			fin = end;
+		if (st[r].optimizer_s > opt)
+			opt = st[r].optimizer_s;
+	}
+	for (int r = 0; r < p; r++) {
+		if (st[r].optimizer_s > 0)
+			record(sim, r, PP_STREAM_COMPUTE, PP_EV_OPTIMIZER, -1, -1, fin,
+			       fin + st[r].optimizer_s, 0, 0);
+		if (other_s > 0)
+			record(sim, r, PP_STREAM_COMPUTE, PP_EV_OTHER, -1, -1, fin + opt,
+			       fin + opt + other_s, 0, 0);
+	}
+	out->pipeline_s = pipe;
+	out->dp_exposed_s = fin - pipe;
+	out->optimizer_s = opt;
+	out->other_s = other_s;
+	out->iteration_s = fin + opt + other_s;
+	out->busy_s = busiest;
+	out->bubble_s = pipe - busiest > 0 ? pipe - busiest : 0;
+	out->critical_rank = crit;
+	out->tasks = (long long)sim->ntasks;
+	return PP_OK;
+}
+
+size_t pp_sim_event_count(const pp_sim *sim)
+{
+	return sim->nev;
+}
+
+const pp_sim_event *pp_sim_event_at(const pp_sim *sim, size_t i)
+{
+	return i < sim->nev ? &sim->ev[i] : NULL;
+}

@@ -3,6 +3,7 @@
  * report.  The flags are parsed in options.c (shared with sweep).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "options.h"
 
@@ -38,13 +39,75 @@ static void estimate_usage(FILE *f)
 	        "  --schedule S     1f1b (default), gpipe, interleaved or zb\n"
 	        "  --order O        rank order, default tp-cp-ep-dp-pp (tp-tp2-cp-ep-dp-pp\n"
 	        "                   with --tp2)\n"
+	        "  --sim on|off     also simulate the iteration event by event (default off)\n"
+	        "                   and report it next to the closed form\n"
+	        "  --trace FILE     write the simulated iteration as a Chrome/Perfetto trace\n"
+	        "                   (JSON; implies --sim on), atomically\n"
 	        "  --json           JSON instead of text\n"
 	        "  --output FILE    write there (atomically) instead of standard output\n");
 }
 
+enum { OPT_SIM = CLI_OPT_VERB, OPT_TRACE };
+
+static const struct option estimate_opts[] = {{"sim", required_argument, 0, OPT_SIM},
+                                              {"trace", required_argument, 0, OPT_TRACE},
+                                              {0, 0, 0, 0}};
+
+typedef struct estimate_flags {
+	bool sim;
+	const char *trace;
+} estimate_flags;
+
+static int estimate_flag(int code, const char *value, void *ctx)
+{
+	estimate_flags *f = ctx;
+	if (code == OPT_TRACE) {
+		if (!*value) {
+			cli_message("estimate: --trace needs a file name");
+			return EXIT_BADINPUT;
+		}
+		f->trace = value;
+		f->sim = true;
+		return 0;
+	}
+	if (strcmp(value, "on") == 0)
+		f->sim = true;
+	else if (strcmp(value, "off") == 0)
+		f->sim = f->trace != NULL;
+	else {
+		cli_message("estimate: --sim expects on or off, got '%s'", value);
+		return EXIT_BADINPUT;
+	}
+	return 0;
+}
+
+/* Simulate the iteration of `e`; write the trace when asked.  0 or an exit code. */
+static int simulate(pp_estimate *e, const estimate_flags *f, const pp_model *model)
+{
+	pp_sim *sim = NULL;
+	pp_error err;
+	pp_error_clear(&err);
+	pp_status st = pp_sim_new(&sim, &err);
+	if (!st)
+		st = pp_estimate_simulate(e, sim, &err);
+	if (st) {
+		pp_sim_free(sim);
+		return cli_plan_fail(st, &err, model);
+	}
+	int rc = 0;
+	if (f->trace) {
+		cli_out out;
+		if ((rc = cli_out_open(&out, f->trace)) == 0)
+			rc = cli_out_close(&out, pp_report_trace(e, sim, out.f) == 0);
+	}
+	pp_sim_free(sim);
+	return rc;
+}
+
 int cli_estimate(int argc, char **argv)
 {
-	const cli_verb verb = {"estimate", estimate_usage, NULL, NULL, NULL};
+	estimate_flags flags = {false, NULL};
+	const cli_verb verb = {"estimate", estimate_usage, estimate_opts, estimate_flag, &flags};
 	cli_opts o;
 	int rc = cli_opts_parse(argc, argv, &verb, &o);
 	if (rc != CLI_CONTINUE)
@@ -66,6 +129,10 @@ int cli_estimate(int argc, char **argv)
 	if (st) {
 		free(e);
 		return cli_plan_fail(st, &err, &model);
+	}
+	if (flags.sim && (rc = simulate(e, &flags, &model))) {
+		free(e);
+		return rc;
 	}
 	cli_out out;
 	if ((rc = cli_out_open(&out, o.output))) {

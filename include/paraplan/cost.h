@@ -57,6 +57,8 @@ typedef struct pp_stage_time {
 	double fwd_s, bwd_s;     /* totals: compute + exposed communication */
 	double model_flops;      /* model FLOPs (no recompute) of this GPU per micro-batch */
 	double hw_flops;         /* FLOPs executed, recompute included */
+	double fwd_flops, bwd_flops, wgrad_flops; /* of hw_flops: forward; backward incl.
+	                                             recompute; of which weight gradients */
 	/* per iteration */
 	double dp_s;        /* gradient reduction + parameter gather, before overlap */
 	double emb_sync_s;  /* tied-embedding gradient all-reduce (first/last stage) */

@@ -6,6 +6,7 @@
 
 #include "spec.h"
 #include "schedule.h"
+#include "sim.h"
 #include "workload.h"
 
 #ifdef __cplusplus
@@ -49,6 +50,10 @@ typedef struct pp_estimate {
 	double cost_usd;
 	/* Traffic each GPU of the bottleneck stage sends per iteration, bytes. */
 	double tp_bytes, cp_bytes, ep_bytes, pp_bytes, dp_bytes;
+	/* The event simulation of the same iteration (pp_estimate_simulate);
+	 * `simulated` false when it was not run. */
+	bool simulated;
+	pp_sim_result sim;
 } pp_estimate;
 
 /*
@@ -75,6 +80,16 @@ enum {
 pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *job,
                            const pp_plan *plan, long long gpus, unsigned flags, pp_work *ws,
                            pp_estimate *out, pp_error *err);
+
+/*
+ * Simulate the iteration of an estimate `e` (from pp_estimate_run, time
+ * model run) with the event simulator `sim` (pp_sim_new; its events are then
+ * the iteration's, for a trace): every stage's cost, the plan's schedule,
+ * the same DP overlap, optimizer and per-iteration overheads as the closed
+ * form.  Writes e->sim and sets e->simulated.  PP_EINPUT when the schedule
+ * cannot be simulated (see pp_sim_orders).
+ */
+pp_status pp_estimate_simulate(pp_estimate *e, pp_sim *sim, pp_error *err);
 
 #ifdef __cplusplus
 }

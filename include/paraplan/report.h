@@ -33,6 +33,17 @@ int pp_report_search_text(const pp_search *s, FILE *out);
  *  "pruned", "infeasible", "rejected", "wall_s"}, "explanation": {...}}.  0 or -1. */
 int pp_report_search_json(const pp_search *s, FILE *out);
 
+/*
+ * The simulated iteration of `e` (the events of `sim` after
+ * pp_estimate_simulate) as a Chrome / Perfetto trace (JSON object format,
+ * loads in ui.perfetto.dev and chrome://tracing): one process per pipeline
+ * rank, one thread per stream (compute, send-fwd, send-bwd, dp), complete
+ * ("X") events with ts/dur in microseconds; args carry the phase, micro-batch,
+ * chunk, FLOPs and bytes.  Idle time on a compute stream is an explicit
+ * "idle" event, so each rank's compute events tile [0, iteration].  0 or -1.
+ */
+int pp_report_trace(const pp_estimate *e, const pp_sim *sim, FILE *out);
+
 #ifdef __cplusplus
 }
 #endif

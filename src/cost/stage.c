@@ -32,6 +32,7 @@ typedef struct acc {
 	double bytes[PP_NGROUPS];
 	double summa; /* exposed SUMMA broadcast/reduce time */
 	double model_flops, hw_flops;
+	double flops[4]; /* executed FLOPs by phase */
 	bool overflow;
 } acc;
 
@@ -50,6 +51,7 @@ static void acc_add(acc *a, const acc *b, double n)
 		a->compute[i] += n * b->compute[i];
 		a->attn[i] += n * b->attn[i];
 		a->hidden_cp[i] += n * b->hidden_cp[i];
+		a->flops[i] += n * b->flops[i];
 	}
 	for (int g = 0; g < PP_NGROUPS; g++) {
 		a->exposed[g] += n * b->exposed[g];
@@ -119,6 +121,7 @@ static void add_work(acc *a, const pp_work *w, const pp_system *s, const pp_job 
 			a->attn[o->phase] += t;
 		if (o->kind != PP_OP_ELEM) {
 			a->hw_flops += o->flops * times;
+			a->flops[o->phase] += o->flops * times;
 			if (o->phase != PP_PHASE_RECOMPUTE)
 				a->model_flops += o->flops * times;
 		}
@@ -251,6 +254,10 @@ pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job
 	out->ep_s = a.exposed[PP_GROUP_EP] * (p->ep_overlap ? 1 - s->ep_overlap_hidden : 1);
 	out->model_flops = a.model_flops;
 	out->hw_flops = a.hw_flops;
+	out->fwd_flops = a.flops[PP_PHASE_FWD];
+	out->wgrad_flops = a.flops[PP_PHASE_BWD_WEIGHT];
+	out->bwd_flops = a.flops[PP_PHASE_BWD_INPUT] + a.flops[PP_PHASE_BWD_WEIGHT] +
+	                 a.flops[PP_PHASE_RECOMPUTE];
 	out->tp_bytes = a.bytes[PP_GROUP_TP] + a.bytes[PP_GROUP_TP2];
 	out->cp_bytes = a.bytes[PP_GROUP_CP];
 	out->ep_bytes = a.bytes[PP_GROUP_EP] + a.bytes[PP_GROUP_ETP];

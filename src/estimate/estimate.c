@@ -2,6 +2,7 @@
  * Estimate: resolve the plan, then run the models in flow order
  * (workload -> cost -> schedule as they land).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "paraplan/estimate.h"
@@ -133,4 +134,52 @@ pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *
 	out->pp_bytes = b->pp_bytes * mb * (p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1);
 	out->dp_bytes = b->dp_bytes * (p->zero >= 3 ? mb : 1);
 	return PP_OK;
+}
+
+pp_status pp_estimate_simulate(pp_estimate *e, pp_sim *sim, pp_error *err)
+{
+	const pp_plan *p = &e->plan;
+	if (e->time.iteration_s <= 0)
+		return ppi_fail(err, "", "estimate",
+		                "no time model to simulate (the plan was not timed)");
+	pp_work *ws = malloc(sizeof *ws);
+	pp_sim_stage *st = calloc((size_t)p->pp, sizeof *st);
+	if (!ws || !st) {
+		free(ws);
+		free(st);
+		ppi_fail(err, "", "sim", "out of memory");
+		return PP_ENOMEM;
+	}
+	pp_work_init(ws);
+	pp_status rc = PP_OK;
+	double v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
+	for (int i = 0; i < p->pp && !rc; i++) {
+		pp_stage_time t;
+		rc = pp_stage_cost(&e->model, &e->system, &e->job, p, i, ws, &t, err);
+		if (rc)
+			break;
+		pp_sim_stage *s = &st[i];
+		s->fwd_s = t.fwd_s;
+		s->bwd_s = t.bwd_s;
+		/* The closed form's zero-bubble W is the weight-gradient compute. */
+		s->wgrad_s = p->schedule == PP_SCHED_ZB ? t.wgrad_compute_s : 0;
+		/* pp_s is one activation and one gradient transfer per micro-batch. */
+		s->send_fwd_s = s->send_bwd_s = t.pp_s / 2;
+		s->send_bytes = t.pp_bytes / 2;
+		s->dp_s = t.dp_s;
+		s->dp_bytes = t.dp_bytes;
+		s->dp_hide_s = e->system.dp_overlap * t.bwd_compute_s;
+		s->optimizer_s = t.optimizer_s;
+		s->fwd_flops = t.fwd_flops / v;
+		s->bwd_flops = t.bwd_flops / v;
+		s->wgrad_flops = t.wgrad_flops / v;
+	}
+	if (!rc)
+		rc = pp_sim_orders(sim, p->schedule, p->pp, p->microbatches, (int)v, err);
+	if (!rc)
+		rc = pp_sim_run(sim, st, e->time.other_s, &e->sim, err);
+	e->simulated = rc == PP_OK;
+	free(ws);
+	free(st);
+	return rc;
 }

@@ -78,6 +78,16 @@ int pp_report_text(const pp_estimate *e, FILE *out)
 			fprintf(out, "  %-13s %10.2f ms  %5.1f%%\n", rows[i].name, rows[i].s * 1e3,
 			        100 * rows[i].s / it);
 	fprintf(out, "  %-13s %10.2f ms\n", "iteration", t->iteration_s * 1e3);
+	if (e->simulated) {
+		const pp_sim_result *r = &e->sim;
+		fprintf(out,
+		        "\nsimulated iteration %.2f ms (%+.2f%% vs the closed form): pipeline %.2f "
+		        "ms, busiest stage %.2f ms, bubble %.2f ms, dp exposed %.2f ms, last "
+		        "compute on stage %d, %lld tasks\n",
+		        r->iteration_s * 1e3, 100 * (r->iteration_s - t->iteration_s) / it,
+		        r->pipeline_s * 1e3, r->busy_s * 1e3, r->bubble_s * 1e3,
+		        r->dp_exposed_s * 1e3, r->critical_rank, r->tasks);
+	}
 	fprintf(out,
 	        "\nthroughput  %.0f tokens/s, %.1f model TFLOP/s per GPU (MFU %.1f%%), "
 	        "%.1f hardware TFLOP/s (HFU %.1f%%)\n",
@@ -164,6 +174,18 @@ static json_t *estimate_json(const pp_estimate *e)
 	                         system, "job", job, "plan", plan, "memory", memory_json(e), "time",
 	                         time, "throughput", thr, "training", train,
 	                         "traffic_per_gpu_per_iteration", traffic);
+	if (e->simulated) {
+		const pp_sim_result *r = &e->sim;
+		json_object_set_new(
+		    root, "sim",
+		    json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:I}", "iteration_s",
+		              r->iteration_s, "closed_form_iteration_s", t->iteration_s,
+		              "difference", (r->iteration_s - t->iteration_s) / t->iteration_s,
+		              "pipeline_s", r->pipeline_s, "busy_s", r->busy_s, "bubble_s",
+		              r->bubble_s, "dp_exposed_s", r->dp_exposed_s, "optimizer_s",
+		              r->optimizer_s, "critical_stage", r->critical_rank, "tasks",
+		              (json_int_t)r->tasks));
+	}
 	return root;
 }
 

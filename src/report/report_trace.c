@@ -1,0 +1,91 @@
+/*
+ * Chrome / Perfetto trace of a simulated iteration.
+ *
+ * Trace Event Format, JSON object form: {"traceEvents": [...],
+ * "displayTimeUnit": "ms"}.  Metadata events name the processes (pipeline
+ * ranks) and threads (streams); complete events ("ph": "X") carry ts and dur
+ * in microseconds.
+ */
+#include <stdlib.h>
+
+#include "paraplan/report.h"
+#include "report_int.h"
+
+static const char *const phase_names[] = {"forward",         "backward", "backward-input",
+                                          "backward-weight", "send",     "data-parallel",
+                                          "optimizer",       "other"};
+
+static json_t *meta(const char *what, int pid, int tid, const char *name)
+{
+	return json_pack("{s:s,s:s,s:i,s:i,s:{s:s}}", "name", what, "ph", "M", "pid", pid, "tid",
+	                 tid, "args", "name", name);
+}
+
+static json_t *complete(const char *name, const char *cat, int pid, int tid, double t0_s,
+                        double t1_s, json_t *args)
+{
+	return json_pack("{s:s,s:s,s:s,s:i,s:i,s:f,s:f,s:o}", "name", name, "cat", cat, "ph", "X",
+	                 "pid", pid, "tid", tid, "ts", t0_s * 1e6, "dur", (t1_s - t0_s) * 1e6,
+	                 "args", args);
+}
+
+int pp_report_trace(const pp_estimate *e, const pp_sim *sim, FILE *out)
+{
+	if (!e->simulated)
+		return -1;
+	int p = e->plan.pp;
+	json_t *evs = json_array();
+	if (!evs)
+		return -1;
+	for (int r = 0; r < p; r++) {
+		char name[64];
+		snprintf(name, sizeof name, "pipeline rank %d", r);
+		json_array_append_new(evs, meta("process_name", r, 0, name));
+		for (int s = 0; s < PP_NSTREAMS; s++)
+			json_array_append_new(
+			    evs, meta("thread_name", r, s, pp_stream_name((pp_stream)s)));
+	}
+	double *cursor = calloc((size_t)p, sizeof *cursor);
+	if (!cursor) {
+		json_decref(evs);
+		return -1;
+	}
+	size_t n = pp_sim_event_count(sim);
+	for (size_t i = 0; i < n; i++) {
+		const pp_sim_event *ev = pp_sim_event_at(sim, i);
+		/* Compute events are recorded in order per rank: fill gaps as idle. */
+		if (ev->stream == PP_STREAM_COMPUTE && ev->start_s > cursor[ev->rank]) {
+			json_array_append_new(evs, complete("idle", "bubble", ev->rank,
+			                                    PP_STREAM_COMPUTE, cursor[ev->rank],
+			                                    ev->start_s, json_object()));
+		}
+		if (ev->stream == PP_STREAM_COMPUTE)
+			cursor[ev->rank] = ev->end_s;
+		char name[64];
+		if (ev->mb >= 0 && e->plan.vp > 1)
+			snprintf(name, sizeof name, "%s mb%d c%d", pp_event_kind_name(ev->kind),
+			         ev->mb, ev->chunk);
+		else if (ev->mb >= 0)
+			snprintf(name, sizeof name, "%s mb%d", pp_event_kind_name(ev->kind),
+			         ev->mb);
+		else
+			snprintf(name, sizeof name, "%s", pp_event_kind_name(ev->kind));
+		json_t *args =
+		    json_pack("{s:s,s:i,s:i,s:f,s:f}", "phase", phase_names[ev->kind], "microbatch",
+		              ev->mb, "chunk", ev->chunk, "flops", ev->flops, "bytes", ev->bytes);
+		json_array_append_new(evs, complete(name, phase_names[ev->kind], ev->rank,
+		                                    ev->stream, ev->start_s, ev->end_s, args));
+	}
+	/* Close each rank's compute track at the end of the iteration. */
+	for (int r = 0; r < p; r++)
+		if (cursor[r] < e->sim.iteration_s)
+			json_array_append_new(evs, complete("idle", "bubble", r, PP_STREAM_COMPUTE,
+			                                    cursor[r], e->sim.iteration_s,
+			                                    json_object()));
+	free(cursor);
+	json_t *root =
+	    json_pack("{s:o,s:s,s:{s:f,s:f,s:s,s:s}}", "traceEvents", evs, "displayTimeUnit", "ms",
+	              "otherData", "iteration_s", e->sim.iteration_s, "closed_form_iteration_s",
+	              e->time.iteration_s, "model", e->model.name, "system", e->system.name);
+	return ppi_report_dump(root, out);
+}

@@ -37,6 +37,69 @@ double pp_coll_time(const pp_system *s, const pp_layout *l, pp_coll_kind kind, d
 double pp_allreduce_ring_s(double bytes, int n, double bw, double alpha);
 double pp_allreduce_tree_s(double bytes, int n, double bw, double alpha);
 
+/* --------------------------------------------------------- stage profile */
+
+/*
+ * The contract between cost and schedule: every operation and collective one
+ * GPU of a pipeline stage runs, timed, in order (embedding, dense layers, MoE
+ * layers, head; then the stage's own transfers, data-parallel traffic and
+ * optimizer), each with the overlap rule that decides how much of it is on
+ * the critical path.  The rules live in one place (pp_stage_profile_sum);
+ * pp_stage_cost is that sum, memoised.
+ */
+typedef enum pp_overlap_rule {
+	PP_RULE_EXPOSED = 0,   /* on the critical path as it is */
+	PP_RULE_TP = 1,        /* n_1 TP traffic: (1 - tp_overlap_hidden) of it with tp_overlap */
+	PP_RULE_EP = 2,        /* EP / expert-TP traffic: (1 - ep_overlap_hidden) with ep_overlap */
+	PP_RULE_CP_RING = 3,   /* CP ring p2p: hidden under the attention compute of its phase */
+	PP_RULE_HIDDEN = 4,    /* runs under compute that does not depend on it (SP re-gather) */
+	PP_RULE_SUMMA = 5,     /* SUMMA panel: the first exposed, later ones under the GEMM
+	                          entry `overlap` (seed 003 App. A) */
+	PP_RULE_ZERO3 = 6,     /* ZeRO-3 per-layer gather/scatter: under zero3_overlap of a
+	                          layer's compute */
+	PP_RULE_PP = 7,        /* pipeline send/receive: the schedule places it */
+	PP_RULE_DP = 8,        /* per iteration: under dp_overlap of the last backward
+	                          (the schedule decides) */
+	PP_RULE_EMB_SYNC = 9,  /* per iteration: tied-embedding gradient all-reduce */
+	PP_RULE_OPTIMIZER = 10 /* per iteration: the optimizer step */
+} pp_overlap_rule;
+
+typedef enum pp_profile_unit {
+	PP_UNIT_EMBEDDING = 0,
+	PP_UNIT_DENSE_LAYERS = 1,
+	PP_UNIT_MOE_LAYERS = 2,
+	PP_UNIT_HEAD = 3,
+	PP_UNIT_STAGE = 4 /* the stage as a whole: pp, ZeRO-3, dp, optimizer */
+} pp_profile_unit;
+
+typedef struct pp_profile_entry {
+	const char *name; /* static: "qkv", "fc1", "tp-allgather", "dp-reducescatter", ... */
+	bool coll;        /* a collective; else a compute operation */
+	int kind;         /* pp_op_kind or pp_coll_kind */
+	pp_group group;   /* collectives: the group it runs on */
+	pp_phase phase;
+	pp_overlap_rule rule;
+	pp_profile_unit unit;
+	double count;      /* occurrences in one unit per micro-batch (per iteration for
+	                      dp / emb-sync / optimizer) */
+	double times;      /* units of this kind on the stage (layers of the kind; else 1) */
+	double seconds;    /* one occurrence */
+	double flops;      /* one occurrence, all instances (operations) */
+	double bytes;      /* one occurrence: HBM bytes (operations), buffer (collectives) */
+	double wire_bytes; /* collectives: bytes this GPU sends per occurrence */
+	double panels;     /* SUMMA panels (1 otherwise) */
+	int overlap;       /* PP_RULE_SUMMA: index of the GEMM entry it hides under */
+} pp_profile_entry;
+
+#define PP_PROFILE_MAX (4 * (PP_MAX_OPS + PP_MAX_COLLS) + 32)
+
+typedef struct pp_stage_profile {
+	int stage;
+	int layers; /* transformer layers on the stage */
+	int n;
+	pp_profile_entry e[PP_PROFILE_MAX];
+} pp_stage_profile;
+
 /* ------------------------------------------------------------ per stage */
 
 /*
@@ -76,6 +139,19 @@ typedef struct pp_stage_time {
 pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job,
                         const pp_plan *plan, int stage, pp_work *ws, pp_stage_time *out,
                         pp_error *err);
+
+/*
+ * The timed profile of pipeline rank `stage` (caller-owned `out`, about 70
+ * KB: allocate it once).  Allocates nothing; `ws` as for pp_stage_cost.
+ */
+pp_status pp_stage_profile_build(const pp_model *m, const pp_system *s, const pp_job *job,
+                                 const pp_plan *plan, int stage, pp_work *ws, pp_stage_profile *out,
+                                 pp_error *err);
+
+/* The stage's times from its profile under the overlap rules: what
+ * pp_stage_cost returns for the same stage. */
+void pp_stage_profile_sum(const pp_stage_profile *prof, const pp_system *s, const pp_plan *plan,
+                          pp_stage_time *out);
 
 #ifdef __cplusplus
 }

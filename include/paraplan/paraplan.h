@@ -14,5 +14,7 @@
 #include "spec.h"
 #include "sweep.h"
 #include "workload.h"
+#include "place.h"
+#include "sim.h"
 
 #endif

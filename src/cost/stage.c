@@ -63,8 +63,151 @@ static void acc_add(acc *a, const acc *b, double n)
 	a->overflow |= b->overflow;
 }
 
-static void add_work(acc *a, const pp_work *w, const pp_system *s, const pp_job *job,
-                     const pp_plan *p, const pp_layout *lay, double times);
+/* Entries being written: a profile, or scratch for one unit. */
+typedef struct ebuf {
+	pp_profile_entry *e;
+	int n, cap;
+	bool overflow;
+} ebuf;
+
+#define UNIT_MAX (PP_MAX_OPS + PP_MAX_COLLS)
+
+static pp_profile_entry *entry_new(ebuf *b, const char *name, pp_profile_unit unit, double times)
+{
+	if (b->n >= b->cap) {
+		b->overflow = true;
+		return NULL;
+	}
+	pp_profile_entry *e = &b->e[b->n++];
+	memset(e, 0, sizeof *e);
+	e->name = name;
+	e->unit = unit;
+	e->count = 1;
+	e->times = times;
+	e->panels = 1;
+	e->overlap = -1;
+	return e;
+}
+
+/* The overlap rule of a layer's collective. */
+static pp_overlap_rule coll_rule(const pp_coll *c)
+{
+	if (c->overlap_op >= 0)
+		return PP_RULE_SUMMA;
+	if (c->group == PP_GROUP_CP && c->overlapped)
+		return PP_RULE_CP_RING;
+	if (c->overlapped)
+		return PP_RULE_HIDDEN; /* e.g. SP's re-gather for wgrad, under the dgrad GEMM */
+	if (c->group == PP_GROUP_TP)
+		return PP_RULE_TP;
+	if (c->group == PP_GROUP_EP || c->group == PP_GROUP_ETP)
+		return PP_RULE_EP;
+	return PP_RULE_EXPOSED;
+}
+
+/* Time every operation and collective of one unit (the work in `w`, `times`
+ * of it on the stage) and append them to `b`. */
+static void unit_entries(ebuf *b, const pp_work *w, const pp_system *s, const pp_job *job,
+                         const pp_layout *lay, pp_profile_unit unit, double times)
+{
+	if (w->overflow)
+		b->overflow = true;
+	int base = b->n;
+	for (int i = 0; i < w->nops; i++) {
+		const pp_op *o = &w->ops[i];
+		pp_profile_entry *e = entry_new(b, o->name, unit, times);
+		if (!e)
+			return;
+		e->kind = o->kind;
+		e->phase = o->phase;
+		e->seconds = pp_op_time(&s->gpu, job->precision, o);
+		e->flops = o->flops;
+		e->bytes = o->bytes;
+	}
+	for (int i = 0; i < w->ncolls; i++) {
+		const pp_coll *c = &w->colls[i];
+		const pp_layout *l = &lay[c->group];
+		pp_profile_entry *e = entry_new(b, c->name, unit, times);
+		if (!e)
+			return;
+		e->coll = true;
+		e->kind = c->kind;
+		e->group = c->group;
+		e->phase = c->phase;
+		e->rule = coll_rule(c);
+		e->count = c->count;
+		e->bytes = c->bytes;
+		e->wire_bytes = wire_bytes(c->kind, c->bytes, l->size);
+		if (e->rule == PP_RULE_SUMMA && c->overlap_op < w->nops) {
+			e->panels = c->panels >= 1 ? c->panels : 1;
+			e->overlap = base + c->overlap_op;
+			e->seconds = pp_coll_time(s, l, c->kind, c->bytes / e->panels, NULL);
+		} else {
+			if (e->rule == PP_RULE_SUMMA)
+				e->rule = PP_RULE_EXPOSED;
+			e->seconds = pp_coll_time(s, l, c->kind, c->bytes, NULL);
+		}
+	}
+}
+
+/* Accumulate the entries [from, to) of one unit (all of one `times`) under
+ * the per-layer overlap rules.  Stage entries are left to finish(). */
+static void acc_unit(acc *a, const pp_profile_entry *e, int from, int to)
+{
+	double panel_s[UNIT_MAX], panels[UNIT_MAX];
+	bool any_panel = false;
+	for (int i = from; i < to; i++) {
+		const pp_profile_entry *x = &e[i];
+		if (x->unit == PP_UNIT_STAGE)
+			continue;
+		double n = x->count * x->times;
+		if (!x->coll) {
+			double t = x->seconds * n;
+			a->compute[x->phase] += t;
+			if (x->kind == PP_OP_ATTN)
+				a->attn[x->phase] += t;
+			if (x->kind != PP_OP_ELEM) {
+				a->hw_flops += x->flops * n;
+				a->flops[x->phase] += x->flops * n;
+				if (x->phase != PP_PHASE_RECOMPUTE)
+					a->model_flops += x->flops * n;
+			}
+			continue;
+		}
+		a->bytes[x->group] += x->wire_bytes * n;
+		double t = x->seconds * n;
+		switch (x->rule) {
+		case PP_RULE_SUMMA: {
+			int k = x->overlap - from;
+			if (k < 0 || k >= UNIT_MAX)
+				break;
+			if (!any_panel) {
+				memset(panel_s, 0, sizeof panel_s);
+				memset(panels, 0, sizeof panels);
+				any_panel = true;
+			}
+			panel_s[k] += x->seconds * x->count;
+			panels[k] = x->panels;
+			break;
+		}
+		case PP_RULE_CP_RING: a->hidden_cp[x->phase] += t; break;
+		case PP_RULE_HIDDEN: break;
+		default: a->exposed[x->group == PP_GROUP_ETP ? PP_GROUP_EP : x->group] += t; break;
+		}
+	}
+	/* Seed 003 App. A: t_comm = t_prologue + n_b t_exposed.  The first panel's
+	 * broadcasts are the prologue; each later panel's run under the previous
+	 * panel's GEMM and show only what exceeds it (n_b - 1 of them). */
+	for (int k = 0; any_panel && k < to - from; k++) {
+		if (panel_s[k] <= 0)
+			continue;
+		const pp_profile_entry *op = &e[from + k];
+		double n = panels[k] >= 1 ? panels[k] : 1;
+		double per = op->seconds / n;
+		double over = panel_s[k] - per;
+		a->summa += (panel_s[k] + (n - 1) * (over > 0 ? over : 0)) * op->times;
+	}
+}
 
 /* One layer of kind `moe` (its index `layer`), from the workspace's memo when
  * nothing that shapes it changed. */
@@ -102,69 +245,251 @@ static void layer_cost(acc *one, const pp_model *m, const pp_system *s, const pp
 	}
 	memset(one, 0, sizeof *one);
 	pp_layer_work(m, job, p, layer, ws);
-	add_work(one, ws, s, job, p, lay, 1);
+	pp_profile_entry buf[UNIT_MAX];
+	ebuf b = {buf, 0, UNIT_MAX, false};
+	unit_entries(&b, ws, s, job, lay, moe ? PP_UNIT_MOE_LAYERS : PP_UNIT_DENSE_LAYERS, 1);
+	acc_unit(one, buf, 0, b.n);
+	one->overflow |= b.overflow;
 	memcpy(ws->cache_key[moe], &k, sizeof k);
 	memcpy(ws->cache[moe], one, sizeof *one);
 	ws->cache_valid[moe] = true;
 }
 
-static void add_work(acc *a, const pp_work *w, const pp_system *s, const pp_job *job,
-                     const pp_plan *p, const pp_layout *lay, double times)
+/* What the stage-level entries need besides the layers' totals. */
+typedef struct stage_ctx {
+	int layers;
+	int dense_idx, moe_idx, counts[2];
+	double layer_params_max, dense_params, expert_params, emb_params, emb;
+} stage_ctx;
+
+/* Count the layer kinds of pipeline rank `stage` and the parameters this GPU
+ * owns (dense, expert, embedding). */
+static void stage_layers(const pp_model *m, const pp_plan *p, int stage, stage_ctx *c)
 {
-	if (w->overflow)
-		a->overflow = true;
-	for (int i = 0; i < w->nops; i++) {
-		const pp_op *o = &w->ops[i];
-		double t = pp_op_time(&s->gpu, job->precision, o) * times;
-		a->compute[o->phase] += t;
-		if (o->kind == PP_OP_ATTN)
-			a->attn[o->phase] += t;
-		if (o->kind != PP_OP_ELEM) {
-			a->hw_flops += o->flops * times;
-			a->flops[o->phase] += o->flops * times;
-			if (o->phase != PP_PHASE_RECOMPUTE)
-				a->model_flops += o->flops * times;
+	memset(c, 0, sizeof *c);
+	c->layers = pp_stage_layers(m, p, stage);
+	c->dense_idx = c->moe_idx = -1;
+	/* Dense and MoE layers differ; count each kind and cost it once. */
+	for (int i = 0; i < c->layers; i++) {
+		int l = pp_stage_layer_index(m, p, stage, i);
+		if (pp_model_layer_is_moe(m, l)) {
+			c->counts[1]++;
+			c->moe_idx = l;
+		} else {
+			c->counts[0]++;
+			c->dense_idx = l;
 		}
 	}
-	/* SUMMA: per GEMM op, the time of one panel's collectives. */
-	double panel_s[PP_MAX_OPS], panels[PP_MAX_OPS];
-	bool any_panel = false;
-	for (int i = 0; i < w->ncolls; i++) {
-		const pp_coll *c = &w->colls[i];
-		const pp_layout *l = &lay[c->group];
-		a->bytes[c->group] += wire_bytes(c->kind, c->bytes, l->size) * c->count * times;
-		if (c->overlap_op >= 0 && c->overlap_op < w->nops) {
-			double n = c->panels >= 1 ? c->panels : 1;
-			if (!any_panel) {
-				memset(panel_s, 0, sizeof panel_s);
-				memset(panels, 0, sizeof panels);
-				any_panel = true;
-			}
-			panel_s[c->overlap_op] +=
-			    pp_coll_time(s, l, c->kind, c->bytes / n, NULL) * c->count;
-			panels[c->overlap_op] = n;
+	/* Layer weights split over n_1 (1D and 2D TP, replicated over n_2) or over
+	 * n_1 x n_2 (SUMMA: no replicated weights, seed 003 Table A2). */
+	double wsplit = p->summa ? (double)p->tp * p->tp2 : p->tp;
+	int etp = p->etp > 0 ? p->etp : p->tp;
+	const int index[2] = {c->dense_idx, c->moe_idx};
+	for (int k = 0; k < 2; k++) {
+		if (!c->counts[k])
 			continue;
+		pp_layer_params lp;
+		pp_model_layer_params(m, index[k], &lp);
+		double mine = (lp.attention + lp.mlp - lp.replicated) / wsplit + lp.replicated;
+		double mine_e = lp.experts / ((double)p->ep * etp);
+		c->dense_params += mine * c->counts[k];
+		c->expert_params += mine_e * c->counts[k];
+		if (mine + mine_e > c->layer_params_max)
+			c->layer_params_max = mine + mine_e;
+	}
+	c->emb = (double)m->vocab * m->hidden / p->tp; /* vocab-parallel over n_1 */
+	if (stage == 0)
+		c->emb_params += c->emb;
+	if (stage == p->pp - 1 && (!m->tied_embeddings || p->pp > 1))
+		c->emb_params += c->emb;
+	c->dense_params += c->emb_params;
+}
+
+static void coll_entry(ebuf *b, const char *name, pp_overlap_rule rule, pp_group g,
+                       pp_coll_kind kind, const pp_system *s, const pp_layout *l, double bytes,
+                       double count, double times)
+{
+	pp_profile_entry *e = entry_new(b, name, PP_UNIT_STAGE, times);
+	if (!e)
+		return;
+	e->coll = true;
+	e->kind = kind;
+	e->group = g;
+	e->phase = PP_PHASE_BWD_WEIGHT;
+	e->rule = rule;
+	e->count = count;
+	e->bytes = bytes;
+	e->wire_bytes = wire_bytes(kind, bytes, l->size);
+	e->seconds = pp_coll_time(s, l, kind, bytes, NULL);
+}
+
+/* The stage's own transfers, ZeRO-3 traffic, data-parallel traffic,
+ * embedding sync and optimizer, as entries. */
+static void stage_entries(ebuf *b, const pp_model *m, const pp_system *s, const pp_job *job,
+                          const pp_plan *p, int stage, const pp_layout *lay, const stage_ctx *c)
+{
+	/* Pipeline: activations forward and their gradients backward; with SP the
+	 * sequence-sharded tensor travels (Megatron's scatter/gather). */
+	if (p->pp > 1) {
+		double sd = ((p->sp || p->summa) && p->tp > 1) ? p->tp : 1;
+		double n2 = p->tp2 > 1 ? p->tp2 : 1;
+		double act = (double)p->mbs * job->seq_len / p->cp / n2 * m->hidden * 2.0 / sd;
+		pp_profile_entry *e = entry_new(b, "pp-sendrecv", PP_UNIT_STAGE, 1);
+		if (e) {
+			e->coll = true;
+			e->kind = PP_COLL_P2P;
+			e->group = PP_GROUP_PP;
+			e->phase = PP_PHASE_FWD;
+			e->rule = PP_RULE_PP;
+			e->count = 2; /* one activation, one gradient */
+			e->bytes = e->wire_bytes = act;
+			e->seconds = pp_coll_time(s, &lay[PP_GROUP_PP], PP_COLL_P2P, act, NULL);
 		}
-		double t = pp_coll_time(s, l, c->kind, c->bytes, NULL) * c->count * times;
-		if (c->group == PP_GROUP_CP && c->overlapped)
-			a->hidden_cp[c->phase] += t;
-		else if (c->overlapped)
-			continue; /* e.g. SP's re-gather for wgrad, hidden under the dgrad GEMM */
-		else
-			a->exposed[c->group == PP_GROUP_ETP ? PP_GROUP_EP : c->group] += t;
 	}
-	/* Seed 003 App. A: t_comm = t_prologue + n_b t_exposed.  The first panel's
-	 * broadcasts are the prologue; each later panel's run under the previous
-	 * panel's GEMM and show only what exceeds it (n_b - 1 of them). */
-	for (int i = 0; any_panel && i < w->nops; i++) {
-		if (panel_s[i] <= 0)
-			continue;
-		double n = panels[i] >= 1 ? panels[i] : 1;
-		double per = pp_op_time(&s->gpu, job->precision, &w->ops[i]) / n;
-		double over = panel_s[i] - per;
-		a->summa += (panel_s[i] + (n - 1) * (over > 0 ? over : 0)) * times;
+	/* ZeRO-3: each layer's parameters gathered for forward and again for
+	 * backward, gradients reduce-scattered, every micro-batch; prefetch hides
+	 * them under the layers' compute (FSDP's backward/forward prefetch). */
+	double wb = job->precision == PP_PREC_FP32 ? 4.0 : 2.0;
+	if (p->zero >= 3 && lay[PP_GROUP_DP].size > 1) {
+		const pp_layout *l = &lay[PP_GROUP_DP];
+		/* DeepSpeed moves a layer in buckets (prefetch/reduce bucket of
+		 * zero3_bucket_params), each paying a collective's latency; FSDP moves
+		 * the whole layer unit at once. */
+		double chunk = c->layer_params_max, chunks = 1;
+		if (s->zero3_bucket_params > 0 && s->zero3_bucket_params < c->layer_params_max) {
+			chunk = s->zero3_bucket_params;
+			chunks = c->layer_params_max / chunk;
+		}
+		coll_entry(b, "zero3-allgather", PP_RULE_ZERO3, PP_GROUP_DP, PP_COLL_ALLGATHER, s,
+		           l, chunk * wb, 2 * chunks, c->layers);
+		coll_entry(b, "zero3-reducescatter", PP_RULE_ZERO3, PP_GROUP_DP,
+		           PP_COLL_REDUCESCATTER, s, l, chunk * job->grad_bytes, chunks, c->layers);
 	}
-	(void)p;
+	/* Data parallelism, per iteration: gradients reduced (all-reduce, or
+	 * reduce-scatter with a sharded optimizer), parameters gathered after the
+	 * step (ZeRO-1/2).  ZeRO-3 already moved its traffic per micro-batch. */
+	if (p->zero < 3) {
+		const pp_layout *ld = &lay[PP_GROUP_DP], *le = &lay[PP_GROUP_EDP];
+		pp_coll_kind red = p->zero >= 1 ? PP_COLL_REDUCESCATTER : PP_COLL_ALLREDUCE;
+		const char *rn = p->zero >= 1 ? "dp-reducescatter" : "dp-allreduce";
+		coll_entry(b, rn, PP_RULE_DP, PP_GROUP_DP, red, s, ld,
+		           c->dense_params * job->grad_bytes, 1, 1);
+		coll_entry(b, p->zero >= 1 ? "edp-reducescatter" : "edp-allreduce", PP_RULE_DP,
+		           PP_GROUP_EDP, red, s, le, c->expert_params * job->grad_bytes, 1, 1);
+		if (p->zero >= 1) {
+			coll_entry(b, "dp-allgather", PP_RULE_DP, PP_GROUP_DP, PP_COLL_ALLGATHER, s,
+			           ld, c->dense_params * wb, 1, 1);
+			coll_entry(b, "edp-allgather", PP_RULE_DP, PP_GROUP_EDP, PP_COLL_ALLGATHER,
+			           s, le, c->expert_params * wb, 1, 1);
+		}
+	}
+	/* 2D TP's weight-gradient reduction over n_2 rides in the DP group above
+	 * (dp x cp x tp2, seed 003 App. A).  SUMMA's weights are split, not
+	 * replicated, except the vocab-parallel embedding/head: all-reduce those
+	 * gradients over n_2 with the DP traffic. */
+	if (p->summa && p->tp2 > 1 && c->emb_params > 0)
+		coll_entry(b, "tp2-embedding-allreduce", PP_RULE_DP, PP_GROUP_TP2,
+		           PP_COLL_ALLREDUCE, s, &lay[PP_GROUP_TP2],
+		           c->emb_params * job->grad_bytes, 1, 1);
+	if (m->tied_embeddings && p->pp > 1 && (stage == 0 || stage == p->pp - 1))
+		coll_entry(b, "embedding-sync", PP_RULE_EMB_SYNC, PP_GROUP_EMB, PP_COLL_ALLREDUCE,
+		           s, &lay[PP_GROUP_EMB], c->emb * job->grad_bytes, 1, 1);
+
+	/* Optimizer: memory-bound pass over this GPU's shard.  Adam reads the
+	 * gradient, master weight, m and v and writes the last three and the
+	 * low-precision weight. */
+	int etp = p->etp > 0 ? p->etp : p->tp;
+	double shard_d = p->zero >= 1 ? (double)p->dp * p->cp * (p->summa ? 1 : p->tp2) : 1;
+	double shard_e = p->zero >= 1 ? (double)p->tp * p->cp * p->dp / ((double)p->ep * etp) : 1;
+	double local = c->dense_params / shard_d + c->expert_params / shard_e;
+	double state = job->optimizer == PP_OPT_ADAM ? 3 : 2; /* fp32 master (+ m) + v */
+	double per_param = job->grad_bytes + 2 * 4 * state + wb;
+	pp_profile_entry *e = entry_new(b, "optimizer", PP_UNIT_STAGE, 1);
+	if (e) {
+		e->kind = PP_OP_ELEM;
+		e->phase = PP_PHASE_BWD_WEIGHT;
+		e->rule = PP_RULE_OPTIMIZER;
+		e->bytes = local * per_param;
+		e->seconds = local * per_param / (s->gpu.memory_bw_bytes_per_s * s->gpu.eff.memory);
+	}
+}
+
+/* The stage's times from the layers' totals `a` and the stage entries
+ * [from, to) of `e`: the overlap rules that span the stage. */
+static void finish(pp_stage_time *out, acc *a, const pp_profile_entry *e, int from, int to,
+                   const pp_system *s, const pp_plan *p, int layers)
+{
+	out->fwd_compute_s = a->compute[PP_PHASE_FWD];
+	out->recompute_s = a->compute[PP_PHASE_RECOMPUTE];
+	out->wgrad_compute_s = a->compute[PP_PHASE_BWD_WEIGHT];
+	out->bwd_compute_s = a->compute[PP_PHASE_BWD_INPUT] + a->compute[PP_PHASE_BWD_WEIGHT] +
+	                     a->compute[PP_PHASE_RECOMPUTE];
+	/* CP's ring traffic hides under the attention compute of its phase. */
+	for (int ph = 0; ph < 4; ph++) {
+		double over = a->hidden_cp[ph] - a->attn[ph];
+		if (over > 0)
+			a->exposed[PP_GROUP_CP] += over;
+	}
+	/* tp_overlap (Megatron's userbuffers) hides n_1 traffic; 2D TP's n_2
+	 * gathers and SUMMA's panels (already overlapped) are added as they are. */
+	out->tp_s = a->exposed[PP_GROUP_TP] * (p->tp_overlap ? 1 - s->tp_overlap_hidden : 1) +
+	            a->exposed[PP_GROUP_TP2] + a->summa;
+	out->cp_s = a->exposed[PP_GROUP_CP];
+	out->ep_s = a->exposed[PP_GROUP_EP] * (p->ep_overlap ? 1 - s->ep_overlap_hidden : 1);
+	out->model_flops = a->model_flops;
+	out->hw_flops = a->hw_flops;
+	out->fwd_flops = a->flops[PP_PHASE_FWD];
+	out->wgrad_flops = a->flops[PP_PHASE_BWD_WEIGHT];
+	out->bwd_flops = a->flops[PP_PHASE_BWD_INPUT] + a->flops[PP_PHASE_BWD_WEIGHT] +
+	                 a->flops[PP_PHASE_RECOMPUTE];
+	out->tp_bytes = a->bytes[PP_GROUP_TP] + a->bytes[PP_GROUP_TP2];
+	out->cp_bytes = a->bytes[PP_GROUP_CP];
+	out->ep_bytes = a->bytes[PP_GROUP_EP] + a->bytes[PP_GROUP_ETP];
+
+	double z3_comm = 0, z3_bytes = 0;
+	bool z3 = false;
+	for (int i = from; i < to; i++) {
+		const pp_profile_entry *x = &e[i];
+		double t = x->seconds * x->count, w = x->wire_bytes * x->count;
+		switch (x->rule) {
+		case PP_RULE_PP:
+			out->pp_s += t;
+			out->pp_bytes += w;
+			break;
+		case PP_RULE_ZERO3:
+			z3 = true;
+			z3_comm += t; /* per layer */
+			z3_bytes += w * x->times;
+			break;
+		case PP_RULE_DP:
+			out->dp_s += t;
+			out->dp_bytes += w;
+			break;
+		case PP_RULE_EMB_SYNC: out->emb_sync_s += t; break;
+		case PP_RULE_OPTIMIZER: out->optimizer_s += t; break;
+		default: break;
+		}
+	}
+	if (z3) {
+		double per_layer_comp =
+		    layers ? (out->fwd_compute_s + out->bwd_compute_s) / layers : 0;
+		double over = z3_comm - s->zero3_overlap * per_layer_comp;
+		out->zero3_s = over > 0 ? over * layers : 0;
+		out->dp_bytes += z3_bytes;
+	}
+	/* Exposed communication splits over phases in proportion to compute. */
+	double comm = out->tp_s + out->cp_s + out->ep_s + out->zero3_s;
+	double comp = out->fwd_compute_s + out->bwd_compute_s;
+	double fwd_share = comp > 0 ? out->fwd_compute_s / comp : 0.5;
+	out->fwd_s = out->fwd_compute_s + comm * fwd_share;
+	out->bwd_s = out->bwd_compute_s + comm * (1 - fwd_share);
+}
+
+static pp_status overflow_fail(pp_error *err)
+{
+	ppi_fail(err, "", "workload",
+	         "internal: a layer has more operations than PP_MAX_OPS/PP_MAX_COLLS hold");
+	return PP_EINTERNAL;
 }
 
 pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job, const pp_plan *p,
@@ -176,175 +501,94 @@ pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job
 	out->stage = stage;
 	pp_layout lay[PP_NGROUPS];
 	pp_plan_layouts(p, s, lay);
-
+	stage_ctx c;
+	stage_layers(m, p, stage, &c);
 	acc a;
 	memset(&a, 0, sizeof a);
-	int layers = pp_stage_layers(m, p, stage);
-	/* Dense and MoE layers differ; count each kind and cost it once. */
-	int n_moe = 0, n_dense = 0, moe_idx = -1, dense_idx = -1;
-	for (int i = 0; i < layers; i++) {
-		int l = pp_stage_layer_index(m, p, stage, i);
-		if (pp_model_layer_is_moe(m, l)) {
-			n_moe++;
-			moe_idx = l;
-		} else {
-			n_dense++;
-			dense_idx = l;
-		}
-	}
-	double layer_params_max = 0;
-	double dense_params = 0, expert_params = 0;
-	/* Layer weights split over n_1 (1D and 2D TP, replicated over n_2) or over
-	 * n_1 x n_2 (SUMMA: no replicated weights, seed 003 Table A2). */
-	double wsplit = p->summa ? (double)p->tp * p->tp2 : p->tp;
-	int etp = p->etp > 0 ? p->etp : p->tp;
-	/* Each layer kind once, scaled by its count (a dense layer has no experts). */
-	const int counts[2] = {n_dense, n_moe}, index[2] = {dense_idx, moe_idx};
+	/* Each layer kind once, from the memo, scaled by its count. */
+	const int index[2] = {c.dense_idx, c.moe_idx};
 	for (int k = 0; k < 2; k++) {
-		if (!counts[k])
+		if (!c.counts[k])
 			continue;
 		acc one;
 		layer_cost(&one, m, s, job, p, lay, index[k], k, ws);
-		acc_add(&a, &one, counts[k]);
-		pp_layer_params lp;
-		pp_model_layer_params(m, index[k], &lp);
-		double mine = (lp.attention + lp.mlp - lp.replicated) / wsplit + lp.replicated;
-		double mine_e = lp.experts / ((double)p->ep * etp);
-		dense_params += mine * counts[k];
-		expert_params += mine_e * counts[k];
-		if (mine + mine_e > layer_params_max)
-			layer_params_max = mine + mine_e;
+		acc_add(&a, &one, c.counts[k]);
 	}
-	double emb = (double)m->vocab * m->hidden / p->tp;
-	double emb_params = 0; /* vocab-parallel over n_1, replicated over n_2 */
+	pp_profile_entry buf[UNIT_MAX];
+	ebuf b = {buf, 0, UNIT_MAX, false};
 	if (stage == 0) {
 		pp_embedding_work(m, job, p, ws);
-		add_work(&a, ws, s, job, p, lay, 1);
-		emb_params += emb;
+		unit_entries(&b, ws, s, job, lay, PP_UNIT_EMBEDDING, 1);
+		acc_unit(&a, buf, 0, b.n);
 	}
 	if (stage == p->pp - 1) {
+		int from = b.n;
 		pp_head_work(m, job, p, ws);
-		add_work(&a, ws, s, job, p, lay, 1);
-		if (!m->tied_embeddings || p->pp > 1)
-			emb_params += emb;
+		unit_entries(&b, ws, s, job, lay, PP_UNIT_HEAD, 1);
+		acc_unit(&a, buf, from, b.n);
 	}
-	dense_params += emb_params;
-
-	if (a.overflow) {
-		ppi_fail(err, "", "workload",
-		         "internal: a layer has more operations than PP_MAX_OPS/PP_MAX_COLLS hold");
-		return PP_EINTERNAL;
-	}
-	out->fwd_compute_s = a.compute[PP_PHASE_FWD];
-	out->recompute_s = a.compute[PP_PHASE_RECOMPUTE];
-	out->wgrad_compute_s = a.compute[PP_PHASE_BWD_WEIGHT];
-	out->bwd_compute_s = a.compute[PP_PHASE_BWD_INPUT] + a.compute[PP_PHASE_BWD_WEIGHT] +
-	                     a.compute[PP_PHASE_RECOMPUTE];
-	/* CP's ring traffic hides under the attention compute of its phase. */
-	for (int ph = 0; ph < 4; ph++) {
-		double over = a.hidden_cp[ph] - a.attn[ph];
-		if (over > 0)
-			a.exposed[PP_GROUP_CP] += over;
-	}
-	/* tp_overlap (Megatron's userbuffers) hides n_1 traffic; 2D TP's n_2
-	 * gathers and SUMMA's panels (already overlapped) are added as they are. */
-	out->tp_s = a.exposed[PP_GROUP_TP] * (p->tp_overlap ? 1 - s->tp_overlap_hidden : 1) +
-	            a.exposed[PP_GROUP_TP2] + a.summa;
-	out->cp_s = a.exposed[PP_GROUP_CP];
-	out->ep_s = a.exposed[PP_GROUP_EP] * (p->ep_overlap ? 1 - s->ep_overlap_hidden : 1);
-	out->model_flops = a.model_flops;
-	out->hw_flops = a.hw_flops;
-	out->fwd_flops = a.flops[PP_PHASE_FWD];
-	out->wgrad_flops = a.flops[PP_PHASE_BWD_WEIGHT];
-	out->bwd_flops = a.flops[PP_PHASE_BWD_INPUT] + a.flops[PP_PHASE_BWD_WEIGHT] +
-	                 a.flops[PP_PHASE_RECOMPUTE];
-	out->tp_bytes = a.bytes[PP_GROUP_TP] + a.bytes[PP_GROUP_TP2];
-	out->cp_bytes = a.bytes[PP_GROUP_CP];
-	out->ep_bytes = a.bytes[PP_GROUP_EP] + a.bytes[PP_GROUP_ETP];
-
-	/* Pipeline: activations forward and their gradients backward; with SP the
-	 * sequence-sharded tensor travels (Megatron's scatter/gather). */
-	if (p->pp > 1) {
-		double sd = ((p->sp || p->summa) && p->tp > 1) ? p->tp : 1;
-		double n2 = p->tp2 > 1 ? p->tp2 : 1;
-		double act = (double)p->mbs * job->seq_len / p->cp / n2 * m->hidden * 2.0 / sd;
-		double one = pp_coll_time(s, &lay[PP_GROUP_PP], PP_COLL_P2P, act, NULL);
-		out->pp_s = 2 * one;
-		out->pp_bytes = 2 * act;
-	}
-
-	/* ZeRO-3: each layer's parameters gathered for forward and again for
-	 * backward, gradients reduce-scattered, every micro-batch; prefetch hides
-	 * them under the layers' compute (FSDP's backward/forward prefetch). */
-	double wb = job->precision == PP_PREC_FP32 ? 4.0 : 2.0;
-	if (p->zero >= 3 && lay[PP_GROUP_DP].size > 1) {
-		const pp_layout *l = &lay[PP_GROUP_DP];
-		/* DeepSpeed moves a layer in buckets (prefetch/reduce bucket of
-		 * zero3_bucket_params), each paying a collective's latency; FSDP moves
-		 * the whole layer unit at once. */
-		double chunk = layer_params_max, chunks = 1;
-		if (s->zero3_bucket_params > 0 && s->zero3_bucket_params < layer_params_max) {
-			chunk = s->zero3_bucket_params;
-			chunks = layer_params_max / chunk;
-		}
-		double ag = chunks * pp_coll_time(s, l, PP_COLL_ALLGATHER, chunk * wb, NULL);
-		double rs = chunks * pp_coll_time(s, l, PP_COLL_REDUCESCATTER,
-		                                  chunk * job->grad_bytes, NULL);
-		double per_layer_comm = 2 * ag + rs;
-		double per_layer_comp =
-		    layers ? (out->fwd_compute_s + out->bwd_compute_s) / layers : 0;
-		double over = per_layer_comm - s->zero3_overlap * per_layer_comp;
-		out->zero3_s = over > 0 ? over * layers : 0;
-		out->dp_bytes += (2 * layer_params_max * wb + layer_params_max * job->grad_bytes) *
-		                 layers * (double)(l->size - 1) / l->size;
-	}
-	/* Exposed communication splits over phases in proportion to compute. */
-	double comm = out->tp_s + out->cp_s + out->ep_s + out->zero3_s;
-	double comp = out->fwd_compute_s + out->bwd_compute_s;
-	double fwd_share = comp > 0 ? out->fwd_compute_s / comp : 0.5;
-	out->fwd_s = out->fwd_compute_s + comm * fwd_share;
-	out->bwd_s = out->bwd_compute_s + comm * (1 - fwd_share);
-
-	/* Data parallelism, per iteration: gradients reduced (all-reduce, or
-	 * reduce-scatter with a sharded optimizer), parameters gathered after the
-	 * step (ZeRO-1/2).  ZeRO-3 already moved its traffic per micro-batch. */
-	if (p->zero < 3) {
-		const pp_layout *ld = &lay[PP_GROUP_DP], *le = &lay[PP_GROUP_EDP];
-		pp_coll_kind red = p->zero >= 1 ? PP_COLL_REDUCESCATTER : PP_COLL_ALLREDUCE;
-		double gd = dense_params * job->grad_bytes, ge = expert_params * job->grad_bytes;
-		double t = pp_coll_time(s, ld, red, gd, NULL) + pp_coll_time(s, le, red, ge, NULL);
-		double bytes = wire_bytes(red, gd, ld->size) + wire_bytes(red, ge, le->size);
-		if (p->zero >= 1) {
-			t += pp_coll_time(s, ld, PP_COLL_ALLGATHER, dense_params * wb, NULL) +
-			     pp_coll_time(s, le, PP_COLL_ALLGATHER, expert_params * wb, NULL);
-			bytes += wire_bytes(PP_COLL_ALLGATHER, dense_params * wb, ld->size) +
-			         wire_bytes(PP_COLL_ALLGATHER, expert_params * wb, le->size);
-		}
-		out->dp_s = t;
-		out->dp_bytes += bytes;
-	}
-	/* 2D TP's weight-gradient reduction over n_2 rides in the DP group above
-	 * (dp x cp x tp2, seed 003 App. A).  SUMMA's weights are split, not
-	 * replicated, except the vocab-parallel embedding/head: all-reduce those
-	 * gradients over n_2 with the DP traffic. */
-	if (p->summa && p->tp2 > 1 && emb_params > 0) {
-		const pp_layout *l2 = &lay[PP_GROUP_TP2];
-		double g2 = emb_params * job->grad_bytes;
-		out->dp_s += pp_coll_time(s, l2, PP_COLL_ALLREDUCE, g2, NULL);
-		out->dp_bytes += wire_bytes(PP_COLL_ALLREDUCE, g2, l2->size);
-	}
-	if (m->tied_embeddings && p->pp > 1 && (stage == 0 || stage == p->pp - 1))
-		out->emb_sync_s = pp_coll_time(s, &lay[PP_GROUP_EMB], PP_COLL_ALLREDUCE,
-		                               emb * job->grad_bytes, NULL);
-
-	/* Optimizer: memory-bound pass over this GPU's shard.  Adam reads the
-	 * gradient, master weight, m and v and writes the last three and the
-	 * low-precision weight. */
-	double shard_d = p->zero >= 1 ? (double)p->dp * p->cp * (p->summa ? 1 : p->tp2) : 1;
-	double shard_e = p->zero >= 1 ? (double)p->tp * p->cp * p->dp / ((double)p->ep * etp) : 1;
-	double local = dense_params / shard_d + expert_params / shard_e;
-	double state = job->optimizer == PP_OPT_ADAM ? 3 : 2; /* fp32 master (+ m) + v */
-	double per_param = job->grad_bytes + 2 * 4 * state + wb;
-	out->optimizer_s = local * per_param / (s->gpu.memory_bw_bytes_per_s * s->gpu.eff.memory);
+	if (a.overflow || b.overflow)
+		return overflow_fail(err);
+	b.n = 0;
+	stage_entries(&b, m, s, job, p, stage, lay, &c);
+	finish(out, &a, buf, 0, b.n, s, p, c.layers);
 	return PP_OK;
+}
+
+pp_status pp_stage_profile_build(const pp_model *m, const pp_system *s, const pp_job *job,
+                                 const pp_plan *p, int stage, pp_work *ws, pp_stage_profile *out,
+                                 pp_error *err)
+{
+	if (stage < 0 || stage >= p->pp)
+		return ppi_fail(err, "", "stage", "stage %d is outside 0..%d", stage, p->pp - 1);
+	out->stage = stage;
+	out->n = 0;
+	pp_layout lay[PP_NGROUPS];
+	pp_plan_layouts(p, s, lay);
+	stage_ctx c;
+	stage_layers(m, p, stage, &c);
+	out->layers = c.layers;
+	ebuf b = {out->e, 0, PP_PROFILE_MAX, false};
+	if (stage == 0) {
+		pp_embedding_work(m, job, p, ws);
+		unit_entries(&b, ws, s, job, lay, PP_UNIT_EMBEDDING, 1);
+	}
+	const int index[2] = {c.dense_idx, c.moe_idx};
+	for (int k = 0; k < 2; k++) {
+		if (!c.counts[k])
+			continue;
+		pp_layer_work(m, job, p, index[k], ws);
+		unit_entries(&b, ws, s, job, lay, k ? PP_UNIT_MOE_LAYERS : PP_UNIT_DENSE_LAYERS,
+		             c.counts[k]);
+	}
+	/* The layer work overwrote the workspace: its memo no longer matches. */
+	ws->cache_valid[0] = ws->cache_valid[1] = false;
+	if (stage == p->pp - 1) {
+		pp_head_work(m, job, p, ws);
+		unit_entries(&b, ws, s, job, lay, PP_UNIT_HEAD, 1);
+	}
+	stage_entries(&b, m, s, job, p, stage, lay, &c);
+	out->n = b.n;
+	if (b.overflow)
+		return overflow_fail(err);
+	return PP_OK;
+}
+
+void pp_stage_profile_sum(const pp_stage_profile *prof, const pp_system *s, const pp_plan *p,
+                          pp_stage_time *out)
+{
+	memset(out, 0, sizeof *out);
+	out->stage = prof->stage;
+	acc a;
+	memset(&a, 0, sizeof a);
+	/* Unit by unit: SUMMA's panels are matched within their unit. */
+	int i = 0;
+	while (i < prof->n && prof->e[i].unit != PP_UNIT_STAGE) {
+		int j = i;
+		while (j < prof->n && prof->e[j].unit == prof->e[i].unit)
+			j++;
+		acc_unit(&a, prof->e, i, j);
+		i = j;
+	}
+	finish(out, &a, prof->e, i, prof->n, s, p, prof->layers);
 }

@@ -614,12 +614,79 @@ static void test_deterministic(void **state)
 	assert_true(a.tokens_per_s == b.tokens_per_s);
 }
 
+/* The stage profile is the contract: summing it under the overlap rules gives
+ * exactly what pp_stage_cost (memoised) returns, for random plans; and the
+ * event simulator runs on every plan it accepts, with finite results. */
+static void test_profile_and_sim(void **state)
+{
+	(void)state;
+	static pp_model models[64];
+	static pp_system systems[64];
+	pp_error err;
+	size_t nm = pp_preset_count(PP_KIND_MODEL), ns = pp_preset_count(PP_KIND_SYSTEM);
+	for (size_t i = 0; i < nm; i++)
+		assert_int_equal(
+		    pp_model_preset(pp_preset_name(PP_KIND_MODEL, i), &models[i], &err), PP_OK);
+	for (size_t i = 0; i < ns; i++)
+		assert_int_equal(
+		    pp_system_preset(pp_preset_name(PP_KIND_SYSTEM, i), &systems[i], &err), PP_OK);
+	static pp_estimate e;
+	static pp_stage_profile prof;
+	static pp_work ws;
+	pp_sim *sim;
+	assert_int_equal(pp_sim_new(&sim, &err), PP_OK);
+	int checked = 0, simulated = 0;
+	for (int n = 0; n < 3000; n++) {
+		draw d;
+		size_t mi = (size_t)n % nm, si = (size_t)below((int)ns);
+		d.model = pp_preset_name(PP_KIND_MODEL, mi);
+		d.system = pp_preset_name(PP_KIND_SYSTEM, si);
+		random_draw(&d, &models[mi], &systems[si]);
+		if (pp_estimate_run(&models[mi], &systems[si], &d.job, &d.plan, d.gpus, &e, &err))
+			continue;
+		const int stages[3] = {0, 1, e.plan.pp - 1};
+		for (int k = 0; k < 3; k++) {
+			int st = stages[k];
+			if (st >= e.plan.pp)
+				continue;
+			pp_work_init(&ws);
+			pp_stage_time a, b;
+			assert_int_equal(pp_stage_cost(&models[mi], &systems[si], &d.job, &e.plan,
+			                               st, &ws, &a, &err),
+			                 PP_OK);
+			assert_int_equal(pp_stage_profile_build(&models[mi], &systems[si], &d.job,
+			                                        &e.plan, st, &ws, &prof, &err),
+			                 PP_OK);
+			pp_stage_profile_sum(&prof, &systems[si], &e.plan, &b);
+			const double *x = (const double *)&a.fwd_compute_s;
+			const double *y = (const double *)&b.fwd_compute_s;
+			size_t nd =
+			    (sizeof a - offsetof(pp_stage_time, fwd_compute_s)) / sizeof(double);
+			for (size_t j = 0; j < nd; j++)
+				if (fabs(x[j] - y[j]) > 1e-12 * fmax(fabs(x[j]), 1e-300))
+					fail_msg("draw %d stage %d field %zu: cost %.17g, profile "
+					         "%.17g",
+					         n, st, j, x[j], y[j]);
+			checked++;
+		}
+		if (e.time.iteration_s > 0 && e.plan.pp <= 64 && e.plan.microbatches <= 512 &&
+		    pp_estimate_simulate(&e, sim, &err) == PP_OK) {
+			assert_true(isfinite(e.sim.iteration_s) && e.sim.iteration_s > 0);
+			assert_true(e.sim.pipeline_s >= e.sim.busy_s * (1 - 1e-12));
+			simulated++;
+		}
+	}
+	pp_sim_free(sim);
+	printf("profile: %d stages summed equal to pp_stage_cost; %d plans simulated\n", checked,
+	       simulated);
+	assert_true(checked > 1000 && simulated > 500);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_random_plans),
-	    cmocka_unit_test(test_deterministic),
-	    cmocka_unit_test(test_recompute_monotone),
+	    cmocka_unit_test(test_random_plans),     cmocka_unit_test(test_profile_and_sim),
+	    cmocka_unit_test(test_deterministic),    cmocka_unit_test(test_recompute_monotone),
 	    cmocka_unit_test(test_op_list_capacity),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,7 +44,7 @@ static void estimate_usage(FILE *f)
 
 int cli_estimate(int argc, char **argv)
 {
-	const cli_verb verb = {"estimate", estimate_usage, NULL, NULL, NULL};
+	const cli_verb verb = {"estimate", estimate_usage, NULL, NULL, NULL, NULL};
 	cli_opts o;
 	int rc = cli_opts_parse(argc, argv, &verb, &o);
 	if (rc != CLI_CONTINUE)

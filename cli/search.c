@@ -255,7 +255,7 @@ int cli_search(int argc, char **argv)
 	args[argc] = NULL;
 	int n = argc;
 	int rc = take_plan_flags(&n, args, &space);
-	const cli_verb verb = {"search", search_usage, search_opts, handle, &ctx};
+	const cli_verb verb = {"search", search_usage, search_opts, handle, &ctx, NULL};
 	cli_opts o;
 	if (!rc)
 		rc = cli_opts_parse(n, args, &verb, &o);

@@ -107,7 +107,8 @@ static int simulate(pp_estimate *e, const estimate_flags *f, const pp_model *mod
 int cli_estimate(int argc, char **argv)
 {
 	estimate_flags flags = {false, NULL};
-	const cli_verb verb = {"estimate", estimate_usage, estimate_opts, estimate_flag, &flags};
+	const cli_verb verb = {"estimate",    estimate_usage, estimate_opts,
+	                       estimate_flag, &flags,         NULL};
 	cli_opts o;
 	int rc = cli_opts_parse(argc, argv, &verb, &o);
 	if (rc != CLI_CONTINUE)

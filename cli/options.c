@@ -1,6 +1,6 @@
 /*
- * The run-describing flags shared by estimate and sweep: model, system, job,
- * plan, price and output.  Every flag value is checked here for form (a
+ * The run-describing flags shared by estimate, sweep and search: model,
+ * system, job, plan, price and output.  Every flag value is checked here for form (a
  * number is a number); the library checks meaning (tp divides heads, ...).
  */
 #include <errno.h>
@@ -82,7 +82,6 @@ static const struct option common_opts[] = {{"model", required_argument, 0, OPT_
                                             {0, 0, 0, 0}};
 
 #define NCOMMON (sizeof common_opts / sizeof common_opts[0] - 1)
-#define NVERB_MAX 16
 
 const char *cli_opt_name(const cli_verb *verb, int code)
 {
@@ -252,51 +251,109 @@ static int common_flag(int c, const char *v, cli_opts *o, pp_error *err, pp_stat
 	}
 }
 
+/* The option named by `name` (`len` characters): exactly, never a prefix. */
+static const struct option *find_opt(const struct option *tab, const char *name, size_t len)
+{
+	for (const struct option *p = tab; p && p->name; p++)
+		if (strlen(p->name) == len && strncmp(p->name, name, len) == 0)
+			return p;
+	return NULL;
+}
+
+/* The one option that `name` abbreviates, or NULL (none, or more than one). */
+static const char *abbreviated(const cli_verb *verb, const char *name, size_t len)
+{
+	const char *hit = NULL;
+	int n = 0;
+	const struct option *tabs[] = {common_opts, verb->opts};
+	for (size_t t = 0; t < 2; t++)
+		for (const struct option *p = tabs[t]; p && p->name; p++)
+			if (len > 0 && strlen(p->name) > len && strncmp(p->name, name, len) == 0) {
+				hit = p->name;
+				n++;
+			}
+	return n == 1 ? hit : NULL;
+}
+
+/*
+ * Long options only, each named in full ("--tp 8" or "--tp=8"): an
+ * abbreviation is an unknown option.  A flag given twice: the last one wins
+ * (each value is still checked), as "[common flags] --gpus 48" relies on.
+ */
 int cli_opts_parse(int argc, char **argv, const cli_verb *verb, cli_opts *o)
 {
-	struct option all[NCOMMON + NVERB_MAX + 1];
-	size_t n = 0;
-	for (const struct option *p = common_opts; p->name; p++)
-		all[n++] = *p;
-	for (const struct option *p = verb->opts; p && p->name && n < NCOMMON + NVERB_MAX; p++)
-		all[n++] = *p;
-	memset(&all[n], 0, sizeof all[n]);
-
 	memset(o, 0, sizeof *o);
 	o->price = -1;
 	pp_job_init(&o->job);
 	pp_plan_init(&o->plan);
 	pp_error err;
 	pp_error_clear(&err);
-	int c;
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":", all, NULL)) != -1) {
-		const char *v = optarg;
+	const char *stray = NULL; /* the first argument that is not an option */
+	bool options_end = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (options_end || a[0] != '-' || a[1] == '\0') {
+			if (!stray)
+				stray = a;
+			continue;
+		}
+		if (strcmp(a, "--") == 0) {
+			options_end = true;
+			continue;
+		}
+		const char *name = a[1] == '-' ? a + 2 : a + 1;
+		const char *eq = strchr(name, '=');
+		size_t len = eq ? (size_t)(eq - name) : strlen(name);
+		const struct option *opt = a[1] == '-' ? find_opt(common_opts, name, len) : NULL;
+		if (!opt && a[1] == '-')
+			opt = find_opt(verb->opts, name, len);
+		if (!opt) {
+			const char *full = a[1] == '-' ? abbreviated(verb, name, len) : NULL;
+			if (full)
+				cli_message(
+				    "%s: unknown option '%.*s' (did you mean '--%s'? options are "
+				    "not abbreviated)",
+				    verb->name, (int)(len + 2), a, full);
+			else
+				cli_message("%s: unknown option '%.*s' (see 'paraplan %s --help')",
+				            verb->name, (int)(name - a) + (int)len, a, verb->name);
+			return EXIT_BADINPUT;
+		}
+		const char *v = NULL;
+		if (opt->has_arg == required_argument) {
+			if (eq)
+				v = eq + 1;
+			else if (i + 1 < argc)
+				v = argv[++i];
+			else {
+				cli_message("%s: missing value", a);
+				return EXIT_BADINPUT;
+			}
+		} else if (eq) {
+			cli_message("%s: --%s takes no value, got '%s'", verb->name, opt->name, a);
+			return EXIT_BADINPUT;
+		}
+		int c = opt->val;
 		pp_status st = PP_OK;
-		int rc;
+		int rc = CLI_CONTINUE;
 		if (c == OPT_HELP) {
 			verb->usage(stdout);
 			return EXIT_ANSWERED;
-		} else if (c == ':') {
-			cli_message("%s: missing value", argv[optind - 1]);
-			return EXIT_BADINPUT;
-		} else if (c >= CLI_OPT_VERB && verb->handle) {
-			rc = verb->handle(c, v, verb->ctx);
-		} else if (c >= OPT_MODEL && c < OPT_HELP) {
-			rc = common_flag(c, v, o, &err, &st);
+		} else if (c >= CLI_OPT_VERB) {
+			rc = verb->handle ? verb->handle(c, v, verb->ctx) : EXIT_INTERNAL;
 		} else {
-			cli_message("%s: unknown option '%s' (see 'paraplan %s --help')",
-			            verb->name, argv[optind - 1], verb->name);
-			return EXIT_BADINPUT;
+			if (verb->take)
+				rc = verb->take(opt->name, v, verb->ctx);
+			if (rc == CLI_CONTINUE)
+				rc = common_flag(c, v, o, &err, &st);
 		}
 		if (st)
-			return flag_fail(cli_opt_name(verb, c), st, &err);
+			return flag_fail(opt->name, st, &err);
 		if (rc)
 			return rc;
 	}
-	if (optind < argc) {
-		cli_message("%s: unexpected argument '%s'", verb->name, argv[optind]);
+	if (stray) {
+		cli_message("%s: unexpected argument '%s'", verb->name, stray);
 		return EXIT_BADINPUT;
 	}
 	return CLI_CONTINUE;

@@ -1,6 +1,6 @@
 /*
  * The flags that describe one training run (model, system, job, plan, price,
- * output), shared by the verbs that estimate plans: estimate and sweep.
+ * output), shared by the verbs that estimate plans: estimate, sweep and search.
  */
 #ifndef PARAPLAN_CLI_OPTIONS_H
 #define PARAPLAN_CLI_OPTIONS_H
@@ -28,7 +28,10 @@ typedef struct cli_opts {
 
 /*
  * A verb's own flags: `opts` (NULL-terminated, codes >= CLI_OPT_VERB) handled
- * by `handle`, which returns 0 or an exit code.
+ * by `handle`, which returns 0 or an exit code.  `take`, when set, sees every
+ * shared flag first, by its long name ("tp"): it returns CLI_CONTINUE to leave
+ * the flag to the shared parser (into cli_opts), or 0 or an exit code when it
+ * took (or refused) the flag itself.
  */
 typedef struct cli_verb {
 	const char *name;       /* "estimate" */
@@ -36,9 +39,14 @@ typedef struct cli_verb {
 	const struct option *opts;
 	int (*handle)(int code, const char *value, void *ctx);
 	void *ctx;
+	int (*take)(const char *flag, const char *value, void *ctx);
 } cli_verb;
 
-/* Parse argv into `o`; CLI_CONTINUE, or the exit code to return (help, bad flag). */
+/*
+ * Parse argv into `o`; CLI_CONTINUE, or the exit code to return (help, bad
+ * flag).  Long options only, named in full: an abbreviation ("--recomp") is an
+ * unknown option.  A flag given twice: the last one wins.
+ */
 int cli_opts_parse(int argc, char **argv, const cli_verb *verb, cli_opts *o);
 
 /* The long name of an option code ("tp"), for messages. */

@@ -1,7 +1,10 @@
 /*
- * paraplan search: every estimate flag; a plan flag may be a list (--tp 1,2,4),
- * a range (--pp 4:16) or left out (searched).  The searchable plan flags are
- * taken out of argv here, the rest go through the shared option parser.
+ * paraplan search: every estimate flag is applied or refused, never dropped.
+ * A plan flag may be a list (--tp 1,2,4), a range (--pp 4:16) or left out
+ * (searched); the job, system, price and the plan flags that are not searched
+ * (--flash, overlaps) apply to every plan.  The shared parser hands each
+ * estimate flag to take() first (see flag_rules), so a flag search does not
+ * know is refused rather than ignored.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,24 +23,31 @@ static const struct option search_opts[] = {{"top", required_argument, 0, OPT_TO
 typedef struct search_ctx {
 	pp_search_options opts;
 	double headroom;
+	pp_search_space space; /* the searched flags go straight here */
 } search_ctx;
 
 static void search_usage(FILE *f)
 {
-	fprintf(
-	    f,
-	    "usage: paraplan search --model M --system S --gpus N --gbs B --seq L [options]\n"
-	    "\n"
-	    "Every 'paraplan estimate' flag.  The plan flags --tp --pp --dp --cp --ep --etp\n"
-	    "--vp --mbs --zero take a value (8), a list (1,2,4,8) or a range (4:16); --recompute,\n"
-	    "--schedule, --sp and --order take a list of names.  A plan flag left out is\n"
-	    "searched.\n"
-	    "\n"
-	    "  --top K          plans to show (default 10)\n"
-	    "  --threads N      worker threads (default: all cores)\n"
-	    "  --headroom F     keep this fraction of HBM free (default 0)\n"
-	    "  --exhaustive     evaluate every plan (no sub-space skipped)\n"
-	    "  --json           {\"plans\": [...], \"pareto\": [...], \"stats\": {...}}\n");
+	fprintf(f,
+	        "usage: paraplan search --model M --system S --gpus N --gbs B --seq L [options]\n"
+	        "\n"
+	        "Every 'paraplan estimate' flag, applied or refused (never ignored):\n"
+	        "  --tp --tp2 --pp --dp --cp --ep --etp --vp --mbs --zero --summa-nb\n"
+	        "                   a value (8), a list (1,2,4,8) or a range (4:16), at most 64\n"
+	        "                   values; left out = searched (--tp2: 1 only, 2D TP is opt-in)\n"
+	        "  --recompute --schedule --sp --summa --order\n"
+	        "                   a list of names (--summa on|off: SUMMA or shared-weight\n"
+	        "                   2D TP for tp2 > 1; --summa on and --summa-nb need --tp2 > 1)\n"
+	        "  --flash --tp-overlap --ep-overlap, the job, system, framework and price flags\n"
+	        "                   one value, applied to every plan\n"
+	        "Options are named in full (no abbreviations); given twice, the last wins.\n"
+	        "\n"
+	        "  --top K          plans to show (default 10)\n"
+	        "  --threads N      worker threads (default: all cores)\n"
+	        "  --headroom F     keep this fraction of HBM free (default 0)\n"
+	        "  --exhaustive     evaluate every plan (no sub-space skipped)\n"
+	        "  --json           {\"plans\": [...], \"pareto\": [...], \"stats\": {...}}\n"
+	        "  --output FILE    write there (atomically) instead of standard output\n");
 }
 
 static int handle(int code, const char *v, void *vctx)
@@ -74,8 +84,9 @@ static int handle(int code, const char *v, void *vctx)
 	return EXIT_BADINPUT;
 }
 
-/* "8", "1,2,4" or "4:16" into `d` (a range keeps every integer; the search
- * keeps those the model allows). */
+/* "8", "1,2,4" or "4:16" into `d`, each value once (a range keeps every
+ * integer; the search keeps those the model allows).  More values than the
+ * space holds are refused, never cut. */
 static int parse_dim(const char *flag, const char *v, long long lo, long long hi, pp_search_dim *d)
 {
 	d->count = 0;
@@ -97,31 +108,42 @@ static int parse_dim(const char *flag, const char *v, long long lo, long long hi
 			cli_message("%s: empty range '%s'", flag, v);
 			return EXIT_BADINPUT;
 		}
-		for (long long k = x; k <= y; k++) {
-			if (d->count == PP_SEARCH_MAX_VALUES) {
-				/* Keep the divisor-friendly values of a wide range. */
-				break;
-			}
-			d->values[d->count++] = (int)k;
+		if (y - x + 1 > PP_SEARCH_MAX_VALUES) {
+			cli_message("search: %s %s has %lld values; at most %d (give a list or a "
+			            "shorter range)",
+			            flag, v, y - x + 1, PP_SEARCH_MAX_VALUES);
+			return EXIT_BADINPUT;
 		}
+		for (long long k = x; k <= y; k++)
+			d->values[d->count++] = (int)k;
 		return 0;
 	}
-	char buf[512];
+	char buf[1024];
 	if (strlen(v) >= sizeof buf) {
-		cli_message("%s: list too long", flag);
+		cli_message("search: %s: list too long (at most %d values)", flag,
+		            PP_SEARCH_MAX_VALUES);
 		return EXIT_BADINPUT;
 	}
 	strcpy(buf, v);
+	int listed = 0;
 	char *save = NULL;
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		long long x;
 		if (cli_parse_ll(flag + 2, tok, lo, hi, &x))
 			return EXIT_BADINPUT;
-		if (d->count == PP_SEARCH_MAX_VALUES) {
-			cli_message("%s: at most %d values", flag, PP_SEARCH_MAX_VALUES);
-			return EXIT_BADINPUT;
-		}
-		d->values[d->count++] = (int)x;
+		bool dup = false;
+		for (int i = 0; i < d->count && i < PP_SEARCH_MAX_VALUES; i++)
+			dup |= d->values[i] == x;
+		if (dup)
+			continue;
+		if (listed < PP_SEARCH_MAX_VALUES)
+			d->values[d->count++] = (int)x;
+		listed++;
+	}
+	if (listed > PP_SEARCH_MAX_VALUES) {
+		cli_message("search: %s: the list has %d different values; at most %d", flag,
+		            listed, PP_SEARCH_MAX_VALUES);
+		return EXIT_BADINPUT;
 	}
 	if (d->count == 0) {
 		cli_message("%s: expected a value, a list or a range, got '%s'", flag, v);
@@ -130,7 +152,10 @@ static int parse_dim(const char *flag, const char *v, long long lo, long long hi
 	return 0;
 }
 
-/* A list of names into a bit mask (bit i = names[i]). */
+static const char *const onoff_names[] = {"off", "on"};
+
+/* A list of names into a bit mask (bit i = names[i]); an on/off list also
+ * takes estimate's spellings true/false and 1/0. */
 static int parse_names(const char *flag, const char *v, const char *const *names, int n,
                        unsigned *mask)
 {
@@ -143,9 +168,14 @@ static int parse_names(const char *flag, const char *v, const char *const *names
 	*mask = 0;
 	char *save = NULL;
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		const char *t = tok;
+		if (names == onoff_names)
+			t = strcmp(t, "true") == 0 || strcmp(t, "1") == 0    ? "on"
+			    : strcmp(t, "false") == 0 || strcmp(t, "0") == 0 ? "off"
+			                                                     : t;
 		int k = -1;
 		for (int i = 0; i < n; i++)
-			if (strcmp(tok, names[i]) == 0)
+			if (strcmp(t, names[i]) == 0)
 				k = i;
 		if (k < 0) {
 			char list[128] = "";
@@ -166,76 +196,150 @@ static int parse_names(const char *flag, const char *v, const char *const *names
 	return 0;
 }
 
-/* Take the searchable plan flags out of argv (both "--tp 8" and "--tp=8"). */
-static int take_plan_flags(int *argc, char **argv, pp_search_space *sp)
+static int parse_orders(const char *v, pp_search_space *sp)
 {
+	char buf[PP_SEARCH_MAX_ORDERS * PP_ORDER_MAX];
+	if (strlen(v) >= sizeof buf) {
+		cli_message("--order: list too long (at most %d orders)", PP_SEARCH_MAX_ORDERS);
+		return EXIT_BADINPUT;
+	}
+	strcpy(buf, v);
+	char *save = NULL;
+	sp->norders = 0;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (sp->norders == PP_SEARCH_MAX_ORDERS || strlen(t) >= PP_ORDER_MAX) {
+			cli_message("--order: at most %d orders of at most %d characters",
+			            PP_SEARCH_MAX_ORDERS, PP_ORDER_MAX - 1);
+			return EXIT_BADINPUT;
+		}
+		strcpy(sp->orders[sp->norders++], t);
+	}
+	if (sp->norders == 0) {
+		cli_message("--order: expected at least one order");
+		return EXIT_BADINPUT;
+	}
+	return 0;
+}
+
+/*
+ * What search does with each estimate flag.  A shared flag missing here is
+ * refused: a flag added to the estimate set is never silently ignored by
+ * search (tests/search_flags.sh checks every one).
+ */
+enum rule {
+	SEARCHED_DIM,   /* a value, a list or a range of one searched dimension */
+	SEARCHED_NAMES, /* a list of names (a mask of the space) */
+	EVERY_PLAN      /* the job, system, price, unsearched plan flags, output */
+};
+
+static const struct flag_rule {
+	const char *flag;
+	enum rule rule;
+} flag_rules[] = {{"tp", SEARCHED_DIM},         {"tp2", SEARCHED_DIM},
+                  {"pp", SEARCHED_DIM},         {"dp", SEARCHED_DIM},
+                  {"cp", SEARCHED_DIM},         {"ep", SEARCHED_DIM},
+                  {"etp", SEARCHED_DIM},        {"vp", SEARCHED_DIM},
+                  {"mbs", SEARCHED_DIM},        {"zero", SEARCHED_DIM},
+                  {"summa-nb", SEARCHED_DIM},   {"sp", SEARCHED_NAMES},
+                  {"summa", SEARCHED_NAMES},    {"recompute", SEARCHED_NAMES},
+                  {"schedule", SEARCHED_NAMES}, {"order", SEARCHED_NAMES},
+                  {"model", EVERY_PLAN},        {"system", EVERY_PLAN},
+                  {"framework", EVERY_PLAN},    {"usd-per-gpu-hour", EVERY_PLAN},
+                  {"gpus", EVERY_PLAN},         {"gbs", EVERY_PLAN},
+                  {"seq", EVERY_PLAN},          {"tokens", EVERY_PLAN},
+                  {"precision", EVERY_PLAN},    {"grad-dtype", EVERY_PLAN},
+                  {"optimizer", EVERY_PLAN},    {"flash", EVERY_PLAN},
+                  {"tp-overlap", EVERY_PLAN},   {"ep-overlap", EVERY_PLAN},
+                  {"json", EVERY_PLAN},         {"output", EVERY_PLAN}};
+
+/* An estimate flag: into the space (searched), to the shared parser (every
+ * plan), or refused. */
+static int take(const char *flag, const char *v, void *vctx)
+{
+	search_ctx *c = vctx;
+	pp_search_space *sp = &c->space;
+	const struct flag_rule *r = NULL;
+	for (size_t i = 0; i < sizeof flag_rules / sizeof *flag_rules; i++)
+		if (strcmp(flag, flag_rules[i].flag) == 0)
+			r = &flag_rules[i];
+	if (!r) {
+		cli_message("search: --%s is not applied by search; leave it out (see 'paraplan "
+		            "search --help')",
+		            flag);
+		return EXIT_BADINPUT;
+	}
+	if (r->rule == EVERY_PLAN)
+		return CLI_CONTINUE;
+	char f[64];
+	snprintf(f, sizeof f, "--%s", flag);
+	const struct {
+		const char *flag;
+		pp_search_dim *d;
+		long long lo, hi;
+	} dims[] = {{"tp", &sp->tp, 1, 1 << 20},
+	            {"tp2", &sp->tp2, 1, 64}, /* the search's bound on n_2 */
+	            {"pp", &sp->pp, 1, 1 << 20},
+	            {"dp", &sp->dp, 1, 10000000},
+	            {"cp", &sp->cp, 1, 1 << 20},
+	            {"ep", &sp->ep, 1, 1 << 20},
+	            {"etp", &sp->etp, 1, 1 << 20},
+	            {"vp", &sp->vp, 1, 1 << 20},
+	            {"mbs", &sp->mbs, 1, 1 << 20},
+	            {"zero", &sp->zero, 0, 3},
+	            {"summa-nb", &sp->summa_nb, 1, 1 << 20}};
+	for (size_t i = 0; i < sizeof dims / sizeof *dims; i++)
+		if (strcmp(flag, dims[i].flag) == 0)
+			return parse_dim(f, v, dims[i].lo, dims[i].hi, dims[i].d);
 	static const char *const rc_names[] = {"none", "selective", "full"};
 	static const char *const sched_names[] = {"1f1b", "gpipe", "interleaved", "zb"};
-	static const char *const sp_names[] = {"off", "on"};
-	int out = 1;
-	for (int i = 1; i < *argc; i++) {
-		const char *a = argv[i];
-		static const char *const flags[] = {
-		    "--tp",  "--pp",   "--dp", "--cp",        "--ep",       "--etp",  "--vp",
-		    "--mbs", "--zero", "--sp", "--recompute", "--schedule", "--order"};
-		int f = -1;
-		const char *val = NULL;
-		for (int k = 0; k < (int)(sizeof flags / sizeof *flags); k++) {
-			size_t l = strlen(flags[k]);
-			if (strncmp(a, flags[k], l) == 0 && (a[l] == '\0' || a[l] == '=')) {
-				f = k;
-				val = a[l] == '=' ? a + l + 1 : NULL;
-			}
-		}
-		if (f < 0) {
-			argv[out++] = argv[i];
-			continue;
-		}
-		if (!val) {
-			if (i + 1 >= *argc) {
-				cli_message("%s: missing value", a);
-				return EXIT_BADINPUT;
-			}
-			val = argv[++i];
-		}
-		int rc = 0;
-		pp_search_dim *dims[] = {&sp->tp,  &sp->pp, &sp->dp,  &sp->cp,  &sp->ep,
-		                         &sp->etp, &sp->vp, &sp->mbs, &sp->zero};
-		if (f <= 8)
-			rc =
-			    parse_dim(flags[f], val, f == 8 ? 0 : 1, f == 8 ? 3 : 1 << 20, dims[f]);
-		else if (f == 9)
-			rc = parse_names("--sp", val, sp_names, 2, &sp->sp_mask);
-		else if (f == 10)
-			rc = parse_names("--recompute", val, rc_names, 3, &sp->recompute_mask);
-		else if (f == 11)
-			rc = parse_names("--schedule", val, sched_names, 4, &sp->schedule_mask);
-		else {
-			char buf[PP_SEARCH_MAX_ORDERS * PP_ORDER_MAX];
-			if (strlen(val) >= sizeof buf) {
-				cli_message("--order: list too long");
-				return EXIT_BADINPUT;
-			}
-			strcpy(buf, val);
-			char *save = NULL;
-			sp->norders = 0;
-			for (char *t = strtok_r(buf, ",", &save); t;
-			     t = strtok_r(NULL, ",", &save)) {
-				if (sp->norders == PP_SEARCH_MAX_ORDERS ||
-				    strlen(t) >= PP_ORDER_MAX) {
-					cli_message(
-					    "--order: at most %d orders of at most %d characters",
-					    PP_SEARCH_MAX_ORDERS, PP_ORDER_MAX - 1);
-					return EXIT_BADINPUT;
-				}
-				strcpy(sp->orders[sp->norders++], t);
-			}
-		}
-		if (rc)
-			return rc;
+	if (strcmp(flag, "sp") == 0)
+		return parse_names(f, v, onoff_names, 2, &sp->sp_mask);
+	if (strcmp(flag, "summa") == 0) /* bit 0: 2D TP with shared weights, bit 1: SUMMA */
+		return parse_names(f, v, onoff_names, 2, &sp->summa_mask);
+	if (strcmp(flag, "recompute") == 0)
+		return parse_names(f, v, rc_names, 3, &sp->recompute_mask);
+	if (strcmp(flag, "schedule") == 0)
+		return parse_names(f, v, sched_names, 4, &sp->schedule_mask);
+	if (strcmp(flag, "order") == 0)
+		return parse_orders(v, sp);
+	return EXIT_INTERNAL; /* a SEARCHED rule above with no parser here */
+}
+
+static bool dim_has(const pp_search_dim *d, int v)
+{
+	for (int i = 0; i < d->count; i++)
+		if (d->values[i] == v)
+			return true;
+	return false;
+}
+
+/* Flags that would have no effect on this space: refused, with the reason. */
+static int check_space(const pp_search_space *sp, const pp_model *m)
+{
+	bool tp2d = false; /* some tp2 > 1 in the space (2D TP is opt-in) */
+	for (int i = 0; i < sp->tp2.count; i++)
+		tp2d |= sp->tp2.values[i] > 1;
+	if (sp->summa_mask == 2u && !tp2d) {
+		cli_message("search: --summa on needs --tp2 values above 1 (SUMMA runs on the tp "
+		            "x tp2 grid; 2D TP is searched only with --tp2)");
+		return EXIT_BADINPUT;
 	}
-	*argc = out;
-	argv[out] = NULL;
+	if (sp->summa_nb.count > 0 && (!tp2d || sp->summa_mask == 1u)) {
+		cli_message("search: --summa-nb sets the panels of SUMMA plans: it needs --tp2 "
+		            "values above 1 and not --summa off");
+		return EXIT_BADINPUT;
+	}
+	if (m->moe.num_experts == 0) {
+		if (sp->ep.count > 0 && !dim_has(&sp->ep, 1)) {
+			cli_message("search: --ep: %s is dense; ep must be 1", m->name);
+			return EXIT_BADINPUT;
+		}
+		if (sp->etp.count > 0) {
+			cli_message("search: --etp: %s is dense (etp is tp); leave --etp out",
+			            m->name);
+			return EXIT_BADINPUT;
+		}
+	}
 	return 0;
 }
 
@@ -244,31 +348,20 @@ int cli_search(int argc, char **argv)
 	search_ctx ctx;
 	pp_search_options_init(&ctx.opts);
 	ctx.headroom = 0;
-	pp_search_space space;
-	pp_search_space_init(&space);
-	char **args = malloc(sizeof *args * (size_t)(argc + 1));
-	if (!args) {
-		cli_message("out of memory");
-		return EXIT_INTERNAL;
-	}
-	memcpy(args, argv, sizeof *args * (size_t)argc);
-	args[argc] = NULL;
-	int n = argc;
-	int rc = take_plan_flags(&n, args, &space);
-	const cli_verb verb = {"search", search_usage, search_opts, handle, &ctx};
+	pp_search_space_init(&ctx.space);
+	const cli_verb verb = {"search", search_usage, search_opts, handle, &ctx, take};
 	cli_opts o;
-	if (!rc)
-		rc = cli_opts_parse(n, args, &verb, &o);
-	free(args);
-	if (rc == EXIT_BADINPUT || rc == EXIT_INTERNAL || rc == EXIT_ANSWERED)
+	int rc = cli_opts_parse(argc, argv, &verb, &o);
+	if (rc != CLI_CONTINUE)
 		return rc;
 	if ((rc = cli_opts_require(&o, "search", true, true)))
 		return rc;
 	pp_model model;
 	pp_system sys;
-	if ((rc = cli_opts_inputs(&o, &model, &sys)))
+	if ((rc = cli_opts_inputs(&o, &model, &sys)) || (rc = check_space(&ctx.space, &model)))
 		return rc;
-	space.base = o.plan; /* flash, overlaps: the flags that are not searched */
+	pp_search_space space = ctx.space;
+	space.base = o.plan; /* flash, overlaps: the plan flags that are not searched */
 	space.headroom_fraction = ctx.headroom;
 	pp_search *s;
 	pp_error err;

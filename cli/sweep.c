@@ -68,7 +68,7 @@ static int sweep_flag(int code, const char *v, void *ctx)
 int cli_sweep(int argc, char **argv)
 {
 	sweep_args a = {0};
-	const cli_verb verb = {"sweep", sweep_usage, sweep_opts, sweep_flag, &a};
+	const cli_verb verb = {"sweep", sweep_usage, sweep_opts, sweep_flag, &a, NULL};
 	cli_opts o;
 	int rc = cli_opts_parse(argc, argv, &verb, &o);
 	if (rc != CLI_CONTINUE)

@@ -5,6 +5,7 @@
 #   stderr      expected standard error, exactly (optional)
 #   stdout      expected standard output, exactly (optional; a golden file)
 #   contains    lines that must each appear in stdout, as fixed strings (optional)
+#   lacks       lines that must not appear anywhere in stdout, fixed strings (optional)
 # The command runs inside the case directory, so input files sit next to args.
 bin=$1
 dir=$2
@@ -33,6 +34,12 @@ if [ -f contains ]; then
     [ -z "$line" ] && continue
     if ! grep -qF -- "$line" "$out"; then echo "stdout lacks: $line"; fail=1; fi
   done < contains
+fi
+if [ -f lacks ]; then
+  while IFS= read -r line; do
+    [ -z "$line" ] && continue
+    if grep -qF -- "$line" "$out"; then echo "stdout has: $line"; fail=1; fi
+  done < lacks
 fi
 if [ $fail != 0 ]; then
   echo "--- stdout"; cat "$out"; echo "--- stderr"; cat "$err"

@@ -1,0 +1,147 @@
+#!/bin/sh
+# paraplan search and every estimate flag (the common_opts table of
+# cli/options.c, read from the source so a new flag cannot be missed):
+#   - the flag is applied (the search's output differs from the same search
+#     without it) or refused (exit 2, one line "paraplan: search: --FLAG ...");
+#   - given twice, the last one wins (--F ALT --F VALUE == --F VALUE);
+#   - its abbreviation (the name less its last letter) is an unknown option.
+# A flag with no row in the table below fails the test: add one.
+#   usage: search_flags.sh PARAPLAN SOURCE_DIR
+bin=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1 # whatever a broken flag writes lands here
+
+common="--model llama3-8b --system dgx-h100 --gpus 16 --gbs 64 --seq 4096 --tp 1,2 --pp 1,2 --top 3 --threads 1"
+moe="--model mixtral-8x7b --gbs 32"
+
+# flag | value | alternative value (for "last wins") | context | applied or refused
+table() {
+	cat <<ROWS
+model|llama2-7b|llama3-70b||applied
+system|dgx-a100-80g|dgx-h100||applied
+gpus|8|32||applied
+gbs|32|128||applied
+seq|2048|8192||applied
+tokens|1T|2T||applied
+precision|fp8|fp16||applied
+tp|2|1||applied
+tp2|2|4||applied
+summa|on|off|--tp2 2|applied
+summa-nb|2|4|--tp2 2 --summa on|applied
+pp|2|1||applied
+dp|4|8||applied
+cp|2|1||applied
+ep|2|8|$moe|applied
+etp|1|2|$moe|applied
+vp|2|4||applied
+mbs|1|2||applied
+zero|1|2||applied
+recompute|full|none||applied
+sp|on|off||applied
+schedule|zb|1f1b||applied
+order|pp-dp-cp-ep-tp|tp-cp-ep-dp-pp||applied
+grad-dtype|bf16|fp32||applied
+optimizer|sgd|adam||applied
+flash|off|on||applied
+tp-overlap|on|off||applied
+ep-overlap|on|off|$moe|applied
+framework|deepspeed|llm-foundry||applied
+usd-per-gpu-hour|1|2|--tokens 1T|applied
+json|||--top 1|applied
+output|$tmp/out.json|$tmp/alt.json||applied
+help|||--top 1|applied
+ROWS
+}
+
+flags=$(grep -o '{"[a-z0-9-]*", [a-z_]*_argument, 0, OPT_' "$src/cli/options.c" | cut -d'"' -f2)
+all=$(grep -ho '{"[a-z0-9-]*", [a-z_]*_argument, 0, OPT_' "$src/cli/options.c" "$src/cli/search.c" | cut -d'"' -f2)
+[ -n "$flags" ] || { echo "no flags found in $src/cli/options.c"; exit 1; }
+
+# The output of `paraplan search ARGS`, without the wall-clock time, into $1;
+# standard error into $1.err, the exit code into $1.rc.
+run() {
+	o=$1
+	shift
+	"$bin" search "$@" >"$tmp/raw" 2>"$o.err" </dev/null
+	echo $? >"$o.rc"
+	grep -v -e '"wall_s"' -e '^search: ' "$tmp/raw" >"$o"
+}
+
+fail=0
+bad() { echo "--$f: $*"; fail=1; }
+n=0
+for f in $flags; do
+	row=$(table | grep "^$f|" | head -n 1)
+	if [ -z "$row" ]; then
+		bad "no row in tests/search_flags.sh: say how search treats it (applied or refused)"
+		continue
+	fi
+	n=$((n + 1))
+	IFS='|' read -r _ value alt ctx want <<ROW
+$row
+ROW
+	fmt=--json
+	[ "$f" = json ] && fmt=
+	# The same search without the flag (one per context and format).
+	key=$(echo "$ctx $fmt" | cksum | cut -d' ' -f1)
+	if [ ! -f "$tmp/base.$key" ]; then
+		# shellcheck disable=SC2086
+		run "$tmp/base.$key" $common $ctx $fmt
+	fi
+	cp "$tmp/base.$key" "$tmp/base"
+	[ "$(cat "$tmp/base.$key.rc")" = 0 ] || { bad "the search without it fails: $(cat "$tmp/base.$key.err")"; continue; }
+	# shellcheck disable=SC2086
+	run "$tmp/with" $common $ctx $fmt --$f $value
+	rc=$(cat "$tmp/with.rc")
+	if [ "$want" = refused ]; then
+		if [ "$rc" != 2 ] || [ "$(wc -l <"$tmp/with.err")" != 1 ] ||
+			! grep -q "^paraplan: search: --${f}[ :]" "$tmp/with.err"; then
+			bad "expected a refusal (exit 2, 'paraplan: search: --$f ...'), got exit $rc: $(cat "$tmp/with.err")"
+		fi
+		continue
+	fi
+	if [ "$rc" != 0 ]; then
+		bad "expected it applied, got exit $rc: $(cat "$tmp/with.err")"
+		continue
+	fi
+	if [ "$f" = output ]; then
+		# The result goes to the file instead of standard output.
+		grep -v '"wall_s"' "$value" >"$tmp/file"
+		{ [ ! -s "$tmp/with" ] && cmp -s "$tmp/file" "$tmp/base"; } ||
+			bad "the file does not hold the search's output, or stdout is not empty"
+		rm -f "$value"
+		# shellcheck disable=SC2086
+		run "$tmp/twice" $common $ctx $fmt --$f $alt --$f $value
+		{ [ -s "$value" ] && [ ! -e "$alt" ]; } || bad "given twice, the last file does not win"
+		continue
+	fi
+	cmp -s "$tmp/base" "$tmp/with" && bad "accepted, but the output is the same as without it"
+	# Given twice, the last wins; ALT must give another answer for that to show.
+	if [ -n "$alt" ]; then
+		# shellcheck disable=SC2086
+		run "$tmp/alt" $common $ctx $fmt --$f $alt
+		# shellcheck disable=SC2086
+		run "$tmp/twice" $common $ctx $fmt --$f $alt --$f $value
+		cmp -s "$tmp/alt" "$tmp/with" && bad "'$alt' and '$value' give the same output; pick another alternative"
+		cmp -s "$tmp/twice" "$tmp/with" || bad "given twice, the last value ('$value') does not win"
+	fi
+done
+# Abbreviations are unknown options (estimate's flags and search's own).
+nabbr=0
+for f in $all; do
+	p=${f%?}
+	[ -z "$p" ] && continue
+	echo "$all" | grep -qx -- "$p" && continue # itself a flag (tp2 -> tp)
+	nabbr=$((nabbr + 1))
+	# shellcheck disable=SC2086
+	run "$tmp/abbr" $common --$p 1
+	if [ "$(cat "$tmp/abbr.rc")" != 2 ] || [ "$(wc -l <"$tmp/abbr.err")" != 1 ] ||
+		! grep -qF "paraplan: search: unknown option '--$p'" "$tmp/abbr.err"; then
+		echo "--$p (abbreviating --$f): expected an unknown option, got exit $(cat "$tmp/abbr.rc"): $(cat "$tmp/abbr.err")"
+		fail=1
+	fi
+done
+echo "search_flags: $n estimate flags, $nabbr abbreviations checked"
+exit $fail

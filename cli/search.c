@@ -12,17 +12,19 @@
 
 #include "options.h"
 
-enum { OPT_TOP = CLI_OPT_VERB, OPT_THREADS, OPT_HEADROOM, OPT_EXHAUSTIVE };
+enum { OPT_TOP = CLI_OPT_VERB, OPT_THREADS, OPT_HEADROOM, OPT_EXHAUSTIVE, OPT_SIM };
 
 static const struct option search_opts[] = {{"top", required_argument, 0, OPT_TOP},
                                             {"threads", required_argument, 0, OPT_THREADS},
                                             {"headroom", required_argument, 0, OPT_HEADROOM},
                                             {"exhaustive", no_argument, 0, OPT_EXHAUSTIVE},
+                                            {"sim", required_argument, 0, OPT_SIM},
                                             {0, 0, 0, 0}};
 
 typedef struct search_ctx {
 	pp_search_options opts;
 	double headroom;
+	bool sim;              /* --sim on: simulate the top K */
 	pp_search_space space; /* the searched flags go straight here */
 } search_ctx;
 
@@ -46,6 +48,8 @@ static void search_usage(FILE *f)
 	        "  --threads N      worker threads (default: all cores)\n"
 	        "  --headroom F     keep this fraction of HBM free (default 0)\n"
 	        "  --exhaustive     evaluate every plan (no sub-space skipped)\n"
+	        "  --sim on|off     simulate the top K plans event by event and show the\n"
+	        "                   simulated iteration next to the closed form (default off)\n"
 	        "  --json           {\"plans\": [...], \"pareto\": [...], \"stats\": {...}}\n"
 	        "  --output FILE    write there (atomically) instead of standard output\n");
 }
@@ -80,6 +84,13 @@ static int handle(int code, const char *v, void *vctx)
 		return 0;
 	}
 	case OPT_EXHAUSTIVE: c->opts.exhaustive = true; return 0;
+	case OPT_SIM:
+		if (strcmp(v, "on") == 0 || strcmp(v, "off") == 0) {
+			c->sim = strcmp(v, "on") == 0;
+			return 0;
+		}
+		cli_message("search: --sim expects on or off, got '%s'", v);
+		return EXIT_BADINPUT;
 	}
 	return EXIT_BADINPUT;
 }
@@ -348,6 +359,7 @@ int cli_search(int argc, char **argv)
 	search_ctx ctx;
 	pp_search_options_init(&ctx.opts);
 	ctx.headroom = 0;
+	ctx.sim = false;
 	pp_search_space_init(&ctx.space);
 	const cli_verb verb = {"search", search_usage, search_opts, handle, &ctx, take};
 	cli_opts o;
@@ -371,6 +383,8 @@ int cli_search(int argc, char **argv)
 		return cli_plan_fail(st, &err, &model);
 	while (!pp_search_done(s) && !st)
 		st = pp_search_iterate(s, &err);
+	if (!st && ctx.sim)
+		st = pp_search_simulate(s, &err);
 	if (st) {
 		pp_search_free(s);
 		return cli_fail(st, &err);

@@ -91,6 +91,10 @@ size_t pp_search_count(const pp_search *s);
 const pp_estimate *pp_search_plan(const pp_search *s, size_t i);
 /* Pareto front of iteration time vs peak memory among plans that fit,
  * fastest first. */
+/* Simulate the iteration of each of the K plans (pp_estimate_simulate) once the
+ * search is done; a plan whose schedule the simulator refuses keeps
+ * `simulated` false.  The ranking stays the closed form's. */
+pp_status pp_search_simulate(pp_search *s, pp_error *err);
 size_t pp_search_pareto_count(const pp_search *s);
 const pp_estimate *pp_search_pareto(const pp_search *s, size_t i);
 void pp_search_get_stats(const pp_search *s, pp_search_stats *out);

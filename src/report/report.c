@@ -233,6 +233,8 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 		        "tokens/s");
 		if (w->train_tokens > 0)
 			fprintf(out, " %8s %12s", "days", "cost USD");
+		if (w->simulated)
+			fprintf(out, " %9s %6s", "sim s", "diff%");
 		fputc('\n', out);
 		for (size_t i = 0; i < n; i++) {
 			const pp_estimate *e = pp_search_plan(s, i);
@@ -249,6 +251,11 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 			    e->tokens_per_s);
 			if (e->train_tokens > 0)
 				fprintf(out, " %8.1f %12.0f", e->train_days, e->cost_usd);
+			if (w->simulated && e->simulated)
+				fprintf(out, " %9.3f %+6.2f", e->sim.iteration_s,
+				        100 * (e->sim.iteration_s - it) / it);
+			else if (w->simulated)
+				fprintf(out, " %9s %6s", "-", "-");
 			fputc('\n', out);
 		}
 		double margin;

@@ -682,6 +682,23 @@ const pp_estimate *pp_search_plan(const pp_search *s, size_t i)
 	return i < pp_search_count(s) ? &s->top.v[i] : NULL;
 }
 
+pp_status pp_search_simulate(pp_search *s, pp_error *err)
+{
+	if (!pp_search_done(s))
+		return ppi_fail(err, "", "search", "the search is not done");
+	pp_sim *sim;
+	PPI_TRY(pp_sim_new(&sim, err));
+	pp_status rc = PP_OK;
+	for (size_t i = 0; i < s->top.n && !rc; i++) {
+		rc = pp_estimate_simulate(&s->top.v[i], sim, err);
+		/* A schedule the simulator refuses keeps its closed form only. */
+		if (rc == PP_EINPUT)
+			rc = PP_OK;
+	}
+	pp_sim_free(sim);
+	return rc;
+}
+
 size_t pp_search_pareto_count(const pp_search *s)
 {
 	return pp_search_done(s) ? s->pareto.n : 0;

@@ -682,6 +682,13 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 		}
 	if (s->nouters == 0 && fixed_split(&space->base)) {
 		const pp_plan *b = &space->base;
+		pp_plan probe = *b; /* one pp asked for: why it does not split */
+		probe.pp = space->pp.count == 1 ? space->pp.values[0] : 0;
+		probe.vp = 1;
+		if (probe.pp > 0 && pp_plan_check_split(&probe, m, err)) {
+			pp_search_free(s);
+			return PP_EINPUT;
+		}
 		pp_search_free(s);
 		return ppi_fail(
 		    err, "",

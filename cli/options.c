@@ -43,6 +43,10 @@ enum {
 	OPT_TP2,
 	OPT_SUMMA,
 	OPT_SUMMA_NB,
+	OPT_FSL, /* --first-stage-layers */
+	OPT_LSL, /* --last-stage-layers */
+	OPT_EAL, /* --embedding-as-layer */
+	OPT_LAL, /* --loss-as-layer */
 	OPT_HELP
 };
 
@@ -58,6 +62,10 @@ static const struct option common_opts[] = {{"model", required_argument, 0, OPT_
                                             {"summa", required_argument, 0, OPT_SUMMA},
                                             {"summa-nb", required_argument, 0, OPT_SUMMA_NB},
                                             {"pp", required_argument, 0, OPT_PP},
+                                            {"first-stage-layers", required_argument, 0, OPT_FSL},
+                                            {"last-stage-layers", required_argument, 0, OPT_LSL},
+                                            {"embedding-as-layer", required_argument, 0, OPT_EAL},
+                                            {"loss-as-layer", required_argument, 0, OPT_LAL},
                                             {"dp", required_argument, 0, OPT_DP},
                                             {"cp", required_argument, 0, OPT_CP},
                                             {"ep", required_argument, 0, OPT_EP},
@@ -223,6 +231,10 @@ static int common_flag(int c, const char *v, cli_opts *o, pp_error *err, pp_stat
 	case OPT_SUMMA: return parse_onoff(n, v, &plan->summa);
 	case OPT_SUMMA_NB: return parse_int(n, v, 1, 1 << 20, &plan->summa_nb);
 	case OPT_PP: return parse_int(n, v, 1, 1 << 20, &plan->pp);
+	case OPT_FSL: return parse_int(n, v, 0, 1 << 20, &plan->first_stage_layers);
+	case OPT_LSL: return parse_int(n, v, 0, 1 << 20, &plan->last_stage_layers);
+	case OPT_EAL: return parse_onoff(n, v, &plan->embedding_as_layer);
+	case OPT_LAL: return parse_onoff(n, v, &plan->loss_as_layer);
 	case OPT_DP: return parse_int(n, v, 1, 10000000, &plan->dp);
 	case OPT_CP: return parse_int(n, v, 1, 1 << 20, &plan->cp);
 	case OPT_EP: return parse_int(n, v, 1, 1 << 20, &plan->ep);
@@ -409,6 +421,10 @@ static void command_line_source(pp_error *err)
 	           {"plan.summa", "--summa"},
 	           {"plan.summa_nb", "--summa-nb"},
 	           {"plan.pp", "--pp"},
+	           {"plan.first_stage_layers", "--first-stage-layers"},
+	           {"plan.last_stage_layers", "--last-stage-layers"},
+	           {"plan.embedding_as_layer", "--embedding-as-layer"},
+	           {"plan.loss_as_layer", "--loss-as-layer"},
 	           {"plan.dp", "--dp"},
 	           {"plan.cp", "--cp"},
 	           {"plan.ep", "--ep"},

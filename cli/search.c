@@ -42,6 +42,11 @@ static void search_usage(FILE *f)
 	        "                   2D TP for tp2 > 1; --summa on and --summa-nb need --tp2 > 1)\n"
 	        "  --flash --tp-overlap --ep-overlap, the job, system, framework and price flags\n"
 	        "                   one value, applied to every plan\n"
+	        "  --first-stage-layers --last-stage-layers --embedding-as-layer --loss-as-layer\n"
+	        "                   one value, the pipeline split of every plan; left out, a pp\n"
+	        "                   that does not divide the L layers is tried with uneven\n"
+	        "                   splits: middle stages of ceil(L/pp) layers (and floor(L/pp)\n"
+	        "                   when L mod pp <= 2), the ends the rest, halved\n"
 	        "Options are named in full (no abbreviations); given twice, the last wins.\n"
 	        "\n"
 	        "  --top K          plans to show (default 10)\n"
@@ -246,22 +251,42 @@ enum rule {
 static const struct flag_rule {
 	const char *flag;
 	enum rule rule;
-} flag_rules[] = {{"tp", SEARCHED_DIM},         {"tp2", SEARCHED_DIM},
-                  {"pp", SEARCHED_DIM},         {"dp", SEARCHED_DIM},
-                  {"cp", SEARCHED_DIM},         {"ep", SEARCHED_DIM},
-                  {"etp", SEARCHED_DIM},        {"vp", SEARCHED_DIM},
-                  {"mbs", SEARCHED_DIM},        {"zero", SEARCHED_DIM},
-                  {"summa-nb", SEARCHED_DIM},   {"sp", SEARCHED_NAMES},
-                  {"summa", SEARCHED_NAMES},    {"recompute", SEARCHED_NAMES},
-                  {"schedule", SEARCHED_NAMES}, {"order", SEARCHED_NAMES},
-                  {"model", EVERY_PLAN},        {"system", EVERY_PLAN},
-                  {"framework", EVERY_PLAN},    {"usd-per-gpu-hour", EVERY_PLAN},
-                  {"gpus", EVERY_PLAN},         {"gbs", EVERY_PLAN},
-                  {"seq", EVERY_PLAN},          {"tokens", EVERY_PLAN},
-                  {"precision", EVERY_PLAN},    {"grad-dtype", EVERY_PLAN},
-                  {"optimizer", EVERY_PLAN},    {"flash", EVERY_PLAN},
-                  {"tp-overlap", EVERY_PLAN},   {"ep-overlap", EVERY_PLAN},
-                  {"json", EVERY_PLAN},         {"output", EVERY_PLAN}};
+} flag_rules[] = {{"tp", SEARCHED_DIM},
+                  {"tp2", SEARCHED_DIM},
+                  {"pp", SEARCHED_DIM},
+                  {"dp", SEARCHED_DIM},
+                  {"cp", SEARCHED_DIM},
+                  {"ep", SEARCHED_DIM},
+                  {"etp", SEARCHED_DIM},
+                  {"vp", SEARCHED_DIM},
+                  {"mbs", SEARCHED_DIM},
+                  {"zero", SEARCHED_DIM},
+                  {"summa-nb", SEARCHED_DIM},
+                  {"sp", SEARCHED_NAMES},
+                  {"summa", SEARCHED_NAMES},
+                  {"recompute", SEARCHED_NAMES},
+                  {"schedule", SEARCHED_NAMES},
+                  {"order", SEARCHED_NAMES},
+                  {"model", EVERY_PLAN},
+                  {"system", EVERY_PLAN},
+                  {"framework", EVERY_PLAN},
+                  {"usd-per-gpu-hour", EVERY_PLAN},
+                  {"gpus", EVERY_PLAN},
+                  {"gbs", EVERY_PLAN},
+                  {"seq", EVERY_PLAN},
+                  {"tokens", EVERY_PLAN},
+                  {"precision", EVERY_PLAN},
+                  {"grad-dtype", EVERY_PLAN},
+                  {"optimizer", EVERY_PLAN},
+                  {"flash", EVERY_PLAN},
+                  {"tp-overlap", EVERY_PLAN},
+                  {"ep-overlap", EVERY_PLAN},
+                  {"json", EVERY_PLAN},
+                  {"output", EVERY_PLAN},
+                  {"first-stage-layers", EVERY_PLAN},
+                  {"last-stage-layers", EVERY_PLAN},
+                  {"embedding-as-layer", EVERY_PLAN},
+                  {"loss-as-layer", EVERY_PLAN}};
 
 /* An estimate flag: into the space (searched), to the shared parser (every
  * plan), or refused. */

@@ -46,7 +46,9 @@ static void sweep_usage(FILE *f)
 	    "  --output FILE    write there (atomically) instead of standard output\n"
 	    "\n"
 	    "Every 'paraplan estimate' option sets the plan the sweep starts from\n"
-	    "(see 'paraplan estimate --help').  A point whose plan is invalid is listed\n"
+	    "(see 'paraplan estimate --help'), the pipeline split included\n"
+	    "(--first-stage-layers N, --last-stage-layers N, --embedding-as-layer on|off,\n"
+	    "--loss-as-layer on|off).  A point whose plan is invalid is listed\n"
 	    "with the reason; the fastest point that fits and the cheapest to rent are\n"
 	    "marked.\n");
 }

@@ -515,10 +515,14 @@ static void print_search_text(FILE *f, const row *rows, size_t nrows)
 		fprintf(
 		    f,
 		    "%-52s %6lld %10.4g %10.4g %6.2fx  tp %d pp %d dp %d cp %d ep %d vp %d mbs %d "
-		    "z%d %s%s %s %s\n",
+		    "z%d %s%s %s %s",
 		    r->info.id, r->est.gpus, their, r->best_s, their / r->best_s, p->tp, p->pp,
 		    p->dp, p->cp, p->ep, p->vp, p->mbs, p->zero, pp_recompute_name(p->recompute),
 		    p->sp ? " sp" : "", pp_schedule_name(p->schedule), p->order);
+		if (p->first_stage_layers > 0 || p->last_stage_layers > 0)
+			fprintf(f, " first %d last %d", p->first_stage_layers,
+			        p->last_stage_layers);
+		fputc('\n', f);
 		n++;
 		ok += r->best_s <= their * (1 + 1e-12);
 		sum += their / r->best_s;

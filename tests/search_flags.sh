@@ -31,6 +31,10 @@ tp2|2|4||applied
 summa|on|off|--tp2 2|applied
 summa-nb|2|4|--tp2 2 --summa on|applied
 pp|2|1||applied
+first-stage-layers|15|17|--pp 2|applied
+last-stage-layers|15|17|--pp 2|applied
+embedding-as-layer|on|off|--pp 1,2,3 --gpus 24|applied
+loss-as-layer|on|off|--pp 1,2,3 --gpus 24|applied
 dp|4|8||applied
 cp|2|1||applied
 ep|2|8|$moe|applied

@@ -225,6 +225,18 @@ typedef struct pp_plan {
 	bool summa;               /* 2D TP with SUMMA GEMMs */
 	int summa_nb;             /* SUMMA panel count n_b (>= 1) */
 	char order[PP_ORDER_MAX]; /* rank order, innermost first, e.g. "tp-cp-ep-dp-pp" */
+	/* Uneven pipeline split, as Megatron-LM's --decoder-first-pipeline-num-layers
+	 * and --decoder-last-pipeline-num-layers: the first (last) pipeline rank
+	 * holds that many transformer layers, the others split the rest evenly;
+	 * 0 = not given (an even share).  Or, as --account-for-embedding-in-
+	 * pipeline-split / --account-for-loss-in-pipeline-split (not combinable with
+	 * the two counts): the embedding (the LM head and loss) counts as one layer
+	 * in an even split of layers + 1 (+ 1), so the first (last) rank holds one
+	 * transformer layer fewer.  pp_stage_layers (workload.h) gives the split. */
+	int first_stage_layers;
+	int last_stage_layers;
+	bool embedding_as_layer;
+	bool loss_as_layer;
 	/* Derived by pp_plan_resolve: */
 	long long microbatches; /* per pipeline, per iteration */
 } pp_plan;
@@ -304,7 +316,8 @@ pp_status pp_job_check(const pp_job *j, pp_error *err);
 /* Defaults a user who gives nothing else gets: bf16, fp32 main grads, Adam. */
 void pp_job_init(pp_job *j);
 /* tp=pp=cp=ep=vp=mbs=1, dp=0 and etp=0 (derive), zero=0, 1F1B, no recompute, flash
- * attention, Megatron's order tp-cp-ep-dp-pp; tp2=1, summa off, summa_nb=1. */
+ * attention, Megatron's order tp-cp-ep-dp-pp; tp2=1, summa off, summa_nb=1; an
+ * even pipeline split (first/last_stage_layers 0, embedding/loss_as_layer off). */
 void pp_plan_init(pp_plan *p);
 
 /*
@@ -315,6 +328,14 @@ void pp_plan_init(pp_plan *p);
  */
 pp_status pp_plan_resolve(pp_plan *plan, const pp_model *m, const pp_system *s, long long gpus,
                           const pp_job *job, pp_error *err);
+
+/*
+ * The pipeline split alone: pp, vp and the four split fields above against the
+ * model's layers, Megatron-LM's rules (pp_plan_resolve applies it; a search
+ * uses it to keep only pipeline degrees a split allows).  PP_EINPUT with the
+ * field ("plan.first_stage_layers", ...) and the numbers on a violation.
+ */
+pp_status pp_plan_check_split(const pp_plan *plan, const pp_model *m, pp_error *err);
 
 /* ----------------------------------------------------------- parameters */
 

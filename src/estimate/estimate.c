@@ -15,6 +15,13 @@ static bool uniform_layers(const pp_model *m)
 	return m->moe.first_k_dense == 0 && m->moe.layer_freq <= 1;
 }
 
+/* The plan splits the layers unevenly over the pipeline stages. */
+static bool uneven_split(const pp_plan *p)
+{
+	return p->first_stage_layers > 0 || p->last_stage_layers > 0 || p->embedding_as_layer ||
+	       p->loss_as_layer;
+}
+
 pp_status pp_estimate_run(const pp_model *m, const pp_system *s, const pp_job *job,
                           const pp_plan *plan, long long gpus, pp_estimate *out, pp_error *err)
 {
@@ -52,10 +59,15 @@ pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *
 	out->params = ws->params;
 	out->nstages = out->plan.pp;
 	/* With alike layers the peak is on the first stage (most micro-batches in
-	 * flight, the embedding) or the last (the head and the logits). */
+	 * flight, the embedding) or the last (the head and the logits).  With an
+	 * uneven split the ends hold other layer counts than the middle stages,
+	 * which are alike among themselves, and of those stage 1 has the most
+	 * micro-batches in flight (in-flight counts never grow with the stage
+	 * index): then stages 0, 1 and pp-1 can peak. */
 	bool ends_only = (flags & PP_EVAL_PEAK_ONLY) && uniform_layers(m);
+	int mid_too = uneven_split(&out->plan) ? 1 : 0;
 	for (int i = 0; i < out->plan.pp; i++) {
-		if (ends_only && i > 0 && i < out->plan.pp - 1)
+		if (ends_only && i > mid_too && i < out->plan.pp - 1)
 			continue;
 		pp_stage_memory sm;
 		st = pp_memory_stage(m, s, job, &out->plan, i, &sm, err);
@@ -75,7 +87,8 @@ pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *
 	pp_stage_time stt[PP_MAX_STAGES];
 	const pp_plan *p = &out->plan;
 	for (int i = 0; i < p->pp; i++) {
-		/* Inner stages of a uniform model are alike; cost the distinct ones. */
+		/* Inner stages of a uniform model are alike (an uneven split changes
+		 * only the end stages); cost the distinct ones. */
 		if (i > 1 && i < p->pp - 1 && uniform_layers(m)) {
 			stt[i] = stt[1];
 			stt[i].stage = i;

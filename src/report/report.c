@@ -3,6 +3,7 @@
  */
 #include <jansson.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "paraplan/report.h"
 #include "report_int.h"
@@ -12,6 +13,13 @@
 static const char *onoff(bool b)
 {
 	return b ? "on" : "off";
+}
+
+/* The plan splits the layers unevenly over the pipeline stages. */
+static bool uneven(const pp_plan *p)
+{
+	return p->first_stage_layers > 0 || p->last_stage_layers > 0 || p->embedding_as_layer ||
+	       p->loss_as_layer;
 }
 
 int pp_report_text(const pp_estimate *e, FILE *out)
@@ -38,6 +46,19 @@ int pp_report_text(const pp_estimate *e, FILE *out)
 		        p->summa_nb, p->summa_nb == 1 ? "" : "s");
 	else if (p->tp2 > 1)
 		fprintf(out, "        2D TP tp x tp2 = %d x %d\n", p->tp, p->tp2);
+	if (uneven(p)) {
+		int pp = p->pp;
+		fprintf(out, "        stages: first %d layers", pp_stage_layers(&e->model, p, 0));
+		if (pp > 2)
+			fprintf(out, ", %d x %d", pp - 2, pp_stage_layers(&e->model, p, 1));
+		fprintf(out, ", last %d", pp_stage_layers(&e->model, p, pp - 1));
+		if (p->embedding_as_layer || p->loss_as_layer)
+			fprintf(out, " (%s counted as a layer)",
+			        p->embedding_as_layer && p->loss_as_layer ? "embedding and loss"
+			        : p->embedding_as_layer                   ? "embedding"
+			                                                  : "loss");
+		fputc('\n', out);
+	}
 	fprintf(out, "job     global batch %lld x %d tokens, %s, %s gradients, %s\n\n",
 	        e->job.global_batch, e->job.seq_len, pp_precision_name(e->job.precision),
 	        e->job.grad_bytes == 4 ? "fp32" : "16-bit",
@@ -153,6 +174,10 @@ static json_t *estimate_json(const pp_estimate *e)
 	json_object_set_new(plan, "tp2", json_integer(p->tp2));
 	json_object_set_new(plan, "summa", json_boolean(p->summa));
 	json_object_set_new(plan, "summa_nb", json_integer(p->summa_nb));
+	json_object_set_new(plan, "first_stage_layers", json_integer(p->first_stage_layers));
+	json_object_set_new(plan, "last_stage_layers", json_integer(p->last_stage_layers));
+	json_object_set_new(plan, "embedding_as_layer", json_boolean(p->embedding_as_layer));
+	json_object_set_new(plan, "loss_as_layer", json_boolean(p->loss_as_layer));
 	const pp_iteration *t = &e->time;
 	json_t *time = json_pack(
 	    "{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i}", "iteration_s", t->iteration_s,
@@ -215,6 +240,23 @@ static void plan_words(const pp_plan *p, char *buf, size_t n)
 	         p->order);
 }
 
+/* plan_words, and the layers per stage when the split is uneven. */
+static void plan_words_split(const pp_estimate *e, char *buf, size_t n)
+{
+	const pp_plan *p = &e->plan;
+	plan_words(p, buf, n);
+	size_t len = strlen(buf);
+	if (!uneven(p) || len + 1 >= n)
+		return;
+	int first = pp_stage_layers(&e->model, p, 0),
+	    last = pp_stage_layers(&e->model, p, p->pp - 1);
+	if (p->pp > 2)
+		snprintf(buf + len, n - len, " stages %d+%dx%d+%d", first, p->pp - 2,
+		         pp_stage_layers(&e->model, p, 1), last);
+	else
+		snprintf(buf + len, n - len, " stages %d+%d", first, last);
+}
+
 int pp_report_search_text(const pp_search *s, FILE *out)
 {
 	size_t n = pp_search_count(s);
@@ -240,7 +282,7 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 			const pp_estimate *e = pp_search_plan(s, i);
 			const pp_iteration *t = &e->time;
 			char words[160];
-			plan_words(&e->plan, words, sizeof words);
+			plan_words_split(e, words, sizeof words);
 			double it = t->iteration_s;
 			fprintf(
 			    out,
@@ -272,7 +314,7 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 		for (size_t i = 0; i < pp_search_pareto_count(s); i++) {
 			const pp_estimate *e = pp_search_pareto(s, i);
 			char words[160];
-			plan_words(&e->plan, words, sizeof words);
+			plan_words_split(e, words, sizeof words);
 			fprintf(out, "  %10.3f s %9.2f GiB  %s\n", e->time.iteration_s,
 			        e->memory.total_bytes / GIB, words);
 		}

@@ -26,8 +26,16 @@ static void header(const pp_sweep *sw, FILE *out)
 		fprintf(out, "  dp %d", b->dp);
 	if (sw->axis != PP_SWEEP_MBS)
 		fprintf(out, "  mbs %d", b->mbs);
-	fprintf(out, "  zero %d  recompute %s  schedule %s\n", b->zero,
+	fprintf(out, "  zero %d  recompute %s  schedule %s", b->zero,
 	        pp_recompute_name(b->recompute), pp_schedule_name(b->schedule));
+	if (b->pp > 1 && (b->first_stage_layers > 0 || b->last_stage_layers > 0 ||
+	                  b->embedding_as_layer || b->loss_as_layer)) {
+		fprintf(out, "  stages %d+", pp_stage_layers(&sw->model, b, 0));
+		if (b->pp > 2)
+			fprintf(out, "%dx%d+", b->pp - 2, pp_stage_layers(&sw->model, b, 1));
+		fprintf(out, "%d", pp_stage_layers(&sw->model, b, b->pp - 1));
+	}
+	fputc('\n', out);
 	if (sw->replica_batch > 0)
 		fprintf(out, "job     %lld sequences per replica x %d tokens, %s\n",
 		        sw->replica_batch, sw->job.seq_len, pp_precision_name(sw->job.precision));

@@ -41,12 +41,36 @@ static int compare(const pp_estimate *a, const pp_estimate *b)
 	if (a->memory.total_bytes != b->memory.total_bytes)
 		return a->memory.total_bytes < b->memory.total_bytes ? -1 : 1;
 	const pp_plan *p = &a->plan, *q = &b->plan;
-	const int x[] = {
-	    p->tp, p->pp,           p->cp, p->ep, p->etp, p->vp, p->mbs, p->zero, (int)p->recompute,
-	    p->sp, (int)p->schedule};
-	const int y[] = {
-	    q->tp, q->pp,           q->cp, q->ep, q->etp, q->vp, q->mbs, q->zero, (int)q->recompute,
-	    q->sp, (int)q->schedule};
+	const int x[] = {p->tp,
+	                 p->pp,
+	                 p->cp,
+	                 p->ep,
+	                 p->etp,
+	                 p->vp,
+	                 p->mbs,
+	                 p->zero,
+	                 (int)p->recompute,
+	                 p->sp,
+	                 (int)p->schedule,
+	                 p->first_stage_layers,
+	                 p->last_stage_layers,
+	                 p->embedding_as_layer,
+	                 p->loss_as_layer};
+	const int y[] = {q->tp,
+	                 q->pp,
+	                 q->cp,
+	                 q->ep,
+	                 q->etp,
+	                 q->vp,
+	                 q->mbs,
+	                 q->zero,
+	                 (int)q->recompute,
+	                 q->sp,
+	                 (int)q->schedule,
+	                 q->first_stage_layers,
+	                 q->last_stage_layers,
+	                 q->embedding_as_layer,
+	                 q->loss_as_layer};
 	for (size_t i = 0; i < sizeof x / sizeof x[0]; i++)
 		if (x[i] != y[i])
 			return x[i] < y[i] ? -1 : 1;
@@ -115,6 +139,7 @@ static void front_insert(front *f, const pp_estimate *e)
 
 typedef struct outer {
 	int tp, tp2, pp, cp;
+	int first, last; /* plan.first/last_stage_layers of this sub-space */
 } outer;
 
 typedef struct worker {
@@ -184,9 +209,63 @@ static bool tp_ok(const struct pp_search *s, int v)
 	return m->ffn_hidden == 0 || m->ffn_hidden % v == 0;
 }
 
+/* The user fixed the pipeline split (first/last stage layers, embedding or
+ * loss counted as a layer). */
+static bool fixed_split(const pp_plan *base)
+{
+	return base->first_stage_layers > 0 || base->last_stage_layers > 0 ||
+	       base->embedding_as_layer || base->loss_as_layer;
+}
+
+/*
+ * Uneven splits tried for a pp that does not divide the L layers, as
+ * Megatron's first/last stage layer counts: the pp - 2 middle stages hold k
+ * layers, k = ceil(L/pp) (the ends lighter) and also k = floor(L/pp) when
+ * L mod pp <= 2 (the ends at most one layer heavier); the first and last
+ * stages share the rest, halved, both ways round when it is odd.  Each end
+ * holds at least one layer.  At most 4 splits, in this order, into out.
+ */
+static int uneven_splits(int L, int pp, int out[4][2])
+{
+	int n = 0;
+	if (pp < 2 || L % pp == 0)
+		return 0;
+	const int ks[2] = {(L + pp - 1) / pp, L / pp};
+	int nk = pp > 2 && L % pp <= 2 ? 2 : 1;
+	for (int a = 0; a < nk; a++) {
+		int rest = L - (pp - 2) * ks[a];
+		if (ks[a] < 1 || rest < 2)
+			continue;
+		int lo = rest / 2, hi = rest - lo;
+		const int cand[2][2] = {{lo, hi}, {hi, lo}};
+		for (int c = 0; c < (lo == hi ? 1 : 2); c++) {
+			bool dup = false;
+			for (int i = 0; i < n; i++)
+				dup |= out[i][0] == cand[c][0] && out[i][1] == cand[c][1];
+			if (!dup) {
+				out[n][0] = cand[c][0];
+				out[n][1] = cand[c][1];
+				n++;
+			}
+		}
+	}
+	return n;
+}
+
 static bool pp_ok(const struct pp_search *s, int v)
 {
-	return s->model.num_layers % v == 0 && s->gpus % v == 0;
+	if (s->gpus % v)
+		return false;
+	const pp_model *m = &s->model;
+	if (fixed_split(&s->space.base)) {
+		pp_plan probe = s->space.base;
+		probe.pp = v;
+		probe.vp = 1;
+		pp_error err;
+		return pp_plan_check_split(&probe, m, &err) == PP_OK;
+	}
+	int splits[4][2];
+	return m->num_layers % v == 0 || uneven_splits(m->num_layers, v, splits) > 0;
 }
 
 static bool cp_ok(const struct pp_search *s, int v)
@@ -287,12 +366,25 @@ static void run_outer(worker *w)
 		if (m->moe.num_experts > 0 && o->tp > 1 && sp->etp.count == 0)
 			etps[netp++] = 1;
 	}
-	int vmax = m->num_layers / o->pp;
+	/* vp divides every stage's layers (Megatron: the stage's vp chunks are alike). */
+	pp_plan split = sp->base;
+	split.pp = o->pp;
+	split.first_stage_layers = o->first;
+	split.last_stage_layers = o->last;
+	bool even = !fixed_split(&split);
+	int vmax = even ? m->num_layers / o->pp : pp_stage_layers(m, &split, 0);
+	if (!even && vmax < 1)
+		vmax = 1; /* a first stage of the embedding alone: vp = 1 */
 	nvp = 0;
 	for (int v = 1; v <= vmax && nvp < PP_SEARCH_MAX_VALUES; v++) {
 		bool want = sp->vp.count == 0 ? (v == 1 || o->pp > 1) : false;
 		for (int i = 0; i < sp->vp.count; i++)
 			want |= sp->vp.values[i] == v;
+		if (want && !even && v > 1) {
+			pp_error err;
+			split.vp = v;
+			want = pp_plan_check_split(&split, m, &err) == PP_OK;
+		}
 		if (want && vmax % v == 0 && (v == 1 || o->pp > 1))
 			vps[nvp++] = v;
 	}
@@ -346,6 +438,8 @@ static void run_outer(worker *w)
 	plan.tp = o->tp;
 	plan.tp2 = o->tp2;
 	plan.pp = o->pp;
+	plan.first_stage_layers = o->first;
+	plan.last_stage_layers = o->last;
 	plan.cp = o->cp;
 	plan.dp = (int)dp;
 	for (int vv = 0; vv < nvar; vv++) {
@@ -540,7 +634,7 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 	                     s->system.nvlink_domain > m->num_heads ? s->system.nvlink_domain
 	                                                            : m->num_heads,
 	                     tp_ok, tps, PP_SEARCH_MAX_VALUES);
-	int npp = dim_values(s, &space->pp, 1, m->num_layers, pp_ok, pps, PP_SEARCH_MAX_VALUES);
+	int npp = dim_values(s, &space->pp, 1, m->num_layers + 2, pp_ok, pps, PP_SEARCH_MAX_VALUES);
 	int ncp = dim_values(s, &space->cp, 1, job->seq_len / 2 > 1 ? job->seq_len / 2 : 1, cp_ok,
 	                     cps, PP_SEARCH_MAX_VALUES);
 	/* 2D TP is opt-in (no mainstream framework runs it): searched only over the
@@ -549,15 +643,23 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 	tp2s[0] = 1;
 	if (space->tp2.count > 0)
 		ntp2 = dim_values(s, &space->tp2, 1, 64, tp2_ok, tp2s, PP_SEARCH_MAX_VALUES);
-	s->outers =
-	    calloc((size_t)(ntp ? ntp : 1) * (npp ? npp : 1) * (ncp ? ncp : 1) * (ntp2 ? ntp2 : 1),
-	           sizeof *s->outers);
+	/* Up to 4 pipeline splits per pp (uneven_splits). */
+	s->outers = calloc((size_t)(ntp ? ntp : 1) * (npp ? npp : 1) * 4 * (ncp ? ncp : 1) *
+	                       (ntp2 ? ntp2 : 1),
+	                   sizeof *s->outers);
 	if (!s->outers) {
 		pp_search_free(s);
 		return PP_ENOMEM;
 	}
 	for (int a = 0; a < ntp; a++)
-		for (int b = 0; b < npp; b++)
+		for (int b = 0; b < npp; b++) {
+			/* The pipeline splits of this pp: the user's, the even one, or
+			 * the uneven ones when pp does not divide the layers. */
+			int splits[4][2] = {
+			    {space->base.first_stage_layers, space->base.last_stage_layers}};
+			int nsplit = 1;
+			if (!fixed_split(&space->base) && m->num_layers % pps[b])
+				nsplit = uneven_splits(m->num_layers, pps[b], splits);
 			for (int c = 0; c < ncp; c++)
 				for (int d = 0; d < ntp2; d++) {
 					if (tp2s[d] > 1 && cps[c] > 1)
@@ -571,9 +673,33 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 						dp_ok |= space->dp.values[i] == gpus / mp;
 					if (!dp_ok)
 						continue;
-					outer o = {tps[a], tp2s[d], pps[b], cps[c]};
-					s->outers[s->nouters++] = o;
+					for (int e = 0; e < nsplit; e++) {
+						outer o = {tps[a], tp2s[d],      pps[b],
+						           cps[c], splits[e][0], splits[e][1]};
+						s->outers[s->nouters++] = o;
+					}
 				}
+		}
+	if (s->nouters == 0 && fixed_split(&space->base)) {
+		const pp_plan *b = &space->base;
+		pp_plan probe = *b; /* one pp asked for: why it does not split */
+		probe.pp = space->pp.count == 1 ? space->pp.values[0] : 0;
+		probe.vp = 1;
+		if (probe.pp > 0 && pp_plan_check_split(&probe, m, err)) {
+			pp_search_free(s);
+			return PP_EINPUT;
+		}
+		pp_search_free(s);
+		return ppi_fail(
+		    err, "",
+		    b->first_stage_layers   ? "plan.first_stage_layers"
+		    : b->last_stage_layers  ? "plan.last_stage_layers"
+		    : b->embedding_as_layer ? "plan.embedding_as_layer"
+		                            : "plan.loss_as_layer",
+		    "no pipeline degree in the space splits the %d layers of %s this way "
+		    "on %lld GPUs",
+		    m->num_layers, m->name, gpus);
+	}
 	if (s->nouters == 0) {
 		pp_search_free(s);
 		return ppi_fail(

@@ -158,6 +158,94 @@ static bool order_has(const char *order, const char *dim)
 			return ppi_fail(err, "", field, __VA_ARGS__);                              \
 	} while (0)
 
+pp_status pp_plan_check_split(const pp_plan *p, const pp_model *m, pp_error *err)
+{
+	const int lim = 1 << 20;
+	int L = m->num_layers, P = p->pp, V = p->vp;
+	int f = p->first_stage_layers, l = p->last_stage_layers;
+	bool emb = p->embedding_as_layer, loss = p->loss_as_layer;
+	REQUIRE(P >= 1 && P <= lim, "plan.pp", "expected a positive degree, got %d", P);
+	REQUIRE(V >= 1 && V <= lim, "plan.vp", "expected a positive count, got %d", V);
+	REQUIRE(f >= 0 && f <= lim, "plan.first_stage_layers",
+	        "expected a layer count (0 = an even share), got %d", f);
+	REQUIRE(l >= 0 && l <= lim, "plan.last_stage_layers",
+	        "expected a layer count (0 = an even share), got %d", l);
+	if (P == 1) {
+		REQUIRE(f == 0, "plan.first_stage_layers",
+		        "a first pipeline stage of %d layers needs pp >= 2, got pp = 1", f);
+		REQUIRE(l == 0, "plan.last_stage_layers",
+		        "a last pipeline stage of %d layers needs pp >= 2, got pp = 1", l);
+		REQUIRE(!emb, "plan.embedding_as_layer",
+		        "counting the embedding as a pipeline layer needs pp >= 2, got pp = 1");
+		REQUIRE(!loss, "plan.loss_as_layer",
+		        "counting the loss as a pipeline layer needs pp >= 2, got pp = 1");
+	}
+	if (f > 0 || l > 0) {
+		/* Megatron-LM (TransformerConfig.__post_init__, get_num_layers_to_build):
+		 * the given end stages take their counts, the other stages split the
+		 * rest evenly; with vp > 1 every stage's count divides into vp chunks. */
+		REQUIRE(!emb, "plan.embedding_as_layer",
+		        "counting the embedding as a layer cannot be combined with a first or last "
+		        "stage layer count (Megatron-LM refuses the combination)");
+		REQUIRE(
+		    !loss, "plan.loss_as_layer",
+		    "counting the loss as a layer cannot be combined with a first or last stage "
+		    "layer count (Megatron-LM refuses the combination)");
+		const char *field = f > 0 ? "plan.first_stage_layers" : "plan.last_stage_layers";
+		int others = P - (f > 0) - (l > 0);
+		long long rest = (long long)L - f - l;
+		if (others == 0)
+			REQUIRE(rest == 0, field,
+			        "first + last stage = %d + %d = %lld layers, but %s has %d (pp = 2 "
+			        "leaves no other stage)",
+			        f, l, (long long)f + l, m->name, L);
+		REQUIRE(others == 0 || rest >= others, field,
+		        "%d layers of %s - %d (first stage) - %d (last stage) = %lld for %d other "
+		        "stages; each needs at least one layer",
+		        L, m->name, f, l, rest, others);
+		REQUIRE(others == 0 || rest % others == 0, field,
+		        "%d layers of %s - %d (first stage) - %d (last stage) = %lld do not split "
+		        "evenly over the %d other stages",
+		        L, m->name, f, l, rest, others);
+		if (V > 1) {
+			REQUIRE(
+			    f % V == 0, "plan.first_stage_layers",
+			    "the first stage's %d layers do not divide into vp = %d model chunks",
+			    f, V);
+			REQUIRE(
+			    l % V == 0, "plan.last_stage_layers",
+			    "the last stage's %d layers do not divide into vp = %d model chunks", l,
+			    V);
+			REQUIRE(
+			    others == 0 || (rest / others) % V == 0, "plan.vp",
+			    "the %lld layers of each other pipeline stage do not divide into vp = "
+			    "%d model chunks",
+			    others ? rest / others : 0, V);
+		}
+		return PP_OK;
+	}
+	if (emb || loss) {
+		/* Megatron-LM: an even split of layers + 1 (+ 1); the first (last) rank
+		 * builds one transformer layer fewer. */
+		const char *field = emb ? "plan.embedding_as_layer" : "plan.loss_as_layer";
+		const char *what = emb && loss ? " + 1 (embedding) + 1 (loss)"
+		                   : emb       ? " + 1 (embedding)"
+		                               : " + 1 (loss)";
+		REQUIRE(V == 1, field,
+		        "counting the %s as a layer with interleaving (vp = %d) is not modelled "
+		        "(one model chunk would hold a layer fewer than the others)",
+		        emb ? "embedding" : "loss", V);
+		int n = L + emb + loss;
+		REQUIRE(n % P == 0, field,
+		        "%d layers of %s%s = %d do not divide over pp = %d stages", L, m->name,
+		        what, n, P);
+		return PP_OK;
+	}
+	REQUIRE(L % (P * V) == 0, "plan.pp", "pp*vp = %d*%d does not divide the %d layers of %s", P,
+	        V, L, m->name);
+	return PP_OK;
+}
+
 pp_status pp_plan_resolve(pp_plan *p, const pp_model *m, const pp_system *s, long long gpus,
                           const pp_job *job, pp_error *err)
 {
@@ -275,9 +363,13 @@ pp_status pp_plan_resolve(pp_plan *p, const pp_model *m, const pp_system *s, lon
 	if (p->dp == 0)
 		p->dp = (int)(gpus / mp);
 
-	/* Pipeline: Megatron's even split of layers over pp x vp model chunks. */
-	REQUIRE(p->pp <= m->num_layers, "plan.pp", "%d stages for only %d layers of %s", p->pp,
-	        m->num_layers, m->name);
+	/* Pipeline: Megatron's split of layers over pp x vp model chunks (even, or
+	 * uneven end stages). */
+	int counted = p->first_stage_layers == 0 && p->last_stage_layers == 0
+	                  ? p->embedding_as_layer + p->loss_as_layer
+	                  : 0; /* embedding and loss counted as layers */
+	REQUIRE(p->pp <= m->num_layers + counted, "plan.pp", "%d stages for only %d layers of %s",
+	        p->pp, m->num_layers + counted, m->name);
 	if (p->vp > 1 && p->schedule == PP_SCHED_1F1B)
 		p->schedule = PP_SCHED_INTERLEAVED; /* Megatron: vp > 1 means interleaved 1F1B */
 	if (p->schedule == PP_SCHED_INTERLEAVED) {
@@ -289,9 +381,8 @@ pp_status pp_plan_resolve(pp_plan *p, const pp_model *m, const pp_system *s, lon
 		REQUIRE(p->vp == 1, "plan.vp", "vp %d needs the interleaved schedule, not %s",
 		        p->vp, pp_schedule_name(p->schedule));
 	}
-	REQUIRE(m->num_layers % (p->pp * p->vp) == 0, "plan.pp",
-	        "pp*vp = %d*%d does not divide the %d layers of %s", p->pp, p->vp, m->num_layers,
-	        m->name);
+	if ((st = pp_plan_check_split(p, m, err)))
+		return st;
 
 	/* Context parallelism: Megatron splits each sequence into 2*cp chunks. */
 	if (p->cp > 1)

@@ -35,17 +35,52 @@ double pp_model_state_bytes(double params, double weight_bytes, double grad_byte
 	return w + g + o;
 }
 
+/* Transformer layers of the first, of every middle and of the last pipeline
+ * rank (Megatron-LM's get_num_layers_to_build; pp_plan_check_split has the
+ * rules the plan meets): given end counts and an even share of the rest, or
+ * an even split of layers + 1 (+ 1) with the embedding (loss) counted as a
+ * layer on the first (last) rank, or an even split. */
+static void stage_split(const pp_model *m, const pp_plan *p, int *first, int *mid, int *last)
+{
+	int L = m->num_layers, P = p->pp > 0 ? p->pp : 1;
+	if (p->first_stage_layers > 0 || p->last_stage_layers > 0) {
+		int given = (p->first_stage_layers > 0) + (p->last_stage_layers > 0);
+		int rest = L - p->first_stage_layers - p->last_stage_layers;
+		*mid = P > given ? rest / (P - given) : 0;
+		*first = p->first_stage_layers > 0 ? p->first_stage_layers : *mid;
+		*last = p->last_stage_layers > 0 ? p->last_stage_layers : *mid;
+	} else {
+		int e = p->embedding_as_layer, l = p->loss_as_layer;
+		*mid = (L + e + l) / P;
+		*first = *mid - e;
+		*last = *mid - l;
+	}
+}
+
 int pp_stage_layers(const pp_model *m, const pp_plan *plan, int stage)
 {
-	(void)stage; /* even split; uneven splits come with the search */
-	return m->num_layers / plan->pp;
+	if (plan->pp <= 1)
+		return m->num_layers;
+	int first, mid, last;
+	stage_split(m, plan, &first, &mid, &last);
+	return stage == 0 ? first : stage == plan->pp - 1 ? last : mid;
 }
 
 int pp_stage_layer_index(const pp_model *m, const pp_plan *p, int stage, int i)
 {
-	int lc = m->num_layers / (p->pp * p->vp);
-	int chunk = i / lc, off = i % lc;
-	return (chunk * p->pp + stage) * lc + off;
+	if (p->pp <= 1)
+		return i;
+	int first, mid, last;
+	stage_split(m, p, &first, &mid, &last);
+	int n = stage == 0 ? first : stage == p->pp - 1 ? last : mid;
+	/* Every rank splits its layers into vp equal chunks; chunk round c holds
+	 * layers c*L/vp ... with the ranks' chunks in rank order. */
+	int v = p->vp > 1 ? p->vp : 1, chunk_layers = n / v;
+	if (chunk_layers < 1)
+		return i;
+	int chunk = i / chunk_layers, off = i % chunk_layers;
+	int before = stage == 0 ? 0 : first / v + (stage - 1) * (mid / v);
+	return chunk * (m->num_layers / v) + before + off;
 }
 
 /* Shapes every activation term needs, for one micro-batch on one GPU. */

@@ -47,7 +47,8 @@ static bool same_plan(const pp_plan *a, const pp_plan *b)
 	return a->tp == b->tp && a->pp == b->pp && a->dp == b->dp && a->cp == b->cp &&
 	       a->ep == b->ep && a->etp == b->etp && a->vp == b->vp && a->mbs == b->mbs &&
 	       a->zero == b->zero && a->recompute == b->recompute && a->sp == b->sp &&
-	       a->schedule == b->schedule && strcmp(a->order, b->order) == 0;
+	       a->schedule == b->schedule && a->first_stage_layers == b->first_stage_layers &&
+	       a->last_stage_layers == b->last_stage_layers && strcmp(a->order, b->order) == 0;
 }
 
 static void assert_same_results(const pp_search *a, const pp_search *b)

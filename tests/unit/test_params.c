@@ -1,7 +1,8 @@
 /*
  * The parameter registry (include/paraplan/params.h): every entry reaches the
  * struct field it names, its ranges are ordered, the presets lie inside them,
- * names are unique, and the JSON readers enforce the registry's ranges.
+ * names are unique, the JSON readers enforce the registry's ranges, and the
+ * fitter fits exactly the registry's fitted parameters within their bounds.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "paraplan/calib.h"
 #include "paraplan/paraplan.h"
 
 /* The field a registry name means, written out by hand (not from offsets), so
@@ -255,6 +257,76 @@ static void test_readers_use_registry(void **state)
 	}
 }
 
+static pp_runs *load_public(void)
+{
+	const char *dir = getenv("PARAPLAN_SHARED_DIR");
+	if (!dir)
+		fail_msg("PARAPLAN_SHARED_DIR is not set");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/validation/public-runs.json", dir);
+	pp_runs *runs = NULL;
+	pp_error err;
+	if (pp_runs_load(path, &runs, &err))
+		fail_msg("%s: %s", path, err.text);
+	return runs;
+}
+
+/* The fitter moves exactly the registry's fitted parameters, within their fit
+ * bounds; every other parameter keeps the record's value; and what
+ * pp_fit_result reports (pp_gpu_eff, pp_fit_net) is all fitted parameters. */
+static void test_fitter_fits_the_registry(void **state)
+{
+	(void)state;
+	static const char *const reported[] = {"gemm",   "gemm_fp8", "gemm_half_flops", "attn",
+	                                       "memory", "kernel_s", "nvlink_eff",      "nic_eff"};
+	size_t nfit = 0;
+	for (size_t i = 0; i < pp_param_registry_size(); i++)
+		nfit += pp_param_at(i)->fitted;
+	assert_int_equal(nfit, sizeof reported / sizeof reported[0]);
+	for (size_t i = 0; i < nfit; i++) {
+		const pp_param *p = pp_param_find(reported[i]);
+		assert_non_null(p);
+		assert_true(p->fitted);
+	}
+
+	pp_runs *runs = load_public();
+	pp_fit *f;
+	pp_error err;
+	assert_int_equal(pp_fit_new(runs, "a100-40g", &f, &err), PP_OK);
+	pp_fit_iterate(f);
+	pp_system fitted, preset;
+	pp_fit_result_system(f, &fitted);
+	/* The fit's first record's system, as pp_run_inputs builds it (the record's
+	 * framework applied). */
+	bool found = false;
+	for (size_t i = 0; i < pp_runs_count(runs) && !found; i++) {
+		pp_model m;
+		pp_job j;
+		pp_plan pl;
+		long long g;
+		pp_run_info info;
+		found = !pp_run_inputs(runs, i, &m, &preset, &j, &pl, &g, &info, &err) &&
+		        strcmp(preset.gpu.name, "a100-40g") == 0;
+	}
+	assert_true(found);
+	for (size_t i = 0; i < pp_param_registry_size(); i++) {
+		const pp_param *p = pp_param_at(i);
+		double v = pp_param_get(p, &fitted);
+		if (p->fitted)
+			assert_true(v >= p->fit_lo && v <= p->fit_hi);
+		else if (v != pp_param_get(p, &preset))
+			fail_msg("%s moved: %g, record's system %g", p->name, v,
+			         pp_param_get(p, &preset));
+	}
+	pp_gpu_eff eff;
+	pp_fit_net net;
+	pp_fit_result(f, &eff, &net);
+	assert_memory_equal(&eff, &fitted.gpu.eff, sizeof eff);
+	assert_true(net.nvlink_eff == fitted.nvlink_eff && net.nic_eff == fitted.nic_eff);
+	pp_fit_free(f);
+	pp_runs_free(runs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -263,6 +335,7 @@ int main(void)
 	    cmocka_unit_test(test_bounds_ordered),
 	    cmocka_unit_test(test_presets_inside_bounds),
 	    cmocka_unit_test(test_readers_use_registry),
+	    cmocka_unit_test(test_fitter_fits_the_registry),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -327,6 +327,30 @@ static void test_fitter_fits_the_registry(void **state)
 	pp_runs_free(runs);
 }
 
+/* docs/calibration.md names every fitted parameter. */
+static void test_doc_names_fitted(void **state)
+{
+	(void)state;
+	const char *dir = getenv("PARAPLAN_SOURCE_DIR");
+	if (!dir)
+		fail_msg("PARAPLAN_SOURCE_DIR is not set");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/docs/calibration.md", dir);
+	FILE *fp = fopen(path, "rb");
+	assert_non_null(fp);
+	static char doc[1 << 16];
+	size_t len = fread(doc, 1, sizeof doc - 1, fp);
+	fclose(fp);
+	doc[len] = '\0';
+	for (size_t i = 0; i < pp_param_registry_size(); i++) {
+		const pp_param *p = pp_param_at(i);
+		char quoted[80];
+		snprintf(quoted, sizeof quoted, "`%s`", p->key);
+		if (p->fitted && !strstr(doc, quoted))
+			fail_msg("docs/calibration.md does not name fitted parameter %s", quoted);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -336,6 +360,7 @@ int main(void)
 	    cmocka_unit_test(test_presets_inside_bounds),
 	    cmocka_unit_test(test_readers_use_registry),
 	    cmocka_unit_test(test_fitter_fits_the_registry),
+	    cmocka_unit_test(test_doc_names_fitted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

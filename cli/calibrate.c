@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "paraplan/calib.h"
+#include "paraplan/params.h"
 
 enum { OPT_DATA = 256, OPT_GPU, OPT_CV, OPT_HELP };
 
@@ -40,6 +41,24 @@ static void cross_validate(pp_fit *f, double *sum, size_t *count)
 	}
 }
 
+/* The fitted parameters of the GPU's "efficiency" (gpu) or of the system's
+ * "framework" object, as JSON to copy into the presets: fractions with three
+ * decimals, log-scale quantities with three significant digits. */
+static void print_fitted(const pp_system *s, bool gpu)
+{
+	printf(gpu ? "  gpu \"efficiency\": {" : "  system \"framework\": {");
+	const char *sep = "";
+	for (size_t i = 0; i < pp_param_registry_size(); i++) {
+		const pp_param *p = pp_param_at(i);
+		if (!p->fitted || (p->kind == PP_PARAM_GPU) != gpu)
+			continue;
+		printf(p->fit_log ? "%s\"%s\": %.3g" : "%s\"%s\": %.3f", sep, p->key,
+		       pp_param_get(p, s));
+		sep = ", ";
+	}
+	printf("}\n");
+}
+
 static int fit_one(const pp_runs *runs, const char *gpu, bool cv, double *cv_sum, size_t *cv_n)
 {
 	pp_fit *f;
@@ -48,9 +67,8 @@ static int fit_one(const pp_runs *runs, const char *gpu, bool cv, double *cv_sum
 	if (st)
 		return cli_fail(st, &err);
 	run_fit(f);
-	pp_gpu_eff e;
-	pp_fit_net net;
-	pp_fit_result(f, &e, &net);
+	pp_system fitted;
+	pp_fit_result_system(f, &fitted);
 	const char *sys[16];
 	size_t ns = pp_fit_systems(f, sys, 16);
 	printf("%-14s %3zu records  MAPE %5.1f%% -> %5.1f%% after %d sweeps  systems:", gpu,
@@ -59,11 +77,8 @@ static int fit_one(const pp_runs *runs, const char *gpu, bool cv, double *cv_sum
 	for (size_t k = 0; k < ns; k++)
 		printf(" %s", sys[k]);
 	putchar('\n');
-	printf("  gpu \"efficiency\": {\"gemm\": %.3f, \"gemm_fp8\": %.3f, \"gemm_half_flops\": "
-	       "%.3g, \"attn\": %.3f, \"memory\": %.3f, \"kernel_s\": %.3g}\n",
-	       e.gemm, e.gemm_fp8, e.gemm_half_flops, e.attn, e.memory, e.kernel_s);
-	printf("  system \"framework\": {\"nvlink_eff\": %.3f, \"nic_eff\": %.3f}\n",
-	       net.nvlink_eff, net.nic_eff);
+	print_fitted(&fitted, true);
+	print_fitted(&fitted, false);
 	if (cv) {
 		double sum = 0;
 		size_t n = 0;

@@ -1,7 +1,37 @@
-/* paraplan list models|gpus|systems */
+/* paraplan list models|gpus|systems|params */
 #include <string.h>
 
 #include "cli.h"
+
+/* "lo..hi" of a range, as %g prints the bounds. */
+static const char *range(char *buf, size_t n, double lo, double hi)
+{
+	snprintf(buf, n, "%g..%g", lo, hi);
+	return buf;
+}
+
+/* The parameter registry (include/paraplan/params.h), one line each. */
+static void list_params(void)
+{
+	printf("%-32s %-9s %-13s %-10s %-18s %-7s %s\n", "name", "kind", "unit", "valid", "fitted",
+	       "start", "meaning");
+	for (size_t i = 0; i < pp_param_registry_size(); i++) {
+		const pp_param *p = pp_param_at(i);
+		char valid[48], fit[48], start[24];
+		range(valid, sizeof valid, p->valid_lo, p->valid_hi);
+		if (p->fitted) {
+			range(fit, sizeof fit, p->fit_lo, p->fit_hi);
+			if (p->fit_log)
+				strncat(fit, " log", sizeof fit - strlen(fit) - 1);
+			snprintf(start, sizeof start, "%g", p->fit_start);
+		} else {
+			snprintf(fit, sizeof fit, "no");
+			snprintf(start, sizeof start, "-");
+		}
+		printf("%-32s %-9s %-13s %-10s %-18s %-7s %s\n", p->name,
+		       pp_param_kind_name(p->kind), p->unit, valid, fit, start, p->meaning);
+	}
+}
 
 int cli_list(int argc, char **argv)
 {
@@ -10,13 +40,22 @@ int cli_list(int argc, char **argv)
 		pp_kind kind;
 	} kinds[] = {{"models", PP_KIND_MODEL}, {"gpus", PP_KIND_GPU}, {"systems", PP_KIND_SYSTEM}};
 	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		printf("usage: paraplan list models|gpus|systems\n");
+		printf(
+		    "usage: paraplan list models|gpus|systems|params\n"
+		    "params: the named model parameters (GPU efficiencies, system and framework\n"
+		    "parameters): unit, the range the JSON readers accept, whether 'paraplan\n"
+		    "calibrate' fits them (bounds, log scale, neutral start) and what they "
+		    "mean.\n");
 		return EXIT_ANSWERED;
 	}
 	if (argc != 2) {
-		cli_message("list: expected one argument, models, gpus or systems "
-		            "(usage: paraplan list models|gpus|systems)");
+		cli_message("list: expected one argument, models, gpus, systems or params "
+		            "(usage: paraplan list models|gpus|systems|params)");
 		return EXIT_BADINPUT;
+	}
+	if (strcmp(argv[1], "params") == 0) {
+		list_params();
+		return EXIT_ANSWERED;
 	}
 	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
 		if (strcmp(argv[1], kinds[k].word) != 0)
@@ -26,6 +65,6 @@ int cli_list(int argc, char **argv)
 			printf("%s\n", pp_preset_name(kinds[k].kind, i));
 		return EXIT_ANSWERED;
 	}
-	cli_message("list: expected models, gpus or systems, got '%s'", argv[1]);
+	cli_message("list: expected models, gpus, systems or params, got '%s'", argv[1]);
 	return EXIT_BADINPUT;
 }

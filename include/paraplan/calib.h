@@ -149,10 +149,11 @@ void pp_run_compare(const pp_run_info *info, const pp_estimate *e, pp_comparison
  *     pp_fit_result(f, &eff, &net); pp_fit_free(f);
  *
  * The objective is the MAPE of pp_run_compare over the records measured on the
- * GPU; one coordinate-descent sweep per iterate over the GPU's efficiencies
- * (gemm, gemm_fp8, gemm_half_flops, attn, memory, kernel_s) and the network
- * efficiencies (nvlink_eff, nic_eff) of the systems those records ran on.
- * One set of parameters per GPU: no record gets its own.
+ * GPU; one coordinate-descent sweep per iterate over the parameters the
+ * registry marks fitted (include/paraplan/params.h: the GPU's efficiencies and
+ * the network efficiencies of the systems those records ran on), within their
+ * fit bounds, from their neutral start.  One set of parameters per GPU: no
+ * record gets its own.
  */
 typedef struct pp_fit pp_fit;
 
@@ -175,6 +176,10 @@ size_t pp_fit_records(const pp_fit *f);
 /* MAPE at the starting (preset) parameters and at the current ones. */
 double pp_fit_mape_start(const pp_fit *f);
 double pp_fit_mape(const pp_fit *f);
+/* The system of the fit's first record with every fitted parameter at its
+ * fitted value (read them with pp_param_get). */
+void pp_fit_result_system(const pp_fit *f, pp_system *out);
+/* The same, as the GPU's efficiencies and the two network efficiencies. */
 void pp_fit_result(const pp_fit *f, pp_gpu_eff *eff, pp_fit_net *net);
 /* Cross-validation: restart the fit from its neutral point with record k
  * (0-based among pp_fit_records) left out of the objective... */

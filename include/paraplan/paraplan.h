@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "estimate.h"
+#include "params.h"
 #include "report.h"
 #include "search.h"
 #include "spec.h"

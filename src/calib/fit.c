@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "paraplan/calib.h"
+#include "paraplan/params.h"
 #include "util/util.h"
 
 typedef struct fit_case {
@@ -19,66 +20,30 @@ typedef struct fit_case {
 	pp_run_info info;
 } fit_case;
 
-/* A parameter: where it lives in (eff, net), its bounds, and whether it moves
- * on a log scale (positive quantities spanning decades). */
-typedef struct fit_param {
-	const char *name;
-	double lo, hi;
-	bool log_scale;
-	double start;
-} fit_param;
-
-enum { P_GEMM, P_GEMM_FP8, P_HALF, P_ATTN, P_MEM, P_KERNEL, P_NVLINK, P_NIC, NPARAMS };
-/* Bounds are what the hardware allows, so a fit cannot buy accuracy with an
- * impossible value: GEMMs between 30% and 90% of peak (cuBLAS/cuBLASLt
- * benchmarks span that), FP8 at most the BF16 fraction's reach, kernels 1-30 us
- * of fixed cost, collectives 50-95% of link rate (nccl-tests bus bandwidth). */
-static const fit_param params[NPARAMS] = {
-    {"gemm", 0.3, 0.9, false, 0.7},
-    {"gemm_fp8", 0.2, 0.8, false, 0.5},
-    {"gemm_half_flops", 1e8, 1e12, true, 1e10},
-    {"attn", 0.2, 0.8, false, 0.5},
-    {"memory", 0.5, 0.95, false, 0.8},
-    {"kernel_s", 1e-6, 3e-5, true, 5e-6},
-    {"nvlink_eff", 0.5, 0.95, false, 0.8},
-    {"nic_eff", 0.5, 0.95, false, 0.8},
-};
-
+/* The parameters are the registry's fitted ones (include/paraplan/params.h),
+ * in registry order: GPU efficiencies, then the network efficiencies of the
+ * systems the records ran on.  Each has its bounds (what the hardware allows),
+ * a log scale for positive quantities spanning decades, and a neutral start. */
 struct pp_fit {
 	fit_case *cases;
 	size_t n;
 	pp_estimate *scratch;
-	double x[NPARAMS];
-	bool used[NPARAMS]; /* parameters some record is sensitive to */
+	size_t np;              /* fitted parameters */
+	const pp_param **param; /* [np] their registry entries */
+	double *x;              /* [np] current values */
+	double *y;              /* [np] scratch for trial points */
+	bool *used;             /* [np] parameters some record is sensitive to */
 	double mape_start, mape, last_gain;
 	int iterations;
 };
-
-static double *slot(pp_gpu_eff *e, pp_fit_net *net, int k)
-{
-	switch (k) {
-	case P_GEMM: return &e->gemm;
-	case P_GEMM_FP8: return &e->gemm_fp8;
-	case P_HALF: return &e->gemm_half_flops;
-	case P_ATTN: return &e->attn;
-	case P_MEM: return &e->memory;
-	case P_KERNEL: return &e->kernel_s;
-	case P_NVLINK: return &net->nvlink_eff;
-	case P_NIC:
-	default: return &net->nic_eff;
-	}
-}
 
 /* Signed error of case i at parameters x (NAN when it cannot be compared). */
 static double case_error(pp_fit *f, size_t i, const double *x)
 {
 	fit_case *c = &f->cases[i];
 	pp_system s = c->system;
-	pp_fit_net net = {s.nvlink_eff, s.nic_eff};
-	for (int j = 0; j < NPARAMS; j++)
-		*slot(&s.gpu.eff, &net, j) = x[j];
-	s.nvlink_eff = net.nvlink_eff;
-	s.nic_eff = net.nic_eff;
+	for (size_t j = 0; j < f->np; j++)
+		pp_param_set(f->param[j], &s, x[j]);
 	pp_error err;
 	if (pp_estimate_run(&c->model, &s, &c->job, &c->plan, c->gpus, f->scratch, &err))
 		return NAN;
@@ -107,12 +72,17 @@ pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_erro
 {
 	*out = NULL;
 	pp_fit *f = calloc(1, sizeof *f);
-	size_t total = pp_runs_count(runs);
+	size_t total = pp_runs_count(runs), nreg = pp_param_registry_size();
 	if (!f || !(f->cases = calloc(total ? total : 1, sizeof *f->cases)) ||
-	    !(f->scratch = malloc(sizeof *f->scratch))) {
+	    !(f->scratch = malloc(sizeof *f->scratch)) ||
+	    !(f->param = calloc(nreg, sizeof *f->param)) || !(f->x = calloc(nreg, sizeof *f->x)) ||
+	    !(f->y = calloc(nreg, sizeof *f->y)) || !(f->used = calloc(nreg, sizeof *f->used))) {
 		pp_fit_free(f);
 		return PP_ENOMEM;
 	}
+	for (size_t i = 0; i < nreg; i++)
+		if (pp_param_at(i)->fitted)
+			f->param[f->np++] = pp_param_at(i);
 	for (size_t i = 0; i < total; i++) {
 		fit_case *c = &f->cases[f->n];
 		pp_error e;
@@ -129,14 +99,14 @@ pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_erro
 	}
 	/* Start from the same neutral point whatever the presets say, so a fit is
 	 * reproducible and does not depend on an earlier one. */
-	for (int j = 0; j < NPARAMS; j++)
-		f->x[j] = params[j].start;
-	/* A parameter no record reacts to stays at its preset value. */
+	for (size_t j = 0; j < f->np; j++)
+		f->x[j] = f->param[j]->fit_start;
+	/* A parameter no record reacts to stays at its neutral value. */
 	f->mape_start = f->mape = objective(f, f->x);
-	for (int j = 0; j < NPARAMS; j++) {
-		double y[NPARAMS];
-		memcpy(y, f->x, sizeof y);
-		y[j] = params[j].log_scale ? y[j] * 2 : y[j] * 0.9;
+	for (size_t j = 0; j < f->np; j++) {
+		double *y = f->y;
+		memcpy(y, f->x, f->np * sizeof *y);
+		y[j] = f->param[j]->fit_log ? y[j] * 2 : y[j] * 0.9;
 		f->used[j] = fabs(objective(f, y) - f->mape) > 1e-9;
 	}
 	f->last_gain = INFINITY;
@@ -146,15 +116,15 @@ pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_erro
 
 /* Golden-section search of parameter j over its bounds (unimodal assumption),
  * keeping the best point seen, the current one included. */
-static void line_search(pp_fit *f, int j)
+static void line_search(pp_fit *f, size_t j)
 {
 	const double g = 0.6180339887498949;
-	const fit_param *pr = &params[j];
-	double lo = pr->log_scale ? log(pr->lo) : pr->lo;
-	double hi = pr->log_scale ? log(pr->hi) : pr->hi;
-	double y[NPARAMS];
-	memcpy(y, f->x, sizeof y);
-#define AT(v) (y[j] = pr->log_scale ? exp(v) : (v), objective(f, y))
+	const pp_param *pr = f->param[j];
+	double lo = pr->fit_log ? log(pr->fit_lo) : pr->fit_lo;
+	double hi = pr->fit_log ? log(pr->fit_hi) : pr->fit_hi;
+	double *y = f->y;
+	memcpy(y, f->x, f->np * sizeof *y);
+#define AT(v) (y[j] = pr->fit_log ? exp(v) : (v), objective(f, y))
 	double a = lo, b = hi;
 	double c = b - g * (b - a), d = a + g * (b - a);
 	double fc = AT(c), fd = AT(d);
@@ -176,7 +146,7 @@ static void line_search(pp_fit *f, int j)
 		double v = fc < fd ? c : d, fv = fc < fd ? fc : fd;
 		if (fv < best) {
 			best = fv;
-			bestv = pr->log_scale ? exp(v) : v;
+			bestv = pr->fit_log ? exp(v) : v;
 		}
 	}
 #undef AT
@@ -187,7 +157,7 @@ static void line_search(pp_fit *f, int j)
 void pp_fit_iterate(pp_fit *f)
 {
 	double before = f->mape;
-	for (int j = 0; j < NPARAMS; j++)
+	for (size_t j = 0; j < f->np; j++)
 		if (f->used[j])
 			line_search(f, j);
 	f->last_gain = before - f->mape;
@@ -219,13 +189,20 @@ double pp_fit_mape(const pp_fit *f)
 	return f->mape;
 }
 
+void pp_fit_result_system(const pp_fit *f, pp_system *out)
+{
+	*out = f->cases[0].system;
+	for (size_t j = 0; j < f->np; j++)
+		pp_param_set(f->param[j], out, f->x[j]);
+}
+
 void pp_fit_result(const pp_fit *f, pp_gpu_eff *eff, pp_fit_net *net)
 {
-	*eff = f->cases[0].system.gpu.eff;
-	net->nvlink_eff = f->cases[0].system.nvlink_eff;
-	net->nic_eff = f->cases[0].system.nic_eff;
-	for (int j = 0; j < NPARAMS; j++)
-		*slot(eff, net, j) = f->x[j];
+	pp_system s;
+	pp_fit_result_system(f, &s);
+	*eff = s.gpu.eff;
+	net->nvlink_eff = s.nvlink_eff;
+	net->nic_eff = s.nic_eff;
 }
 
 void pp_fit_free(pp_fit *f)
@@ -234,6 +211,10 @@ void pp_fit_free(pp_fit *f)
 		return;
 	free(f->cases);
 	free(f->scratch);
+	free(f->param);
+	free(f->x);
+	free(f->y);
+	free(f->used);
 	free(f);
 }
 
@@ -254,8 +235,8 @@ void pp_fit_hold_out(pp_fit *f, size_t k)
 {
 	for (size_t i = 0; i < f->n; i++)
 		f->cases[i].excluded = i == k;
-	for (int j = 0; j < NPARAMS; j++)
-		f->x[j] = params[j].start;
+	for (size_t j = 0; j < f->np; j++)
+		f->x[j] = f->param[j]->fit_start;
 	f->mape = objective(f, f->x);
 	f->last_gain = INFINITY;
 	f->iterations = 0;

@@ -31,22 +31,65 @@ static const char *const gpu_keys[] = {"name",
                                        "cuda_context_bytes",
                                        "efficiency",
                                        NULL};
-static const char *const eff_keys[] = {"gemm",     "gemm_fp8", "gemm_half_flops", "attn", "memory",
-                                       "kernel_s", "source",   "notes",           NULL};
+/*
+ * The keys an object may hold: `head`, then the registry's parameters that live
+ * in it (GPU ones, or system and framework ones), then `tail`, NULL-terminated
+ * into `out` (room for KEYS_MAX).  The order is the suggestion order of "did you
+ * mean" messages.  False when they do not fit (a registry grown past KEYS_MAX).
+ */
+#define KEYS_MAX 64
+static void put_key(const char **out, size_t *n, bool *ok, const char *key)
+{
+	if (*n < KEYS_MAX - 1)
+		out[(*n)++] = key;
+	else
+		*ok = false;
+}
 
-/* Read an "efficiency" object over the values already in `e`. */
-static pp_status read_eff(json_t *obj, const char *source, const char *prefix, pp_gpu_eff *e,
+static bool param_keys(const char *const *head, bool gpu, const char *const *tail, const char **out)
+{
+	size_t n = 0;
+	bool ok = true;
+	for (; head && *head; head++)
+		put_key(out, &n, &ok, *head);
+	for (size_t i = 0; i < pp_param_registry_size(); i++) {
+		const pp_param *p = pp_param_at(i);
+		if ((p->kind == PP_PARAM_GPU) == gpu)
+			put_key(out, &n, &ok, p->key);
+	}
+	for (; tail && *tail; tail++)
+		put_key(out, &n, &ok, *tail);
+	out[n] = NULL;
+	return ok;
+}
+
+/* Every parameter of one kind (GPU, or system and framework) that `r` holds,
+ * in registry order, within its valid range. */
+static pp_status read_params(const ppi_obj *r, bool gpu, pp_system *s, pp_gpu *g)
+{
+	for (size_t i = 0; i < pp_param_registry_size(); i++) {
+		const pp_param *p = pp_param_at(i);
+		if ((p->kind == PP_PARAM_GPU) != gpu)
+			continue;
+		double *slot = gpu ? ppi_param_gpu_slot(p, g) : ppi_param_slot(p, s);
+		PPI_TRY(ppi_get_num(r, p->key, false, p->valid_lo, p->valid_hi, slot));
+	}
+	return PP_OK;
+}
+
+/* Read an "efficiency" object over the values already in `g`. */
+static pp_status read_eff(json_t *obj, const char *source, const char *prefix, pp_gpu *g,
                           pp_error *err)
 {
+	static const char *const tail[] = {"source", "notes", NULL};
+	const char *keys[KEYS_MAX];
+	if (!param_keys(NULL, true, tail, keys)) {
+		ppi_fail(err, source, prefix, "more keys than KEYS_MAX (%d)", KEYS_MAX);
+		return PP_EINTERNAL;
+	}
 	ppi_obj r = {obj, source, prefix, err};
-	PPI_TRY(ppi_obj_keys(&r, eff_keys));
-	PPI_TRY(ppi_get_num(&r, "gemm", false, 0.01, 1, &e->gemm));
-	PPI_TRY(ppi_get_num(&r, "gemm_fp8", false, 0.01, 1, &e->gemm_fp8));
-	PPI_TRY(ppi_get_num(&r, "gemm_half_flops", false, 0, 1e15, &e->gemm_half_flops));
-	PPI_TRY(ppi_get_num(&r, "attn", false, 0.01, 1, &e->attn));
-	PPI_TRY(ppi_get_num(&r, "memory", false, 0.01, 1, &e->memory));
-	PPI_TRY(ppi_get_num(&r, "kernel_s", false, 0, 1e-3, &e->kernel_s));
-	return PP_OK;
+	PPI_TRY(ppi_obj_keys(&r, keys));
+	return read_params(&r, true, NULL, g);
 }
 
 /* A framework file (default: "default"), parsed; the caller json_decref's *root. */
@@ -87,7 +130,7 @@ pp_status ppi_gpu_read(json_t *obj, const char *source, const char *prefix, pp_g
 	const char *fw_path;
 	PPI_TRY(framework_json(&fw, &fw_path, err));
 	json_t *def = json_object_get(fw, "gpu_efficiency");
-	pp_status st = def ? read_eff(def, fw_path, "gpu_efficiency", &g.eff, err) : PP_OK;
+	pp_status st = def ? read_eff(def, fw_path, "gpu_efficiency", &g, err) : PP_OK;
 	json_decref(fw);
 	if (st)
 		return PP_EINTERNAL;
@@ -95,8 +138,8 @@ pp_status ppi_gpu_read(json_t *obj, const char *source, const char *prefix, pp_g
 	PPI_TRY(ppi_get_obj(&r, "efficiency", false, &own));
 	if (own) {
 		char sub[PP_ERROR_FIELD_MAX];
-		PPI_TRY(read_eff(own, source, ppi_obj_path(&r, "efficiency", sub, sizeof sub),
-		                 &g.eff, err));
+		PPI_TRY(read_eff(own, source, ppi_obj_path(&r, "efficiency", sub, sizeof sub), &g,
+		                 err));
 	}
 	*out = g;
 	return PP_OK;
@@ -135,50 +178,21 @@ static const char *const system_keys[] = {"name",
                                           "usd_per_gpu_hour",
                                           "framework",
                                           NULL};
-static const char *const framework_keys[] = {"name",
-                                             "source",
-                                             "sources",
-                                             "notes",
-                                             "comm_buffer_bytes",
-                                             "allocator_fraction",
-                                             "fp8_weight_copy_bytes",
-                                             "nvlink_eff",
-                                             "nic_eff",
-                                             "nvls_gain",
-                                             "dp_overlap",
-                                             "iteration_overhead_s",
-                                             "gpu_efficiency",
-                                             "aliases",
-                                             "logit_bytes",
-                                             "loss_transient_bytes",
-                                             "zero3_live_params",
-                                             "zero3_bucket_params",
-                                             "zero3_overlap",
-                                             "tp_overlap_hidden",
-                                             "ep_overlap_hidden",
-                                             NULL};
-
 static pp_status read_framework(json_t *obj, const char *source, const char *prefix, pp_system *s,
                                 pp_error *err)
 {
+	/* The keys besides the parameters (a data/framework file's name, aliases and
+	 * GPU efficiency defaults; a system's "framework" object may carry them too). */
+	static const char *const head[] = {"name",           "source",  "sources", "notes",
+	                                   "gpu_efficiency", "aliases", NULL};
+	const char *keys[KEYS_MAX];
+	if (!param_keys(head, false, NULL, keys)) {
+		ppi_fail(err, source, prefix, "more keys than KEYS_MAX (%d)", KEYS_MAX);
+		return PP_EINTERNAL;
+	}
 	ppi_obj r = {obj, source, prefix, err};
-	PPI_TRY(ppi_obj_keys(&r, framework_keys));
-	PPI_TRY(ppi_get_num(&r, "comm_buffer_bytes", false, 0, 1e11, &s->comm_buffer_bytes));
-	PPI_TRY(ppi_get_num(&r, "allocator_fraction", false, 0, 0.5, &s->allocator_fraction));
-	PPI_TRY(ppi_get_num(&r, "fp8_weight_copy_bytes", false, 0, 8, &s->fp8_weight_copy_bytes));
-	PPI_TRY(ppi_get_num(&r, "nvlink_eff", false, 0.01, 1, &s->nvlink_eff));
-	PPI_TRY(ppi_get_num(&r, "nic_eff", false, 0.01, 1, &s->nic_eff));
-	PPI_TRY(ppi_get_num(&r, "nvls_gain", false, 0, 4, &s->nvls_gain));
-	PPI_TRY(ppi_get_num(&r, "dp_overlap", false, 0, 1, &s->dp_overlap));
-	PPI_TRY(ppi_get_num(&r, "iteration_overhead_s", false, 0, 100, &s->iteration_overhead_s));
-	PPI_TRY(ppi_get_num(&r, "logit_bytes", false, 0, 16, &s->logit_bytes));
-	PPI_TRY(ppi_get_num(&r, "loss_transient_bytes", false, 0, 16, &s->loss_transient_bytes));
-	PPI_TRY(ppi_get_num(&r, "zero3_live_params", false, 0, 1e13, &s->zero3_live_params));
-	PPI_TRY(ppi_get_num(&r, "zero3_bucket_params", false, 0, 1e13, &s->zero3_bucket_params));
-	PPI_TRY(ppi_get_num(&r, "zero3_overlap", false, 0, 1, &s->zero3_overlap));
-	PPI_TRY(ppi_get_num(&r, "tp_overlap_hidden", false, 0, 1, &s->tp_overlap_hidden));
-	PPI_TRY(ppi_get_num(&r, "ep_overlap_hidden", false, 0, 1, &s->ep_overlap_hidden));
-	return PP_OK;
+	PPI_TRY(ppi_obj_keys(&r, keys));
+	return read_params(&r, false, s, NULL);
 }
 
 pp_status ppi_framework_defaults(pp_system *s, pp_error *err)
@@ -289,9 +303,11 @@ pp_status pp_system_check(const pp_system *s, pp_error *err)
 		    "an NVLink domain of %d spanning nodes must be a multiple of %d GPUs "
 		    "per node",
 		    s->nvlink_domain, s->gpus_per_node);
-	if (s->allocator_fraction < 0 || s->allocator_fraction > 0.5)
+	const pp_param *af = pp_param_find("framework.allocator_fraction");
+	if (s->allocator_fraction < af->valid_lo || s->allocator_fraction > af->valid_hi)
 		return ppi_fail(err, src, "system.framework.allocator_fraction",
-		                "expected 0..0.5, got %g", s->allocator_fraction);
+		                "expected %g..%g, got %g", af->valid_lo, af->valid_hi,
+		                s->allocator_fraction);
 	return PP_OK;
 }
 

@@ -4,6 +4,7 @@
 #ifndef PPI_SPEC_INT_H
 #define PPI_SPEC_INT_H
 
+#include "paraplan/params.h"
 #include "paraplan/spec.h"
 #include "util/util.h"
 
@@ -38,5 +39,10 @@ pp_status ppi_model_read_hf(json_t *obj, const char *source, pp_model *out, pp_e
 
 /* Framework defaults (data/framework/megatron.json) applied to a system. */
 pp_status ppi_framework_defaults(pp_system *s, pp_error *err);
+
+/* Where registry entry `p` lives in `g` (NULL unless a GPU parameter) or in `s`
+ * (GPU parameters in s->gpu). */
+double *ppi_param_gpu_slot(const pp_param *p, pp_gpu *g);
+double *ppi_param_slot(const pp_param *p, pp_system *s);
 
 #endif

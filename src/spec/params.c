@@ -1,0 +1,149 @@
+/*
+ * The parameter registry (include/paraplan/params.h): every named model
+ * parameter once, in the order the JSON readers read them and the fitter
+ * sweeps them.  Changing an order, a range or a bound here changes what the
+ * readers accept or what `paraplan calibrate` finds.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "paraplan/params.h"
+#include "spec_int.h"
+
+#define GPU(field) PP_PARAM_GPU, offsetof(pp_gpu, eff.field)
+#define SYS(field) PP_PARAM_SYSTEM, offsetof(pp_system, field)
+#define FW(field) PP_PARAM_FRAMEWORK, offsetof(pp_system, field)
+/* Fit bounds, log scale, neutral start; or not fitted. */
+#define FIT(lo, hi, log, start) true, lo, hi, log, start
+#define NOFIT false, 0, 0, false, 0
+
+/*
+ * Fit bounds are what the hardware allows, so a fit cannot buy accuracy with
+ * an impossible value: GEMMs between 30% and 90% of peak (cuBLAS/cuBLASLt
+ * benchmarks span that), FP8 at most the BF16 fraction's reach, kernels 1-30 us
+ * of fixed cost, collectives 50-95% of link rate (nccl-tests bus bandwidth).
+ * The valid ranges are the readers' sanity checks: wide enough for any
+ * accelerator or stack in sight, narrow enough to catch a wrong unit.
+ */
+static const pp_param registry[] = {
+    /* GPU "efficiency" (pp_gpu.eff), calibrated per GPU. */
+    {"efficiency.gemm", "gemm", GPU(gemm), "fraction", 0.01, 1, FIT(0.3, 0.9, false, 0.7),
+     "fraction of the dense BF16/FP16 tensor peak a large GEMM sustains"},
+    {"efficiency.gemm_fp8", "gemm_fp8", GPU(gemm_fp8), "fraction", 0.01, 1,
+     FIT(0.2, 0.8, false, 0.5), "the same for FP8 GEMMs, as a fraction of the FP8 peak"},
+    {"efficiency.gemm_half_flops", "gemm_half_flops", GPU(gemm_half_flops), "FLOP", 0, 1e15,
+     FIT(1e8, 1e12, true, 1e10),
+     "FLOPs of one GEMM at which it reaches half of gemm (small GEMMs run slower)"},
+    {"efficiency.attn", "attn", GPU(attn), "fraction", 0.01, 1, FIT(0.2, 0.8, false, 0.5),
+     "fraction of the tensor peak the fused attention kernels sustain"},
+    {"efficiency.memory", "memory", GPU(memory), "fraction", 0.01, 1, FIT(0.5, 0.95, false, 0.8),
+     "fraction of HBM bandwidth memory-bound kernels sustain"},
+    {"efficiency.kernel_s", "kernel_s", GPU(kernel_s), "s", 0, 1e-3, FIT(1e-6, 3e-5, true, 5e-6),
+     "fixed time per kernel: launch and tail"},
+    /* System "framework" object (pp_system), in the order read_framework reads. */
+    {"framework.comm_buffer_bytes", "comm_buffer_bytes", FW(comm_buffer_bytes), "bytes", 0, 1e11,
+     NOFIT, "NCCL and framework communication buffers per GPU (NCCL_BUFFSIZE x channels)"},
+    {"framework.allocator_fraction", "allocator_fraction", FW(allocator_fraction), "fraction", 0,
+     0.5, NOFIT, "caching-allocator fragmentation, a fraction of the peak memory"},
+    {"framework.fp8_weight_copy_bytes", "fp8_weight_copy_bytes", FW(fp8_weight_copy_bytes),
+     "bytes/param", 0, 8, NOFIT,
+     "per GEMM parameter: the FP8 weight (+ transpose) cache (TransformerEngine)"},
+    {"framework.nvlink_eff", "nvlink_eff", SYS(nvlink_eff), "fraction", 0.01, 1,
+     FIT(0.5, 0.95, false, 0.8),
+     "fraction of the NVLink one-way rate collectives sustain (nccl-tests)"},
+    {"framework.nic_eff", "nic_eff", SYS(nic_eff), "fraction", 0.01, 1, FIT(0.5, 0.95, false, 0.8),
+     "fraction of the NIC line rate collectives sustain (nccl-tests)"},
+    {"framework.nvls_gain", "nvls_gain", SYS(nvls_gain), "ratio", 0, 4, NOFIT,
+     "NVLS all-reduce bus bandwidth over ring's, 0 = none (nccl-tests on H100)"},
+    {"framework.dp_overlap", "dp_overlap", SYS(dp_overlap), "fraction", 0, 1, NOFIT,
+     "fraction of the last backward that hides DP gradient traffic"},
+    {"framework.iteration_overhead_s", "iteration_overhead_s", SYS(iteration_overhead_s), "s", 0,
+     100, NOFIT, "fixed cost per iteration: data loading, logging, synchronisation"},
+    {"framework.logit_bytes", "logit_bytes", FW(logit_bytes), "bytes/element", 0, 16, NOFIT,
+     "bytes kept per logit element for the loss's backward"},
+    {"framework.loss_transient_bytes", "loss_transient_bytes", FW(loss_transient_bytes),
+     "bytes/element", 0, 16, NOFIT, "extra bytes per logit element while the loss runs"},
+    {"framework.zero3_live_params", "zero3_live_params", FW(zero3_live_params), "params", 0, 1e13,
+     NOFIT, "ZeRO-3 parameters gathered at once; 0 = two whole layers (FSDP)"},
+    {"framework.zero3_bucket_params", "zero3_bucket_params", FW(zero3_bucket_params), "elements", 0,
+     1e13, NOFIT, "ZeRO-3 unsharded gradient elements reduced at once; 0 = one whole layer"},
+    {"framework.zero3_overlap", "zero3_overlap", FW(zero3_overlap), "fraction", 0, 1, NOFIT,
+     "fraction of a layer's compute that hides its ZeRO-3 traffic"},
+    {"framework.tp_overlap_hidden", "tp_overlap_hidden", FW(tp_overlap_hidden), "fraction", 0, 1,
+     NOFIT, "fraction of TP traffic hidden when TP overlap is on"},
+    {"framework.ep_overlap_hidden", "ep_overlap_hidden", FW(ep_overlap_hidden), "fraction", 0, 1,
+     NOFIT, "fraction of EP all-to-all traffic hidden when EP overlap is on"},
+};
+
+#undef GPU
+#undef SYS
+#undef FW
+#undef FIT
+#undef NOFIT
+
+#define NREG (sizeof registry / sizeof registry[0])
+
+size_t pp_param_registry_size(void)
+{
+	return NREG;
+}
+
+const pp_param *pp_param_at(size_t i)
+{
+	return i < NREG ? &registry[i] : NULL;
+}
+
+const pp_param *pp_param_find(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < NREG; i++)
+		if (strcmp(registry[i].name, name) == 0 || strcmp(registry[i].key, name) == 0)
+			return &registry[i];
+	return NULL;
+}
+
+const char *pp_param_kind_name(pp_param_kind k)
+{
+	switch (k) {
+	case PP_PARAM_GPU: return "gpu";
+	case PP_PARAM_SYSTEM: return "system";
+	case PP_PARAM_FRAMEWORK: return "framework";
+	}
+	return "?";
+}
+
+double *ppi_param_gpu_slot(const pp_param *p, pp_gpu *g)
+{
+	return p->kind == PP_PARAM_GPU ? (double *)((char *)g + p->offset) : NULL;
+}
+
+double *ppi_param_slot(const pp_param *p, pp_system *s)
+{
+	return p->kind == PP_PARAM_GPU ? ppi_param_gpu_slot(p, &s->gpu)
+	                               : (double *)((char *)s + p->offset);
+}
+
+double pp_param_get(const pp_param *p, const pp_system *s)
+{
+	const char *base = p->kind == PP_PARAM_GPU ? (const char *)&s->gpu : (const char *)s;
+	return *(const double *)(base + p->offset);
+}
+
+void pp_param_set(const pp_param *p, pp_system *s, double v)
+{
+	*ppi_param_slot(p, s) = v;
+}
+
+double pp_param_get_gpu(const pp_param *p, const pp_gpu *g)
+{
+	return p->kind == PP_PARAM_GPU ? *(const double *)((const char *)g + p->offset) : NAN;
+}
+
+bool pp_param_set_gpu(const pp_param *p, pp_gpu *g, double v)
+{
+	double *x = ppi_param_gpu_slot(p, g);
+	if (x)
+		*x = v;
+	return x != NULL;
+}

@@ -1,0 +1,366 @@
+/*
+ * The parameter registry (include/paraplan/params.h): every entry reaches the
+ * struct field it names, its ranges are ordered, the presets lie inside them,
+ * names are unique, the JSON readers enforce the registry's ranges, and the
+ * fitter fits exactly the registry's fitted parameters within their bounds.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "paraplan/calib.h"
+#include "paraplan/paraplan.h"
+
+/* The field a registry name means, written out by hand (not from offsets), so
+ * a wrong offsetof in the registry shows.  NULL for an unknown name. */
+static double *field(pp_system *s, const char *name)
+{
+	static const char *const gpu[] = {
+	    "efficiency.gemm", "efficiency.gemm_fp8", "efficiency.gemm_half_flops",
+	    "efficiency.attn", "efficiency.memory",   "efficiency.kernel_s"};
+	double *const gpu_f[] = {
+	    &s->gpu.eff.gemm, &s->gpu.eff.gemm_fp8, &s->gpu.eff.gemm_half_flops,
+	    &s->gpu.eff.attn, &s->gpu.eff.memory,   &s->gpu.eff.kernel_s};
+	static const char *const sys[] = {"framework.comm_buffer_bytes",
+	                                  "framework.allocator_fraction",
+	                                  "framework.fp8_weight_copy_bytes",
+	                                  "framework.nvlink_eff",
+	                                  "framework.nic_eff",
+	                                  "framework.nvls_gain",
+	                                  "framework.dp_overlap",
+	                                  "framework.iteration_overhead_s",
+	                                  "framework.logit_bytes",
+	                                  "framework.loss_transient_bytes",
+	                                  "framework.zero3_live_params",
+	                                  "framework.zero3_bucket_params",
+	                                  "framework.zero3_overlap",
+	                                  "framework.tp_overlap_hidden",
+	                                  "framework.ep_overlap_hidden"};
+	double *const sys_f[] = {&s->comm_buffer_bytes,
+	                         &s->allocator_fraction,
+	                         &s->fp8_weight_copy_bytes,
+	                         &s->nvlink_eff,
+	                         &s->nic_eff,
+	                         &s->nvls_gain,
+	                         &s->dp_overlap,
+	                         &s->iteration_overhead_s,
+	                         &s->logit_bytes,
+	                         &s->loss_transient_bytes,
+	                         &s->zero3_live_params,
+	                         &s->zero3_bucket_params,
+	                         &s->zero3_overlap,
+	                         &s->tp_overlap_hidden,
+	                         &s->ep_overlap_hidden};
+	for (size_t i = 0; i < sizeof gpu / sizeof gpu[0]; i++)
+		if (strcmp(gpu[i], name) == 0)
+			return gpu_f[i];
+	for (size_t i = 0; i < sizeof sys / sizeof sys[0]; i++)
+		if (strcmp(sys[i], name) == 0)
+			return sys_f[i];
+	return NULL;
+}
+
+#define NFIELDS 21 /* the two tables above */
+
+static void test_round_trip(void **state)
+{
+	(void)state;
+	size_t n = pp_param_registry_size();
+	assert_int_equal(n, NFIELDS);
+	assert_null(pp_param_at(n));
+	for (size_t i = 0; i < n; i++) {
+		const pp_param *p = pp_param_at(i);
+		pp_system s;
+		memset(&s, 0, sizeof s);
+		double *f = field(&s, p->name);
+		if (!f)
+			fail_msg("registry entry %s names no field this test knows", p->name);
+		double v = 1.25 + (double)i;
+		pp_param_set(p, &s, v);
+		assert_true(*f == v);
+		assert_true(pp_param_get(p, &s) == v);
+		/* Nothing else moved: no two entries share a field. */
+		for (size_t k = 0; k < n; k++)
+			if (k != i)
+				assert_true(pp_param_get(pp_param_at(k), &s) == 0);
+		/* On a bare GPU: GPU parameters only. */
+		pp_gpu g;
+		memset(&g, 0, sizeof g);
+		if (p->kind == PP_PARAM_GPU) {
+			assert_true(pp_param_set_gpu(p, &g, v));
+			s.gpu = g;
+			assert_true(*f == v);
+			assert_true(pp_param_get_gpu(p, &g) == v);
+		} else {
+			assert_false(pp_param_set_gpu(p, &g, v));
+			assert_true(isnan(pp_param_get_gpu(p, &g)));
+		}
+	}
+}
+
+static void test_names_unique_and_found(void **state)
+{
+	(void)state;
+	size_t n = pp_param_registry_size();
+	for (size_t i = 0; i < n; i++) {
+		const pp_param *p = pp_param_at(i);
+		/* name = the object the key sits in, a dot, the key */
+		const char *obj = p->kind == PP_PARAM_GPU ? "efficiency." : "framework.";
+		assert_true(strncmp(p->name, obj, strlen(obj)) == 0);
+		assert_string_equal(p->name + strlen(obj), p->key);
+		assert_true(p->unit && p->unit[0] && p->meaning && p->meaning[0]);
+		assert_string_not_equal(pp_param_kind_name(p->kind), "?");
+		for (size_t k = i + 1; k < n; k++) {
+			const pp_param *q = pp_param_at(k);
+			assert_string_not_equal(p->name, q->name);
+			assert_string_not_equal(p->key, q->key);
+		}
+		assert_ptr_equal(pp_param_find(p->name), p);
+		assert_ptr_equal(pp_param_find(p->key), p);
+	}
+	assert_null(pp_param_find("efficiency.bogus"));
+	assert_null(pp_param_find("memory_bytes")); /* datasheet values are not parameters */
+	assert_null(pp_param_find(NULL));
+}
+
+static void test_bounds_ordered(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < pp_param_registry_size(); i++) {
+		const pp_param *p = pp_param_at(i);
+		print_message("%-32s valid %g..%g", p->name, p->valid_lo, p->valid_hi);
+		assert_true(p->valid_lo < p->valid_hi);
+		if (!p->fitted) {
+			print_message("\n");
+			assert_true(p->fit_lo == 0 && p->fit_hi == 0 && p->fit_start == 0 &&
+			            !p->fit_log);
+			continue;
+		}
+		print_message("  fit %g..%g from %g%s\n", p->fit_lo, p->fit_hi, p->fit_start,
+		              p->fit_log ? " (log)" : "");
+		/* The fit searches inside what the readers accept, from inside its bounds. */
+		assert_true(p->valid_lo <= p->fit_lo && p->fit_lo < p->fit_hi &&
+		            p->fit_hi <= p->valid_hi);
+		assert_true(p->fit_lo <= p->fit_start && p->fit_start <= p->fit_hi);
+		if (p->fit_log)
+			assert_true(p->fit_lo > 0);
+	}
+}
+
+/* Every parameter of `s` within its valid range, fitted ones within their fit
+ * bounds; returns how many values were out. */
+static int check_system(const char *what, const pp_system *s)
+{
+	int bad = 0;
+	for (size_t i = 0; i < pp_param_registry_size(); i++) {
+		const pp_param *p = pp_param_at(i);
+		double v = pp_param_get(p, s);
+		double lo = p->fitted ? p->fit_lo : p->valid_lo;
+		double hi = p->fitted ? p->fit_hi : p->valid_hi;
+		if (!(v >= lo && v <= hi)) {
+			print_message("%s: %s = %g outside %g..%g\n", what, p->name, v, lo, hi);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+static void test_presets_inside_bounds(void **state)
+{
+	(void)state;
+	static const char *const frameworks[] = {"megatron", "llm-foundry", "deepspeed"};
+	pp_error err;
+	int bad = 0;
+	for (size_t i = 0; i < pp_preset_count(PP_KIND_GPU); i++) {
+		const char *name = pp_preset_name(PP_KIND_GPU, i);
+		pp_system s;
+		memset(&s, 0, sizeof s);
+		assert_int_equal(pp_gpu_preset(name, &s.gpu, &err), PP_OK);
+		for (size_t k = 0; k < pp_param_registry_size(); k++) {
+			const pp_param *p = pp_param_at(k);
+			if (p->kind != PP_PARAM_GPU)
+				continue;
+			double v = pp_param_get_gpu(p, &s.gpu);
+			double lo = p->fitted ? p->fit_lo : p->valid_lo;
+			double hi = p->fitted ? p->fit_hi : p->valid_hi;
+			if (!(v >= lo && v <= hi)) {
+				print_message("gpu %s: %s = %g outside %g..%g\n", name, p->name, v,
+				              lo, hi);
+				bad++;
+			}
+		}
+	}
+	for (size_t i = 0; i < pp_preset_count(PP_KIND_SYSTEM); i++) {
+		const char *name = pp_preset_name(PP_KIND_SYSTEM, i);
+		pp_system s;
+		assert_int_equal(pp_system_preset(name, &s, &err), PP_OK);
+		bad += check_system(name, &s);
+		for (size_t k = 0; k < sizeof frameworks / sizeof frameworks[0]; k++) {
+			pp_system t = s;
+			assert_int_equal(pp_system_set_framework(&t, frameworks[k], &err), PP_OK);
+			char what[128];
+			snprintf(what, sizeof what, "%s with %s", name, frameworks[k]);
+			bad += check_system(what, &t);
+		}
+	}
+	assert_int_equal(bad, 0);
+}
+
+/* A system JSON whose "framework" object (or GPU "efficiency" object) sets
+ * one parameter to `v`. */
+static pp_status system_with(const pp_param *p, double v, pp_system *out, pp_error *err)
+{
+	char text[2048];
+	char set[160];
+	snprintf(set, sizeof set, "{\"%s\": %.17g}", p->key, v);
+	snprintf(
+	    text, sizeof text,
+	    "{\"name\": \"t\", \"gpu\": {\"name\": \"g\", \"memory_bytes\": 8e10, "
+	    "\"memory_bw_bytes_per_s\": 3e12, \"fp32_flops\": 6e13, \"fp16_flops\": 9e14, "
+	    "\"cuda_context_bytes\": 6e8%s%s}, \"gpus_per_node\": 8, "
+	    "\"nvlink_latency_s\": 3e-6, \"nics_per_node\": 8, \"nic_bytes_per_s\": 5e10, "
+	    "\"nic_latency_s\": 5e-6%s%s}",
+	    p->kind == PP_PARAM_GPU ? ", \"efficiency\": " : "", p->kind == PP_PARAM_GPU ? set : "",
+	    p->kind == PP_PARAM_GPU ? "" : ", \"framework\": ", p->kind == PP_PARAM_GPU ? "" : set);
+	return pp_system_from_json(text, strlen(text), "t.json", out, err);
+}
+
+static void test_readers_use_registry(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < pp_param_registry_size(); i++) {
+		const pp_param *p = pp_param_at(i);
+		pp_system s;
+		pp_error err;
+		/* The ends of the valid range are read into the field... */
+		assert_int_equal(system_with(p, p->valid_hi, &s, &err), PP_OK);
+		assert_true(pp_param_get(p, &s) == p->valid_hi);
+		assert_int_equal(system_with(p, p->valid_lo, &s, &err), PP_OK);
+		assert_true(pp_param_get(p, &s) == p->valid_lo);
+		/* ...and a value past either end is rejected, naming the key and range. */
+		double past[2] = {p->valid_hi * 2 + 1, p->valid_lo - 1 - fabs(p->valid_lo)};
+		for (int k = 0; k < 2; k++) {
+			assert_int_equal(system_with(p, past[k], &s, &err), PP_EINPUT);
+			char want_field[128], want_text[128];
+			snprintf(want_field, sizeof want_field, "%s%s",
+			         p->kind == PP_PARAM_GPU ? "gpu." : "", p->name);
+			snprintf(want_text, sizeof want_text, "expected a number in %g..%g",
+			         p->valid_lo, p->valid_hi);
+			assert_string_equal(err.field, want_field);
+			assert_non_null(strstr(err.text, want_text));
+		}
+	}
+}
+
+static pp_runs *load_public(void)
+{
+	const char *dir = getenv("PARAPLAN_SHARED_DIR");
+	if (!dir)
+		fail_msg("PARAPLAN_SHARED_DIR is not set");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/validation/public-runs.json", dir);
+	pp_runs *runs = NULL;
+	pp_error err;
+	if (pp_runs_load(path, &runs, &err))
+		fail_msg("%s: %s", path, err.text);
+	return runs;
+}
+
+/* The fitter moves exactly the registry's fitted parameters, within their fit
+ * bounds; every other parameter keeps the record's value; and what
+ * pp_fit_result reports (pp_gpu_eff, pp_fit_net) is all fitted parameters. */
+static void test_fitter_fits_the_registry(void **state)
+{
+	(void)state;
+	static const char *const reported[] = {"gemm",   "gemm_fp8", "gemm_half_flops", "attn",
+	                                       "memory", "kernel_s", "nvlink_eff",      "nic_eff"};
+	size_t nfit = 0;
+	for (size_t i = 0; i < pp_param_registry_size(); i++)
+		nfit += pp_param_at(i)->fitted;
+	assert_int_equal(nfit, sizeof reported / sizeof reported[0]);
+	for (size_t i = 0; i < nfit; i++) {
+		const pp_param *p = pp_param_find(reported[i]);
+		assert_non_null(p);
+		assert_true(p->fitted);
+	}
+
+	pp_runs *runs = load_public();
+	pp_fit *f;
+	pp_error err;
+	assert_int_equal(pp_fit_new(runs, "a100-40g", &f, &err), PP_OK);
+	pp_fit_iterate(f);
+	pp_system fitted, preset;
+	pp_fit_result_system(f, &fitted);
+	/* The fit's first record's system, as pp_run_inputs builds it (the record's
+	 * framework applied). */
+	bool found = false;
+	for (size_t i = 0; i < pp_runs_count(runs) && !found; i++) {
+		pp_model m;
+		pp_job j;
+		pp_plan pl;
+		long long g;
+		pp_run_info info;
+		found = !pp_run_inputs(runs, i, &m, &preset, &j, &pl, &g, &info, &err) &&
+		        strcmp(preset.gpu.name, "a100-40g") == 0;
+	}
+	assert_true(found);
+	for (size_t i = 0; i < pp_param_registry_size(); i++) {
+		const pp_param *p = pp_param_at(i);
+		double v = pp_param_get(p, &fitted);
+		if (p->fitted)
+			assert_true(v >= p->fit_lo && v <= p->fit_hi);
+		else if (v != pp_param_get(p, &preset))
+			fail_msg("%s moved: %g, record's system %g", p->name, v,
+			         pp_param_get(p, &preset));
+	}
+	pp_gpu_eff eff;
+	pp_fit_net net;
+	pp_fit_result(f, &eff, &net);
+	assert_memory_equal(&eff, &fitted.gpu.eff, sizeof eff);
+	assert_true(net.nvlink_eff == fitted.nvlink_eff && net.nic_eff == fitted.nic_eff);
+	pp_fit_free(f);
+	pp_runs_free(runs);
+}
+
+/* docs/calibration.md names every fitted parameter. */
+static void test_doc_names_fitted(void **state)
+{
+	(void)state;
+	const char *dir = getenv("PARAPLAN_SOURCE_DIR");
+	if (!dir)
+		fail_msg("PARAPLAN_SOURCE_DIR is not set");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/docs/calibration.md", dir);
+	FILE *fp = fopen(path, "rb");
+	assert_non_null(fp);
+	static char doc[1 << 16];
+	size_t len = fread(doc, 1, sizeof doc - 1, fp);
+	fclose(fp);
+	doc[len] = '\0';
+	for (size_t i = 0; i < pp_param_registry_size(); i++) {
+		const pp_param *p = pp_param_at(i);
+		char quoted[80];
+		snprintf(quoted, sizeof quoted, "`%s`", p->key);
+		if (p->fitted && !strstr(doc, quoted))
+			fail_msg("docs/calibration.md does not name fitted parameter %s", quoted);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_names_unique_and_found),
+	    cmocka_unit_test(test_bounds_ordered),
+	    cmocka_unit_test(test_presets_inside_bounds),
+	    cmocka_unit_test(test_readers_use_registry),
+	    cmocka_unit_test(test_fitter_fits_the_registry),
+	    cmocka_unit_test(test_doc_names_fitted),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -140,6 +140,13 @@ pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job
                         const pp_plan *plan, int stage, pp_work *ws, pp_stage_time *out,
                         pp_error *err);
 
+/* pp_stage_cost and pp_stage_profile_build of a resolved scenario
+ * (scenario.h): its placement and shapes are not derived again. */
+pp_status pp_scenario_cost(const pp_scenario *sc, int stage, pp_work *ws, pp_stage_time *out,
+                           pp_error *err);
+pp_status pp_scenario_profile(const pp_scenario *sc, int stage, pp_work *ws, pp_stage_profile *out,
+                              pp_error *err);
+
 /*
  * The timed profile of pipeline rank `stage` (caller-owned `out`, about 70
  * KB: allocate it once).  Allocates nothing; `ws` as for pp_stage_cost.

@@ -16,6 +16,7 @@
 #include "sweep.h"
 #include "workload.h"
 #include "place.h"
+#include "scenario.h"
 #include "sim.h"
 
 #endif

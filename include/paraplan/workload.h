@@ -12,6 +12,7 @@
 #define PARAPLAN_WORKLOAD_H
 
 #include "place.h"
+#include "scenario.h"
 #include "spec.h"
 
 #ifdef __cplusplus
@@ -49,6 +50,9 @@ typedef struct pp_stage_memory {
 pp_status pp_memory_stage(const pp_model *m, const pp_system *s, const pp_job *job,
                           const pp_plan *plan, int stage, pp_stage_memory *out, pp_error *err);
 
+/* pp_memory_stage of a resolved scenario (scenario.h). */
+pp_status pp_scenario_memory(const pp_scenario *sc, int stage, pp_stage_memory *out, pp_error *err);
+
 /*
  * The stage with the largest total, written to `out`.  Ties go to the lowest
  * stage.  Allocates nothing.
@@ -67,18 +71,7 @@ double pp_model_state_bytes(double params, double weight_bytes, double grad_byte
                             int zero, int shard, double *weights_out, double *grads_out,
                             double *opt_out);
 
-/* Layers held by pipeline rank `stage` under a resolved plan: Megatron's even
- * split, or its uneven one (plan.first_stage_layers / last_stage_layers: the
- * end ranks hold those, the others an even share of the rest; or
- * embedding_as_layer / loss_as_layer: an even split of layers + 1 (+ 1), the
- * first (last) rank holding one transformer layer fewer). */
-int pp_stage_layers(const pp_model *m, const pp_plan *plan, int stage);
-/* Global (0-based) index of the i-th layer (0 <= i < pp_stage_layers) held by
- * pipeline rank `stage`, in the order the rank runs its chunks: rank r splits
- * its n_r layers into vp chunks of n_r/vp, and chunk c of rank r starts at
- * c*L/vp + (n_0 + ... + n_{r-1})/vp (the even case: (c*pp + r)*Lc).  The one
- * place the layer split is known; memory and cost read it from here. */
-int pp_stage_layer_index(const pp_model *m, const pp_plan *plan, int stage, int i);
+/* The layer split (pp_stage_layers, pp_stage_layer_index) lives in scenario.h. */
 
 /* ------------------------------------------------------------- operations */
 

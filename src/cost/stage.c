@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "paraplan/cost.h"
+#include "cost_int.h"
 #include "util/util.h"
 
 /* Bytes one GPU puts on the wire for a collective of a `bytes` buffer on n GPUs. */
@@ -257,45 +257,26 @@ static void layer_cost(acc *one, const pp_model *m, const pp_system *s, const pp
 
 /* What the stage-level entries need besides the layers' totals. */
 typedef struct stage_ctx {
-	int layers;
-	int dense_idx, moe_idx, counts[2];
+	ppi_stage_kinds k;
 	double layer_params_max, dense_params, expert_params, emb_params, emb;
 } stage_ctx;
 
-/* Count the layer kinds of pipeline rank `stage` and the parameters this GPU
- * owns (dense, expert, embedding). */
-static void stage_layers(const pp_model *m, const pp_plan *p, int stage, stage_ctx *c)
+/* The layer kinds of pipeline rank `stage` and the parameters this GPU owns
+ * (dense, expert, embedding), from the scenario. */
+static void stage_layers(const pp_scenario *sc, int stage, stage_ctx *c)
 {
+	const pp_model *m = sc->model;
+	const pp_plan *p = &sc->plan;
 	memset(c, 0, sizeof *c);
-	c->layers = pp_stage_layers(m, p, stage);
-	c->dense_idx = c->moe_idx = -1;
-	/* Dense and MoE layers differ; count each kind and cost it once. */
-	for (int i = 0; i < c->layers; i++) {
-		int l = pp_stage_layer_index(m, p, stage, i);
-		if (pp_model_layer_is_moe(m, l)) {
-			c->counts[1]++;
-			c->moe_idx = l;
-		} else {
-			c->counts[0]++;
-			c->dense_idx = l;
-		}
-	}
-	/* Layer weights split over n_1 (1D and 2D TP, replicated over n_2) or over
-	 * n_1 x n_2 (SUMMA: no replicated weights, seed 003 Table A2). */
-	double wsplit = p->summa ? (double)p->tp * p->tp2 : p->tp;
-	int etp = p->etp > 0 ? p->etp : p->tp;
-	const int index[2] = {c->dense_idx, c->moe_idx};
+	ppi_scenario_stage_kinds(sc, stage, &c->k);
 	for (int k = 0; k < 2; k++) {
-		if (!c->counts[k])
+		if (!c->k.counts[k])
 			continue;
-		pp_layer_params lp;
-		pp_model_layer_params(m, index[k], &lp);
-		double mine = (lp.attention + lp.mlp - lp.replicated) / wsplit + lp.replicated;
-		double mine_e = lp.experts / ((double)p->ep * etp);
-		c->dense_params += mine * c->counts[k];
-		c->expert_params += mine_e * c->counts[k];
-		if (mine + mine_e > c->layer_params_max)
-			c->layer_params_max = mine + mine_e;
+		const ppi_layer_kind *x = &sc->kind[k];
+		c->dense_params += x->mine * c->k.counts[k];
+		c->expert_params += x->mine_e * c->k.counts[k];
+		if (x->mine + x->mine_e > c->layer_params_max)
+			c->layer_params_max = x->mine + x->mine_e;
 	}
 	c->emb = (double)m->vocab * m->hidden / p->tp; /* vocab-parallel over n_1 */
 	if (stage == 0)
@@ -325,9 +306,13 @@ static void coll_entry(ebuf *b, const char *name, pp_overlap_rule rule, pp_group
 
 /* The stage's own transfers, ZeRO-3 traffic, data-parallel traffic,
  * embedding sync and optimizer, as entries. */
-static void stage_entries(ebuf *b, const pp_model *m, const pp_system *s, const pp_job *job,
-                          const pp_plan *p, int stage, const pp_layout *lay, const stage_ctx *c)
+static void stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage_ctx *c)
 {
+	const pp_model *m = sc->model;
+	const pp_system *s = sc->system;
+	const pp_job *job = sc->job;
+	const pp_plan *p = &sc->plan;
+	const pp_layout *lay = sc->place.group;
 	/* Pipeline: activations forward and their gradients backward; with SP the
 	 * sequence-sharded tensor travels (Megatron's scatter/gather). */
 	if (p->pp > 1) {
@@ -349,7 +334,7 @@ static void stage_entries(ebuf *b, const pp_model *m, const pp_system *s, const 
 	/* ZeRO-3: each layer's parameters gathered for forward and again for
 	 * backward, gradients reduce-scattered, every micro-batch; prefetch hides
 	 * them under the layers' compute (FSDP's backward/forward prefetch). */
-	double wb = job->precision == PP_PREC_FP32 ? 4.0 : 2.0;
+	double wb = sc->mb.wb;
 	if (p->zero >= 3 && lay[PP_GROUP_DP].size > 1) {
 		const pp_layout *l = &lay[PP_GROUP_DP];
 		/* DeepSpeed moves a layer in buckets (prefetch/reduce bucket of
@@ -361,9 +346,10 @@ static void stage_entries(ebuf *b, const pp_model *m, const pp_system *s, const 
 			chunks = c->layer_params_max / chunk;
 		}
 		coll_entry(b, "zero3-allgather", PP_RULE_ZERO3, PP_GROUP_DP, PP_COLL_ALLGATHER, s,
-		           l, chunk * wb, 2 * chunks, c->layers);
+		           l, chunk * wb, 2 * chunks, c->k.layers);
 		coll_entry(b, "zero3-reducescatter", PP_RULE_ZERO3, PP_GROUP_DP,
-		           PP_COLL_REDUCESCATTER, s, l, chunk * job->grad_bytes, chunks, c->layers);
+		           PP_COLL_REDUCESCATTER, s, l, chunk * job->grad_bytes, chunks,
+		           c->k.layers);
 	}
 	/* Data parallelism, per iteration: gradients reduced (all-reduce, or
 	 * reduce-scatter with a sharded optimizer), parameters gathered after the
@@ -398,9 +384,8 @@ static void stage_entries(ebuf *b, const pp_model *m, const pp_system *s, const 
 	/* Optimizer: memory-bound pass over this GPU's shard.  Adam reads the
 	 * gradient, master weight, m and v and writes the last three and the
 	 * low-precision weight. */
-	int etp = p->etp > 0 ? p->etp : p->tp;
-	double shard_d = p->zero >= 1 ? (double)p->dp * p->cp * (p->summa ? 1 : p->tp2) : 1;
-	double shard_e = p->zero >= 1 ? (double)p->tp * p->cp * p->dp / ((double)p->ep * etp) : 1;
+	double shard_d = p->zero >= 1 ? sc->shard_dense : 1;
+	double shard_e = p->zero >= 1 ? sc->shard_expert : 1;
 	double local = c->dense_params / shard_d + c->expert_params / shard_e;
 	double state = job->optimizer == PP_OPT_ADAM ? 3 : 2; /* fp32 master (+ m) + v */
 	double per_param = job->grad_bytes + 2 * 4 * state + wb;
@@ -495,24 +480,46 @@ static pp_status overflow_fail(pp_error *err)
 pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job, const pp_plan *p,
                         int stage, pp_work *ws, pp_stage_time *out, pp_error *err)
 {
+	pp_scenario sc;
+	ppi_scenario_init(&sc, m, s, job, p, 0);
+	return ppi_stage_cost(&sc, stage, ws, out, err);
+}
+
+pp_status pp_scenario_cost(const pp_scenario *sc, int stage, pp_work *ws, pp_stage_time *out,
+                           pp_error *err)
+{
+	return ppi_stage_cost(sc, stage, ws, out, err);
+}
+
+pp_status pp_scenario_profile(const pp_scenario *sc, int stage, pp_work *ws, pp_stage_profile *out,
+                              pp_error *err)
+{
+	return ppi_stage_profile(sc, stage, ws, out, err);
+}
+
+pp_status ppi_stage_cost(const pp_scenario *sc, int stage, pp_work *ws, pp_stage_time *out,
+                         pp_error *err)
+{
+	const pp_model *m = sc->model;
+	const pp_system *s = sc->system;
+	const pp_job *job = sc->job;
+	const pp_plan *p = &sc->plan;
 	if (stage < 0 || stage >= p->pp)
 		return ppi_fail(err, "", "stage", "stage %d is outside 0..%d", stage, p->pp - 1);
 	memset(out, 0, sizeof *out);
 	out->stage = stage;
-	pp_layout lay[PP_NGROUPS];
-	pp_plan_layouts(p, s, lay);
+	const pp_layout *lay = sc->place.group;
 	stage_ctx c;
-	stage_layers(m, p, stage, &c);
+	stage_layers(sc, stage, &c);
 	acc a;
 	memset(&a, 0, sizeof a);
 	/* Each layer kind once, from the memo, scaled by its count. */
-	const int index[2] = {c.dense_idx, c.moe_idx};
 	for (int k = 0; k < 2; k++) {
-		if (!c.counts[k])
+		if (!c.k.counts[k])
 			continue;
 		acc one;
-		layer_cost(&one, m, s, job, p, lay, index[k], k, ws);
-		acc_add(&a, &one, c.counts[k]);
+		layer_cost(&one, m, s, job, p, lay, c.k.index[k], k, ws);
+		acc_add(&a, &one, c.k.counts[k]);
 	}
 	pp_profile_entry buf[UNIT_MAX];
 	ebuf b = {buf, 0, UNIT_MAX, false};
@@ -530,8 +537,8 @@ pp_status pp_stage_cost(const pp_model *m, const pp_system *s, const pp_job *job
 	if (a.overflow || b.overflow)
 		return overflow_fail(err);
 	b.n = 0;
-	stage_entries(&b, m, s, job, p, stage, lay, &c);
-	finish(out, &a, buf, 0, b.n, s, p, c.layers);
+	stage_entries(&b, sc, stage, &c);
+	finish(out, &a, buf, 0, b.n, s, p, c.k.layers);
 	return PP_OK;
 }
 
@@ -539,27 +546,37 @@ pp_status pp_stage_profile_build(const pp_model *m, const pp_system *s, const pp
                                  const pp_plan *p, int stage, pp_work *ws, pp_stage_profile *out,
                                  pp_error *err)
 {
+	pp_scenario sc;
+	ppi_scenario_init(&sc, m, s, job, p, 0);
+	return ppi_stage_profile(&sc, stage, ws, out, err);
+}
+
+pp_status ppi_stage_profile(const pp_scenario *sc, int stage, pp_work *ws, pp_stage_profile *out,
+                            pp_error *err)
+{
+	const pp_model *m = sc->model;
+	const pp_system *s = sc->system;
+	const pp_job *job = sc->job;
+	const pp_plan *p = &sc->plan;
 	if (stage < 0 || stage >= p->pp)
 		return ppi_fail(err, "", "stage", "stage %d is outside 0..%d", stage, p->pp - 1);
 	out->stage = stage;
 	out->n = 0;
-	pp_layout lay[PP_NGROUPS];
-	pp_plan_layouts(p, s, lay);
+	const pp_layout *lay = sc->place.group;
 	stage_ctx c;
-	stage_layers(m, p, stage, &c);
-	out->layers = c.layers;
+	stage_layers(sc, stage, &c);
+	out->layers = c.k.layers;
 	ebuf b = {out->e, 0, PP_PROFILE_MAX, false};
 	if (stage == 0) {
 		pp_embedding_work(m, job, p, ws);
 		unit_entries(&b, ws, s, job, lay, PP_UNIT_EMBEDDING, 1);
 	}
-	const int index[2] = {c.dense_idx, c.moe_idx};
 	for (int k = 0; k < 2; k++) {
-		if (!c.counts[k])
+		if (!c.k.counts[k])
 			continue;
-		pp_layer_work(m, job, p, index[k], ws);
+		pp_layer_work(m, job, p, c.k.index[k], ws);
 		unit_entries(&b, ws, s, job, lay, k ? PP_UNIT_MOE_LAYERS : PP_UNIT_DENSE_LAYERS,
-		             c.counts[k]);
+		             c.k.counts[k]);
 	}
 	/* The layer work overwrote the workspace: its memo no longer matches. */
 	ws->cache_valid[0] = ws->cache_valid[1] = false;
@@ -567,7 +584,7 @@ pp_status pp_stage_profile_build(const pp_model *m, const pp_system *s, const pp
 		pp_head_work(m, job, p, ws);
 		unit_entries(&b, ws, s, job, lay, PP_UNIT_HEAD, 1);
 	}
-	stage_entries(&b, m, s, job, p, stage, lay, &c);
+	stage_entries(&b, sc, stage, &c);
 	out->n = b.n;
 	if (b.overflow)
 		return overflow_fail(err);

@@ -5,15 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost/cost_int.h"
 #include "paraplan/estimate.h"
 #include "util/util.h"
-
-/* All layers of the model alike (no dense prefix, no interleaved MoE pattern):
- * inner pipeline stages then differ only in their in-flight micro-batches. */
-static bool uniform_layers(const pp_model *m)
-{
-	return m->moe.first_k_dense == 0 && m->moe.layer_freq <= 1;
-}
+#include "workload/workload_int.h"
 
 /* The plan splits the layers unevenly over the pipeline stages. */
 static bool uneven_split(const pp_plan *p)
@@ -58,19 +53,22 @@ pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *
 	}
 	out->params = ws->params;
 	out->nstages = out->plan.pp;
+	/* Everything derived from the inputs, once; memory and cost read it. */
+	pp_scenario sc;
+	ppi_scenario_init(&sc, m, s, job, &out->plan, gpus);
 	/* With alike layers the peak is on the first stage (most micro-batches in
 	 * flight, the embedding) or the last (the head and the logits).  With an
 	 * uneven split the ends hold other layer counts than the middle stages,
 	 * which are alike among themselves, and of those stage 1 has the most
 	 * micro-batches in flight (in-flight counts never grow with the stage
 	 * index): then stages 0, 1 and pp-1 can peak. */
-	bool ends_only = (flags & PP_EVAL_PEAK_ONLY) && uniform_layers(m);
+	bool ends_only = (flags & PP_EVAL_PEAK_ONLY) && sc.uniform_layers;
 	int mid_too = uneven_split(&out->plan) ? 1 : 0;
 	for (int i = 0; i < out->plan.pp; i++) {
 		if (ends_only && i > mid_too && i < out->plan.pp - 1)
 			continue;
 		pp_stage_memory sm;
-		st = pp_memory_stage(m, s, job, &out->plan, i, &sm, err);
+		st = ppi_memory_stage(&sc, i, &sm, err);
 		if (st)
 			return st;
 		out->stage_total_bytes[i] = sm.total_bytes;
@@ -89,12 +87,12 @@ pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *
 	for (int i = 0; i < p->pp; i++) {
 		/* Inner stages of a uniform model are alike (an uneven split changes
 		 * only the end stages); cost the distinct ones. */
-		if (i > 1 && i < p->pp - 1 && uniform_layers(m)) {
+		if (i > 1 && i < p->pp - 1 && sc.uniform_layers) {
 			stt[i] = stt[1];
 			stt[i].stage = i;
 			continue;
 		}
-		pp_status rc = pp_stage_cost(m, s, job, p, i, ws, &stt[i], err);
+		pp_status rc = ppi_stage_cost(&sc, i, ws, &stt[i], err);
 		if (rc)
 			return rc;
 	}
@@ -164,11 +162,13 @@ pp_status pp_estimate_simulate(pp_estimate *e, pp_sim *sim, pp_error *err)
 		return PP_ENOMEM;
 	}
 	pp_work_init(ws);
+	pp_scenario sc;
+	ppi_scenario_init(&sc, &e->model, &e->system, &e->job, p, e->gpus);
 	pp_status rc = PP_OK;
 	double v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
 	for (int i = 0; i < p->pp && !rc; i++) {
 		pp_stage_time t;
-		rc = pp_stage_cost(&e->model, &e->system, &e->job, p, i, ws, &t, err);
+		rc = ppi_stage_cost(&sc, i, ws, &t, err);
 		if (rc)
 			break;
 		pp_sim_stage *s = &st[i];

@@ -10,8 +10,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "paraplan/workload.h"
 #include "util/util.h"
+#include "workload_int.h"
 
 /* Bytes per element of BF16/FP16 activations and of FP32 statistics. */
 #define ACT_BYTES 2.0
@@ -35,54 +35,6 @@ double pp_model_state_bytes(double params, double weight_bytes, double grad_byte
 	return w + g + o;
 }
 
-/* Transformer layers of the first, of every middle and of the last pipeline
- * rank (Megatron-LM's get_num_layers_to_build; pp_plan_check_split has the
- * rules the plan meets): given end counts and an even share of the rest, or
- * an even split of layers + 1 (+ 1) with the embedding (loss) counted as a
- * layer on the first (last) rank, or an even split. */
-static void stage_split(const pp_model *m, const pp_plan *p, int *first, int *mid, int *last)
-{
-	int L = m->num_layers, P = p->pp > 0 ? p->pp : 1;
-	if (p->first_stage_layers > 0 || p->last_stage_layers > 0) {
-		int given = (p->first_stage_layers > 0) + (p->last_stage_layers > 0);
-		int rest = L - p->first_stage_layers - p->last_stage_layers;
-		*mid = P > given ? rest / (P - given) : 0;
-		*first = p->first_stage_layers > 0 ? p->first_stage_layers : *mid;
-		*last = p->last_stage_layers > 0 ? p->last_stage_layers : *mid;
-	} else {
-		int e = p->embedding_as_layer, l = p->loss_as_layer;
-		*mid = (L + e + l) / P;
-		*first = *mid - e;
-		*last = *mid - l;
-	}
-}
-
-int pp_stage_layers(const pp_model *m, const pp_plan *plan, int stage)
-{
-	if (plan->pp <= 1)
-		return m->num_layers;
-	int first, mid, last;
-	stage_split(m, plan, &first, &mid, &last);
-	return stage == 0 ? first : stage == plan->pp - 1 ? last : mid;
-}
-
-int pp_stage_layer_index(const pp_model *m, const pp_plan *p, int stage, int i)
-{
-	if (p->pp <= 1)
-		return i;
-	int first, mid, last;
-	stage_split(m, p, &first, &mid, &last);
-	int n = stage == 0 ? first : stage == p->pp - 1 ? last : mid;
-	/* Every rank splits its layers into vp equal chunks; chunk round c holds
-	 * layers c*L/vp ... with the ranks' chunks in rank order. */
-	int v = p->vp > 1 ? p->vp : 1, chunk_layers = n / v;
-	if (chunk_layers < 1)
-		return i;
-	int chunk = i / chunk_layers, off = i % chunk_layers;
-	int before = stage == 0 ? 0 : first / v + (stage - 1) * (mid / v);
-	return chunk * (m->num_layers / v) + before + off;
-}
-
 /* Shapes every activation term needs, for one micro-batch on one GPU. */
 typedef struct act_ctx {
 	double T;        /* tokens of one micro-batch on this rank: mbs * seq / (cp * tp2) */
@@ -94,16 +46,14 @@ typedef struct act_ctx {
 	bool fp8;
 } act_ctx;
 
-static void act_ctx_init(act_ctx *c, const pp_job *job, const pp_plan *p)
+static void act_ctx_init(act_ctx *c, const ppi_mb_shape *mb)
 {
-	double n2 = p->tp2 > 1 ? p->tp2 : 1;
-	c->T = (double)p->mbs * job->seq_len / p->cp / n2;
-	c->seq = job->seq_len;
-	c->kv_extra = n2 > 1 ? (double)p->mbs * job->seq_len - c->T : 0;
-	c->t = p->tp;
-	/* SUMMA splits activations over e by n_1: the bytes of SP's l / n_1. */
-	c->sp_div = ((p->sp || p->summa) && p->tp > 1) ? p->tp : 1;
-	c->fp8 = job->precision == PP_PREC_FP8;
+	c->T = mb->T;
+	c->seq = mb->S;
+	c->kv_extra = mb->kv_extra;
+	c->t = mb->t;
+	c->sp_div = mb->sd;
+	c->fp8 = mb->fp8;
 	c->lin_b = c->fp8 ? 1.0 : ACT_BYTES;
 }
 
@@ -237,57 +187,58 @@ static double inflight(const pp_plan *p, int stage)
 pp_status pp_memory_stage(const pp_model *m, const pp_system *s, const pp_job *job,
                           const pp_plan *p, int stage, pp_stage_memory *out, pp_error *err)
 {
-	if (stage < 0 || stage >= p->pp)
-		return ppi_fail(err, "", "stage", "stage %d is outside 0..%d", stage, p->pp - 1);
 	if (p->microbatches < 1 || p->dp < 1)
 		return ppi_fail(err, "", "plan", "plan is not resolved (call pp_plan_resolve)");
+	pp_scenario sc;
+	ppi_scenario_init(&sc, m, s, job, p, 0);
+	return ppi_memory_stage(&sc, stage, out, err);
+}
+
+pp_status pp_scenario_memory(const pp_scenario *sc, int stage, pp_stage_memory *out, pp_error *err)
+{
+	return ppi_memory_stage(sc, stage, out, err);
+}
+
+pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *out, pp_error *err)
+{
+	const pp_model *m = sc->model;
+	const pp_system *s = sc->system;
+	const pp_job *job = sc->job;
+	const pp_plan *p = &sc->plan;
+	if (stage < 0 || stage >= p->pp)
+		return ppi_fail(err, "", "stage", "stage %d is outside 0..%d", stage, p->pp - 1);
 	memset(out, 0, sizeof *out);
 	out->stage = stage;
-	out->layers = pp_stage_layers(m, p, stage);
+	ppi_stage_kinds sk;
+	ppi_scenario_stage_kinds(sc, stage, &sk);
+	out->layers = sk.layers;
 	bool first = stage == 0, last = stage == p->pp - 1;
 	double t = p->tp, h = m->hidden;
-	double etp = p->etp > 0 ? p->etp : p->tp;
-	/* Layer weights: split over n_1 and replicated over n_2 under 2D TP; split
-	 * over n_1 x n_2 under SUMMA (seed 003 Tables II, A2). */
-	double wsplit = p->summa ? t * p->tp2 : t;
 
 	/* ---- parameters owned by this GPU, split by sharding group */
 	double dense = 0, experts = 0, gemm = 0;
 	double max_layer_params = 0, max_layer_act = 0;
 	double act_sum = 0;
 	act_ctx c;
-	act_ctx_init(&c, job, p);
-	/* A layer's parameters and activations depend only on its kind (dense or
-	 * MoE): work each kind out once. */
-	struct {
-		bool have;
-		double mine, mine_e, gemm, act, full;
-	} kind[2] = {{false, 0, 0, 0, 0, 0}, {false, 0, 0, 0, 0, 0}};
-	/* Without a dense prefix or an MoE pattern every layer is of one kind. */
-	bool uniform = m->moe.first_k_dense == 0 && m->moe.layer_freq <= 1;
-	int uniform_kind = pp_model_layer_is_moe(m, 0);
-	for (int i = 0; i < out->layers; i++) {
-		int l = uniform ? 0 : pp_stage_layer_index(m, p, stage, i);
-		int k = uniform ? uniform_kind : pp_model_layer_is_moe(m, l);
-		if (!kind[k].have) {
-			pp_layer_params lp;
-			pp_model_layer_params(m, l, &lp);
-			double split = lp.attention + lp.mlp - lp.replicated;
-			kind[k].mine = split / wsplit + lp.replicated;
-			kind[k].mine_e = lp.experts / (p->ep * etp);
-			kind[k].gemm = split / wsplit + kind[k].mine_e;
-			kind[k].act = layer_act(m, p, &c, l, p->recompute);
-			kind[k].full = layer_act(m, p, &c, l, PP_RECOMPUTE_NONE);
-			kind[k].have = true;
-		}
-		dense += kind[k].mine;
-		experts += kind[k].mine_e;
-		gemm += kind[k].gemm;
-		if (kind[k].mine + kind[k].mine_e > max_layer_params)
-			max_layer_params = kind[k].mine + kind[k].mine_e;
-		act_sum += kind[k].act;
-		if (kind[k].full > max_layer_act)
-			max_layer_act = kind[k].full;
+	act_ctx_init(&c, &sc->mb);
+	/* Each layer kind on this stage once (its parameters come from the
+	 * scenario), scaled by its count. */
+	for (int k = 0; k < 2; k++) {
+		if (!sk.counts[k])
+			continue;
+		const ppi_layer_kind *x = &sc->kind[k];
+		int l = sk.index[k];
+		double n = sk.counts[k];
+		double act = layer_act(m, p, &c, l, p->recompute);
+		double full = layer_act(m, p, &c, l, PP_RECOMPUTE_NONE);
+		dense += x->mine * n;
+		experts += x->mine_e * n;
+		gemm += x->gemm * n;
+		if (x->mine + x->mine_e > max_layer_params)
+			max_layer_params = x->mine + x->mine_e;
+		act_sum += act * n;
+		if (full > max_layer_act)
+			max_layer_act = full;
 	}
 	double emb_local = (double)m->vocab * h / t;
 	if (first) {
@@ -308,16 +259,13 @@ pp_status pp_memory_stage(const pp_model *m, const pp_system *s, const pp_job *j
 	out->params = dense + experts;
 
 	/* ---- model state: weights, gradients, optimizer */
-	double wb = job->precision == PP_PREC_FP32 ? 4.0 : 2.0;
+	double wb = sc->mb.wb;
 	double ob;
 	if (job->optimizer == PP_OPT_SGD)
 		ob = job->precision == PP_PREC_FP32 ? 4.0 : 8.0; /* (master +) momentum */
 	else
 		ob = job->precision == PP_PREC_FP32 ? 8.0 : 12.0; /* (master +) m + v */
-	/* ZeRO shards over the gradient-reduction group: dp x cp, x tp2 for 2D TP's
-	 * replicated weights. */
-	int shard_dense = p->dp * p->cp * (p->summa ? 1 : p->tp2);
-	int shard_exp = (int)((double)p->tp * p->cp * p->dp / (p->ep * etp));
+	int shard_dense = sc->shard_dense, shard_exp = sc->shard_expert;
 	double w1, g1, o1, w2, g2, o2;
 	pp_model_state_bytes(dense, wb, job->grad_bytes, ob, p->zero, shard_dense, &w1, &g1, &o1);
 	pp_model_state_bytes(experts, wb, job->grad_bytes, ob, p->zero, shard_exp, &w2, &g2, &o2);

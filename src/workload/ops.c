@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "paraplan/workload.h"
+#include "scenario/scenario_int.h"
 
 #define ACT 2.0 /* bytes per BF16/FP16 activation element */
 
@@ -57,16 +58,17 @@ static void ctx_init(ctx *c, const pp_model *m, const pp_job *job, const pp_plan
 	c->job = job;
 	c->p = p;
 	c->w = w;
-	c->n2 = p->tp2 > 1 ? p->tp2 : 1;
-	c->T = (double)p->mbs * job->seq_len / p->cp / c->n2;
-	c->S = job->seq_len;
-	c->t = p->tp;
+	ppi_mb_shape mb;
+	ppi_mb_shape_init(&mb, job, p);
+	c->n2 = mb.n2;
+	c->T = mb.T;
+	c->S = mb.S;
+	c->t = mb.t;
 	c->summa = p->summa;
-	c->nb = p->summa_nb > 1 ? p->summa_nb : 1;
-	/* SUMMA splits activations over e by n_1: the bytes of SP's l / n_1. */
-	c->sd = ((p->sp || p->summa) && p->tp > 1) ? p->tp : 1;
-	c->fp8 = job->precision == PP_PREC_FP8;
-	c->wb = job->precision == PP_PREC_FP32 ? 4.0 : 2.0;
+	c->nb = mb.nb;
+	c->sd = mb.sd;
+	c->fp8 = mb.fp8;
+	c->wb = mb.wb;
 }
 
 static pp_op *add_op(ctx *c, const char *name, pp_op_kind kind, pp_phase phase)

@@ -1,0 +1,18 @@
+/*
+ * Private to the library: stage cost and profile read from a resolved
+ * scenario.
+ */
+#ifndef PPI_COST_INT_H
+#define PPI_COST_INT_H
+
+#include "paraplan/cost.h"
+#include "scenario/scenario_int.h"
+
+/* pp_stage_cost / pp_stage_profile_build on a scenario (the public ones
+ * build a scenario and call these).  Allocate nothing. */
+pp_status ppi_stage_cost(const pp_scenario *sc, int stage, pp_work *ws, pp_stage_time *out,
+                         pp_error *err);
+pp_status ppi_stage_profile(const pp_scenario *sc, int stage, pp_work *ws, pp_stage_profile *out,
+                            pp_error *err);
+
+#endif

@@ -1,0 +1,80 @@
+/*
+ * Private to the library: the resolved scenario's layout, so that estimate,
+ * search, memory and cost can keep one on the stack or in a workspace (no
+ * allocation per plan).  Public callers use the opaque pp_scenario.
+ */
+#ifndef PPI_SCENARIO_INT_H
+#define PPI_SCENARIO_INT_H
+
+#include "paraplan/scenario.h"
+#include "paraplan/workload.h"
+
+/* The shape of one micro-batch on one GPU, as every activation, operation
+ * and transfer sees it. */
+typedef struct ppi_mb_shape {
+	double T;        /* tokens on this rank: mbs * seq / (cp * tp2) */
+	double S;        /* keys each query attends over: the full sequence */
+	double n2;       /* 2D TP's n_2 (plan.tp2); 1 = 1D TP */
+	double kv_extra; /* 2D TP: tokens of the gathered K, V beyond T */
+	double t;        /* tensor parallelism (n_1) */
+	double sd;       /* sequence-parallel divisor: t with SP (or SUMMA) and t > 1, else 1 */
+	double wb;       /* bytes per weight element: 4 under FP32, else 2 */
+	double nb;       /* SUMMA panels */
+	bool fp8;
+} ppi_mb_shape;
+
+/* What one layer of a kind (0 dense, 1 MoE) puts on one GPU. */
+typedef struct ppi_layer_kind {
+	bool have;
+	int index;     /* a layer of this kind (the first) */
+	double mine;   /* its non-expert parameters on this GPU (split over n_1, or n_1 x n_2) */
+	double mine_e; /* its routed-expert parameters on this GPU (over ep x etp) */
+	double gemm;   /* of mine + mine_e, the GEMM weights (FP8 copies) */
+} ppi_layer_kind;
+
+struct pp_scenario {
+	const pp_model *model;
+	const pp_system *system;
+	const pp_job *job;
+	pp_plan plan; /* resolved */
+	long long gpus;
+	pp_placement place;
+	ppi_mb_shape mb;
+	int etp;
+	double
+	    weight_split; /* layer weights: over n_1 (replicated over n_2), n_1 x n_2 with SUMMA */
+	int shard_dense;  /* ZeRO shards of dense state: dp x cp (x tp2 with shared weights) */
+	int shard_expert; /* ... of expert state: tp x cp x dp / (ep x etp) */
+	int split_first, split_mid, split_last; /* layers per pipeline rank */
+	bool uniform_layers;                    /* one layer kind throughout */
+	ppi_layer_kind kind[2];
+};
+
+/* Owned copies behind a public handle. */
+typedef struct ppi_scenario_box {
+	pp_scenario sc;
+	pp_model model;
+	pp_system system;
+	pp_job job;
+} ppi_scenario_box;
+
+/* The micro-batch shape of a (resolved) plan. */
+void ppi_mb_shape_init(ppi_mb_shape *out, const pp_job *job, const pp_plan *p);
+
+/*
+ * Fill `sc` from inputs whose plan is already resolved (pp_plan_resolve):
+ * pointers to m, s and job are kept (they must outlive sc), the plan is
+ * copied.  Allocates nothing.
+ */
+void ppi_scenario_init(pp_scenario *sc, const pp_model *m, const pp_system *s, const pp_job *job,
+                       const pp_plan *resolved, long long gpus);
+
+/* Layers of one kind on pipeline rank `stage`, and a representative index. */
+typedef struct ppi_stage_kinds {
+	int layers;
+	int counts[2];
+	int index[2]; /* -1 when the stage has no layer of the kind */
+} ppi_stage_kinds;
+void ppi_scenario_stage_kinds(const pp_scenario *sc, int stage, ppi_stage_kinds *out);
+
+#endif

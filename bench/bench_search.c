@@ -12,6 +12,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "paraplan/paraplan.h"
 
@@ -102,12 +103,19 @@ static int bench(const char *title, const char *model, const char *system, long 
 int main(int argc, char **argv)
 {
 	int threads = argc > 1 ? atoi(argv[1]) : 0;
-	int rc = bench("(a) Megatron-1T, Calculon's space", "gpt-1t", "dgx-a100-80g", 3072, 3072,
-	               2048, threads, SPACE_CALCULON);
-	rc |= bench("(b) GPT3-1T on B200 NVS-8, the LBNL space", "gpt3-1t", "lbnl-b200", 4096, 4096,
-	            2048, threads, SPACE_LBNL);
-	rc |= bench(
-	    "(b+) the same with every paraplan dimension (ZeRO, recompute, schedules, vp, cp)",
-	    "gpt3-1t", "lbnl-b200", 4096, 4096, 2048, threads, SPACE_LBNL_PLUS);
+	/* Optional second argument: the cases to run, e.g. "ab" (default "abc";
+	 * c is (b+)). */
+	const char *which = argc > 2 ? argv[2] : "abc";
+	int rc = 0;
+	if (strchr(which, 'a'))
+		rc |= bench("(a) Megatron-1T, Calculon's space", "gpt-1t", "dgx-a100-80g", 3072,
+		            3072, 2048, threads, SPACE_CALCULON);
+	if (strchr(which, 'b'))
+		rc |= bench("(b) GPT3-1T on B200 NVS-8, the LBNL space", "gpt3-1t", "lbnl-b200",
+		            4096, 4096, 2048, threads, SPACE_LBNL);
+	if (strchr(which, 'c'))
+		rc |= bench("(b+) the same with every paraplan dimension (ZeRO, recompute, "
+		            "schedules, vp, cp)",
+		            "gpt3-1t", "lbnl-b200", 4096, 4096, 2048, threads, SPACE_LBNL_PLUS);
 	return rc;
 }

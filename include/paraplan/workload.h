@@ -136,13 +136,14 @@ typedef struct pp_work {
 	pp_op ops[PP_MAX_OPS];
 	int ncolls;
 	pp_coll colls[PP_MAX_COLLS];
-	/* Memo of pp_stage_cost (cost.h): the cost of one layer of each kind under
-	 * the plan fields that shape it, reused while they do not change.  Set
+	/* Memo of pp_stage_cost (cost.h): the cost of one unit of each kind (a
+	 * dense layer, an MoE layer, the embedding, the head) under the plan
+	 * fields that shape it, reused while they do not change.  Set
 	 * cache_valid to false (pp_work_init) before first use, and again when the
 	 * model or system objects passed with this workspace change. */
-	bool cache_valid[2];
-	unsigned char cache_key[2][192];
-	double cache[2][48];
+	bool cache_valid[4];
+	unsigned char cache_key[4][192];
+	double cache[4][48];
 	/* Memo of the estimate: the model's parameter count and FLOPs per token. */
 	const pp_model *params_model;
 	int params_seq;

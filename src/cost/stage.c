@@ -105,6 +105,120 @@ static pp_overlap_rule coll_rule(const pp_coll *c)
 	return PP_RULE_EXPOSED;
 }
 
+/* Time one operation of a unit into entry `e` (every field written). */
+static void fill_op(pp_profile_entry *e, const pp_op *o, const pp_system *s, const pp_job *job,
+                    pp_profile_unit unit, double times)
+{
+	e->name = o->name;
+	e->coll = false;
+	e->kind = o->kind;
+	e->group = PP_GROUP_TP;
+	e->phase = o->phase;
+	e->rule = PP_RULE_EXPOSED;
+	e->unit = unit;
+	e->count = 1;
+	e->times = times;
+	e->seconds = pp_op_time(&s->gpu, job->precision, o);
+	e->flops = o->flops;
+	e->bytes = o->bytes;
+	e->wire_bytes = 0;
+	e->panels = 1;
+	e->overlap = -1;
+}
+
+/* Time one collective of a unit into entry `e`; `base` is the index of the
+ * unit's first operation entry (SUMMA panels point at their GEMM). */
+static void fill_coll(pp_profile_entry *e, const pp_coll *c, const pp_work *w, const pp_system *s,
+                      const pp_layout *lay, pp_profile_unit unit, double times, int base)
+{
+	const pp_layout *l = &lay[c->group];
+	e->name = c->name;
+	e->coll = true;
+	e->kind = c->kind;
+	e->group = c->group;
+	e->phase = c->phase;
+	e->rule = coll_rule(c);
+	e->unit = unit;
+	e->count = c->count;
+	e->times = times;
+	e->flops = 0;
+	e->bytes = c->bytes;
+	e->wire_bytes = wire_bytes(c->kind, c->bytes, l->size);
+	e->panels = 1;
+	e->overlap = -1;
+	if (e->rule == PP_RULE_SUMMA && c->overlap_op < w->nops) {
+		e->panels = c->panels >= 1 ? c->panels : 1;
+		e->overlap = base + c->overlap_op;
+		e->seconds = pp_coll_time(s, l, c->kind, c->bytes / e->panels, NULL);
+	} else {
+		if (e->rule == PP_RULE_SUMMA)
+			e->rule = PP_RULE_EXPOSED;
+		e->seconds = pp_coll_time(s, l, c->kind, c->bytes, NULL);
+	}
+}
+
+/* SUMMA panel time gathered per GEMM of one unit. */
+typedef struct panel_acc {
+	bool any;
+	double s[PP_MAX_OPS], n[PP_MAX_OPS];
+} panel_acc;
+
+/* Accumulate one entry of a unit under the per-layer overlap rules (stage
+ * entries are left to finish()); `from` is the unit's first entry index. */
+static void acc_entry(acc *a, const pp_profile_entry *x, int from, panel_acc *pa)
+{
+	double n = x->count * x->times;
+	if (!x->coll) {
+		double t = x->seconds * n;
+		a->compute[x->phase] += t;
+		if (x->kind == PP_OP_ATTN)
+			a->attn[x->phase] += t;
+		if (x->kind != PP_OP_ELEM) {
+			a->hw_flops += x->flops * n;
+			a->flops[x->phase] += x->flops * n;
+			if (x->phase != PP_PHASE_RECOMPUTE)
+				a->model_flops += x->flops * n;
+		}
+		return;
+	}
+	a->bytes[x->group] += x->wire_bytes * n;
+	double t = x->seconds * n;
+	switch (x->rule) {
+	case PP_RULE_SUMMA: {
+		int k = x->overlap - from;
+		if (k < 0 || k >= PP_MAX_OPS)
+			break;
+		if (!pa->any) {
+			memset(pa->s, 0, sizeof pa->s);
+			memset(pa->n, 0, sizeof pa->n);
+			pa->any = true;
+		}
+		pa->s[k] += x->seconds * x->count;
+		pa->n[k] = x->panels;
+		break;
+	}
+	case PP_RULE_CP_RING: a->hidden_cp[x->phase] += t; break;
+	case PP_RULE_HIDDEN: break;
+	default: a->exposed[x->group == PP_GROUP_ETP ? PP_GROUP_EP : x->group] += t; break;
+	}
+}
+
+/* Seed 003 App. A: t_comm = t_prologue + n_b t_exposed.  The first panel's
+ * broadcasts are the prologue; each later panel's run under the previous
+ * panel's GEMM and show only what exceeds it (n_b - 1 of them).  op_s[k]:
+ * seconds of the unit's k-th operation. */
+static void acc_panels(acc *a, const panel_acc *pa, const double *op_s, int nops, double times)
+{
+	for (int k = 0; pa->any && k < nops; k++) {
+		if (pa->s[k] <= 0)
+			continue;
+		double n = pa->n[k] >= 1 ? pa->n[k] : 1;
+		double per = op_s[k] / n;
+		double over = pa->s[k] - per;
+		a->summa += (pa->s[k] + (n - 1) * (over > 0 ? over : 0)) * times;
+	}
+}
+
 /* Time every operation and collective of one unit (the work in `w`, `times`
  * of it on the stage) and append them to `b`. */
 static void unit_entries(ebuf *b, const pp_work *w, const pp_system *s, const pp_job *job,
@@ -113,106 +227,62 @@ static void unit_entries(ebuf *b, const pp_work *w, const pp_system *s, const pp
 	if (w->overflow)
 		b->overflow = true;
 	int base = b->n;
-	for (int i = 0; i < w->nops; i++) {
-		const pp_op *o = &w->ops[i];
-		pp_profile_entry *e = entry_new(b, o->name, unit, times);
-		if (!e)
-			return;
-		e->kind = o->kind;
-		e->phase = o->phase;
-		e->seconds = pp_op_time(&s->gpu, job->precision, o);
-		e->flops = o->flops;
-		e->bytes = o->bytes;
+	if (b->n + w->nops + w->ncolls > b->cap) {
+		b->overflow = true;
+		return;
 	}
-	for (int i = 0; i < w->ncolls; i++) {
-		const pp_coll *c = &w->colls[i];
-		const pp_layout *l = &lay[c->group];
-		pp_profile_entry *e = entry_new(b, c->name, unit, times);
-		if (!e)
-			return;
-		e->coll = true;
-		e->kind = c->kind;
-		e->group = c->group;
-		e->phase = c->phase;
-		e->rule = coll_rule(c);
-		e->count = c->count;
-		e->bytes = c->bytes;
-		e->wire_bytes = wire_bytes(c->kind, c->bytes, l->size);
-		if (e->rule == PP_RULE_SUMMA && c->overlap_op < w->nops) {
-			e->panels = c->panels >= 1 ? c->panels : 1;
-			e->overlap = base + c->overlap_op;
-			e->seconds = pp_coll_time(s, l, c->kind, c->bytes / e->panels, NULL);
-		} else {
-			if (e->rule == PP_RULE_SUMMA)
-				e->rule = PP_RULE_EXPOSED;
-			e->seconds = pp_coll_time(s, l, c->kind, c->bytes, NULL);
-		}
-	}
+	for (int i = 0; i < w->nops; i++)
+		fill_op(&b->e[b->n++], &w->ops[i], s, job, unit, times);
+	for (int i = 0; i < w->ncolls; i++)
+		fill_coll(&b->e[b->n++], &w->colls[i], w, s, lay, unit, times, base);
 }
 
-/* Accumulate the entries [from, to) of one unit (all of one `times`) under
- * the per-layer overlap rules.  Stage entries are left to finish(). */
+/* Accumulate the entries [from, to) of one unit (all of one `times`): the
+ * operations come first, then the collectives. */
 static void acc_unit(acc *a, const pp_profile_entry *e, int from, int to)
 {
-	double panel_s[UNIT_MAX], panels[UNIT_MAX];
-	bool any_panel = false;
+	panel_acc pa;
+	pa.any = false;
+	double op_s[PP_MAX_OPS];
+	int nops = 0;
 	for (int i = from; i < to; i++) {
-		const pp_profile_entry *x = &e[i];
-		if (x->unit == PP_UNIT_STAGE)
-			continue;
-		double n = x->count * x->times;
-		if (!x->coll) {
-			double t = x->seconds * n;
-			a->compute[x->phase] += t;
-			if (x->kind == PP_OP_ATTN)
-				a->attn[x->phase] += t;
-			if (x->kind != PP_OP_ELEM) {
-				a->hw_flops += x->flops * n;
-				a->flops[x->phase] += x->flops * n;
-				if (x->phase != PP_PHASE_RECOMPUTE)
-					a->model_flops += x->flops * n;
-			}
-			continue;
-		}
-		a->bytes[x->group] += x->wire_bytes * n;
-		double t = x->seconds * n;
-		switch (x->rule) {
-		case PP_RULE_SUMMA: {
-			int k = x->overlap - from;
-			if (k < 0 || k >= UNIT_MAX)
-				break;
-			if (!any_panel) {
-				memset(panel_s, 0, sizeof panel_s);
-				memset(panels, 0, sizeof panels);
-				any_panel = true;
-			}
-			panel_s[k] += x->seconds * x->count;
-			panels[k] = x->panels;
-			break;
-		}
-		case PP_RULE_CP_RING: a->hidden_cp[x->phase] += t; break;
-		case PP_RULE_HIDDEN: break;
-		default: a->exposed[x->group == PP_GROUP_ETP ? PP_GROUP_EP : x->group] += t; break;
-		}
+		if (!e[i].coll && nops < PP_MAX_OPS)
+			op_s[nops++] = e[i].seconds;
+		acc_entry(a, &e[i], from, &pa);
 	}
-	/* Seed 003 App. A: t_comm = t_prologue + n_b t_exposed.  The first panel's
-	 * broadcasts are the prologue; each later panel's run under the previous
-	 * panel's GEMM and show only what exceeds it (n_b - 1 of them). */
-	for (int k = 0; any_panel && k < to - from; k++) {
-		if (panel_s[k] <= 0)
-			continue;
-		const pp_profile_entry *op = &e[from + k];
-		double n = panels[k] >= 1 ? panels[k] : 1;
-		double per = op->seconds / n;
-		double over = panel_s[k] - per;
-		a->summa += (panel_s[k] + (n - 1) * (over > 0 ? over : 0)) * op->times;
-	}
+	acc_panels(a, &pa, op_s, nops, to > from ? e[from].times : 1);
 }
 
-/* One layer of kind `moe` (its index `layer`), from the workspace's memo when
- * nothing that shapes it changed. */
-static void layer_cost(acc *one, const pp_model *m, const pp_system *s, const pp_job *job,
-                       const pp_plan *p, const pp_layout *lay, int layer, int moe, pp_work *ws)
+/* acc_unit of the work in `w` without keeping the entries: the same fill
+ * and accumulation, entry by entry (the search's hot path). */
+static void acc_work(acc *a, const pp_work *w, const pp_system *s, const pp_job *job,
+                     const pp_layout *lay, pp_profile_unit unit)
+{
+	if (w->overflow)
+		a->overflow = true;
+	panel_acc pa;
+	pa.any = false;
+	double op_s[PP_MAX_OPS];
+	pp_profile_entry e;
+	for (int i = 0; i < w->nops; i++) {
+		fill_op(&e, &w->ops[i], s, job, unit, 1);
+		op_s[i] = e.seconds;
+		acc_entry(a, &e, 0, &pa);
+	}
+	for (int i = 0; i < w->ncolls; i++) {
+		fill_coll(&e, &w->colls[i], w, s, lay, unit, 1, 0);
+		acc_entry(a, &e, 0, &pa);
+	}
+	acc_panels(a, &pa, op_s, w->nops, 1);
+}
+
+/* The memo's slots: a dense layer, an MoE layer, the embedding, the head. */
+enum { SLOT_DENSE = 0, SLOT_MOE = 1, SLOT_EMBEDDING = 2, SLOT_HEAD = 3 };
+
+/* One unit (a layer of kind `slot` with index `layer`, the embedding or the
+ * head), from the workspace's memo when nothing that shapes it changed. */
+static void unit_cost(acc *one, const pp_model *m, const pp_system *s, const pp_job *job,
+                      const pp_plan *p, const pp_layout *lay, int layer, int slot, pp_work *ws)
 {
 	layer_key k;
 	memset(&k, 0, sizeof k);
@@ -233,26 +303,36 @@ static void layer_cost(acc *one, const pp_model *m, const pp_system *s, const pp
 	k.flash = p->flash;
 	k.tp_overlap = p->tp_overlap;
 	k.ep_overlap = p->ep_overlap;
-	/* Only the groups a layer's own collectives use shape its cost. */
+	/* Only the groups a unit's own collectives use shape its cost. */
 	const pp_group used[] = {PP_GROUP_TP, PP_GROUP_TP2, PP_GROUP_CP, PP_GROUP_EP, PP_GROUP_ETP};
 	for (size_t i = 0; i < sizeof used / sizeof used[0]; i++)
 		k.lay[used[i]] = lay[used[i]];
 	_Static_assert(sizeof k <= sizeof ws->cache_key[0], "memo key does not fit");
 	_Static_assert(sizeof *one <= sizeof ws->cache[0], "memo value does not fit");
-	if (ws->cache_valid[moe] && memcmp(ws->cache_key[moe], &k, sizeof k) == 0) {
-		memcpy(one, ws->cache[moe], sizeof *one);
+	if (ws->cache_valid[slot] && memcmp(ws->cache_key[slot], &k, sizeof k) == 0) {
+		memcpy(one, ws->cache[slot], sizeof *one);
 		return;
 	}
 	memset(one, 0, sizeof *one);
-	pp_layer_work(m, job, p, layer, ws);
-	pp_profile_entry buf[UNIT_MAX];
-	ebuf b = {buf, 0, UNIT_MAX, false};
-	unit_entries(&b, ws, s, job, lay, moe ? PP_UNIT_MOE_LAYERS : PP_UNIT_DENSE_LAYERS, 1);
-	acc_unit(one, buf, 0, b.n);
-	one->overflow |= b.overflow;
-	memcpy(ws->cache_key[moe], &k, sizeof k);
-	memcpy(ws->cache[moe], one, sizeof *one);
-	ws->cache_valid[moe] = true;
+	pp_profile_unit unit;
+	switch (slot) {
+	case SLOT_EMBEDDING:
+		pp_embedding_work(m, job, p, ws);
+		unit = PP_UNIT_EMBEDDING;
+		break;
+	case SLOT_HEAD:
+		pp_head_work(m, job, p, ws);
+		unit = PP_UNIT_HEAD;
+		break;
+	default:
+		pp_layer_work(m, job, p, layer, ws);
+		unit = slot == SLOT_MOE ? PP_UNIT_MOE_LAYERS : PP_UNIT_DENSE_LAYERS;
+		break;
+	}
+	acc_work(one, ws, s, job, lay, unit);
+	memcpy(ws->cache_key[slot], &k, sizeof k);
+	memcpy(ws->cache[slot], one, sizeof *one);
+	ws->cache_valid[slot] = true;
 }
 
 /* What the stage-level entries need besides the layers' totals. */
@@ -513,31 +593,31 @@ pp_status ppi_stage_cost(const pp_scenario *sc, int stage, pp_work *ws, pp_stage
 	stage_layers(sc, stage, &c);
 	acc a;
 	memset(&a, 0, sizeof a);
-	/* Each layer kind once, from the memo, scaled by its count. */
+	/* Each unit once, from the memo; layers scaled by their count. */
 	for (int k = 0; k < 2; k++) {
 		if (!c.k.counts[k])
 			continue;
 		acc one;
-		layer_cost(&one, m, s, job, p, lay, c.k.index[k], k, ws);
+		unit_cost(&one, m, s, job, p, lay, c.k.index[k], k, ws);
 		acc_add(&a, &one, c.k.counts[k]);
 	}
-	pp_profile_entry buf[UNIT_MAX];
-	ebuf b = {buf, 0, UNIT_MAX, false};
 	if (stage == 0) {
-		pp_embedding_work(m, job, p, ws);
-		unit_entries(&b, ws, s, job, lay, PP_UNIT_EMBEDDING, 1);
-		acc_unit(&a, buf, 0, b.n);
+		acc one;
+		unit_cost(&one, m, s, job, p, lay, -1, SLOT_EMBEDDING, ws);
+		acc_add(&a, &one, 1);
 	}
 	if (stage == p->pp - 1) {
-		int from = b.n;
-		pp_head_work(m, job, p, ws);
-		unit_entries(&b, ws, s, job, lay, PP_UNIT_HEAD, 1);
-		acc_unit(&a, buf, from, b.n);
+		acc one;
+		unit_cost(&one, m, s, job, p, lay, -1, SLOT_HEAD, ws);
+		acc_add(&a, &one, 1);
 	}
-	if (a.overflow || b.overflow)
+	pp_profile_entry buf[32];
+	ebuf b = {buf, 0, 32, false};
+	if (a.overflow)
 		return overflow_fail(err);
-	b.n = 0;
 	stage_entries(&b, sc, stage, &c);
+	if (b.overflow)
+		return overflow_fail(err);
 	finish(out, &a, buf, 0, b.n, s, p, c.k.layers);
 	return PP_OK;
 }
@@ -578,8 +658,6 @@ pp_status ppi_stage_profile(const pp_scenario *sc, int stage, pp_work *ws, pp_st
 		unit_entries(&b, ws, s, job, lay, k ? PP_UNIT_MOE_LAYERS : PP_UNIT_DENSE_LAYERS,
 		             c.k.counts[k]);
 	}
-	/* The layer work overwrote the workspace: its memo no longer matches. */
-	ws->cache_valid[0] = ws->cache_valid[1] = false;
 	if (stage == p->pp - 1) {
 		pp_head_work(m, job, p, ws);
 		unit_entries(&b, ws, s, job, lay, PP_UNIT_HEAD, 1);

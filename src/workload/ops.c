@@ -42,7 +42,8 @@ void pp_work_init(pp_work *w)
 {
 	w->overflow = false;
 	w->nops = w->ncolls = 0;
-	w->cache_valid[0] = w->cache_valid[1] = false;
+	for (int i = 0; i < 4; i++)
+		w->cache_valid[i] = false;
 	w->params_model = NULL;
 	w->params_seq = 0;
 }

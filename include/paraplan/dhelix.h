@@ -1,0 +1,175 @@
+/*
+ * paraplan — DHelix strand interleaving (seed 002, Wang et al.): the forward
+ * pass of one micro-batch co-executed with the backward pass of another on
+ * the same GPU, paired operator segment by operator segment.
+ *
+ *   - A layer's forward and backward operator sequences (segments: one
+ *     operator, or an operator with the communication it already hides inside
+ *     its own strand, §4.2 Fig. 10), built from the layer's operations and
+ *     collectives (pp_layer_work) and timed by the cost model; the candidate
+ *     backward orders in which the weight-gradient GEMMs move (§4.2).
+ *   - The overlap model: OEF(i, j) = (T_i + T_j - P_ij) / min(T_i, T_j)
+ *     (Eq. 1) per pair of operator kinds, per GPU platform, as data
+ *     (data/overlap/NAME.json or built in), with Table 7's concurrent-kernel
+ *     slowdown and launch interval as named parameters.
+ *   - Pairing by dynamic programming (Eq. 2), communication-communication
+ *     pairs on the same link forbidden; the plan and the SI block speedup
+ *     s = (T_f + T_b) / T_SI.
+ *
+ * The W-shaped pipeline schedule that uses s is PP_SCHED_WSHAPE (spec.h,
+ * sim.h, schedule.h).
+ */
+#ifndef PARAPLAN_DHELIX_H
+#define PARAPLAN_DHELIX_H
+
+#include "workload.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Operator kinds of the overlap table (Table 2's bases, grouped as Fig. 4
+ * measures them: grouped GEMM is a GEMM; fused BDA, norms, router top-k and
+ * permute are element-wise; a collective is intra- or cross-node). */
+typedef enum pp_dh_kind {
+	PP_DH_GEMM = 0,
+	PP_DH_ATTN = 1, /* FlashAttention */
+	PP_DH_ELEM = 2,
+	PP_DH_COMM_INTRA = 3, /* collective inside one NVLink domain / node */
+	PP_DH_COMM_CROSS = 4, /* collective that crosses nodes */
+} pp_dh_kind;
+#define PP_DH_NKINDS 5
+
+const char *pp_dh_kind_name(pp_dh_kind k); /* "gemm", "attn", "elem", "comm-intra", ... */
+
+/* The overlap model of one GPU platform. */
+typedef struct pp_dh_overlap {
+	char name[PP_NAME_MAX];
+	double oef[PP_DH_NKINDS][PP_DH_NKINDS]; /* symmetric; Eq. 1 */
+	/* Table 7 (H100, cross-node TP): of a communication kernel's time paired
+	 * with computation, the share left visible by the slowdown of concurrent
+	 * kernels, and by the launch interval at the start of each paired
+	 * segment.  The default OEF of a computation-communication pair is
+	 * 1 - kernel_slowdown; the launch interval is added to P on top. */
+	double kernel_slowdown;
+	double launch_interval;
+	char source[PP_SOURCE_MAX];
+} pp_dh_overlap;
+
+/* Built-in platforms: "a40", "a800", "h100" (data/overlap/NAME.json hold
+ * the same values, with their sources). */
+pp_status pp_dh_overlap_default(const char *platform, pp_dh_overlap *out, pp_error *err);
+/* The built-in platform for a GPU preset name: a40 -> a40, a100/a800 ->
+ * a800, anything else -> h100. */
+const char *pp_dh_platform_of_gpu(const char *gpu_name);
+/* A measured table, in the format of data/overlap/NAME.json. */
+pp_status pp_dh_overlap_from_json(const char *text, size_t len, const char *source,
+                                  pp_dh_overlap *out, pp_error *err);
+pp_status pp_dh_overlap_load(const char *path, pp_dh_overlap *out, pp_error *err);
+/* A platform name or a file path. */
+pp_status pp_dh_overlap_resolve(const char *ref, pp_dh_overlap *out, pp_error *err);
+
+/* Eq. 1 from measured times: (T_i + T_j - P_ij) / min(T_i, T_j). */
+double pp_dh_oef(double t_i, double t_j, double p_ij);
+/* P(i, j): the overlapped time of two segments under the model; INFINITY
+ * for a forbidden pair (two collectives on the same link).  A solo segment
+ * (t of the other 0) takes its own time. */
+double pp_dh_pair_time(const pp_dh_overlap *o, pp_dh_kind ki, double ti, pp_dh_kind kj, double tj);
+
+/* ------------------------------------------------------------ sequences */
+
+#define PP_DH_MAX_SEGS 64
+#define PP_DH_MAX_MOVABLE 8 /* weight-gradient GEMMs whose place is searched */
+
+typedef struct pp_dh_seg {
+	const char *name; /* static: "qkv", "tp_attn_in", "qkv.wgrad", ... */
+	pp_dh_kind kind;
+	double seconds;
+	int dep;      /* backward: index of the segment a weight gradient must follow;
+	                 -1 for the others (they keep their relative order) */
+	bool movable; /* a weight-gradient GEMM */
+} pp_dh_seg;
+
+typedef struct pp_dh_seq {
+	int n;
+	pp_dh_seg s[PP_DH_MAX_SEGS];
+} pp_dh_seq;
+
+/* One layer's two sequences for one micro-batch on one GPU. */
+typedef struct pp_dh_layer {
+	pp_dh_seq fwd;
+	pp_dh_seq bwd; /* default order: each weight gradient right after its dgrad */
+	int nmovable;  /* movable weight gradients searched (<= PP_DH_MAX_MOVABLE) */
+	double fwd_s, bwd_s;
+} pp_dh_layer;
+
+/*
+ * The sequences of layer `layer` under a resolved plan: forward operators
+ * with their collectives at their data-dependence positions (TP/SP
+ * all-gather before the column-parallel GEMM, reduce-scatter after the
+ * row-parallel one, EP all-to-all around the experts), backward in reverse
+ * with recompute first, the CP ring merged into its attention (it already
+ * hides under it) and the SP re-gather that hides under the dgrad GEMM left
+ * out; each timed by the cost model (pp_op_time, pp_coll_time on the
+ * group's layout).  TP traffic under tp_overlap and EP traffic under
+ * ep_overlap are scaled as the stage cost scales them, so fwd_s + bwd_s is
+ * the layer's single-strand time.  PP_EINPUT for SUMMA plans (not modelled).
+ */
+pp_status pp_dh_layer_build(const pp_model *m, const pp_system *s, const pp_job *job,
+                            const pp_plan *plan, int layer, pp_work *ws, pp_dh_layer *out,
+                            pp_error *err);
+
+/* Number of candidate backward orders: 2^nmovable (each weight gradient
+ * right after its dgrad, or deferred to the end of the layer). */
+int pp_dh_candidate_count(const pp_dh_layer *l);
+/* Candidate `idx` (bit k set: the k-th movable weight gradient deferred). */
+void pp_dh_candidate(const pp_dh_layer *l, int idx, pp_dh_seq *out);
+/* Is `seq` a valid order of `l`'s backward DAG (every weight gradient after
+ * its dgrad, every other segment in its original relative order)? */
+bool pp_dh_order_valid(const pp_dh_layer *l, const pp_dh_seq *seq);
+
+/* ------------------------------------------------------------- pairing */
+
+typedef struct pp_dh_step {
+	int f, b; /* segment indices; -1 = none (the other runs alone) */
+	double seconds;
+} pp_dh_step;
+
+typedef struct pp_dh_plan {
+	double t_opt; /* T_opt(N_f, N_b) */
+	int nsteps;
+	pp_dh_step step[2 * PP_DH_MAX_SEGS];
+} pp_dh_plan;
+
+/* Eq. 2 over one pair of sequences; the plan may be NULL (time only).
+ * Returns T_opt. */
+double pp_dh_pair(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq *b, pp_dh_plan *plan);
+
+/* The best pairing of a layer over every candidate backward order. */
+typedef struct pp_dh_result {
+	double t_f, t_b; /* single-strand times */
+	double t_si;     /* the best SI block: forward of one micro-batch with
+	                    backward of another */
+	double speedup;  /* s = (t_f + t_b) / t_si */
+	int candidates;  /* backward orders tried */
+	int best;        /* the winning candidate */
+	pp_dh_seq bwd;   /* its order */
+	pp_dh_plan plan;
+} pp_dh_result;
+
+void pp_dh_layer_pair(const pp_dh_overlap *o, const pp_dh_layer *l, pp_dh_result *out);
+
+/*
+ * SI speedup of pipeline stage `stage`: the stage's per-micro-batch time
+ * `stage_s` (fwd_s + bwd_s of its pp_stage_time) with each of its layers'
+ * time replaced by that layer's best SI block:
+ * stage_s / (stage_s - sum over layers of (t_f + t_b - t_si)).
+ */
+pp_status pp_dh_stage_speedup(const pp_model *m, const pp_system *s, const pp_job *job,
+                              const pp_plan *plan, int stage, double stage_s,
+                              const pp_dh_overlap *o, pp_work *ws, double *speedup, pp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

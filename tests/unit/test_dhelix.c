@@ -1,0 +1,372 @@
+/*
+ * DHelix (seed 002): Eq. 1 and Eq. 2 on hand-worked cases, the DP against
+ * brute force over every pairing, a layer's operator sequences and their
+ * valid orders, the overlap data files, the pairing's cost.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "paraplan/paraplan.h"
+#include "paraplan/dhelix.h"
+#include "pp_test.h"
+
+static pp_dh_overlap table(void)
+{
+	pp_dh_overlap o;
+	pp_error err;
+	assert_int_equal(pp_dh_overlap_default("h100", &o, &err), PP_OK);
+	return o;
+}
+
+/* Eq. 1: two operators of 4 and 2 ms overlapped in 5 ms hide 1 of the
+ * shorter one's 2 ms: OEF 0.5; perfectly hidden (4 ms): 1; serial (6 ms): 0. */
+static void test_eq1_hand(void **state)
+{
+	(void)state;
+	assert_rel(pp_dh_oef(4, 2, 5), 0.5, 1e-15);
+	assert_rel(pp_dh_oef(4, 2, 4), 1.0, 1e-15);
+	assert_true(fabs(pp_dh_oef(4, 2, 6)) < 1e-15);
+	/* The model inverts Eq. 1: P = T_i + T_j - OEF min(T_i, T_j), plus the
+	 * launch interval on a collective paired with computation. */
+	pp_dh_overlap o = table();
+	double p = pp_dh_pair_time(&o, PP_DH_GEMM, 4, PP_DH_GEMM, 2);
+	assert_rel(p, 6 - 0.15 * 2, 1e-15);
+	assert_rel(pp_dh_oef(4, 2, p), 0.15, 1e-12);
+	/* GEMM 4 ms with a 2 ms intra-node all-gather: 4 + 2 - 0.6752 x 2 + 0.0965 x 2 */
+	p = pp_dh_pair_time(&o, PP_DH_GEMM, 4, PP_DH_COMM_INTRA, 2);
+	assert_rel(p, 4 + 2 * (0.3248 + 0.0965), 1e-12);
+	/* Table 7, TP 8: the hidden share of the collective is 57.87% */
+	assert_rel((4 + 2 - p) / 2, 0.5787, 1e-12);
+	/* same link: forbidden; intra with cross: allowed */
+	assert_true(isinf(pp_dh_pair_time(&o, PP_DH_COMM_INTRA, 1, PP_DH_COMM_INTRA, 1)));
+	assert_rel(pp_dh_pair_time(&o, PP_DH_COMM_INTRA, 1, PP_DH_COMM_CROSS, 2), 3 - 0.8, 1e-15);
+	/* FlashAttention with GEMM: no overlap at all */
+	assert_rel(pp_dh_pair_time(&o, PP_DH_ATTN, 3, PP_DH_GEMM, 1), 4, 1e-15);
+}
+
+static pp_dh_seq seq(int n, const pp_dh_kind *k, const double *t)
+{
+	pp_dh_seq q;
+	memset(&q, 0, sizeof q);
+	q.n = n;
+	for (int i = 0; i < n; i++) {
+		q.s[i].name = "x";
+		q.s[i].kind = k[i];
+		q.s[i].seconds = t[i];
+		q.s[i].dep = -1;
+	}
+	return q;
+}
+
+/*
+ * Eq. 2 by hand: forward [GEMM 4, AG(intra) 2], backward [AG(intra) 3, GEMM 5]
+ * with OEF comp-comm 1 and no launch interval, comp-comp 0.
+ * Pairings (alignments) worth considering:
+ *   f1|b1 (4,3 -> 4), f2|b2 (2,5 -> 5)        = 9
+ *   f1 alone 4, f2|b1 forbidden (comm-comm)   = inf
+ *   all serial                                 = 14
+ *   f1|b2 (4,5 -> 9 with OEF 0): b1, f1|b2, f2 = 3 + 9 + 2 = 14
+ * so T_opt = 9 with two pairs.
+ */
+static void test_eq2_hand(void **state)
+{
+	(void)state;
+	pp_dh_overlap o = table();
+	for (int i = 0; i < PP_DH_NKINDS; i++)
+		for (int j = 0; j < PP_DH_NKINDS; j++) {
+			bool ci = i >= PP_DH_COMM_INTRA, cj = j >= PP_DH_COMM_INTRA;
+			o.oef[i][j] = ci != cj ? 1.0 : 0.0;
+		}
+	o.launch_interval = 0;
+	pp_dh_kind kf[] = {PP_DH_GEMM, PP_DH_COMM_INTRA}, kb[] = {PP_DH_COMM_INTRA, PP_DH_GEMM};
+	double tf[] = {4, 2}, tb[] = {3, 5};
+	pp_dh_seq f = seq(2, kf, tf), b = seq(2, kb, tb);
+	pp_dh_plan plan;
+	double t = pp_dh_pair(&o, &f, &b, &plan);
+	assert_rel(t, 9, 1e-15);
+	assert_int_equal(plan.nsteps, 2);
+	assert_int_equal(plan.step[0].f, 0);
+	assert_int_equal(plan.step[0].b, 0);
+	assert_int_equal(plan.step[1].f, 1);
+	assert_int_equal(plan.step[1].b, 1);
+	/* A lone segment pairs with nothing: T_opt is its time. */
+	pp_dh_seq e = seq(0, kf, tf);
+	assert_rel(pp_dh_pair(&o, &f, &e, NULL), 6, 1e-15);
+}
+
+/* Brute force: every monotone alignment of f[i..] with b[j..]. */
+static double brute(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq *b, int i, int j)
+{
+	if (i == f->n && j == b->n)
+		return 0;
+	double best = INFINITY;
+	if (i < f->n)
+		best = fmin(best, f->s[i].seconds + brute(o, f, b, i + 1, j));
+	if (j < b->n)
+		best = fmin(best, b->s[j].seconds + brute(o, f, b, i, j + 1));
+	if (i < f->n && j < b->n)
+		best = fmin(best, pp_dh_pair_time(o, f->s[i].kind, f->s[i].seconds, b->s[j].kind,
+		                                  b->s[j].seconds) +
+		                      brute(o, f, b, i + 1, j + 1));
+	return best;
+}
+
+static uint64_t rng = 88172645463325252ull;
+static double urand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static void test_dp_equals_brute_force(void **state)
+{
+	(void)state;
+	pp_dh_overlap o = table();
+	int cases = 0;
+	for (int nf = 0; nf <= 8; nf++)
+		for (int nb = 0; nb <= 8; nb++)
+			for (int rep = 0; rep < (nf + nb > 12 ? 2 : 6); rep++) {
+				pp_dh_kind kf[8], kb[8];
+				double tf[8], tb[8];
+				for (int i = 0; i < 8; i++) {
+					kf[i] = (pp_dh_kind)(urand() * PP_DH_NKINDS);
+					kb[i] = (pp_dh_kind)(urand() * PP_DH_NKINDS);
+					tf[i] = 0.1 + urand();
+					tb[i] = 0.1 + 2 * urand();
+				}
+				pp_dh_seq f = seq(nf, kf, tf), b = seq(nb, kb, tb);
+				pp_dh_plan plan;
+				double dp = pp_dh_pair(&o, &f, &b, &plan);
+				double bf = brute(&o, &f, &b, 0, 0);
+				assert_rel(dp, bf, 1e-12);
+				/* the plan covers every segment once and adds up */
+				double sum = 0;
+				int cf = 0, cb = 0;
+				for (int k = 0; k < plan.nsteps; k++) {
+					sum += plan.step[k].seconds;
+					cf += plan.step[k].f >= 0;
+					cb += plan.step[k].b >= 0;
+				}
+				assert_int_equal(cf, nf);
+				assert_int_equal(cb, nb);
+				assert_rel(sum, dp, 1e-12);
+				cases++;
+			}
+	print_message("DP = brute force on %d random pairs of sequences of 0..8 segments\n", cases);
+}
+
+static void plan_of(const char *model, const char *system, long long gpus, int tp, int pp, int cp,
+                    int ep, int seq_len, pp_model *m, pp_system *s, pp_job *job, pp_plan *p)
+{
+	pp_error err;
+	assert_int_equal(pp_model_preset(model, m, &err), PP_OK);
+	assert_int_equal(pp_system_preset(system, s, &err), PP_OK);
+	pp_job_init(job);
+	job->seq_len = seq_len;
+	job->global_batch = gpus;
+	pp_plan_init(p);
+	p->tp = tp;
+	p->pp = pp;
+	p->cp = cp;
+	p->ep = ep;
+	p->sp = tp > 1;
+	if (pp_plan_resolve(p, m, s, gpus, job, &err) != PP_OK)
+		fail_msg("%s: %s", err.field, err.text);
+}
+
+static void print_seq(const char *what, const pp_dh_seq *q)
+{
+	print_message("%s (%d):", what, q->n);
+	for (int i = 0; i < q->n; i++)
+		print_message(" %s[%s %.3gms]", q->s[i].name, pp_dh_kind_name(q->s[i].kind),
+		              q->s[i].seconds * 1e3);
+	print_message("\n");
+}
+
+/* A dense TP/SP layer: 14 forward operators as in §4.2 (norm, AG, QKV, rope,
+ * attention, projection, RS, residual, norm, AG, FC1, activation, FC2, RS,
+ * residual: our list has the rope and both residuals separately), the
+ * backward with four movable weight gradients, every candidate a valid
+ * order, and the single-strand time the stage cost's. */
+static void test_layer_sequences(void **state)
+{
+	(void)state;
+	pp_model m;
+	pp_system s;
+	pp_job job;
+	pp_plan p;
+	plan_of("llama3-70b", "dgx-a100-80g", 64, 8, 1, 1, 1, 8192, &m, &s, &job, &p);
+	static pp_work ws;
+	pp_work_init(&ws);
+	pp_dh_layer l;
+	pp_error err;
+	assert_int_equal(pp_dh_layer_build(&m, &s, &job, &p, 0, &ws, &l, &err), PP_OK);
+	print_seq("forward", &l.fwd);
+	print_seq("backward", &l.bwd);
+	assert_int_equal(l.nmovable, 4);
+	assert_int_equal(pp_dh_candidate_count(&l), 16);
+	/* the forward starts with the norm, then the SP all-gather, then QKV */
+	assert_string_equal(l.fwd.s[0].name, "attn_norm");
+	assert_string_equal(l.fwd.s[1].name, "tp_attn_in");
+	assert_int_equal(l.fwd.s[1].kind, PP_DH_COMM_INTRA);
+	assert_string_equal(l.fwd.s[2].name, "qkv");
+	int comm = 0;
+	for (int i = 0; i < l.fwd.n; i++)
+		comm += l.fwd.s[i].kind >= PP_DH_COMM_INTRA;
+	assert_int_equal(comm, 4);
+	for (int c = 0; c < pp_dh_candidate_count(&l); c++) {
+		pp_dh_seq q;
+		pp_dh_candidate(&l, c, &q);
+		assert_true(pp_dh_order_valid(&l, &q));
+	}
+	/* an invalid order: a weight gradient before its dgrad */
+	pp_dh_seq bad = l.bwd;
+	for (int i = 1; i < bad.n; i++)
+		if (bad.s[i].movable) {
+			pp_dh_seg t = bad.s[i];
+			bad.s[i] = bad.s[i - 1];
+			bad.s[i - 1] = t;
+			break;
+		}
+	assert_false(pp_dh_order_valid(&l, &bad));
+	/* fwd + bwd = the stage cost's layer time (one layer, no pp: the stage
+	 * minus embedding and head; compare against two layers' difference) */
+	pp_stage_time t1;
+	assert_int_equal(pp_stage_cost(&m, &s, &job, &p, 0, &ws, &t1, &err), PP_OK);
+	pp_model m2 = m;
+	m2.num_layers = m.num_layers + 1;
+	pp_plan p2 = p;
+	pp_stage_time t2;
+	pp_work_init(&ws);
+	assert_int_equal(pp_stage_cost(&m2, &s, &job, &p2, 0, &ws, &t2, &err), PP_OK);
+	double layer = (t2.fwd_s + t2.bwd_s) - (t1.fwd_s + t1.bwd_s);
+	assert_rel(l.fwd_s + l.bwd_s, layer, 1e-9);
+	pp_dh_overlap o = table();
+	pp_dh_result r;
+	pp_dh_layer_pair(&o, &l, &r);
+	print_message("T_f %.3f ms, T_b %.3f ms, T_SI %.3f ms, s = %.3f (candidate %d of %d)\n",
+	              r.t_f * 1e3, r.t_b * 1e3, r.t_si * 1e3, r.speedup, r.best, r.candidates);
+	assert_true(r.speedup >= 1.0);
+	assert_true(r.t_si <= r.t_f + r.t_b);
+	/* the best candidate is no worse than the default order */
+	assert_true(r.t_si <= pp_dh_pair(&o, &l.fwd, &l.bwd, NULL) + 1e-15);
+}
+
+/* MoE with EP and CP: the all-to-alls and the merged CP ring. */
+static void test_layer_moe_cp(void **state)
+{
+	(void)state;
+	pp_model m;
+	pp_system s;
+	pp_job job;
+	pp_plan p;
+	plan_of("mixtral-8x7b", "dgx-h100", 64, 2, 1, 2, 8, 8192, &m, &s, &job, &p);
+	static pp_work ws;
+	pp_work_init(&ws);
+	pp_dh_layer l;
+	pp_error err;
+	assert_int_equal(pp_dh_layer_build(&m, &s, &job, &p, 0, &ws, &l, &err), PP_OK);
+	print_seq("forward", &l.fwd);
+	print_seq("backward", &l.bwd);
+	int a2a = 0;
+	for (int i = 0; i < l.fwd.n; i++)
+		a2a += strncmp(l.fwd.s[i].name, "ep_", 3) == 0;
+	assert_int_equal(a2a, 2);
+	pp_dh_overlap o = table();
+	pp_dh_result r;
+	pp_dh_layer_pair(&o, &l, &r);
+	print_message("MoE: T_f %.3f ms, T_b %.3f ms, T_SI %.3f ms, s = %.3f\n", r.t_f * 1e3,
+	              r.t_b * 1e3, r.t_si * 1e3, r.speedup);
+	assert_true(r.speedup > 1.0);
+}
+
+/* The pairing of one layer (all candidate orders) in <= 1 ms. */
+static void test_pairing_cost(void **state)
+{
+	(void)state;
+	pp_model m;
+	pp_system s;
+	pp_job job;
+	pp_plan p;
+	plan_of("mixtral-8x7b", "dgx-h100", 64, 2, 1, 2, 8, 8192, &m, &s, &job, &p);
+	static pp_work ws;
+	pp_work_init(&ws);
+	pp_dh_layer l;
+	pp_error err;
+	pp_dh_overlap o = table();
+	pp_dh_result r;
+	struct timespec a, b;
+	int n = 200;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(pp_dh_layer_build(&m, &s, &job, &p, 0, &ws, &l, &err), PP_OK);
+		pp_dh_layer_pair(&o, &l, &r);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	double per = ((b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9) / n;
+	print_message("build + pair one layer (%d x %d segments, %d candidate orders): %.1f us\n",
+	              l.fwd.n, l.bwd.n, r.candidates, per * 1e6);
+	assert_true(per <= 1e-3);
+}
+
+/* data/overlap/NAME.json load and equal the built-in tables. */
+static void test_overlap_files(void **state)
+{
+	(void)state;
+	const char *dir = getenv("PARAPLAN_SOURCE_DIR");
+	if (!dir)
+		dir = ".";
+	const char *names[] = {"a40", "a800", "h100"};
+	for (int i = 0; i < 3; i++) {
+		char path[1024];
+		snprintf(path, sizeof path, "%s/data/overlap/%s.json", dir, names[i]);
+		pp_dh_overlap a, b;
+		pp_error err;
+		if (pp_dh_overlap_load(path, &a, &err) != PP_OK)
+			fail_msg("%s: %s: %s", err.source, err.field, err.text);
+		assert_int_equal(pp_dh_overlap_default(names[i], &b, &err), PP_OK);
+		assert_string_equal(a.name, b.name);
+		assert_rel(a.kernel_slowdown, b.kernel_slowdown, 1e-15);
+		assert_rel(a.launch_interval, b.launch_interval, 1e-15);
+		for (int x = 0; x < PP_DH_NKINDS; x++)
+			for (int y = 0; y < PP_DH_NKINDS; y++)
+				assert_true(fabs(a.oef[x][y] - b.oef[x][y]) < 1e-12);
+	}
+	/* errors name the field */
+	pp_dh_overlap o;
+	pp_error err;
+	const char *missing = "{\"name\":\"x\",\"kernel_slowdown\":0.3,\"launch_interval\":0.1,"
+	                      "\"oef\":{\"gemm-gemm\":0.1}}";
+	assert_int_equal(pp_dh_overlap_from_json(missing, strlen(missing), "t", &o, &err),
+	                 PP_EINPUT);
+	assert_string_equal(err.field, "overlap.oef");
+	const char *badkey = "{\"name\":\"x\",\"kernel_slowdown\":0.3,\"launch_interval\":0.1,"
+	                     "\"oef\":{\"gemm-tpu\":0.1}}";
+	assert_int_equal(pp_dh_overlap_from_json(badkey, strlen(badkey), "t", &o, &err), PP_EINPUT);
+	assert_int_equal(pp_dh_overlap_default("tpu", &o, &err), PP_EINPUT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_eq1_hand),
+	    cmocka_unit_test(test_eq2_hand),
+	    cmocka_unit_test(test_dp_equals_brute_force),
+	    cmocka_unit_test(test_layer_sequences),
+	    cmocka_unit_test(test_layer_moe_cp),
+	    cmocka_unit_test(test_pairing_cost),
+	    cmocka_unit_test(test_overlap_files),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -128,6 +128,9 @@ typedef struct pp_stage_time {
 	double optimizer_s; /* optimizer step over this GPU's shard */
 	/* traffic, bytes per micro-batch (per iteration for dp) sent by this GPU */
 	double tp_bytes, cp_bytes, ep_bytes, pp_bytes, dp_bytes;
+	/* DHelix (schedule wshape): SI block speedup s of this stage's forward +
+	 * backward (pp_dh_stage_speedup); 0 = none (1) */
+	double si_speedup;
 } pp_stage_time;
 
 /*

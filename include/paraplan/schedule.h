@@ -41,6 +41,10 @@ void pp_schedule_iteration(const pp_plan *plan, const pp_system *s, const pp_sta
  * (p-1)/(m+p-1), interleaved (p-1)/(v m + p - 1), ZB ~ 0. */
 double pp_bubble_fraction(pp_schedule sched, int p, long long m, int v);
 
+/* DHelix's W shape (seed 002 §4.1): (p - 1) / (m - 1 + p s) of the
+ * iteration, s the SI block speedup; 1F1B's (p - 1)/(m - 1 + p) at s = 1. */
+double pp_wshape_bubble_fraction(int p, long long m, double s);
+
 /* ------------------------------------------------ compatibility: seed 000 */
 
 /* ConfigTuner's inputs (seed 000 §4): N parameters, l layers, hidden h,

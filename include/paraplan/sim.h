@@ -37,6 +37,9 @@ typedef enum pp_task_kind {
 	PP_TASK_B = 1,  /* backward: input and weight gradients together */
 	PP_TASK_BI = 2, /* backward, input gradients only (zero-bubble B) */
 	PP_TASK_W = 3,  /* weight gradients (zero-bubble W) */
+	PP_TASK_SI = 4, /* DHelix SI block: the forward of (mb, chunk) co-executed with
+	                   the PP_TASK_B that follows it in the list, the two
+	                   (fwd + bwd) / si_speedup long */
 } pp_task_kind;
 
 /* One entry of a rank's task list. */
@@ -61,6 +64,7 @@ typedef struct pp_sim_stage {
 	double fwd_flops, bwd_flops, wgrad_flops;
 	double send_bytes; /* bytes of one activation (or gradient) transfer */
 	double dp_bytes;
+	double si_speedup; /* PP_TASK_SI: s of seed 002 (dhelix.h); 0 = 1 */
 } pp_sim_stage;
 
 typedef enum pp_stream {
@@ -80,6 +84,7 @@ typedef enum pp_event_kind {
 	PP_EV_DP = 5,
 	PP_EV_OPTIMIZER = 6,
 	PP_EV_OTHER = 7, /* tied-embedding sync and fixed per-iteration overhead */
+	PP_EV_SI = 8,    /* DHelix SI block (mb, chunk: its forward's) */
 } pp_event_kind;
 
 /* One interval on one stream of one pipeline rank; seconds from the start. */
@@ -117,6 +122,13 @@ void pp_sim_free(pp_sim *sim);
  * micro-batches in groups of p), ZB-H1 (Qi et al. 2023: 1F1B with B split from
  * W; rank r defers the W of its first r micro-batches to the end).  PP_EINPUT
  * when the schedule does not apply (v > 1 without interleaving, ...).
+ * DHelix's W shape (seed 002 §4.1, Fig. 8; v must be 1): the model folded
+ * into a U, rank r holding virtual stage r (chunk 0) and 2p - 1 - r (chunk 1),
+ * so a micro-batch's forward goes down and back up and its backward likewise;
+ * wave w (0 <= w < m + p) runs the forward of micro-batch w (if w < m) fused
+ * with the backward of micro-batch w - p (if w >= p) as SI blocks, chunk c's
+ * forward with chunk 1 - c's backward; rank r runs a wave's chunk 0 at slot
+ * 2w + r and its chunk 1 at slot 2w + 2p - 1 - r, in slot order.
  */
 pp_status pp_sim_orders(pp_sim *sim, pp_schedule sched, int p, long long m, int v, pp_error *err);
 

@@ -201,7 +201,10 @@ typedef enum pp_schedule {
 	PP_SCHED_1F1B = 0,
 	PP_SCHED_GPIPE = 1,
 	PP_SCHED_INTERLEAVED = 2,
-	PP_SCHED_ZB = 3, /* zero-bubble ZB-H1 */
+	PP_SCHED_ZB = 3,     /* zero-bubble ZB-H1 */
+	PP_SCHED_WSHAPE = 4, /* DHelix W-shaped pipeline: model folded into a U, forward of
+	                        one micro-batch co-executed with the backward of another
+	                        (seed 002 §4.1, dhelix.h) */
 } pp_schedule;
 
 typedef struct pp_plan {

@@ -11,9 +11,55 @@ double pp_bubble_fraction(pp_schedule sched, int p, long long m, int v)
 	switch (sched) {
 	case PP_SCHED_INTERLEAVED: return (P - 1) / (v * M + P - 1);
 	case PP_SCHED_ZB: return 0;
+	case PP_SCHED_WSHAPE: return pp_wshape_bubble_fraction(p, m, 1);
 	case PP_SCHED_GPIPE:
 	case PP_SCHED_1F1B:
 	default: return (P - 1) / (M + P - 1);
+	}
+}
+
+double pp_wshape_bubble_fraction(int p, long long m, double s)
+{
+	return (p - 1) / ((double)m - 1 + p * s);
+}
+
+/* DHelix's W shape (sim.h's order): with m > p micro-batches, m - p SI blocks
+ * of (f + b) / s and p forwards and backwards alone on the bottleneck, and a
+ * fill and drain of the other stages' SI blocks, (p - 1)(f + b) / s for alike
+ * stages: ((m - 1)/s + p)(f + b) in all, the bubble ratio (p - 1)/(m - 1 + p s)
+ * (seed 002 §4.1).  With m <= p there are no SI blocks: p (f + b) + (m - 1) b.
+ * Both equal the simulator for alike stages with s <= (f + b)/max(f, b)
+ * (tests/unit/test_wshape.c). */
+static void wshape_iteration(const pp_plan *p, const pp_stage_time *st, pp_iteration *out)
+{
+	double m = (double)p->microbatches, P = p->pp;
+	int b = 0;
+	double slow = -1, sum_si = 0, sum = 0;
+	for (int i = 0; i < p->pp; i++) {
+		double si = st[i].si_speedup > 0 ? st[i].si_speedup : 1;
+		double t = st[i].fwd_s + st[i].bwd_s + 2 * st[i].pp_s;
+		sum_si += t / si;
+		sum += t;
+		if (t > slow) {
+			slow = t;
+			b = i;
+		}
+	}
+	const pp_stage_time *k = &st[b];
+	double s = k->si_speedup > 0 ? k->si_speedup : 1;
+	double n = m > P ? (m - P) / s + P : m; /* micro-batches' worth on the bottleneck */
+	out->bottleneck_stage = b;
+	out->compute_s = n * (k->fwd_compute_s + k->bwd_compute_s);
+	out->tp_s = n * k->tp_s;
+	out->cp_s = n * k->cp_s;
+	out->ep_s = n * k->ep_s;
+	out->zero3_s = n * k->zero3_s;
+	out->pp_s = n * k->pp_s * 2; /* the U: twice 1F1B's sends */
+	if (p->pp > 1) {
+		double fill = sum_si - slow / s;
+		if (m <= P) /* no SI: the other stages' time, less the forwards that overlap */
+			fill = (sum - slow) - (m - 1) * k->fwd_s;
+		out->bubble_s = fill > 0 ? fill : 0;
 	}
 }
 
@@ -69,6 +115,8 @@ void pp_schedule_iteration(const pp_plan *p, const pp_system *s, const pp_stage_
 		}
 		out->bubble_s = fill > 0 ? fill : 0;
 	}
+	if (p->schedule == PP_SCHED_WSHAPE)
+		wshape_iteration(p, st, out);
 	/* Data parallel: overlapped with the last backward of the stage that
 	 * finishes last (stage 0 in 1F1B), up to the system's overlap fraction. */
 	double dp_exposed = 0;

@@ -16,6 +16,7 @@
 
 struct pp_sim {
 	int p, v;
+	bool folded; /* DHelix U layout: rank r holds virtual stages r and 2p - 1 - r */
 	long long m;
 	/* Task lists: rank r's tasks are tasks[off[r] .. off[r] + len[r]). */
 	pp_task *tasks;
@@ -33,7 +34,8 @@ struct pp_sim {
 	size_t nev, cap_ev;
 };
 
-static const char *const kind_names[] = {"F", "B", "BI", "W", "send", "dp", "optimizer", "other"};
+static const char *const kind_names[] = {"F",  "B",         "BI",    "W", "send",
+                                         "dp", "optimizer", "other", "SI"};
 static const char *const stream_names[] = {"compute", "send-fwd", "send-bwd", "dp"};
 
 const char *pp_event_kind_name(pp_event_kind k)
@@ -101,6 +103,7 @@ pp_status pp_sim_reset(pp_sim *sim, int p, long long m, int v, pp_error *err)
 	sim->p = p;
 	sim->m = m;
 	sim->v = v;
+	sim->folded = false;
 	sim->ntasks = 0;
 	sim->nev = 0;
 	if (p > sim->cap_ranks) {
@@ -157,6 +160,30 @@ static bool push(pp_sim *sim, int r, pp_task_kind k, long long mb, int chunk)
 	return true;
 }
 
+static const char *task_name(pp_task_kind k)
+{
+	return k == PP_TASK_SI ? "SI" : kind_names[k];
+}
+
+/* Virtual stage of (rank, chunk), and back. */
+static int vs_of(const pp_sim *sim, int r, int c)
+{
+	if (sim->folded)
+		return c == 0 ? r : 2 * sim->p - 1 - r;
+	return c * sim->p + r;
+}
+
+static void rank_chunk_of(const pp_sim *sim, int vs, int *r, int *c)
+{
+	if (sim->folded) {
+		*c = vs < sim->p ? 0 : 1;
+		*r = vs < sim->p ? vs : 2 * sim->p - 1 - vs;
+	} else {
+		*r = vs % sim->p;
+		*c = vs / sim->p;
+	}
+}
+
 pp_status pp_sim_set_order(pp_sim *sim, int rank, const pp_task *tasks, size_t n, pp_error *err)
 {
 	if (rank < 0 || rank >= sim->p)
@@ -165,13 +192,18 @@ pp_status pp_sim_set_order(pp_sim *sim, int rank, const pp_task *tasks, size_t n
 		return ppi_fail(err, "", "sim.rank", "rank %d's order is already set", rank);
 	for (size_t i = 0; i < n; i++) {
 		const pp_task *t = &tasks[i];
-		if ((unsigned)t->kind > PP_TASK_W || t->mb < 0 || t->mb >= sim->m || t->chunk < 0 ||
-		    t->chunk >= sim->v)
+		if ((unsigned)t->kind > PP_TASK_SI || t->mb < 0 || t->mb >= sim->m ||
+		    t->chunk < 0 || t->chunk >= sim->v)
 			return ppi_fail(
 			    err, "", "sim.order",
 			    "rank %d task %zu: kind %d, micro-batch %d, chunk %d out of "
 			    "range",
 			    rank, i, (int)t->kind, t->mb, t->chunk);
+		if (t->kind == PP_TASK_SI && (i + 1 >= n || tasks[i + 1].kind != PP_TASK_B))
+			return ppi_fail(err, "", "sim.order",
+			                "rank %d task %zu: an SI block's forward must be followed "
+			                "by the backward it runs with",
+			                rank, i);
 		if (!push(sim, rank, t->kind, t->mb, t->chunk)) {
 			ppi_fail(err, "", "sim", "out of memory");
 			return PP_ENOMEM;
@@ -203,8 +235,55 @@ static void interleaved_id(long long k, int p, long long m, int v, bool fwd, lon
 	*chunk = fwd ? c : v - 1 - c;
 }
 
+/* DHelix's W shape (sim.h): waves in slot order, SI blocks where a wave has
+ * both a forward and a backward. */
+static bool wshape_order(pp_sim *sim, int r)
+{
+	const int p = sim->p;
+	const long long m = sim->m, waves = m + p;
+	long long w0 = 0, w1 = 0; /* next wave for chunk 0 and chunk 1 */
+	bool ok = true;
+	while (ok && (w0 < waves || w1 < waves)) {
+		long long s0 = w0 < waves ? 2 * w0 + r : -1;
+		long long s1 = w1 < waves ? 2 * w1 + 2LL * p - 1 - r : -1;
+		int c;
+		long long w;
+		if (s1 < 0 || (s0 >= 0 && s0 < s1)) {
+			c = 0;
+			w = w0++;
+		} else {
+			c = 1;
+			w = w1++;
+		}
+		bool f = w < m, b = w >= p;
+		if (f && b)
+			ok =
+			    push(sim, r, PP_TASK_SI, w, c) && push(sim, r, PP_TASK_B, w - p, 1 - c);
+		else if (f)
+			ok = push(sim, r, PP_TASK_F, w, c);
+		else if (b)
+			ok = push(sim, r, PP_TASK_B, w - p, 1 - c);
+	}
+	return ok;
+}
+
 pp_status pp_sim_orders(pp_sim *sim, pp_schedule sched, int p, long long m, int v, pp_error *err)
 {
+	if (sched == PP_SCHED_WSHAPE) {
+		if (v != 1)
+			return ppi_fail(err, "", "plan.vp",
+			                "vp %d needs the interleaved schedule, not wshape", v);
+		PPI_TRY(pp_sim_reset(sim, p, m, 2, err));
+		sim->folded = true;
+		bool ok = true;
+		for (int r = 0; r < p && ok; r++)
+			ok = wshape_order(sim, r);
+		if (!ok) {
+			ppi_fail(err, "", "sim", "out of memory");
+			return PP_ENOMEM;
+		}
+		return PP_OK;
+	}
 	if (sched != PP_SCHED_INTERLEAVED && v != 1)
 		return ppi_fail(err, "", "plan.vp", "vp %d needs the interleaved schedule", v);
 	/* Megatron-Core orders a short last group of micro-batches with a table
@@ -323,14 +402,14 @@ static pp_status check_orders(const pp_sim *sim, unsigned char *seen, pp_error *
 		const pp_task *t = sim->tasks + sim->off[r];
 		for (size_t i = 0; i < sim->len[r]; i++) {
 			size_t k = (size_t)t[i].chunk * (size_t)sim->m + (size_t)t[i].mb;
-			unsigned bit = t[i].kind == PP_TASK_F    ? 1u
-			               : t[i].kind == PP_TASK_B  ? 2u | 4u
-			               : t[i].kind == PP_TASK_BI ? 2u
-			                                         : 4u;
+			unsigned bit = t[i].kind == PP_TASK_F || t[i].kind == PP_TASK_SI ? 1u
+			               : t[i].kind == PP_TASK_B                          ? 2u | 4u
+			               : t[i].kind == PP_TASK_BI                         ? 2u
+			                                                                 : 4u;
 			if (seen[k] & bit)
 				return ppi_fail(err, "", "sim.order",
 				                "rank %d runs micro-batch %d chunk %d's %s twice",
-				                r, t[i].mb, t[i].chunk, kind_names[t[i].kind]);
+				                r, t[i].mb, t[i].chunk, task_name(t[i].kind));
 			seen[k] |= (unsigned char)bit;
 		}
 		for (size_t k = 0; k < slots; k++)
@@ -372,6 +451,11 @@ pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim
 	size_t *ptr = sim->ptr;
 	for (int r = 0; r < p; r++)
 		free_at[r] = send_f[r] = send_b[r] = 0, ptr[r] = 0;
+	double *busy = calloc((size_t)p, sizeof *busy); /* compute-stream time per rank */
+	if (!busy) {
+		ppi_fail(err, "", "sim", "out of memory");
+		return PP_ENOMEM;
+	}
 	const int last_vs = p * v - 1;
 	size_t done = 0;
 	while (done < sim->ntasks) {
@@ -383,28 +467,43 @@ pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim
 			while (ptr[r] < sim->len[r]) {
 				const pp_task *t = &list[ptr[r]];
 				size_t k = SLOT(r, t->chunk, t->mb);
-				int vs = t->chunk * p + r;
-				double ready, dur, flops;
-				pp_event_kind ek;
-				if (t->kind == PP_TASK_F) {
+				int vs = vs_of(sim, r, t->chunk);
+				/* the backward part: the task itself, or an SI block's second */
+				bool has_f = t->kind == PP_TASK_F || t->kind == PP_TASK_SI;
+				bool has_b = t->kind == PP_TASK_B || t->kind == PP_TASK_BI ||
+				             t->kind == PP_TASK_SI;
+				const pp_task *tb = t->kind == PP_TASK_SI ? t + 1 : t;
+				int bmb = tb->mb, bchunk = tb->chunk;
+				size_t kb = SLOT(r, bchunk, bmb);
+				int bvs = vs_of(sim, r, bchunk);
+				double ready = 0, dur = 0, flops = 0;
+				pp_event_kind ek = PP_EV_F;
+				if (has_f) {
 					ready = sim->f_arrive[k];
 					dur = fwd;
 					flops = s->fwd_flops;
-					ek = PP_EV_F;
-				} else if (t->kind == PP_TASK_W) {
+				}
+				if (has_b && ready >= 0) {
+					double rb =
+					    bvs == last_vs ? sim->f_end[kb] : sim->b_arrive[kb];
+					if (sim->f_end[kb] < 0)
+						rb = -1;
+					ready = rb < 0 ? -1 : (rb > ready ? rb : ready);
+					bool split = t->kind == PP_TASK_BI;
+					dur += split ? bwd - w : bwd;
+					flops +=
+					    split ? s->bwd_flops - s->wgrad_flops : s->bwd_flops;
+					ek = t->kind == PP_TASK_SI ? PP_EV_SI
+					     : split               ? PP_EV_BI
+					                           : PP_EV_B;
+				}
+				if (t->kind == PP_TASK_SI && s->si_speedup > 0)
+					dur /= s->si_speedup;
+				if (t->kind == PP_TASK_W) {
 					ready = sim->bi_end[k];
 					dur = w;
 					flops = s->wgrad_flops;
 					ek = PP_EV_W;
-				} else {
-					ready = vs == last_vs ? sim->f_end[k] : sim->b_arrive[k];
-					if (sim->f_end[k] < 0)
-						ready = -1;
-					bool split = t->kind == PP_TASK_BI;
-					dur = split ? bwd - w : bwd;
-					flops =
-					    split ? s->bwd_flops - s->wgrad_flops : s->bwd_flops;
-					ek = split ? PP_EV_BI : PP_EV_B;
 				}
 				if (ready < 0)
 					break; /* input not there yet: next rank */
@@ -412,34 +511,49 @@ pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim
 				free_at[r] = t1;
 				record(sim, r, PP_STREAM_COMPUTE, ek, t->mb, t->chunk, t0, t1,
 				       flops, 0);
-				if (t->kind == PP_TASK_F) {
+				if (has_f) {
 					sim->f_end[k] = t1;
 					if (vs <
 					    last_vs) { /* activation to the next virtual stage */
-						int nr = (vs + 1) % p, nc = (vs + 1) / p;
-						double a = t1 > send_f[r] ? t1 : send_f[r];
-						send_f[r] = a + s->send_fwd_s;
-						sim->f_arrive[SLOT(nr, nc, t->mb)] = send_f[r];
-						if (s->send_fwd_s > 0)
-							record(sim, r, PP_STREAM_SEND_FWD,
-							       PP_EV_SEND, t->mb, t->chunk, a,
-							       send_f[r], 0, s->send_bytes);
-					}
-				} else if (t->kind != PP_TASK_W) {
-					sim->bi_end[k] = t1;
-					if (vs > 0) { /* gradient to the previous virtual stage */
-						int nr = (vs - 1) % p, nc = (vs - 1) / p;
-						double a = t1 > send_b[r] ? t1 : send_b[r];
-						send_b[r] = a + s->send_bwd_s;
-						sim->b_arrive[SLOT(nr, nc, t->mb)] = send_b[r];
-						if (s->send_bwd_s > 0)
-							record(sim, r, PP_STREAM_SEND_BWD,
-							       PP_EV_SEND, t->mb, t->chunk, a,
-							       send_b[r], 0, s->send_bytes);
+						int nr, nc;
+						rank_chunk_of(sim, vs + 1, &nr, &nc);
+						if (nr == r) { /* the fold: the same rank */
+							sim->f_arrive[SLOT(nr, nc, t->mb)] = t1;
+						} else {
+							double a = t1 > send_f[r] ? t1 : send_f[r];
+							send_f[r] = a + s->send_fwd_s;
+							sim->f_arrive[SLOT(nr, nc, t->mb)] =
+							    send_f[r];
+							if (s->send_fwd_s > 0)
+								record(sim, r, PP_STREAM_SEND_FWD,
+								       PP_EV_SEND, t->mb, t->chunk,
+								       a, send_f[r], 0,
+								       s->send_bytes);
+						}
 					}
 				}
-				ptr[r]++;
-				done++;
+				if (has_b) {
+					sim->bi_end[kb] = t1;
+					if (bvs > 0) { /* gradient to the previous virtual stage */
+						int nr, nc;
+						rank_chunk_of(sim, bvs - 1, &nr, &nc);
+						if (nr == r) {
+							sim->b_arrive[SLOT(nr, nc, bmb)] = t1;
+						} else {
+							double a = t1 > send_b[r] ? t1 : send_b[r];
+							send_b[r] = a + s->send_bwd_s;
+							sim->b_arrive[SLOT(nr, nc, bmb)] =
+							    send_b[r];
+							if (s->send_bwd_s > 0)
+								record(sim, r, PP_STREAM_SEND_BWD,
+								       PP_EV_SEND, bmb, bchunk, a,
+								       send_b[r], 0, s->send_bytes);
+						}
+					}
+				}
+				busy[r] += dur;
+				ptr[r] += t->kind == PP_TASK_SI ? 2 : 1;
+				done += t->kind == PP_TASK_SI ? 2 : 1;
 			}
 		}
 		if (done == before) {
@@ -447,10 +561,11 @@ pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim
 			while (r < p && ptr[r] >= sim->len[r])
 				r++;
 			const pp_task *t = sim->tasks + sim->off[r] + ptr[r];
+			free(busy);
 			return ppi_fail(err, "", "sim.order",
 			                "the task lists deadlock: rank %d waits forever for the "
 			                "input of %s micro-batch %d chunk %d",
-			                r, kind_names[t->kind], t->mb, t->chunk);
+			                r, task_name(t->kind), t->mb, t->chunk);
 		}
 	}
 #undef SLOT
@@ -462,9 +577,11 @@ pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim
 			pipe = free_at[r];
 			crit = r;
 		}
-		double busy = st[r].fwd_s * (double)m + st[r].bwd_s * (double)m;
-		if (busy > busiest)
-			busiest = busy;
+		/* (the list's sum; the product form kept for the other schedules) */
+		double b =
+		    sim->folded ? busy[r] : st[r].fwd_s * (double)m + st[r].bwd_s * (double)m;
+		if (b > busiest)
+			busiest = b;
 	}
 	for (int r = 0; r < p; r++) {
 		double end = free_at[r];
@@ -495,6 +612,7 @@ pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim
 	out->optimizer_s = opt;
 	out->other_s = other_s;
 	out->iteration_s = fin + opt + other_s;
+	free(busy);
 	out->busy_s = busiest;
 	out->bubble_s = pipe - busiest > 0 ? pipe - busiest : 0;
 	out->critical_rank = crit;

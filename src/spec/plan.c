@@ -10,7 +10,7 @@
 
 static const char *const precision_names[] = {"fp32", "fp16", "bf16", "fp8"};
 static const char *const recompute_names[] = {"none", "selective", "full"};
-static const char *const schedule_names[] = {"1f1b", "gpipe", "interleaved", "zb"};
+static const char *const schedule_names[] = {"1f1b", "gpipe", "interleaved", "zb", "wshape"};
 
 const char *pp_precision_name(pp_precision p)
 {
@@ -22,7 +22,7 @@ const char *pp_recompute_name(pp_recompute r)
 }
 const char *pp_schedule_name(pp_schedule s)
 {
-	return (unsigned)s < 4 ? schedule_names[s] : "?";
+	return (unsigned)s < 5 ? schedule_names[s] : "?";
 }
 
 static pp_status parse_name(const char *s, const char *field, const char *const *names, int n,
@@ -61,7 +61,7 @@ pp_status pp_recompute_parse(const char *s, const char *field, pp_recompute *out
 pp_status pp_schedule_parse(const char *s, const char *field, pp_schedule *out, pp_error *err)
 {
 	int v = 0;
-	pp_status st = parse_name(s, field, schedule_names, 4, &v, err);
+	pp_status st = parse_name(s, field, schedule_names, 5, &v, err);
 	if (!st)
 		*out = (pp_schedule)v;
 	return st;
@@ -270,7 +270,7 @@ pp_status pp_plan_resolve(pp_plan *p, const pp_model *m, const pp_system *s, lon
 	        p->zero);
 	REQUIRE((unsigned)p->recompute <= PP_RECOMPUTE_FULL, "plan.recompute",
 	        "unknown recompute mode %d", (int)p->recompute);
-	REQUIRE((unsigned)p->schedule <= PP_SCHED_ZB, "plan.schedule", "unknown schedule %d",
+	REQUIRE((unsigned)p->schedule <= PP_SCHED_WSHAPE, "plan.schedule", "unknown schedule %d",
 	        (int)p->schedule);
 	REQUIRE(p->tp2 >= 1 && p->tp2 <= lim, "plan.tp2", "expected a positive degree, got %d",
 	        p->tp2);

@@ -1,0 +1,167 @@
+/*
+ * DHelix's W-shaped schedule (seed 002 §4.1): the closed form against the
+ * event simulator on a grid of (p, m, s), the bubble ratio
+ * (p - 1)/(m - 1 + p s) against 1F1B's, the folded (U) layout of the task
+ * lists, and the memory of two strands.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "paraplan/paraplan.h"
+#include "pp_test.h"
+
+/* The closed form over p alike stages of forward f and backward b. */
+static double closed(int p, long long m, double f, double b, double s, pp_iteration *it)
+{
+	pp_plan pl;
+	pp_plan_init(&pl);
+	pl.pp = p;
+	pl.microbatches = m;
+	pl.schedule = PP_SCHED_WSHAPE;
+	pp_system sys;
+	memset(&sys, 0, sizeof sys);
+	pp_stage_time st[16];
+	memset(st, 0, sizeof st);
+	for (int r = 0; r < p; r++) {
+		st[r].fwd_compute_s = st[r].fwd_s = f;
+		st[r].bwd_compute_s = st[r].bwd_s = b;
+		st[r].si_speedup = s;
+	}
+	pp_schedule_iteration(&pl, &sys, st, it);
+	return it->iteration_s;
+}
+
+static double simulate(pp_sim *sim, int p, long long m, double f, double b, double s,
+                       pp_sim_result *r)
+{
+	pp_error err;
+	if (pp_sim_orders(sim, PP_SCHED_WSHAPE, p, m, 1, &err) != PP_OK)
+		fail_msg("%s", err.text);
+	pp_sim_stage st[16];
+	memset(st, 0, sizeof st);
+	for (int k = 0; k < p; k++) {
+		st[k].fwd_s = f;
+		st[k].bwd_s = b;
+		st[k].si_speedup = s;
+	}
+	if (pp_sim_run(sim, st, 0, r, &err) != PP_OK)
+		fail_msg("%s", err.text);
+	return r->iteration_s;
+}
+
+static void test_closed_form_equals_simulator(void **state)
+{
+	(void)state;
+	pp_sim *sim;
+	assert_int_equal(pp_sim_new(&sim, NULL), PP_OK);
+	const double fb[][2] = {{1, 2}, {1, 1.5}, {1, 1}, {0.7, 2.1}};
+	int n = 0;
+	double worst = 0;
+	for (size_t x = 0; x < sizeof fb / sizeof fb[0]; x++) {
+		double f = fb[x][0], b = fb[x][1], smax = (f + b) / (f > b ? f : b);
+		const double ss[] = {1, 1.1, 1.2, 1.25, 1.4, smax};
+		for (int p = 1; p <= 8; p++)
+			for (long long m = 1; m <= 24; m++)
+				for (size_t k = 0; k < sizeof ss / sizeof ss[0]; k++) {
+					double s = ss[k] > smax ? smax : ss[k];
+					pp_iteration it;
+					pp_sim_result r;
+					double c = closed(p, m, f, b, s, &it);
+					double t = simulate(sim, p, m, f, b, s, &r);
+					double e = fabs(c - t) / t;
+					if (e > worst)
+						worst = e;
+					if (e > 1e-9)
+						fail_msg("p %d m %lld f %g b %g s %g: closed %.12g "
+						         "sim %.12g",
+						         p, m, f, b, s, c, t);
+					if (m > p) {
+						/* the paper's bubble ratio, and its T = ((m-1)/s + p)(f+b) */
+						assert_rel(t, ((m - 1) / s + p) * (f + b), 1e-9);
+						if (p > 1)
+							assert_rel(
+							    r.bubble_s / t,
+							    pp_wshape_bubble_fraction(p, m, s),
+							    1e-9);
+					}
+					n++;
+				}
+	}
+	print_message("W shape: closed form = simulator on %d (p, m, s, f, b), worst rel %.2g\n", n,
+	              worst);
+	/* at s = 1 the bubble ratio is 1F1B's; above, lower */
+	assert_rel(pp_wshape_bubble_fraction(4, 12, 1), pp_bubble_fraction(PP_SCHED_1F1B, 4, 12, 1),
+	           1e-15);
+	assert_true(pp_wshape_bubble_fraction(4, 12, 1.3) <
+	            pp_bubble_fraction(PP_SCHED_1F1B, 4, 12, 1));
+	pp_sim_free(sim);
+}
+
+/* Fig. 8: p = 4, m = 12: rank 0 starts with the forwards of micro-batches
+ * 0..3 (chunk 0), runs SI blocks in the steady phase and ends on backwards;
+ * each micro-batch's forward passes every rank twice (the U), so the sends
+ * double. */
+static void test_fig8_order(void **state)
+{
+	(void)state;
+	pp_sim *sim;
+	pp_error err;
+	assert_int_equal(pp_sim_new(&sim, NULL), PP_OK);
+	assert_int_equal(pp_sim_orders(sim, PP_SCHED_WSHAPE, 4, 12, 1, &err), PP_OK);
+	size_t n;
+	const pp_task *t = pp_sim_order(sim, 0, &n);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(t[i].kind, PP_TASK_F);
+		assert_int_equal(t[i].mb, i);
+		assert_int_equal(t[i].chunk, 0);
+	}
+	/* then micro-batch 0 comes back up to rank 0 (chunk 1), alone */
+	assert_int_equal(t[4].kind, PP_TASK_F);
+	assert_int_equal(t[4].mb, 0);
+	assert_int_equal(t[4].chunk, 1);
+	/* the first SI block: forward of micro-batch 4 with the backward of 0 */
+	assert_int_equal(t[5].kind, PP_TASK_SI);
+	assert_int_equal(t[5].mb, 4);
+	assert_int_equal(t[6].kind, PP_TASK_B);
+	assert_int_equal(t[6].mb, 0);
+	assert_int_equal(t[6].chunk, 1);
+	assert_int_equal(t[n - 1].kind, PP_TASK_B);
+	assert_int_equal(t[n - 1].mb, 11);
+	assert_int_equal(t[n - 1].chunk, 0);
+	/* sends: 1F1B moves each micro-batch over p - 1 links each way, the U 2(p - 1) */
+	pp_sim_stage st[4];
+	memset(st, 0, sizeof st);
+	for (int r = 0; r < 4; r++) {
+		st[r].fwd_s = 1;
+		st[r].bwd_s = 2;
+		st[r].send_fwd_s = st[r].send_bwd_s = 0.01;
+		st[r].si_speedup = 1.3;
+	}
+	pp_sim_result res;
+	assert_int_equal(pp_sim_run(sim, st, 0, &res, &err), PP_OK);
+	size_t sends = 0;
+	for (size_t i = 0; i < pp_sim_event_count(sim); i++)
+		sends += pp_sim_event_at(sim, i)->kind == PP_EV_SEND;
+	assert_int_equal(sends, 12 * 2 * 2 * 3);
+	/* an SI block must be followed by the backward it fuses with */
+	const pp_task bad[] = {{PP_TASK_SI, 0, 0}, {PP_TASK_F, 1, 0}};
+	assert_int_equal(pp_sim_reset(sim, 1, 2, 1, &err), PP_OK);
+	assert_int_equal(pp_sim_set_order(sim, 0, bad, 2, &err), PP_EINPUT);
+	pp_sim_free(sim);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_closed_form_equals_simulator),
+	    cmocka_unit_test(test_fig8_order),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cost/cost_int.h"
+#include "paraplan/dhelix.h"
 #include "paraplan/estimate.h"
 #include "util/util.h"
 #include "workload/workload_int.h"
@@ -21,6 +22,16 @@ pp_status pp_estimate_run(const pp_model *m, const pp_system *s, const pp_job *j
                           const pp_plan *plan, long long gpus, pp_estimate *out, pp_error *err)
 {
 	return pp_estimate_eval(m, s, job, plan, gpus, 0, NULL, out, err);
+}
+
+/* DHelix (schedule wshape): the SI block speedup of one stage, from the
+ * pairing of its layers on the GPU's overlap platform (dhelix.h). */
+static pp_status si_speedup(const pp_scenario *sc, pp_stage_time *t, pp_work *ws, pp_error *err)
+{
+	pp_dh_overlap o;
+	PPI_TRY(pp_dh_overlap_default(pp_dh_platform_of_gpu(sc->system->gpu.name), &o, err));
+	return pp_dh_stage_speedup(sc->model, sc->system, sc->job, &sc->plan, t->stage,
+	                           t->fwd_s + t->bwd_s, &o, ws, &t->si_speedup, err);
 }
 
 pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *job,
@@ -96,6 +107,16 @@ pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *
 		if (rc)
 			return rc;
 	}
+	if (p->schedule == PP_SCHED_WSHAPE)
+		for (int i = 0; i < p->pp; i++) {
+			if (i > 1 && i < p->pp - 1 && sc.uniform_layers) {
+				stt[i].si_speedup = stt[1].si_speedup;
+				continue;
+			}
+			pp_status rc = si_speedup(&sc, &stt[i], ws, err);
+			if (rc)
+				return rc;
+		}
 	pp_schedule_iteration(p, s, stt, &out->time);
 	out->bottleneck = stt[out->time.bottleneck_stage];
 	out->tokens_per_iteration = (double)job->global_batch * job->seq_len;
@@ -142,7 +163,10 @@ pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *
 	out->tp_bytes = b->tp_bytes * mb;
 	out->cp_bytes = b->cp_bytes * mb;
 	out->ep_bytes = b->ep_bytes * mb;
-	out->pp_bytes = b->pp_bytes * mb * (p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1);
+	out->pp_bytes = b->pp_bytes * mb *
+	                (p->schedule == PP_SCHED_INTERLEAVED ? p->vp
+	                 : p->schedule == PP_SCHED_WSHAPE    ? 2
+	                                                     : 1);
 	out->dp_bytes = b->dp_bytes * (p->zero >= 3 ? mb : 1);
 	return PP_OK;
 }
@@ -186,6 +210,14 @@ pp_status pp_estimate_simulate(pp_estimate *e, pp_sim *sim, pp_error *err)
 		s->fwd_flops = t.fwd_flops / v;
 		s->bwd_flops = t.bwd_flops / v;
 		s->wgrad_flops = t.wgrad_flops / v;
+		if (p->schedule == PP_SCHED_WSHAPE) {
+			/* the U: each chunk is half the stage */
+			s->fwd_flops /= 2;
+			s->bwd_flops /= 2;
+			s->wgrad_flops /= 2;
+			rc = si_speedup(&sc, &t, ws, err);
+			s->si_speedup = t.si_speedup;
+		}
 	}
 	if (!rc)
 		rc = pp_sim_orders(sim, p->schedule, p->pp, p->microbatches, (int)v, err);

@@ -175,6 +175,13 @@ static double inflight(const pp_plan *p, int stage)
 		double cap = m * p->vp;
 		return (chunks < cap ? chunks : cap) / p->vp;
 	}
+	case PP_SCHED_WSHAPE: {
+		/* DHelix's U (sim.h's W order): rank r holds chunk 0 (its first half
+		 * of layers) of 2p - r micro-batches and chunk 1 of r, so every rank
+		 * holds p micro-batches' worth (1F1B's rank 0); the layer-granular SI
+		 * block adds one layer (pp_memory_stage). */
+		return P < m ? P : m;
+	}
 	case PP_SCHED_1F1B:
 	case PP_SCHED_ZB:
 	default: {
@@ -281,6 +288,11 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 
 	/* ---- activations */
 	double n_in = inflight(p, stage);
+	/* DHelix SI (seed 002 §4.1, §6.5): one strand's forward of a layer
+	 * allocates before the other's backward of it frees: one layer of one
+	 * micro-batch more. */
+	if (p->schedule == PP_SCHED_WSHAPE && out->layers > 0 && p->microbatches > 1)
+		n_in += 1.0 / out->layers;
 	out->inflight_layer_mbs = n_in * out->layers;
 	out->act_layers_bytes = n_in * act_sum;
 	out->act_per_layer_mb_bytes = out->layers ? act_sum / out->layers : 0;

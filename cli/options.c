@@ -47,6 +47,7 @@ enum {
 	OPT_LSL, /* --last-stage-layers */
 	OPT_EAL, /* --embedding-as-layer */
 	OPT_LAL, /* --loss-as-layer */
+	OPT_SI,  /* --si: DHelix strand interleaving (schedule wshape) */
 	OPT_HELP
 };
 
@@ -76,6 +77,7 @@ static const struct option common_opts[] = {{"model", required_argument, 0, OPT_
                                             {"recompute", required_argument, 0, OPT_RECOMPUTE},
                                             {"sp", required_argument, 0, OPT_SP},
                                             {"schedule", required_argument, 0, OPT_SCHEDULE},
+                                            {"si", required_argument, 0, OPT_SI},
                                             {"order", required_argument, 0, OPT_ORDER},
                                             {"grad-dtype", required_argument, 0, OPT_GRAD},
                                             {"optimizer", required_argument, 0, OPT_OPTIMIZER},
@@ -250,6 +252,15 @@ static int common_flag(int c, const char *v, cli_opts *o, pp_error *err, pp_stat
 	case OPT_FRAMEWORK: o->framework = v; return 0;
 	case OPT_PRICE: return cli_parse_price(n, v, 1e4, &o->price);
 	case OPT_SCHEDULE: *st = pp_schedule_parse(v, "", &plan->schedule, err); return 0;
+	case OPT_SI: { /* on: co-execute two micro-batches (without PP too): wshape */
+		bool on;
+		int rc = parse_onoff(n, v, &on);
+		if (!rc && on)
+			plan->schedule = PP_SCHED_WSHAPE;
+		else if (!rc && plan->schedule == PP_SCHED_WSHAPE)
+			plan->schedule = PP_SCHED_1F1B;
+		return rc;
+	}
 	case OPT_ORDER:
 		if (strlen(v) >= sizeof plan->order) {
 			cli_message("--order: too long: '%s'", v);

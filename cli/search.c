@@ -38,7 +38,9 @@ static void search_usage(FILE *f)
 	        "                   a value (8), a list (1,2,4,8) or a range (4:16), at most 64\n"
 	        "                   values; left out = searched (--tp2: 1 only, 2D TP is opt-in)\n"
 	        "  --recompute --schedule --sp --summa --order\n"
-	        "                   a list of names (--summa on|off: SUMMA or shared-weight\n"
+	        "                   a list of names (--schedule takes wshape too, DHelix's\n"
+	        "                   W shape, searched only when named; --summa on|off: SUMMA or "
+	        "shared-weight\n"
 	        "                   2D TP for tp2 > 1; --summa on and --summa-nb need --tp2 > 1)\n"
 	        "  --flash --tp-overlap --ep-overlap, the job, system, framework and price flags\n"
 	        "                   one value, applied to every plan\n"
@@ -327,7 +329,7 @@ static int take(const char *flag, const char *v, void *vctx)
 		if (strcmp(flag, dims[i].flag) == 0)
 			return parse_dim(f, v, dims[i].lo, dims[i].hi, dims[i].d);
 	static const char *const rc_names[] = {"none", "selective", "full"};
-	static const char *const sched_names[] = {"1f1b", "gpipe", "interleaved", "zb"};
+	static const char *const sched_names[] = {"1f1b", "gpipe", "interleaved", "zb", "wshape"};
 	if (strcmp(flag, "sp") == 0)
 		return parse_names(f, v, onoff_names, 2, &sp->sp_mask);
 	if (strcmp(flag, "summa") == 0) /* bit 0: 2D TP with shared weights, bit 1: SUMMA */
@@ -335,7 +337,7 @@ static int take(const char *flag, const char *v, void *vctx)
 	if (strcmp(flag, "recompute") == 0)
 		return parse_names(f, v, rc_names, 3, &sp->recompute_mask);
 	if (strcmp(flag, "schedule") == 0)
-		return parse_names(f, v, sched_names, 4, &sp->schedule_mask);
+		return parse_names(f, v, sched_names, 5, &sp->schedule_mask);
 	if (strcmp(flag, "order") == 0)
 		return parse_orders(v, sp);
 	return EXIT_INTERNAL; /* a SEARCHED rule above with no parser here */

@@ -45,6 +45,7 @@ zero|1|2||applied
 recompute|full|none||applied
 sp|on|off||applied
 schedule|zb|1f1b||applied
+si|on|off||refused
 order|pp-dp-cp-ep-tp|tp-cp-ep-dp-pp||applied
 grad-dtype|bf16|fp32||applied
 optimizer|sgd|adam||applied

@@ -149,6 +149,13 @@ typedef struct pp_work {
 	int params_seq;
 	pp_param_count params;
 	double flops_per_token;
+	/* Memo of DHelix's pairing (dhelix.h): the time an SI block saves on a
+	 * layer, under the plan fields and overlap table that shape it, direct-
+	 * mapped by a hash of them (pp_work_init empties it too). */
+#define PP_DH_MEMO 64
+	bool dh_valid[PP_DH_MEMO];
+	unsigned char dh_key[PP_DH_MEMO][160];
+	double dh_saved[PP_DH_MEMO];
 } pp_work;
 
 /* Ready a workspace for use (empties its memo). */

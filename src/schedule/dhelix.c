@@ -4,6 +4,7 @@
  * programming (Eq. 2).
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -581,25 +582,128 @@ double pp_dh_pair(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq *b
 	return t;
 }
 
+/* Candidate `idx`'s order as indices into the default backward order. */
+static void candidate_perm(const pp_dh_layer *l, int idx, int *perm)
+{
+	int n = 0, k = 0, nd = 0, deferred[PP_DH_MAX_SEGS];
+	for (int i = 0; i < l->bwd.n; i++) {
+		if (l->bwd.s[i].movable && (idx >> k++ & 1)) {
+			deferred[nd++] = i;
+			continue;
+		}
+		perm[n++] = i;
+	}
+	for (int d = 0; d < nd; d++)
+		perm[n++] = deferred[d];
+}
+
+/* Eq. 2's make-span over a precomputed pair matrix (row i: forward segment,
+ * column: default backward index), the backward in order `perm`. */
+static double dp_time(int nf, int nb, const double *P, const double *tf, const double *tb,
+                      const int *perm)
+{
+	double row[PP_DH_MAX_SEGS + 1], prev[PP_DH_MAX_SEGS + 1];
+	prev[0] = 0;
+	for (int j = 1; j <= nb; j++)
+		prev[j] = prev[j - 1] + tb[perm[j - 1]];
+	for (int i = 1; i <= nf; i++) {
+		row[0] = prev[0] + tf[i - 1];
+		const double *Pi = P + (i - 1) * PP_DH_MAX_SEGS;
+		for (int j = 1; j <= nb; j++) {
+			int bj = perm[j - 1];
+			double a = prev[j] + tf[i - 1];
+			double b = row[j - 1] + tb[bj];
+			double c = prev[j - 1] + Pi[bj];
+			double m = a < b ? a : b;
+			row[j] = m < c ? m : c;
+		}
+		memcpy(prev, row, (size_t)(nb + 1) * sizeof *row);
+	}
+	return prev[nb];
+}
+
+/* The best SI block time over the candidate orders, and which. */
+static double best_order(const pp_dh_overlap *o, const pp_dh_layer *l, int *best)
+{
+	double t_si = INFINITY;
+	*best = 0;
+	const int nf = l->fwd.n, nb = l->bwd.n;
+	static _Thread_local double P[PP_DH_MAX_SEGS * PP_DH_MAX_SEGS];
+	double tf[PP_DH_MAX_SEGS], tb[PP_DH_MAX_SEGS];
+	for (int i = 0; i < nf; i++)
+		tf[i] = l->fwd.s[i].seconds;
+	for (int j = 0; j < nb; j++)
+		tb[j] = l->bwd.s[j].seconds;
+	for (int i = 0; i < nf; i++)
+		for (int j = 0; j < nb; j++)
+			P[i * PP_DH_MAX_SEGS + j] =
+			    pp_dh_pair_time(o, l->fwd.s[i].kind, tf[i], l->bwd.s[j].kind, tb[j]);
+	int perm[PP_DH_MAX_SEGS];
+	for (int c = 0; c < pp_dh_candidate_count(l); c++) {
+		candidate_perm(l, c, perm);
+		double t = dp_time(nf, nb, P, tf, tb, perm);
+		if (t < t_si) {
+			t_si = t;
+			*best = c;
+		}
+	}
+	return t_si;
+}
+
 void pp_dh_layer_pair(const pp_dh_overlap *o, const pp_dh_layer *l, pp_dh_result *out)
 {
 	out->t_f = l->fwd_s;
 	out->t_b = l->bwd_s;
 	out->candidates = pp_dh_candidate_count(l);
-	out->t_si = INFINITY;
-	out->best = 0;
-	pp_dh_seq q;
-	for (int c = 0; c < out->candidates; c++) {
-		pp_dh_candidate(l, c, &q);
-		double t = pp_dh_pair(o, &l->fwd, &q, NULL);
-		if (t < out->t_si) {
-			out->t_si = t;
-			out->best = c;
-		}
-	}
+	out->t_si = best_order(o, l, &out->best);
 	pp_dh_candidate(l, out->best, &out->bwd);
 	pp_dh_pair(o, &l->fwd, &out->bwd, &out->plan);
 	out->speedup = out->t_si > 0 ? (out->t_f + out->t_b) / out->t_si : 1;
+}
+
+/* Everything a layer's pairing depends on besides its index. */
+typedef struct dh_key {
+	const void *model, *system;
+	int seq, precision, tp, tp2, summa, cp, ep, etp, mbs, sp, recompute, flash;
+	int tp_overlap, ep_overlap, moe;
+	pp_layout lay[4];
+	double slowdown, launch, oef_sum;
+	char name[16];
+} dh_key;
+
+static void make_key(dh_key *k, const pp_model *m, const pp_system *s, const pp_job *job,
+                     const pp_plan *p, const pp_dh_overlap *o, int moe)
+{
+	memset(k, 0, sizeof *k);
+	k->model = m;
+	k->system = s;
+	k->seq = job->seq_len;
+	k->precision = job->precision;
+	k->tp = p->tp;
+	k->tp2 = p->tp2;
+	k->summa = p->summa;
+	k->cp = p->cp;
+	k->ep = p->ep;
+	k->etp = p->etp;
+	k->mbs = p->mbs;
+	k->sp = p->sp;
+	k->recompute = p->recompute;
+	k->flash = p->flash;
+	k->tp_overlap = p->tp_overlap;
+	k->ep_overlap = p->ep_overlap;
+	k->moe = moe;
+	pp_layout lay[PP_NGROUPS];
+	pp_plan_layouts(p, s, lay);
+	k->lay[0] = lay[PP_GROUP_TP];
+	k->lay[1] = lay[PP_GROUP_CP];
+	k->lay[2] = lay[PP_GROUP_EP];
+	k->lay[3] = lay[PP_GROUP_ETP];
+	k->slowdown = o->kernel_slowdown;
+	k->launch = o->launch_interval;
+	for (int i = 0; i < PP_DH_NKINDS; i++)
+		for (int j = 0; j < PP_DH_NKINDS; j++)
+			k->oef_sum += o->oef[i][j] * (1 + i * PP_DH_NKINDS + j);
+	memcpy(k->name, o->name, sizeof k->name);
 }
 
 pp_status pp_dh_stage_speedup(const pp_model *m, const pp_system *s, const pp_job *job,
@@ -611,29 +715,37 @@ pp_status pp_dh_stage_speedup(const pp_model *m, const pp_system *s, const pp_jo
 	double saved = 0;
 	/* One pairing per layer kind (dense, MoE): the layers of a kind are alike. */
 	double saved_kind[2] = {-1, -1};
-	pp_dh_layer *l = malloc(sizeof *l);
-	pp_dh_result *r = malloc(sizeof *r);
-	if (!l || !r) {
-		free(l);
-		free(r);
-		ppi_fail(err, "", "dhelix", "out of memory");
-		return PP_ENOMEM;
-	}
+	static _Thread_local pp_dh_layer layer;
+	pp_dh_layer *l = &layer;
 	pp_status st = PP_OK;
-	for (int i = 0; i < n && !st; i++) {
+	bool dense = m->moe.num_experts == 0; /* every layer alike: one pairing, n times */
+	for (int i = 0; i < (dense && n ? 1 : n) && !st; i++) {
 		int g = pp_stage_layer_index(m, plan, stage, i);
-		int k = pp_model_layer_is_moe(m, g) ? 1 : 0;
+		int k = !dense && pp_model_layer_is_moe(m, g) ? 1 : 0;
 		if (saved_kind[k] < 0) {
-			st = pp_dh_layer_build(m, s, job, plan, g, ws, l, err);
-			if (st)
-				break;
-			pp_dh_layer_pair(o, l, r);
-			saved_kind[k] = r->t_f + r->t_b - r->t_si;
+			dh_key key;
+			make_key(&key, m, s, job, plan, o, k);
+			_Static_assert(sizeof key <= sizeof ws->dh_key[0], "dhelix memo key");
+			/* FNV-1a of the key picks the memo slot */
+			uint64_t h = 1469598103934665603ull;
+			for (size_t b = 0; b < sizeof key; b++)
+				h = (h ^ ((const unsigned char *)&key)[b]) * 1099511628211ull;
+			int slot = (int)(h % PP_DH_MEMO);
+			if (ws->dh_valid[slot] && memcmp(ws->dh_key[slot], &key, sizeof key) == 0) {
+				saved_kind[k] = ws->dh_saved[slot];
+			} else {
+				st = pp_dh_layer_build(m, s, job, plan, g, ws, l, err);
+				if (st)
+					break;
+				int best;
+				saved_kind[k] = l->fwd_s + l->bwd_s - best_order(o, l, &best);
+				memcpy(ws->dh_key[slot], &key, sizeof key);
+				ws->dh_saved[slot] = saved_kind[k];
+				ws->dh_valid[slot] = true;
+			}
 		}
-		saved += saved_kind[k];
+		saved += saved_kind[k] * (dense ? n : 1);
 	}
-	free(l);
-	free(r);
 	if (!st && stage_s > 0 && stage_s - saved > 0)
 		*speedup = stage_s / (stage_s - saved);
 	return st;

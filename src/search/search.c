@@ -451,15 +451,18 @@ static void run_outer(worker *w)
 					for (int spv = 0; spv < 2; spv++) {
 						if (!(spmask & (1u << spv)) || (spv && o->tp == 1))
 							continue;
-						for (int sc = 0; sc < 4; sc++) {
+						for (int sc = 0; sc <= PP_SCHED_WSHAPE; sc++) {
 							if (!(smask & (1u << sc)))
 								continue;
 							/* vp > 1 is the interleaved schedule; vp = 1 is not */
 							if ((vps[c] > 1) !=
 							    (sc == PP_SCHED_INTERLEAVED))
 								continue;
-							if (o->pp == 1 && sc != PP_SCHED_1F1B)
-								continue; /* no pipeline: every schedule is the same */
+							/* no pipeline: every schedule is the same, but
+							 * DHelix's co-execution (SI without PP) */
+							if (o->pp == 1 && sc != PP_SCHED_1F1B &&
+							    sc != PP_SCHED_WSHAPE)
+								continue;
 							for (int z = 0; z < nzero; z++)
 								for (int r = 0; r < 3; r++) {
 									if (!(rmask & (1u << r)))

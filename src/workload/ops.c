@@ -44,6 +44,8 @@ void pp_work_init(pp_work *w)
 	w->nops = w->ncolls = 0;
 	for (int i = 0; i < 4; i++)
 		w->cache_valid[i] = false;
+	for (int i = 0; i < PP_DH_MEMO; i++)
+		w->dh_valid[i] = false;
 	w->params_model = NULL;
 	w->params_seq = 0;
 }

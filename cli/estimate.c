@@ -60,20 +60,30 @@ static void estimate_usage(FILE *f)
 	        "  --output FILE    write there (atomically) instead of standard output\n");
 }
 
-enum { OPT_SIM = CLI_OPT_VERB, OPT_TRACE };
+enum { OPT_SIM = CLI_OPT_VERB, OPT_TRACE, OPT_PAIRING };
 
 static const struct option estimate_opts[] = {{"sim", required_argument, 0, OPT_SIM},
                                               {"trace", required_argument, 0, OPT_TRACE},
+                                              {"pairing", required_argument, 0, OPT_PAIRING},
                                               {0, 0, 0, 0}};
 
 typedef struct estimate_flags {
 	bool sim;
 	const char *trace;
+	bool pairing;
 } estimate_flags;
 
 static int estimate_flag(int code, const char *value, void *ctx)
 {
 	estimate_flags *f = ctx;
+	if (code == OPT_PAIRING) {
+		if (strcmp(value, "on") == 0 || strcmp(value, "off") == 0) {
+			f->pairing = strcmp(value, "on") == 0;
+			return 0;
+		}
+		cli_message("estimate: --pairing expects on or off, got '%s'", value);
+		return EXIT_BADINPUT;
+	}
 	if (code == OPT_TRACE) {
 		if (!*value) {
 			cli_message("estimate: --trace needs a file name");
@@ -117,9 +127,69 @@ static int simulate(pp_estimate *e, const estimate_flags *f, const pp_model *mod
 	return rc;
 }
 
+/* DHelix's pairing plan of the first layer of each kind on stage 0 (text). */
+static int print_pairing(const pp_estimate *e, FILE *f)
+{
+	pp_dh_overlap o;
+	pp_error err;
+	pp_error_clear(&err);
+	pp_status st = pp_dh_overlap_default(pp_dh_platform_of_gpu(e->system.gpu.name), &o, &err);
+	pp_work *ws = malloc(sizeof *ws);
+	pp_dh_layer *l = malloc(sizeof *l);
+	pp_dh_result *r = malloc(sizeof *r);
+	if (!ws || !l || !r) {
+		free(ws);
+		free(l);
+		free(r);
+		cli_message("out of memory");
+		return EXIT_INTERNAL;
+	}
+	pp_work_init(ws);
+	bool done[2] = {false, false};
+	for (int i = 0; !st && i < e->model.num_layers; i++) {
+		int k = pp_model_layer_is_moe(&e->model, i) ? 1 : 0;
+		if (done[k])
+			continue;
+		done[k] = true;
+		st = pp_dh_layer_build(&e->model, &e->system, &e->job, &e->plan, i, ws, l, &err);
+		if (st)
+			break;
+		pp_dh_layer_pair(&o, l, r);
+		fprintf(f,
+		        "\nDHelix pairing, layer %d (%s), overlap table %s:\n"
+		        "  forward %d segments %.3f ms, backward %d segments %.3f ms (best of %d "
+		        "orders of the weight gradients)\n"
+		        "  SI block %.3f ms: s = (T_f + T_b) / T_SI = %.3f\n",
+		        i, k ? "MoE" : "dense", o.name, l->fwd.n, r->t_f * 1e3, l->bwd.n,
+		        r->t_b * 1e3, r->candidates, r->t_si * 1e3, r->speedup);
+		fprintf(f, "  %-4s %-28s %-28s %9s\n", "step", "forward", "backward", "ms");
+		for (int k2 = 0; k2 < r->plan.nsteps; k2++) {
+			const pp_dh_step *p = &r->plan.step[k2];
+			char a[64] = "-", b[64] = "-";
+			if (p->f >= 0)
+				snprintf(a, sizeof a, "%s (%s %.3f)", l->fwd.s[p->f].name,
+				         pp_dh_kind_name(l->fwd.s[p->f].kind),
+				         l->fwd.s[p->f].seconds * 1e3);
+			if (p->b >= 0)
+				snprintf(b, sizeof b, "%s (%s %.3f)", r->bwd.s[p->b].name,
+				         pp_dh_kind_name(r->bwd.s[p->b].kind),
+				         r->bwd.s[p->b].seconds * 1e3);
+			fprintf(f, "  %-4d %-28s %-28s %9.3f\n", k2 + 1, a, b, p->seconds * 1e3);
+		}
+	}
+	free(ws);
+	free(l);
+	free(r);
+	if (st) {
+		cli_message("estimate: --pairing: %s", err.text);
+		return EXIT_BADINPUT;
+	}
+	return 0;
+}
+
 int cli_estimate(int argc, char **argv)
 {
-	estimate_flags flags = {false, NULL};
+	estimate_flags flags = {false, NULL, false};
 	const cli_verb verb = {"estimate",    estimate_usage, estimate_opts,
 	                       estimate_flag, &flags,         NULL};
 	cli_opts o;
@@ -154,6 +224,11 @@ int cli_estimate(int argc, char **argv)
 		return rc;
 	}
 	int wr = o.json ? pp_report_json(e, out.f) : pp_report_text(e, out.f);
+	if (flags.pairing && !o.json && wr == 0 && (rc = print_pairing(e, out.f))) {
+		free(e);
+		cli_out_close(&out, false);
+		return rc;
+	}
 	free(e);
 	return cli_out_close(&out, wr == 0);
 }

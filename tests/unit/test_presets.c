@@ -35,6 +35,13 @@ static const struct {
     {"gpt-3.6b", 0.015, "SC'21 Table 1 rounds 3.56B to 3.6B"},
     {"configtuner-gpt-1.5b", 0.05, "seed 000 labels the 1.56B GPT-2 XL shape 1.5B"},
     {"configtuner-gpt-3b", 0.12, "seed 000 labels a 2.70B shape 3B"},
+    /* Seed 002 Tables 3 and 5 label layer-trimmed models by about their
+     * transformer layers (24.0B, 38.2B, 65.1B); the 128256-token embedding and
+     * head add 2.1B (4.2B at hidden 16384). */
+    {"dhelix-llama-25b", 0.05, "seed 002 Table 3 labels 24.0B of layers + 2.1B embeddings 25B"},
+    {"dhelix-llama-39b", 0.09, "seed 002 Table 3 labels 38.2B of layers + 4.2B embeddings 39B"},
+    {"dhelix-llama-66b", 0.02, "seed 002 Table 3 labels 65.1B of layers + 2.1B embeddings 66B"},
+    {"dhelix-phi-31b", 0.02, "seed 002 Table 5 rounds 31.5B to 31B"},
 };
 
 static double tolerance_of(const char *name)

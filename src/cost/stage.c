@@ -341,6 +341,13 @@ typedef struct stage_ctx {
 	double layer_params_max, dense_params, expert_params, emb_params, emb;
 } stage_ctx;
 
+/* The rank holding the LM head: the last, or under DHelix's U (wshape)
+ * the first, next to the embedding. */
+static int head_stage(const pp_plan *p)
+{
+	return p->schedule == PP_SCHED_WSHAPE ? 0 : p->pp - 1;
+}
+
 /* The layer kinds of pipeline rank `stage` and the parameters this GPU owns
  * (dense, expert, embedding), from the scenario. */
 static void stage_layers(const pp_scenario *sc, int stage, stage_ctx *c)
@@ -361,7 +368,7 @@ static void stage_layers(const pp_scenario *sc, int stage, stage_ctx *c)
 	c->emb = (double)m->vocab * m->hidden / p->tp; /* vocab-parallel over n_1 */
 	if (stage == 0)
 		c->emb_params += c->emb;
-	if (stage == p->pp - 1 && (!m->tied_embeddings || p->pp > 1))
+	if (stage == head_stage(p) && (!m->tied_embeddings || head_stage(p) != 0))
 		c->emb_params += c->emb;
 	c->dense_params += c->emb_params;
 }
@@ -457,7 +464,7 @@ static void stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage
 		coll_entry(b, "tp2-embedding-allreduce", PP_RULE_DP, PP_GROUP_TP2,
 		           PP_COLL_ALLREDUCE, s, &lay[PP_GROUP_TP2],
 		           c->emb_params * job->grad_bytes, 1, 1);
-	if (m->tied_embeddings && p->pp > 1 && (stage == 0 || stage == p->pp - 1))
+	if (m->tied_embeddings && head_stage(p) != 0 && (stage == 0 || stage == p->pp - 1))
 		coll_entry(b, "embedding-sync", PP_RULE_EMB_SYNC, PP_GROUP_EMB, PP_COLL_ALLREDUCE,
 		           s, &lay[PP_GROUP_EMB], c->emb * job->grad_bytes, 1, 1);
 
@@ -606,7 +613,7 @@ pp_status ppi_stage_cost(const pp_scenario *sc, int stage, pp_work *ws, pp_stage
 		unit_cost(&one, m, s, job, p, lay, -1, SLOT_EMBEDDING, ws);
 		acc_add(&a, &one, 1);
 	}
-	if (stage == p->pp - 1) {
+	if (stage == head_stage(p)) {
 		acc one;
 		unit_cost(&one, m, s, job, p, lay, -1, SLOT_HEAD, ws);
 		acc_add(&a, &one, 1);
@@ -658,7 +665,7 @@ pp_status ppi_stage_profile(const pp_scenario *sc, int stage, pp_work *ws, pp_st
 		unit_entries(&b, ws, s, job, lay, k ? PP_UNIT_MOE_LAYERS : PP_UNIT_DENSE_LAYERS,
 		             c.k.counts[k]);
 	}
-	if (stage == p->pp - 1) {
+	if (stage == head_stage(p)) {
 		pp_head_work(m, job, p, ws);
 		unit_entries(&b, ws, s, job, lay, PP_UNIT_HEAD, 1);
 	}

@@ -219,7 +219,10 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 	ppi_stage_kinds sk;
 	ppi_scenario_stage_kinds(sc, stage, &sk);
 	out->layers = sk.layers;
-	bool first = stage == 0, last = stage == p->pp - 1;
+	/* DHelix's U (wshape) puts the first and the last layers, with the
+	 * embedding and the head, on rank 0. */
+	int head = p->schedule == PP_SCHED_WSHAPE ? 0 : p->pp - 1;
+	bool first = stage == 0, last = stage == head;
 	double t = p->tp, h = m->hidden;
 
 	/* ---- parameters owned by this GPU, split by sharding group */
@@ -258,7 +261,7 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 	if (last) {
 		dense += m->norm == PP_NORM_LAYERNORM ? 2 * h : h;
 		/* Untied head; or, with pp > 1, Megatron's copy of tied embeddings. */
-		if (!m->tied_embeddings || p->pp > 1) {
+		if (!m->tied_embeddings || head != 0) {
 			dense += emb_local;
 			gemm += emb_local;
 		}

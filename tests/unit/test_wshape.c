@@ -214,12 +214,102 @@ static void test_estimate_wshape(void **state)
 	assert_rel(w.sim.iteration_s, w.time.iteration_s, 0.05);
 }
 
+/* Largest layer count of the Llama-25B layer that fits, §6.5's setup (A40,
+ * DP 4, TP 8, PP 2, micro-batch 1, 8K): `kind` 0 = 1F1B, 1 = wshape, 2 =
+ * bi-directional with replicated model states (1F1B's memory plus a second
+ * copy of weights, gradients and optimizer states).  Odd counts split
+ * unevenly, whichever way fits. */
+static int max_layers(int kind, int zero, pp_recompute rc, double *params)
+{
+	pp_model m0;
+	pp_system s;
+	pp_error err;
+	assert_int_equal(pp_model_preset("dhelix-llama-25b", &m0, &err), PP_OK);
+	assert_int_equal(pp_system_preset("dhelix-a40", &s, &err), PP_OK);
+	static pp_estimate e;
+	int best = 0;
+	for (int L = 8; L <= 160; L++) {
+		pp_model m = m0;
+		m.num_layers = L;
+		bool fits = false;
+		for (int first = L / 2; first <= (L + 1) / 2 && !fits; first++) {
+			pp_job j;
+			pp_job_init(&j);
+			j.global_batch = 1024;
+			j.seq_len = 8192;
+			pp_plan p;
+			pp_plan_init(&p);
+			p.tp = 8;
+			p.pp = 2;
+			p.sp = true;
+			p.zero = zero;
+			p.recompute = rc;
+			p.schedule = kind == 1 ? PP_SCHED_WSHAPE : PP_SCHED_1F1B;
+			if (first != L - first) {
+				p.first_stage_layers = first;
+				p.last_stage_layers = L - first;
+			}
+			if (pp_estimate_eval(&m, &s, &j, &p, 64, PP_EVAL_MEMORY_ONLY, NULL, &e,
+			                     &err) != PP_OK)
+				continue;
+			double tot = e.memory.total_bytes;
+			if (kind == 2) {
+				/* the peak stage's model states once more */
+				double extra = 0;
+				for (int st = 0; st < 2; st++) {
+					pp_stage_memory sm;
+					assert_int_equal(
+					    pp_memory_stage(&m, &s, &j, &e.plan, st, &sm, &err),
+					    PP_OK);
+					double x = sm.total_bytes + sm.weights_bytes +
+					           sm.gradients_bytes + sm.optimizer_bytes;
+					if (x > extra)
+						extra = x;
+				}
+				tot = extra;
+			}
+			fits = tot <= e.capacity_bytes;
+		}
+		if (fits) {
+			best = L;
+			pp_param_count pc;
+			pp_model_params(&m, &pc);
+			*params = pc.total;
+		}
+	}
+	return best;
+}
+
+/* §6.5: DHelix's maximum model size 39B against Megatron-LM's 40B (one layer
+ * of 0.86B less), the bi-directional double strand 32B. */
+static void test_max_model_size(void **state)
+{
+	(void)state;
+	const struct {
+		int zero;
+		pp_recompute rc;
+	} cfg[] = {{1, PP_RECOMPUTE_NONE}, {0, PP_RECOMPUTE_FULL}, {1, PP_RECOMPUTE_FULL}};
+	for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++) {
+		double p0 = 0, p1 = 0, p2 = 0;
+		int l0 = max_layers(0, cfg[i].zero, cfg[i].rc, &p0);
+		int l1 = max_layers(1, cfg[i].zero, cfg[i].rc, &p1);
+		int l2 = max_layers(2, cfg[i].zero, cfg[i].rc, &p2);
+		print_message("§6.5 zero %d recompute %s: 1F1B %d layers (%.1fB), wshape %d "
+		              "(%.1fB), bi-directional %d (%.1fB); paper 40B / 39B / 32B\n",
+		              cfg[i].zero, pp_recompute_name(cfg[i].rc), l0, p0 / 1e9, l1, p1 / 1e9,
+		              l2, p2 / 1e9);
+		assert_true(l1 <= l0);
+		assert_true(l2 < l1);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_closed_form_equals_simulator),
 	    cmocka_unit_test(test_fig8_order),
 	    cmocka_unit_test(test_estimate_wshape),
+	    cmocka_unit_test(test_max_model_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -357,6 +357,49 @@ static void test_overlap_files(void **state)
 	assert_int_equal(pp_dh_overlap_default("tpu", &o, &err), PP_EINPUT);
 }
 
+/* The stage speedup from the workspace's memo equals a fresh computation, for
+ * a dense and an MoE model, across plans that share the workspace. */
+static void test_stage_speedup_memo(void **state)
+{
+	(void)state;
+	const char *models[] = {"llama3-70b", "mixtral-8x7b"};
+	static pp_work shared, fresh;
+	pp_work_init(&shared);
+	pp_dh_overlap o = table();
+	for (int k = 0; k < 2; k++)
+		for (int tp = 1; tp <= 8; tp *= 2)
+			for (int rep = 0; rep < 2; rep++) {
+				pp_model m;
+				pp_system s;
+				pp_job job;
+				pp_plan p;
+				plan_of(models[k], "dgx-h100", 64, tp, 2, 1, k ? 4 : 1, 4096, &m,
+				        &s, &job, &p);
+				pp_error err;
+				double a, b;
+				pp_work_init(&fresh);
+				assert_int_equal(pp_dh_stage_speedup(&m, &s, &job, &p, 0, 1.0, &o,
+				                                     &shared, &a, &err),
+				                 PP_OK);
+				assert_int_equal(pp_dh_stage_speedup(&m, &s, &job, &p, 0, 1.0, &o,
+				                                     &fresh, &b, &err),
+				                 PP_OK);
+				assert_true(a == b);
+				/* by hand: stage time 1 s less the layers' saving */
+				pp_dh_layer l;
+				pp_dh_result r;
+				assert_int_equal(
+				    pp_dh_layer_build(&m, &s, &job, &p, 0, &fresh, &l, &err),
+				    PP_OK);
+				pp_dh_layer_pair(&o, &l, &r);
+				if (!k) /* dense: every layer alike */
+					assert_rel(b,
+					           1.0 / (1.0 - pp_stage_layers(&m, &p, 0) *
+					                            (r.t_f + r.t_b - r.t_si)),
+					           1e-12);
+			}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -367,6 +410,7 @@ int main(void)
 	    cmocka_unit_test(test_layer_moe_cp),
 	    cmocka_unit_test(test_pairing_cost),
 	    cmocka_unit_test(test_overlap_files),
+	    cmocka_unit_test(test_stage_speedup_memo),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

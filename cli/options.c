@@ -43,11 +43,12 @@ enum {
 	OPT_TP2,
 	OPT_SUMMA,
 	OPT_SUMMA_NB,
-	OPT_FSL, /* --first-stage-layers */
-	OPT_LSL, /* --last-stage-layers */
-	OPT_EAL, /* --embedding-as-layer */
-	OPT_LAL, /* --loss-as-layer */
-	OPT_SI,  /* --si: DHelix strand interleaving (schedule wshape) */
+	OPT_FSL,     /* --first-stage-layers */
+	OPT_LSL,     /* --last-stage-layers */
+	OPT_EAL,     /* --embedding-as-layer */
+	OPT_LAL,     /* --loss-as-layer */
+	OPT_SI,      /* --si: DHelix strand interleaving (schedule wshape) */
+	OPT_OVERLAP, /* --overlap: DHelix overlap table */
 	OPT_HELP
 };
 
@@ -78,6 +79,7 @@ static const struct option common_opts[] = {{"model", required_argument, 0, OPT_
                                             {"sp", required_argument, 0, OPT_SP},
                                             {"schedule", required_argument, 0, OPT_SCHEDULE},
                                             {"si", required_argument, 0, OPT_SI},
+                                            {"overlap", required_argument, 0, OPT_OVERLAP},
                                             {"order", required_argument, 0, OPT_ORDER},
                                             {"grad-dtype", required_argument, 0, OPT_GRAD},
                                             {"optimizer", required_argument, 0, OPT_OPTIMIZER},
@@ -250,6 +252,7 @@ static int common_flag(int c, const char *v, cli_opts *o, pp_error *err, pp_stat
 	case OPT_TP_OVERLAP: return parse_onoff(n, v, &plan->tp_overlap);
 	case OPT_EP_OVERLAP: return parse_onoff(n, v, &plan->ep_overlap);
 	case OPT_FRAMEWORK: o->framework = v; return 0;
+	case OPT_OVERLAP: o->overlap = v; return 0;
 	case OPT_PRICE: return cli_parse_price(n, v, 1e4, &o->price);
 	case OPT_SCHEDULE: *st = pp_schedule_parse(v, "", &plan->schedule, err); return 0;
 	case OPT_SI: { /* on: co-execute two micro-batches (without PP too): wshape */
@@ -419,6 +422,15 @@ int cli_opts_inputs(const cli_opts *o, pp_model *model, pp_system *sys)
 	}
 	if (o->price >= 0)
 		sys->usd_per_gpu_hour = o->price;
+	if (o->overlap) {
+		pp_dh_overlap t;
+		if ((st = pp_dh_overlap_resolve(o->overlap, &t, &err))) {
+			if (!err.source[0])
+				snprintf(err.field, sizeof err.field, "--overlap");
+			return cli_fail(st, &err);
+		}
+		pp_dh_system_set_overlap(sys, &t);
+	}
 	return 0;
 }
 

@@ -283,6 +283,7 @@ static const struct flag_rule {
                   {"flash", EVERY_PLAN},
                   {"tp-overlap", EVERY_PLAN},
                   {"ep-overlap", EVERY_PLAN},
+                  {"overlap", EVERY_PLAN},
                   {"json", EVERY_PLAN},
                   {"output", EVERY_PLAN},
                   {"first-stage-layers", EVERY_PLAN},

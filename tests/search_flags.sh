@@ -46,6 +46,7 @@ recompute|full|none||applied
 sp|on|off||applied
 schedule|zb|1f1b||applied
 si|on|off||refused
+overlap|$src/tests/data/dhelix-overlap-perfect.json|h100|--schedule 1f1b,wshape|applied
 order|pp-dp-cp-ep-tp|tp-cp-ep-dp-pp||applied
 grad-dtype|bf16|fp32||applied
 optimizer|sgd|adam||applied

@@ -69,6 +69,11 @@ pp_status pp_dh_overlap_load(const char *path, pp_dh_overlap *out, pp_error *err
 /* A platform name or a file path. */
 pp_status pp_dh_overlap_resolve(const char *ref, pp_dh_overlap *out, pp_error *err);
 
+/* The table schedule wshape uses on `s`: the one set on it, or the built-in
+ * table of its GPU; and setting one (pp_dh_overlap_resolve's result). */
+void pp_dh_overlap_of_system(const pp_system *s, pp_dh_overlap *out);
+void pp_dh_system_set_overlap(pp_system *s, const pp_dh_overlap *o);
+
 /* Eq. 1 from measured times: (T_i + T_j - P_ij) / min(T_i, T_j). */
 double pp_dh_oef(double t_i, double t_j, double p_ij);
 /* P(i, j): the overlapped time of two segments under the model; INFINITY

@@ -167,6 +167,13 @@ typedef struct pp_system {
 	double tp_overlap_hidden; /* fraction of TP traffic hidden when tp_overlap is on */
 	double ep_overlap_hidden; /* fraction of EP traffic hidden when ep_overlap is on */
 	char source[PP_SOURCE_MAX];
+	/* DHelix (seed 002, dhelix.h): the operator overlap table the wshape
+	 * schedule pairs with; dh_overlap_set false = the built-in table of the
+	 * GPU's platform (pp_dh_platform_of_gpu).  Set by pp_dh_system_set_overlap. */
+	bool dh_overlap_set;
+	double dh_oef[5][5]; /* [pp_dh_kind][pp_dh_kind] */
+	double dh_kernel_slowdown, dh_launch_interval;
+	char dh_overlap_name[PP_NAME_MAX];
 } pp_system;
 
 /* ------------------------------------------------------------------ job */

@@ -29,7 +29,7 @@ pp_status pp_estimate_run(const pp_model *m, const pp_system *s, const pp_job *j
 static pp_status si_speedup(const pp_scenario *sc, pp_stage_time *t, pp_work *ws, pp_error *err)
 {
 	pp_dh_overlap o;
-	PPI_TRY(pp_dh_overlap_default(pp_dh_platform_of_gpu(sc->system->gpu.name), &o, err));
+	pp_dh_overlap_of_system(sc->system, &o);
 	return pp_dh_stage_speedup(sc->model, sc->system, sc->job, &sc->plan, t->stage,
 	                           t->fwd_s + t->bwd_s, &o, ws, &t->si_speedup, err);
 }

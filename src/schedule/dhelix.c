@@ -183,6 +183,30 @@ pp_status pp_dh_overlap_resolve(const char *ref, pp_dh_overlap *out, pp_error *e
 	return pp_dh_overlap_default(ref, out, err);
 }
 
+void pp_dh_overlap_of_system(const pp_system *s, pp_dh_overlap *out)
+{
+	if (!s->dh_overlap_set) {
+		pp_error err;
+		if (pp_dh_overlap_default(pp_dh_platform_of_gpu(s->gpu.name), out, &err) == PP_OK)
+			return;
+	}
+	memset(out, 0, sizeof *out);
+	memcpy(out->name, s->dh_overlap_name, sizeof out->name);
+	_Static_assert(sizeof out->oef == sizeof s->dh_oef, "overlap table shape");
+	memcpy(out->oef, s->dh_oef, sizeof out->oef);
+	out->kernel_slowdown = s->dh_kernel_slowdown;
+	out->launch_interval = s->dh_launch_interval;
+}
+
+void pp_dh_system_set_overlap(pp_system *s, const pp_dh_overlap *o)
+{
+	s->dh_overlap_set = true;
+	memcpy(s->dh_overlap_name, o->name, sizeof s->dh_overlap_name);
+	memcpy(s->dh_oef, o->oef, sizeof s->dh_oef);
+	s->dh_kernel_slowdown = o->kernel_slowdown;
+	s->dh_launch_interval = o->launch_interval;
+}
+
 double pp_dh_oef(double ti, double tj, double pij)
 {
 	double mn = ti < tj ? ti : tj;

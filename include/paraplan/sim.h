@@ -95,6 +95,7 @@ typedef struct pp_sim_event {
 	int mb, chunk; /* -1 where it does not apply */
 	double start_s, end_s;
 	double flops, bytes;
+	int mb2, chunk2; /* PP_EV_SI: the backward's micro-batch and chunk (else -1) */
 } pp_sim_event;
 
 typedef struct pp_sim_result {

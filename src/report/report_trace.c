@@ -13,7 +13,9 @@
 
 static const char *const phase_names[] = {"forward",         "backward", "backward-input",
                                           "backward-weight", "send",     "data-parallel",
-                                          "optimizer",       "other"};
+                                          "optimizer",       "other",    "strand-interleaved"};
+_Static_assert(sizeof phase_names / sizeof phase_names[0] == PP_EV_SI + 1,
+               "a phase name per event kind");
 
 static json_t *meta(const char *what, int pid, int tid, const char *name)
 {
@@ -62,7 +64,10 @@ int pp_report_trace(const pp_estimate *e, const pp_sim *sim, FILE *out)
 		if (ev->stream == PP_STREAM_COMPUTE)
 			cursor[ev->rank] = ev->end_s;
 		char name[64];
-		if (ev->mb >= 0 && e->plan.vp > 1)
+		if (ev->kind == PP_EV_SI) /* two strands: one's forward, the other's backward */
+			snprintf(name, sizeof name, "SI F mb%d c%d + B mb%d c%d", ev->mb, ev->chunk,
+			         ev->mb2, ev->chunk2);
+		else if (ev->mb >= 0 && e->plan.vp > 1)
 			snprintf(name, sizeof name, "%s mb%d c%d", pp_event_kind_name(ev->kind),
 			         ev->mb, ev->chunk);
 		else if (ev->mb >= 0)

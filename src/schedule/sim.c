@@ -389,7 +389,8 @@ static void record(pp_sim *sim, int rank, pp_stream s, pp_event_kind k, int mb, 
                    double t0, double t1, double flops, double bytes)
 {
 	if (sim->nev < sim->cap_ev)
-		sim->ev[sim->nev++] = (pp_sim_event){rank, s, k, mb, chunk, t0, t1, flops, bytes};
+		sim->ev[sim->nev++] =
+		    (pp_sim_event){rank, s, k, mb, chunk, t0, t1, flops, bytes, -1, -1};
 }
 
 /* Check that every (micro-batch, chunk) runs its forward once and its
@@ -511,6 +512,10 @@ pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim
 				free_at[r] = t1;
 				record(sim, r, PP_STREAM_COMPUTE, ek, t->mb, t->chunk, t0, t1,
 				       flops, 0);
+				if (t->kind == PP_TASK_SI && sim->nev) {
+					sim->ev[sim->nev - 1].mb2 = bmb;
+					sim->ev[sim->nev - 1].chunk2 = bchunk;
+				}
 				if (has_f) {
 					sim->f_end[k] = t1;
 					if (vs <

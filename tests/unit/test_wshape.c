@@ -150,6 +150,20 @@ static void test_fig8_order(void **state)
 	for (size_t i = 0; i < pp_sim_event_count(sim); i++)
 		sends += pp_sim_event_at(sim, i)->kind == PP_EV_SEND;
 	assert_int_equal(sends, 12 * 2 * 2 * 3);
+	/* the trace's SI block names both strands: rank 0's first fuses the
+	 * forward of micro-batch 4 (chunk 0) with the backward of 0 (chunk 1) */
+	const pp_sim_event *si = NULL;
+	for (size_t i = 0; i < pp_sim_event_count(sim) && !si; i++) {
+		const pp_sim_event *ev = pp_sim_event_at(sim, i);
+		if (ev->rank == 0 && ev->kind == PP_EV_SI)
+			si = ev;
+	}
+	assert_non_null(si);
+	assert_int_equal(si->mb, 4);
+	assert_int_equal(si->chunk, 0);
+	assert_int_equal(si->mb2, 0);
+	assert_int_equal(si->chunk2, 1);
+	assert_string_equal(pp_event_kind_name(PP_EV_SI), "SI");
 	/* an SI block must be followed by the backward it fuses with */
 	const pp_task bad[] = {{PP_TASK_SI, 0, 0}, {PP_TASK_F, 1, 0}};
 	assert_int_equal(pp_sim_reset(sim, 1, 2, 1, &err), PP_OK);

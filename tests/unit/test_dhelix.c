@@ -317,7 +317,11 @@ static void test_pairing_cost(void **state)
 	double per = ((b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9) / n;
 	print_message("build + pair one layer (%d x %d segments, %d candidate orders): %.1f us\n",
 	              l.fwd.n, l.bwd.n, r.candidates, per * 1e6);
+	/* The bound holds for an optimised build; sanitizer and debug builds
+	 * (no NDEBUG) run several times slower and only report the figure. */
+#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
 	assert_true(per <= 1e-3);
+#endif
 }
 
 /* data/overlap/NAME.json load and equal the built-in tables. */

@@ -16,7 +16,7 @@ row() {
 	tw=$(printf '%s\n' "$w" | awk '/^throughput/ {print $2}')
 	sb=$(printf '%s\n' "$b" | awk '/^simulated iteration/ {print $3}')
 	sw=$(printf '%s\n' "$w" | awk '/^simulated iteration/ {print $3}')
-	s=$(printf '%s\n' "$w" | awk '/SI block/ {print $NF}' | tr '\n' '/' | sed 's#/$##')
+	s=$(printf '%s\n' "$w" | awk '/^  SI block/ {print $NF}' | tr '\n' '/' | sed 's#/$##')
 	fit=$(printf '%s\n' "$w" | awk '/^verdict/ {print ($2 == "fits,") ? "yes" : "no"}')
 	awk -v n="$name" -v pl="$plan" -v pa="$paper" -v tb="$tb" -v tw="$tw" -v sb="$sb" \
 	    -v sw="$sw" -v s="$s" -v f="$fit" 'BEGIN {

@@ -187,7 +187,8 @@ pp_status pp_estimate_simulate(pp_estimate *e, pp_sim *sim, pp_error *err)
 		s->bwd_flops = t.bwd_flops / v;
 		s->wgrad_flops = t.wgrad_flops / v;
 	}
-	if (!rc)
+	/* Task lists given as data for this shape are kept; else the plan's. */
+	if (!rc && !pp_sim_orders_custom(sim, p->pp, p->microbatches, (int)v))
 		rc = pp_sim_orders(sim, p->schedule, p->pp, p->microbatches, (int)v, err);
 	if (!rc)
 		rc = pp_sim_run(sim, st, e->time.other_s, &e->sim, err);

@@ -246,10 +246,10 @@ static pp_status rank_line(parse_state *ps, const tokens *t, bool *matched)
 static pp_status parse_text(const char *text, parse_state *ps, pp_nccl_op *op)
 {
 	int time_col = -1; /* token index of the out-of-place time, from the header */
-	bool done = false;
+	bool done = false; /* past the first table's footer */
 	int lineno = 0;
 	const char *line = text;
-	while (*line && !done) {
+	while (*line) {
 		lineno++;
 		const char *end = strchr(line, '\n');
 		if (!end)
@@ -274,6 +274,11 @@ static pp_status parse_text(const char *text, parse_state *ps, pp_nccl_op *op)
 			ps->nthread = atoi(t.s[2]);
 			ps->ngpus = atoi(t.s[4]);
 		} else if (first && tok_is(&t, 1, "size") && tok_is(&t, 2, "count")) {
+			if (ps->nrows > 0)
+				return ppi_fail_at(
+				    ps->err, ps->source, lineno, (int)(t.s[0] - line) + 1,
+				    "a second nccl-tests table: one test per log (split "
+				    "the file, one LOG per test)");
 			/* The header: "#  size  count  type [redop root]  time  algbw  busbw ..."
 			 * (redop and root are absent in old versions); the data rows have
 			 * the same columns without the '#'. */
@@ -284,8 +289,8 @@ static pp_status parse_text(const char *text, parse_state *ps, pp_nccl_op *op)
 				}
 		} else if (first) {
 			if (ps->nrows > 0 && (tok_is(&t, 1, "Out") || tok_is(&t, 1, "Avg")))
-				done = true; /* the table's footer: one table per lg */
-		} else if (time_col >= 0 && t.n > 0) {
+				done = true; /* the table's footer */
+		} else if (time_col >= 0 && !done && t.n > 0) {
 			/* A data row: size and count are integers; allow one leading
 			 * token (a timestamp) before them. */
 			int o = tok_digits(&t, 0) && tok_digits(&t, 1)   ? 0

@@ -384,6 +384,17 @@ static void test_bad_input(void **state)
 	                       "x.txt", &err),
 	                 PP_EINPUT);
 	assert_non_null(strstr(err.text, "3 ranks on 2 hosts"));
+	/* Two tests in one file: refused at the second header, not half read. */
+	assert_int_equal(
+	    parse("# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 8\n" HEADER
+	          "   8   2   float   sum   -1   20.0   0.00   0.00   0\n"
+	          "# Out of bounds values : 0 OK\n"
+	          "# Collective test starting: all_gather_perf\n" HEADER
+	          "   8   2   float   none   -1   20.0   0.00   0.00   0\n",
+	          "x.txt", &err),
+	    PP_EINPUT);
+	assert_int_equal(err.line, 7);
+	assert_non_null(strstr(err.text, "a second nccl-tests table"));
 	/* JSON without results. */
 	assert_int_equal(parse("{\"config\": {}}", "x.json", &err), PP_EINPUT);
 	assert_string_equal(err.field, "results");

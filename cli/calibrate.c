@@ -92,13 +92,14 @@ static int fit_one(const pp_runs *runs, const char *gpu, bool cv, double *cv_sum
 	return EXIT_ANSWERED;
 }
 
-/* calibrate --nccl-tests: cli/calibrate_nccl.c */
+/* calibrate --nccl-tests / --step-times: cli/calibrate_nccl.c */
 int cli_calibrate_nccl(int argc, char **argv);
 
 int cli_calibrate(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++)
-		if (strncmp(argv[i], "--nccl-tests", 12) == 0)
+		if (strncmp(argv[i], "--nccl-tests", 12) == 0 ||
+		    strncmp(argv[i], "--step-times", 12) == 0)
 			return cli_calibrate_nccl(argc, argv);
 	const char *data = NULL;
 	const char *systems[16];

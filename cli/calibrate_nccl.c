@@ -11,12 +11,14 @@
 #include "paraplan/nccl.h"
 
 int cli_calibrate_nccl(int argc, char **argv);
+int cli_calibrate_steps(const char *path, const char *output); /* calibrate_steps.c */
 
-enum { OPT_NCCL = 256, OPT_SYSTEM, OPT_OUTPUT, OPT_HELP };
+enum { OPT_NCCL = 256, OPT_SYSTEM, OPT_OUTPUT, OPT_STEPS, OPT_HELP };
 
 static const struct option nccl_opts[] = {{"nccl-tests", required_argument, 0, OPT_NCCL},
                                           {"system", required_argument, 0, OPT_SYSTEM},
                                           {"output", required_argument, 0, OPT_OUTPUT},
+                                          {"step-times", required_argument, 0, OPT_STEPS},
                                           {"help", no_argument, 0, OPT_HELP},
                                           {0, 0, 0, 0}};
 
@@ -55,7 +57,7 @@ int cli_calibrate_nccl(int argc, char **argv)
 {
 	const char *paths[MAX_LOGS];
 	size_t np = 0;
-	const char *system = NULL, *output = NULL;
+	const char *system = NULL, *output = NULL, *steps = NULL;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -70,9 +72,11 @@ int cli_calibrate_nccl(int argc, char **argv)
 			break;
 		case OPT_SYSTEM: system = optarg; break;
 		case OPT_OUTPUT: output = optarg; break;
+		case OPT_STEPS: steps = optarg; break;
 		case OPT_HELP:
 			printf("usage: paraplan calibrate --nccl-tests LOG [LOG...] --system S "
 			       "[--output FILE]\n"
+			       "       paraplan calibrate --step-times FILE [--output FILE]\n"
 			       "Fits the NVLink tier (single-domain logs) and the NIC tier (logs "
 			       "across nodes)\nof system S to nccl-tests output (text or -J JSON) "
 			       "and writes the calibrated\nsystem JSON to FILE (default: stdout; "
@@ -94,6 +98,15 @@ int cli_calibrate_nccl(int argc, char **argv)
 			return EXIT_BADINPUT;
 		}
 		paths[np++] = argv[optind];
+	}
+	if (steps) {
+		if (np || system) {
+			cli_message(
+			    "calibrate: --step-times takes its systems from each run's flags; "
+			    "no --nccl-tests or --system with it");
+			return EXIT_BADINPUT;
+		}
+		return cli_calibrate_steps(steps, output);
 	}
 	if (!system) {
 		cli_message("calibrate: --nccl-tests needs --system S (the system to start from)");

@@ -139,6 +139,8 @@ pp_status pp_nccl_fit_logs(const pp_system *start, const pp_nccl_log *logs, size
  * paraplan reads it; *text is malloc'ed and NUL-terminated, the caller frees it.
  */
 pp_status pp_system_source_text(const char *ref, char **text, size_t *len, pp_error *err);
+/* The same for a GPU reference (calibrate --step-times writes it inline). */
+pp_status pp_gpu_source_text(const char *ref, char **text, size_t *len, pp_error *err);
 
 /*
  * The calibrated system as paraplan's system JSON: the start system's file

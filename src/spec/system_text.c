@@ -9,13 +9,13 @@
 #include "paraplan/nccl.h"
 #include "spec_int.h"
 
-pp_status pp_system_source_text(const char *ref, char **text, size_t *len, pp_error *err)
+static pp_status source_text(pp_kind kind, const char *ref, char **text, size_t *len, pp_error *err)
 {
 	struct stat st;
 	if (stat(ref, &st) == 0 || strchr(ref, '/') || strstr(ref, ".json"))
 		return ppi_read_file(ref, text, len, err);
 	const ppi_preset_file *f;
-	PPI_TRY(ppi_preset_find(PP_KIND_SYSTEM, ref, &f, err));
+	PPI_TRY(ppi_preset_find(kind, ref, &f, err));
 	size_t n = strlen(f->text);
 	char *copy = malloc(n + 1);
 	if (!copy) {
@@ -26,4 +26,14 @@ pp_status pp_system_source_text(const char *ref, char **text, size_t *len, pp_er
 	*text = copy;
 	*len = n;
 	return PP_OK;
+}
+
+pp_status pp_system_source_text(const char *ref, char **text, size_t *len, pp_error *err)
+{
+	return source_text(PP_KIND_SYSTEM, ref, text, len, err);
+}
+
+pp_status pp_gpu_source_text(const char *ref, char **text, size_t *len, pp_error *err)
+{
+	return source_text(PP_KIND_GPU, ref, text, len, err);
 }

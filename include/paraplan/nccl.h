@@ -124,8 +124,8 @@ typedef struct pp_nccl_fit {
  * Fit the logs with the model pp_coll_time on each log's layout, by
  * alternating least squares: the efficiency (bandwidth) on the squared error
  * in time, where the bandwidth-bound sizes weigh most; the latency on the
- * squared error in ln(time), where the latency-bound sizes decide; until
- * neither moves.  The latency on a log scale within the readers' range
+ * squared error in ln(time) over the latency-bound sizes (logged time at most
+ * twice the log's shortest); until neither moves.  The latency on a log scale within the readers' range
  * (1e-8 s to 1 ms for NVLink, 10 ms for the NIC), the efficiency within
  * [0.01, 1] (the registry's valid range).  Tiers without a log keep the start
  * system's values.  PP_EINPUT when a log has one rank or no rows, or more

@@ -588,6 +588,7 @@ typedef struct tier {
 	bool intra; /* which logs count, and which parameters move */
 	pp_system s;
 	double lat_lo, lat_hi, eff_lo, eff_hi;
+	bool *mask; /* rows the latency step fits, all logs' rows in order; NULL = all */
 } tier;
 
 static void tier_set(tier *t, double lat, double eff)
@@ -602,21 +603,49 @@ static void tier_set(tier *t, double lat, double eff)
 }
 
 /* Sum of squared ln(model / logged) over the tier's rows. */
-static double tier_cost(tier *t, double lat, double eff)
+static double tier_cost_rows(tier *t, double lat, double eff, const bool *mask)
 {
 	tier_set(t, lat, eff);
 	double sum = 0;
+	size_t idx = 0;
 	for (size_t k = 0; k < t->nlogs; k++) {
 		const pp_nccl_log *lg = &t->logs[k];
+		size_t first = idx;
+		idx += lg->nrows;
 		if (pp_nccl_intra(&t->s, lg) != t->intra)
 			continue;
 		for (size_t i = 0; i < lg->nrows; i++) {
+			if (mask && !mask[first + i])
+				continue;
 			double m = pp_nccl_model_time(&t->s, lg, lg->rows[i].bytes);
 			double e = m > 0 ? log(m / lg->rows[i].time_s) : 50;
 			sum += e * e;
 		}
 	}
 	return sum;
+}
+
+static double tier_cost(tier *t, double lat, double eff)
+{
+	return tier_cost_rows(t, lat, eff, NULL);
+}
+
+/* The latency-bound rows: those whose logged time is at most twice the
+ * log's shortest (the flat start of the curve).  Read from the log, not the
+ * model, so the set does not follow the fit. */
+static void latency_rows(tier *t)
+{
+	size_t idx = 0;
+	for (size_t k = 0; k < t->nlogs; k++) {
+		const pp_nccl_log *lg = &t->logs[k];
+		double lo = INFINITY;
+		for (size_t i = 0; i < lg->nrows; i++)
+			if (lg->rows[i].time_s < lo)
+				lo = lg->rows[i].time_s;
+		for (size_t i = 0; i < lg->nrows; i++)
+			t->mask[idx + i] = lg->rows[i].time_s <= 2 * lo;
+		idx += lg->nrows;
+	}
 }
 
 /* Minimise g over [lo, hi]: a grid of 24 points, then golden-section search
@@ -692,12 +721,12 @@ static double cost_abs(tier *t, double eff, double lnlat, double *unused)
 	return sum;
 }
 
-/* Sum of squared ln(model / logged) at a given ln(latency): every size
- * counts alike, so the latency-bound ones settle the latency. */
+/* Sum of squared ln(model / logged) over the latency-bound rows at a given
+ * ln(latency). */
 static double cost_ln(tier *t, double lnlat, double eff, double *unused)
 {
 	(void)unused;
-	return tier_cost(t, exp(lnlat), eff);
+	return tier_cost_rows(t, exp(lnlat), eff, t->mask);
 }
 
 static size_t tier_rows(const tier *t)
@@ -712,11 +741,11 @@ static size_t tier_rows(const tier *t)
 /*
  * Alternating least squares: the efficiency (the bandwidth) minimises the
  * squared error in time, where the large, bandwidth-bound sizes weigh most;
- * the latency minimises the squared error in ln(time), where every size
- * weighs alike and the small, latency-bound ones decide it.  Repeat until
- * neither moves.  (One least-squares objective for both would trade the two
- * ends against the middle of the curve, where NCCL's protocol changes make
- * any alpha-beta model wrong by a few percent either way.)
+ * the latency minimises the squared error in ln(time) over the latency-bound
+ * sizes (latency_rows).  Repeat until neither moves.  (One least-squares
+ * objective over every size would trade the two ends against the middle of
+ * the curve, where NCCL's protocol changes make any alpha-beta model wrong by
+ * tens of percent; the middle would pull the latency up.)
  */
 static void fit_tier(tier *t, bool *at_bound, double *rms)
 {
@@ -726,6 +755,12 @@ static void fit_tier(tier *t, bool *at_bound, double *rms)
 	if (!(eff > t->eff_lo && eff < t->eff_hi))
 		eff = 0.5 * (t->eff_lo + t->eff_hi);
 	double v = 0;
+	size_t total = 0;
+	for (size_t k = 0; k < t->nlogs; k++)
+		total += t->logs[k].nrows;
+	t->mask = calloc(total ? total : 1, sizeof *t->mask); /* NULL: every row */
+	if (t->mask)
+		latency_rows(t);
 	for (int it = 0; it < 60; it++) {
 		double e = golden(t, cost_abs, lnlat, t->eff_lo, t->eff_hi, &v, NULL);
 		double l = golden(t, cost_ln, e, log(t->lat_lo), log(t->lat_hi), &v, NULL);
@@ -735,6 +770,8 @@ static void fit_tier(tier *t, bool *at_bound, double *rms)
 		if (settled)
 			break;
 	}
+	free(t->mask);
+	t->mask = NULL;
 	tier_set(t, exp(lnlat), eff);
 	double lo = log(t->lat_lo), hi = log(t->lat_hi);
 	*at_bound = eff < t->eff_lo + 1e-3 || eff > t->eff_hi - 1e-3 || lnlat < lo + 1e-3 ||
@@ -770,7 +807,7 @@ pp_status pp_nccl_fit_logs(const pp_system *start, const pp_nccl_log *logs, size
 	}
 	const pp_param *nv = pp_param_find("framework.nvlink_eff");
 	const pp_param *nic = pp_param_find("framework.nic_eff");
-	tier t = {logs, nlogs, true, *start, 1e-8, 1e-3, nv->valid_lo, nv->valid_hi};
+	tier t = {logs, nlogs, true, *start, 1e-8, 1e-3, nv->valid_lo, nv->valid_hi, NULL};
 	if (out->intra_logs)
 		fit_tier(&t, &out->intra_at_bound, &out->intra_rms);
 	if (out->inter_logs) {

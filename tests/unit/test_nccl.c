@@ -128,8 +128,9 @@ static void test_busbw_conventions(void **state)
 	assert_rel(pp_nccl_busbw_factor(PP_NCCL_SENDRECV, 8), 1, 1e-15);
 	assert_rel(pp_nccl_busbw_factor(PP_NCCL_BROADCAST, 8), 1, 1e-15);
 	static const char *const files[] = {"h100x4_all_reduce.txt", "t4x2_efa_all_reduce.txt",
-	                                    "h100x16_a3mega_all_reduce.txt"};
-	for (size_t f = 0; f < 3; f++) {
+	                                    "h100x16_a3mega_all_reduce.txt",
+	                                    "gb300x8_a4xmax_all_gather.txt"};
+	for (size_t f = 0; f < 4; f++) {
 		pp_nccl_log log;
 		load(files[f], &log);
 		double k = pp_nccl_busbw_factor(log.op, log.ranks);
@@ -195,6 +196,35 @@ static void test_fit_efa_nic(void **state)
 	assert_false(f.inter_at_bound);
 	assert_reproduces(&f.system, &log);
 	assert_rel(f.system.nvlink_eff, s.nvlink_eff, 0);
+	pp_nccl_log_free(&log);
+}
+
+/* A third real log and collective: all-gather across two A4X Max hosts in
+ * distinct NVLink domains (the system file says so), paraplan's two-tier ring. */
+static void test_fit_gb300_all_gather(void **state)
+{
+	(void)state;
+	pp_nccl_log log;
+	load("gb300x8_a4xmax_all_gather.txt", &log);
+	assert_int_equal(log.op, PP_NCCL_ALL_GATHER);
+	assert_int_equal(log.ranks, 8);
+	assert_int_equal(log.nodes, 2);
+	assert_string_equal(log.device, "NVIDIA GB300");
+	char path[1024], msg[1024];
+	data_path("a4x-max-crossdomain.json", path, sizeof path);
+	pp_system s;
+	pp_error err;
+	if (pp_system_load(path, &s, &err) != PP_OK)
+		fail_msg("%s", pp_error_format(&err, msg, sizeof msg));
+	assert_false(pp_nccl_intra(&s, &log));
+	pp_nccl_fit f;
+	fit(&s, &log, 1, &f);
+	assert_int_equal(f.inter_logs, 1);
+	assert_false(f.inter_at_bound);
+	assert_reproduces(&f.system, &log);
+	/* On the NVL72 preset the same two hosts would share one NVLink domain. */
+	pp_system nvl72 = preset("gb200-nvl72");
+	assert_true(pp_nccl_intra(&nvl72, &log));
 	pp_nccl_log_free(&log);
 }
 
@@ -425,6 +455,7 @@ int main(void)
 	    cmocka_unit_test(test_busbw_conventions),
 	    cmocka_unit_test(test_fit_h100_nvlink),
 	    cmocka_unit_test(test_fit_efa_nic),
+	    cmocka_unit_test(test_fit_gb300_all_gather),
 	    cmocka_unit_test(test_fit_two_tiers_and_bound),
 	    cmocka_unit_test(test_recover_synthetic),
 	    cmocka_unit_test(test_system_json_reads_back),

@@ -908,7 +908,7 @@ pp_status pp_nccl_system_json(const char *start_ref, const pp_nccl_fit *fit,
 		src = json_object();
 		json_object_set_new(root, "sources", src);
 	}
-	static char note[4096];
+	char note[4096];
 	if (fit->intra_logs) {
 		set_real(root, "nvlink_latency_s", s->nvlink_latency_s);
 		set_real(fw, "nvlink_eff", s->nvlink_eff);

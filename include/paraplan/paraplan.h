@@ -18,5 +18,6 @@
 #include "place.h"
 #include "scenario.h"
 #include "sim.h"
+#include "traffic.h"
 
 #endif

@@ -19,5 +19,6 @@
 #include "scenario.h"
 #include "sim.h"
 #include "traffic.h"
+#include "netmap.h"
 
 #endif

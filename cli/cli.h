@@ -33,6 +33,7 @@ int cli_out_open(cli_out *o, const char *path);
 int cli_out_close(cli_out *o, int ok);
 
 int cli_estimate(int argc, char **argv);
+int cli_place(int argc, char **argv);
 
 /* estimate's traffic flags (cli/traffic.c): --traffic FILE, --traffic-csv
  * FILE, --timeline on|off; `which` 0, 1, 2 in that order. */

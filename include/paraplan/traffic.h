@@ -76,6 +76,9 @@ typedef struct pp_traffic {
 	pp_traffic_cell *cell;                            /* sorted by type, src, dst */
 	double total_bytes[PP_TRAFFIC_NTYPES][PP_NTIERS]; /* summed over all pairs */
 	double max_nic_egress_bytes; /* the busiest node's bytes out of the node */
+	long long nodes;             /* gpus / gpus_per_node, rounded up */
+	double *node_out_bytes;      /* per node: bytes leaving it (its NICs to the leaf) */
+	double *node_in_bytes;       /* per node: bytes entering it */
 } pp_traffic;
 
 /*
@@ -130,7 +133,8 @@ void pp_traffic_timeline_free(pp_traffic_timeline *tl);
 
 /* {"gpus", "gpus_per_node", ..., "totals": {type: {nvlink_bytes, nic_bytes,
  * total_bytes}}, "types": [{"type", "cells": [[src, dst, bytes], ...],
- * "matrix_bytes": [[...]] (up to PP_TRAFFIC_DENSE_MAX GPUs)}]}.  0 or -1. */
+ * "matrix_bytes": [[...]] (up to PP_TRAFFIC_DENSE_MAX GPUs)}],
+ * "nodes": [{"node", "out_bytes", "in_bytes"}]}.  0 or -1. */
 int pp_report_traffic_json(const pp_traffic *t, FILE *out);
 /* One line per cell: src_gpu,dst_gpu,src_node,dst_node,type,tier,bytes.  0 or -1. */
 int pp_report_traffic_csv(const pp_traffic *t, FILE *out);

@@ -80,6 +80,10 @@ int pp_report_traffic_json(const pp_traffic *t, FILE *out)
 		}
 		fprintf(out, "}");
 	}
+	fprintf(out, "\n  ],\n  \"nodes\": [");
+	for (long long nd = 0; nd < t->nodes; nd++)
+		fprintf(out, "%s\n    {\"node\": %lld, \"out_bytes\": %.17g, \"in_bytes\": %.17g}",
+		        nd ? "," : "", nd, t->node_out_bytes[nd], t->node_in_bytes[nd]);
 	fprintf(out, "\n  ]\n}\n");
 	return ferror(out) ? -1 : 0;
 }

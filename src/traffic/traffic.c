@@ -327,19 +327,26 @@ pp_status pp_traffic_build(const pp_scenario *sc, pp_traffic **out, pp_error *er
 	t->cell = b.c;
 	b.c = NULL;
 	long long nodes = (b.R + t->gpus_per_node - 1) / t->gpus_per_node;
-	double *egress = calloc((size_t)(nodes > 0 ? nodes : 1), sizeof *egress);
+	t->nodes = nodes;
+	t->node_out_bytes = calloc((size_t)(nodes > 0 ? nodes : 1), sizeof *t->node_out_bytes);
+	t->node_in_bytes = calloc((size_t)(nodes > 0 ? nodes : 1), sizeof *t->node_in_bytes);
+	build_free(&b);
+	if (!t->node_out_bytes || !t->node_in_bytes) {
+		pp_traffic_free(t);
+		return ppi_fail(err, "", "traffic", "out of memory");
+	}
 	for (size_t i = 0; i < k; i++) {
 		const pp_traffic_cell *x = &t->cell[i];
 		t->total_bytes[x->type][x->tier] += x->bytes;
 		long long sn = x->src / t->gpus_per_node, dn = x->dst / t->gpus_per_node;
-		if (egress && sn != dn && sn < nodes)
-			egress[sn] += x->bytes;
+		if (sn != dn && sn < nodes && dn < nodes) {
+			t->node_out_bytes[sn] += x->bytes;
+			t->node_in_bytes[dn] += x->bytes;
+		}
 	}
-	for (long long i = 0; egress && i < nodes; i++)
-		if (egress[i] > t->max_nic_egress_bytes)
-			t->max_nic_egress_bytes = egress[i];
-	free(egress);
-	build_free(&b);
+	for (long long i = 0; i < nodes; i++)
+		if (t->node_out_bytes[i] > t->max_nic_egress_bytes)
+			t->max_nic_egress_bytes = t->node_out_bytes[i];
 	*out = t;
 	return PP_OK;
 }
@@ -349,6 +356,8 @@ void pp_traffic_free(pp_traffic *t)
 	if (!t)
 		return;
 	free(t->cell);
+	free(t->node_out_bytes);
+	free(t->node_in_bytes);
 	free(t);
 }
 

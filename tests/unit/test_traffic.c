@@ -169,6 +169,17 @@ static void check_structure(int p, int t, int d, int *nvlink_dp, int *nic_dp)
 				fail_msg("(%d,%d,%d) GPU %d -> %d: types %#x, expected %#x", p, t,
 				         d, i, j, got[i * n + j], expect(p, t, d, i, j));
 	free(got);
+	/* per node: what leaves all nodes = what enters them = the NIC tier */
+	double out = 0, in = 0, nic = 0;
+	for (long long k = 0; k < tr->nodes; k++) {
+		out += tr->node_out_bytes[k];
+		in += tr->node_in_bytes[k];
+	}
+	for (int k = 0; k < PP_TRAFFIC_NTYPES; k++)
+		nic += tr->total_bytes[k][PP_TIER_NIC];
+	assert_int_equal(tr->nodes, n / 8);
+	assert_rel(out, nic, 1e-12);
+	assert_rel(in, nic, 1e-12);
 	pp_traffic_free(tr);
 	pp_scenario_free(sc);
 }

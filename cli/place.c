@@ -29,15 +29,18 @@ static void place_usage(FILE *f)
 	           "workers are ranked tp-dp-pp (Megatron's default order); cp must be 1.\n");
 }
 
-enum { OPT_BW = CLI_OPT_VERB, OPT_SYN, OPT_SEED, OPT_MOVES, OPT_RANKFILE };
+enum { OPT_BW = CLI_OPT_VERB, OPT_SYN, OPT_SEED, OPT_MOVES, OPT_RANKFILE, OPT_TRAFFIC };
 
-static const struct option place_opts[] = {
-    {"bandwidth", required_argument, 0, OPT_BW},      {"synthetic", required_argument, 0, OPT_SYN},
-    {"seed", required_argument, 0, OPT_SEED},         {"moves", required_argument, 0, OPT_MOVES},
-    {"rankfile", required_argument, 0, OPT_RANKFILE}, {0, 0, 0, 0}};
+static const struct option place_opts[] = {{"bandwidth", required_argument, 0, OPT_BW},
+                                           {"synthetic", required_argument, 0, OPT_SYN},
+                                           {"seed", required_argument, 0, OPT_SEED},
+                                           {"moves", required_argument, 0, OPT_MOVES},
+                                           {"rankfile", required_argument, 0, OPT_RANKFILE},
+                                           {"traffic", required_argument, 0, OPT_TRAFFIC},
+                                           {0, 0, 0, 0}};
 
 typedef struct place_flags {
-	const char *bandwidth, *rankfile;
+	const char *bandwidth, *rankfile, *traffic;
 	long long synthetic, seed, moves;
 } place_flags;
 
@@ -53,11 +56,13 @@ static int place_flag(int code, const char *value, void *ctx)
 		f->bandwidth = value;
 		return 0;
 	case OPT_RANKFILE:
+	case OPT_TRAFFIC:
 		if (!*value) {
-			cli_message("place: --rankfile needs a file name");
+			cli_message("place: --%s needs a file name",
+			            code == OPT_TRAFFIC ? "traffic" : "rankfile");
 			return EXIT_BADINPUT;
 		}
-		f->rankfile = value;
+		*(code == OPT_TRAFFIC ? &f->traffic : &f->rankfile) = value;
 		return 0;
 	case OPT_SYN: return cli_parse_ll("--synthetic", value, 0, 1LL << 62, &f->synthetic);
 	case OPT_SEED: return cli_parse_ll("--seed", value, 0, 1LL << 62, &f->seed);
@@ -117,9 +122,51 @@ static int write_rankfile(const char *path, const long long *f, long long n, int
 	return cli_out_close(&out, !ferror(out.f));
 }
 
+/* The traffic of the mapped placement: worker (x, y, z) is the rank with pp,
+ * tp, dp coordinates x, y, z under the plan's order.  0 or an exit code. */
+static int mapped_traffic(const pp_estimate *e, const long long *f, const char *path,
+                          const pp_model *model, pp_traffic **out)
+{
+	pp_error err;
+	pp_error_clear(&err);
+	pp_scenario *sc = NULL;
+	pp_status st =
+	    pp_scenario_new(&e->model, &e->system, &e->job, &e->plan, e->gpus, &sc, &err);
+	if (st)
+		return cli_plan_fail(st, &err, model);
+	const pp_placement *pl = pp_scenario_placement(sc);
+	long long *rank_gpu = malloc((size_t)pl->ranks * sizeof *rank_gpu);
+	if (!rank_gpu) {
+		pp_scenario_free(sc);
+		cli_message("out of memory");
+		return EXIT_INTERNAL;
+	}
+	int tp = e->plan.tp, dp = (int)(pl->ranks / ((long long)tp * e->plan.pp));
+	for (long long w = 0; w < pl->ranks; w++) {
+		int c[PP_NDIMS] = {0};
+		c[PP_DIM_TP] = (int)(w % tp);
+		c[PP_DIM_DP] = (int)(w / tp % dp);
+		c[PP_DIM_PP] = (int)(w / ((long long)tp * dp));
+		rank_gpu[pp_place_rank(pl, c)] = f[w];
+	}
+	st = pp_traffic_build_map(sc, rank_gpu, out, &err);
+	free(rank_gpu);
+	pp_scenario_free(sc);
+	if (st)
+		return cli_fail(st, &err);
+	cli_out o;
+	int rc = cli_out_open(&o, path);
+	if (rc)
+		return rc;
+	size_t n = strlen(path);
+	bool csv = n >= 4 && strcmp(path + n - 4, ".csv") == 0;
+	int wr = csv ? pp_report_traffic_csv(*out, o.f) : pp_report_traffic_json(*out, o.f);
+	return cli_out_close(&o, wr == 0);
+}
+
 int cli_place(int argc, char **argv)
 {
-	place_flags fl = {NULL, NULL, -1, 1, 100000};
+	place_flags fl = {NULL, NULL, NULL, -1, 1, 100000};
 	const cli_verb verb = {"place", place_usage, place_opts, place_flag, &fl, NULL};
 	cli_opts o;
 	int rc = cli_opts_parse(argc, argv, &verb, &o);
@@ -175,7 +222,6 @@ int cli_place(int argc, char **argv)
 	}
 	pp_pipette_model m;
 	pp_pipette_model_of(e, bw, &m);
-	free(e);
 	pp_anneal_params ap;
 	pp_anneal_params_init(&ap);
 	ap.seed = (unsigned long long)fl.seed;
@@ -183,6 +229,7 @@ int cli_place(int argc, char **argv)
 	pp_anneal *a = NULL;
 	if ((st = pp_anneal_new(&m, &ap, &a, &err))) {
 		pp_bandwidth_free(bw);
+		free(e);
 		return cli_fail(st, &err);
 	}
 	pp_anneal_run(a);
@@ -190,14 +237,20 @@ int cli_place(int argc, char **argv)
 	pp_anneal_result_get(a, &r);
 	const long long *f = pp_anneal_best(a);
 	long long n = (long long)m.pp * m.tp * m.dp;
-	if (fl.rankfile && (rc = write_rankfile(fl.rankfile, f, n, g))) {
-		pp_anneal_free(a);
-		pp_bandwidth_free(bw);
-		return rc;
-	}
+	pp_traffic *tr = NULL;
+	if (fl.rankfile)
+		rc = write_rankfile(fl.rankfile, f, n, g);
+	if (!rc && fl.traffic)
+		rc = mapped_traffic(e, f, fl.traffic, &model, &tr);
+	free(e);
 	cli_out out;
-	if (!(rc = cli_out_open(&out, o.output)))
-		rc = cli_out_close(&out, report(out.f, &m, &fl, &r, f) == 0);
+	if (!rc && !(rc = cli_out_open(&out, o.output))) {
+		int wr = report(out.f, &m, &fl, &r, f);
+		if (!wr && tr)
+			wr = pp_report_traffic_text(tr, out.f);
+		rc = cli_out_close(&out, wr == 0);
+	}
+	pp_traffic_free(tr);
 	pp_anneal_free(a);
 	pp_bandwidth_free(bw);
 	return rc;

@@ -87,6 +87,10 @@ typedef struct pp_traffic {
  * freed by pp_traffic_free.
  */
 pp_status pp_traffic_build(const pp_scenario *sc, pp_traffic **out, pp_error *err);
+/* The same with ranks on GPUs `rank_gpu` (rank -> global GPU, a permutation;
+ * e.g. an annealed mapping, netmap.h) instead of the scenario's map. */
+pp_status pp_traffic_build_map(const pp_scenario *sc, const long long *rank_gpu, pp_traffic **out,
+                               pp_error *err);
 void pp_traffic_free(pp_traffic *t);
 
 /* Bytes per iteration from GPU `src` to GPU `dst` of `type` (0 if none). */

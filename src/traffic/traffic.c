@@ -268,10 +268,23 @@ static void build_free(build *b)
 
 pp_status pp_traffic_build(const pp_scenario *sc, pp_traffic **out, pp_error *err)
 {
+	return pp_traffic_build_map(sc, pp_scenario_placement(sc)->rank_gpu, out, err);
+}
+
+pp_status pp_traffic_build_map(const pp_scenario *sc, const long long *rank_gpu, pp_traffic **out,
+                               pp_error *err)
+{
 	*out = NULL;
 	build b;
 	memset(&b, 0, sizeof b);
-	b.pl = pp_scenario_placement(sc);
+	pp_placement pl = *pp_scenario_placement(sc);
+	pl.rank_gpu = rank_gpu;
+	for (long long r = 0; rank_gpu && r < pl.ranks; r++)
+		if (rank_gpu[r] < 0 || rank_gpu[r] >= pl.ranks)
+			return ppi_fail(err, "", "rank_gpu",
+			                "rank %lld on GPU %lld, outside 0..%lld", r, rank_gpu[r],
+			                pl.ranks - 1);
+	b.pl = &pl;
 	b.p = pp_scenario_plan(sc);
 	b.R = b.pl->ranks;
 	pp_status st = PP_OK;

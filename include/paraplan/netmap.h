@@ -114,7 +114,7 @@ typedef struct pp_anneal_params {
 } pp_anneal_params;
 
 /* Defaults: alpha 0.999, t0 1e-3, t_end 1e-7, moves 100000, mix 1/3 each,
- * blocks automatic.  Migrate and reverse move substrings of at most 64
+ * blocks automatic.  Migrate and reverse move substrings of at most 16
  * blocks. */
 void pp_anneal_params_init(pp_anneal_params *p);
 

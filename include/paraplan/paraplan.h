@@ -20,5 +20,6 @@
 #include "sim.h"
 #include "traffic.h"
 #include "netmap.h"
+#include "moe.h"
 
 #endif

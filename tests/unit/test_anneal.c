@@ -16,6 +16,19 @@
 #include "paraplan/paraplan.h"
 #include "pp_test.h"
 
+/* The <= 1 s claim holds for an optimised build; sanitizer and debug builds
+ * check the same properties on a tenth of the budget, untimed. */
+#ifndef __has_feature
+#define __has_feature(x) 0
+#endif
+#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__) && !__has_feature(address_sanitizer)
+#define TIMED 1
+#define BUDGET 100000
+#else
+#define TIMED 0
+#define BUDGET 10000
+#endif
+
 /* GPT-39B (seed 000 Table 2 shape) on 1024 H800 GPUs (128 nodes of 8),
  * (pp, tp, dp) = (8, 8, 16), 32 micro-batches of 1: the model of Eq. 3-6. */
 static void model_1024(pp_pipette_model *m, pp_bandwidth *bw)
@@ -95,8 +108,8 @@ static void test_anneal_1024(void **state)
 	pp_pipette_terms id;
 	double identity = pp_pipette_map_latency(&m, NULL, &id);
 	pp_anneal_result r, r10;
-	double best = anneal(&m, 1, 100000, &r, NULL);
-	double best10 = anneal(&m, 1, 1000000, &r10, NULL);
+	double best = anneal(&m, 1, BUDGET, &r, NULL);
+	double best10 = anneal(&m, 1, 10 * BUDGET, &r10, NULL);
 	assert_rel(r.identity_s, identity, 1e-12);
 	assert_true(best <= identity);
 	/* 100 random mappings (Fisher-Yates over GPUs) */
@@ -130,7 +143,8 @@ static void test_anneal_1024(void **state)
 	(void)ap;
 	/* <= 1 s of this thread's CPU time: the wall clock of a 2-core machine
 	 * shared with other builds measures the neighbours too */
-	assert_true(r.cpu_s <= 1.0);
+	if (TIMED)
+		assert_true(r.cpu_s <= 1.0);
 	pp_bandwidth_free(bw);
 }
 

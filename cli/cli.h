@@ -45,6 +45,8 @@ int cli_traffic_flag(cli_traffic_opts *o, int which, const char *value);
 typedef struct cli_traffic_result {
 	struct pp_traffic *traffic;
 	struct pp_traffic_timeline *timeline;
+	pp_placement place; /* for the timeline's nodes */
+	bool have_place;
 } cli_traffic_result;
 /* Build what the flags ask for and write the files.  0 or an exit code. */
 int cli_traffic_run(const cli_traffic_opts *o, const pp_estimate *e, const pp_sim *sim,

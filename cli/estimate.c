@@ -165,7 +165,8 @@ int cli_estimate(int argc, char **argv)
 		free(e);
 		return rc;
 	}
-	cli_traffic_result tr = {NULL, NULL};
+	cli_traffic_result tr;
+	memset(&tr, 0, sizeof tr);
 	if ((rc = cli_traffic_run(&flags.traffic, e, sim, &model, &tr))) {
 		pp_sim_free(sim);
 		free(e);

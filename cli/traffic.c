@@ -76,6 +76,8 @@ int cli_traffic_run(const cli_traffic_opts *o, const pp_estimate *e, const pp_si
 		                                         &out->timeline, &err);
 		if (st)
 			return cli_fail(st, &err);
+		pp_place_build(&e->plan, &e->system, &out->place);
+		out->have_place = true;
 	}
 	return 0;
 }
@@ -84,7 +86,8 @@ int cli_traffic_text(const cli_traffic_result *r, FILE *f)
 {
 	if (r->traffic && pp_report_traffic_text(r->traffic, f))
 		return -1;
-	if (r->timeline && pp_report_timeline_text(r->timeline, f))
+	if (r->timeline &&
+	    pp_report_timeline_text(r->timeline, r->have_place ? &r->place : NULL, 16, f))
 		return -1;
 	return 0;
 }

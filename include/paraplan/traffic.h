@@ -131,6 +131,22 @@ typedef struct pp_traffic_timeline {
 
 pp_status pp_traffic_timeline_build(const pp_sim *sim, double iteration_s, int ranks,
                                     pp_traffic_timeline **out, pp_error *err);
+
+/* One node's view: the GPUs of the placement on node `node`, the pipeline
+ * ranks they belong to, the union of those ranks' on periods (a caller-owned
+ * array of up to the sum of their periods, malloc'ed into *on), and the
+ * bytes the node's GPUs send (each GPU its rank's bytes; the traffic inside
+ * the node included). */
+typedef struct pp_node_timeline {
+	long long node;
+	int gpus;                /* GPUs of the plan on the node */
+	unsigned long long mask; /* pipeline ranks present (bit r, ranks < 64) */
+	size_t non;
+	pp_traffic_interval *on; /* freed by the caller */
+	double on_s, off_s, bytes;
+} pp_node_timeline;
+pp_status pp_traffic_timeline_node(const pp_traffic_timeline *tl, const pp_placement *pl,
+                                   long long node, pp_node_timeline *out, pp_error *err);
 void pp_traffic_timeline_free(pp_traffic_timeline *tl);
 
 /* ------------------------------------------------------------- reports */
@@ -144,8 +160,10 @@ int pp_report_traffic_json(const pp_traffic *t, FILE *out);
 int pp_report_traffic_csv(const pp_traffic *t, FILE *out);
 /* The per-type and per-tier totals as a text table.  0 or -1. */
 int pp_report_traffic_text(const pp_traffic *t, FILE *out);
-/* The timeline: per pipeline rank its on/off periods.  0 or -1. */
-int pp_report_timeline_text(const pp_traffic_timeline *tl, FILE *out);
+/* The timeline: per pipeline rank its on/off periods; with `pl`, per node
+ * too (up to `max_nodes` nodes).  0 or -1. */
+int pp_report_timeline_text(const pp_traffic_timeline *tl, const pp_placement *pl,
+                            long long max_nodes, FILE *out);
 
 #ifdef __cplusplus
 }

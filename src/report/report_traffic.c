@@ -2,6 +2,8 @@
  * Traffic matrix and traffic timeline reports (include/paraplan/traffic.h).
  * Written with fprintf: a 1024-GPU matrix has tens of thousands of cells.
  */
+#include <stdlib.h>
+
 #include "paraplan/traffic.h"
 
 #define GB 1e9
@@ -88,7 +90,8 @@ int pp_report_traffic_json(const pp_traffic *t, FILE *out)
 	return ferror(out) ? -1 : 0;
 }
 
-int pp_report_timeline_text(const pp_traffic_timeline *tl, FILE *out)
+int pp_report_timeline_text(const pp_traffic_timeline *tl, const pp_placement *pl,
+                            long long max_nodes, FILE *out)
 {
 	fprintf(out, "\ntraffic timeline (pipeline sends and DP; one GPU of each pipeline rank)\n");
 	fprintf(out, "  %-5s %8s %10s %10s %10s  %s\n", "rank", "on", "on ms", "off ms", "MB sent",
@@ -103,5 +106,26 @@ int pp_report_timeline_text(const pp_traffic_timeline *tl, FILE *out)
 			fprintf(out, " ...");
 		fprintf(out, "\n");
 	}
+	if (!pl)
+		return ferror(out) ? -1 : 0;
+	long long g = pl->gpus_per_node > 0 ? pl->gpus_per_node : 1;
+	long long nodes = (pl->ranks + g - 1) / g;
+	fprintf(out, "  %-5s %8s %10s %10s %10s  %s\n", "node", "on", "on ms", "off ms", "MB sent",
+	        "pipeline ranks (GPUs)");
+	for (long long nd = 0; nd < nodes && nd < max_nodes; nd++) {
+		pp_node_timeline nt;
+		pp_error err;
+		if (pp_traffic_timeline_node(tl, pl, nd, &nt, &err))
+			return -1;
+		fprintf(out, "  %-5lld %8zu %10.3f %10.3f %10.3f  ", nd, nt.non, nt.on_s * 1e3,
+		        nt.off_s * 1e3, nt.bytes / 1e6);
+		for (int r = 0; r < tl->ranks && r < 64; r++)
+			if (nt.mask & (1ULL << r))
+				fprintf(out, " %d", r);
+		fprintf(out, " (%d)\n", nt.gpus);
+		free(nt.on);
+	}
+	if (nodes > max_nodes)
+		fprintf(out, "  ... %lld more nodes\n", nodes - max_nodes);
 	return ferror(out) ? -1 : 0;
 }

@@ -116,3 +116,51 @@ pp_status pp_traffic_timeline_build(const pp_sim *sim, double iteration_s, int r
 	*out = tl;
 	return PP_OK;
 }
+
+pp_status pp_traffic_timeline_node(const pp_traffic_timeline *tl, const pp_placement *pl,
+                                   long long node, pp_node_timeline *out, pp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	out->node = node;
+	size_t cap = 0;
+	for (long long r = 0; r < pl->ranks; r++) {
+		pp_gpu_loc loc;
+		pp_place_locate(pl, r, &loc);
+		if (loc.node != node)
+			continue;
+		int c[PP_NDIMS];
+		pp_place_coords(pl, r, c);
+		int s = c[PP_DIM_PP];
+		if (s < 0 || s >= tl->ranks)
+			continue;
+		out->gpus++;
+		out->bytes += tl->bytes[s];
+		if (s < 64 && !(out->mask & (1ULL << s))) {
+			out->mask |= 1ULL << s;
+			cap += tl->non[s];
+		}
+	}
+	out->on = malloc((cap ? cap : 1) * sizeof *out->on);
+	if (!out->on)
+		return ppi_fail(err, "", "timeline", "out of memory");
+	size_t k = 0;
+	for (int s = 0; s < tl->ranks && s < 64; s++)
+		if (out->mask & (1ULL << s))
+			for (size_t i = 0; i < tl->non[s]; i++)
+				out->on[k++] = tl->on[s][i];
+	qsort(out->on, k, sizeof *out->on, by_start);
+	size_t m = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (m > 0 && out->on[i].start_s <= out->on[m - 1].end_s) {
+			if (out->on[i].end_s > out->on[m - 1].end_s)
+				out->on[m - 1].end_s = out->on[i].end_s;
+			out->on[m - 1].bytes += out->on[i].bytes;
+		} else
+			out->on[m++] = out->on[i];
+	}
+	out->non = m;
+	for (size_t i = 0; i < m; i++)
+		out->on_s += out->on[i].end_s - out->on[i].start_s;
+	out->off_s = tl->iteration_s - out->on_s;
+	return PP_OK;
+}

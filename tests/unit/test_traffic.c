@@ -352,12 +352,67 @@ static void test_timeline_equals_sim(void **state)
 	free(e);
 }
 
+/* A node holding two pipeline ranks: its on periods are the union of
+ * theirs, its bytes the sum over its GPUs. */
+static void test_timeline_node(void **state)
+{
+	(void)state;
+	pp_model m;
+	pp_system s;
+	pp_job j;
+	pp_plan p;
+	assert_int_equal(pp_model_preset("gpt-39.1b", &m, NULL), PP_OK);
+	assert_int_equal(pp_system_preset("configtuner-hopper", &s, NULL), PP_OK);
+	pp_job_init(&j);
+	j.global_batch = 16;
+	j.seq_len = 2048;
+	pp_plan_init(&p);
+	p.tp = 2;
+	p.pp = 4;
+	p.recompute = PP_RECOMPUTE_FULL;
+	pp_estimate *e = malloc(sizeof *e);
+	pp_error err;
+	if (pp_estimate_run(&m, &s, &j, &p, 16, e, &err))
+		fail_msg("%s", err.text);
+	pp_sim *sim;
+	assert_int_equal(pp_sim_new(&sim, &err), PP_OK);
+	assert_int_equal(pp_estimate_simulate(e, sim, &err), PP_OK);
+	pp_traffic_timeline *tl;
+	assert_int_equal(pp_traffic_timeline_build(sim, e->sim.iteration_s, 4, &tl, &err), PP_OK);
+	pp_placement pl;
+	pp_place_build(&e->plan, &e->system, &pl);
+	for (int nd = 0; nd < 2; nd++) {
+		pp_node_timeline nt;
+		assert_int_equal(pp_traffic_timeline_node(tl, &pl, nd, &nt, &err), PP_OK);
+		int r0 = 2 * nd, r1 = 2 * nd + 1; /* dp 2 x tp 2 = 4 GPUs per rank */
+		assert_int_equal(nt.gpus, 8);
+		assert_int_equal(nt.mask, (1u << r0) | (1u << r1));
+		assert_rel(nt.bytes, 4 * (tl->bytes[r0] + tl->bytes[r1]), 1e-12);
+		/* every instant of a rank's on period is inside a node on period */
+		for (int r = r0; r <= r1; r++)
+			for (size_t i = 0; i < tl->non[r]; i++) {
+				bool in = false;
+				for (size_t k = 0; k < nt.non && !in; k++)
+					in = nt.on[k].start_s <= tl->on[r][i].start_s &&
+					     tl->on[r][i].end_s <= nt.on[k].end_s;
+				assert_true(in);
+			}
+		assert_true(nt.on_s <= tl->on_s[r0] + tl->on_s[r1] + 1e-12);
+		assert_true(nt.on_s >= tl->on_s[r0] - 1e-12);
+		assert_rel(nt.on_s + nt.off_s, e->sim.iteration_s, 1e-12);
+		free(nt.on);
+	}
+	pp_traffic_timeline_free(tl);
+	pp_sim_free(sim);
+	free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_eq2_4_volumes),       cmocka_unit_test(test_fig3_fig4_structure),
 	    cmocka_unit_test(test_permutation),         cmocka_unit_test(test_alltoall_pairs),
-	    cmocka_unit_test(test_timeline_equals_sim),
+	    cmocka_unit_test(test_timeline_equals_sim), cmocka_unit_test(test_timeline_node),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,6 +28,8 @@
 #define PARAPLAN_NETMAP_H
 
 #include "estimate.h"
+#include "scenario.h"
+#include "sim.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -97,6 +99,17 @@ typedef struct pp_pipette_terms {
  * so a mapping that splits a TP group pays for it.
  */
 double pp_pipette_map_latency(const pp_pipette_model *m, const long long *f, pp_pipette_terms *out);
+
+/*
+ * The event simulator (sim.h) with Eq. 5-6 in it: the estimate's stages,
+ * but stage x's activation (gradient) transfer takes msg_PP over the slowest
+ * link from stage x to x + 1 (x - 1) among its (y, z) pipelines, and its DP
+ * reduction Eq. 6 over its own DP groups; mapping f (NULL: identity).  The
+ * first stage's gradient and the last stage's activation keep the estimate's
+ * times (they are never sent).  Writes *out; the events are the simulator's.
+ */
+pp_status pp_pipette_simulate(const pp_estimate *e, const pp_pipette_model *m, const long long *f,
+                              pp_sim *sim, pp_sim_result *out, pp_error *err);
 
 /* ------------------------------------------------------------- annealing */
 

@@ -69,8 +69,9 @@ static double pp_path(const lat_ctx *c, const long long *f, int y, int z)
 	return t;
 }
 
-/* Eq. 6's two terms for the DP group of stage 1, tensor rank y. */
-static void dp_group(const lat_ctx *c, const long long *f, int y, double *intra, double *inter)
+/* Eq. 6's two terms for the DP group of stage x (0: Pipette's stage 1), tensor rank y. */
+static void dp_group_at(const lat_ctx *c, const long long *f, int x, int y, double *intra,
+                        double *inter)
 {
 	const pp_pipette_model *m = c->m;
 	*intra = *inter = 0;
@@ -86,7 +87,7 @@ static void dp_group(const lat_ctx *c, const long long *f, int y, double *intra,
 	if (!gg)
 		return;
 	for (int a = 0; a < d; a++) {
-		gg[a] = fw(f, y + (long long)m->tp * a);
+		gg[a] = fw(f, y + (long long)m->tp * (a + (long long)m->dp * x));
 		nn[a] = gg[a] / m->gpus_per_node;
 	}
 	for (int a = 0; a < d; a++) {
@@ -104,9 +105,8 @@ static void dp_group(const lat_ctx *c, const long long *f, int y, double *intra,
 		if (first)
 			nodes++;
 		for (int b = a + 1; b < d; b++) {
-			double x = pp_pipette_bw(m, gg[a], gg[b]),
-			       z = pp_pipette_bw(m, gg[b], gg[a]);
-			double lo = x < z ? x : z;
+			double ab = B(c, gg[a], gg[b]), ba = B(c, gg[b], gg[a]);
+			double lo = ab < ba ? ab : ba;
 			if (nn[a] == nn[b]) {
 				if (lo < bin)
 					bin = lo;
@@ -120,6 +120,11 @@ static void dp_group(const lat_ctx *c, const long long *f, int y, double *intra,
 		*intra = 4.0 * (kmax - 1) * m->msg_dp_bytes / (kmax * bin);
 	if (nodes > 1)
 		*inter = 2.0 * (nodes - 1) * m->msg_dp_bytes / (nodes * bout);
+}
+
+static void dp_group(const lat_ctx *c, const long long *f, int y, double *intra, double *inter)
+{
+	dp_group_at(c, f, 0, y, intra, inter);
 }
 
 static void combine(const pp_pipette_model *m, double tp, double path, double dp,
@@ -528,4 +533,80 @@ void pp_anneal_result_get(const pp_anneal *a, pp_anneal_result *out)
 const long long *pp_anneal_best(const pp_anneal *a)
 {
 	return a->best;
+}
+
+/* ------------------------------------------------------------ simulator */
+
+pp_status pp_pipette_simulate(const pp_estimate *e, const pp_pipette_model *m, const long long *f,
+                              pp_sim *sim, pp_sim_result *out, pp_error *err)
+{
+	const pp_plan *p = &e->plan;
+	if (m->pp != p->pp || (long long)m->pp * m->tp * m->dp != e->gpus)
+		return ppi_fail(err, "", "mapping",
+		                "the model's pp x tp x dp is not the estimate's plan");
+	pp_scenario *sc = NULL;
+	pp_status rc = pp_scenario_new(&e->model, &e->system, &e->job, p, e->gpus, &sc, err);
+	if (rc)
+		return rc;
+	pp_work *ws = malloc(sizeof *ws);
+	pp_sim_stage *st = calloc((size_t)p->pp, sizeof *st);
+	if (!ws || !st) {
+		free(ws);
+		free(st);
+		pp_scenario_free(sc);
+		return ppi_fail(err, "", "sim", "out of memory");
+	}
+	pp_work_init(ws);
+	lat_ctx ctx = {m, NULL, NULL, 0};
+	double v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
+	long long stride = (long long)m->tp * m->dp;
+	for (int x = 0; x < p->pp && !rc; x++) {
+		pp_stage_time t;
+		if ((rc = pp_scenario_cost(sc, x, ws, &t, err)))
+			break;
+		pp_sim_stage *s = &st[x];
+		s->fwd_s = t.fwd_s;
+		s->bwd_s = t.bwd_s;
+		s->wgrad_s = p->schedule == PP_SCHED_ZB ? t.wgrad_compute_s : 0;
+		/* Eq. 5 per hop: the slowest (y, z) pipeline's link to the next (previous)
+		 * stage carries this stage's activation (gradient) */
+		double bf = 0, bb = 0;
+		for (long long yz = 0; yz < stride; yz++) {
+			long long w = yz + stride * x;
+			if (x + 1 < p->pp) {
+				double tt = m->msg_pp_bytes / B(&ctx, fw(f, w), fw(f, w + stride));
+				bf = tt > bf ? tt : bf;
+			}
+			if (x > 0) {
+				double tt = m->msg_pp_bytes / B(&ctx, fw(f, w), fw(f, w - stride));
+				bb = tt > bb ? tt : bb;
+			}
+		}
+		s->send_fwd_s = x + 1 < p->pp ? bf : t.pp_s / 2;
+		s->send_bwd_s = x > 0 ? bb : t.pp_s / 2;
+		s->send_bytes = t.pp_bytes / 2;
+		/* Eq. 6 for this stage's DP groups */
+		double di = 0, de = 0;
+		for (int y = 0; y < m->tp; y++) {
+			double a, b;
+			dp_group_at(&ctx, f, x, y, &a, &b);
+			di = a > di ? a : di;
+			de = b > de ? b : de;
+		}
+		s->dp_s = m->dp > 1 ? di + de : t.dp_s;
+		s->dp_bytes = t.dp_bytes;
+		s->dp_hide_s = e->system.dp_overlap * t.bwd_compute_s;
+		s->optimizer_s = t.optimizer_s;
+		s->fwd_flops = t.fwd_flops / v;
+		s->bwd_flops = t.bwd_flops / v;
+		s->wgrad_flops = t.wgrad_flops / v;
+	}
+	if (!rc)
+		rc = pp_sim_orders(sim, p->schedule, p->pp, p->microbatches, (int)v, err);
+	if (!rc)
+		rc = pp_sim_run(sim, st, e->time.other_s, out, err);
+	free(ws);
+	free(st);
+	pp_scenario_free(sc);
+	return rc;
 }

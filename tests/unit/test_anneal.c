@@ -239,6 +239,68 @@ static void test_eq6_hierarchical(void **state)
 	pp_bandwidth_free(bw);
 }
 
+/* Eq. 5-6 in the event simulator: on the slow-pair cluster the identity's
+ * stage 1 -> 2 activations take msg / 2.5 GB/s in the simulated events, the
+ * annealed mapping's none, and its simulated iteration is shorter. */
+static void test_simulate_slow_pair(void **state)
+{
+	(void)state;
+	pp_model md;
+	pp_system s;
+	pp_job j;
+	pp_plan p;
+	assert_int_equal(pp_model_preset("gpt-39.1b", &md, NULL), PP_OK);
+	assert_int_equal(pp_system_preset("configtuner-hopper", &s, NULL), PP_OK);
+	pp_job_init(&j);
+	j.global_batch = 32;
+	j.seq_len = 2048;
+	pp_plan_init(&p);
+	p.tp = 8;
+	p.pp = 4;
+	p.recompute = PP_RECOMPUTE_FULL;
+	pp_estimate *e = malloc(sizeof *e);
+	pp_error err;
+	if (pp_estimate_run(&md, &s, &j, &p, 32, e, &err))
+		fail_msg("%s", err.text);
+	pp_bandwidth *bw;
+	assert_int_equal(pp_bandwidth_new(4, 8, 25e9, &bw, &err), PP_OK);
+	bw->bytes_per_s[1 * 4 + 2] = bw->bytes_per_s[2 * 4 + 1] = 2.5e9;
+	pp_pipette_model m;
+	pp_pipette_model_of(e, bw, &m);
+	long long f[32];
+	pp_anneal_result r;
+	anneal(&m, 3, 20000, &r, f);
+	pp_sim *sim;
+	assert_int_equal(pp_sim_new(&sim, &err), PP_OK);
+	pp_sim_result id, an;
+	assert_int_equal(pp_pipette_simulate(e, &m, NULL, sim, &id, &err), PP_OK);
+	double slow = m.msg_pp_bytes / 2.5e9, fast = m.msg_pp_bytes / 25e9;
+	int nslow = 0;
+	for (size_t i = 0; i < pp_sim_event_count(sim); i++) {
+		const pp_sim_event *ev = pp_sim_event_at(sim, i);
+		if (ev->kind != PP_EV_SEND)
+			continue;
+		double d = ev->end_s - ev->start_s;
+		bool hop12 = (ev->rank == 1 && ev->stream == PP_STREAM_SEND_FWD) ||
+		             (ev->rank == 2 && ev->stream == PP_STREAM_SEND_BWD);
+		assert_rel(d, hop12 ? slow : fast, 1e-9);
+		nslow += hop12;
+	}
+	assert_true(nslow > 0);
+	assert_int_equal(pp_pipette_simulate(e, &m, f, sim, &an, &err), PP_OK);
+	for (size_t i = 0; i < pp_sim_event_count(sim); i++) {
+		const pp_sim_event *ev = pp_sim_event_at(sim, i);
+		if (ev->kind == PP_EV_SEND)
+			assert_rel(ev->end_s - ev->start_s, fast, 1e-9);
+	}
+	assert_true(an.iteration_s < id.iteration_s);
+	print_message("simulated: identity %.4f s, annealed %.4f s (Eq. 3: %.4f -> %.4f s)\n",
+	              id.iteration_s, an.iteration_s, r.identity_s, r.best_s);
+	pp_sim_free(sim);
+	pp_bandwidth_free(bw);
+	free(e);
+}
+
 static const char *write_tmp(const char *text)
 {
 	static char path[64];
@@ -289,7 +351,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_eq6_hierarchical),     cmocka_unit_test(test_slow_pair_avoided),
 	    cmocka_unit_test(test_anneal_deterministic), cmocka_unit_test(test_readers),
-	    cmocka_unit_test(test_anneal_1024),
+	    cmocka_unit_test(test_simulate_slow_pair),   cmocka_unit_test(test_anneal_1024),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

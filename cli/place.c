@@ -76,7 +76,7 @@ static void terms_row(FILE *o, const char *name, double a, double b, double scal
 }
 
 static int report(FILE *o, const pp_pipette_model *m, const place_flags *fl,
-                  const pp_anneal_result *r, const long long *f)
+                  const pp_anneal_result *r, const long long *f, const double sim_s[2])
 {
 	long long n = (long long)m->pp * m->tp * m->dp;
 	int g = m->gpus_per_node;
@@ -98,6 +98,8 @@ static int report(FILE *o, const pp_pipette_model *m, const place_flags *fl,
 	terms_row(o, "pp path ms (Eq. 5)", a.pp_path_s, b.pp_path_s, 1e3);
 	terms_row(o, "dp all-reduce ms (Eq. 6)", a.dp_s, b.dp_s, 1e3);
 	terms_row(o, "iteration s (Eq. 3)", a.iteration_s, b.iteration_s, 1);
+	if (sim_s[0] > 0)
+		terms_row(o, "simulated iteration s", sim_s[0], sim_s[1], 1);
 	fprintf(o,
 	        "\ngain %.4fx over the identity (%lld moves, %lld accepted, seed %lld, %.3f s)\n",
 	        r->gain, r->moves, r->accepted, fl->seed, r->cpu_s);
@@ -237,6 +239,20 @@ int cli_place(int argc, char **argv)
 	pp_anneal_result_get(a, &r);
 	const long long *f = pp_anneal_best(a);
 	long long n = (long long)m.pp * m.tp * m.dp;
+	/* the same mappings in the event simulator, Eq. 5-6 per stage */
+	double sim_s[2] = {0, 0};
+	pp_sim *sim = NULL;
+	if (pp_sim_new(&sim, &err) == PP_OK) {
+		pp_sim_result sr;
+		if (pp_pipette_simulate(e, &m, NULL, sim, &sr, &err) == PP_OK) {
+			sim_s[0] = sr.iteration_s;
+			if (pp_pipette_simulate(e, &m, f, sim, &sr, &err) == PP_OK)
+				sim_s[1] = sr.iteration_s;
+			else
+				sim_s[0] = 0;
+		}
+		pp_sim_free(sim);
+	}
 	pp_traffic *tr = NULL;
 	if (fl.rankfile)
 		rc = write_rankfile(fl.rankfile, f, n, g);
@@ -245,7 +261,7 @@ int cli_place(int argc, char **argv)
 	free(e);
 	cli_out out;
 	if (!rc && !(rc = cli_out_open(&out, o.output))) {
-		int wr = report(out.f, &m, &fl, &r, f);
+		int wr = report(out.f, &m, &fl, &r, f, sim_s);
 		if (!wr && tr)
 			wr = pp_report_traffic_text(tr, out.f);
 		rc = cli_out_close(&out, wr == 0);

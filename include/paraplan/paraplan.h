@@ -21,5 +21,6 @@
 #include "traffic.h"
 #include "netmap.h"
 #include "moe.h"
+#include "share.h"
 
 #endif

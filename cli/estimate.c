@@ -51,6 +51,12 @@ static void estimate_usage(FILE *f)
 	       "                   and report it next to the closed form\n"
 	       "  --trace FILE     write the simulated iteration as a Chrome/Perfetto trace\n"
 	       "                   (JSON; implies --sim on), atomically\n"
+	       "  --traffic FILE   write the GPU x GPU traffic of one iteration, per type\n"
+	       "                   and link tier (JSON; CSV when FILE ends in .csv) and\n"
+	       "                   print its totals with the text report\n"
+	       "  --traffic-csv FILE  the same as CSV, one line per GPU pair and type\n"
+	       "  --timeline on|off   print the on/off traffic timeline of the simulated\n"
+	       "                   iteration (implies --sim on)\n"
 	       "  --schedule-file FILE  simulate these task lists instead of the schedule's\n"
 	       "                   (JSON: {\"pp\", \"microbatches\", \"vp\", \"ranks\": [[\"F0\",\n"
 	       "                   \"B0\", ...], ...]}; implies --sim on)\n"
@@ -58,18 +64,29 @@ static void estimate_usage(FILE *f)
 	       "  --output FILE    write there (atomically) instead of standard output\n");
 }
 
-enum { OPT_SIM = CLI_OPT_VERB, OPT_TRACE, OPT_SCHEDULE_FILE };
+enum {
+	OPT_SIM = CLI_OPT_VERB,
+	OPT_TRACE,
+	OPT_TRAFFIC,
+	OPT_TRAFFIC_CSV,
+	OPT_TIMELINE,
+	OPT_SCHEDULE_FILE
+};
 
 static const struct option estimate_opts[] = {
     {"sim", required_argument, 0, OPT_SIM},
     {"trace", required_argument, 0, OPT_TRACE},
     {"schedule-file", required_argument, 0, OPT_SCHEDULE_FILE},
+    {"traffic", required_argument, 0, OPT_TRAFFIC},
+    {"traffic-csv", required_argument, 0, OPT_TRAFFIC_CSV},
+    {"timeline", required_argument, 0, OPT_TIMELINE},
     {0, 0, 0, 0}};
 
 typedef struct estimate_flags {
 	bool sim;
 	const char *trace;
 	const char *schedule_file;
+	cli_traffic_opts traffic;
 } estimate_flags;
 
 static int estimate_flag(int code, const char *value, void *ctx)
@@ -84,6 +101,12 @@ static int estimate_flag(int code, const char *value, void *ctx)
 		f->sim = true;
 		return 0;
 	}
+	if (code == OPT_TRAFFIC || code == OPT_TRAFFIC_CSV || code == OPT_TIMELINE) {
+		int rc = cli_traffic_flag(&f->traffic, code - OPT_TRAFFIC, value);
+		if (!rc && f->traffic.timeline)
+			f->sim = true;
+		return rc;
+	}
 	if (code == OPT_TRACE) {
 		if (!*value) {
 			cli_message("estimate: --trace needs a file name");
@@ -96,7 +119,7 @@ static int estimate_flag(int code, const char *value, void *ctx)
 	if (strcmp(value, "on") == 0)
 		f->sim = true;
 	else if (strcmp(value, "off") == 0)
-		f->sim = f->trace != NULL || f->schedule_file != NULL;
+		f->sim = f->trace != NULL || f->schedule_file != NULL || f->traffic.timeline;
 	else {
 		cli_message("estimate: --sim expects on or off, got '%s'", value);
 		return EXIT_BADINPUT;
@@ -104,8 +127,9 @@ static int estimate_flag(int code, const char *value, void *ctx)
 	return 0;
 }
 
-/* Simulate the iteration of `e`; write the trace when asked.  0 or an exit code. */
-static int simulate(pp_estimate *e, const estimate_flags *f, const pp_model *model)
+/* Simulate the iteration of `e`; write the trace when asked; keep the
+ * simulator for the traffic timeline (*keep, when not NULL).  0 or an exit code. */
+static int simulate(pp_estimate *e, const estimate_flags *f, const pp_model *model, pp_sim **keep)
 {
 	pp_sim *sim = NULL;
 	pp_error err;
@@ -128,13 +152,16 @@ static int simulate(pp_estimate *e, const estimate_flags *f, const pp_model *mod
 		if ((rc = cli_out_open(&out, f->trace)) == 0)
 			rc = cli_out_close(&out, pp_report_trace(e, sim, out.f) == 0);
 	}
-	pp_sim_free(sim);
+	if (keep && !rc)
+		*keep = sim;
+	else
+		pp_sim_free(sim);
 	return rc;
 }
 
 int cli_estimate(int argc, char **argv)
 {
-	estimate_flags flags = {false, NULL, NULL};
+	estimate_flags flags = {false, NULL, NULL, {NULL, NULL, false}};
 	const cli_verb verb = {"estimate",    estimate_usage, estimate_opts,
 	                       estimate_flag, &flags,         NULL};
 	cli_opts o;
@@ -159,16 +186,29 @@ int cli_estimate(int argc, char **argv)
 		free(e);
 		return cli_plan_fail(st, &err, &model);
 	}
-	if (flags.sim && (rc = simulate(e, &flags, &model))) {
+	pp_sim *sim = NULL;
+	if (flags.sim && (rc = simulate(e, &flags, &model, &sim))) {
 		free(e);
 		return rc;
 	}
+	cli_traffic_result tr;
+	memset(&tr, 0, sizeof tr);
+	if ((rc = cli_traffic_run(&flags.traffic, e, sim, &model, &tr))) {
+		pp_sim_free(sim);
+		free(e);
+		return rc;
+	}
+	pp_sim_free(sim);
 	cli_out out;
 	if ((rc = cli_out_open(&out, o.output))) {
+		cli_traffic_done(&tr);
 		free(e);
 		return rc;
 	}
 	int wr = o.json ? pp_report_json(e, out.f) : pp_report_text(e, out.f);
+	if (!wr && !o.json)
+		wr = cli_traffic_text(&tr, out.f);
+	cli_traffic_done(&tr);
 	free(e);
 	return cli_out_close(&out, wr == 0);
 }

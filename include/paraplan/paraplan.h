@@ -18,5 +18,9 @@
 #include "place.h"
 #include "scenario.h"
 #include "sim.h"
+#include "traffic.h"
+#include "netmap.h"
+#include "moe.h"
+#include "share.h"
 
 #endif

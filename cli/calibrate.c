@@ -92,8 +92,15 @@ static int fit_one(const pp_runs *runs, const char *gpu, bool cv, double *cv_sum
 	return EXIT_ANSWERED;
 }
 
+/* calibrate --nccl-tests / --step-times: cli/calibrate_nccl.c */
+int cli_calibrate_nccl(int argc, char **argv);
+
 int cli_calibrate(int argc, char **argv)
 {
+	for (int i = 1; i < argc; i++)
+		if (strncmp(argv[i], "--nccl-tests", 12) == 0 ||
+		    strncmp(argv[i], "--step-times", 12) == 0)
+			return cli_calibrate_nccl(argc, argv);
 	const char *data = NULL;
 	const char *systems[16];
 	int nsys = 0, c;
@@ -115,6 +122,8 @@ int cli_calibrate(int argc, char **argv)
 			printf(
 			    "usage: paraplan calibrate [--data FILE] [--gpu G]... "
 			    "[--cross-validate]\n"
+			    "       paraplan calibrate --nccl-tests LOG [LOG...] --system S "
+			    "[--output FILE]\n"
 			    "Fits each GPU's efficiencies (and its systems' network efficiencies)\n"
 			    "to the runs measured on it (default: every GPU the records use).\n");
 			return EXIT_ANSWERED;

@@ -33,6 +33,27 @@ int cli_out_open(cli_out *o, const char *path);
 int cli_out_close(cli_out *o, int ok);
 
 int cli_estimate(int argc, char **argv);
+int cli_place(int argc, char **argv);
+
+/* estimate's traffic flags (cli/traffic.c): --traffic FILE, --traffic-csv
+ * FILE, --timeline on|off; `which` 0, 1, 2 in that order. */
+typedef struct cli_traffic_opts {
+	const char *json, *csv;
+	bool timeline;
+} cli_traffic_opts;
+int cli_traffic_flag(cli_traffic_opts *o, int which, const char *value);
+typedef struct cli_traffic_result {
+	struct pp_traffic *traffic;
+	struct pp_traffic_timeline *timeline;
+	pp_placement place; /* for the timeline's nodes */
+	bool have_place;
+} cli_traffic_result;
+/* Build what the flags ask for and write the files.  0 or an exit code. */
+int cli_traffic_run(const cli_traffic_opts *o, const pp_estimate *e, const pp_sim *sim,
+                    const pp_model *model, cli_traffic_result *out);
+/* Append the totals / timeline to a text report.  0 or -1. */
+int cli_traffic_text(const cli_traffic_result *r, FILE *f);
+void cli_traffic_done(cli_traffic_result *r);
 int cli_list(int argc, char **argv);
 int cli_validate(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);

@@ -9,70 +9,94 @@
 
 static void estimate_usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: paraplan estimate --model M --system S --gpus N --gbs B --seq L [options]\n"
-	        "\n"
-	        "  --model M        preset name (paraplan list models), a paraplan model JSON,\n"
-	        "                   or a HuggingFace config.json\n"
-	        "  --system S       preset name (paraplan list systems) or a system JSON\n"
-	        "  --gpus N         number of GPUs\n"
-	        "  --gbs B          global batch, sequences per iteration\n"
-	        "  --seq L          sequence length, tokens\n"
-	        "  --tokens T       training budget in tokens (suffix K, M, B or T allowed)\n"
-	        "  --precision P    bf16 (default), fp16, fp8 or fp32\n"
-	        "  --grad-dtype D   fp32 (default, Megatron main grads) or bf16\n"
-	        "  --optimizer O    adam (default) or sgd\n"
-	        "  --tp --pp --cp --ep --etp --vp --mbs N   parallel degrees (default 1;\n"
-	        "                   --dp is derived when left out, --etp defaults to --tp)\n"
-	        "  --tp2 N          2D tensor parallelism: n_2 GPUs split the sequence, n_t =\n"
-	        "                   tp x tp2 (default 1 = 1D TP; seed 003 Table II)\n"
-	        "  --summa on|off   SUMMA multiplies on the tp x tp2 grid (default off)\n"
-	        "  --summa-nb N     SUMMA panel count n_b (default 1; divides hidden and ffn)\n"
-	        "  --first-stage-layers N  transformer layers of the first pipeline stage\n"
-	        "  --last-stage-layers N   and of the last; the other stages split the rest\n"
-	        "                   evenly (Megatron --decoder-first/last-pipeline-num-layers;\n"
-	        "                   default: an even split of the layers over pp x vp)\n"
-	        "  --embedding-as-layer on|off  the embedding counts as a layer in an even\n"
-	        "                   split, the first stage holds one layer fewer (Megatron\n"
-	        "                   --account-for-embedding-in-pipeline-split; default off)\n"
-	        "  --loss-as-layer on|off  the same for the LM head and loss on the last stage\n"
-	        "  --zero Z         0..3 (1 = Megatron distributed optimizer)\n"
-	        "  --recompute R    none (default), selective or full\n"
-	        "  --sp on|off      sequence parallelism (default off)\n"
-	        "  --flash on|off   fused/flash attention (default on)\n"
-	        "  --tp-overlap on|off  TP communication overlapped with GEMMs (default off)\n"
-	        "  --ep-overlap on|off  EP all-to-all overlapped with compute (default off)\n"
-	        "  --framework F    megatron (default), llm-foundry or deepspeed behaviour\n"
-	        "  --usd-per-gpu-hour P  price for the cost (default: the system preset's)\n"
-	        "  --schedule S     1f1b (default), gpipe, interleaved, zb or wshape (DHelix:\n"
-	        "                   the model folded into a U, the forward of one micro-batch\n"
-	        "                   co-executed with the backward of another; seed 002)\n"
-	        "  --si on|off      DHelix strand interleaving: on = --schedule wshape, which\n"
-	        "                   with --pp 1 is co-execution without a pipeline\n"
-	        "  --pairing on|off print the operator pairing plan of a layer (default off)\n"
-	        "  --overlap T      the operator overlap table wshape pairs with: a40, a800,\n"
-	        "                   h100 or a file like data/overlap/h100.json (default: the\n"
-	        "                   GPU's platform)\n"
-	        "  --order O        rank order, default tp-cp-ep-dp-pp (tp-tp2-cp-ep-dp-pp\n"
-	        "                   with --tp2)\n"
-	        "  --sim on|off     also simulate the iteration event by event (default off)\n"
-	        "                   and report it next to the closed form\n"
-	        "  --trace FILE     write the simulated iteration as a Chrome/Perfetto trace\n"
-	        "                   (JSON; implies --sim on), atomically\n"
-	        "  --json           JSON instead of text\n"
-	        "  --output FILE    write there (atomically) instead of standard output\n");
+	fprintf(
+	    f, "usage: paraplan estimate --model M --system S --gpus N --gbs B --seq L [options]\n"
+	       "\n"
+	       "  --model M        preset name (paraplan list models), a paraplan model JSON,\n"
+	       "                   or a HuggingFace config.json\n"
+	       "  --system S       preset name (paraplan list systems) or a system JSON\n"
+	       "  --gpus N         number of GPUs\n"
+	       "  --gbs B          global batch, sequences per iteration\n"
+	       "  --seq L          sequence length, tokens\n"
+	       "  --tokens T       training budget in tokens (suffix K, M, B or T allowed)\n"
+	       "  --precision P    bf16 (default), fp16, fp8 or fp32\n"
+	       "  --grad-dtype D   fp32 (default, Megatron main grads) or bf16\n"
+	       "  --optimizer O    adam (default) or sgd\n"
+	       "  --tp --pp --cp --ep --etp --vp --mbs N   parallel degrees (default 1;\n"
+	       "                   --dp is derived when left out, --etp defaults to --tp)\n"
+	       "  --tp2 N          2D tensor parallelism: n_2 GPUs split the sequence, n_t =\n"
+	       "                   tp x tp2 (default 1 = 1D TP; seed 003 Table II)\n"
+	       "  --summa on|off   SUMMA multiplies on the tp x tp2 grid (default off)\n"
+	       "  --summa-nb N     SUMMA panel count n_b (default 1; divides hidden and ffn)\n"
+	       "  --first-stage-layers N  transformer layers of the first pipeline stage\n"
+	       "  --last-stage-layers N   and of the last; the other stages split the rest\n"
+	       "                   evenly (Megatron --decoder-first/last-pipeline-num-layers;\n"
+	       "                   default: an even split of the layers over pp x vp)\n"
+	       "  --embedding-as-layer on|off  the embedding counts as a layer in an even\n"
+	       "                   split, the first stage holds one layer fewer (Megatron\n"
+	       "                   --account-for-embedding-in-pipeline-split; default off)\n"
+	       "  --loss-as-layer on|off  the same for the LM head and loss on the last stage\n"
+	       "  --zero Z         0..3 (1 = Megatron distributed optimizer)\n"
+	       "  --recompute R    none (default), selective or full\n"
+	       "  --sp on|off      sequence parallelism (default off)\n"
+	       "  --flash on|off   fused/flash attention (default on)\n"
+	       "  --tp-overlap on|off  TP communication overlapped with GEMMs (default off)\n"
+	       "  --ep-overlap on|off  EP all-to-all overlapped with compute (default off)\n"
+	       "  --framework F    megatron (default), llm-foundry or deepspeed behaviour\n"
+	       "  --usd-per-gpu-hour P  price for the cost (default: the system preset's)\n"
+	       "  --schedule S     1f1b (default), gpipe, interleaved, zb or wshape (DHelix:\n"
+	       "                   the model folded into a U, the forward of one micro-batch\n"
+	       "                   co-executed with the backward of another; seed 002)\n"
+	       "  --si on|off      DHelix strand interleaving: on = --schedule wshape, which\n"
+	       "                   with --pp 1 is co-execution without a pipeline\n"
+	       "  --pairing on|off print the operator pairing plan of a layer (default off)\n"
+	       "  --overlap T      the operator overlap table wshape pairs with: a40, a800,\n"
+	       "                   h100 or a file like data/overlap/h100.json (default: the\n"
+	       "                   GPU's platform)\n"
+	       "  --order O        rank order, default tp-cp-ep-dp-pp (tp-tp2-cp-ep-dp-pp\n"
+	       "                   with --tp2)\n"
+	       "  --sim on|off     also simulate the iteration event by event (default off)\n"
+	       "                   and report it next to the closed form\n"
+	       "  --trace FILE     write the simulated iteration as a Chrome/Perfetto trace\n"
+	       "                   (JSON; implies --sim on), atomically\n"
+	       "  --traffic FILE   write the GPU x GPU traffic of one iteration, per type\n"
+	       "                   and link tier (JSON; CSV when FILE ends in .csv) and\n"
+	       "                   print its totals with the text report\n"
+	       "  --traffic-csv FILE  the same as CSV, one line per GPU pair and type\n"
+	       "  --timeline on|off   print the on/off traffic timeline of the simulated\n"
+	       "                   iteration (implies --sim on)\n"
+	       "  --schedule-file FILE  simulate these task lists instead of the schedule's\n"
+	       "                   (JSON: {\"pp\", \"microbatches\", \"vp\", \"ranks\": [[\"F0\",\n"
+	       "                   \"B0\", ...], ...]}; implies --sim on)\n"
+	       "  --json           JSON instead of text\n"
+	       "  --output FILE    write there (atomically) instead of standard output\n");
 }
 
-enum { OPT_SIM = CLI_OPT_VERB, OPT_TRACE, OPT_PAIRING };
+enum {
+	OPT_SIM = CLI_OPT_VERB,
+	OPT_TRACE,
+	OPT_TRAFFIC,
+	OPT_TRAFFIC_CSV,
+	OPT_TIMELINE,
+	OPT_SCHEDULE_FILE,
+	OPT_PAIRING
+};
 
-static const struct option estimate_opts[] = {{"sim", required_argument, 0, OPT_SIM},
-                                              {"trace", required_argument, 0, OPT_TRACE},
-                                              {"pairing", required_argument, 0, OPT_PAIRING},
-                                              {0, 0, 0, 0}};
+static const struct option estimate_opts[] = {
+    {"sim", required_argument, 0, OPT_SIM},
+    {"trace", required_argument, 0, OPT_TRACE},
+    {"schedule-file", required_argument, 0, OPT_SCHEDULE_FILE},
+    {"traffic", required_argument, 0, OPT_TRAFFIC},
+    {"traffic-csv", required_argument, 0, OPT_TRAFFIC_CSV},
+    {"timeline", required_argument, 0, OPT_TIMELINE},
+    {"pairing", required_argument, 0, OPT_PAIRING},
+    {0, 0, 0, 0}};
 
 typedef struct estimate_flags {
 	bool sim;
 	const char *trace;
+	const char *schedule_file;
+	cli_traffic_opts traffic;
 	bool pairing;
 } estimate_flags;
 
@@ -87,6 +111,21 @@ static int estimate_flag(int code, const char *value, void *ctx)
 		cli_message("estimate: --pairing expects on or off, got '%s'", value);
 		return EXIT_BADINPUT;
 	}
+	if (code == OPT_SCHEDULE_FILE) {
+		if (!*value) {
+			cli_message("estimate: --schedule-file needs a file name");
+			return EXIT_BADINPUT;
+		}
+		f->schedule_file = value;
+		f->sim = true;
+		return 0;
+	}
+	if (code == OPT_TRAFFIC || code == OPT_TRAFFIC_CSV || code == OPT_TIMELINE) {
+		int rc = cli_traffic_flag(&f->traffic, code - OPT_TRAFFIC, value);
+		if (!rc && f->traffic.timeline)
+			f->sim = true;
+		return rc;
+	}
 	if (code == OPT_TRACE) {
 		if (!*value) {
 			cli_message("estimate: --trace needs a file name");
@@ -99,7 +138,7 @@ static int estimate_flag(int code, const char *value, void *ctx)
 	if (strcmp(value, "on") == 0)
 		f->sim = true;
 	else if (strcmp(value, "off") == 0)
-		f->sim = f->trace != NULL;
+		f->sim = f->trace != NULL || f->schedule_file != NULL || f->traffic.timeline;
 	else {
 		cli_message("estimate: --sim expects on or off, got '%s'", value);
 		return EXIT_BADINPUT;
@@ -107,13 +146,19 @@ static int estimate_flag(int code, const char *value, void *ctx)
 	return 0;
 }
 
-/* Simulate the iteration of `e`; write the trace when asked.  0 or an exit code. */
-static int simulate(pp_estimate *e, const estimate_flags *f, const pp_model *model)
+/* Simulate the iteration of `e`; write the trace when asked; keep the
+ * simulator for the traffic timeline (*keep, when not NULL).  0 or an exit code. */
+static int simulate(pp_estimate *e, const estimate_flags *f, const pp_model *model, pp_sim **keep)
 {
 	pp_sim *sim = NULL;
 	pp_error err;
 	pp_error_clear(&err);
 	pp_status st = pp_sim_new(&sim, &err);
+	if (!st && f->schedule_file) {
+		const pp_plan *p = &e->plan;
+		int v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
+		st = pp_sim_orders_load(sim, f->schedule_file, p->pp, p->microbatches, v, &err);
+	}
 	if (!st)
 		st = pp_estimate_simulate(e, sim, &err);
 	if (st) {
@@ -126,7 +171,10 @@ static int simulate(pp_estimate *e, const estimate_flags *f, const pp_model *mod
 		if ((rc = cli_out_open(&out, f->trace)) == 0)
 			rc = cli_out_close(&out, pp_report_trace(e, sim, out.f) == 0);
 	}
-	pp_sim_free(sim);
+	if (keep && !rc)
+		*keep = sim;
+	else
+		pp_sim_free(sim);
 	return rc;
 }
 
@@ -193,7 +241,7 @@ static int print_pairing(const pp_estimate *e, FILE *f)
 
 int cli_estimate(int argc, char **argv)
 {
-	estimate_flags flags = {false, NULL, false};
+	estimate_flags flags = {false, NULL, NULL, {NULL, NULL, false}, false};
 	const cli_verb verb = {"estimate",    estimate_usage, estimate_opts,
 	                       estimate_flag, &flags,         NULL};
 	cli_opts o;
@@ -218,16 +266,29 @@ int cli_estimate(int argc, char **argv)
 		free(e);
 		return cli_plan_fail(st, &err, &model);
 	}
-	if (flags.sim && (rc = simulate(e, &flags, &model))) {
+	pp_sim *sim = NULL;
+	if (flags.sim && (rc = simulate(e, &flags, &model, &sim))) {
 		free(e);
 		return rc;
 	}
+	cli_traffic_result tr;
+	memset(&tr, 0, sizeof tr);
+	if ((rc = cli_traffic_run(&flags.traffic, e, sim, &model, &tr))) {
+		pp_sim_free(sim);
+		free(e);
+		return rc;
+	}
+	pp_sim_free(sim);
 	cli_out out;
 	if ((rc = cli_out_open(&out, o.output))) {
+		cli_traffic_done(&tr);
 		free(e);
 		return rc;
 	}
 	int wr = o.json ? pp_report_json(e, out.f) : pp_report_text(e, out.f);
+	if (!wr && !o.json)
+		wr = cli_traffic_text(&tr, out.f);
+	cli_traffic_done(&tr);
 	if (flags.pairing && !o.json && wr == 0 && (rc = print_pairing(e, out.f))) {
 		free(e);
 		cli_out_close(&out, false);

@@ -93,6 +93,7 @@ static void usage(FILE *f)
 	           "  validate   predictions vs. published, measured runs (throughput; --memory)\n"
 	           "  calibrate  fit a system's efficiency parameters to the published runs\n"
 	           "  sweep      one plan over GPUs, dp or micro-batch: time, scaling, cost\n"
+	           "  place      map workers to GPUs on a bandwidth matrix (annealing)\n"
 	           "  help       this text; 'paraplan estimate --help' for the options\n"
 	           "  version    print the version\n"
 	           "\n"
@@ -119,6 +120,8 @@ int main(int argc, char **argv)
 		return cli_calibrate(argc - 1, argv + 1);
 	if (strcmp(verb, "sweep") == 0)
 		return cli_sweep(argc - 1, argv + 1);
+	if (strcmp(verb, "place") == 0)
+		return cli_place(argc - 1, argv + 1);
 	if (strcmp(verb, "help") == 0 || strcmp(verb, "--help") == 0 || strcmp(verb, "-h") == 0) {
 		usage(stdout);
 		return EXIT_ANSWERED;

@@ -31,6 +31,8 @@ seeds() {
 		"$here"/tests/cli/*/model*.json "$here"/tests/cli/*/moe*.json ;;
 	fuzz_system_json) ls "$here"/data/systems/*.json "$here"/data/gpus/*.json \
 		"$here"/tests/cli/*/system*.json ;;
+	fuzz_schedule_json) ls "$here"/tests/cli/*schedule_file*/*.json ;;
+	fuzz_nccl) ls "$here"/tests/data/nccl/*.txt "$here"/tests/data/nccl/*.json ;;
 	*) find "$here/data" "$here/tests/data" -name '*.json' 2>/dev/null ;;
 	esac 2>/dev/null || true
 }

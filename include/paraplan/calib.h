@@ -21,6 +21,7 @@
 
 #include "error.h"
 #include "estimate.h"
+#include "params.h"
 #include "spec.h"
 
 #ifdef __cplusplus
@@ -187,6 +188,26 @@ void pp_fit_hold_out(pp_fit *f, size_t k);
 /* ...and, after iterating, the signed error of record k at the fitted values. */
 double pp_fit_error(pp_fit *f, size_t k);
 void pp_fit_free(pp_fit *f);
+
+/* A user's own measured runs (paraplan calibrate --step-times): inputs as
+ * for pp_estimate_run and the measured seconds per iteration. */
+typedef struct pp_fit_input {
+	const pp_model *model;
+	const pp_system *system;
+	const pp_job *job;
+	const pp_plan *plan;
+	long long gpus;
+	double iteration_s;
+	const char *id; /* names the run in errors and results; may be NULL */
+} pp_fit_input;
+
+/* The fit of pp_fit_new over these runs instead of a records file (copied;
+ * all on one GPU).  PP_EINPUT when empty, on two GPUs, or a time is not
+ * positive. */
+pp_status pp_fit_new_cases(const pp_fit_input *in, size_t n, pp_fit **out, pp_error *err);
+/* The fitted parameters some run reacts to (the others stay at their neutral
+ * start and say nothing about the hardware); returns how many. */
+size_t pp_fit_used(const pp_fit *f, const pp_param **out, size_t max);
 
 #ifdef __cplusplus
 }

@@ -86,8 +86,10 @@ pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *
  * model run) with the event simulator `sim` (pp_sim_new; its events are then
  * the iteration's, for a trace): every stage's cost, the plan's schedule,
  * the same DP overlap, optimizer and per-iteration overheads as the closed
- * form.  Writes e->sim and sets e->simulated.  PP_EINPUT when the schedule
- * cannot be simulated (see pp_sim_orders).
+ * form.  Task lists already given to `sim` as data for this plan's pp,
+ * micro-batches and chunks (pp_sim_orders_load) are used instead of the
+ * plan's schedule.  Writes e->sim and sets e->simulated.  PP_EINPUT when the
+ * schedule cannot be simulated (see pp_sim_orders) or its lists deadlock.
  */
 pp_status pp_estimate_simulate(pp_estimate *e, pp_sim *sim, pp_error *err);
 

@@ -18,6 +18,10 @@
 #include "place.h"
 #include "scenario.h"
 #include "sim.h"
+#include "traffic.h"
+#include "netmap.h"
+#include "moe.h"
+#include "share.h"
 #include "dhelix.h"
 
 #endif

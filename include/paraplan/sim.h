@@ -140,6 +140,21 @@ pp_status pp_sim_orders(pp_sim *sim, pp_schedule sched, int p, long long m, int 
  */
 pp_status pp_sim_reset(pp_sim *sim, int p, long long m, int v, pp_error *err);
 pp_status pp_sim_set_order(pp_sim *sim, int rank, const pp_task *tasks, size_t n, pp_error *err);
+/*
+ * Task lists from a JSON schedule (text of `len` bytes; `source` names it in
+ * errors): {"pp": P, "microbatches": M, "vp": V, "ranks": [["F0", "B0", ...],
+ * ...]} with tasks F<mb>, B<mb>, BI<mb>, W<mb> and ".c<chunk>" when vp > 1.
+ * P, M and V must be those of the plan (p, m, v).  The lists are checked when
+ * run (pp_sim_run).  pp_sim_orders_load reads a file.
+ */
+pp_status pp_sim_orders_from_json(pp_sim *sim, const char *text, size_t len, const char *source,
+                                  int p, long long m, int v, pp_error *err);
+pp_status pp_sim_orders_load(pp_sim *sim, const char *path, int p, long long m, int v,
+                             pp_error *err);
+/* True when the task lists were set as data (pp_sim_reset + pp_sim_set_order,
+ * or a JSON schedule) for p ranks, m micro-batches and v chunks. */
+bool pp_sim_orders_custom(const pp_sim *sim, int p, long long m, int v);
+
 /* Rank `rank`'s current task list (owned by the simulator). */
 const pp_task *pp_sim_order(const pp_sim *sim, int rank, size_t *n);
 

@@ -68,6 +68,8 @@ static double objective(pp_fit *f, const double *x)
 	return k ? sum / k : INFINITY;
 }
 
+static void fit_start(pp_fit *f);
+
 pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_error *err)
 {
 	*out = NULL;
@@ -97,8 +99,15 @@ pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_erro
 		pp_fit_free(f);
 		return ppi_fail(err, "", "gpu", "no record was measured on GPU '%s'", gpu);
 	}
-	/* Start from the same neutral point whatever the presets say, so a fit is
-	 * reproducible and does not depend on an earlier one. */
+	fit_start(f);
+	*out = f;
+	return PP_OK;
+}
+
+/* Start from the same neutral point whatever the presets say, so a fit is
+ * reproducible and does not depend on an earlier one. */
+static void fit_start(pp_fit *f)
+{
 	for (size_t j = 0; j < f->np; j++)
 		f->x[j] = f->param[j]->fit_start;
 	/* A parameter no record reacts to stays at its neutral value. */
@@ -110,8 +119,6 @@ pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_erro
 		f->used[j] = fabs(objective(f, y) - f->mape) > 1e-9;
 	}
 	f->last_gain = INFINITY;
-	*out = f;
-	return PP_OK;
 }
 
 /* Golden-section search of parameter j over its bounds (unimodal assumption),
@@ -245,4 +252,59 @@ void pp_fit_hold_out(pp_fit *f, size_t k)
 double pp_fit_error(pp_fit *f, size_t k)
 {
 	return k < f->n ? case_error(f, k, f->x) : NAN;
+}
+
+pp_status pp_fit_new_cases(const pp_fit_input *in, size_t n, pp_fit **out, pp_error *err)
+{
+	*out = NULL;
+	if (n == 0)
+		return ppi_fail(err, "", NULL, "no measured runs to fit");
+	pp_fit *f = calloc(1, sizeof *f);
+	size_t nreg = pp_param_registry_size();
+	if (!f || !(f->cases = calloc(n, sizeof *f->cases)) ||
+	    !(f->scratch = malloc(sizeof *f->scratch)) ||
+	    !(f->param = calloc(nreg, sizeof *f->param)) || !(f->x = calloc(nreg, sizeof *f->x)) ||
+	    !(f->y = calloc(nreg, sizeof *f->y)) || !(f->used = calloc(nreg, sizeof *f->used))) {
+		pp_fit_free(f);
+		return PP_ENOMEM;
+	}
+	for (size_t i = 0; i < nreg; i++)
+		if (pp_param_at(i)->fitted)
+			f->param[f->np++] = pp_param_at(i);
+	for (size_t i = 0; i < n; i++) {
+		fit_case *c = &f->cases[i];
+		if (!ppi_streq(in[i].system->gpu.name, in[0].system->gpu.name) ||
+		    !(in[i].iteration_s > 0)) {
+			pp_fit_free(f);
+			return ppi_fail(err, in[i].id ? in[i].id : "", NULL,
+			                in[i].iteration_s > 0
+			                    ? "runs on GPU '%s' and '%s': one fit per GPU"
+			                    : "a measured iteration time must be positive",
+			                in[i].system->gpu.name, in[0].system->gpu.name);
+		}
+		c->model = *in[i].model;
+		c->system = *in[i].system;
+		c->job = *in[i].job;
+		c->plan = *in[i].plan;
+		c->gpus = in[i].gpus;
+		c->info.tflops_per_gpu = c->info.mfu = c->info.hfu = NAN;
+		c->info.tokens_per_s_per_gpu = c->info.peak_memory_bytes = NAN;
+		c->info.iteration_time_s = in[i].iteration_s;
+		ppi_strlcpy(c->info.id, in[i].id ? in[i].id : "", sizeof c->info.id);
+		ppi_strlcpy(c->info.gpu_type, c->system.gpu.name, sizeof c->info.gpu_type);
+		ppi_strlcpy(c->info.system, c->system.name, sizeof c->info.system);
+	}
+	f->n = n;
+	fit_start(f);
+	*out = f;
+	return PP_OK;
+}
+
+size_t pp_fit_used(const pp_fit *f, const pp_param **out, size_t max)
+{
+	size_t k = 0;
+	for (size_t j = 0; j < f->np; j++)
+		if (f->used[j] && k < max)
+			out[k++] = f->param[j];
+	return k;
 }

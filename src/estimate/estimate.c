@@ -219,7 +219,8 @@ pp_status pp_estimate_simulate(pp_estimate *e, pp_sim *sim, pp_error *err)
 			s->si_speedup = t.si_speedup;
 		}
 	}
-	if (!rc)
+	/* Task lists given as data for this shape are kept; else the plan's. */
+	if (!rc && !pp_sim_orders_custom(sim, p->pp, p->microbatches, (int)v))
 		rc = pp_sim_orders(sim, p->schedule, p->pp, p->microbatches, (int)v, err);
 	if (!rc)
 		rc = pp_sim_run(sim, st, e->time.other_s, &e->sim, err);

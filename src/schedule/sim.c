@@ -32,6 +32,7 @@ struct pp_sim {
 	size_t *ptr;
 	pp_sim_event *ev;
 	size_t nev, cap_ev;
+	bool custom; /* lists given as data, not by pp_sim_orders */
 };
 
 static const char *const kind_names[] = {"F",  "B",         "BI",    "W", "send",
@@ -106,6 +107,7 @@ pp_status pp_sim_reset(pp_sim *sim, int p, long long m, int v, pp_error *err)
 	sim->folded = false;
 	sim->ntasks = 0;
 	sim->nev = 0;
+	sim->custom = true; /* pp_sim_orders clears it */
 	if (p > sim->cap_ranks) {
 		size_t n = (size_t)p;
 		void *b[7] = {
@@ -212,6 +214,11 @@ pp_status pp_sim_set_order(pp_sim *sim, int rank, const pp_task *tasks, size_t n
 	return PP_OK;
 }
 
+bool pp_sim_orders_custom(const pp_sim *sim, int p, long long m, int v)
+{
+	return sim->custom && sim->p == p && sim->m == m && sim->v == v;
+}
+
 const pp_task *pp_sim_order(const pp_sim *sim, int rank, size_t *n)
 {
 	if (rank < 0 || rank >= sim->p) {
@@ -295,6 +302,7 @@ pp_status pp_sim_orders(pp_sim *sim, pp_schedule sched, int p, long long m, int 
 		    "are fewer than or a multiple of pp (%d)",
 		    m, p);
 	PPI_TRY(pp_sim_reset(sim, p, m, v, err));
+	sim->custom = false;
 	bool ok = true;
 	for (int r = 0; r < p && ok; r++) {
 		switch (sched) {

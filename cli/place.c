@@ -1,0 +1,273 @@
+/*
+ * paraplan place: map a plan's workers to GPUs on a measured (or synthetic)
+ * bandwidth matrix by simulated annealing over Pipette's latency model
+ * (seed 001 §IV-V), print the mapping and its gain over the identity, and
+ * write it as an Open MPI rankfile.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+static void place_usage(FILE *f)
+{
+	fprintf(f, "usage: paraplan place --model M --system S --gpus N --gbs B --seq L\n"
+	           "                      (--bandwidth FILE | --synthetic SEED) [options]\n"
+	           "\n"
+	           "  --bandwidth FILE  measured bandwidths: Pipette JSON {\"gpus\": [...],\n"
+	           "                    \"bandwidth\": [[...]]} (GB/s unless \"unit\" says B/s,\n"
+	           "                    MB/s or Gb/s) or mpiGraph output (node x node, MB/s)\n"
+	           "  --synthetic SEED  a synthetic node x node matrix instead: the system's NIC\n"
+	           "                    bandwidth, links down to half of it (Pipette-like)\n"
+	           "  --seed N          annealing seed (default 1; same seed, same mapping)\n"
+	           "  --moves N         annealing budget in moves (default 100000)\n"
+	           "  --rankfile FILE   write the mapping as an Open MPI rankfile\n"
+	           "                    ('rank R=HOST slot=GPU'; hosts node0, node1, ...)\n"
+	           "  --output FILE     write the report there (atomically)\n"
+	           "\n"
+	           "Every 'paraplan estimate' plan option applies (--tp, --pp, --mbs, ...);\n"
+	           "workers are ranked tp-dp-pp (Megatron's default order); cp must be 1.\n");
+}
+
+enum { OPT_BW = CLI_OPT_VERB, OPT_SYN, OPT_SEED, OPT_MOVES, OPT_RANKFILE, OPT_TRAFFIC };
+
+static const struct option place_opts[] = {{"bandwidth", required_argument, 0, OPT_BW},
+                                           {"synthetic", required_argument, 0, OPT_SYN},
+                                           {"seed", required_argument, 0, OPT_SEED},
+                                           {"moves", required_argument, 0, OPT_MOVES},
+                                           {"rankfile", required_argument, 0, OPT_RANKFILE},
+                                           {"traffic", required_argument, 0, OPT_TRAFFIC},
+                                           {0, 0, 0, 0}};
+
+typedef struct place_flags {
+	const char *bandwidth, *rankfile, *traffic;
+	long long synthetic, seed, moves;
+} place_flags;
+
+static int place_flag(int code, const char *value, void *ctx)
+{
+	place_flags *f = ctx;
+	switch (code) {
+	case OPT_BW:
+		if (!*value) {
+			cli_message("place: --bandwidth needs a file name");
+			return EXIT_BADINPUT;
+		}
+		f->bandwidth = value;
+		return 0;
+	case OPT_RANKFILE:
+	case OPT_TRAFFIC:
+		if (!*value) {
+			cli_message("place: --%s needs a file name",
+			            code == OPT_TRAFFIC ? "traffic" : "rankfile");
+			return EXIT_BADINPUT;
+		}
+		*(code == OPT_TRAFFIC ? &f->traffic : &f->rankfile) = value;
+		return 0;
+	case OPT_SYN: return cli_parse_ll("--synthetic", value, 0, 1LL << 62, &f->synthetic);
+	case OPT_SEED: return cli_parse_ll("--seed", value, 0, 1LL << 62, &f->seed);
+	default: return cli_parse_ll("--moves", value, 1, 1000000000LL, &f->moves);
+	}
+}
+
+static void terms_row(FILE *o, const char *name, double a, double b, double scale)
+{
+	fprintf(o, "  %-26s %12.3f %12.3f\n", name, a * scale, b * scale);
+}
+
+static int report(FILE *o, const pp_pipette_model *m, const place_flags *fl,
+                  const pp_anneal_result *r, const long long *f, const double sim_s[2])
+{
+	long long n = (long long)m->pp * m->tp * m->dp;
+	int g = m->gpus_per_node;
+	fprintf(o, "mapping of %lld workers (pp %d x tp %d x dp %d) on %lld nodes of %d GPUs\n", n,
+	        m->pp, m->tp, m->dp, (n + g - 1) / g, g);
+	if (fl->bandwidth)
+		fprintf(o, "bandwidth: %s (%d x %d %s)\n", fl->bandwidth, m->bw->n, m->bw->n,
+		        m->bw->gpus_per_endpoint == 1 ? "GPUs" : "nodes");
+	else
+		fprintf(o,
+		        "bandwidth: synthetic, seed %lld (NIC nominal, links down to 0.5x, 2%% "
+		        "asymmetry)\n",
+		        fl->synthetic);
+	pp_pipette_terms a, b;
+	pp_pipette_map_latency(m, NULL, &a);
+	pp_pipette_map_latency(m, f, &b);
+	fprintf(o, "\n  %-26s %12s %12s\n", "seed 001 Eq. 3-6", "identity", "annealed");
+	terms_row(o, "tp ring ms", a.tp_s, b.tp_s, 1e3);
+	terms_row(o, "pp path ms (Eq. 5)", a.pp_path_s, b.pp_path_s, 1e3);
+	terms_row(o, "dp all-reduce ms (Eq. 6)", a.dp_s, b.dp_s, 1e3);
+	terms_row(o, "iteration s (Eq. 3)", a.iteration_s, b.iteration_s, 1);
+	if (sim_s[0] > 0)
+		terms_row(o, "simulated iteration s", sim_s[0], sim_s[1], 1);
+	fprintf(o,
+	        "\ngain %.4fx over the identity (%lld moves, %lld accepted, seed %lld, %.3f s)\n",
+	        r->gain, r->moves, r->accepted, fl->seed, r->cpu_s);
+	int show = m->dp < 4 ? m->dp : 4;
+	for (int z = 0; z < show; z++) {
+		fprintf(o, "pipeline tp 0 dp %d: nodes", z);
+		for (int x = 0; x < m->pp; x++)
+			fprintf(o, " %lld", f[(long long)m->tp * (z + (long long)m->dp * x)] / g);
+		fprintf(o, "\n");
+	}
+	return ferror(o) ? -1 : 0;
+}
+
+static int write_rankfile(const char *path, const long long *f, long long n, int g)
+{
+	cli_out out;
+	int rc = cli_out_open(&out, path);
+	if (rc)
+		return rc;
+	for (long long w = 0; w < n; w++)
+		fprintf(out.f, "rank %lld=node%lld slot=%lld\n", w, f[w] / g, f[w] % g);
+	return cli_out_close(&out, !ferror(out.f));
+}
+
+/* The traffic of the mapped placement: worker (x, y, z) is the rank with pp,
+ * tp, dp coordinates x, y, z under the plan's order.  0 or an exit code. */
+static int mapped_traffic(const pp_estimate *e, const long long *f, const char *path,
+                          const pp_model *model, pp_traffic **out)
+{
+	pp_error err;
+	pp_error_clear(&err);
+	pp_scenario *sc = NULL;
+	pp_status st =
+	    pp_scenario_new(&e->model, &e->system, &e->job, &e->plan, e->gpus, &sc, &err);
+	if (st)
+		return cli_plan_fail(st, &err, model);
+	const pp_placement *pl = pp_scenario_placement(sc);
+	long long *rank_gpu = malloc((size_t)pl->ranks * sizeof *rank_gpu);
+	if (!rank_gpu) {
+		pp_scenario_free(sc);
+		cli_message("out of memory");
+		return EXIT_INTERNAL;
+	}
+	int tp = e->plan.tp, dp = (int)(pl->ranks / ((long long)tp * e->plan.pp));
+	for (long long w = 0; w < pl->ranks; w++) {
+		int c[PP_NDIMS] = {0};
+		c[PP_DIM_TP] = (int)(w % tp);
+		c[PP_DIM_DP] = (int)(w / tp % dp);
+		c[PP_DIM_PP] = (int)(w / ((long long)tp * dp));
+		rank_gpu[pp_place_rank(pl, c)] = f[w];
+	}
+	st = pp_traffic_build_map(sc, rank_gpu, out, &err);
+	free(rank_gpu);
+	pp_scenario_free(sc);
+	if (st)
+		return cli_fail(st, &err);
+	cli_out o;
+	int rc = cli_out_open(&o, path);
+	if (rc)
+		return rc;
+	size_t n = strlen(path);
+	bool csv = n >= 4 && strcmp(path + n - 4, ".csv") == 0;
+	int wr = csv ? pp_report_traffic_csv(*out, o.f) : pp_report_traffic_json(*out, o.f);
+	return cli_out_close(&o, wr == 0);
+}
+
+int cli_place(int argc, char **argv)
+{
+	place_flags fl = {NULL, NULL, NULL, -1, 1, 100000};
+	const cli_verb verb = {"place", place_usage, place_opts, place_flag, &fl, NULL};
+	cli_opts o;
+	int rc = cli_opts_parse(argc, argv, &verb, &o);
+	if (rc != CLI_CONTINUE)
+		return rc;
+	if ((rc = cli_opts_require(&o, "place", true, true)))
+		return rc;
+	if (!fl.bandwidth == (fl.synthetic < 0)) {
+		cli_message("place: give one of --bandwidth FILE and --synthetic SEED");
+		return EXIT_BADINPUT;
+	}
+	pp_model model;
+	pp_system sys;
+	if ((rc = cli_opts_inputs(&o, &model, &sys)))
+		return rc;
+	pp_estimate *e = malloc(sizeof *e);
+	if (!e) {
+		cli_message("out of memory");
+		return EXIT_INTERNAL;
+	}
+	pp_error err;
+	pp_error_clear(&err);
+	pp_status st = pp_estimate_run(&model, &sys, &o.job, &o.plan, o.gpus, e, &err);
+	if (st) {
+		free(e);
+		return cli_plan_fail(st, &err, &model);
+	}
+	if (e->plan.cp > 1 || (e->plan.tp2 > 1)) {
+		free(e);
+		cli_message(
+		    "place: the mapping covers pp x tp x dp workers; --cp and --tp2 must be 1");
+		return EXIT_BADINPUT;
+	}
+	int g = sys.gpus_per_node > 0 ? sys.gpus_per_node : 1;
+	long long nodes = (o.gpus + g - 1) / g;
+	pp_bandwidth *bw = NULL;
+	if (fl.bandwidth)
+		st = pp_bandwidth_read(fl.bandwidth, g, &bw, &err);
+	else
+		st = pp_bandwidth_synthetic((int)nodes, g, sys.nic_bytes_per_s, 0.5, 0.02,
+		                            (unsigned long long)fl.synthetic, &bw, &err);
+	if (st) {
+		free(e);
+		return cli_fail(st, &err);
+	}
+	long long need = bw->gpus_per_endpoint == 1 ? o.gpus : nodes;
+	if (bw->n < need) {
+		cli_message("place: --bandwidth: the matrix has %d %s, the plan needs %lld", bw->n,
+		            bw->gpus_per_endpoint == 1 ? "GPUs" : "nodes", need);
+		pp_bandwidth_free(bw);
+		free(e);
+		return EXIT_BADINPUT;
+	}
+	pp_pipette_model m;
+	pp_pipette_model_of(e, bw, &m);
+	pp_anneal_params ap;
+	pp_anneal_params_init(&ap);
+	ap.seed = (unsigned long long)fl.seed;
+	ap.max_moves = fl.moves;
+	pp_anneal *a = NULL;
+	if ((st = pp_anneal_new(&m, &ap, &a, &err))) {
+		pp_bandwidth_free(bw);
+		free(e);
+		return cli_fail(st, &err);
+	}
+	pp_anneal_run(a);
+	pp_anneal_result r;
+	pp_anneal_result_get(a, &r);
+	const long long *f = pp_anneal_best(a);
+	long long n = (long long)m.pp * m.tp * m.dp;
+	/* the same mappings in the event simulator, Eq. 5-6 per stage */
+	double sim_s[2] = {0, 0};
+	pp_sim *sim = NULL;
+	if (pp_sim_new(&sim, &err) == PP_OK) {
+		pp_sim_result sr;
+		if (pp_pipette_simulate(e, &m, NULL, sim, &sr, &err) == PP_OK) {
+			sim_s[0] = sr.iteration_s;
+			if (pp_pipette_simulate(e, &m, f, sim, &sr, &err) == PP_OK)
+				sim_s[1] = sr.iteration_s;
+			else
+				sim_s[0] = 0;
+		}
+		pp_sim_free(sim);
+	}
+	pp_traffic *tr = NULL;
+	if (fl.rankfile)
+		rc = write_rankfile(fl.rankfile, f, n, g);
+	if (!rc && fl.traffic)
+		rc = mapped_traffic(e, f, fl.traffic, &model, &tr);
+	free(e);
+	cli_out out;
+	if (!rc && !(rc = cli_out_open(&out, o.output))) {
+		int wr = report(out.f, &m, &fl, &r, f, sim_s);
+		if (!wr && tr)
+			wr = pp_report_traffic_text(tr, out.f);
+		rc = cli_out_close(&out, wr == 0);
+	}
+	pp_traffic_free(tr);
+	pp_anneal_free(a);
+	pp_bandwidth_free(bw);
+	return rc;
+}

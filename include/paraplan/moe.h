@@ -1,0 +1,77 @@
+/*
+ * paraplan — moe: the semi-predictable all-to-all of an MoE layer (seed 000
+ * §3.2).
+ *
+ * A routing model with named parameters gives, for one EP group of `ep` GPUs
+ * (experts placed contiguously, experts / ep per GPU), the bytes GPU i sends
+ * to GPU j in the layer's first forward all-to-all (the dispatch):
+ *
+ *   expert popularity  p_e proportional to (e + 1)^-s, s = skew x exp(-step / drift_steps)
+ *                      (Zipf; s = 0 uniform; the gate's load balancing drives it toward
+ *                      uniform as training goes on, seed 000 Fig. 8), or a measured
+ *                      histogram of tokens per expert;
+ *   routing            each of a GPU's `tokens` picks top_k experts: T k p_e slots to
+ *                      expert e in expectation (independent picks; exact while k p_e <= 1);
+ *   capacity           with capacity_factor c > 0 an expert keeps at most
+ *                      c ep T k / E tokens (GShard / Megatron token dropping), every source
+ *                      losing the same share of its tokens to it; c = 0: dropless;
+ *   time               the busiest GPU's max(bytes sent, bytes received) over its link
+ *                      (`link_bytes_per_s`); a GPU's tokens for its own experts stay local.
+ *
+ * The high percentile comes from sampling the routing (multinomial picks per
+ * source, SplitMix64 from `seed`): per cell and for the time.  The other three
+ * all-to-alls of the layer follow from the first (seed 000 §3.2, Fig. 7): the
+ * forward combine is its transpose, the backward's first is identical and
+ * its second the transpose.
+ */
+#ifndef PARAPLAN_MOE_H
+#define PARAPLAN_MOE_H
+
+#include "error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pp_moe_routing {
+	int experts;             /* E */
+	int top_k;               /* k */
+	int ep;                  /* GPUs of the EP group */
+	double tokens;           /* T: tokens one GPU routes per micro-batch */
+	double token_bytes;      /* one token's hidden state: h x bytes per element */
+	double capacity_factor;  /* c; 0 = dropless */
+	double skew;             /* Zipf exponent at step 0 */
+	double drift_steps;      /* tau of the decay toward uniform; 0 = no drift */
+	const double *histogram; /* optional: measured tokens per expert (E values) */
+	double link_bytes_per_s; /* one GPU's all-to-all bandwidth */
+} pp_moe_routing;
+
+typedef struct pp_moe_result {
+	int ep;
+	double *expected;        /* ep x ep: bytes i -> j, first forward all-to-all */
+	double *percentile;      /* ep x ep: the per-cell percentile over the samples */
+	double expected_s;       /* time of the expected matrix */
+	double percentile_s;     /* the percentile of the sampled times */
+	double uniform_s;        /* the same routing at skew 0 */
+	double dropped_fraction; /* tokens over capacity, expected */
+	double dtime_dskew;      /* sensitivity: d expected_s / d skew at this step */
+	double skew_now;         /* skew x exp(-step / drift_steps) */
+} pp_moe_result;
+
+/*
+ * The dispatch all-to-all at training step `step`, expected and at
+ * percentile `pct` (e.g. 0.99) over `samples` sampled routings (0: none;
+ * percentile = expected).  `out` is filled; free with pp_moe_result_free.
+ */
+pp_status pp_moe_alltoall(const pp_moe_routing *r, double step, int samples, double pct,
+                          unsigned long long seed, pp_moe_result *out, pp_error *err);
+void pp_moe_result_free(pp_moe_result *out);
+
+/* The four all-to-alls of one layer from the first, M (n x n): forward
+ * dispatch f1 = M, forward combine f2 = M^T, backward b1 = M, b2 = M^T. */
+void pp_moe_layer_alltoalls(const double *m, int n, double *f1, double *f2, double *b1, double *b2);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

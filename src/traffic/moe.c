@@ -1,0 +1,209 @@
+/*
+ * The semi-predictable MoE all-to-all (include/paraplan/moe.h; seed 000 §3.2).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "paraplan/moe.h"
+#include "util/util.h"
+
+static unsigned long long next(unsigned long long *s)
+{
+	unsigned long long z = (*s += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static double uniform01(unsigned long long *s)
+{
+	return (double)(next(s) >> 11) * 0x1.0p-53;
+}
+
+/* Expert popularity at skew s (or the histogram), normalised. */
+static void popularity(const pp_moe_routing *r, double s, double *p)
+{
+	double sum = 0;
+	for (int e = 0; e < r->experts; e++) {
+		p[e] = r->histogram ? r->histogram[e] : pow(e + 1.0, -s);
+		sum += p[e];
+	}
+	for (int e = 0; e < r->experts; e++)
+		p[e] = sum > 0 ? p[e] / sum : 1.0 / r->experts;
+}
+
+/* The busiest GPU's max(sent, received) over the link: the all-to-all time. */
+static double a2a_time(const double *m, int n, double bw)
+{
+	double worst = 0;
+	for (int i = 0; i < n; i++) {
+		double out = 0, in = 0;
+		for (int j = 0; j < n; j++)
+			if (j != i) {
+				out += m[i * n + j];
+				in += m[j * n + i];
+			}
+		double b = out > in ? out : in;
+		if (b > worst)
+			worst = b;
+	}
+	return worst / bw;
+}
+
+/* Slots from each source to each expert -> bytes i -> j after capacity. */
+static double to_matrix(const pp_moe_routing *r, const double *slots, double *m)
+{
+	int n = r->ep, E = r->experts, per = E / n;
+	double cap =
+	    r->capacity_factor > 0 ? r->capacity_factor * n * r->tokens * r->top_k / E : HUGE_VAL;
+	double dropped = 0, total = 0;
+	memset(m, 0, (size_t)n * n * sizeof *m);
+	for (int e = 0; e < E; e++) {
+		double load = 0;
+		for (int i = 0; i < n; i++)
+			load += slots[(size_t)i * E + e];
+		double keep = load > cap ? cap / load : 1;
+		total += load;
+		dropped += load * (1 - keep);
+		int j = e / per;
+		for (int i = 0; i < n; i++)
+			if (i != j)
+				m[i * n + j] += slots[(size_t)i * E + e] * keep * r->token_bytes;
+	}
+	return total > 0 ? dropped / total : 0;
+}
+
+static double expected_at(const pp_moe_routing *r, double s, double *p, double *slots, double *m,
+                          double *dropped)
+{
+	popularity(r, s, p);
+	for (int i = 0; i < r->ep; i++)
+		for (int e = 0; e < r->experts; e++)
+			slots[(size_t)i * r->experts + e] = r->tokens * r->top_k * p[e];
+	double d = to_matrix(r, slots, m);
+	if (dropped)
+		*dropped = d;
+	return a2a_time(m, r->ep, r->link_bytes_per_s);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double pick(double *v, int n, double pct)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	int k = (int)ceil(pct * n) - 1;
+	return v[k < 0 ? 0 : k >= n ? n - 1 : k];
+}
+
+void pp_moe_result_free(pp_moe_result *out)
+{
+	free(out->expected);
+	free(out->percentile);
+	out->expected = out->percentile = NULL;
+}
+
+pp_status pp_moe_alltoall(const pp_moe_routing *r, double step, int samples, double pct,
+                          unsigned long long seed, pp_moe_result *out, pp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (r->experts < 1 || r->ep < 1 || r->experts % r->ep != 0)
+		return ppi_fail(err, "", "moe.ep", "experts (%d) must be a multiple of ep (%d)",
+		                r->experts, r->ep);
+	if (r->top_k < 1 || r->top_k > r->experts)
+		return ppi_fail(err, "", "moe.top_k", "expected 1..%d, got %d", r->experts,
+		                r->top_k);
+	if (!(r->tokens > 0) || !(r->token_bytes > 0) || !(r->link_bytes_per_s > 0))
+		return ppi_fail(err, "", "moe.tokens",
+		                "tokens, token bytes and link bandwidth must be positive");
+	if (!(r->skew >= 0) || !(r->capacity_factor >= 0) || !(r->drift_steps >= 0) ||
+	    samples < 0 || !(pct > 0 && pct <= 1))
+		return ppi_fail(err, "", "moe.skew",
+		                "skew, capacity factor, drift >= 0; samples >= 0; 0 < pct <= 1");
+	int n = r->ep, E = r->experts;
+	size_t nn = (size_t)n * n;
+	out->ep = n;
+	out->expected = calloc(nn, sizeof *out->expected);
+	out->percentile = calloc(nn, sizeof *out->percentile);
+	double *p = malloc((size_t)E * sizeof *p), *cdf = malloc((size_t)E * sizeof *cdf);
+	double *slots = malloc((size_t)n * E * sizeof *slots), *m = malloc(nn * sizeof *m);
+	int ns = samples > 0 ? samples : 1;
+	double *cells = malloc((size_t)ns * nn * sizeof *cells),
+	       *times = malloc(ns * sizeof *times);
+	if (!out->expected || !out->percentile || !p || !cdf || !slots || !m || !cells || !times) {
+		free(p), free(cdf), free(slots), free(m), free(cells), free(times);
+		pp_moe_result_free(out);
+		return ppi_fail(err, "", "moe", "out of memory");
+	}
+	double s = r->drift_steps > 0 ? r->skew * exp(-step / r->drift_steps) : r->skew;
+	out->skew_now = s;
+	out->expected_s = expected_at(r, s, p, slots, out->expected, &out->dropped_fraction);
+	out->uniform_s = expected_at(r, 0, p, slots, m, NULL);
+	/* sensitivity: central difference in the skew (one-sided at 0) */
+	double h = 1e-4;
+	double up = expected_at(r, s + h, p, slots, m, NULL);
+	double dn = s >= h ? expected_at(r, s - h, p, slots, m, NULL) : out->expected_s;
+	out->dtime_dskew = r->histogram ? 0 : (up - dn) / (s >= h ? 2 * h : h);
+	/* sampled routings: multinomial picks of T k slots per source */
+	popularity(r, s, p);
+	double acc = 0;
+	for (int e = 0; e < E; e++)
+		cdf[e] = (acc += p[e]);
+	unsigned long long rng = seed;
+	long long picks = (long long)llround(r->tokens * r->top_k);
+	for (int k = 0; k < samples; k++) {
+		memset(slots, 0, (size_t)n * E * sizeof *slots);
+		for (int i = 0; i < n; i++)
+			for (long long t = 0; t < picks; t++) {
+				double u = uniform01(&rng) * acc;
+				int lo = 0, hi = E - 1;
+				while (lo < hi) {
+					int mid = (lo + hi) / 2;
+					if (cdf[mid] > u)
+						hi = mid;
+					else
+						lo = mid + 1;
+				}
+				slots[(size_t)i * E + lo] += 1;
+			}
+		to_matrix(r, slots, m);
+		memcpy(cells + (size_t)k * nn, m, nn * sizeof *m);
+		times[k] = a2a_time(m, n, r->link_bytes_per_s);
+	}
+	if (samples > 0) {
+		double *col = malloc((size_t)samples * sizeof *col);
+		if (!col) {
+			free(p), free(cdf), free(slots), free(m), free(cells), free(times);
+			pp_moe_result_free(out);
+			return ppi_fail(err, "", "moe", "out of memory");
+		}
+		for (size_t c = 0; c < nn; c++) {
+			for (int k = 0; k < samples; k++)
+				col[k] = cells[(size_t)k * nn + c];
+			out->percentile[c] = pick(col, samples, pct);
+		}
+		free(col);
+		out->percentile_s = pick(times, samples, pct);
+	} else {
+		memcpy(out->percentile, out->expected, nn * sizeof *m);
+		out->percentile_s = out->expected_s;
+	}
+	free(p), free(cdf), free(slots), free(m), free(cells), free(times);
+	return PP_OK;
+}
+
+void pp_moe_layer_alltoalls(const double *m, int n, double *f1, double *f2, double *b1, double *b2)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			double x = m[i * n + j], t = m[j * n + i];
+			f1[i * n + j] = x;
+			f2[i * n + j] = t;
+			b1[i * n + j] = x;
+			b2[i * n + j] = t;
+		}
+}

@@ -1,0 +1,400 @@
+/*
+ * The GPU x GPU traffic matrix of one iteration, from the stage profiles and
+ * the placement (include/paraplan/traffic.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "paraplan/cost.h"
+#include "paraplan/traffic.h"
+#include "util/util.h"
+
+static const char *const type_names[PP_TRAFFIC_NTYPES] = {"tp",     "cp", "ep",       "pp-fwd",
+                                                          "pp-bwd", "dp", "emb-sync", "zero3"};
+
+const char *pp_traffic_type_name(pp_traffic_type type)
+{
+	return (unsigned)type < PP_TRAFFIC_NTYPES ? type_names[type] : "?";
+}
+
+const char *pp_tier_name(pp_tier tier)
+{
+	return tier == PP_TIER_NVLINK ? "nvlink" : tier == PP_TIER_NIC ? "nic" : "?";
+}
+
+/* Ring order of every rank in every group: ranks sorted by (key, pos). */
+typedef struct ring {
+	long long *key, *pos; /* per rank */
+	long long *order;     /* ranks sorted by (key, pos) */
+	long long *at;        /* rank -> index in order */
+} ring;
+
+typedef struct build {
+	const pp_placement *pl;
+	const pp_plan *p;
+	long long R;
+	ring g[PP_NGROUPS];
+	pp_traffic_cell *c;
+	size_t n, cap;
+	bool oom;
+} build;
+
+static const ring *sort_ring; /* qsort has no context argument */
+
+static int by_key_pos(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+	const ring *g = sort_ring;
+	if (g->key[x] != g->key[y])
+		return g->key[x] < g->key[y] ? -1 : 1;
+	if (g->pos[x] != g->pos[y])
+		return g->pos[x] < g->pos[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* Index of a rank among the ranks of its pipeline stage, in rank order:
+ * its coordinates other than pp, in mixed radix by increasing stride. */
+static long long stage_local(const pp_placement *pl, const int c[PP_NDIMS])
+{
+	long long li = 0, mul = 1;
+	int dims[PP_NDIMS], n = 0;
+	for (int d = 0; d < PP_NDIMS; d++)
+		if (d != PP_DIM_PP && pl->size[d] > 1)
+			dims[n++] = d;
+	for (int i = 1; i < n; i++) /* insertion sort by stride */
+		for (int j = i; j > 0 && pl->stride[dims[j]] < pl->stride[dims[j - 1]]; j--) {
+			int x = dims[j];
+			dims[j] = dims[j - 1];
+			dims[j - 1] = x;
+		}
+	for (int i = 0; i < n; i++) {
+		li += c[dims[i]] * mul;
+		mul *= pl->size[dims[i]];
+	}
+	return li;
+}
+
+static pp_status ring_build(build *b, pp_group grp)
+{
+	ring *g = &b->g[grp];
+	long long R = b->R;
+	g->key = malloc((size_t)R * sizeof *g->key);
+	g->pos = malloc((size_t)R * sizeof *g->pos);
+	g->order = malloc((size_t)R * sizeof *g->order);
+	g->at = malloc((size_t)R * sizeof *g->at);
+	if (!g->key || !g->pos || !g->order || !g->at)
+		return PP_ENOMEM;
+	const pp_placement *pl = b->pl;
+	const pp_plan *p = b->p;
+	long long L = R / (p->pp > 0 ? p->pp : 1);
+	long long etp = p->etp > 0 ? p->etp : p->tp, ep = p->ep > 0 ? p->ep : 1;
+	bool tp2_member = p->tp2 > 1 && !p->summa;
+	for (long long r = 0; r < R; r++) {
+		int c[PP_NDIMS];
+		pp_place_coords(pl, r, c);
+		long long pos = 0, li = 0, stage = c[PP_DIM_PP];
+		switch (grp) {
+		case PP_GROUP_TP: pos = c[PP_DIM_TP] * pl->stride[PP_DIM_TP]; break;
+		case PP_GROUP_CP: pos = c[PP_DIM_CP] * pl->stride[PP_DIM_CP]; break;
+		case PP_GROUP_TP2: pos = c[PP_DIM_TP2] * pl->stride[PP_DIM_TP2]; break;
+		case PP_GROUP_PP: pos = c[PP_DIM_PP] * pl->stride[PP_DIM_PP]; break;
+		case PP_GROUP_EMB:
+			/* first and last stage of one pipeline */
+			pos = c[PP_DIM_PP] * pl->stride[PP_DIM_PP];
+			break;
+		case PP_GROUP_DP:
+			pos = c[PP_DIM_DP] * pl->stride[PP_DIM_DP] +
+			      c[PP_DIM_CP] * pl->stride[PP_DIM_CP] +
+			      (tp2_member ? c[PP_DIM_TP2] * pl->stride[PP_DIM_TP2] : 0);
+			break;
+		default: li = stage_local(pl, c); break;
+		}
+		switch (grp) {
+		case PP_GROUP_ETP:
+			g->key[r] = stage * L + li / etp * etp;
+			g->pos[r] = li % etp;
+			break;
+		case PP_GROUP_EP:
+			g->key[r] = stage * L + li / (etp * ep) * (etp * ep) + li % etp;
+			g->pos[r] = li / etp % ep;
+			break;
+		case PP_GROUP_EDP:
+			g->key[r] = stage * L + li % (etp * ep);
+			g->pos[r] = li / (etp * ep);
+			break;
+		default:
+			g->key[r] = r - pos;
+			g->pos[r] = pos;
+			break;
+		}
+		g->order[r] = r;
+	}
+	sort_ring = g;
+	qsort(g->order, (size_t)R, sizeof *g->order, by_key_pos);
+	sort_ring = NULL;
+	for (long long i = 0; i < R; i++)
+		g->at[g->order[i]] = i;
+	return PP_OK;
+}
+
+/* First index in order of rank r's group, and the group's size. */
+static void ring_span(const ring *g, long long R, long long r, long long *first, long long *n)
+{
+	long long i = g->at[r], k = g->key[r];
+	long long a = i, z = i;
+	while (a > 0 && g->key[g->order[a - 1]] == k)
+		a--;
+	while (z + 1 < R && g->key[g->order[z + 1]] == k)
+		z++;
+	*first = a;
+	*n = z - a + 1;
+}
+
+/* The next member of r's group in ring order (wrapping). */
+static long long ring_next(const ring *g, long long R, long long r)
+{
+	long long i = g->at[r];
+	if (i + 1 < R && g->key[g->order[i + 1]] == g->key[r])
+		return g->order[i + 1];
+	long long first, n;
+	ring_span(g, R, r, &first, &n);
+	return g->order[first];
+}
+
+static void add(build *b, pp_traffic_type type, long long src_rank, long long dst_rank,
+                double bytes)
+{
+	if (bytes <= 0 || src_rank == dst_rank)
+		return;
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 4096;
+		pp_traffic_cell *c = realloc(b->c, cap * sizeof *c);
+		if (!c) {
+			b->oom = true;
+			return;
+		}
+		b->c = c;
+		b->cap = cap;
+	}
+	pp_gpu_loc s, d;
+	pp_place_locate(b->pl, src_rank, &s);
+	pp_place_locate(b->pl, dst_rank, &d);
+	pp_traffic_cell *x = &b->c[b->n++];
+	x->src = s.gpu;
+	x->dst = d.gpu;
+	x->type = type;
+	x->tier = s.domain == d.domain && b->pl->domain > 1 ? PP_TIER_NVLINK : PP_TIER_NIC;
+	x->bytes = bytes;
+}
+
+static pp_traffic_type type_of(const pp_profile_entry *e)
+{
+	switch (e->rule) {
+	case PP_RULE_ZERO3: return PP_TRAFFIC_ZERO3;
+	case PP_RULE_DP: return PP_TRAFFIC_DP;
+	case PP_RULE_EMB_SYNC: return PP_TRAFFIC_EMB;
+	default: break;
+	}
+	switch (e->group) {
+	case PP_GROUP_CP: return PP_TRAFFIC_CP;
+	case PP_GROUP_EP:
+	case PP_GROUP_ETP: return PP_TRAFFIC_EP;
+	case PP_GROUP_DP:
+	case PP_GROUP_EDP: return PP_TRAFFIC_DP;
+	default: return PP_TRAFFIC_TP;
+	}
+}
+
+/* The traffic of rank r's share of profile entry e. */
+static void entry_traffic(build *b, const pp_profile_entry *e, long long r, int stage, double m)
+{
+	const pp_plan *p = b->p;
+	long long R = b->R;
+	if (e->rule == PP_RULE_PP) {
+		int v = p->vp > 1 ? p->vp : 1;
+		int c[PP_NDIMS];
+		pp_place_coords(b->pl, r, c);
+		double act = e->wire_bytes;
+		double nf = stage < p->pp - 1 ? v : v - 1, nb = stage > 0 ? v : v - 1;
+		c[PP_DIM_PP] = (stage + 1) % p->pp;
+		add(b, PP_TRAFFIC_PP_FWD, r, pp_place_rank(b->pl, c), act * nf * m);
+		c[PP_DIM_PP] = (stage + p->pp - 1) % p->pp;
+		add(b, PP_TRAFFIC_PP_BWD, r, pp_place_rank(b->pl, c), act * nb * m);
+		return;
+	}
+	double per = e->rule == PP_RULE_DP || e->rule == PP_RULE_EMB_SYNC ? 1 : m;
+	double vol = e->wire_bytes * e->count * e->times * per;
+	if (vol <= 0)
+		return;
+	pp_traffic_type type = type_of(e);
+	const ring *g = &b->g[e->group];
+	if (e->group == PP_GROUP_EMB) {
+		int c[PP_NDIMS];
+		pp_place_coords(b->pl, r, c);
+		c[PP_DIM_PP] = stage == 0 ? p->pp - 1 : 0;
+		add(b, type, r, pp_place_rank(b->pl, c), vol);
+		return;
+	}
+	if (e->kind == PP_COLL_ALLTOALL) {
+		long long first, n;
+		ring_span(g, R, r, &first, &n);
+		for (long long i = 0; n > 1 && i < n; i++)
+			add(b, type, r, g->order[first + i], vol / (double)(n - 1));
+		return;
+	}
+	add(b, type, r, ring_next(g, R, r), vol);
+}
+
+static int by_cell(const void *a, const void *b)
+{
+	const pp_traffic_cell *x = a, *y = b;
+	if (x->type != y->type)
+		return x->type < y->type ? -1 : 1;
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return x->dst < y->dst ? -1 : x->dst > y->dst;
+}
+
+static void build_free(build *b)
+{
+	for (int i = 0; i < PP_NGROUPS; i++) {
+		free(b->g[i].key);
+		free(b->g[i].pos);
+		free(b->g[i].order);
+		free(b->g[i].at);
+	}
+	free(b->c);
+}
+
+pp_status pp_traffic_build(const pp_scenario *sc, pp_traffic **out, pp_error *err)
+{
+	return pp_traffic_build_map(sc, pp_scenario_placement(sc)->rank_gpu, out, err);
+}
+
+pp_status pp_traffic_build_map(const pp_scenario *sc, const long long *rank_gpu, pp_traffic **out,
+                               pp_error *err)
+{
+	*out = NULL;
+	build b;
+	memset(&b, 0, sizeof b);
+	pp_placement pl = *pp_scenario_placement(sc);
+	pl.rank_gpu = rank_gpu;
+	for (long long r = 0; rank_gpu && r < pl.ranks; r++)
+		if (rank_gpu[r] < 0 || rank_gpu[r] >= pl.ranks)
+			return ppi_fail(err, "", "rank_gpu",
+			                "rank %lld on GPU %lld, outside 0..%lld", r, rank_gpu[r],
+			                pl.ranks - 1);
+	b.pl = &pl;
+	b.p = pp_scenario_plan(sc);
+	b.R = b.pl->ranks;
+	pp_status st = PP_OK;
+	for (int g = 0; g < PP_NGROUPS && !st; g++)
+		st = ring_build(&b, (pp_group)g);
+	pp_stage_profile *prof = malloc(sizeof *prof);
+	pp_work *ws = malloc(sizeof *ws);
+	pp_traffic *t = calloc(1, sizeof *t);
+	if (st || !prof || !ws || !t) {
+		free(prof);
+		free(ws);
+		free(t);
+		build_free(&b);
+		return ppi_fail(err, "", "traffic", "out of memory");
+	}
+	pp_work_init(ws);
+	double m = (double)b.p->microbatches;
+	for (int s = 0; s < b.p->pp && !st; s++) {
+		st = pp_scenario_profile(sc, s, ws, prof, err);
+		for (long long r = 0; r < b.R && !st; r++) {
+			int c[PP_NDIMS];
+			pp_place_coords(b.pl, r, c);
+			if (c[PP_DIM_PP] != s)
+				continue;
+			for (int i = 0; i < prof->n; i++)
+				if (prof->e[i].coll)
+					entry_traffic(&b, &prof->e[i], r, s, m);
+		}
+	}
+	free(prof);
+	free(ws);
+	if (!st && b.oom)
+		st = ppi_fail(err, "", "traffic", "out of memory");
+	if (st) {
+		free(t);
+		build_free(&b);
+		return st;
+	}
+	/* Merge the contributions into cells. */
+	qsort(b.c, b.n, sizeof *b.c, by_cell);
+	size_t k = 0;
+	for (size_t i = 0; i < b.n; i++) {
+		if (k > 0 && by_cell(&b.c[k - 1], &b.c[i]) == 0)
+			b.c[k - 1].bytes += b.c[i].bytes;
+		else
+			b.c[k++] = b.c[i];
+	}
+	t->gpus = b.R;
+	t->gpus_per_node = b.pl->gpus_per_node;
+	t->domain = b.pl->domain;
+	t->microbatches = b.p->microbatches;
+	t->n = k;
+	t->cell = b.c;
+	b.c = NULL;
+	long long nodes = (b.R + t->gpus_per_node - 1) / t->gpus_per_node;
+	t->nodes = nodes;
+	t->node_out_bytes = calloc((size_t)(nodes > 0 ? nodes : 1), sizeof *t->node_out_bytes);
+	t->node_in_bytes = calloc((size_t)(nodes > 0 ? nodes : 1), sizeof *t->node_in_bytes);
+	build_free(&b);
+	if (!t->node_out_bytes || !t->node_in_bytes) {
+		pp_traffic_free(t);
+		return ppi_fail(err, "", "traffic", "out of memory");
+	}
+	for (size_t i = 0; i < k; i++) {
+		const pp_traffic_cell *x = &t->cell[i];
+		t->total_bytes[x->type][x->tier] += x->bytes;
+		long long sn = x->src / t->gpus_per_node, dn = x->dst / t->gpus_per_node;
+		if (sn != dn && sn < nodes && dn < nodes) {
+			t->node_out_bytes[sn] += x->bytes;
+			t->node_in_bytes[dn] += x->bytes;
+		}
+	}
+	for (long long i = 0; i < nodes; i++)
+		if (t->node_out_bytes[i] > t->max_nic_egress_bytes)
+			t->max_nic_egress_bytes = t->node_out_bytes[i];
+	*out = t;
+	return PP_OK;
+}
+
+void pp_traffic_free(pp_traffic *t)
+{
+	if (!t)
+		return;
+	free(t->cell);
+	free(t->node_out_bytes);
+	free(t->node_in_bytes);
+	free(t);
+}
+
+double pp_traffic_bytes(const pp_traffic *t, pp_traffic_type type, long long src, long long dst)
+{
+	pp_traffic_cell key = {src, dst, type, PP_TIER_NVLINK, 0};
+	const pp_traffic_cell *x = bsearch(&key, t->cell, t->n, sizeof *t->cell, by_cell);
+	return x ? x->bytes : 0;
+}
+
+double pp_traffic_sent(const pp_traffic *t, pp_traffic_type type, long long gpu)
+{
+	double s = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->cell[i].type == type && t->cell[i].src == gpu)
+			s += t->cell[i].bytes;
+	return s;
+}
+
+double pp_traffic_received(const pp_traffic *t, pp_traffic_type type, long long gpu)
+{
+	double s = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->cell[i].type == type && t->cell[i].dst == gpu)
+			s += t->cell[i].bytes;
+	return s;
+}

@@ -1,0 +1,154 @@
+/*
+ * moe: the semi-predictable all-to-all of seed 000 §3.2 — uniform routing in
+ * closed form, skew, drift toward uniform, capacity, the sampled percentile,
+ * and the four all-to-alls of a layer (identical or transposed).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "paraplan/moe.h"
+#include "pp_test.h"
+
+/* Mixtral-like: 8 experts, top-2, EP 8, 4096 tokens per GPU, h 4096 bf16,
+ * 50 GB/s per GPU. */
+static pp_moe_routing mixtral(void)
+{
+	pp_moe_routing r;
+	memset(&r, 0, sizeof r);
+	r.experts = 8;
+	r.top_k = 2;
+	r.ep = 8;
+	r.tokens = 4096;
+	r.token_bytes = 4096 * 2;
+	r.link_bytes_per_s = 50e9;
+	return r;
+}
+
+static void test_uniform_closed_form(void **state)
+{
+	(void)state;
+	pp_moe_routing r = mixtral();
+	pp_moe_result o;
+	pp_error err;
+	assert_int_equal(pp_moe_alltoall(&r, 0, 0, 0.99, 1, &o, &err), PP_OK);
+	double cell = r.tokens * r.top_k / r.ep * r.token_bytes;
+	for (int i = 0; i < 8; i++)
+		for (int j = 0; j < 8; j++)
+			assert_rel(o.expected[i * 8 + j], i == j ? 0 : cell, 1e-12);
+	/* (ep - 1)/ep of a GPU's T k tokens leave it */
+	assert_rel(o.expected_s, 7.0 / 8 * r.tokens * r.top_k * r.token_bytes / 50e9, 1e-12);
+	assert_rel(o.uniform_s, o.expected_s, 1e-12);
+	assert_rel(o.dropped_fraction, 0, 0);
+	pp_moe_result_free(&o);
+}
+
+static void test_skew_drift_capacity(void **state)
+{
+	(void)state;
+	pp_moe_routing r = mixtral();
+	r.skew = 1.0;
+	r.drift_steps = 100;
+	pp_moe_result a, b, c;
+	pp_error err;
+	assert_int_equal(pp_moe_alltoall(&r, 0, 0, 0.99, 1, &a, &err), PP_OK);
+	/* skewed: the GPU of the popular expert receives most, slower than uniform */
+	assert_true(a.expected_s > 1.5 * a.uniform_s);
+	assert_true(a.dtime_dskew > 0);
+	assert_true(a.expected[1 * 8 + 0] > a.expected[0 * 8 + 1]);
+	/* drift toward uniform: later steps are faster, and converge */
+	assert_int_equal(pp_moe_alltoall(&r, 200, 0, 0.99, 1, &b, &err), PP_OK);
+	assert_true(b.expected_s < a.expected_s);
+	assert_rel(b.skew_now, exp(-2.0), 1e-12);
+	pp_moe_result_free(&b);
+	assert_int_equal(pp_moe_alltoall(&r, 5000, 0, 0.99, 1, &b, &err), PP_OK);
+	assert_rel(b.expected_s, b.uniform_s, 1e-6);
+	pp_moe_result_free(&b);
+	/* capacity factor 1.25 drops the popular experts' overflow; faster */
+	r.capacity_factor = 1.25;
+	assert_int_equal(pp_moe_alltoall(&r, 0, 0, 0.99, 1, &c, &err), PP_OK);
+	assert_true(c.dropped_fraction > 0.1);
+	assert_true(c.expected_s < a.expected_s);
+	pp_moe_result_free(&a);
+	pp_moe_result_free(&c);
+}
+
+/* Sampled routing: the 99th percentile is above the expectation, by little
+ * for 8192 picks per GPU. */
+static void test_percentile(void **state)
+{
+	(void)state;
+	pp_moe_routing r = mixtral();
+	r.skew = 0.5;
+	pp_moe_result o;
+	pp_error err;
+	assert_int_equal(pp_moe_alltoall(&r, 0, 200, 0.99, 42, &o, &err), PP_OK);
+	assert_true(o.percentile_s >= o.expected_s);
+	assert_true(o.percentile_s < 1.05 * o.expected_s);
+	for (int c = 0; c < 64; c++)
+		assert_true(o.percentile[c] >= 0.97 * o.expected[c]);
+	pp_moe_result o2;
+	assert_int_equal(pp_moe_alltoall(&r, 0, 200, 0.99, 42, &o2, &err), PP_OK);
+	assert_memory_equal(o.percentile, o2.percentile, 64 * sizeof(double));
+	pp_moe_result_free(&o);
+	pp_moe_result_free(&o2);
+}
+
+/* A measured histogram overrides the skew. */
+static void test_histogram(void **state)
+{
+	(void)state;
+	pp_moe_routing r = mixtral();
+	double h[8] = {4, 1, 1, 1, 1, 1, 1, 0};
+	r.histogram = h;
+	r.skew = 3;
+	pp_moe_result o;
+	pp_error err;
+	assert_int_equal(pp_moe_alltoall(&r, 0, 0, 0.99, 1, &o, &err), PP_OK);
+	assert_rel(o.expected[1 * 8 + 0], r.tokens * r.top_k * 0.4 * r.token_bytes, 1e-12);
+	assert_rel(o.expected[0 * 8 + 7], 0, 0);
+	pp_moe_result_free(&o);
+	r.histogram = NULL;
+	r.experts = 6;
+	assert_int_equal(pp_moe_alltoall(&r, 0, 0, 0.99, 1, &o, &err), PP_EINPUT);
+	assert_string_equal(err.field, "moe.ep");
+}
+
+/* Seed 000 §3.2, Fig. 7: the forward combine and the backward's second
+ * all-to-all are the transpose of the first; the backward's first is
+ * identical to it. */
+static void test_four_alltoalls(void **state)
+{
+	(void)state;
+	pp_moe_routing r = mixtral();
+	r.skew = 1.2;
+	pp_moe_result o;
+	pp_error err;
+	assert_int_equal(pp_moe_alltoall(&r, 0, 0, 0.99, 1, &o, &err), PP_OK);
+	double f1[64], f2[64], b1[64], b2[64];
+	pp_moe_layer_alltoalls(o.expected, 8, f1, f2, b1, b2);
+	for (int i = 0; i < 8; i++)
+		for (int j = 0; j < 8; j++) {
+			assert_true(f2[i * 8 + j] == f1[j * 8 + i]);
+			assert_true(b1[i * 8 + j] == f1[i * 8 + j]);
+			assert_true(b2[i * 8 + j] == f1[j * 8 + i]);
+		}
+	assert_true(f1[1 * 8 + 0] != f2[1 * 8 + 0]); /* skewed: not symmetric */
+	pp_moe_result_free(&o);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_uniform_closed_form), cmocka_unit_test(test_skew_drift_capacity),
+	    cmocka_unit_test(test_percentile),          cmocka_unit_test(test_histogram),
+	    cmocka_unit_test(test_four_alltoalls),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

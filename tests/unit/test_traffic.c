@@ -1,0 +1,418 @@
+/*
+ * traffic: the GPU x GPU matrix against seed 000 §4 Eq. 2-4 (volumes) and
+ * the structure of seed 000 Fig. 3 and Fig. 4 (which pairs talk, with which
+ * type), built by hand; the timeline against the simulator's intervals.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "paraplan/paraplan.h"
+#include "pp_test.h"
+
+/* Seed 000's GPT-39B (Table 2: l 48, h 8192, s 2048, batch 48 per replica)
+ * on its Hopper machines, Megatron-DeepSpeed: full recompute (Eq. 2's six
+ * all-reduces), bf16 gradients (Eq. 4's 2N bytes), no ZeRO; ranks tp-dp-pp
+ * (TP and DP inside machines, PP across). */
+static pp_scenario *gpt39b(int p, int t, int d, int mbs, pp_traffic **tr)
+{
+	pp_model m;
+	pp_system s;
+	pp_job j;
+	pp_plan pl;
+	assert_int_equal(pp_model_preset("gpt-39.1b", &m, NULL), PP_OK);
+	assert_int_equal(pp_system_preset("configtuner-hopper", &s, NULL), PP_OK);
+	pp_job_init(&j);
+	j.global_batch = 48LL * d;
+	j.seq_len = 2048;
+	j.grad_bytes = 2;
+	pp_plan_init(&pl);
+	pl.pp = p;
+	pl.tp = t;
+	pl.dp = d;
+	pl.mbs = mbs;
+	pl.recompute = PP_RECOMPUTE_FULL;
+	pp_error err;
+	pp_scenario *sc = NULL;
+	if (pp_scenario_new(&m, &s, &j, &pl, (long long)p * t * d, &sc, &err))
+		fail_msg("%s: %s", err.field, err.text);
+	if (pp_traffic_build(sc, tr, &err))
+		fail_msg("%s: %s", err.field, err.text);
+	return sc;
+}
+
+/* Eq. 2-4 of seed 000 against the matrix: the TP and PP bytes of one GPU,
+ * DP over all GPUs, and the per-type totals against the closed-form cost's
+ * per-GPU bytes. */
+static void test_eq2_4_volumes(void **state)
+{
+	(void)state;
+	const int P = 4, T = 4, D = 4, b = 2;
+	pp_traffic *tr;
+	pp_scenario *sc = gpt39b(P, T, D, b, &tr);
+	const pp_plan *plan = pp_scenario_plan(sc);
+	double m = (double)plan->microbatches, l = 48, h = 8192, s = 2048;
+	assert_int_equal(plan->microbatches, 48 / b);
+	double bsh2 = 2.0 * b * s * h; /* one activation, bytes */
+	/* Eq. 2: m x l/p x 6 x 2bsh x 2(t - 1)/t, a GPU of a middle stage (the
+	 * first and last add the embedding's and the loss's TP collectives). */
+	double eq2 = m * l / P * 6 * bsh2 * 2.0 * (T - 1) / T;
+	for (long long g = 16; g < 48; g++)
+		assert_rel(pp_traffic_sent(tr, PP_TRAFFIC_TP, g), eq2, 1e-12);
+	/* Eq. 3: rank 0 sends one activation and receives one gradient per
+	 * micro-batch: m x 2 x 2bsh; a middle GPU sends both directions. */
+	double eq3 = m * 2 * bsh2;
+	assert_rel(pp_traffic_sent(tr, PP_TRAFFIC_PP_FWD, 0) +
+	               pp_traffic_received(tr, PP_TRAFFIC_PP_BWD, 0),
+	           eq3, 1e-12);
+	assert_rel(pp_traffic_sent(tr, PP_TRAFFIC_PP_FWD, 20) +
+	               pp_traffic_sent(tr, PP_TRAFFIC_PP_BWD, 20),
+	           eq3, 1e-12);
+	assert_rel(pp_traffic_sent(tr, PP_TRAFFIC_PP_BWD, 0), 0, 0);
+	/* Eq. 4: 2N/(pt) x 2(d - 1)/d per GPU, N the parameters a GPU holds x
+	 * p t, with each GPU's own parameter count from the memory model.  Not
+	 * exact: the memory model holds the learned position embedding (s h =
+	 * 16.8M) on the first stage and the final LayerNorm (2 h) on the last,
+	 * both replicated over TP; the cost model's DP gradients leave them out
+	 * (0.17% of the DP bytes here). */
+	double dp_total = 0, held = 0;
+	for (int st = 0; st < P; st++) {
+		pp_stage_memory mem;
+		pp_error err;
+		assert_int_equal(pp_scenario_memory(sc, st, &mem, &err), PP_OK);
+		dp_total += T * D * 2 * mem.params * 2.0 * (D - 1) / D;
+		held += T * mem.params;
+	}
+	double dp_got = tr->total_bytes[PP_TRAFFIC_DP][0] + tr->total_bytes[PP_TRAFFIC_DP][1];
+	assert_rel(dp_got, dp_total, 2e-3);
+	assert_rel(dp_total - dp_got, (double)T * D * 2 * (s * h + 2 * h) * 2.0 * (D - 1) / D,
+	           1e-9);
+	/* ... and Eq. 4 with the paper's N = 39.1e9 (uniform over stages): the
+	 * held parameters add the tied embedding's copy on the last stage. */
+	double eq4 = 2 * 39.1e9 / (P * T) * 2.0 * (D - 1) / D;
+	assert_rel(dp_got / (P * T * D), eq4, 0.02);
+	assert_rel(held, 39.1e9 + 51200.0 * 8192, 0.01);
+	/* Embedding sync: V h / t gradients all-reduced over 2 GPUs (first and
+	 * last stage) = V h / t x 2 bytes sent by each of the 2 t d GPUs. */
+	double emb = tr->total_bytes[PP_TRAFFIC_EMB][0] + tr->total_bytes[PP_TRAFFIC_EMB][1];
+	assert_rel(emb, 2.0 * T * D * 51200 * 8192 / T * 2, 1e-12);
+	/* Totals per type = the closed-form cost's bytes per GPU, summed. */
+	pp_work *ws = malloc(sizeof *ws);
+	pp_work_init(ws);
+	double tp = 0, dp = 0;
+	for (int st = 0; st < P; st++) {
+		pp_stage_time t;
+		pp_error err;
+		assert_int_equal(pp_scenario_cost(sc, st, ws, &t, &err), PP_OK);
+		tp += T * D * t.tp_bytes * m;
+		dp += T * D * t.dp_bytes;
+	}
+	free(ws);
+	assert_rel(tr->total_bytes[PP_TRAFFIC_TP][0] + tr->total_bytes[PP_TRAFFIC_TP][1], tp,
+	           1e-12);
+	assert_rel(dp_got, dp, 1e-12);
+	/* seed 000 Fig. 5: TP is the bulk of the volume */
+	double all = 0;
+	for (int k = 0; k < PP_TRAFFIC_NTYPES; k++)
+		all += tr->total_bytes[k][0] + tr->total_bytes[k][1];
+	assert_true(tp / all > 0.9);
+	pp_traffic_free(tr);
+	pp_scenario_free(sc);
+}
+
+/* Hand-built expectation of the types GPU i sends to GPU j under
+ * (p, t, d), ranks tp-dp-pp on GPUs in rank order (a bit per type). */
+static unsigned expect(int p, int t, int d, int i, int j)
+{
+	int ti = i % t, di = i / t % d, si = i / (t * d);
+	int tj = j % t, dj = j / t % d, sj = j / (t * d);
+	unsigned want = 0;
+	if (si == sj && di == dj && t > 1 && tj == (ti + 1) % t)
+		want |= 1u << PP_TRAFFIC_TP;
+	if (si == sj && ti == tj && d > 1 && dj == (di + 1) % d)
+		want |= 1u << PP_TRAFFIC_DP;
+	if (ti == tj && di == dj && sj == si + 1)
+		want |= 1u << PP_TRAFFIC_PP_FWD;
+	if (ti == tj && di == dj && sj == si - 1)
+		want |= 1u << PP_TRAFFIC_PP_BWD;
+	if (ti == tj && di == dj && p > 1 && ((si == 0 && sj == p - 1) || (si == p - 1 && sj == 0)))
+		want |= 1u << PP_TRAFFIC_EMB;
+	return want;
+}
+
+static void check_structure(int p, int t, int d, int *nvlink_dp, int *nic_dp)
+{
+	pp_traffic *tr;
+	pp_scenario *sc = gpt39b(p, t, d, 1, &tr);
+	int n = p * t * d;
+	assert_int_equal(tr->gpus, n);
+	unsigned *got = calloc((size_t)n * n, sizeof *got);
+	*nvlink_dp = *nic_dp = 0;
+	for (size_t k = 0; k < tr->n; k++) {
+		const pp_traffic_cell *c = &tr->cell[k];
+		assert_true(c->bytes > 0);
+		got[c->src * n + c->dst] |= 1u << c->type;
+		/* tier: NVLink inside a machine of 8 */
+		assert_int_equal(c->tier, c->src / 8 == c->dst / 8 ? PP_TIER_NVLINK : PP_TIER_NIC);
+		if (c->type == PP_TRAFFIC_DP)
+			++*(c->tier == PP_TIER_NVLINK ? nvlink_dp : nic_dp);
+	}
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			if (got[i * n + j] != expect(p, t, d, i, j))
+				fail_msg("(%d,%d,%d) GPU %d -> %d: types %#x, expected %#x", p, t,
+				         d, i, j, got[i * n + j], expect(p, t, d, i, j));
+	free(got);
+	/* per node: what leaves all nodes = what enters them = the NIC tier */
+	double out = 0, in = 0, nic = 0;
+	for (long long k = 0; k < tr->nodes; k++) {
+		out += tr->node_out_bytes[k];
+		in += tr->node_in_bytes[k];
+	}
+	for (int k = 0; k < PP_TRAFFIC_NTYPES; k++)
+		nic += tr->total_bytes[k][PP_TIER_NIC];
+	assert_int_equal(tr->nodes, n / 8);
+	assert_rel(out, nic, 1e-12);
+	assert_rel(in, nic, 1e-12);
+	pp_traffic_free(tr);
+	pp_scenario_free(sc);
+}
+
+/* Fig. 3a (4,4,4) and 3b (2,8,4) on 64 GPUs; Fig. 4 (4,2,4) on 32. */
+static void test_fig3_fig4_structure(void **state)
+{
+	(void)state;
+	int nv, nic;
+	check_structure(4, 4, 4, &nv, &nic);
+	/* DP rings of 4 over 2 machines: 2 of 4 hops cross */
+	assert_int_equal(nv, 32);
+	assert_int_equal(nic, 32);
+	check_structure(2, 8, 4, &nv, &nic);
+	/* "more inter-machine DP traffic": every DP hop crosses machines */
+	assert_int_equal(nv, 0);
+	assert_int_equal(nic, 64);
+	check_structure(4, 2, 4, &nv, &nic);
+	/* Fig. 4: TP and DP inside each machine, PP across */
+	assert_int_equal(nv, 32);
+	assert_int_equal(nic, 0);
+}
+
+/* A rank -> GPU permutation moves every cell with it. */
+static void test_permutation(void **state)
+{
+	(void)state;
+	pp_traffic *a, *b;
+	pp_scenario *sc = gpt39b(4, 2, 4, 1, &a);
+	long long perm[32];
+	for (int i = 0; i < 32; i++)
+		perm[i] = (i * 5 + 3) % 32;
+	pp_placement *pl = (pp_placement *)pp_scenario_placement(sc);
+	pl->rank_gpu = perm;
+	pp_error err;
+	assert_int_equal(pp_traffic_build(sc, &b, &err), PP_OK);
+	assert_int_equal(a->n, b->n);
+	for (size_t k = 0; k < a->n; k++) {
+		const pp_traffic_cell *c = &a->cell[k];
+		assert_rel(pp_traffic_bytes(b, c->type, perm[c->src], perm[c->dst]), c->bytes, 0);
+	}
+	pl->rank_gpu = NULL;
+	pp_traffic_free(a);
+	pp_traffic_free(b);
+	pp_scenario_free(sc);
+}
+
+/* MoE all-to-all: every pair of an EP group, equal bytes both ways. */
+static void test_alltoall_pairs(void **state)
+{
+	(void)state;
+	pp_model m;
+	pp_system s;
+	pp_job j;
+	pp_plan pl;
+	assert_int_equal(pp_model_preset("mixtral-8x7b", &m, NULL), PP_OK);
+	assert_int_equal(pp_system_preset("dgx-h100", &s, NULL), PP_OK);
+	pp_job_init(&j);
+	j.global_batch = 64;
+	j.seq_len = 4096;
+	pp_plan_init(&pl);
+	pl.ep = 8;
+	pl.pp = 2;
+	pp_error err;
+	pp_scenario *sc;
+	if (pp_scenario_new(&m, &s, &j, &pl, 16, &sc, &err))
+		fail_msg("%s: %s", err.field, err.text);
+	pp_traffic *tr;
+	assert_int_equal(pp_traffic_build(sc, &tr, &err), PP_OK);
+	double x = pp_traffic_bytes(tr, PP_TRAFFIC_EP, 0, 1);
+	assert_true(x > 0);
+	for (int i = 0; i < 16; i++)
+		for (int k = 0; k < 16; k++) {
+			double want = i != k && i / 8 == k / 8 ? x : 0;
+			assert_rel(pp_traffic_bytes(tr, PP_TRAFFIC_EP, i, k), want, 1e-12);
+		}
+	pp_traffic_free(tr);
+	pp_scenario_free(sc);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The timeline's on periods are the union of the simulator's communication
+ * intervals (computed here by brute force over elementary segments), and on
+ * + off = the iteration. */
+static void test_timeline_equals_sim(void **state)
+{
+	(void)state;
+	pp_model m;
+	pp_system s;
+	pp_job j;
+	pp_plan p;
+	assert_int_equal(pp_model_preset("gpt-39.1b", &m, NULL), PP_OK);
+	assert_int_equal(pp_system_preset("configtuner-hopper", &s, NULL), PP_OK);
+	pp_job_init(&j);
+	j.global_batch = 64;
+	j.seq_len = 2048;
+	pp_plan_init(&p);
+	p.tp = 4;
+	p.pp = 4;
+	p.recompute = PP_RECOMPUTE_FULL;
+	pp_estimate *e = malloc(sizeof *e);
+	pp_error err;
+	if (pp_estimate_run(&m, &s, &j, &p, 64, e, &err))
+		fail_msg("%s", err.text);
+	pp_sim *sim;
+	assert_int_equal(pp_sim_new(&sim, &err), PP_OK);
+	assert_int_equal(pp_estimate_simulate(e, sim, &err), PP_OK);
+	pp_traffic_timeline *tl;
+	assert_int_equal(pp_traffic_timeline_build(sim, e->sim.iteration_s, 4, &tl, &err), PP_OK);
+	size_t n = pp_sim_event_count(sim);
+	for (int r = 0; r < 4; r++) {
+		static double pts[8192];
+		size_t np = 0;
+		double bytes = 0;
+		for (size_t i = 0; i < n; i++) {
+			const pp_sim_event *ev = pp_sim_event_at(sim, i);
+			if (ev->rank != r || ev->stream == PP_STREAM_COMPUTE)
+				continue;
+			assert_true(np + 2 <= 8192);
+			pts[np++] = ev->start_s;
+			pts[np++] = ev->end_s;
+			bytes += ev->bytes;
+		}
+		assert_true(np > 0);
+		qsort(pts, np, sizeof pts[0], cmp_double);
+		/* elementary segments covered by some event, merged into periods */
+		double on = 0, start = -1, end = -1;
+		size_t periods = 0;
+		for (size_t k = 0; k + 1 < np; k++) {
+			double a = pts[k], z = pts[k + 1];
+			if (z <= a)
+				continue;
+			bool cov = false;
+			for (size_t i = 0; i < n && !cov; i++) {
+				const pp_sim_event *ev = pp_sim_event_at(sim, i);
+				cov = ev->rank == r && ev->stream != PP_STREAM_COMPUTE &&
+				      ev->start_s <= a && ev->end_s >= z;
+			}
+			if (!cov)
+				continue;
+			on += z - a;
+			if (a > end) { /* a new period */
+				if (periods > 0) {
+					assert_true(periods <= tl->non[r]);
+					assert_rel(tl->on[r][periods - 1].start_s, start, 0);
+					assert_rel(tl->on[r][periods - 1].end_s, end, 0);
+				}
+				periods++;
+				start = a;
+			}
+			end = z;
+		}
+		assert_int_equal(periods, tl->non[r]);
+		assert_rel(tl->on[r][periods - 1].start_s, start, 0);
+		assert_rel(tl->on[r][periods - 1].end_s, end, 0);
+		assert_rel(tl->on_s[r], on, 1e-12);
+		assert_rel(tl->on_s[r] + tl->off_s[r], e->sim.iteration_s, 1e-12);
+		assert_rel(tl->bytes[r], bytes, 1e-12);
+		/* 1F1B on 4 ranks: sends and the DP reduction, on and off repeating */
+		assert_true(tl->non[r] >= 16);
+		assert_true(tl->off_s[r] > tl->on_s[r]);
+	}
+	pp_traffic_timeline_free(tl);
+	pp_sim_free(sim);
+	free(e);
+}
+
+/* A node holding two pipeline ranks: its on periods are the union of
+ * theirs, its bytes the sum over its GPUs. */
+static void test_timeline_node(void **state)
+{
+	(void)state;
+	pp_model m;
+	pp_system s;
+	pp_job j;
+	pp_plan p;
+	assert_int_equal(pp_model_preset("gpt-39.1b", &m, NULL), PP_OK);
+	assert_int_equal(pp_system_preset("configtuner-hopper", &s, NULL), PP_OK);
+	pp_job_init(&j);
+	j.global_batch = 16;
+	j.seq_len = 2048;
+	pp_plan_init(&p);
+	p.tp = 2;
+	p.pp = 4;
+	p.recompute = PP_RECOMPUTE_FULL;
+	pp_estimate *e = malloc(sizeof *e);
+	pp_error err;
+	if (pp_estimate_run(&m, &s, &j, &p, 16, e, &err))
+		fail_msg("%s", err.text);
+	pp_sim *sim;
+	assert_int_equal(pp_sim_new(&sim, &err), PP_OK);
+	assert_int_equal(pp_estimate_simulate(e, sim, &err), PP_OK);
+	pp_traffic_timeline *tl;
+	assert_int_equal(pp_traffic_timeline_build(sim, e->sim.iteration_s, 4, &tl, &err), PP_OK);
+	pp_placement pl;
+	pp_place_build(&e->plan, &e->system, &pl);
+	for (int nd = 0; nd < 2; nd++) {
+		pp_node_timeline nt;
+		assert_int_equal(pp_traffic_timeline_node(tl, &pl, nd, &nt, &err), PP_OK);
+		int r0 = 2 * nd, r1 = 2 * nd + 1; /* dp 2 x tp 2 = 4 GPUs per rank */
+		assert_int_equal(nt.gpus, 8);
+		assert_int_equal(nt.mask, (1u << r0) | (1u << r1));
+		assert_rel(nt.bytes, 4 * (tl->bytes[r0] + tl->bytes[r1]), 1e-12);
+		/* every instant of a rank's on period is inside a node on period */
+		for (int r = r0; r <= r1; r++)
+			for (size_t i = 0; i < tl->non[r]; i++) {
+				bool in = false;
+				for (size_t k = 0; k < nt.non && !in; k++)
+					in = nt.on[k].start_s <= tl->on[r][i].start_s &&
+					     tl->on[r][i].end_s <= nt.on[k].end_s;
+				assert_true(in);
+			}
+		assert_true(nt.on_s <= tl->on_s[r0] + tl->on_s[r1] + 1e-12);
+		assert_true(nt.on_s >= tl->on_s[r0] - 1e-12);
+		assert_rel(nt.on_s + nt.off_s, e->sim.iteration_s, 1e-12);
+		free(nt.on);
+	}
+	pp_traffic_timeline_free(tl);
+	pp_sim_free(sim);
+	free(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_eq2_4_volumes),       cmocka_unit_test(test_fig3_fig4_structure),
+	    cmocka_unit_test(test_permutation),         cmocka_unit_test(test_alltoall_pairs),
+	    cmocka_unit_test(test_timeline_equals_sim), cmocka_unit_test(test_timeline_node),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -371,6 +371,12 @@ static void stage_layers(const pp_scenario *sc, int stage, stage_ctx *c)
 	if (stage == head_stage(p) && (!m->tied_embeddings || head_stage(p) != 0))
 		c->emb_params += c->emb;
 	c->dense_params += c->emb_params;
+	/* The position table and the norms outside the layers have gradients and
+	 * optimizer state too (replicated over TP, as the memory model holds). */
+	if (stage == 0)
+		c->dense_params += sc->first_extra_params;
+	if (stage == head_stage(p))
+		c->dense_params += sc->head_extra_params;
 }
 
 static void coll_entry(ebuf *b, const char *name, pp_overlap_rule rule, pp_group g,

@@ -89,6 +89,10 @@ void ppi_scenario_init(pp_scenario *sc, const pp_model *m, const pp_system *s, c
 	sc->shard_expert = (int)((double)p->tp * p->cp * p->dp / ((double)p->ep * sc->etp));
 	stage_split(m, p, &sc->split_first, &sc->split_mid, &sc->split_last);
 	sc->uniform_layers = m->moe.first_k_dense == 0 && m->moe.layer_freq <= 1;
+	double h = m->hidden, norm = m->norm == PP_NORM_LAYERNORM ? 2 * h : h;
+	sc->first_extra_params = (m->position == PP_POS_LEARNED ? (double)m->max_position * h : 0) +
+	                         (m->embedding_norm ? norm : 0);
+	sc->head_extra_params = norm;
 	memset(sc->kind, 0, sizeof sc->kind);
 	/* A layer's parameters depend only on its kind: work each out once. */
 	for (int l = 0; l < m->num_layers; l++) {

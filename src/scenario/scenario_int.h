@@ -47,6 +47,10 @@ struct pp_scenario {
 	int shard_expert; /* ... of expert state: tp x cp x dp / (ep x etp) */
 	int split_first, split_mid, split_last; /* layers per pipeline rank */
 	bool uniform_layers;                    /* one layer kind throughout */
+	/* Parameters outside the layers that TP does not split: on the first
+	 * stage the learned position table and an embedding norm, on the stage
+	 * with the head the final norm. */
+	double first_extra_params, head_extra_params;
 	ppi_layer_kind kind[2];
 };
 

@@ -251,15 +251,10 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 			max_layer_act = full;
 	}
 	double emb_local = (double)m->vocab * h / t;
-	if (first) {
-		dense += emb_local;
-		if (m->position == PP_POS_LEARNED)
-			dense += (double)m->max_position * h;
-		if (m->embedding_norm)
-			dense += m->norm == PP_NORM_LAYERNORM ? 2 * h : h;
-	}
+	if (first)
+		dense += emb_local + sc->first_extra_params;
 	if (last) {
-		dense += m->norm == PP_NORM_LAYERNORM ? 2 * h : h;
+		dense += sc->head_extra_params;
 		/* Untied head; or, with pp > 1, Megatron's copy of tied embeddings. */
 		if (!m->tied_embeddings || head != 0) {
 			dense += emb_local;

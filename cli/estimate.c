@@ -63,6 +63,13 @@ static void estimate_usage(FILE *f)
 	       "  --restart-min M  minutes from a failure until training runs again (default 10)\n"
 	       "  --ckpt-async on|off  asynchronous checkpoints (default off)\n"
 	       "                   (goodput is shown with --tokens or any of these four)\n"
+	       "  --emit F         print the plan as launch flags instead of the report:\n"
+	       "                   megatron (Megatron-LM flags), nemo (NeMo 2.0 recipe\n"
+	       "                   overrides) or torchtitan (job TOML); what F cannot\n"
+	       "                   express is noted on stderr\n"
+	       "  --from-megatron \"FLAGS\"|@FILE  Megatron-LM flags (or a launch script):\n"
+	       "                   the model (when no --model), batch, sequence, precision\n"
+	       "                   and plan; flags after it still win\n"
 	       "  --json           JSON instead of text\n"
 	       "  --output FILE    write there (atomically) instead of standard output\n");
 }
@@ -74,7 +81,8 @@ enum {
 	OPT_MTBF,
 	OPT_CKPT_GBPS,
 	OPT_RESTART,
-	OPT_CKPT_ASYNC
+	OPT_CKPT_ASYNC,
+	OPT_EMIT
 };
 
 static const struct option estimate_opts[] = {
@@ -85,6 +93,7 @@ static const struct option estimate_opts[] = {
     {"ckpt-write-gbps", required_argument, 0, OPT_CKPT_GBPS},
     {"restart-min", required_argument, 0, OPT_RESTART},
     {"ckpt-async", required_argument, 0, OPT_CKPT_ASYNC},
+    {"emit", required_argument, 0, OPT_EMIT},
     {0, 0, 0, 0}};
 
 typedef struct estimate_flags {
@@ -92,6 +101,8 @@ typedef struct estimate_flags {
 	const char *trace;
 	const char *schedule_file;
 	bool goodput; /* a goodput flag was given */
+	bool emit;    /* --emit: the plan as launch flags instead of the report */
+	pp_launch_format format;
 	pp_goodput_params gp;
 } estimate_flags;
 
@@ -115,6 +126,15 @@ static int estimate_flag(int code, const char *value, void *ctx)
 	estimate_flags *f = ctx;
 	double x;
 	switch (code) {
+	case OPT_EMIT: {
+		pp_error err;
+		pp_error_clear(&err);
+		pp_status st = pp_launch_format_parse(value, "--emit", &f->format, &err);
+		if (st)
+			return cli_fail(st, &err);
+		f->emit = true;
+		return 0;
+	}
 	case OPT_MTBF:
 		f->goodput = true;
 		return parse_positive("mtbf-gpu-hours", value, false, &f->gp.mtbf_gpu_hours);
@@ -198,7 +218,7 @@ static int simulate(pp_estimate *e, const estimate_flags *f, const pp_model *mod
 
 int cli_estimate(int argc, char **argv)
 {
-	estimate_flags flags = {false, NULL, NULL, false, {0}};
+	estimate_flags flags = {false, NULL, NULL, false, false, PP_LAUNCH_MEGATRON, {0}};
 	pp_goodput_params_init(&flags.gp);
 	const cli_verb verb = {"estimate",    estimate_usage, estimate_opts,
 	                       estimate_flag, &flags,         NULL};
@@ -238,7 +258,20 @@ int cli_estimate(int argc, char **argv)
 		free(e);
 		return rc;
 	}
-	int wr = o.json ? pp_report_json(e, out.f) : pp_report_text(e, out.f);
+	int wr;
+	if (flags.emit) {
+		char notes[PP_LAUNCH_NOTES_MAX];
+		wr = pp_launch_emit(e, flags.format, out.f, notes, sizeof notes);
+		for (char *line = notes, *nl; *line; line = nl + 1) {
+			nl = strchr(line, '\n');
+			if (!nl)
+				break;
+			*nl = '\0';
+			cli_message("note: --emit: %s", line);
+		}
+	} else {
+		wr = o.json ? pp_report_json(e, out.f) : pp_report_text(e, out.f);
+	}
 	free(e);
 	return cli_out_close(&out, wr == 0);
 }

@@ -24,6 +24,9 @@ typedef struct cli_opts {
 	bool json, have_gbs, have_seq;
 	pp_job job;
 	pp_plan plan;
+	/* --from-megatron: the model its flags describe, used when no --model. */
+	bool has_flags_model;
+	pp_model flags_model;
 } cli_opts;
 
 /*

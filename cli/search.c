@@ -286,7 +286,8 @@ static const struct flag_rule {
                   {"first-stage-layers", EVERY_PLAN},
                   {"last-stage-layers", EVERY_PLAN},
                   {"embedding-as-layer", EVERY_PLAN},
-                  {"loss-as-layer", EVERY_PLAN}};
+                  {"loss-as-layer", EVERY_PLAN},
+                  {"from-megatron", EVERY_PLAN}};
 
 /* An estimate flag: into the space (searched), to the shared parser (every
  * plan), or refused. */

@@ -56,6 +56,7 @@ usd-per-gpu-hour|1|2|--tokens 1T|applied
 json|||--top 1|applied
 output|$tmp/out.json|$tmp/alt.json||applied
 help|||--top 1|applied
+from-megatron|--seq-length=2048|--seq-length=8192||applied
 ROWS
 }
 

@@ -18,5 +18,7 @@
 #include "place.h"
 #include "scenario.h"
 #include "sim.h"
+#include "goodput.h"
+#include "launch.h"
 
 #endif

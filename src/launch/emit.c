@@ -282,8 +282,9 @@ static void emit_nemo(const pp_estimate *e, FILE *out, char *notes, size_t nn)
 	else if (p->recompute == PP_RECOMPUTE_SELECTIVE)
 		fprintf(out, "model.config.recompute_granularity=selective ");
 	if (p->tp_overlap)
-		fprintf(out, "trainer.strategy.ddp.overlap_grad_reduce=True "
-		             "model.config.tp_comm_overlap=True ");
+		note(notes, nn,
+		     "NeMo: TP overlap is a callback, MegatronCommOverlapCallback(tp_comm_overlap="
+		     "True): add it to the recipe's trainer.callbacks");
 	fprintf(out, "optim.config.use_distributed_optimizer=%s", p->zero >= 1 ? "True" : "False");
 	if (p->zero >= 2)
 		note(notes, nn,
@@ -294,9 +295,7 @@ static void emit_nemo(const pp_estimate *e, FILE *out, char *notes, size_t nn)
 	switch (j->precision) {
 	case PP_PREC_BF16: fprintf(out, " trainer.plugins=bf16_mixed"); break;
 	case PP_PREC_FP16: fprintf(out, " trainer.plugins=fp16_mixed"); break;
-	case PP_PREC_FP8:
-		fprintf(out, " trainer.plugins=bf16_mixed trainer.plugins.fp8=hybrid");
-		break;
+	case PP_PREC_FP8: fprintf(out, " trainer.plugins=bf16_with_fp8_mixed"); break;
 	case PP_PREC_FP32: fprintf(out, " trainer.plugins=None"); break;
 	}
 	fputc('\n', out);
@@ -315,6 +314,10 @@ static void emit_torchtitan(const pp_estimate *e, FILE *out, char *notes, size_t
 	        m->num_layers, m->hidden, m->ffn_hidden, m->num_heads, m->num_kv_heads, m->vocab,
 	        m->moe.num_experts > 0 ? ", MoE" : "");
 	fprintf(out, "[model]\nname = \"%s\"\n", m->moe.num_experts > 0 ? "deepseek_v3" : "llama3");
+	note(
+	    notes, nn,
+	    "torchtitan: the model is one of its registered flavors; set [model] flavor to the one "
+	    "of this shape");
 	if (j->precision == PP_PREC_FP8)
 		fprintf(out, "converters = [\"float8\"]\n");
 	long long dp = p->dp;
@@ -322,11 +325,15 @@ static void emit_torchtitan(const pp_estimate *e, FILE *out, char *notes, size_t
 	        "\n[training]\nlocal_batch_size = %lld\nglobal_batch_size = %lld\nseq_len = %d\n",
 	        j->global_batch / (dp > 0 ? dp : 1), j->global_batch, j->seq_len);
 	fprintf(out, "mixed_precision_param = \"%s\"\n",
-	        j->precision == PP_PREC_FP16   ? "float16"
-	        : j->precision == PP_PREC_FP32 ? "float32"
-	                                       : "bfloat16");
-	fprintf(out, "mixed_precision_reduce = \"%s\"\n",
-	        j->grad_bytes == 2 ? "bfloat16" : "float32");
+	        j->precision == PP_PREC_FP32 ? "float32" : "bfloat16");
+	if (j->precision == PP_PREC_FP16)
+		note(notes, nn,
+		     "torchtitan trains in bfloat16 or float32, not fp16: bfloat16 given");
+	fprintf(out, "mixed_precision_reduce = \"float32\"\n");
+	if (j->grad_bytes == 2)
+		note(notes, nn,
+		     "torchtitan reduces gradients in float32 only: bf16 gradients are not "
+		     "expressed");
 	if (j->train_tokens > 0)
 		fprintf(out, "steps = %.0f\n",
 		        ceil(j->train_tokens / ((double)j->global_batch * j->seq_len)));
@@ -342,9 +349,8 @@ static void emit_torchtitan(const pp_estimate *e, FILE *out, char *notes, size_t
 		        dp);
 		if (p->zero < 3)
 			note(notes, nn,
-			     "torchtitan shards with FSDP2 (ZeRO-3); ZeRO-%d is not expressed: it "
-			     "runs "
-			     "as ZeRO-3",
+			     "torchtitan shards with FSDP2 (ZeRO-3); ZeRO-%d is not "
+			     "expressed: it runs as ZeRO-3",
 			     p->zero);
 	}
 	fprintf(out, "tensor_parallel_degree = %d\n", p->tp);
@@ -352,8 +358,12 @@ static void emit_torchtitan(const pp_estimate *e, FILE *out, char *notes, size_t
 		note(notes, nn,
 		     "torchtitan's tensor parallelism always splits the sequence (sp on)");
 	fprintf(out, "context_parallel_degree = %d\nexpert_parallel_degree = %d\n", p->cp, p->ep);
-	if (m->moe.num_experts > 0)
-		fprintf(out, "expert_tensor_parallel_degree = %d\n", p->etp);
+	if (m->moe.num_experts > 0 && p->etp != 1)
+		note(notes, nn,
+		     "torchtitan (job_config.py at 000204a4) has no expert tensor parallelism: etp "
+		     "%d "
+		     "is not expressed",
+		     p->etp);
 	fprintf(out, "pipeline_parallel_degree = %d\n", p->pp);
 	if (p->pp > 1) {
 		const char *sched = p->schedule == PP_SCHED_GPIPE         ? "GPipe"

@@ -262,10 +262,7 @@ int cli_estimate(int argc, char **argv)
 	if (flags.emit) {
 		char notes[PP_LAUNCH_NOTES_MAX];
 		wr = pp_launch_emit(e, flags.format, out.f, notes, sizeof notes);
-		for (char *line = notes, *nl; *line; line = nl + 1) {
-			nl = strchr(line, '\n');
-			if (!nl)
-				break;
+		for (char *line = notes, *nl; *line && (nl = strchr(line, '\n')); line = nl + 1) {
 			*nl = '\0';
 			cli_message("note: --emit: %s", line);
 		}

@@ -12,19 +12,22 @@
 
 #include "options.h"
 
-enum { OPT_TOP = CLI_OPT_VERB, OPT_THREADS, OPT_HEADROOM, OPT_EXHAUSTIVE, OPT_SIM };
+enum { OPT_TOP = CLI_OPT_VERB, OPT_THREADS, OPT_HEADROOM, OPT_EXHAUSTIVE, OPT_SIM, OPT_EMIT };
 
 static const struct option search_opts[] = {{"top", required_argument, 0, OPT_TOP},
                                             {"threads", required_argument, 0, OPT_THREADS},
                                             {"headroom", required_argument, 0, OPT_HEADROOM},
                                             {"exhaustive", no_argument, 0, OPT_EXHAUSTIVE},
                                             {"sim", required_argument, 0, OPT_SIM},
+                                            {"emit", required_argument, 0, OPT_EMIT},
                                             {0, 0, 0, 0}};
 
 typedef struct search_ctx {
 	pp_search_options opts;
 	double headroom;
-	bool sim;              /* --sim on: simulate the top K */
+	bool sim;  /* --sim on: simulate the top K */
+	bool emit; /* --emit F: the winner as launch flags */
+	pp_launch_format format;
 	pp_search_space space; /* the searched flags go straight here */
 } search_ctx;
 
@@ -55,6 +58,11 @@ static void search_usage(FILE *f)
 	        "  --exhaustive     evaluate every plan (no sub-space skipped)\n"
 	        "  --sim on|off     simulate the top K plans event by event and show the\n"
 	        "                   simulated iteration next to the closed form (default off)\n"
+	        "  --emit F         print the winner as launch flags instead: megatron,\n"
+	        "                   nemo or torchtitan (as estimate --emit)\n"
+	        "  --from-megatron \"FLAGS\"|@FILE  the model, batch, sequence and precision\n"
+	        "                   of Megatron-LM flags; their plan flags that search searches\n"
+	        "                   (tp, pp, ...) are searched, the others apply to every plan\n"
 	        "  --json           {\"plans\": [...], \"pareto\": [...], \"stats\": {...}}\n"
 	        "  --output FILE    write there (atomically) instead of standard output\n");
 }
@@ -89,6 +97,15 @@ static int handle(int code, const char *v, void *vctx)
 		return 0;
 	}
 	case OPT_EXHAUSTIVE: c->opts.exhaustive = true; return 0;
+	case OPT_EMIT: {
+		pp_error err;
+		pp_error_clear(&err);
+		pp_status st = pp_launch_format_parse(v, "--emit", &c->format, &err);
+		if (st)
+			return cli_fail(st, &err);
+		c->emit = true;
+		return 0;
+	}
 	case OPT_SIM:
 		if (strcmp(v, "on") == 0 || strcmp(v, "off") == 0) {
 			c->sim = strcmp(v, "on") == 0;
@@ -386,6 +403,8 @@ int cli_search(int argc, char **argv)
 	pp_search_options_init(&ctx.opts);
 	ctx.headroom = 0;
 	ctx.sim = false;
+	ctx.emit = false;
+	ctx.format = PP_LAUNCH_MEGATRON;
 	pp_search_space_init(&ctx.space);
 	const cli_verb verb = {"search", search_usage, search_opts, handle, &ctx, take};
 	cli_opts o;
@@ -420,7 +439,17 @@ int cli_search(int argc, char **argv)
 		pp_search_free(s);
 		return rc;
 	}
-	int wr = o.json ? pp_report_search_json(s, out.f) : pp_report_search_text(s, out.f);
+	int wr;
+	if (ctx.emit && pp_search_count(s) > 0) {
+		char notes[PP_LAUNCH_NOTES_MAX];
+		wr = pp_launch_emit(pp_search_plan(s, 0), ctx.format, out.f, notes, sizeof notes);
+		for (char *line = notes, *nl; *line && (nl = strchr(line, '\n')); line = nl + 1) {
+			*nl = '\0';
+			cli_message("note: --emit: %s", line);
+		}
+	} else {
+		wr = o.json ? pp_report_search_json(s, out.f) : pp_report_search_text(s, out.f);
+	}
 	pp_search_free(s);
 	return cli_out_close(&out, wr == 0);
 }

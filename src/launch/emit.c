@@ -96,10 +96,12 @@ static void emit_megatron(const pp_estimate *e, FILE *out, char *notes, size_t n
 	        "# Megatron-LM flags (core_v0.15.3) for %s on %lld GPUs: paraplan estimate "
 	        "--from-megatron \"...\" --system %s --gpus %lld\n",
 	        m->name, e->gpus, e->system.name, e->gpus);
-	/* model */
+	/* model; an all-MoE model has no dense MLP (ffn 0): Megatron's ffn width is
+	 * then only the experts' default */
 	fprintf(out,
 	        "--num-layers %d --hidden-size %d --ffn-hidden-size %d --num-attention-heads %d",
-	        m->num_layers, m->hidden, m->ffn_hidden, m->num_heads);
+	        m->num_layers, m->hidden,
+	        m->ffn_hidden > 0 ? m->ffn_hidden : m->moe.expert_ffn_hidden, m->num_heads);
 	if (m->num_kv_heads != m->num_heads)
 		fprintf(out, " --group-query-attention --num-query-groups %d", m->num_kv_heads);
 	fprintf(out, " --kv-channels %d", m->head_dim);

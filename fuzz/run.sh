@@ -32,6 +32,7 @@ seeds() {
 	fuzz_system_json) ls "$here"/data/systems/*.json "$here"/data/gpus/*.json \
 		"$here"/tests/cli/*/system*.json ;;
 	fuzz_schedule_json) ls "$here"/tests/cli/*schedule_file*/*.json ;;
+	fuzz_megatron) ls "$here"/tests/cli/*megatron*/*.sh "$here"/tests/cli/emit_megatron*/stdout ;;
 	*) find "$here/data" "$here/tests/data" -name '*.json' 2>/dev/null ;;
 	esac 2>/dev/null || true
 }

@@ -48,6 +48,7 @@ enum {
 	OPT_EAL, /* --embedding-as-layer */
 	OPT_LAL, /* --loss-as-layer */
 	OPT_MEG, /* --from-megatron */
+	OPT_TT,  /* --from-torchtitan */
 	OPT_HELP
 };
 
@@ -86,6 +87,7 @@ static const struct option common_opts[] = {{"model", required_argument, 0, OPT_
                                             {"framework", required_argument, 0, OPT_FRAMEWORK},
                                             {"usd-per-gpu-hour", required_argument, 0, OPT_PRICE},
                                             {"from-megatron", required_argument, 0, OPT_MEG},
+                                            {"from-torchtitan", required_argument, 0, OPT_TT},
                                             {"output", required_argument, 0, OPT_OUTPUT},
                                             {"json", no_argument, 0, OPT_JSON},
                                             {"help", no_argument, 0, OPT_HELP},
@@ -193,19 +195,25 @@ static int flag_fail(const char *flag, pp_status st, pp_error *err)
 }
 
 /*
- * --from-megatron "FLAGS" or @FILE (a launch script): Megatron-LM's view of
- * the job and plan replaces o->job and o->plan (flags given after it still
- * win), its model is kept for when no --model is given; the flags paraplan
- * does not use are listed on stderr.
+ * --from-megatron "FLAGS" or @FILE (a launch script), --from-torchtitan FILE
+ * (a job TOML): the framework's view of the job and plan replaces o->job and
+ * o->plan (flags given after it still win), its model is kept for when no
+ * --model is given; the flags (keys) paraplan does not use are listed on
+ * stderr.
  */
-static int from_megatron(const char *v, cli_opts *o)
+static int from_launch(const char *flag, const char *v, cli_opts *o)
 {
 	pp_launch l;
 	pp_error err;
 	pp_error_clear(&err);
-	pp_status st = v[0] == '@' ? pp_launch_load_megatron(v + 1, &o->job, &o->plan, &l, &err)
-	                           : pp_launch_from_megatron(v, strlen(v), "--from-megatron",
-	                                                     &o->job, &o->plan, &l, &err);
+	pp_status st;
+	if (strcmp(flag, "from-torchtitan") == 0)
+		st = pp_launch_load_torchtitan(v, &o->job, &o->plan, &l, &err);
+	else if (v[0] == '@')
+		st = pp_launch_load_megatron(v + 1, &o->job, &o->plan, &l, &err);
+	else
+		st = pp_launch_from_megatron(v, strlen(v), "--from-megatron", &o->job, &o->plan, &l,
+		                             &err);
 	if (st)
 		return cli_fail(st, &err);
 	o->have_gbs |= l.has_gbs;
@@ -217,8 +225,9 @@ static int from_megatron(const char *v, cli_opts *o)
 		o->flags_model = l.model;
 	}
 	if (l.unused)
-		cli_message("note: --from-megatron: %d flag%s not used: %s", l.unused,
-		            l.unused == 1 ? "" : "s", l.unused_flags);
+		cli_message("note: --%s: %d %s%s not used: %s", flag, l.unused,
+		            flag[5] == 'm' ? "flag" : "key", l.unused == 1 ? "" : "s",
+		            l.unused_flags);
 	return 0;
 }
 
@@ -291,7 +300,8 @@ static int common_flag(int c, const char *v, cli_opts *o, pp_error *err, pp_stat
 		return 0;
 	case OPT_JSON: o->json = true; return 0;
 	case OPT_OUTPUT: o->output = v; return 0;
-	case OPT_MEG: return from_megatron(v, o);
+	case OPT_MEG:
+	case OPT_TT: return from_launch(n, v, o);
 	default: return EXIT_INTERNAL;
 	}
 }

@@ -304,7 +304,8 @@ static const struct flag_rule {
                   {"last-stage-layers", EVERY_PLAN},
                   {"embedding-as-layer", EVERY_PLAN},
                   {"loss-as-layer", EVERY_PLAN},
-                  {"from-megatron", EVERY_PLAN}};
+                  {"from-megatron", EVERY_PLAN},
+                  {"from-torchtitan", EVERY_PLAN}};
 
 /* An estimate flag: into the space (searched), to the shared parser (every
  * plan), or refused. */

@@ -60,6 +60,23 @@ pp_status pp_launch_from_megatron(const char *text, size_t len, const char *sour
 pp_status pp_launch_load_megatron(const char *path, pp_job *job, pp_plan *plan, pp_launch *out,
                                   pp_error *err);
 
+/*
+ * Read a torchtitan job TOML (`len` bytes of `text`): [model] (a flavor that
+ * is a paraplan preset gives the model: llama3 8B/70B/405B = llama3.1-*,
+ * deepseek_v3 671B; model.converters "float8" = FP8), [training]
+ * (local/global batch, seq_len, mixed precision, steps), [parallelism]
+ * (replicate x shard = dp, FSDP2 sharding = ZeRO-3, tp (with sp), pp,
+ * cp, ep, etp, schedule, micro-batch, layers per stage) and
+ * [activation_checkpoint], with torchtitan's defaults (selective
+ * recompute, bf16, FSDP) as of job_config.py at commit 000204a4.  Keys
+ * paraplan does not use are listed in out->unused_flags.  The TOML subset:
+ * tables, bare keys, strings, numbers, booleans, one-line arrays.
+ */
+pp_status pp_launch_from_torchtitan(const char *text, size_t len, const char *source, pp_job *job,
+                                    pp_plan *plan, pp_launch *out, pp_error *err);
+pp_status pp_launch_load_torchtitan(const char *path, pp_job *job, pp_plan *plan, pp_launch *out,
+                                    pp_error *err);
+
 /* Output formats of pp_launch_emit. */
 typedef enum pp_launch_format {
 	PP_LAUNCH_MEGATRON = 0,   /* Megatron-LM command-line flags */

@@ -4,6 +4,7 @@
 #ifndef PPI_LAUNCH_INT_H
 #define PPI_LAUNCH_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "paraplan/error.h"
@@ -23,5 +24,27 @@ typedef struct ppi_words {
 pp_status ppi_shell_words(const char *text, size_t len, const char *source, ppi_words *out,
                           pp_error *err);
 void ppi_words_free(ppi_words *w);
+
+/* The TOML subset of toml.c: each key = value as "table.key" and its text. */
+#define PPI_TOML_KEY_MAX 128
+#define PPI_TOML_VALUE_MAX 256
+
+typedef struct ppi_toml_item {
+	char key[PPI_TOML_KEY_MAX];     /* "parallelism.tensor_parallel_degree" */
+	char value[PPI_TOML_VALUE_MAX]; /* unquoted; an array's elements joined with ',' */
+	char kind; /* 's' string, 'i' integer, 'f' float, 'b' bool, 'a' array */
+	int line;
+	bool used;
+} ppi_toml_item;
+
+typedef struct ppi_toml {
+	ppi_toml_item *items;
+	int n, cap;
+} ppi_toml;
+
+pp_status ppi_toml_parse(const char *text, size_t len, const char *source, ppi_toml *out,
+                         pp_error *err);
+const ppi_toml_item *ppi_toml_get(const ppi_toml *t, const char *key);
+void ppi_toml_free(ppi_toml *t);
 
 #endif

@@ -744,13 +744,90 @@ static void test_other_formats(void **state)
 	free(e);
 }
 
+/* The TOML subset and torchtitan's job files. */
+static void test_toml(void **state)
+{
+	(void)state;
+	const char *doc = "# c\n[a]\nx = 1_000 # n\ny = 'lit\\eral'\nz = \"q\\\"s\"\n"
+	                  "[b.c]\nf = 1.5e3\nt = true\narr = [\"p\", 'q', 3]\n";
+	ppi_toml t;
+	pp_error err;
+	assert_int_equal(ppi_toml_parse(doc, strlen(doc), "t", &t, &err), PP_OK);
+	assert_int_equal(t.n, 6);
+	assert_string_equal(ppi_toml_get(&t, "a.x")->value, "1000");
+	assert_int_equal(ppi_toml_get(&t, "a.x")->kind, 'i');
+	assert_string_equal(ppi_toml_get(&t, "a.y")->value, "lit\\eral");
+	assert_string_equal(ppi_toml_get(&t, "a.z")->value, "q\"s");
+	assert_int_equal(ppi_toml_get(&t, "b.c.f")->kind, 'f');
+	assert_int_equal(ppi_toml_get(&t, "b.c.t")->kind, 'b');
+	assert_string_equal(ppi_toml_get(&t, "b.c.arr")->value, "p,q,3");
+	ppi_toml_free(&t);
+	/* Outside the subset, or malformed: an error with the line. */
+	const char *bad[] = {"a = {x = 1}\n", "[[t]]\n",        "a = \"open\n",
+	                     "a = [1,\n2]\n", "a = 1\na = 2\n", "[t\n",
+	                     "a = 1 b\n",     "= 1\n",          "a = 1979-05-27\n"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (ppi_toml_parse(bad[i], strlen(bad[i]), "t", &t, &err) != PP_EINPUT)
+			fail_msg("accepted: %s", bad[i]);
+	assert_int_equal(err.line, 1);
+}
+
+static void test_torchtitan(void **state)
+{
+	(void)state;
+	const char *doc = "[model]\nname = \"llama3\"\nflavor = \"70B\"\nconverters = "
+	                  "[\"float8\"]\n[training]\nlocal_batch_size = 2\nseq_len = 8192\n"
+	                  "steps = 100\n[parallelism]\ndata_parallel_replicate_degree = 2\n"
+	                  "data_parallel_shard_degree = 4\ntensor_parallel_degree = 8\n"
+	                  "pipeline_parallel_degree = 4\npipeline_parallel_schedule = "
+	                  "\"Interleaved1F1B\"\npipeline_parallel_layers_per_stage = 5\n"
+	                  "pipeline_parallel_microbatch_size = 1\n[activation_checkpoint]\n"
+	                  "mode = \"full\"\n[optimizer]\nlr = 1e-4\n";
+	pp_job job;
+	pp_plan plan;
+	pp_job_init(&job);
+	pp_plan_init(&plan);
+	pp_launch l;
+	pp_error err;
+	pp_status st = pp_launch_from_torchtitan(doc, strlen(doc), "t", &job, &plan, &l, &err);
+	if (st)
+		fail_msg("%s: %s", err.field, err.text);
+	assert_true(l.has_model);
+	assert_string_equal(l.model.name, "llama3.1-70b");
+	assert_int_equal(job.precision, PP_PREC_FP8);
+	assert_int_equal(job.global_batch, 2 * 2 * 4);
+	assert_int_equal(job.seq_len, 8192);
+	assert_rel(job.train_tokens, 100.0 * 16 * 8192, 0);
+	assert_int_equal(plan.dp, 8);
+	assert_int_equal(plan.zero, 3);
+	assert_int_equal(plan.tp, 8);
+	assert_true(plan.sp);
+	assert_int_equal(plan.pp, 4);
+	assert_int_equal(plan.vp, 4); /* 80 layers / 5 per stage / 4 ranks */
+	assert_int_equal(plan.schedule, PP_SCHED_INTERLEAVED);
+	assert_int_equal(plan.recompute, PP_RECOMPUTE_FULL);
+	assert_string_equal(l.unused_flags, "optimizer.lr");
+	/* torchtitan's defaults: selective recompute, FSDP over the rest, bf16. */
+	const char *empty = "";
+	assert_int_equal(pp_launch_from_torchtitan(empty, 0, "t", &job, &plan, &l, &err), PP_OK);
+	assert_int_equal(plan.recompute, PP_RECOMPUTE_SELECTIVE);
+	assert_int_equal(plan.zero, 3);
+	assert_int_equal(plan.dp, 0);
+	assert_int_equal(job.precision, PP_PREC_BF16);
+	assert_false(l.has_gbs);
+	assert_false(l.has_model);
+	const char *bad = "[parallelism]\npipeline_parallel_schedule = \"Zig\"\n";
+	assert_int_equal(pp_launch_from_torchtitan(bad, strlen(bad), "t", &job, &plan, &l, &err),
+	                 PP_EINPUT);
+	assert_int_equal(err.line, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_round_trip),
-	    cmocka_unit_test(test_megatron_semantics),
-	    cmocka_unit_test(test_script),
-	    cmocka_unit_test(test_other_formats),
+	    cmocka_unit_test(test_round_trip), cmocka_unit_test(test_megatron_semantics),
+	    cmocka_unit_test(test_script),     cmocka_unit_test(test_other_formats),
+	    cmocka_unit_test(test_toml),       cmocka_unit_test(test_torchtitan),
 	};
 	return cmocka_run_group_tests(tests, load_flags, free_flags);
 }

@@ -70,6 +70,7 @@ static void estimate_usage(FILE *f)
 	       "  --from-megatron \"FLAGS\"|@FILE  Megatron-LM flags (or a launch script):\n"
 	       "                   the model (when no --model), batch, sequence, precision\n"
 	       "                   and plan; flags after it still win\n"
+	       "  --from-torchtitan FILE  the same from a torchtitan job TOML\n"
 	       "  --json           JSON instead of text\n"
 	       "  --output FILE    write there (atomically) instead of standard output\n");
 }
@@ -228,6 +229,10 @@ int cli_estimate(int argc, char **argv)
 		return rc;
 	if ((rc = cli_opts_require(&o, "estimate", true, true)))
 		return rc;
+	if (flags.emit && o.json) {
+		cli_message("estimate: --emit and --json: give one of them");
+		return EXIT_BADINPUT;
+	}
 	pp_model model;
 	pp_system sys;
 	if ((rc = cli_opts_inputs(&o, &model, &sys)))

@@ -60,9 +60,10 @@ static void search_usage(FILE *f)
 	        "                   simulated iteration next to the closed form (default off)\n"
 	        "  --emit F         print the winner as launch flags instead: megatron,\n"
 	        "                   nemo or torchtitan (as estimate --emit)\n"
-	        "  --from-megatron \"FLAGS\"|@FILE  the model, batch, sequence and precision\n"
-	        "                   of Megatron-LM flags; their plan flags that search searches\n"
-	        "                   (tp, pp, ...) are searched, the others apply to every plan\n"
+	        "  --from-megatron \"FLAGS\"|@FILE, --from-torchtitan FILE  the model, batch,\n"
+	        "                   sequence and precision of a launch; its plan flags that\n"
+	        "                   search searches (tp, pp, ...) are searched, the others\n"
+	        "                   apply to every plan\n"
 	        "  --json           {\"plans\": [...], \"pareto\": [...], \"stats\": {...}}\n"
 	        "  --output FILE    write there (atomically) instead of standard output\n");
 }
@@ -414,6 +415,10 @@ int cli_search(int argc, char **argv)
 		return rc;
 	if ((rc = cli_opts_require(&o, "search", true, true)))
 		return rc;
+	if (ctx.emit && o.json) {
+		cli_message("search: --emit and --json: give one of them");
+		return EXIT_BADINPUT;
+	}
 	pp_model model;
 	pp_system sys;
 	if ((rc = cli_opts_inputs(&o, &model, &sys)) || (rc = check_space(&ctx.space, &model)))

@@ -2,8 +2,6 @@
  * paraplan estimate: flags -> model, system, job, plan -> pp_estimate_run ->
  * report.  The flags are parsed in options.c (shared with sweep).
  */
-#include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,25 +105,9 @@ typedef struct estimate_flags {
 	pp_goodput_params gp;
 } estimate_flags;
 
-/* A positive number (zero too when `zero_ok`), nothing else on the string. */
-static int parse_positive(const char *flag, const char *s, bool zero_ok, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < 0 || (v == 0 && !zero_ok)) {
-		cli_message("estimate: --%s expects a %s number, got '%s'", flag,
-		            zero_ok ? "non-negative" : "positive", s);
-		return EXIT_BADINPUT;
-	}
-	*out = v;
-	return 0;
-}
-
 static int estimate_flag(int code, const char *value, void *ctx)
 {
 	estimate_flags *f = ctx;
-	double x;
 	switch (code) {
 	case OPT_EMIT: {
 		pp_error err;
@@ -137,28 +119,12 @@ static int estimate_flag(int code, const char *value, void *ctx)
 		return 0;
 	}
 	case OPT_MTBF:
-		f->goodput = true;
-		return parse_positive("mtbf-gpu-hours", value, false, &f->gp.mtbf_gpu_hours);
 	case OPT_CKPT_GBPS:
-		f->goodput = true;
-		if (parse_positive("ckpt-write-gbps", value, false, &x))
-			return EXIT_BADINPUT;
-		f->gp.ckpt_write_bytes_per_s = x * 1e9;
-		return 0;
 	case OPT_RESTART:
-		f->goodput = true;
-		if (parse_positive("restart-min", value, true, &x))
-			return EXIT_BADINPUT;
-		f->gp.restart_s = x * 60;
-		return 0;
 	case OPT_CKPT_ASYNC:
 		f->goodput = true;
-		if (strcmp(value, "on") == 0 || strcmp(value, "off") == 0) {
-			f->gp.async = strcmp(value, "on") == 0;
-			return 0;
-		}
-		cli_message("estimate: --ckpt-async expects on or off, got '%s'", value);
-		return EXIT_BADINPUT;
+		return cli_goodput_flag("estimate", estimate_opts[code - CLI_OPT_VERB].name, value,
+		                        &f->gp);
 	}
 	if (code == OPT_SCHEDULE_FILE) {
 		if (!*value) {

@@ -4,7 +4,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "paraplan/estimate.h"
+#include "paraplan/report.h"
 #include "report_int.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -68,4 +68,11 @@ json_t *ppi_report_goodput_json(const pp_estimate *e)
 	json_object_set_new(o, "gpu_hours", json_real(g->gpu_hours));
 	json_object_set_new(o, "cost_usd", json_real(g->cost_usd));
 	return o;
+}
+
+int pp_report_goodput_text(const pp_estimate *e, FILE *out)
+{
+	if (e->has_goodput)
+		ppi_report_goodput_text(e, out);
+	return ferror(out) ? -1 : 0;
 }

@@ -49,6 +49,8 @@ enum {
 	OPT_LAL,     /* --loss-as-layer */
 	OPT_SI,      /* --si: DHelix strand interleaving (schedule wshape) */
 	OPT_OVERLAP, /* --overlap: DHelix overlap table */
+	OPT_MEG,     /* --from-megatron */
+	OPT_TT,      /* --from-torchtitan */
 	OPT_HELP
 };
 
@@ -88,6 +90,8 @@ static const struct option common_opts[] = {{"model", required_argument, 0, OPT_
                                             {"ep-overlap", required_argument, 0, OPT_EP_OVERLAP},
                                             {"framework", required_argument, 0, OPT_FRAMEWORK},
                                             {"usd-per-gpu-hour", required_argument, 0, OPT_PRICE},
+                                            {"from-megatron", required_argument, 0, OPT_MEG},
+                                            {"from-torchtitan", required_argument, 0, OPT_TT},
                                             {"output", required_argument, 0, OPT_OUTPUT},
                                             {"json", no_argument, 0, OPT_JSON},
                                             {"help", no_argument, 0, OPT_HELP},
@@ -194,6 +198,43 @@ static int flag_fail(const char *flag, pp_status st, pp_error *err)
 	return cli_fail(st, err);
 }
 
+/*
+ * --from-megatron "FLAGS" or @FILE (a launch script), --from-torchtitan FILE
+ * (a job TOML): the framework's view of the job and plan replaces o->job and
+ * o->plan (flags given after it still win), its model is kept for when no
+ * --model is given; the flags (keys) paraplan does not use are listed on
+ * stderr.
+ */
+static int from_launch(const char *flag, const char *v, cli_opts *o)
+{
+	pp_launch l;
+	pp_error err;
+	pp_error_clear(&err);
+	pp_status st;
+	if (strcmp(flag, "from-torchtitan") == 0)
+		st = pp_launch_load_torchtitan(v, &o->job, &o->plan, &l, &err);
+	else if (v[0] == '@')
+		st = pp_launch_load_megatron(v + 1, &o->job, &o->plan, &l, &err);
+	else
+		st = pp_launch_from_megatron(v, strlen(v), "--from-megatron", &o->job, &o->plan, &l,
+		                             &err);
+	if (st)
+		return cli_fail(st, &err);
+	o->have_gbs |= l.has_gbs;
+	o->have_seq |= l.has_seq;
+	if (l.gpus > 0)
+		o->gpus = l.gpus;
+	if (l.has_model) {
+		o->has_flags_model = true;
+		o->flags_model = l.model;
+	}
+	if (l.unused)
+		cli_message("note: --%s: %d %s%s not used: %s", flag, l.unused,
+		            flag[5] == 'm' ? "flag" : "key", l.unused == 1 ? "" : "s",
+		            l.unused_flags);
+	return 0;
+}
+
 /* One flag of the shared set. */
 static int common_flag(int c, const char *v, cli_opts *o, pp_error *err, pp_status *st)
 {
@@ -273,6 +314,8 @@ static int common_flag(int c, const char *v, cli_opts *o, pp_error *err, pp_stat
 		return 0;
 	case OPT_JSON: o->json = true; return 0;
 	case OPT_OUTPUT: o->output = v; return 0;
+	case OPT_MEG:
+	case OPT_TT: return from_launch(n, v, o);
 	default: return EXIT_INTERNAL;
 	}
 }
@@ -387,12 +430,12 @@ int cli_opts_parse(int argc, char **argv, const cli_verb *verb, cli_opts *o)
 
 int cli_opts_require(const cli_opts *o, const char *verb, bool need_gpus, bool need_gbs)
 {
-	const char *missing = !o->model_ref              ? "--model"
-	                      : !o->system_ref           ? "--system"
-	                      : need_gpus && !o->gpus    ? "--gpus"
-	                      : need_gbs && !o->have_gbs ? "--gbs"
-	                      : !o->have_seq             ? "--seq"
-	                                                 : NULL;
+	const char *missing = !o->model_ref && !o->has_flags_model ? "--model"
+	                      : !o->system_ref                     ? "--system"
+	                      : need_gpus && !o->gpus              ? "--gpus"
+	                      : need_gbs && !o->have_gbs           ? "--gbs"
+	                      : !o->have_seq                       ? "--seq"
+	                                                           : NULL;
 	if (missing) {
 		cli_message("%s: %s is required (see 'paraplan %s --help')", verb, missing, verb);
 		return EXIT_BADINPUT;
@@ -404,7 +447,11 @@ int cli_opts_inputs(const cli_opts *o, pp_model *model, pp_system *sys)
 {
 	pp_error err;
 	pp_error_clear(&err);
-	pp_status st = pp_model_resolve(o->model_ref, model, &err);
+	pp_status st = PP_OK;
+	if (o->model_ref)
+		st = pp_model_resolve(o->model_ref, model, &err);
+	else
+		*model = o->flags_model;
 	if (st) {
 		if (!err.source[0])
 			snprintf(err.field, sizeof err.field, "--model");

@@ -25,6 +25,9 @@ typedef struct cli_opts {
 	bool json, have_gbs, have_seq;
 	pp_job job;
 	pp_plan plan;
+	/* --from-megatron: the model its flags describe, used when no --model. */
+	bool has_flags_model;
+	pp_model flags_model;
 } cli_opts;
 
 /*
@@ -65,6 +68,13 @@ int cli_opts_require(const cli_opts *o, const char *verb, bool need_gpus, bool n
 
 /* Resolve --model, --system, --framework and the price.  0 or an exit code. */
 int cli_opts_inputs(const cli_opts *o, pp_model *model, pp_system *sys);
+
+/*
+ * A goodput flag (mtbf-gpu-hours, ckpt-write-gbps, restart-min, ckpt-async;
+ * cli/goodput_flags.c) into `gp`: 0, EXIT_BADINPUT (after one message), or
+ * CLI_CONTINUE when `flag` is not one of them.
+ */
+int cli_goodput_flag(const char *verb, const char *flag, const char *value, pp_goodput_params *gp);
 
 /* Report an error of the plan or the job in command-line terms (--tp, not plan.tp). */
 int cli_plan_fail(pp_status st, pp_error *err, const pp_model *model);

@@ -12,19 +12,40 @@
 
 #include "options.h"
 
-enum { OPT_TOP = CLI_OPT_VERB, OPT_THREADS, OPT_HEADROOM, OPT_EXHAUSTIVE, OPT_SIM };
+enum {
+	OPT_TOP = CLI_OPT_VERB,
+	OPT_THREADS,
+	OPT_HEADROOM,
+	OPT_EXHAUSTIVE,
+	OPT_SIM,
+	OPT_EMIT,
+	OPT_MTBF,
+	OPT_CKPT_GBPS,
+	OPT_RESTART,
+	OPT_CKPT_ASYNC
+};
 
-static const struct option search_opts[] = {{"top", required_argument, 0, OPT_TOP},
-                                            {"threads", required_argument, 0, OPT_THREADS},
-                                            {"headroom", required_argument, 0, OPT_HEADROOM},
-                                            {"exhaustive", no_argument, 0, OPT_EXHAUSTIVE},
-                                            {"sim", required_argument, 0, OPT_SIM},
-                                            {0, 0, 0, 0}};
+static const struct option search_opts[] = {
+    {"top", required_argument, 0, OPT_TOP},
+    {"threads", required_argument, 0, OPT_THREADS},
+    {"headroom", required_argument, 0, OPT_HEADROOM},
+    {"exhaustive", no_argument, 0, OPT_EXHAUSTIVE},
+    {"sim", required_argument, 0, OPT_SIM},
+    {"emit", required_argument, 0, OPT_EMIT},
+    {"mtbf-gpu-hours", required_argument, 0, OPT_MTBF},
+    {"ckpt-write-gbps", required_argument, 0, OPT_CKPT_GBPS},
+    {"restart-min", required_argument, 0, OPT_RESTART},
+    {"ckpt-async", required_argument, 0, OPT_CKPT_ASYNC},
+    {0, 0, 0, 0}};
 
 typedef struct search_ctx {
 	pp_search_options opts;
 	double headroom;
-	bool sim;              /* --sim on: simulate the top K */
+	bool sim;     /* --sim on: simulate the top K */
+	bool emit;    /* --emit F: the winner as launch flags */
+	bool goodput; /* a goodput flag: the winner's goodput under failures */
+	pp_goodput_params gp;
+	pp_launch_format format;
 	pp_search_space space; /* the searched flags go straight here */
 } search_ctx;
 
@@ -57,6 +78,15 @@ static void search_usage(FILE *f)
 	        "  --exhaustive     evaluate every plan (no sub-space skipped)\n"
 	        "  --sim on|off     simulate the top K plans event by event and show the\n"
 	        "                   simulated iteration next to the closed form (default off)\n"
+	        "  --emit F         print the winner as launch flags instead: megatron,\n"
+	        "                   nemo or torchtitan (as estimate --emit)\n"
+	        "  --from-megatron \"FLAGS\"|@FILE, --from-torchtitan FILE  the model, batch,\n"
+	        "                   sequence and precision of a launch; its plan flags that\n"
+	        "                   search searches (tp, pp, ...) are searched, the others\n"
+	        "                   apply to every plan\n"
+	        "  --mtbf-gpu-hours H, --ckpt-write-gbps G, --restart-min M, --ckpt-async on|off\n"
+	        "                   with --tokens: the winner's goodput under failures and\n"
+	        "                   checkpoints (as estimate; text report only)\n"
 	        "  --json           {\"plans\": [...], \"pareto\": [...], \"stats\": {...}}\n"
 	        "  --output FILE    write there (atomically) instead of standard output\n");
 }
@@ -91,6 +121,21 @@ static int handle(int code, const char *v, void *vctx)
 		return 0;
 	}
 	case OPT_EXHAUSTIVE: c->opts.exhaustive = true; return 0;
+	case OPT_MTBF:
+	case OPT_CKPT_GBPS:
+	case OPT_RESTART:
+	case OPT_CKPT_ASYNC:
+		c->goodput = true;
+		return cli_goodput_flag("search", search_opts[code - CLI_OPT_VERB].name, v, &c->gp);
+	case OPT_EMIT: {
+		pp_error err;
+		pp_error_clear(&err);
+		pp_status st = pp_launch_format_parse(v, "--emit", &c->format, &err);
+		if (st)
+			return cli_fail(st, &err);
+		c->emit = true;
+		return 0;
+	}
 	case OPT_SIM:
 		if (strcmp(v, "on") == 0 || strcmp(v, "off") == 0) {
 			c->sim = strcmp(v, "on") == 0;
@@ -289,7 +334,9 @@ static const struct flag_rule {
                   {"first-stage-layers", EVERY_PLAN},
                   {"last-stage-layers", EVERY_PLAN},
                   {"embedding-as-layer", EVERY_PLAN},
-                  {"loss-as-layer", EVERY_PLAN}};
+                  {"loss-as-layer", EVERY_PLAN},
+                  {"from-megatron", EVERY_PLAN},
+                  {"from-torchtitan", EVERY_PLAN}};
 
 /* An estimate flag: into the space (searched), to the shared parser (every
  * plan), or refused. */
@@ -388,6 +435,10 @@ int cli_search(int argc, char **argv)
 	pp_search_options_init(&ctx.opts);
 	ctx.headroom = 0;
 	ctx.sim = false;
+	ctx.emit = false;
+	ctx.goodput = false;
+	pp_goodput_params_init(&ctx.gp);
+	ctx.format = PP_LAUNCH_MEGATRON;
 	pp_search_space_init(&ctx.space);
 	const cli_verb verb = {"search", search_usage, search_opts, handle, &ctx, take};
 	cli_opts o;
@@ -396,6 +447,16 @@ int cli_search(int argc, char **argv)
 		return rc;
 	if ((rc = cli_opts_require(&o, "search", true, true)))
 		return rc;
+	if (ctx.emit && o.json) {
+		cli_message("search: --emit and --json: give one of them");
+		return EXIT_BADINPUT;
+	}
+	if (ctx.goodput && (o.json || ctx.emit || o.job.train_tokens <= 0)) {
+		cli_message(
+		    "search: the goodput flags show the winner's goodput in the text report: "
+		    "they need --tokens, and not --json or --emit");
+		return EXIT_BADINPUT;
+	}
 	pp_model model;
 	pp_system sys;
 	if ((rc = cli_opts_inputs(&o, &model, &sys)) || (rc = check_space(&ctx.space, &model)))
@@ -422,7 +483,26 @@ int cli_search(int argc, char **argv)
 		pp_search_free(s);
 		return rc;
 	}
-	int wr = o.json ? pp_report_search_json(s, out.f) : pp_report_search_text(s, out.f);
+	int wr;
+	if (ctx.emit && pp_search_count(s) > 0) {
+		char notes[PP_LAUNCH_NOTES_MAX];
+		wr = pp_launch_emit(pp_search_plan(s, 0), ctx.format, out.f, notes, sizeof notes);
+		for (char *line = notes, *nl; *line && (nl = strchr(line, '\n')); line = nl + 1) {
+			*nl = '\0';
+			cli_message("note: --emit: %s", line);
+		}
+	} else {
+		wr = o.json ? pp_report_search_json(s, out.f) : pp_report_search_text(s, out.f);
+	}
+	pp_estimate *w = ctx.goodput && pp_search_count(s) > 0 ? malloc(sizeof *w) : NULL;
+	if (w) { /* the winner's goodput, on a copy (the search's plans are read-only) */
+		*w = *pp_search_plan(s, 0);
+		if (pp_estimate_goodput(w, &ctx.gp, &err) == PP_OK && wr == 0) {
+			fprintf(out.f, "\n#1 under failures:");
+			wr = pp_report_goodput_text(w, out.f);
+		}
+		free(w);
+	}
 	pp_search_free(s);
 	return cli_out_close(&out, wr == 0);
 }

@@ -33,6 +33,8 @@ seeds() {
 		"$here"/tests/cli/*/system*.json ;;
 	fuzz_schedule_json) ls "$here"/tests/cli/*schedule_file*/*.json ;;
 	fuzz_nccl) ls "$here"/tests/data/nccl/*.txt "$here"/tests/data/nccl/*.json ;;
+	fuzz_megatron) ls "$here"/tests/cli/*megatron*/*.sh "$here"/tests/cli/emit_megatron*/stdout ;;
+	fuzz_torchtitan) ls "$here"/tests/data/torchtitan/*.toml "$here"/tests/cli/*torchtitan*/*.toml ;;
 	*) find "$here/data" "$here/tests/data" -name '*.json' 2>/dev/null ;;
 	esac 2>/dev/null || true
 }

@@ -58,6 +58,8 @@ usd-per-gpu-hour|1|2|--tokens 1T|applied
 json|||--top 1|applied
 output|$tmp/out.json|$tmp/alt.json||applied
 help|||--top 1|applied
+from-megatron|--seq-length=2048|--seq-length=8192||applied
+from-torchtitan|$src/tests/data/torchtitan/llama3_8b.toml|$src/tests/data/torchtitan/llama3_8b_fsdp16.toml||applied
 ROWS
 }
 

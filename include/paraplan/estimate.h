@@ -4,6 +4,7 @@
 #ifndef PARAPLAN_ESTIMATE_H
 #define PARAPLAN_ESTIMATE_H
 
+#include "goodput.h"
 #include "spec.h"
 #include "schedule.h"
 #include "sim.h"
@@ -54,6 +55,10 @@ typedef struct pp_estimate {
 	 * `simulated` false when it was not run. */
 	bool simulated;
 	pp_sim_result sim;
+	/* Goodput under failures and checkpoints (pp_estimate_goodput); `has_goodput`
+	 * false when it was not computed. */
+	bool has_goodput;
+	pp_goodput goodput;
 } pp_estimate;
 
 /*
@@ -92,6 +97,17 @@ pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *
  * schedule cannot be simulated (see pp_sim_orders) or its lists deadlock.
  */
 pp_status pp_estimate_simulate(pp_estimate *e, pp_sim *sim, pp_error *err);
+
+/*
+ * Goodput of estimate `e` (time model run) under failures and checkpoints
+ * (goodput.h): the checkpoint of every pipeline stage (weights and optimizer
+ * state of the GPU's parameters, the data- and context-parallel replicas each
+ * writing their share, as Megatron's fully parallel distributed checkpoint
+ * does), its write and blocking time, Daly's interval and the goodput; with a
+ * token budget, the effective days and cost.  Writes e->goodput and sets
+ * e->has_goodput.  PP_EINPUT on a parameter out of range.
+ */
+pp_status pp_estimate_goodput(pp_estimate *e, const pp_goodput_params *gp, pp_error *err);
 
 #ifdef __cplusplus
 }

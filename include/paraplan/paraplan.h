@@ -23,5 +23,7 @@
 #include "moe.h"
 #include "share.h"
 #include "dhelix.h"
+#include "goodput.h"
+#include "launch.h"
 
 #endif

@@ -20,6 +20,10 @@ int pp_report_text(const pp_estimate *e, FILE *out);
 /* JSON estimate; every quantity carries its unit in its name.  0 or -1. */
 int pp_report_json(const pp_estimate *e, FILE *out);
 
+/* The goodput block of an estimate whose goodput was computed
+ * (pp_estimate_goodput), as in the text report.  0 or -1. */
+int pp_report_goodput_text(const pp_estimate *e, FILE *out);
+
 /* A sweep as a text table (GiB, labelled), CSV (SI units, one header line) or
  * JSON (units in the names).  0, or -1 on a write error. */
 int pp_report_sweep_text(const pp_sweep *sw, FILE *out);

@@ -127,6 +127,8 @@ int pp_report_text(const pp_estimate *e, FILE *out)
 			        e->usd_per_gpu_hour);
 		fputc('\n', out);
 	}
+	if (e->has_goodput)
+		ppi_report_goodput_text(e, out);
 	return ferror(out) ? -1 : 0;
 }
 
@@ -206,6 +208,8 @@ static json_t *estimate_json(const pp_estimate *e)
 	                         system, "job", job, "plan", plan, "memory", memory_json(e), "time",
 	                         time, "throughput", thr, "training", train,
 	                         "traffic_per_gpu_per_iteration", traffic);
+	if (e->has_goodput)
+		json_object_set_new(root, "goodput", ppi_report_goodput_json(e));
 	if (e->simulated) {
 		const pp_sim_result *r = &e->sim;
 		json_object_set_new(

@@ -10,4 +10,10 @@
 /* Write `root` (stolen; NULL allowed) as indented JSON and a newline.  0 or -1. */
 int ppi_report_dump(json_t *root, FILE *out);
 
+/* The goodput of an estimate (e->has_goodput): text lines, a JSON object
+ * (report_goodput.c). */
+struct pp_estimate;
+void ppi_report_goodput_text(const struct pp_estimate *e, FILE *out);
+json_t *ppi_report_goodput_json(const struct pp_estimate *e);
+
 #endif

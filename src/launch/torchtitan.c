@@ -1,0 +1,262 @@
+/*
+ * torchtitan job files in: the TOML sections [model], [training],
+ * [parallelism], [activation_checkpoint] (and [float8] through
+ * model.converters), with torchtitan's defaults (torchtitan/config/
+ * job_config.py, commit 000204a4a8bf3d0f31adc44fc29855fbb6ea13d8).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "launch_int.h"
+#include "paraplan/launch.h"
+#include "util/util.h"
+
+/* torchtitan's model flavors that are paraplan presets. */
+static const struct {
+	const char *name, *flavor, *preset;
+} flavors[] = {{"llama3", "8B", "llama3.1-8b"},
+               {"llama3", "70B", "llama3.1-70b"},
+               {"llama3", "405B", "llama3.1-405b"},
+               {"deepseek_v3", "671B", "deepseek-v3"}};
+
+static ppi_toml_item *take(ppi_toml *t, const char *key)
+{
+	for (int i = 0; i < t->n; i++)
+		if (strcmp(t->items[i].key, key) == 0) {
+			t->items[i].used = true;
+			return &t->items[i];
+		}
+	return NULL;
+}
+
+static pp_status get_ll(ppi_toml *t, const char *key, long long lo, long long hi,
+                        const char *source, bool *given, long long *out, pp_error *err)
+{
+	ppi_toml_item *it = take(t, key);
+	if (given)
+		*given = it != NULL;
+	if (!it)
+		return PP_OK;
+	char *end;
+	errno = 0;
+	long long v = strtoll(it->value, &end, 10);
+	if (it->kind != 'i' || errno || *end)
+		return ppi_fail_at(err, source, it->line, 0, "%s: expected an integer, got %s", key,
+		                   it->value);
+	if (v < lo || v > hi)
+		return ppi_fail_at(err, source, it->line, 0, "%s: expected %lld..%lld, got %lld",
+		                   key, lo, hi, v);
+	*out = v;
+	return PP_OK;
+}
+
+static pp_status get_int(ppi_toml *t, const char *key, int lo, int hi, const char *source, int *out,
+                         pp_error *err)
+{
+	long long v = *out;
+	PPI_TRY(get_ll(t, key, lo, hi, source, NULL, &v, err));
+	*out = (int)v;
+	return PP_OK;
+}
+
+/* A string among `choices`; its index in *out (unchanged when absent). */
+static pp_status get_choice(ppi_toml *t, const char *key, const char *const *choices,
+                            const char *source, int *out, pp_error *err)
+{
+	ppi_toml_item *it = take(t, key);
+	if (!it)
+		return PP_OK;
+	for (int i = 0; choices[i]; i++)
+		if (it->kind == 's' && strcmp(it->value, choices[i]) == 0) {
+			*out = i;
+			return PP_OK;
+		}
+	char list[256] = "";
+	for (int i = 0; choices[i]; i++) {
+		size_t l = strlen(list);
+		snprintf(list + l, sizeof list - l, "%s\"%s\"", i ? ", " : "", choices[i]);
+	}
+	return ppi_fail_at(err, source, it->line, 0, "%s: expected one of %s, got %s", key, list,
+	                   it->value);
+}
+
+pp_status pp_launch_from_torchtitan(const char *text, size_t len, const char *source, pp_job *job,
+                                    pp_plan *plan, pp_launch *out, pp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	ppi_toml t;
+	PPI_TRY(ppi_toml_parse(text, len, source, &t, err));
+	pp_job j = *job;
+	pp_plan p;
+	pp_plan_init(&p);
+	pp_status st = PP_OK;
+	/* [model]: a flavor paraplan knows gives the model. */
+	ppi_toml_item *name = take(&t, "model.name"), *flavor = take(&t, "model.flavor");
+	if (name && flavor)
+		for (size_t i = 0; i < sizeof flavors / sizeof flavors[0]; i++)
+			if (strcmp(name->value, flavors[i].name) == 0 &&
+			    strcmp(flavor->value, flavors[i].flavor) == 0) {
+				st = pp_model_preset(flavors[i].preset, &out->model, err);
+				out->has_model = st == PP_OK;
+			}
+	j.precision = PP_PREC_BF16; /* training.mixed_precision_param = "bfloat16" */
+	j.grad_bytes = 4;           /* training.mixed_precision_reduce = "float32" */
+	j.optimizer = PP_OPT_ADAM;  /* AdamW */
+	ppi_toml_item *conv = take(&t, "model.converters");
+	if (conv && strstr(conv->value, "float8"))
+		j.precision = PP_PREC_FP8;
+	/* [training] */
+	int prec = 0;
+	static const char *const precs[] = {"bfloat16", "float32", NULL};
+	if (!st)
+		st = get_choice(&t, "training.mixed_precision_param", precs, source, &prec, err);
+	if (!st && prec == 1)
+		j.precision = PP_PREC_FP32;
+	static const char *const reduce[] = {"float32", NULL};
+	int red = 0;
+	if (!st)
+		st = get_choice(&t, "training.mixed_precision_reduce", reduce, source, &red, err);
+	long long local = 8, global = -1, steps = 0, seq = 2048; /* job_config.py defaults */
+	bool have_local = false, have_global = false, have_steps = false, have_seq = false;
+	if (!st)
+		st = get_ll(&t, "training.local_batch_size", 1, 1000000000, source, &have_local,
+		            &local, err);
+	if (!st)
+		st = get_ll(&t, "training.global_batch_size", -1, 1000000000, source, &have_global,
+		            &global, err);
+	if (!st)
+		st = get_ll(&t, "training.seq_len", 1, 100000000, source, &have_seq, &seq, err);
+	if (!st)
+		st = get_ll(&t, "training.steps", 0, LLONG_MAX / 4, source, &have_steps, &steps,
+		            err);
+	/* [parallelism] */
+	long long rep = 1, shard = -1;
+	if (!st)
+		st = get_ll(&t, "parallelism.data_parallel_replicate_degree", 1, 10000000, source,
+		            NULL, &rep, err);
+	if (!st)
+		st = get_ll(&t, "parallelism.data_parallel_shard_degree", -1, 10000000, source,
+		            NULL, &shard, err);
+	if (!st)
+		st = get_int(&t, "parallelism.tensor_parallel_degree", 1, 1 << 20, source, &p.tp,
+		             err);
+	if (!st)
+		st = get_int(&t, "parallelism.pipeline_parallel_degree", 1, 1 << 20, source, &p.pp,
+		             err);
+	if (!st)
+		st = get_int(&t, "parallelism.context_parallel_degree", 1, 1 << 20, source, &p.cp,
+		             err);
+	if (!st)
+		st = get_int(&t, "parallelism.expert_parallel_degree", 1, 1 << 20, source, &p.ep,
+		             err);
+	if (!st)
+		st = get_int(&t, "parallelism.expert_tensor_parallel_degree", 1, 1 << 20, source,
+		             &p.etp, err);
+	if (!st)
+		st = get_int(&t, "parallelism.pipeline_parallel_microbatch_size", 1, 1 << 20,
+		             source, &p.mbs, err);
+	static const char *const scheds[] = {
+	    "1F1B",      "GPipe", "Interleaved1F1B", "InterleavedZeroBubble", "ZBVZeroBubble",
+	    "LoopedBFS", NULL};
+	int sched = 0;
+	if (!st)
+		st = get_choice(&t, "parallelism.pipeline_parallel_schedule", scheds, source,
+		                &sched, err);
+	long long per_stage = 0;
+	bool have_per_stage = false;
+	if (!st)
+		st = get_ll(&t, "parallelism.pipeline_parallel_layers_per_stage", 1, 1 << 20,
+		            source, &have_per_stage, &per_stage, err);
+	/* [activation_checkpoint]: "selective" with option "2" by default. */
+	static const char *const modes[] = {"selective", "full", "none", NULL};
+	int mode = 0;
+	if (!st)
+		st = get_choice(&t, "activation_checkpoint.mode", modes, source, &mode, err);
+	ppi_toml_item *opt = take(&t, "activation_checkpoint.selective_ac_option");
+	if (!st) {
+		/* "op": per-operation selective; an integer n: every n-th layer whole
+		 * (n = 1: all of them, paraplan's full; otherwise selective, the
+		 * nearest paraplan models). */
+		p.recompute = mode == 1                             ? PP_RECOMPUTE_FULL
+		              : mode == 2                           ? PP_RECOMPUTE_NONE
+		              : opt && strcmp(opt->value, "1") == 0 ? PP_RECOMPUTE_FULL
+		                                                    : PP_RECOMPUTE_SELECTIVE;
+	}
+	if (st) {
+		ppi_toml_free(&t);
+		return st;
+	}
+	/* What it all means for paraplan's plan. */
+	p.sp = p.tp > 1;             /* torchtitan's TP splits the sequence (and the loss) */
+	p.zero = shard == 1 ? 0 : 3; /* FSDP2 shards everything */
+	if (shard > 0)
+		p.dp = (int)(rep * shard);
+	p.schedule = sched == 1                 ? PP_SCHED_GPIPE
+	             : sched == 2 || sched == 5 ? PP_SCHED_INTERLEAVED
+	             : sched == 3 || sched == 4 ? PP_SCHED_ZB
+	                                        : PP_SCHED_1F1B;
+	if (have_per_stage && p.pp > 1) {
+		if (!out->has_model) {
+			st = ppi_fail(
+			    err, source, "parallelism.pipeline_parallel_layers_per_stage",
+			    "needs the model's layers: a [model] flavor paraplan knows, or "
+			    "give --model and leave it out");
+		} else {
+			int layers = out->model.num_layers;
+			if (layers % (p.pp * per_stage))
+				st = ppi_fail(
+				    err, source, "parallelism.pipeline_parallel_layers_per_stage",
+				    "%lld layers per stage do not split %d layers over %d ranks",
+				    per_stage, layers, p.pp);
+			else
+				p.vp = (int)(layers / (p.pp * per_stage));
+		}
+		if (!st && p.vp > 1 && p.schedule == PP_SCHED_1F1B)
+			p.schedule = PP_SCHED_INTERLEAVED;
+	}
+	if (p.vp <= 1 && p.schedule == PP_SCHED_INTERLEAVED)
+		p.schedule = PP_SCHED_1F1B;
+	if (st) {
+		ppi_toml_free(&t);
+		return st;
+	}
+	j.seq_len = (int)seq;
+	out->has_seq = true;
+	if (have_global && global > 0) {
+		j.global_batch = global;
+		out->has_gbs = true;
+	} else if (shard > 0) {
+		j.global_batch = local * rep * shard;
+		out->has_gbs = true;
+	}
+	(void)have_local;
+	(void)have_seq;
+	if (have_steps && out->has_gbs)
+		j.train_tokens = (double)steps * (double)j.global_batch * (double)j.seq_len;
+	for (int i = 0; i < t.n; i++)
+		if (!t.items[i].used) {
+			size_t l = strlen(out->unused_flags);
+			out->unused++;
+			if (l + strlen(t.items[i].key) + 2 < sizeof out->unused_flags)
+				snprintf(out->unused_flags + l, sizeof out->unused_flags - l,
+				         "%s%s", l ? " " : "", t.items[i].key);
+		}
+	ppi_toml_free(&t);
+	*job = j;
+	*plan = p;
+	return PP_OK;
+}
+
+pp_status pp_launch_load_torchtitan(const char *path, pp_job *job, pp_plan *plan, pp_launch *out,
+                                    pp_error *err)
+{
+	char *text;
+	size_t len;
+	PPI_TRY(ppi_read_file(path, &text, &len, err));
+	pp_status st = pp_launch_from_torchtitan(text, len, path, job, plan, out, err);
+	free(text);
+	return st;
+}

@@ -11,7 +11,7 @@
 #   check       shell commands run after the command (optional); they see the exit code
 #               in $got and the output files in $out and $err, print what is wrong and
 #               exit non-zero on a failure (a file's mode, a link still a link)
-#   stdin       standard input of the command (optional; default /dev/null)
+#   stdin       standard input of the command (optional, setup may make it; default /dev/null)
 # The command runs inside a temporary copy of the case directory, so input files sit
 # next to args and whatever the case writes never lands in the source tree.
 bin=$1
@@ -23,11 +23,11 @@ want_exit=0
 work=$(mktemp -d) out=$(mktemp) err=$(mktemp)
 trap 'rm -rf "$work" "$out" "$err"' EXIT
 cp -R "$dir/." "$work/" && cd "$work" || exit 1
-input=/dev/null
-[ -f stdin ] && input=$work/stdin
 if [ -f setup ]; then
   . ./setup || { echo "setup failed"; exit 1; }
 fi
+input=/dev/null
+[ -f stdin ] && input=$work/stdin
 eval "set -- $(cat args)"
 "$bin" "$@" >"$out" 2>"$err" <"$input"
 got=$?

@@ -20,14 +20,27 @@ void cli_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_fail(pp_status st, const pp_error *err);
 
 /*
- * Output sink: stdout, or a temporary file next to `path` renamed over it on
- * success so a failure never leaves half a file.
+ * Output sink: stdout ("-" or no path), or a temporary file (mode 0666 less the
+ * umask; a file rewritten keeps its mode) in the directory of the file `path`
+ * names, renamed over it on success so a failure never leaves half a file.
+ * A symbolic link is followed: its target is written, the link stays.  An
+ * existing FIFO or character device (/dev/null) is written in place.
  */
 typedef struct cli_out {
 	FILE *f;
-	const char *path;
-	char tmp[4096];
+	const char *path;  /* as given, for messages; NULL for stdout */
+	char target[4096]; /* the file written: `path`, or where its links lead */
+	char tmp[4096 + 16];
+	bool direct; /* written in place */
+	bool keep_mode;
+	unsigned mode; /* of the file replaced */
 } cli_out;
+/*
+ * Before any work: can `path` (given to `flag` of `verb`) be written?  An
+ * empty name, a directory, a missing or unwritable directory are refused.
+ * 0, or EXIT_BADINPUT after one message.
+ */
+int cli_out_check(const char *verb, const char *flag, const char *path);
 int cli_out_open(cli_out *o, const char *path);
 /* Finish: rename into place (ok) or remove the temporary (!ok). Returns exit code. */
 int cli_out_close(cli_out *o, int ok);

@@ -121,7 +121,9 @@ int cli_estimate(int argc, char **argv)
 	int rc = cli_opts_parse(argc, argv, &verb, &o);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if ((rc = cli_opts_require(&o, "estimate", true, true)))
+	if ((rc = cli_opts_require(&o, "estimate", true, true)) ||
+	    (rc = cli_out_check("estimate", "--output", o.output)) ||
+	    (rc = cli_out_check("estimate", "--trace", flags.trace)))
 		return rc;
 	pp_model model;
 	pp_system sys;

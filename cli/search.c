@@ -391,7 +391,8 @@ int cli_search(int argc, char **argv)
 	int rc = cli_opts_parse(argc, argv, &verb, &o);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if ((rc = cli_opts_require(&o, "search", true, true)))
+	if ((rc = cli_opts_require(&o, "search", true, true)) ||
+	    (rc = cli_out_check("search", "--output", o.output)))
 		return rc;
 	pp_model model;
 	pp_system sys;

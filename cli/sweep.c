@@ -105,7 +105,8 @@ int cli_sweep(int argc, char **argv)
 		cli_message("sweep: --over mbs needs --gpus or --dp");
 		return EXIT_BADINPUT;
 	}
-	if ((rc = cli_opts_require(&o, "sweep", false, a.replica_batch == 0)))
+	if ((rc = cli_opts_require(&o, "sweep", false, a.replica_batch == 0)) ||
+	    (rc = cli_out_check("sweep", "--output", o.output)))
 		return rc;
 	if (a.replica_batch > 0 && o.have_gbs) {
 		cli_message("sweep: --gbs and --replica-batch exclude each other");

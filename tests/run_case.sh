@@ -7,7 +7,8 @@
 #   contains    lines that must each appear in stdout, as fixed strings (optional)
 #   lacks       lines that must not appear anywhere in stdout, fixed strings (optional)
 #   setup       shell commands sourced before the command (optional): make what git
-#               cannot hold (a FIFO, a symbolic link, a large sparse file), set a umask
+#               cannot hold (a FIFO, a symbolic link, a large sparse file), set a umask;
+#               `skip REASON` skips the case (exit 77: what it needs cannot be had)
 #   check       shell commands run after the command (optional); they see the exit code
 #               in $got and the output files in $out and $err, print what is wrong and
 #               exit non-zero on a failure (a file's mode, a link still a link)
@@ -23,6 +24,7 @@ want_exit=0
 work=$(mktemp -d) out=$(mktemp) err=$(mktemp)
 trap 'rm -rf "$work" "$out" "$err"' EXIT
 cp -R "$dir/." "$work/" && cd "$work" || exit 1
+skip() { echo "skipped: $*"; exit 77; }
 if [ -f setup ]; then
   . ./setup || { echo "setup failed"; exit 1; }
 fi

@@ -118,6 +118,9 @@ pp_status pp_search_simulate(pp_search *s, pp_error *err);
 size_t pp_search_pareto_count(const pp_search *s);
 const pp_estimate *pp_search_pareto(const pp_search *s, size_t i);
 void pp_search_get_stats(const pp_search *s, pp_search_stats *out);
+/* Why the search stopped early, in words ("time limit 2 s reached after 12 of
+ * 4410 sub-spaces"), into buf; "" when it searched every sub-space. */
+const char *pp_search_stop_reason(const pp_search *s, char *buf, size_t n);
 
 /* Why the winner wins: the breakdown term by which the runner-up (the first
  * plan that is slower, 0-based index in *runner_up) loses most, e.g. "bubble",

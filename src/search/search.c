@@ -884,6 +884,22 @@ void pp_search_get_stats(const pp_search *s, pp_search_stats *out)
 		out->wall_s = now_s() - s->started;
 }
 
+const char *pp_search_stop_reason(const pp_search *s, char *buf, size_t n)
+{
+	if (n == 0)
+		return buf;
+	buf[0] = '\0';
+	if (s->stop == PP_SEARCH_TIME_LIMIT)
+		snprintf(buf, n, "time limit %g s reached after %zu of %zu sub-spaces",
+		         s->opts.time_limit_s, s->next, s->nouters);
+	else if (s->stop == PP_SEARCH_MAX_PLANS)
+		snprintf(buf, n,
+		         "plan limit %lld reached after %zu of %zu sub-spaces (%lld plans "
+		         "evaluated)",
+		         s->opts.max_plans, s->next, s->nouters, s->stats.evaluated);
+	return buf;
+}
+
 const char *pp_search_explain(const pp_search *s, double *margin_s, size_t *runner_up)
 {
 	if (pp_search_count(s) < 2)

@@ -54,11 +54,18 @@ static bool dominates(const pp_estimate *a, const pp_estimate *b)
 	       a->memory.total_bytes <= b->memory.total_bytes && compare(a, b) < 0;
 }
 
-static void front_insert(front *f, const pp_estimate *e)
+static bool front_dominated(const front *f, const pp_estimate *e)
 {
 	for (size_t i = 0; i < f->n; i++)
 		if (dominates(&f->v[i], e))
-			return;
+			return true;
+	return false;
+}
+
+static void front_insert(front *f, const pp_estimate *e)
+{
+	if (front_dominated(f, e))
+		return;
 	size_t k = 0;
 	for (size_t i = 0; i < f->n; i++)
 		if (!dominates(e, &f->v[i]))
@@ -264,7 +271,9 @@ static void evaluate(worker *w, pp_plan *plan, bool *fits)
 		ppi_topk_entry_set(&x, e, plan, key);
 		ppi_topk_insert(&w->top, &x);
 	}
-	front_insert(&w->pareto, e);
+	/* The same for the front: a plan the search's front dominates stays out. */
+	if (!front_dominated(&s->pareto, e))
+		front_insert(&w->pareto, e);
 }
 
 /* Layout signature of a plan under an order: where every group lands. */

@@ -14,8 +14,11 @@ enum { EXIT_ANSWERED = 0, EXIT_INTERNAL = 1, EXIT_BADINPUT = 2 };
 
 extern const char *cli_progname;
 
-/* The one reporter: "paraplan: message" on stderr. */
+/* The one reporter: "paraplan: message" on stderr, one line (control
+ * characters escaped); to cli_message_hook instead when it is set (the fuzz
+ * target counts and checks the lines). */
 void cli_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern void (*cli_message_hook)(const char *line);
 /* Report a library error and map its status to an exit code. */
 int cli_fail(pp_status st, const pp_error *err);
 
@@ -44,6 +47,15 @@ int cli_out_check(const char *verb, const char *flag, const char *path);
 int cli_out_open(cli_out *o, const char *path);
 /* Finish: rename into place (ok) or remove the temporary (!ok). Returns exit code. */
 int cli_out_close(cli_out *o, int ok);
+
+/*
+ * A verb's option parsing only, no file read and no work: the exit code the
+ * verb would return after its options (0 when it would go on).  For the fuzz
+ * target of the command line (fuzz/fuzz_cli.c).
+ */
+int cli_estimate_parse_only(int argc, char **argv);
+int cli_search_parse_only(int argc, char **argv);
+int cli_sweep_parse_only(int argc, char **argv);
 
 int cli_estimate(int argc, char **argv);
 int cli_list(int argc, char **argv);

@@ -17,25 +17,32 @@
 #include "cli.h"
 
 const char *cli_progname = "paraplan";
+void (*cli_message_hook)(const char *line);
 
 void cli_message(const char *fmt, ...)
 {
 	/* Always exactly one line: control characters that came from the input
 	 * (a newline inside a JSON key, a tab in an argument) are escaped. */
-	char buf[2048];
+	char buf[2048], line[4 * sizeof buf + 64];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: ", cli_progname);
-	for (const unsigned char *p = (const unsigned char *)buf; *p; p++) {
+	size_t n = (size_t)snprintf(line, sizeof line, "%s: ", cli_progname);
+	for (const unsigned char *p = (const unsigned char *)buf; *p && n + 5 < sizeof line; p++) {
 		if (*p == '\n')
-			fputs("\\n", stderr);
+			n += (size_t)snprintf(line + n, sizeof line - n, "\\n");
 		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(stderr, "\\x%02x", *p);
+			n += (size_t)snprintf(line + n, sizeof line - n, "\\x%02x", *p);
 		else
-			fputc(*p, stderr);
+			line[n++] = (char)*p;
 	}
+	line[n] = '\0';
+	if (cli_message_hook) {
+		cli_message_hook(line);
+		return;
+	}
+	fputs(line, stderr);
 	fputc('\n', stderr);
 }
 

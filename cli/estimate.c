@@ -112,17 +112,37 @@ static int simulate(pp_estimate *e, const estimate_flags *f, const pp_model *mod
 	return rc;
 }
 
-int cli_estimate(int argc, char **argv)
+/* The options into `o` and `flags`, checked for form: CLI_CONTINUE or an
+ * exit code.  Reads no file. */
+static int estimate_parse(int argc, char **argv, estimate_flags *flags, cli_opts *o)
 {
-	estimate_flags flags = {false, NULL};
+	*flags = (estimate_flags){false, NULL};
 	const cli_verb verb = {"estimate",    estimate_usage, estimate_opts,
-	                       estimate_flag, &flags,         NULL};
-	cli_opts o;
-	int rc = cli_opts_parse(argc, argv, &verb, &o);
+	                       estimate_flag, flags,          NULL};
+	int rc = cli_opts_parse(argc, argv, &verb, o);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if ((rc = cli_opts_require(&o, "estimate", true, true)) ||
-	    (rc = cli_out_check("estimate", "--output", o.output)) ||
+	if ((rc = cli_opts_require(o, "estimate", true, true)))
+		return rc;
+	return CLI_CONTINUE;
+}
+
+int cli_estimate_parse_only(int argc, char **argv)
+{
+	estimate_flags flags;
+	cli_opts o;
+	int rc = estimate_parse(argc, argv, &flags, &o);
+	return rc == CLI_CONTINUE ? EXIT_ANSWERED : rc;
+}
+
+int cli_estimate(int argc, char **argv)
+{
+	estimate_flags flags;
+	cli_opts o;
+	int rc = estimate_parse(argc, argv, &flags, &o);
+	if (rc != CLI_CONTINUE)
+		return rc;
+	if ((rc = cli_out_check("estimate", "--output", o.output)) ||
 	    (rc = cli_out_check("estimate", "--trace", flags.trace)))
 		return rc;
 	pp_model model;

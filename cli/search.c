@@ -473,20 +473,42 @@ static void progress_end(progress *p)
 	}
 }
 
+/* The options into `ctx` and `o`, checked for form: CLI_CONTINUE or an exit
+ * code.  Reads no file. */
+static int search_parse(int argc, char **argv, search_ctx *ctx, cli_opts *o)
+{
+	pp_search_options_init(&ctx->opts);
+	ctx->headroom = 0;
+	ctx->sim = false;
+	pp_search_space_init(&ctx->space);
+	const cli_verb verb = {"search", search_usage, search_opts, handle, ctx, take};
+	int rc = cli_opts_parse(argc, argv, &verb, o);
+	if (rc != CLI_CONTINUE)
+		return rc;
+	if ((rc = cli_opts_require(o, "search", true, true)))
+		return rc;
+	return CLI_CONTINUE;
+}
+
+int cli_search_parse_only(int argc, char **argv)
+{
+	search_ctx *ctx = malloc(sizeof *ctx);
+	if (!ctx)
+		return EXIT_INTERNAL;
+	cli_opts o;
+	int rc = search_parse(argc, argv, ctx, &o);
+	free(ctx);
+	return rc == CLI_CONTINUE ? EXIT_ANSWERED : rc;
+}
+
 int cli_search(int argc, char **argv)
 {
 	search_ctx ctx;
-	pp_search_options_init(&ctx.opts);
-	ctx.headroom = 0;
-	ctx.sim = false;
-	pp_search_space_init(&ctx.space);
-	const cli_verb verb = {"search", search_usage, search_opts, handle, &ctx, take};
 	cli_opts o;
-	int rc = cli_opts_parse(argc, argv, &verb, &o);
+	int rc = search_parse(argc, argv, &ctx, &o);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if ((rc = cli_opts_require(&o, "search", true, true)) ||
-	    (rc = cli_out_check("search", "--output", o.output)))
+	if ((rc = cli_out_check("search", "--output", o.output)))
 		return rc;
 	pp_model model;
 	pp_system sys;

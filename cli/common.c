@@ -141,12 +141,19 @@ static int out_resolve(cli_out *o, const char *verb, const char *flag, const cha
 		cli_message("%s: %s needs a file name", verb, flag);
 		return EXIT_BADINPUT;
 	}
+	/* A FIFO or a device, as the kernel resolves the path (/dev/stdout leads
+	 * through /proc to a pipe or a terminal): written in place. */
+	struct stat st;
+	if (stat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
+		snprintf(o->target, sizeof o->target, "%s", path);
+		o->direct = true;
+		return 0;
+	}
 	int e = out_target(path, o->target, sizeof o->target);
 	if (e) {
 		cli_message("%s: cannot write the output file: %s", path, strerror(e));
 		return EXIT_BADINPUT;
 	}
-	struct stat st;
 	if (stat(o->target, &st) == 0) {
 		if (S_ISDIR(st.st_mode)) {
 			cli_message("%s: cannot write the output file: it is a directory", path);

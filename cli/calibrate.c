@@ -5,6 +5,7 @@
  */
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <string.h>
 
 #include "cli.h"
@@ -18,6 +19,17 @@ static const struct option calibrate_opts[] = {{"data", required_argument, 0, OP
                                                {"cross-validate", no_argument, 0, OPT_CV},
                                                {"help", no_argument, 0, OPT_HELP},
                                                {0, 0, 0, 0}};
+
+/* The record states a throughput, something to fit to (pp_run_compare). */
+static bool measured(const pp_run_info *i)
+{
+	const double v[] = {i->iteration_time_s, i->tokens_per_s_per_gpu, i->tflops_per_gpu, i->mfu,
+	                    i->hfu};
+	for (size_t k = 0; k < sizeof v / sizeof *v; k++)
+		if (isfinite(v[k]) && v[k] > 0)
+			return true;
+	return false;
+}
 
 static void run_fit(pp_fit *f)
 {
@@ -67,6 +79,14 @@ static int fit_one(const pp_runs *runs, const char *gpu, bool cv, double *cv_sum
 	if (st)
 		return cli_fail(st, &err);
 	run_fit(f);
+	if (!isfinite(pp_fit_mape_start(f))) {
+		/* Nothing to fit to: never print "MAPE inf%". */
+		cli_message("calibrate: no record measured on GPU '%s' has a throughput "
+		            "measurement",
+		            gpu);
+		pp_fit_free(f);
+		return EXIT_BADINPUT;
+	}
 	pp_system fitted;
 	pp_fit_result_system(f, &fitted);
 	const char *sys[16];
@@ -83,8 +103,10 @@ static int fit_one(const pp_runs *runs, const char *gpu, bool cv, double *cv_sum
 		double sum = 0;
 		size_t n = 0;
 		cross_validate(f, &sum, &n);
-		printf("  leave-one-out MAPE %.1f%% over %zu records\n", n ? 100 * sum / n : 0.0,
-		       n);
+		if (n)
+			printf("  leave-one-out MAPE %.1f%% over %zu records\n", 100 * sum / n, n);
+		else
+			printf("  leave-one-out: no record could be predicted\n");
 		*cv_sum += sum;
 		*cv_n += n;
 	}
@@ -157,6 +179,7 @@ int cli_calibrate(int argc, char **argv)
 	if (nsys == 0) {
 		/* Every GPU some record ran on, in order of appearance. */
 		static char names[16][PP_NAME_MAX];
+		cli_skips why = {0};
 		for (size_t i = 0; i < pp_runs_count(runs) && nsys < 16; i++) {
 			pp_model m;
 			pp_system s;
@@ -164,8 +187,19 @@ int cli_calibrate(int argc, char **argv)
 			pp_plan p;
 			long long g;
 			pp_run_info info;
-			if (pp_run_inputs(runs, i, &m, &s, &j, &p, &g, &info, &err))
+			st = pp_run_inputs(runs, i, &m, &s, &j, &p, &g, &info, &err);
+			if (st == PP_EINPUT) {
+				cli_skips_add(&why, err.text);
 				continue;
+			}
+			if (st) {
+				pp_runs_free(runs);
+				return cli_fail(st, &err);
+			}
+			if (!measured(&info)) {
+				cli_skips_add(&why, "without a throughput measurement");
+				continue;
+			}
 			int k = 0;
 			while (k < nsys && strcmp(names[k], s.gpu.name) != 0)
 				k++;
@@ -174,6 +208,13 @@ int cli_calibrate(int argc, char **argv)
 				systems[nsys] = names[nsys];
 				nsys++;
 			}
+		}
+		if (nsys == 0) {
+			char text[1024];
+			cli_skips_format(&why, text, sizeof text);
+			cli_message("calibrate: no usable record in %s: %s", data, text);
+			pp_runs_free(runs);
+			return EXIT_BADINPUT;
 		}
 	}
 	int rc = EXIT_ANSWERED;

@@ -14,23 +14,48 @@ enum { EXIT_ANSWERED = 0, EXIT_INTERNAL = 1, EXIT_BADINPUT = 2 };
 
 extern const char *cli_progname;
 
-/* The one reporter: "paraplan: message" on stderr. */
+/* The one reporter: "paraplan: message" on stderr, one line (control
+ * characters escaped); to cli_message_hook instead when it is set (the fuzz
+ * target counts and checks the lines). */
 void cli_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern void (*cli_message_hook)(const char *line);
 /* Report a library error and map its status to an exit code. */
 int cli_fail(pp_status st, const pp_error *err);
 
 /*
- * Output sink: stdout, or a temporary file next to `path` renamed over it on
- * success so a failure never leaves half a file.
+ * Output sink: stdout ("-" or no path), or a temporary file (mode 0666 less the
+ * umask; a file rewritten keeps its mode) in the directory of the file `path`
+ * names, renamed over it on success so a failure never leaves half a file.
+ * A symbolic link is followed: its target is written, the link stays.  An
+ * existing FIFO or character device (/dev/null) is written in place.
  */
 typedef struct cli_out {
 	FILE *f;
-	const char *path;
-	char tmp[4096];
+	const char *path;  /* as given, for messages; NULL for stdout */
+	char target[4096]; /* the file written: `path`, or where its links lead */
+	char tmp[4096 + 16];
+	bool direct; /* written in place */
+	bool keep_mode;
+	unsigned mode; /* of the file replaced */
 } cli_out;
+/*
+ * Before any work: can `path` (given to `flag` of `verb`) be written?  An
+ * empty name, a directory, a missing or unwritable directory are refused.
+ * 0, or EXIT_BADINPUT after one message.
+ */
+int cli_out_check(const char *verb, const char *flag, const char *path);
 int cli_out_open(cli_out *o, const char *path);
 /* Finish: rename into place (ok) or remove the temporary (!ok). Returns exit code. */
 int cli_out_close(cli_out *o, int ok);
+
+/*
+ * A verb's option parsing only, no file read and no work: the exit code the
+ * verb would return after its options (0 when it would go on).  For the fuzz
+ * target of the command line (fuzz/fuzz_cli.c).
+ */
+int cli_estimate_parse_only(int argc, char **argv);
+int cli_search_parse_only(int argc, char **argv);
+int cli_sweep_parse_only(int argc, char **argv);
 
 int cli_estimate(int argc, char **argv);
 int cli_place(int argc, char **argv);
@@ -59,6 +84,19 @@ int cli_validate(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 int cli_search(int argc, char **argv);
+/*
+ * Why run records were skipped, counted by kind (a reason's words up to its
+ * first " (", " '" or ": "), for "no usable record in FILE: 3 skipped (2
+ * parallel plan not stated, 1 unknown GPU)".
+ */
+#define CLI_SKIP_KINDS 12
+typedef struct cli_skips {
+	size_t total, n;
+	char kind[CLI_SKIP_KINDS][96];
+	size_t count[CLI_SKIP_KINDS];
+} cli_skips;
+void cli_skips_add(cli_skips *s, const char *reason);
+void cli_skips_format(const cli_skips *s, char *buf, size_t n);
 /* The default run-records file (public-runs.json) into `out`; false if none. */
 bool cli_default_data(char *out, size_t n);
 

@@ -286,24 +286,45 @@ static int print_pairing(const pp_estimate *e, FILE *f)
 	return 0;
 }
 
-int cli_estimate(int argc, char **argv)
+/* The options into `o` and `flags`, checked for form: CLI_CONTINUE or an
+ * exit code.  Reads no file. */
+static int estimate_parse(int argc, char **argv, estimate_flags *flags, cli_opts *o)
 {
-	estimate_flags flags;
-	memset(&flags, 0, sizeof flags);
-	flags.format = PP_LAUNCH_MEGATRON;
-	pp_goodput_params_init(&flags.gp);
+	memset(flags, 0, sizeof *flags);
+	flags->format = PP_LAUNCH_MEGATRON;
+	pp_goodput_params_init(&flags->gp);
 	const cli_verb verb = {"estimate",    estimate_usage, estimate_opts,
-	                       estimate_flag, &flags,         NULL};
-	cli_opts o;
-	int rc = cli_opts_parse(argc, argv, &verb, &o);
+	                       estimate_flag, flags,          NULL};
+	int rc = cli_opts_parse(argc, argv, &verb, o);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if ((rc = cli_opts_require(&o, "estimate", true, true)))
+	if ((rc = cli_opts_require(o, "estimate", true, true)))
 		return rc;
-	if (flags.emit && o.json) {
+	if (flags->emit && o->json) {
 		cli_message("estimate: --emit and --json: give one of them");
 		return EXIT_BADINPUT;
 	}
+	return CLI_CONTINUE;
+}
+
+int cli_estimate_parse_only(int argc, char **argv)
+{
+	estimate_flags flags;
+	cli_opts o;
+	int rc = estimate_parse(argc, argv, &flags, &o);
+	return rc == CLI_CONTINUE ? EXIT_ANSWERED : rc;
+}
+
+int cli_estimate(int argc, char **argv)
+{
+	estimate_flags flags;
+	cli_opts o;
+	int rc = estimate_parse(argc, argv, &flags, &o);
+	if (rc != CLI_CONTINUE)
+		return rc;
+	if ((rc = cli_out_check("estimate", "--output", o.output)) ||
+	    (rc = cli_out_check("estimate", "--trace", flags.trace)))
+		return rc;
 	pp_model model;
 	pp_system sys;
 	if ((rc = cli_opts_inputs(&o, &model, &sys)))

@@ -445,6 +445,11 @@ int cli_opts_require(const cli_opts *o, const char *verb, bool need_gpus, bool n
 
 int cli_opts_inputs(const cli_opts *o, pp_model *model, pp_system *sys)
 {
+	if (o->model_ref && o->system_ref && strcmp(o->model_ref, "-") == 0 &&
+	    strcmp(o->system_ref, "-") == 0) {
+		cli_message("--model - and --system - cannot both read standard input");
+		return EXIT_BADINPUT;
+	}
 	pp_error err;
 	pp_error_clear(&err);
 	pp_status st = PP_OK;

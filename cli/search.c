@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "options.h"
 
@@ -22,7 +24,9 @@ enum {
 	OPT_MTBF,
 	OPT_CKPT_GBPS,
 	OPT_RESTART,
-	OPT_CKPT_ASYNC
+	OPT_CKPT_ASYNC,
+	OPT_TIME_LIMIT,
+	OPT_MAX_PLANS
 };
 
 static const struct option search_opts[] = {
@@ -36,6 +40,8 @@ static const struct option search_opts[] = {
     {"ckpt-write-gbps", required_argument, 0, OPT_CKPT_GBPS},
     {"restart-min", required_argument, 0, OPT_RESTART},
     {"ckpt-async", required_argument, 0, OPT_CKPT_ASYNC},
+    {"time-limit", required_argument, 0, OPT_TIME_LIMIT},
+    {"max-plans", required_argument, 0, OPT_MAX_PLANS},
     {0, 0, 0, 0}};
 
 typedef struct search_ctx {
@@ -87,6 +93,10 @@ static void search_usage(FILE *f)
 	        "  --mtbf-gpu-hours H, --ckpt-write-gbps G, --restart-min M, --ckpt-async on|off\n"
 	        "                   with --tokens: the winner's goodput under failures and\n"
 	        "                   checkpoints (as estimate; text report only)\n"
+	        "  --time-limit S   stop after S seconds (checked between sub-spaces) with\n"
+	        "                   the best plans found so far, marked 'stopped early'\n"
+	        "  --max-plans N    stop once N plans are evaluated (after the sub-space that\n"
+	        "                   reaches N: the same answer with any thread count)\n"
 	        "  --json           {\"plans\": [...], \"pareto\": [...], \"stats\": {...}}\n"
 	        "  --output FILE    write there (atomically) instead of standard output\n");
 }
@@ -136,6 +146,23 @@ static int handle(int code, const char *v, void *vctx)
 		c->emit = true;
 		return 0;
 	}
+	case OPT_TIME_LIMIT: {
+		char *end;
+		errno = 0;
+		double t = strtod(v, &end);
+		if (errno || end == v || *end || !(t > 0 && t <= 1e9)) {
+			cli_message(
+			    "--time-limit: expected a number of seconds in (0, 1e9], got '%s'", v);
+			return EXIT_BADINPUT;
+		}
+		c->opts.time_limit_s = t;
+		return 0;
+	}
+	case OPT_MAX_PLANS:
+		if (cli_parse_ll("max-plans", v, 1, 1000000000000000LL, &x))
+			return EXIT_BADINPUT;
+		c->opts.max_plans = x;
+		return 0;
 	case OPT_SIM:
 		if (strcmp(v, "on") == 0 || strcmp(v, "off") == 0) {
 			c->sim = strcmp(v, "on") == 0;
@@ -429,23 +456,107 @@ static int check_space(const pp_search_space *sp, const pp_model *m)
 	return 0;
 }
 
+/*
+ * On a terminal (stderr), and only there: the size of the space before the
+ * search, then a line of progress redrawn at most 4 times a second once the
+ * search has run for a second, erased at the end.
+ */
+typedef struct progress {
+	bool on, shown;
+	double start, last;
+} progress;
+
+static double wall(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void progress_start(progress *p, const pp_search *s, int threads)
+{
+	memset(p, 0, sizeof *p);
+	p->on = isatty(STDERR_FILENO);
+	p->start = p->last = wall();
+	if (!p->on)
+		return;
+	pp_search_stats st;
+	pp_search_get_stats(s, &st);
+	fprintf(stderr,
+	        "paraplan: search: %lld sub-spaces (tp, tp2, pp, cp, pipeline split) to search "
+	        "on %d threads\n",
+	        st.subspaces, threads);
+}
+
+static void progress_show(progress *p, const pp_search *s, bool force)
+{
+	if (!p->on)
+		return;
+	double now = wall();
+	if (!force && (now - p->start < 1 || now - p->last < 0.25))
+		return;
+	p->last = now;
+	pp_search_stats st;
+	pp_search_get_stats(s, &st);
+	char best[48] = "none fits yet";
+	if (st.best_s > 0)
+		snprintf(best, sizeof best, "best %.3f s", st.best_s);
+	fprintf(stderr,
+	        "\rparaplan: search: %lld of %lld sub-spaces, %lld plans evaluated, %s, %.0f s "
+	        "\033[K",
+	        st.subspaces_done, st.subspaces, st.evaluated, best, now - p->start);
+	fflush(stderr);
+	p->shown = true;
+}
+
+static void progress_end(progress *p)
+{
+	if (p->on && p->shown) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+	}
+}
+
+/* The options into `ctx` and `o`, checked for form: CLI_CONTINUE or an exit
+ * code.  Reads no file. */
+static int search_parse(int argc, char **argv, search_ctx *ctx, cli_opts *o)
+{
+	pp_search_options_init(&ctx->opts);
+	ctx->headroom = 0;
+	ctx->sim = false;
+	ctx->emit = false;
+	ctx->goodput = false;
+	pp_goodput_params_init(&ctx->gp);
+	ctx->format = PP_LAUNCH_MEGATRON;
+	pp_search_space_init(&ctx->space);
+	const cli_verb verb = {"search", search_usage, search_opts, handle, ctx, take};
+	int rc = cli_opts_parse(argc, argv, &verb, o);
+	if (rc != CLI_CONTINUE)
+		return rc;
+	if ((rc = cli_opts_require(o, "search", true, true)))
+		return rc;
+	return CLI_CONTINUE;
+}
+
+int cli_search_parse_only(int argc, char **argv)
+{
+	search_ctx *ctx = malloc(sizeof *ctx);
+	if (!ctx)
+		return EXIT_INTERNAL;
+	cli_opts o;
+	int rc = search_parse(argc, argv, ctx, &o);
+	free(ctx);
+	return rc == CLI_CONTINUE ? EXIT_ANSWERED : rc;
+}
+
 int cli_search(int argc, char **argv)
 {
 	search_ctx ctx;
-	pp_search_options_init(&ctx.opts);
-	ctx.headroom = 0;
-	ctx.sim = false;
-	ctx.emit = false;
-	ctx.goodput = false;
-	pp_goodput_params_init(&ctx.gp);
-	ctx.format = PP_LAUNCH_MEGATRON;
-	pp_search_space_init(&ctx.space);
-	const cli_verb verb = {"search", search_usage, search_opts, handle, &ctx, take};
 	cli_opts o;
-	int rc = cli_opts_parse(argc, argv, &verb, &o);
+	int rc = search_parse(argc, argv, &ctx, &o);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if ((rc = cli_opts_require(&o, "search", true, true)))
+	if ((rc = cli_out_check("search", "--output", o.output)))
 		return rc;
 	if (ctx.emit && o.json) {
 		cli_message("search: --emit and --json: give one of them");
@@ -470,8 +581,13 @@ int cli_search(int argc, char **argv)
 	pp_status st = pp_search_new(&model, &sys, &o.job, o.gpus, &space, &ctx.opts, &s, &err);
 	if (st)
 		return cli_plan_fail(st, &err, &model);
-	while (!pp_search_done(s) && !st)
+	progress pr;
+	progress_start(&pr, s, ctx.opts.threads);
+	while (!pp_search_done(s) && !st) {
 		st = pp_search_iterate(s, &err);
+		progress_show(&pr, s, false);
+	}
+	progress_end(&pr);
 	if (!st && ctx.sim)
 		st = pp_search_simulate(s, &err);
 	if (st) {

@@ -67,64 +67,101 @@ static int sweep_flag(int code, const char *v, void *ctx)
 	}
 }
 
-int cli_sweep(int argc, char **argv)
+/*
+ * The options into `a`, `o`, the axis and its values (malloc'ed into *values,
+ * *n of them, when the result is CLI_CONTINUE), checked for form: CLI_CONTINUE
+ * or an exit code.  Reads no file.
+ */
+static int sweep_parse(int argc, char **argv, sweep_args *a, cli_opts *o, pp_sweep_axis *axis,
+                       long long **values, size_t *n)
 {
-	sweep_args a = {0};
-	const cli_verb verb = {"sweep", sweep_usage, sweep_opts, sweep_flag, &a, NULL};
-	cli_opts o;
-	int rc = cli_opts_parse(argc, argv, &verb, &o);
+	*a = (sweep_args){0};
+	*values = NULL;
+	*n = 0;
+	const cli_verb verb = {"sweep", sweep_usage, sweep_opts, sweep_flag, a, NULL};
+	int rc = cli_opts_parse(argc, argv, &verb, o);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if (!a.over || !a.values) {
+	if (!a->over || !a->values) {
 		cli_message("sweep: %s is required (see 'paraplan sweep --help')",
-		            !a.over ? "--over" : "--values");
+		            !a->over ? "--over" : "--values");
 		return EXIT_BADINPUT;
 	}
 	pp_error err;
 	pp_error_clear(&err);
-	pp_sweep_axis axis;
-	pp_status st = pp_sweep_axis_parse(a.over, "--over", &axis, &err);
+	pp_status st = pp_sweep_axis_parse(a->over, "--over", axis, &err);
 	if (st)
 		return cli_fail(st, &err);
-	if (a.csv && o.json) {
+	if (a->csv && o->json) {
 		cli_message("sweep: --csv and --json exclude each other");
 		return EXIT_BADINPUT;
 	}
 	/* The swept quantity comes from --values only. */
-	const char *clash = axis == PP_SWEEP_GPUS && o.gpus           ? "--gpus"
-	                    : axis == PP_SWEEP_GPUS && o.plan.dp      ? "--dp"
-	                    : axis == PP_SWEEP_DP && o.gpus           ? "--gpus"
-	                    : axis == PP_SWEEP_DP && o.plan.dp        ? "--dp"
-	                    : axis == PP_SWEEP_MBS && o.plan.mbs != 1 ? "--mbs"
-	                                                              : NULL;
+	const char *clash = *axis == PP_SWEEP_GPUS && o->gpus           ? "--gpus"
+	                    : *axis == PP_SWEEP_GPUS && o->plan.dp      ? "--dp"
+	                    : *axis == PP_SWEEP_DP && o->gpus           ? "--gpus"
+	                    : *axis == PP_SWEEP_DP && o->plan.dp        ? "--dp"
+	                    : *axis == PP_SWEEP_MBS && o->plan.mbs != 1 ? "--mbs"
+	                                                                : NULL;
 	if (clash) {
-		cli_message("sweep: %s is set by --over %s; leave it out", clash, a.over);
+		cli_message("sweep: %s is set by --over %s; leave it out", clash, a->over);
 		return EXIT_BADINPUT;
 	}
-	if (axis == PP_SWEEP_MBS && !o.gpus && !o.plan.dp) {
+	if (*axis == PP_SWEEP_MBS && !o->gpus && !o->plan.dp) {
 		cli_message("sweep: --over mbs needs --gpus or --dp");
 		return EXIT_BADINPUT;
 	}
-	if ((rc = cli_opts_require(&o, "sweep", false, a.replica_batch == 0)))
+	if ((rc = cli_opts_require(o, "sweep", false, a->replica_batch == 0)))
 		return rc;
-	if (a.replica_batch > 0 && o.have_gbs) {
+	if (a->replica_batch > 0 && o->have_gbs) {
 		cli_message("sweep: --gbs and --replica-batch exclude each other");
 		return EXIT_BADINPUT;
 	}
-
-	long long *values = malloc(PP_SWEEP_MAX_POINTS * sizeof *values);
-	if (!values) {
+	long long *v = malloc(PP_SWEEP_MAX_POINTS * sizeof *v);
+	if (!v) {
 		cli_message("out of memory");
 		return EXIT_INTERNAL;
 	}
-	size_t n = 0;
-	long long max_value = axis == PP_SWEEP_MBS ? 1 << 20 : 10000000;
-	st = pp_sweep_parse_values(a.values, "--values", max_value, values, PP_SWEEP_MAX_POINTS, &n,
+	long long max_value = *axis == PP_SWEEP_MBS ? 1 << 20 : 10000000;
+	st = pp_sweep_parse_values(a->values, "--values", max_value, v, PP_SWEEP_MAX_POINTS, n,
 	                           &err);
 	if (st) {
-		free(values);
+		free(v);
 		return cli_fail(st, &err);
 	}
+	*values = v;
+	return CLI_CONTINUE;
+}
+
+int cli_sweep_parse_only(int argc, char **argv)
+{
+	sweep_args a;
+	cli_opts o;
+	pp_sweep_axis axis;
+	long long *values;
+	size_t n;
+	int rc = sweep_parse(argc, argv, &a, &o, &axis, &values, &n);
+	free(values);
+	return rc == CLI_CONTINUE ? EXIT_ANSWERED : rc;
+}
+
+int cli_sweep(int argc, char **argv)
+{
+	sweep_args a;
+	cli_opts o;
+	pp_sweep_axis axis;
+	long long *values;
+	size_t n;
+	int rc = sweep_parse(argc, argv, &a, &o, &axis, &values, &n);
+	if (rc != CLI_CONTINUE)
+		return rc;
+	if ((rc = cli_out_check("sweep", "--output", o.output))) {
+		free(values);
+		return rc;
+	}
+	pp_error err;
+	pp_error_clear(&err);
+	pp_status st;
 	pp_model model;
 	pp_system sys;
 	if ((rc = cli_opts_inputs(&o, &model, &sys))) {

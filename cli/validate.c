@@ -23,26 +23,31 @@
 
 #define GIB 1073741824.0
 
-enum { OPT_DATA = 256, OPT_MEMORY, OPT_SEARCH, OPT_JSON, OPT_HELP };
+enum { OPT_DATA = 256, OPT_MEMORY, OPT_SEARCH, OPT_JSON, OPT_OUTPUT, OPT_HELP };
 
-static const struct option validate_opts[] = {
-    {"data", required_argument, 0, OPT_DATA}, {"memory", no_argument, 0, OPT_MEMORY},
-    {"search", no_argument, 0, OPT_SEARCH},   {"json", no_argument, 0, OPT_JSON},
-    {"help", no_argument, 0, OPT_HELP},       {0, 0, 0, 0}};
+static const struct option validate_opts[] = {{"data", required_argument, 0, OPT_DATA},
+                                              {"memory", no_argument, 0, OPT_MEMORY},
+                                              {"search", no_argument, 0, OPT_SEARCH},
+                                              {"json", no_argument, 0, OPT_JSON},
+                                              {"output", required_argument, 0, OPT_OUTPUT},
+                                              {"help", no_argument, 0, OPT_HELP},
+                                              {0, 0, 0, 0}};
 
 static void validate_usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: paraplan validate [--data FILE] [--memory] [--json]\n"
+	        "usage: paraplan validate [--data FILE] [--memory] [--json] [--output FILE]\n"
 	        "\n"
 	        "  --data FILE   run records (default: $PARAPLAN_SHARED_DIR/validation/"
 	        "public-runs.json,\n"
 	        "                else ../shared/validation/public-runs.json, else the installed\n"
-	        "                <prefix>/share/paraplan/public-runs.json)\n"
+	        "                <prefix>/share/paraplan/public-runs.json); - reads standard\n"
+	        "                input.  A file with no usable record is an error (exit 2)\n"
 	        "  --memory      judge the predicted peak memory per GPU instead of throughput\n"
 	        "  --search      for each record, the fastest plan paraplan finds for its model,\n"
 	        "                GPUs and batch, next to the authors' plan (predicted times)\n"
-	        "  --json        JSON instead of text\n");
+	        "  --json        JSON instead of text\n"
+	        "  --output FILE write there (atomically) instead of standard output\n");
 }
 
 static bool readable(const char *path)
@@ -76,6 +81,62 @@ bool cli_default_data(char *out, size_t n)
 		}
 	}
 	return false;
+}
+
+/* Short form of a skip reason: up to its first " (", " '" or ": ". */
+static void reason_kind(const char *reason, char *out, size_t n)
+{
+	size_t k = strlen(reason);
+	const char *cuts[] = {" (", " '", ": "};
+	for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++) {
+		const char *p = strstr(reason, cuts[i]);
+		if (p && (size_t)(p - reason) < k)
+			k = (size_t)(p - reason);
+	}
+	snprintf(out, n, "%.*s", (int)k, reason);
+}
+
+void cli_skips_add(cli_skips *s, const char *reason)
+{
+	char kind[sizeof s->kind[0]];
+	reason_kind(reason, kind, sizeof kind);
+	s->total++;
+	size_t k = 0;
+	while (k < s->n && strcmp(s->kind[k], kind) != 0)
+		k++;
+	if (k == s->n) {
+		if (s->n == CLI_SKIP_KINDS) {
+			k = CLI_SKIP_KINDS - 1; /* the last kind counts the rest */
+			snprintf(s->kind[k], sizeof s->kind[k], "other reasons");
+		} else {
+			snprintf(s->kind[k], sizeof s->kind[k], "%s", kind);
+			s->n++;
+		}
+	}
+	s->count[k]++;
+}
+
+void cli_skips_format(const cli_skips *s, char *buf, size_t n)
+{
+	if (s->total == 0) {
+		snprintf(buf, n, "it holds no record");
+		return;
+	}
+	size_t off = (size_t)snprintf(buf, n, "%zu skipped (", s->total);
+	for (size_t k = 0; k < s->n && off < n; k++)
+		off += (size_t)snprintf(buf + off, n - off, "%s%zu %s", k ? ", " : "", s->count[k],
+		                        s->kind[k]);
+	if (off < n)
+		snprintf(buf + off, n - off, ")");
+}
+
+/* "validate: no usable record in FILE: 3 skipped (...)"; EXIT_BADINPUT. */
+static int no_usable(const char *verb, const char *data, const cli_skips *s)
+{
+	char why[1024];
+	cli_skips_format(s, why, sizeof why);
+	cli_message("%s: no usable record in %s: %s", verb, data, why);
+	return EXIT_BADINPUT;
 }
 
 /* One evaluated record. */
@@ -535,7 +596,7 @@ static void print_search_text(FILE *f, const row *rows, size_t nrows)
 
 int cli_validate(int argc, char **argv)
 {
-	const char *data = NULL;
+	const char *data = NULL, *output = NULL;
 	bool json = false, memory = false, search = false;
 	int c;
 	optind = 1;
@@ -546,6 +607,7 @@ int cli_validate(int argc, char **argv)
 		case OPT_MEMORY: memory = true; break;
 		case OPT_SEARCH: search = true; break;
 		case OPT_JSON: json = true; break;
+		case OPT_OUTPUT: output = optarg; break;
 		case OPT_HELP: validate_usage(stdout); return EXIT_ANSWERED;
 		case ':':
 			cli_message("validate: option '%s' needs a value", argv[optind - 1]);
@@ -572,6 +634,9 @@ int cli_validate(int argc, char **argv)
 		data = path;
 	}
 
+	int rc = cli_out_check("validate", "--output", output);
+	if (rc)
+		return rc;
 	pp_error err;
 	pp_runs *runs = NULL;
 	pp_status st = pp_runs_load(data, &runs, &err);
@@ -590,7 +655,7 @@ int cli_validate(int argc, char **argv)
 		return EXIT_INTERNAL;
 	}
 	size_t nrows = 0, nskips = 0;
-	int rc = EXIT_ANSWERED;
+	cli_skips why = {0};
 	for (size_t i = 0; i < n; i++) {
 		pp_model m;
 		pp_system s;
@@ -605,6 +670,7 @@ int cli_validate(int argc, char **argv)
 			skip *k = &skips[nskips++];
 			snprintf(k->id, sizeof k->id, "%s", pp_runs_id(runs, i));
 			snprintf(k->reason, sizeof k->reason, "%s", err.text);
+			cli_skips_add(&why, err.text);
 			continue;
 		}
 		if (st) {
@@ -613,30 +679,55 @@ int cli_validate(int argc, char **argv)
 		}
 		r->fraction = r->est.memory.total_bytes / r->est.capacity_bytes;
 		pp_run_compare(&r->info, &r->est, &r->speed, &r->mem);
+		if (!isfinite(r->fraction) ||
+		    (r->speed.metric != PP_METRIC_NONE && !isfinite(r->speed.error)) ||
+		    (r->mem.metric != PP_METRIC_NONE && !isfinite(r->mem.error))) {
+			/* Never printed as nan: a prediction that is not a number is a
+			 * skipped record (and a bug to report). */
+			skip *k = &skips[nskips++];
+			snprintf(k->id, sizeof k->id, "%s", pp_runs_id(runs, i));
+			snprintf(k->reason, sizeof k->reason, "the prediction is not a number");
+			cli_skips_add(&why, k->reason);
+			continue;
+		}
 		if (search && (rc = best_plan(r, &m, &s, &job, &plan, gpus)))
 			break;
 		sorted[nrows] = r->fraction;
 		nrows++;
 	}
 	if (rc == EXIT_ANSWERED) {
+		/* Usable: evaluated, and for throughput, measured. */
+		size_t usable = nrows;
+		if (!memory && !search) {
+			cli_skips w = why;
+			usable = 0;
+			for (size_t i = 0; i < nrows; i++) {
+				if (rows[i].speed.metric != PP_METRIC_NONE)
+					usable++;
+				else
+					cli_skips_add(&w, "without a throughput measurement");
+			}
+			why = w;
+		}
+		if (usable == 0)
+			rc = no_usable("validate", data, &why);
+	}
+	cli_out out;
+	if (rc == EXIT_ANSWERED && (rc = cli_out_open(&out, output)) == EXIT_ANSWERED) {
 		qsort(sorted, nrows, sizeof *sorted, cmp_double);
-		if (search) {
-			print_search_text(stdout, rows, nrows);
-		} else if (!memory && json) {
-			if (print_speed_json(stdout, data, rows, nrows, skips, nskips))
-				rc = EXIT_INTERNAL;
-		} else if (!memory) {
-			print_speed_text(stdout, data, rows, nrows, skips, nskips);
-		} else if (json) {
-			if (print_json(stdout, data, rows, nrows, skips, nskips, sorted))
-				rc = EXIT_INTERNAL;
-		} else {
-			print_text(stdout, data, rows, nrows, skips, nskips, sorted);
-		}
-		if (fflush(stdout) != 0) {
-			cli_message("cannot write the output");
-			rc = EXIT_INTERNAL;
-		}
+		FILE *f = out.f;
+		int wr = 0;
+		if (search)
+			print_search_text(f, rows, nrows);
+		else if (!memory && json)
+			wr = print_speed_json(f, data, rows, nrows, skips, nskips);
+		else if (!memory)
+			print_speed_text(f, data, rows, nrows, skips, nskips);
+		else if (json)
+			wr = print_json(f, data, rows, nrows, skips, nskips, sorted);
+		else
+			print_text(f, data, rows, nrows, skips, nskips, sorted);
+		rc = cli_out_close(&out, wr == 0 && !ferror(f));
 	}
 	free(rows);
 	free(skips);

@@ -58,9 +58,23 @@ typedef struct pp_search_options {
 	int top_k;       /* plans kept (default 10) */
 	int threads;     /* worker threads (default: online CPUs) */
 	bool exhaustive; /* evaluate every plan, no sub-space skipped (for tests) */
+	/* Bounds, checked by pp_search_iterate between batches of sub-spaces (0 =
+	 * none).  When one is reached the search is done, with the best plans
+	 * found so far, and its stats say why (stop). */
+	double time_limit_s; /* wall time since pp_search_new */
+	long long max_plans; /* plans evaluated: the search ends after the
+	                        sub-space (in enumeration order) that reaches
+	                        it, so the answer is the same for any thread count */
 } pp_search_options;
 
 void pp_search_options_init(pp_search_options *opts);
+
+/* Why a search ended. */
+typedef enum pp_search_stop {
+	PP_SEARCH_COMPLETE = 0, /* every sub-space searched */
+	PP_SEARCH_TIME_LIMIT,   /* stopped early: options.time_limit_s */
+	PP_SEARCH_MAX_PLANS     /* stopped early: options.max_plans */
+} pp_search_stop;
 
 typedef struct pp_search_stats {
 	double space;         /* plans in the space: every combination enumerated */
@@ -68,7 +82,11 @@ typedef struct pp_search_stats {
 	long long pruned;     /* plans skipped inside a sub-space proven infeasible */
 	long long infeasible; /* evaluated plans that do not fit (with the headroom) */
 	long long rejected;   /* combinations the plan rules reject (e.g. ep with tp, no sp) */
-	double wall_s;
+	double wall_s;        /* so far, while the search runs */
+	long long subspaces;  /* (tp, tp2, pp, cp, split) sub-spaces, known from pp_search_new */
+	long long subspaces_done;
+	double best_s;       /* iteration time of the fastest plan found so far; 0 if none */
+	pp_search_stop stop; /* COMPLETE, or why the search stopped early */
 } pp_search_stats;
 
 typedef struct pp_search pp_search;
@@ -80,13 +98,15 @@ pp_status pp_search_new(const pp_model *m, const pp_system *s, const pp_job *job
                         pp_search **out, pp_error *err);
 /* Evaluate the next batch of sub-spaces (one per thread). */
 pp_status pp_search_iterate(pp_search *s, pp_error *err);
+/* Every sub-space searched, or a bound of the options reached. */
 bool pp_search_done(const pp_search *s);
 /* Fraction of sub-spaces done, 0..1. */
 double pp_search_progress(const pp_search *s);
 
 /* The K fastest plans that fit, fastest first (ties broken by memory, then by
- * the plan's fields, so results are deterministic).  Pointers stay valid until
- * pp_search_free. */
+ * the plan's fields, then by the order of enumeration, so results are
+ * deterministic).  Empty until the search is done.  Pointers stay valid until
+ * pp_search_free.  The stats (pp_search_get_stats) can be read at any time. */
 size_t pp_search_count(const pp_search *s);
 const pp_estimate *pp_search_plan(const pp_search *s, size_t i);
 /* Pareto front of iteration time vs peak memory among plans that fit,
@@ -98,6 +118,9 @@ pp_status pp_search_simulate(pp_search *s, pp_error *err);
 size_t pp_search_pareto_count(const pp_search *s);
 const pp_estimate *pp_search_pareto(const pp_search *s, size_t i);
 void pp_search_get_stats(const pp_search *s, pp_search_stats *out);
+/* Why the search stopped early, in words ("time limit 2 s reached after 12 of
+ * 4410 sub-spaces"), into buf; "" when it searched every sub-space. */
+const char *pp_search_stop_reason(const pp_search *s, char *buf, size_t n);
 
 /* Why the winner wins: the breakdown term by which the runner-up (the first
  * plan that is slower, 0-based index in *runner_up) loses most, e.g. "bubble",

@@ -285,7 +285,9 @@ pp_status pp_system_preset(const char *name, pp_system *out, pp_error *err);
 /*
  * Fill `out` from a file.  A model file may be paraplan's own JSON or a
  * HuggingFace config.json (recognised by its "model_type" or "architectures"
- * key).  `path` is only read.
+ * key).  `path` is only read; it must be a regular file of at most 64 MiB
+ * (a directory, FIFO or device is refused without blocking), or "-" for
+ * standard input.
  */
 pp_status pp_model_load(const char *path, pp_model *out, pp_error *err);
 pp_status pp_gpu_load(const char *path, pp_gpu *out, pp_error *err);
@@ -298,7 +300,8 @@ pp_status pp_system_load(const char *path, pp_system *out, pp_error *err);
  */
 pp_status pp_system_set_framework(pp_system *s, const char *name, pp_error *err);
 
-/* A preset name, or a path if `ref` names an existing file. */
+/* A preset name, or a path if `ref` names an existing file (or looks like a
+ * path: a '/', ".json"), or "-" for standard input. */
 pp_status pp_model_resolve(const char *ref, pp_model *out, pp_error *err);
 pp_status pp_system_resolve(const char *ref, pp_system *out, pp_error *err);
 

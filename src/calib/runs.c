@@ -29,6 +29,147 @@ struct pp_runs {
 
 /* ------------------------------------------------------------- loading */
 
+/*
+ * The type of every field this file reads.  A field may be absent or null
+ * (unknown: a fill rule or a skip says what happens), but a value of another
+ * type is an error of the whole file, never a silently skipped record.
+ * Parents come before their fields.
+ */
+typedef enum field_type {
+	F_OBJECT,
+	F_STRING,
+	F_BOOL,
+	F_COUNT,    /* a whole number >= 1 (1e3 written as a real is whole) */
+	F_COUNT0,   /* a whole number >= 0 */
+	F_POSITIVE, /* a number > 0 */
+} field_type;
+
+static const struct record_field {
+	const char *parent; /* "" for the record itself */
+	const char *key;
+	field_type type;
+} record_fields[] = {
+    {"", "id", F_STRING},
+    {"", "source", F_OBJECT},
+    {"", "hardware", F_OBJECT},
+    {"", "model", F_OBJECT},
+    {"", "batch", F_OBJECT},
+    {"", "parallelism", F_OBJECT},
+    {"", "measured", F_OBJECT},
+    {"", "precision", F_STRING},
+    {"source", "title", F_STRING},
+    {"hardware", "gpu_type", F_STRING},
+    {"hardware", "num_gpus", F_COUNT},
+    {"hardware", "inter_node_network", F_STRING},
+    {"model", "name", F_STRING},
+    {"model", "num_layers", F_COUNT},
+    {"model", "hidden_size", F_COUNT},
+    {"model", "num_attention_heads", F_COUNT},
+    {"model", "num_kv_heads", F_COUNT},
+    {"model", "ffn_hidden_size", F_COUNT},
+    {"model", "vocab_size", F_COUNT},
+    {"model", "seq_length", F_COUNT},
+    {"model", "total_params_B", F_POSITIVE},
+    {"model", "arch_notes", F_STRING},
+    {"model", "moe", F_OBJECT},
+    {"model.moe", "num_experts", F_COUNT},
+    {"model.moe", "top_k", F_COUNT},
+    {"model.moe", "expert_ffn_hidden_size", F_COUNT},
+    {"model.moe", "num_shared_experts", F_COUNT0},
+    {"model.moe", "dense_layers", F_COUNT0},
+    {"batch", "global_batch_size", F_COUNT},
+    {"batch", "global_batch_tokens", F_COUNT},
+    {"batch", "micro_batch_size", F_COUNT},
+    {"parallelism", "tp", F_COUNT},
+    {"parallelism", "pp", F_COUNT},
+    {"parallelism", "dp", F_COUNT},
+    {"parallelism", "cp", F_COUNT},
+    {"parallelism", "ep", F_COUNT},
+    {"parallelism", "virtual_pipeline_size", F_COUNT},
+    {"parallelism", "model_parallel_size", F_COUNT},
+    {"parallelism", "pipeline_schedule", F_STRING},
+    {"parallelism", "other", F_STRING},
+    {"parallelism", "zero_or_dist_optimizer", F_STRING},
+    {"parallelism", "activation_recompute", F_STRING},
+    {"parallelism", "sequence_parallel", F_BOOL},
+    {"measured", "tflops_per_gpu", F_POSITIVE},
+    {"measured", "tflops_definition", F_STRING},
+    {"measured", "mfu", F_POSITIVE},
+    {"measured", "hfu", F_POSITIVE},
+    {"measured", "tokens_per_s_per_gpu", F_POSITIVE},
+    {"measured", "iteration_time_s", F_POSITIVE},
+    {"measured", "peak_memory_GiB", F_POSITIVE},
+};
+
+/* The object at a dotted path of `rec` ("model.moe"), NULL when absent. */
+static json_t *at_path(json_t *rec, const char *path)
+{
+	char buf[64];
+	ppi_strlcpy(buf, path, sizeof buf);
+	json_t *v = rec;
+	char *save = NULL;
+	for (char *k = strtok_r(buf, ".", &save); k && v; k = strtok_r(NULL, ".", &save))
+		v = json_is_object(v) ? json_object_get(v, k) : NULL;
+	return json_is_object(v) ? v : NULL;
+}
+
+static bool whole(const json_t *v, double min)
+{
+	double d = json_number_value(v);
+	if (json_is_integer(v))
+		return (double)json_integer_value(v) >= min;
+	return json_is_real(v) && d == floor(d) && fabs(d) < 9e15 && d >= min;
+}
+
+static bool type_ok(const json_t *v, field_type t)
+{
+	switch (t) {
+	case F_OBJECT: return json_is_object(v);
+	case F_STRING: return json_is_string(v);
+	case F_BOOL: return json_is_boolean(v);
+	case F_COUNT: return whole(v, 1);
+	case F_COUNT0: return whole(v, 0);
+	case F_POSITIVE: return json_is_number(v) && json_number_value(v) > 0;
+	}
+	return false;
+}
+
+static const char *const type_words[] = {"an object",           "a string",
+                                         "true, false",         "a whole number >= 1",
+                                         "a whole number >= 0", "a number > 0"};
+
+/* Every record an object, every field it has of its type (or null). */
+static pp_status check_types(json_t *records, const char *source, pp_error *err)
+{
+	size_t i;
+	json_t *rec;
+	json_array_foreach (records, i, rec) {
+		char path[128], got[80], who[PP_RUN_ID_MAX + 16] = "";
+		if (!json_is_object(rec)) {
+			snprintf(path, sizeof path, "records[%zu]", i);
+			ppi_json_repr(rec, got, sizeof got);
+			return ppi_fail(err, source, path, "expected a record (an object), got %s",
+			                got);
+		}
+		const char *id = json_string_value(json_object_get(rec, "id"));
+		if (id)
+			snprintf(who, sizeof who, " (record %.*s)", PP_RUN_ID_MAX, id);
+		for (size_t k = 0; k < sizeof record_fields / sizeof *record_fields; k++) {
+			const struct record_field *f = &record_fields[k];
+			json_t *parent = f->parent[0] ? at_path(rec, f->parent) : rec;
+			json_t *v = parent ? json_object_get(parent, f->key) : NULL;
+			if (!v || json_is_null(v) || type_ok(v, f->type))
+				continue;
+			snprintf(path, sizeof path, "records[%zu].%s%s%s", i, f->parent,
+			         f->parent[0] ? "." : "", f->key);
+			ppi_json_repr(v, got, sizeof got);
+			return ppi_fail(err, source, path, "expected %s or null, got %s%s",
+			                type_words[f->type], got, who);
+		}
+	}
+	return PP_OK;
+}
+
 pp_status pp_runs_from_json(const char *text, size_t len, const char *source, pp_runs **runs,
                             pp_error *err)
 {
@@ -41,6 +182,10 @@ pp_status pp_runs_from_json(const char *text, size_t len, const char *source, pp
 	if (!json_is_array(records)) {
 		json_decref(root);
 		return ppi_fail(err, source, "records", "expected an array of run records");
+	}
+	if ((st = check_types(records, source, err))) {
+		json_decref(root);
+		return st;
 	}
 	pp_runs *r = calloc(1, sizeof *r);
 	if (!r) {

@@ -273,7 +273,14 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 	size_t n = pp_search_count(s);
 	pp_search_stats st;
 	pp_search_get_stats(s, &st);
-	if (n == 0) {
+	char stop[256];
+	pp_search_stop_reason(s, stop, sizeof stop);
+	if (stop[0])
+		fprintf(out, "stopped early: %s; the plans below are the best found so far\n\n",
+		        stop);
+	if (n == 0 && stop[0]) {
+		fprintf(out, "no plan that fits was found before the search stopped\n");
+	} else if (n == 0) {
 		fprintf(out, "no plan in the space fits\n");
 	} else {
 		const pp_estimate *w = pp_search_plan(s, 0);
@@ -331,9 +338,12 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 		}
 	}
 	fprintf(out,
-	        "\nsearch: %.0f plans in the space, %lld evaluated, %lld pruned (proven not to "
+	        "\nsearch: %.0f plans in the %s, %lld evaluated, %lld pruned (proven not to "
 	        "fit), %lld evaluated that do not fit, %lld rejected by the plan rules, %.3f s\n",
-	        st.space, st.evaluated, st.pruned, st.infeasible, st.rejected, st.wall_s);
+	        st.space, stop[0] ? "sub-spaces searched" : "space", st.evaluated, st.pruned,
+	        st.infeasible, st.rejected, st.wall_s);
+	if (stop[0])
+		fprintf(out, "stopped early: %s\n", stop);
 	return ferror(out) ? -1 : 0;
 }
 
@@ -350,6 +360,16 @@ int pp_report_search_json(const pp_search *s, FILE *out)
 	                          (json_int_t)st.evaluated, "pruned", (json_int_t)st.pruned,
 	                          "infeasible", (json_int_t)st.infeasible, "rejected",
 	                          (json_int_t)st.rejected, "wall_s", st.wall_s);
+	char stop[256];
+	pp_search_stop_reason(s, stop, sizeof stop);
+	json_object_set_new(stats, "subspaces", json_integer((json_int_t)st.subspaces));
+	json_object_set_new(stats, "subspaces_done", json_integer((json_int_t)st.subspaces_done));
+	json_object_set_new(stats, "stopped_early", json_boolean(stop[0] != '\0'));
+	json_object_set_new(stats, "reason", stop[0] ? json_string(stop) : json_null());
+	json_object_set_new(stats, "stop",
+	                    st.stop == PP_SEARCH_TIME_LIMIT  ? json_string("time_limit")
+	                    : st.stop == PP_SEARCH_MAX_PLANS ? json_string("max_plans")
+	                                                     : json_null());
 	double margin = 0;
 	size_t ru = 0;
 	const char *why = pp_search_explain(s, &margin, &ru);

@@ -12,6 +12,7 @@
 
 #include "paraplan/cost.h"
 #include "paraplan/search.h"
+#include "topk.h"
 #include "util/util.h"
 
 static const char *const default_orders[] = {"tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp", "tp-pp-cp-ep-dp",
@@ -27,76 +28,17 @@ void pp_search_options_init(pp_search_options *opts)
 {
 	memset(opts, 0, sizeof *opts);
 	opts->top_k = 10;
+	opts->time_limit_s = 0;
+	opts->max_plans = 0;
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	opts->threads = n > 0 ? (int)n : 1;
 }
 
 /* ------------------------------------------------------------ ranking */
 
-/* Total order on results: time, then memory, then the plan's fields. */
 static int compare(const pp_estimate *a, const pp_estimate *b)
 {
-	if (a->time.iteration_s != b->time.iteration_s)
-		return a->time.iteration_s < b->time.iteration_s ? -1 : 1;
-	if (a->memory.total_bytes != b->memory.total_bytes)
-		return a->memory.total_bytes < b->memory.total_bytes ? -1 : 1;
-	const pp_plan *p = &a->plan, *q = &b->plan;
-	const int x[] = {p->tp,
-	                 p->pp,
-	                 p->cp,
-	                 p->ep,
-	                 p->etp,
-	                 p->vp,
-	                 p->mbs,
-	                 p->zero,
-	                 (int)p->recompute,
-	                 p->sp,
-	                 (int)p->schedule,
-	                 p->first_stage_layers,
-	                 p->last_stage_layers,
-	                 p->embedding_as_layer,
-	                 p->loss_as_layer};
-	const int y[] = {q->tp,
-	                 q->pp,
-	                 q->cp,
-	                 q->ep,
-	                 q->etp,
-	                 q->vp,
-	                 q->mbs,
-	                 q->zero,
-	                 (int)q->recompute,
-	                 q->sp,
-	                 (int)q->schedule,
-	                 q->first_stage_layers,
-	                 q->last_stage_layers,
-	                 q->embedding_as_layer,
-	                 q->loss_as_layer};
-	for (size_t i = 0; i < sizeof x / sizeof x[0]; i++)
-		if (x[i] != y[i])
-			return x[i] < y[i] ? -1 : 1;
-	return strcmp(p->order, q->order);
-}
-
-/* A sorted list of at most `cap` estimates (the K best). */
-typedef struct top_list {
-	pp_estimate *v;
-	size_t n, cap;
-} top_list;
-
-static void top_insert(top_list *t, const pp_estimate *e)
-{
-	if (t->cap == 0)
-		return;
-	if (t->n == t->cap && compare(e, &t->v[t->n - 1]) >= 0)
-		return;
-	size_t i = t->n < t->cap ? t->n : t->cap - 1;
-	while (i > 0 && compare(e, &t->v[i - 1]) < 0) {
-		t->v[i] = t->v[i - 1];
-		i--;
-	}
-	t->v[i] = *e;
-	if (t->n < t->cap)
-		t->n++;
+	return ppi_search_compare(a, b);
 }
 
 /* Pareto front of (time, memory): no kept point is both slower and larger. */
@@ -112,11 +54,18 @@ static bool dominates(const pp_estimate *a, const pp_estimate *b)
 	       a->memory.total_bytes <= b->memory.total_bytes && compare(a, b) < 0;
 }
 
-static void front_insert(front *f, const pp_estimate *e)
+static bool front_dominated(const front *f, const pp_estimate *e)
 {
 	for (size_t i = 0; i < f->n; i++)
 		if (dominates(&f->v[i], e))
-			return;
+			return true;
+	return false;
+}
+
+static void front_insert(front *f, const pp_estimate *e)
+{
+	if (front_dominated(f, e))
+		return;
 	size_t k = 0;
 	for (size_t i = 0; i < f->n; i++)
 		if (!dominates(e, &f->v[i]))
@@ -142,12 +91,15 @@ typedef struct outer {
 	int first, last; /* plan.first/last_stage_layers of this sub-space */
 } outer;
 
+/* One thread's work on one sub-space per iterate; what it found is merged
+ * into the search, in sub-space order, after the batch. */
 typedef struct worker {
 	struct pp_search *s;
 	const outer *job;
+	unsigned long long outer_index, seq; /* the ppi_topk_key of the next result */
 	pp_estimate *scratch;
 	pp_work *ws;
-	top_list top;
+	ppi_topk top;
 	front pareto;
 	long long evaluated, pruned, infeasible, rejected, combos;
 	pp_status status;
@@ -162,11 +114,14 @@ struct pp_search {
 	pp_search_space space;
 	pp_search_options opts;
 	outer *outers;
-	size_t nouters, next;
+	size_t nouters, next; /* sub-spaces; those done (merged) */
 	int nthreads;
 	worker *workers;
-	top_list top;
+	ppi_topk top;
+	pp_estimate *results; /* the top.n best in full, once finished */
 	front pareto;
+	pp_search_stop stop; /* why the search ended before its last sub-space */
+	bool finished;       /* lists sorted, wall time taken */
 	pp_search_stats stats;
 	double started;
 	char explain[64];
@@ -308,8 +263,17 @@ static void evaluate(worker *w, pp_plan *plan, bool *fits)
 		return;
 	}
 	*fits = true;
-	top_insert(&w->top, e);
-	front_insert(&w->pareto, e);
+	/* A result the search's list (read-only during a batch) would not keep
+	 * cannot enter it later: its worst only gets better. */
+	ppi_topk_key key = {w->outer_index, w->seq++};
+	if (ppi_topk_wants(&s->top, e, key) && ppi_topk_wants(&w->top, e, key)) {
+		ppi_topk_entry x;
+		ppi_topk_entry_set(&x, e, plan, key);
+		ppi_topk_insert(&w->top, &x);
+	}
+	/* The same for the front: a plan the search's front dominates stays out. */
+	if (!front_dominated(&s->pareto, e))
+		front_insert(&w->pareto, e);
 }
 
 /* Layout signature of a plan under an order: where every group lands. */
@@ -603,6 +567,12 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 	if (opts->threads < 1 || opts->threads > 1024)
 		return ppi_fail(err, "", "threads", "expected 1..1024 threads, got %d",
 		                opts->threads);
+	if (!(opts->time_limit_s >= 0 && opts->time_limit_s <= 1e9))
+		return ppi_fail(err, "", "time_limit", "expected 0 (none) to 1e9 seconds, got %g",
+		                opts->time_limit_s);
+	if (opts->max_plans < 0)
+		return ppi_fail(err, "", "max_plans", "expected 0 (none) or more plans, got %lld",
+		                opts->max_plans);
 	if (!(space->headroom_fraction >= 0 && space->headroom_fraction < 1))
 		return ppi_fail(err, "", "headroom", "expected a fraction in 0..1, got %g",
 		                space->headroom_fraction);
@@ -711,9 +681,9 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 	}
 	s->nthreads = opts->threads < (int)s->nouters ? opts->threads : (int)s->nouters;
 	s->workers = calloc((size_t)s->nthreads, sizeof *s->workers);
-	s->top.cap = (size_t)opts->top_k;
-	s->top.v = calloc(s->top.cap, sizeof *s->top.v);
-	if (!s->workers || !s->top.v) {
+	ppi_topk_init(&s->top, (size_t)opts->top_k);
+	s->stats.subspaces = (long long)s->nouters;
+	if (!s->workers) {
 		pp_search_free(s);
 		return PP_ENOMEM;
 	}
@@ -724,15 +694,98 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 		w->ws = malloc(sizeof *w->ws);
 		if (w->ws)
 			pp_work_init(w->ws);
-		w->top.cap = (size_t)opts->top_k;
-		w->top.v = calloc(w->top.cap, sizeof *w->top.v);
-		if (!w->scratch || !w->ws || !w->top.v) {
+		ppi_topk_init(&w->top, (size_t)opts->top_k);
+		if (!w->scratch || !w->ws) {
 			pp_search_free(s);
 			return PP_ENOMEM;
 		}
 	}
 	*out = s;
 	return PP_OK;
+}
+
+/*
+ * The K best, fastest first, evaluated once more in full (the list keeps
+ * what ranks a plan, not its whole estimate); each must come out as it was
+ * ranked.
+ */
+static pp_status final_plans(pp_search *s, pp_error *err)
+{
+	ppi_topk_sort(&s->top);
+	if (s->top.n == 0)
+		return PP_OK;
+	s->results = malloc(s->top.n * sizeof *s->results);
+	if (!s->results)
+		return PP_ENOMEM;
+	for (size_t k = 0; k < s->top.n; k++) {
+		const ppi_topk_entry *x = &s->top.v[k];
+		pp_estimate *e = &s->results[k];
+		pp_plan plan = x->input;
+		pp_status st = pp_estimate_eval(&s->model, &s->system, &s->job, &plan, s->gpus,
+		                                PP_EVAL_PEAK_ONLY | PP_EVAL_FIT_ONLY,
+		                                s->workers[0].ws, e, err);
+		if (st == PP_ENOMEM)
+			return st;
+		if (st || e->time.iteration_s != x->time_s || e->memory.total_bytes != x->bytes ||
+		    ppi_search_compare_parts(x->time_s, x->bytes, &e->plan, x->time_s, x->bytes,
+		                             &x->ranked) != 0) {
+			ppi_fail(
+			    err, "", "search",
+			    "internal: plan %zu of the search evaluates differently the second "
+			    "time",
+			    k + 1);
+			return PP_EINTERNAL;
+		}
+	}
+	return PP_OK;
+}
+
+/* The lists in their final order and the wall time: the search is over. */
+static pp_status finish(pp_search *s, pp_error *err)
+{
+	pp_status st = final_plans(s, err);
+	if (st)
+		return st;
+	s->finished = true;
+	/* Fastest first. */
+	for (size_t i = 1; i < s->pareto.n; i++)
+		for (size_t j = i; j > 0 && compare(&s->pareto.v[j], &s->pareto.v[j - 1]) < 0;
+		     j--) {
+			pp_estimate t = s->pareto.v[j];
+			s->pareto.v[j] = s->pareto.v[j - 1];
+			s->pareto.v[j - 1] = t;
+		}
+	s->stats.wall_s = now_s() - s->started;
+	s->stats.stop = s->stop;
+	return s->top.oom || s->pareto.oom ? PP_ENOMEM : PP_OK;
+}
+
+/* What worker w found in its sub-space, into the search; the worker's lists
+ * are emptied for the next batch. */
+static void merge(pp_search *s, worker *w)
+{
+	for (size_t k = 0; k < w->top.n; k++) {
+		const ppi_topk_entry *x = &w->top.v[k];
+		ppi_topk_insert(&s->top, x);
+		if (s->stats.best_s == 0 || x->time_s < s->stats.best_s)
+			s->stats.best_s = x->time_s;
+	}
+	for (size_t k = 0; k < w->pareto.n; k++)
+		front_insert(&s->pareto, &w->pareto.v[k]);
+	s->top.oom |= w->top.oom;
+	s->pareto.oom |= w->pareto.oom;
+	s->stats.evaluated += w->evaluated;
+	s->stats.pruned += w->pruned;
+	s->stats.infeasible += w->infeasible;
+	s->stats.rejected += w->rejected;
+	s->stats.space += (double)w->combos;
+}
+
+static void worker_reset(worker *w)
+{
+	ppi_topk_clear(&w->top);
+	w->pareto.n = 0;
+	w->evaluated = w->pruned = w->infeasible = w->rejected = w->combos = 0;
 }
 
 pp_status pp_search_iterate(pp_search *s, pp_error *err)
@@ -742,9 +795,11 @@ pp_status pp_search_iterate(pp_search *s, pp_error *err)
 	int n = 0;
 	pthread_t tid[1024];
 	bool started[1024] = {false};
-	for (; n < s->nthreads && s->next < s->nouters; n++) {
+	for (; n < s->nthreads && s->next + (size_t)n < s->nouters; n++) {
 		worker *w = &s->workers[n];
-		w->job = &s->outers[s->next++];
+		w->outer_index = s->next + (size_t)n;
+		w->job = &s->outers[w->outer_index];
+		w->seq = 0;
 		if (s->nthreads > 1 && pthread_create(&tid[n], NULL, thread_main, w) == 0)
 			started[n] = true;
 		else
@@ -759,41 +814,37 @@ pp_status pp_search_iterate(pp_search *s, pp_error *err)
 			*err = w->err;
 			return w->status;
 		}
-		if (w->pareto.oom)
-			return PP_ENOMEM;
 	}
-	if (pp_search_done(s)) {
-		/* Merge the workers' lists; deterministic whatever ran where. */
-		for (int i = 0; i < s->nthreads; i++) {
-			worker *w = &s->workers[i];
-			for (size_t k = 0; k < w->top.n; k++)
-				top_insert(&s->top, &w->top.v[k]);
-			for (size_t k = 0; k < w->pareto.n; k++)
-				front_insert(&s->pareto, &w->pareto.v[k]);
-			s->stats.evaluated += w->evaluated;
-			s->stats.pruned += w->pruned;
-			s->stats.infeasible += w->infeasible;
-			s->stats.rejected += w->rejected;
-			s->stats.space += (double)w->combos;
+	/* Merge in sub-space order, deterministic whatever ran where.  With a
+	 * plan limit the search ends after the sub-space that reaches it: the
+	 * sub-spaces after it in this batch are dropped, so the answer is the
+	 * same with any thread count. */
+	long long max = s->opts.max_plans;
+	for (int i = 0; i < n; i++) {
+		worker *w = &s->workers[i];
+		if (s->stop == PP_SEARCH_COMPLETE) {
+			merge(s, w);
+			s->next++;
+			if (max > 0 && s->stats.evaluated >= max && s->next < s->nouters)
+				s->stop = PP_SEARCH_MAX_PLANS;
 		}
-		if (s->pareto.oom)
-			return PP_ENOMEM;
-		/* Fastest first. */
-		for (size_t i = 1; i < s->pareto.n; i++)
-			for (size_t j = i;
-			     j > 0 && compare(&s->pareto.v[j], &s->pareto.v[j - 1]) < 0; j--) {
-				pp_estimate t = s->pareto.v[j];
-				s->pareto.v[j] = s->pareto.v[j - 1];
-				s->pareto.v[j - 1] = t;
-			}
-		s->stats.wall_s = now_s() - s->started;
+		worker_reset(w);
 	}
+	if (s->top.oom || s->pareto.oom)
+		return PP_ENOMEM;
+	double limit = s->opts.time_limit_s;
+	if (s->stop == PP_SEARCH_COMPLETE && limit > 0 && s->next < s->nouters &&
+	    now_s() - s->started >= limit)
+		s->stop = PP_SEARCH_TIME_LIMIT;
+	s->stats.subspaces_done = (long long)s->next;
+	if (pp_search_done(s))
+		return finish(s, err);
 	return PP_OK;
 }
 
 bool pp_search_done(const pp_search *s)
 {
-	return s->next >= s->nouters;
+	return s->next >= s->nouters || s->stop != PP_SEARCH_COMPLETE;
 }
 
 double pp_search_progress(const pp_search *s)
@@ -803,23 +854,23 @@ double pp_search_progress(const pp_search *s)
 
 size_t pp_search_count(const pp_search *s)
 {
-	return pp_search_done(s) ? s->top.n : 0;
+	return s->finished ? s->top.n : 0;
 }
 
 const pp_estimate *pp_search_plan(const pp_search *s, size_t i)
 {
-	return i < pp_search_count(s) ? &s->top.v[i] : NULL;
+	return i < pp_search_count(s) ? &s->results[i] : NULL;
 }
 
 pp_status pp_search_simulate(pp_search *s, pp_error *err)
 {
-	if (!pp_search_done(s))
+	if (!s->finished)
 		return ppi_fail(err, "", "search", "the search is not done");
 	pp_sim *sim;
 	PPI_TRY(pp_sim_new(&sim, err));
 	pp_status rc = PP_OK;
-	for (size_t i = 0; i < s->top.n && !rc; i++) {
-		rc = pp_estimate_simulate(&s->top.v[i], sim, err);
+	for (size_t i = 0; i < pp_search_count(s) && !rc; i++) {
+		rc = pp_estimate_simulate(&s->results[i], sim, err);
 		/* A schedule the simulator refuses keeps its closed form only. */
 		if (rc == PP_EINPUT)
 			rc = PP_OK;
@@ -830,7 +881,7 @@ pp_status pp_search_simulate(pp_search *s, pp_error *err)
 
 size_t pp_search_pareto_count(const pp_search *s)
 {
-	return pp_search_done(s) ? s->pareto.n : 0;
+	return s->finished ? s->pareto.n : 0;
 }
 
 const pp_estimate *pp_search_pareto(const pp_search *s, size_t i)
@@ -841,6 +892,24 @@ const pp_estimate *pp_search_pareto(const pp_search *s, size_t i)
 void pp_search_get_stats(const pp_search *s, pp_search_stats *out)
 {
 	*out = s->stats;
+	if (!s->finished)
+		out->wall_s = now_s() - s->started;
+}
+
+const char *pp_search_stop_reason(const pp_search *s, char *buf, size_t n)
+{
+	if (n == 0)
+		return buf;
+	buf[0] = '\0';
+	if (s->stop == PP_SEARCH_TIME_LIMIT)
+		snprintf(buf, n, "time limit %g s reached after %zu of %zu sub-spaces",
+		         s->opts.time_limit_s, s->next, s->nouters);
+	else if (s->stop == PP_SEARCH_MAX_PLANS)
+		snprintf(buf, n,
+		         "plan limit %lld reached after %zu of %zu sub-spaces (%lld plans "
+		         "evaluated)",
+		         s->opts.max_plans, s->next, s->nouters, s->stats.evaluated);
+	return buf;
 }
 
 const char *pp_search_explain(const pp_search *s, double *margin_s, size_t *runner_up)
@@ -849,10 +918,10 @@ const char *pp_search_explain(const pp_search *s, double *margin_s, size_t *runn
 		return NULL;
 	/* The first runner-up that is actually slower (equal plans tie). */
 	size_t j = 1;
-	while (j + 1 < s->top.n &&
-	       s->top.v[j].time.iteration_s <= s->top.v[0].time.iteration_s * (1 + 1e-9))
+	const pp_estimate *r = s->results;
+	while (j + 1 < s->top.n && r[j].time.iteration_s <= r[0].time.iteration_s * (1 + 1e-9))
 		j++;
-	const pp_iteration *a = &s->top.v[0].time, *b = &s->top.v[j].time;
+	const pp_iteration *a = &r[0].time, *b = &r[j].time;
 	const struct {
 		const char *name;
 		double d;
@@ -881,12 +950,13 @@ void pp_search_free(pp_search *s)
 		for (int i = 0; i < s->nthreads; i++) {
 			free(s->workers[i].scratch);
 			free(s->workers[i].ws);
-			free(s->workers[i].top.v);
+			ppi_topk_free(&s->workers[i].top);
 			free(s->workers[i].pareto.v);
 		}
 	free(s->workers);
 	free(s->outers);
-	free(s->top.v);
+	ppi_topk_free(&s->top);
+	free(s->results);
 	free(s->pareto.v);
 	free(s);
 }

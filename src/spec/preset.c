@@ -111,14 +111,14 @@ static bool is_file(const char *ref)
 
 pp_status pp_model_resolve(const char *ref, pp_model *out, pp_error *err)
 {
-	if (is_file(ref) || strchr(ref, '/') || strstr(ref, ".json"))
+	if (strcmp(ref, "-") == 0 || is_file(ref) || strchr(ref, '/') || strstr(ref, ".json"))
 		return pp_model_load(ref, out, err);
 	return pp_model_preset(ref, out, err);
 }
 
 pp_status pp_system_resolve(const char *ref, pp_system *out, pp_error *err)
 {
-	if (is_file(ref) || strchr(ref, '/') || strstr(ref, ".json"))
+	if (strcmp(ref, "-") == 0 || is_file(ref) || strchr(ref, '/') || strstr(ref, ".json"))
 		return pp_system_load(ref, out, err);
 	return pp_system_preset(ref, out, err);
 }

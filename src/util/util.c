@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 void pp_error_clear(pp_error *err)
 {
@@ -203,50 +205,91 @@ bool ppi_suggest_render(const ppi_suggest *s, char *out, size_t n)
 	return true;
 }
 
+/* What a file that is not a regular file is, for the message. */
+static const char *file_kind(mode_t m)
+{
+	return S_ISDIR(m)    ? "a directory"
+	       : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISCHR(m)  ? "a character device"
+	       : S_ISBLK(m)  ? "a block device"
+	       : S_ISSOCK(m) ? "a socket"
+	                     : "not a regular file";
+}
+
 pp_status ppi_read_file(const char *path, char **text, size_t *len, pp_error *err)
 {
 	*text = NULL;
 	*len = 0;
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	bool in = strcmp(path, "-") == 0;
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below. */
+	int fd = in ? STDIN_FILENO : open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
 		return ppi_fail(err, path, NULL, "cannot open: %s", strerror(errno));
 	struct stat sb;
-	if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-		fclose(f);
-		return ppi_fail(err, path, NULL, "is a directory, not a JSON file");
+	if (!in) {
+		if (fstat(fd, &sb) != 0) {
+			int e = errno;
+			close(fd);
+			return ppi_fail(err, path, NULL, "cannot read: %s", strerror(e));
+		}
+		if (S_ISDIR(sb.st_mode)) {
+			close(fd);
+			return ppi_fail(err, path, NULL, "is a directory, not a JSON file");
+		}
+		if (!S_ISREG(sb.st_mode)) {
+			close(fd);
+			return ppi_fail(err, path, NULL,
+			                "is %s, not a regular file (give a file, or - for standard "
+			                "input)",
+			                file_kind(sb.st_mode));
+		}
+		if (sb.st_size > (off_t)PPI_FILE_MAX) {
+			close(fd);
+			return ppi_fail(err, path, NULL, "file is larger than %d MiB",
+			                PPI_FILE_MAX_MIB);
+		}
+		int fl = fcntl(fd, F_GETFL);
+		if (fl >= 0)
+			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	}
+	/* Read at most PPI_FILE_MAX bytes, and one more to tell that there are more. */
 	size_t cap = 1 << 16, n = 0;
 	char *buf = malloc(cap + 1);
-	if (!buf) {
-		fclose(f);
-		return PP_ENOMEM;
-	}
-	for (;;) {
+	pp_status st = PP_OK;
+	while (buf) {
 		if (n == cap) {
-			if (cap > ((size_t)64 << 20)) {
-				free(buf);
-				fclose(f);
-				return ppi_fail(err, path, NULL, "file is larger than 64 MiB");
+			if (n > PPI_FILE_MAX) {
+				st = ppi_fail(err, path, NULL, "file is larger than %d MiB",
+				              PPI_FILE_MAX_MIB);
+				break;
 			}
-			char *nb = realloc(buf, cap * 2 + 1);
+			size_t ncap = cap * 2 > PPI_FILE_MAX ? PPI_FILE_MAX + 1 : cap * 2;
+			char *nb = realloc(buf, ncap + 1);
 			if (!nb) {
-				free(buf);
-				fclose(f);
-				return PP_ENOMEM;
+				st = PP_ENOMEM;
+				break;
 			}
 			buf = nb;
-			cap *= 2;
+			cap = ncap;
 		}
-		size_t got = fread(buf + n, 1, cap - n, f);
-		n += got;
+		ssize_t got = read(fd, buf + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			st = ppi_fail(err, path, NULL, "cannot read: %s", strerror(errno));
+			break;
+		}
 		if (got == 0)
 			break;
+		n += (size_t)got;
 	}
-	int bad = ferror(f);
-	fclose(f);
-	if (bad) {
+	if (!in)
+		close(fd);
+	if (!buf)
+		return PP_ENOMEM;
+	if (st) {
 		free(buf);
-		return ppi_fail(err, path, NULL, "cannot read (is it a directory?)");
+		return st;
 	}
 	buf[n] = '\0';
 	*text = buf;

@@ -53,7 +53,13 @@ void ppi_suggest_add(ppi_suggest *s, const char *candidate);
 /* Returns false when nothing is near enough to be worth suggesting. */
 bool ppi_suggest_render(const ppi_suggest *s, char *out, size_t n);
 
-/* Read a whole file into a malloc'ed buffer the caller frees. */
+/*
+ * Read a whole file into a malloc'ed buffer the caller frees.  The file must be
+ * a regular file (a directory, FIFO or device is refused without blocking) of
+ * at most PPI_FILE_MAX bytes, or "-" for standard input (the same limit).
+ */
+#define PPI_FILE_MAX_MIB 64
+#define PPI_FILE_MAX ((size_t)PPI_FILE_MAX_MIB << 20)
 pp_status ppi_read_file(const char *path, char **text, size_t *len, pp_error *err);
 
 /* ---- JSON object reader -------------------------------------------------

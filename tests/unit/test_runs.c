@@ -158,10 +158,49 @@ static void test_fill_rules(void **state)
 	assert_true(err.line >= 1);
 }
 
+/* A field of the wrong type is an error of the file naming the field and the
+ * record; absent and null are unknown, not wrong. */
+static void test_wrong_types(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *json, *field;
+	} bad[] = {
+	    {"{\"records\": [{\"id\": \"a\", \"parallelism\": {\"tp\": \"8\"}}]}",
+	     "records[0].parallelism.tp"},
+	    {"{\"records\": [{\"id\": \"a\"}, {\"id\": \"b\", \"model\": {\"moe\": "
+	     "{\"top_k\": 0}}}]}",
+	     "records[1].model.moe.top_k"},
+	    {"{\"records\": [{\"measured\": {\"mfu\": true}}]}", "records[0].measured.mfu"},
+	    {"{\"records\": [{\"hardware\": {\"num_gpus\": 1.5}}]}",
+	     "records[0].hardware.num_gpus"},
+	    {"{\"records\": [{\"parallelism\": {\"sequence_parallel\": 1}}]}",
+	     "records[0].parallelism.sequence_parallel"},
+	    {"{\"records\": [[]]}", "records[0]"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		pp_runs *r = NULL;
+		pp_error err;
+		assert_int_equal(
+		    pp_runs_from_json(bad[i].json, strlen(bad[i].json), "t.json", &r, &err),
+		    PP_EINPUT);
+		assert_null(r);
+		assert_string_equal(err.field, bad[i].field);
+	}
+	const char *ok = "{\"records\": [{\"id\": \"a\", \"parallelism\": {\"tp\": null, "
+	                 "\"pp\": 4.0}, \"model\": {\"moe\": {\"dense_layers\": 0}}}]}";
+	pp_runs *r = NULL;
+	pp_error err;
+	assert_int_equal(pp_runs_from_json(ok, strlen(ok), "t.json", &r, &err), PP_OK);
+	assert_int_equal(pp_runs_count(r), 1);
+	pp_runs_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_fill_rules),
+	    cmocka_unit_test(test_wrong_types),
 	    cmocka_unit_test(test_public_runs_fit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

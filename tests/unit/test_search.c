@@ -232,6 +232,84 @@ static void test_beats_published_plans(void **state)
 	pp_runs_free(runs);
 }
 
+static pp_search *bounded(int threads, double time_limit_s, long long max_plans)
+{
+	pp_model m;
+	pp_system s;
+	pp_job job;
+	pp_error err;
+	assert_int_equal(pp_model_preset("gpt-1t", &m, &err), PP_OK);
+	assert_int_equal(pp_system_preset("dgx-a100-80g", &s, &err), PP_OK);
+	pp_job_init(&job);
+	job.global_batch = 3072;
+	job.seq_len = 2048;
+	pp_search_space space;
+	pp_search_space_init(&space);
+	pp_search_options o;
+	pp_search_options_init(&o);
+	o.threads = threads;
+	o.time_limit_s = time_limit_s;
+	o.max_plans = max_plans;
+	pp_search *srch;
+	assert_int_equal(pp_search_new(&m, &s, &job, 3072, &space, &o, &srch, &err), PP_OK);
+	while (!pp_search_done(srch))
+		assert_int_equal(pp_search_iterate(srch, &err), PP_OK);
+	return srch;
+}
+
+/* --max-plans: the search ends after the sub-space that reaches the limit,
+ * with the same plans and counts whatever the thread count; the best plans
+ * found so far are there, marked stopped. */
+static void test_max_plans_deterministic(void **state)
+{
+	(void)state;
+	pp_search *one = bounded(1, 0, 20000);
+	pp_search *three = bounded(3, 0, 20000);
+	pp_search_stats a, b;
+	pp_search_get_stats(one, &a);
+	pp_search_get_stats(three, &b);
+	assert_int_equal(a.stop, PP_SEARCH_MAX_PLANS);
+	assert_true(a.evaluated >= 20000);
+	assert_true(a.subspaces_done < a.subspaces);
+	assert_int_equal(a.evaluated, b.evaluated);
+	assert_int_equal(a.subspaces_done, b.subspaces_done);
+	assert_true(a.space == b.space);
+	assert_true(pp_search_count(one) > 0);
+	assert_true(a.best_s == pp_search_plan(one, 0)->time.iteration_s);
+	assert_same_results(one, three);
+	char why[256];
+	assert_non_null(strstr(pp_search_stop_reason(one, why, sizeof why), "plan limit 20000"));
+	pp_search_free(one);
+	pp_search_free(three);
+	/* A limit the whole space does not reach: a complete search. */
+	pp_search *all = bounded(2, 0, 1000000000);
+	pp_search_get_stats(all, &a);
+	assert_int_equal(a.stop, PP_SEARCH_COMPLETE);
+	assert_int_equal(a.subspaces_done, a.subspaces);
+	assert_string_equal(pp_search_stop_reason(all, why, sizeof why), "");
+	pp_search_free(all);
+}
+
+/* --time-limit: stops between batches once the time is up, with what it
+ * found; a generous limit changes nothing. */
+static void test_time_limit(void **state)
+{
+	(void)state;
+	pp_search *quick = bounded(1, 1e-6, 0);
+	pp_search_stats a;
+	pp_search_get_stats(quick, &a);
+	assert_int_equal(a.stop, PP_SEARCH_TIME_LIMIT);
+	assert_int_equal(a.subspaces_done, 1); /* one batch of one thread */
+	pp_search *slow = bounded(2, 1e6, 0);
+	pp_search *plain = bounded(2, 0, 0);
+	pp_search_get_stats(slow, &a);
+	assert_int_equal(a.stop, PP_SEARCH_COMPLETE);
+	assert_same_results(slow, plain);
+	pp_search_free(quick);
+	pp_search_free(slow);
+	pp_search_free(plain);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -240,6 +318,8 @@ int main(void)
 	    cmocka_unit_test(test_top_plans_fit),
 	    cmocka_unit_test(test_constraints),
 	    cmocka_unit_test(test_beats_published_plans),
+	    cmocka_unit_test(test_max_plans_deterministic),
+	    cmocka_unit_test(test_time_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

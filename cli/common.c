@@ -1,0 +1,261 @@
+/*
+ * What the verbs share: the one-line reporter, the mapping of library errors
+ * to exit codes, and the output sink.  No main() here, so a fuzz target can
+ * link the option parsers without the command.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+const char *cli_progname = "paraplan";
+void (*cli_message_hook)(const char *line);
+
+void cli_message(const char *fmt, ...)
+{
+	/* Always exactly one line: control characters that came from the input
+	 * (a newline inside a JSON key, a tab in an argument) are escaped. */
+	char buf[2048], line[4 * sizeof buf + 64];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	size_t n = (size_t)snprintf(line, sizeof line, "%s: ", cli_progname);
+	for (const unsigned char *p = (const unsigned char *)buf; *p && n + 5 < sizeof line; p++) {
+		if (*p == '\n')
+			n += (size_t)snprintf(line + n, sizeof line - n, "\\n");
+		else if (*p < 0x20 || *p == 0x7f)
+			n += (size_t)snprintf(line + n, sizeof line - n, "\\x%02x", *p);
+		else
+			line[n++] = (char)*p;
+	}
+	line[n] = '\0';
+	if (cli_message_hook) {
+		cli_message_hook(line);
+		return;
+	}
+	fputs(line, stderr);
+	fputc('\n', stderr);
+}
+
+int cli_fail(pp_status st, const pp_error *err)
+{
+	char buf[1024];
+	if (st == PP_ENOMEM) {
+		cli_message("out of memory");
+		return EXIT_INTERNAL;
+	}
+	cli_message("%s", pp_error_format(err, buf, sizeof buf));
+	return st == PP_EINPUT ? EXIT_BADINPUT : EXIT_INTERNAL;
+}
+
+/*
+ * The file an output path names: the path itself, or the end of its chain of
+ * symbolic links (which need not exist yet).  0 or an errno value.
+ */
+static int out_target(const char *path, char *out, size_t n)
+{
+	if (strlen(path) >= n)
+		return ENAMETOOLONG;
+	snprintf(out, n, "%s", path);
+	for (int depth = 0; depth < 40; depth++) {
+		struct stat st;
+		if (lstat(out, &st) != 0 || !S_ISLNK(st.st_mode))
+			return 0;
+		char link[PATH_MAX];
+		ssize_t len = readlink(out, link, sizeof link - 1);
+		if (len < 0)
+			return errno;
+		link[len] = '\0';
+		char *slash = strrchr(out, '/');
+		size_t dir = link[0] != '/' && slash ? (size_t)(slash - out) + 1 : 0;
+		if (dir + (size_t)len >= n)
+			return ENAMETOOLONG;
+		memcpy(out + dir, link, (size_t)len + 1);
+	}
+	return ELOOP;
+}
+
+/* The directory part of `path` ("." for a bare name). */
+static void dir_of(const char *path, char *out, size_t n)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(out, n, ".");
+	else if (slash == path)
+		snprintf(out, n, "/");
+	else
+		snprintf(out, n, "%.*s", (int)(slash - path), path);
+}
+
+/* Create a new temporary file next to `target` (its name in o->tmp), mode
+ * 0666 less the umask.  A file descriptor, or -1 with errno set. */
+static int out_temp(cli_out *o)
+{
+	static unsigned counter;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	unsigned long r = (unsigned long)ts.tv_nsec ^ ((unsigned long)getpid() << 16);
+	for (int tries = 0; tries < 100; tries++) {
+		r = r * 6364136223846793005UL + 1442695040888963407UL + counter++;
+		char suffix[7];
+		unsigned long x = r >> 16;
+		for (int i = 0; i < 6; i++, x /= 36)
+			suffix[i] = "0123456789abcdefghijklmnopqrstuvwxyz"[x % 36];
+		suffix[6] = '\0';
+		if ((size_t)snprintf(o->tmp, sizeof o->tmp, "%s.tmp%s", o->target, suffix) >=
+		    sizeof o->tmp) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	return -1;
+}
+
+/*
+ * Resolve `path` into o->target and decide how it is written: in place (an
+ * existing FIFO or character device such as /dev/null), or through a
+ * temporary file in the target's directory.  0, or EXIT_BADINPUT after one
+ * message.
+ */
+static int out_resolve(cli_out *o, const char *verb, const char *flag, const char *path)
+{
+	memset(o, 0, sizeof *o);
+	o->path = path;
+	if (!path || strcmp(path, "-") == 0) {
+		o->path = NULL;
+		return 0;
+	}
+	if (!path[0]) {
+		cli_message("%s: %s needs a file name", verb, flag);
+		return EXIT_BADINPUT;
+	}
+	/* A FIFO or a device, as the kernel resolves the path (/dev/stdout leads
+	 * through /proc to a pipe or a terminal): written in place. */
+	struct stat st;
+	if (stat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
+		snprintf(o->target, sizeof o->target, "%s", path);
+		o->direct = true;
+		return 0;
+	}
+	int e = out_target(path, o->target, sizeof o->target);
+	if (e) {
+		cli_message("%s: cannot write the output file: %s", path, strerror(e));
+		return EXIT_BADINPUT;
+	}
+	if (stat(o->target, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			cli_message("%s: cannot write the output file: it is a directory", path);
+			return EXIT_BADINPUT;
+		}
+		if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
+			o->direct = true;
+			return 0;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			cli_message("%s: cannot write the output file: it is not a regular file",
+			            path);
+			return EXIT_BADINPUT;
+		}
+		o->keep_mode = true;
+		o->mode = st.st_mode & 07777;
+	}
+	char dir[sizeof o->target];
+	dir_of(o->target, dir, sizeof dir);
+	if (stat(dir, &st) != 0) {
+		cli_message("%s: cannot create the output file: no directory %s", path, dir);
+		return EXIT_BADINPUT;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		cli_message("%s: cannot create the output file: %s is not a directory", path, dir);
+		return EXIT_BADINPUT;
+	}
+	return 0;
+}
+
+int cli_out_check(const char *verb, const char *flag, const char *path)
+{
+	cli_out o;
+	int rc = out_resolve(&o, verb, flag, path);
+	if (rc || !o.path || o.direct)
+		return rc;
+	/* The one sure test that the file can be made: make it, and remove it. */
+	int fd = out_temp(&o);
+	if (fd < 0) {
+		cli_message("%s: cannot create the output file: %s", path, strerror(errno));
+		return EXIT_BADINPUT;
+	}
+	close(fd);
+	unlink(o.tmp);
+	return 0;
+}
+
+int cli_out_open(cli_out *o, const char *path)
+{
+	int rc = out_resolve(o, "paraplan", "--output", path);
+	if (rc)
+		return rc;
+	if (!o->path) {
+		o->f = stdout;
+		return 0;
+	}
+	if (o->direct) {
+		if (!(o->f = fopen(o->target, "w"))) {
+			cli_message("%s: cannot open the output: %s", path, strerror(errno));
+			return EXIT_BADINPUT;
+		}
+		return 0;
+	}
+	int fd = out_temp(o);
+	if (fd >= 0 && o->keep_mode)
+		(void)fchmod(fd, o->mode); /* a file rewritten keeps its mode */
+	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+		cli_message("%s: cannot create the output file: %s", path, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(o->tmp);
+		}
+		return EXIT_BADINPUT;
+	}
+	return 0;
+}
+
+int cli_out_close(cli_out *o, int ok)
+{
+	if (!o->path) {
+		if (fflush(stdout) != 0) {
+			cli_message("cannot write the output");
+			return EXIT_INTERNAL;
+		}
+		return ok ? EXIT_ANSWERED : EXIT_INTERNAL;
+	}
+	errno = 0;
+	int bad = fclose(o->f) != 0;
+	int e = errno;
+	if (o->direct) {
+		if (!bad && ok)
+			return EXIT_ANSWERED;
+	} else {
+		if (!bad && ok && rename(o->tmp, o->target) == 0)
+			return EXIT_ANSWERED;
+		if (!bad && ok)
+			e = errno;
+		unlink(o->tmp);
+	}
+	if (e)
+		cli_message("%s: cannot write the output file: %s", o->path, strerror(e));
+	else
+		cli_message("%s: cannot write the output file", o->path);
+	return EXIT_INTERNAL;
+}

@@ -1,0 +1,226 @@
+/*
+ * The K best search results in a bounded binary heap of indices into the
+ * entries, so an entry is copied when it comes in and when the list is
+ * sorted, never moved by a sift.
+ */
+#include "topk.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int ppi_search_compare_parts(double time_a, double bytes_a, const pp_plan *p, double time_b,
+                             double bytes_b, const pp_plan *q)
+{
+	if (time_a != time_b)
+		return time_a < time_b ? -1 : 1;
+	if (bytes_a != bytes_b)
+		return bytes_a < bytes_b ? -1 : 1;
+	const int x[] = {p->tp,
+	                 p->pp,
+	                 p->cp,
+	                 p->ep,
+	                 p->etp,
+	                 p->vp,
+	                 p->mbs,
+	                 p->zero,
+	                 (int)p->recompute,
+	                 p->sp,
+	                 (int)p->schedule,
+	                 p->first_stage_layers,
+	                 p->last_stage_layers,
+	                 p->embedding_as_layer,
+	                 p->loss_as_layer};
+	const int y[] = {q->tp,
+	                 q->pp,
+	                 q->cp,
+	                 q->ep,
+	                 q->etp,
+	                 q->vp,
+	                 q->mbs,
+	                 q->zero,
+	                 (int)q->recompute,
+	                 q->sp,
+	                 (int)q->schedule,
+	                 q->first_stage_layers,
+	                 q->last_stage_layers,
+	                 q->embedding_as_layer,
+	                 q->loss_as_layer};
+	for (size_t i = 0; i < sizeof x / sizeof x[0]; i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return strcmp(p->order, q->order);
+}
+
+int ppi_search_compare(const pp_estimate *a, const pp_estimate *b)
+{
+	return ppi_search_compare_parts(a->time.iteration_s, a->memory.total_bytes, &a->plan,
+	                                b->time.iteration_s, b->memory.total_bytes, &b->plan);
+}
+
+void ppi_topk_entry_set(ppi_topk_entry *x, const pp_estimate *e, const pp_plan *input,
+                        ppi_topk_key key)
+{
+	x->time_s = e->time.iteration_s;
+	x->bytes = e->memory.total_bytes;
+	x->ranked = e->plan;
+	x->input = *input;
+	x->key = key;
+}
+
+static int key_cmp(ppi_topk_key a, ppi_topk_key b)
+{
+	if (a.outer != b.outer)
+		return a.outer < b.outer ? -1 : 1;
+	return (a.seq > b.seq) - (a.seq < b.seq);
+}
+
+/* Rank of a result (time, bytes, plan, key) against kept result i: < 0 when
+ * it comes first. */
+static int rank(const ppi_topk *t, double time_s, double bytes, const pp_plan *p, ppi_topk_key k,
+                size_t i)
+{
+	const ppi_topk_entry *y = &t->v[i];
+	int c = ppi_search_compare_parts(time_s, bytes, p, y->time_s, y->bytes, &y->ranked);
+	return c ? c : key_cmp(k, y->key);
+}
+
+/* Does kept result i come after kept result j? */
+static bool after(const ppi_topk *t, size_t i, size_t j)
+{
+	const ppi_topk_entry *x = &t->v[i];
+	return rank(t, x->time_s, x->bytes, &x->ranked, x->key, j) > 0;
+}
+
+static void sift_up(ppi_topk *t, size_t pos)
+{
+	size_t *h = t->heap;
+	while (pos > 0) {
+		size_t parent = (pos - 1) / 2;
+		if (!after(t, h[pos], h[parent]))
+			break;
+		size_t x = h[pos];
+		h[pos] = h[parent];
+		h[parent] = x;
+		pos = parent;
+	}
+}
+
+static void sift_down(ppi_topk *t, size_t pos, size_t n)
+{
+	size_t *h = t->heap;
+	for (;;) {
+		size_t l = 2 * pos + 1, r = l + 1, big = pos;
+		if (l < n && after(t, h[l], h[big]))
+			big = l;
+		if (r < n && after(t, h[r], h[big]))
+			big = r;
+		if (big == pos)
+			return;
+		size_t x = h[pos];
+		h[pos] = h[big];
+		h[big] = x;
+		pos = big;
+	}
+}
+
+void ppi_topk_init(ppi_topk *t, size_t cap)
+{
+	memset(t, 0, sizeof *t);
+	t->cap = cap;
+}
+
+bool ppi_topk_wants(const ppi_topk *t, const pp_estimate *e, ppi_topk_key key)
+{
+	if (t->cap == 0 || t->sorted)
+		return false;
+	return t->n < t->cap ||
+	       rank(t, e->time.iteration_s, e->memory.total_bytes, &e->plan, key, t->heap[0]) < 0;
+}
+
+/* Room for one more result: false when it cannot be had. */
+static bool grow(ppi_topk *t)
+{
+	if (t->n < t->alloc)
+		return true;
+	size_t want = t->alloc ? 2 * t->alloc : 16;
+	if (want > t->cap)
+		want = t->cap;
+	ppi_topk_entry *v = realloc(t->v, want * sizeof *v);
+	if (v)
+		t->v = v;
+	size_t *h = realloc(t->heap, want * sizeof *h);
+	if (h)
+		t->heap = h;
+	if (!v || !h)
+		return false;
+	t->alloc = want;
+	return true;
+}
+
+void ppi_topk_insert(ppi_topk *t, const ppi_topk_entry *x)
+{
+	if (t->cap == 0 || t->sorted)
+		return;
+	if (t->n < t->cap) {
+		if (!grow(t)) {
+			t->oom = true;
+			return;
+		}
+		t->v[t->n] = *x;
+		t->heap[t->n] = t->n;
+		t->n++;
+		sift_up(t, t->n - 1);
+		return;
+	}
+	/* Full: the newcomer takes the place of the worst, if it ranks before it. */
+	size_t w = t->heap[0];
+	if (rank(t, x->time_s, x->bytes, &x->ranked, x->key, w) >= 0)
+		return;
+	t->v[w] = *x;
+	sift_down(t, 0, t->n);
+}
+
+void ppi_topk_sort(ppi_topk *t)
+{
+	if (t->sorted)
+		return;
+	/* Heapsort on the indices: the worst goes to the end, then the next... */
+	for (size_t n = t->n; n > 1; n--) {
+		size_t x = t->heap[0];
+		t->heap[0] = t->heap[n - 1];
+		t->heap[n - 1] = x;
+		sift_down(t, 0, n - 1);
+	}
+	/* ...so heap[k] is the index of the k-th best.  Permute v in place along
+	 * the cycles of that permutation (one entry in hand). */
+	for (size_t k = 0; k < t->n; k++) {
+		if (t->heap[k] == k)
+			continue;
+		ppi_topk_entry e = t->v[k];
+		size_t j = k;
+		for (;;) {
+			size_t from = t->heap[j];
+			t->heap[j] = j;
+			if (from == k) {
+				t->v[j] = e;
+				break;
+			}
+			t->v[j] = t->v[from];
+			j = from;
+		}
+	}
+	t->sorted = true;
+}
+
+void ppi_topk_clear(ppi_topk *t)
+{
+	t->n = 0;
+	t->sorted = false;
+}
+
+void ppi_topk_free(ppi_topk *t)
+{
+	free(t->v);
+	free(t->heap);
+	memset(t, 0, sizeof *t);
+}

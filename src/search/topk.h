@@ -1,0 +1,67 @@
+/*
+ * The ranking of search results and the K best of them, kept in a bounded
+ * binary heap: O(log K) per result offered, whatever K (up to 10000).
+ * Private to the search (prefix ppi_).
+ */
+#ifndef PPI_TOPK_H
+#define PPI_TOPK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "paraplan/estimate.h"
+
+/* Total order on results: time, then memory, then the plan's fields. */
+int ppi_search_compare(const pp_estimate *a, const pp_estimate *b);
+/* The same order on those three parts of two results. */
+int ppi_search_compare_parts(double time_a, double bytes_a, const pp_plan *a, double time_b,
+                             double bytes_b, const pp_plan *b);
+
+/*
+ * Where a result came from: its sub-space and its place in that sub-space's
+ * evaluation order.  Two results that ppi_search_compare finds equal are
+ * ranked by it, so the K kept and their order do not depend on the thread
+ * count or on the order in which results are offered.
+ */
+typedef struct ppi_topk_key {
+	unsigned long long outer, seq;
+} ppi_topk_key;
+
+/*
+ * A result as the list keeps it: what ranks it and what evaluates it again.
+ * A full estimate is several KB; the list keeps these ~300 bytes, and the
+ * search evaluates its K winners once more at the end.
+ */
+typedef struct ppi_topk_entry {
+	double time_s, bytes; /* time.iteration_s, memory.total_bytes */
+	pp_plan ranked;       /* the estimate's (resolved) plan, as ranked */
+	pp_plan input;        /* the plan as evaluated */
+	ppi_topk_key key;
+} ppi_topk_entry;
+
+/* The entry of estimate `e` of plan `input`. */
+void ppi_topk_entry_set(ppi_topk_entry *x, const pp_estimate *e, const pp_plan *input,
+                        ppi_topk_key key);
+
+typedef struct ppi_topk {
+	ppi_topk_entry *v; /* the results kept, v[0..n) */
+	size_t *heap;      /* indices into v: a max-heap, the worst kept at heap[0] */
+	size_t n, cap, alloc;
+	bool sorted; /* v is best first (ppi_topk_sort); heap unused */
+	bool oom;    /* an allocation failed: results were lost */
+} ppi_topk;
+
+/* An empty list of at most `cap` results; storage grows as results come. */
+void ppi_topk_init(ppi_topk *t, size_t cap);
+/* True when `e` (from `key`) would be kept: the list is not full, or e ranks
+ * before the worst kept. */
+bool ppi_topk_wants(const ppi_topk *t, const pp_estimate *e, ppi_topk_key key);
+/* Keep `x` if it is among the `cap` best offered so far; O(log cap). */
+void ppi_topk_insert(ppi_topk *t, const ppi_topk_entry *x);
+/* Order v[0..n) best first; no insert after it until ppi_topk_clear. */
+void ppi_topk_sort(ppi_topk *t);
+/* Empty the list, keeping its storage. */
+void ppi_topk_clear(ppi_topk *t);
+void ppi_topk_free(ppi_topk *t);
+
+#endif

@@ -30,6 +30,10 @@ static void on_message(const char *line)
 	for (const unsigned char *p = (const unsigned char *)line; *p; p++)
 		if (*p < 0x20 || *p == 0x7f)
 			abort(); /* a message must stay one line */
+	/* A note (flags of a launch script paraplan does not use, what --emit
+	 * cannot express) informs; it is neither an answer nor a refusal. */
+	if (strncmp(line + 10, "note: ", 6) == 0)
+		return;
 	lines++;
 }
 

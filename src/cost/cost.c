@@ -77,8 +77,10 @@ static void link_bw(const pp_system *s, double *bw_f, double *bw_s)
 	*bw_f = s->nvlink_bytes_per_s * s->nvlink_eff;
 	double nic_share = s->gpus_per_node > 0 ? (double)s->nics_per_node / s->gpus_per_node : 0;
 	*bw_s = s->nic_bytes_per_s * nic_share * s->nic_eff;
-	if (*bw_f <= 0) /* no NVLink: PCIe-class peer traffic, modelled as the NIC share */
-		*bw_f = *bw_s > 0 ? *bw_s : 1e9;
+	/* No NVLink: peer traffic at the NIC share (pp_plan_resolve refuses a
+	 * plan whose GPUs have neither). */
+	if (*bw_f <= 0)
+		*bw_f = *bw_s;
 	if (*bw_s <= 0)
 		*bw_s = *bw_f;
 }

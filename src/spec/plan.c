@@ -363,6 +363,21 @@ pp_status pp_plan_resolve(pp_plan *p, const pp_model *m, const pp_system *s, lon
 	if (p->dp == 0)
 		p->dp = (int)(gpus / mp);
 
+	/* Every link tier the plan uses must exist: no bandwidth is assumed. */
+	long long per_node = s->gpus_per_node > 0 ? s->gpus_per_node : 1;
+	long long nodes = (gpus + per_node - 1) / per_node;
+	REQUIRE(nodes == 1 || (s->nics_per_node > 0 && s->nic_bytes_per_s > 0),
+	        "system.nic_bytes_per_s",
+	        "%lld GPUs span %lld nodes of %lld, but %s has no network between nodes "
+	        "(nics_per_node %d, nic_bytes_per_s %g)",
+	        gpus, nodes, per_node, s->name, s->nics_per_node, s->nic_bytes_per_s);
+	REQUIRE(gpus == 1 || s->nvlink_bytes_per_s > 0 ||
+	            (s->nics_per_node > 0 && s->nic_bytes_per_s > 0),
+	        "system.nvlink_bytes_per_s",
+	        "%s has neither NVLink nor a network between its GPUs, so %lld GPUs cannot "
+	        "communicate",
+	        s->name, gpus);
+
 	/* Pipeline: Megatron's split of layers over pp x vp model chunks (even, or
 	 * uneven end stages). */
 	int counted = p->first_stage_layers == 0 && p->last_stage_layers == 0

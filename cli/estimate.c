@@ -327,20 +327,12 @@ int cli_estimate(int argc, char **argv)
 		return rc;
 	pp_model model;
 	pp_system sys;
-	if ((rc = cli_opts_inputs(&o, &model, &sys)))
+	pp_estimate *e;
+	if ((rc = cli_estimate_inputs(&o, &model, &sys, &e)))
 		return rc;
-	pp_estimate *e = malloc(sizeof *e);
-	if (!e) {
-		cli_message("out of memory");
-		return EXIT_INTERNAL;
-	}
 	pp_error err;
 	pp_error_clear(&err);
-	pp_status st = pp_estimate_run(&model, &sys, &o.job, &o.plan, o.gpus, e, &err);
-	if (st) {
-		free(e);
-		return cli_plan_fail(st, &err, &model);
-	}
+	pp_status st = PP_OK;
 	if ((flags.goodput || o.job.train_tokens > 0) &&
 	    (st = pp_estimate_goodput(e, &flags.gp, &err))) {
 		free(e);

@@ -529,3 +529,25 @@ int cli_plan_fail(pp_status st, pp_error *err, const pp_model *model)
 	command_line_source(err);
 	return cli_fail(st, err);
 }
+
+int cli_estimate_inputs(const cli_opts *o, pp_model *model, pp_system *sys, pp_estimate **out)
+{
+	*out = NULL;
+	int rc = cli_opts_inputs(o, model, sys);
+	if (rc)
+		return rc;
+	pp_estimate *e = malloc(sizeof *e);
+	if (!e) {
+		cli_message("out of memory");
+		return EXIT_INTERNAL;
+	}
+	pp_error err;
+	pp_error_clear(&err);
+	pp_status st = pp_estimate_run(model, sys, &o->job, &o->plan, o->gpus, e, &err);
+	if (st) {
+		free(e);
+		return cli_plan_fail(st, &err, model);
+	}
+	*out = e;
+	return 0;
+}

@@ -76,6 +76,10 @@ int cli_opts_inputs(const cli_opts *o, pp_model *model, pp_system *sys);
  */
 int cli_goodput_flag(const char *verb, const char *flag, const char *value, pp_goodput_params *gp);
 
+/* Resolve the inputs (cli_opts_inputs) and estimate the plan: *out (freed by
+ * the caller) on 0, else the exit code after one message. */
+int cli_estimate_inputs(const cli_opts *o, pp_model *model, pp_system *sys, pp_estimate **out);
+
 /* Report an error of the plan or the job in command-line terms (--tp, not plan.tp). */
 int cli_plan_fail(pp_status st, pp_error *err, const pp_model *model);
 

@@ -182,20 +182,12 @@ int cli_place(int argc, char **argv)
 	}
 	pp_model model;
 	pp_system sys;
-	if ((rc = cli_opts_inputs(&o, &model, &sys)))
+	pp_estimate *e;
+	if ((rc = cli_estimate_inputs(&o, &model, &sys, &e)))
 		return rc;
-	pp_estimate *e = malloc(sizeof *e);
-	if (!e) {
-		cli_message("out of memory");
-		return EXIT_INTERNAL;
-	}
 	pp_error err;
 	pp_error_clear(&err);
-	pp_status st = pp_estimate_run(&model, &sys, &o.job, &o.plan, o.gpus, e, &err);
-	if (st) {
-		free(e);
-		return cli_plan_fail(st, &err, &model);
-	}
+	pp_status st = PP_OK;
 	if (e->plan.cp > 1 || (e->plan.tp2 > 1)) {
 		free(e);
 		cli_message(

@@ -175,13 +175,7 @@ static double inflight(const pp_plan *p, int stage)
 		double cap = m * p->vp;
 		return (chunks < cap ? chunks : cap) / p->vp;
 	}
-	case PP_SCHED_WSHAPE: {
-		/* DHelix's U (sim.h's W order): rank r holds chunk 0 (its first half
-		 * of layers) of 2p - r micro-batches and chunk 1 of r, so every rank
-		 * holds p micro-batches' worth (1F1B's rank 0); the layer-granular SI
-		 * block adds one layer (pp_memory_stage). */
-		return P < m ? P : m;
-	}
+	case PP_SCHED_WSHAPE: /* counted layer by layer: wshape_held() */ return P < m ? P : m;
 	case PP_SCHED_1F1B:
 	case PP_SCHED_ZB:
 	default: {
@@ -189,6 +183,54 @@ static double inflight(const pp_plan *p, int stage)
 		return k < m ? k : m;
 	}
 	}
+}
+
+/* Micro-batches of [lo, hi] that exist (0..m-1). */
+static double mb_count(long long lo, long long hi, long long m)
+{
+	if (lo < 0)
+		lo = 0;
+	if (hi > m - 1)
+		hi = m - 1;
+	return hi >= lo ? (double)(hi - lo + 1) : 0.0;
+}
+
+/*
+ * Layer x micro-batch activation sets that pipeline rank r of P holds under
+ * DHelix's W (seed 002 §4.1; the task order of sim.c's wshape_order), its n
+ * layers folded into chunk 0 (the first c0 = floor(n/2) layers of the rank,
+ * virtual stage r) and chunk 1 (c1 = n - c0, virtual stage 2P - 1 - r).
+ * Wave y runs the forward of micro-batch y and the backward of y - P: chunk
+ * 0 at slot 2y + r (F chunk 0 with B chunk 1), chunk 1 at slot 2y + 2P - 1 -
+ * r (F chunk 1 with B chunk 0), so chunk 0 of a micro-batch lives from slot
+ * 2y + r to 2y + 4P - 1 - r and chunk 1 from 2y + 2P - 1 - r to 2y + 2P + r.
+ * Counted at the end of every block (between blocks nothing is half-built):
+ * *any_out is the most at any block end (the steady state's (2P - r) c0 +
+ * r c1 and (2P - r - 1) c0 + (r + 1) c1), *turn_out the most at the end of a
+ * chunk-1 forward, where rank 0 has just run the head (its logits are alive
+ * until the next block's backward starts with the loss).  Putting the odd
+ * layer in chunk 1 makes rank 0's most P n - P + 1 layers instead of P n + P
+ * with it in chunk 0.  O(P), allocates nothing.
+ */
+static void wshape_held(int P, long long m, int r, int n, double *any_out, double *turn_out)
+{
+	double c0 = (double)(n / 2), c1 = (double)(n - n / 2);
+	/* After wave 2P every block end repeats until the forwards run out. */
+	long long end = m + P < 4LL * P + 2 ? m + P : 4LL * P + 2;
+	double any = 0, turn = 0;
+	for (long long y = 0; y < end; y++) {
+		double e0 =
+		    mb_count(y - 2 * P + r + 1, y, m) * c0 + mb_count(y - P + 1, y - P + r, m) * c1;
+		double e1 = mb_count(y - P + 1, y + P - 1 - r, m) * c0 + mb_count(y - r, y, m) * c1;
+		if (e0 > any)
+			any = e0;
+		if (e1 > any)
+			any = e1;
+		if (y < m && e1 > turn)
+			turn = e1;
+	}
+	*any_out = any;
+	*turn_out = turn;
 }
 
 pp_status pp_memory_stage(const pp_model *m, const pp_system *s, const pp_job *job,
@@ -286,14 +328,23 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 
 	/* ---- activations */
 	double n_in = inflight(p, stage);
-	/* DHelix SI (seed 002 §4.1, §6.5): one strand's forward of a layer
-	 * allocates before the other's backward of it frees: one layer of one
-	 * micro-batch more. */
-	if (p->schedule == PP_SCHED_WSHAPE && out->layers > 0 && p->microbatches > 1)
-		n_in += 1.0 / out->layers;
+	double per_layer = out->layers ? act_sum / out->layers : 0;
+	bool wshape = p->schedule == PP_SCHED_WSHAPE && out->layers > 0;
+	double w_any = 0, w_turn = 0, si_layer = 0;
+	if (wshape) {
+		wshape_held(p->pp, p->microbatches, stage, out->layers, &w_any, &w_turn);
+		n_in = w_any / out->layers;
+		/* DHelix SI (seed 002 §4.1, §6.5): inside a block, one strand's
+		 * forward of a layer allocates before the other strand's backward of
+		 * the layer it is paired with frees ("a few hundred MBs", §4.1): one
+		 * layer of one micro-batch, while a pair of layers runs.  Blocks with
+		 * both strands exist when m > p (wave y pairs F y with B y - p). */
+		if (p->microbatches > p->pp)
+			si_layer = per_layer;
+	}
 	out->inflight_layer_mbs = n_in * out->layers;
 	out->act_layers_bytes = n_in * act_sum;
-	out->act_per_layer_mb_bytes = out->layers ? act_sum / out->layers : 0;
+	out->act_per_layer_mb_bytes = per_layer;
 	if (first) {
 		double per_mb = c.T * TOKEN_ID_BYTES; /* token ids */
 		if (m->dropout)
@@ -312,19 +363,18 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 		/* What the loss holds beyond that while it runs (framework-specific). */
 		logits_transient = c.T * vocab_local * s->loss_transient_bytes;
 	}
-	out->activations_bytes =
-	    out->act_layers_bytes + out->act_embedding_bytes + out->act_logits_bytes;
 
-	/* ---- transients: the largest buffer that comes and goes at the peak */
-	double tr = logits_transient;
+	/* ---- transients: the largest buffer that comes and goes at the peak.
+	 * Inside a layer's computation: */
+	double tr_layer = 0;
 	if (p->recompute != PP_RECOMPUTE_NONE) {
 		/* Backward of a recomputed layer re-materialises its full activations. */
-		double rc = p->recompute == PP_RECOMPUTE_FULL
-		                ? max_layer_act
-		                : max_layer_act - (out->layers ? act_sum / out->layers : 0);
-		if (rc > tr)
-			tr = rc;
+		double rc =
+		    p->recompute == PP_RECOMPUTE_FULL ? max_layer_act : max_layer_act - per_layer;
+		if (rc > tr_layer)
+			tr_layer = rc;
 	}
+	double tr_z3 = 0;
 	if (p->zero >= 3) {
 		/* FSDP/ZeRO-3: the current and the prefetched layer unsharded, plus the
 		 * current layer's unsharded gradient before its reduce-scatter; DeepSpeed
@@ -334,15 +384,42 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 			gathered = s->zero3_live_params; /* DeepSpeed gathers within a budget */
 		if (s->zero3_bucket_params > 0 && s->zero3_bucket_params < grads)
 			grads = s->zero3_bucket_params;
-		double z = gathered * wb + grads * job->grad_bytes;
-		if (z > tr)
-			tr = z;
+		tr_z3 = gathered * wb + grads * job->grad_bytes;
 	}
 	if (m->moe.num_experts > 0) {
 		double d = moe_dispatch_bytes(m, &c);
-		if (d > tr)
-			tr = d;
+		if (d > tr_layer)
+			tr_layer = d;
 	}
+	double tr = fmax(logits_transient, fmax(tr_layer, tr_z3));
+	if (wshape) {
+		/* Two moments compete for the W's peak.  Inside a block (a pair of
+		 * layers running): the most activation sets any block end holds, the
+		 * SI layer and the layer's transients.  On rank 0 at the turn of the
+		 * U: the head has just run for a chunk-1 forward and the loss holds
+		 * its logits; the SI block's layers are done (DHelix's SI replaces
+		 * Megatron's transformer block; the head and loss are the
+		 * post-processing module after it, §5), and the next block's
+		 * backward starts with the loss.  So the SI layer and the logits are
+		 * never alive together. */
+		double in_block = w_any * per_layer + si_layer + fmax(tr_layer, tr_z3);
+		double at_turn = -1;
+		if (last)
+			at_turn = w_turn * per_layer + out->act_logits_bytes +
+			          fmax(logits_transient, tr_z3);
+		if (at_turn >= in_block) {
+			out->inflight_layer_mbs = w_turn;
+			out->act_layers_bytes = w_turn * per_layer;
+			tr = fmax(logits_transient, tr_z3);
+		} else {
+			out->inflight_layer_mbs = w_any + (si_layer > 0 ? 1 : 0);
+			out->act_layers_bytes = w_any * per_layer + si_layer;
+			out->act_logits_bytes = 0; /* freed by the loss's backward */
+			tr = fmax(tr_layer, tr_z3);
+		}
+	}
+	out->activations_bytes =
+	    out->act_layers_bytes + out->act_embedding_bytes + out->act_logits_bytes;
 	out->transient_bytes = tr;
 	out->framework_bytes = s->gpu.cuda_context_bytes + s->comm_buffer_bytes;
 	double tensors = out->weights_bytes + out->gradients_bytes + out->optimizer_bytes +

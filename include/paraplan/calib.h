@@ -49,9 +49,10 @@ typedef enum pp_run_fill {
 	PP_FILL_PRECISION = 1u << 14, /* 16-bit unspecified, or precision inferred by the dataset */
 	PP_FILL_ETP = 1u << 15,       /* expert tensor parallelism unknown: tp if valid, else 1 */
 	PP_FILL_TP_OVERLAP = 1u << 16, /* TP comm overlap unknown: on for NeMo/Megatron-Bridge */
+	PP_FILL_GPU = 1u << 17,        /* an ambiguous GPU name read as one preset */
 } pp_run_fill;
 
-#define PP_RUN_FILL_KINDS 17
+#define PP_RUN_FILL_KINDS 18
 #define PP_RUN_FILLS_MAX 16
 #define PP_RUN_FILL_TEXT_MAX 192
 #define PP_RUN_ID_MAX 128
@@ -109,6 +110,42 @@ const char *pp_runs_id(const pp_runs *runs, size_t i);
 pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_system *system,
                         pp_job *job, pp_plan *plan, long long *gpus, pp_run_info *info,
                         pp_error *err);
+
+/*
+ * The readers behind pp_run_inputs, for tools and tests.
+ *
+ * pp_run_gpu_system: the system preset a free-text GPU name maps to
+ * ("H100-SXM5-80GB" -> "dgx-h100", "Ampere" -> "dgx-a100-80g", "H800" ->
+ * "hgx-h800"); NULL when the name is unknown or names a part without a system
+ * preset (H20, H100 PCIe).  Static storage.
+ *
+ * pp_run_zero_stage: the ZeRO stage a sharding phrase states (FSDP, FSDP2,
+ * HSDP, FULL_SHARD, SHARD_GRAD_OP, "fully sharded", ZeRO-1/2/3, "distributed
+ * optimizer", DDP); -1 when it says it is not stated, -2 when the phrase is
+ * unknown.
+ *
+ * pp_run_global_batch: the global batch in sequences, from the first rule that
+ * applies: stated (gbs > 0), tokens / seq (tokens a multiple of seq), mbs x dp
+ * x accum (all > 0, dp the data-parallel replicas); 0 and PP_GBS_NONE when
+ * none does.  Arguments <= 0 are "not stated".
+ *
+ * pp_run_framework: the data/framework preset a record's words name (its
+ * source title, sharding phrase, schedule, notes; any may be NULL):
+ * "llm-foundry", "torchtitan", "deepspeed", else "megatron".  Static storage.
+ */
+typedef enum pp_gbs_rule {
+	PP_GBS_NONE = 0,
+	PP_GBS_STATED,
+	PP_GBS_TOKENS,
+	PP_GBS_ACCUM,
+} pp_gbs_rule;
+
+const char *pp_run_gpu_system(const char *gpu_type);
+int pp_run_zero_stage(const char *sharding);
+long long pp_run_global_batch(long long gbs, long long tokens, long long seq, long long mbs,
+                              long long dp, long long accum, pp_gbs_rule *rule);
+const char *pp_run_framework(const char *title, const char *sharding, const char *schedule,
+                             const char *other);
 
 /* ------------------------------------------------------------ comparison */
 

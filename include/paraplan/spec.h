@@ -295,8 +295,12 @@ pp_status pp_system_load(const char *path, pp_system *out, pp_error *err);
 
 /*
  * Apply the training framework `name` (a data/framework preset: "megatron",
- * "llm-foundry", "deepspeed", ...) to `s`: its loss, ZeRO-3 and overhead
- * parameters replace the system's.
+ * "llm-foundry", "deepspeed", "torchtitan", ...) to `s`: every parameter of
+ * kind PP_PARAM_FRAMEWORK (params.h: memory layout, loss, ZeRO-3, overlaps,
+ * overheads) is reset to data/framework/megatron.json's and then to what the
+ * framework's file states.  The system's link parameters (kind
+ * PP_PARAM_SYSTEM: nvlink_eff, nic_eff, nvls_gain, calibrated per system) are
+ * kept, so a plan gets the same network whichever stack runs it.
  */
 pp_status pp_system_set_framework(pp_system *s, const char *name, pp_error *err);
 

@@ -345,6 +345,11 @@ static void source_name(const char *title, char *out, size_t n)
 	out[k] = '\0';
 }
 
+void cli_source_name(const char *title, char *out, size_t n)
+{
+	source_name(title, out, n);
+}
+
 /* Mean absolute error of the rows `keep` selects; *count gets how many. */
 typedef bool (*row_filter)(const row *r, const void *arg);
 static double mape(const row *rows, size_t nrows, bool mem, row_filter keep, const void *arg,

@@ -230,6 +230,32 @@ void pp_fit_hold_out(pp_fit *f, size_t k);
 double pp_fit_error(pp_fit *f, size_t k);
 void pp_fit_free(pp_fit *f);
 
+/*
+ * Cross-validation by group (calibrate --cross-validate source).
+ *
+ * pp_fit_case: record k of the fit (0 <= k < pp_fit_records): what was read,
+ * the system it runs on (its framework names the stack) and its model; the
+ * pointers are into the fit (NULL when k is out of range).
+ * pp_fit_exclude: restart from the neutral point with the records whose
+ * excluded[k] is true held out (NULL: none); iterate, then pp_fit_error.
+ * pp_fit_param_count / get / set: the fitted parameters (registry order, the
+ * same list in every fit), to carry one fit's values to another's records.
+ * pp_fit_at_bounds: the parameters some record reacts to whose value sits
+ * within 0.5% of the fit range of a bound; up to `max` into out and values;
+ * returns how many.
+ * pp_fit_sibling: the GPU preset on the same silicon as `gpu`, whose fitted
+ * efficiencies may stand in when `gpu` has no record to fit (static
+ * storage, with the reason in *why), or NULL.
+ */
+void pp_fit_case(const pp_fit *f, size_t k, const pp_run_info **info, const pp_system **system,
+                 const pp_model **model, long long *gpus);
+void pp_fit_exclude(pp_fit *f, const bool *excluded);
+size_t pp_fit_param_count(const pp_fit *f);
+void pp_fit_get_params(const pp_fit *f, double *x);
+void pp_fit_set_params(pp_fit *f, const double *x);
+size_t pp_fit_at_bounds(const pp_fit *f, const pp_param **out, double *values, size_t max);
+const char *pp_fit_sibling(const char *gpu, const char **why);
+
 /* A user's own measured runs (paraplan calibrate --step-times): inputs as
  * for pp_estimate_run and the measured seconds per iteration. */
 typedef struct pp_fit_input {

@@ -379,8 +379,15 @@ int cli_calibrate_cv_source(const pp_runs *runs, const char *data, const char *c
 				left += !out && isfinite(rows[r].in_err);
 			}
 			c->held_ok = false;
-			if (held == 0 || left == 0)
+			if (left == 0)
 				continue;
+			if (held == 0) {
+				/* The fit never saw this source: its in-sample values. */
+				memcpy(c->held, c->insample,
+				       pp_fit_param_count(c->f) * sizeof *c->held);
+				c->held_ok = true;
+				continue;
+			}
 			pp_fit_exclude(c->f, ex);
 			run_fit(c->f);
 			pp_fit_get_params(c->f, c->held);

@@ -532,8 +532,13 @@ const char *pp_run_framework(const char *title, const char *sharding, const char
 			return "llm-foundry";
 	for (size_t k = 0; k < sizeof said / sizeof *said; k++)
 		if (said[k] && (has(said[k], "torchtitan") || has(said[k], "FSDP2") ||
-		                has(said[k], "fully_shard")))
+		                has(said[k], "fully_shard") || has(said[k], "HSDP")))
 			return "torchtitan";
+	/* PyTorch FSDP outside llm-foundry: the PyTorch-native layout (fp32
+	 * shards, bf16 gathered copies); not Megatron's own FSDP, not "FSDP=0". */
+	if (sharding && (has(sharding, "FSDP") || has(sharding, "fully shard")) &&
+	    !has(sharding, "Megatron FSDP") && !has(sharding, "FSDP=0"))
+		return "torchtitan";
 	for (size_t k = 0; k < sizeof said / sizeof *said; k++)
 		if (said[k] && has(said[k], "DeepSpeed"))
 			return "deepspeed";

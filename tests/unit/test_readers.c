@@ -135,6 +135,14 @@ static void test_framework_named(void **state)
 	    pp_run_framework("BLOOM", "ZeRO-1 (DeepSpeed BF16Optimizer)", NULL, NULL), "deepspeed");
 	assert_string_equal(pp_run_framework("NVIDIA NeMo", "distributed optimizer", NULL, NULL),
 	                    "megatron");
+	assert_string_equal(pp_run_framework("A blog", "PyTorch FSDP FULL_SHARD", NULL, NULL),
+	                    "torchtitan");
+	assert_string_equal(pp_run_framework("NVIDIA Megatron-LM README",
+	                                     "DDP (FSDP=0); distributed optimizer not stated", NULL,
+	                                     NULL),
+	                    "megatron");
+	assert_string_equal(pp_run_framework("NeMo", "Megatron FSDP (sharding group)", NULL, NULL),
+	                    "megatron");
 	assert_string_equal(pp_run_framework(NULL, NULL, NULL, NULL), "megatron");
 }
 

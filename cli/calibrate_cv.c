@@ -57,6 +57,12 @@ static void run_fit(pp_fit *f)
 	while (!pp_fit_test(f, 1e-4) && pp_fit_iterations(f) < 30);
 }
 
+/* Records of the file that no fit holds, with the reason. */
+typedef struct cv_skip {
+	char id[PP_RUN_ID_MAX];
+	char reason[PP_ERROR_TEXT_MAX];
+} cv_skip;
+
 /* The grouping dimensions. */
 enum { DIM_SOURCE, DIM_GPU, DIM_STACK, DIM_KIND, DIM_SCALE, DIMS };
 static const char *const dim_names[DIMS] = {"source", "gpu", "stack", "dense/moe", "scale"};
@@ -128,10 +134,19 @@ static void print_mape(FILE *f, double sum, size_t n)
 }
 
 static void print_text(FILE *f, const char *data, const cv_row *rows, size_t nrows,
-                       const cv_fit *fits, int nfits, cv_group *g, size_t gmax)
+                       const cv_fit *fits, int nfits, cv_group *g, size_t gmax,
+                       const cv_skip *skips, size_t nskips)
 {
-	fprintf(f, "paraplan calibrate --cross-validate source: %zu records from %s\n\n", nrows,
-	        data);
+	fprintf(f,
+	        "paraplan calibrate --cross-validate source: %zu records from %s: %zu fitted, "
+	        "%zu skipped\n\n",
+	        nrows + nskips, data, nrows, nskips);
+	if (nskips) {
+		fprintf(f, "skipped:\n");
+		for (size_t i = 0; i < nskips; i++)
+			fprintf(f, "  %-52s %s\n", skips[i].id, skips[i].reason);
+		fputc('\n', f);
+	}
 	fprintf(f, "in-sample fit per GPU (bounds are the physical ranges of 'paraplan list "
 	           "params'):\n");
 	for (int i = 0; i < nfits; i++) {
@@ -200,11 +215,17 @@ static void print_text(FILE *f, const char *data, const cv_row *rows, size_t nro
 }
 
 static int print_json(FILE *f, const char *data, const cv_row *rows, size_t nrows,
-                      const cv_fit *fits, int nfits, cv_group *g, size_t gmax)
+                      const cv_fit *fits, int nfits, cv_group *g, size_t gmax, const cv_skip *skips,
+                      size_t nskips)
 {
 	json_t *root = json_object();
 	json_object_set_new(root, "data", json_string(data));
 	json_object_set_new(root, "cross_validate", json_string("source"));
+	json_t *sk = json_array();
+	for (size_t i = 0; i < nskips; i++)
+		json_array_append_new(
+		    sk, json_pack("{s:s,s:s}", "id", skips[i].id, "reason", skips[i].reason));
+	json_object_set_new(root, "skipped", sk);
 	json_t *jf = json_array();
 	for (int i = 0; i < nfits; i++) {
 		const cv_fit *c = &fits[i];
@@ -319,16 +340,45 @@ int cli_calibrate_cv_source(const pp_runs *runs, const char *data, const char *c
 		}
 		total += c->n;
 	}
+	size_t nrec = pp_runs_count(runs), nskips = 0;
 	cv_row *rows = calloc(total ? total : 1, sizeof *rows);
 	bool *ex = calloc(total ? total : 1, sizeof *ex);
 	cv_group *groups = calloc(total + 1, sizeof *groups);
-	if (!rows || !ex || !groups) {
+	cv_skip *skips = calloc(nrec ? nrec : 1, sizeof *skips);
+	if (!rows || !ex || !groups || !skips) {
 		free(rows);
 		free(ex);
 		free(groups);
+		free(skips);
 		cli_message("out of memory");
 		rc = EXIT_INTERNAL;
 		goto done;
+	}
+
+	/* The records no fit holds: unreadable ones (the reason pp_run_inputs
+	 * gives) and those measured on a GPU not asked for. */
+	for (size_t i = 0; i < nrec; i++) {
+		pp_model m;
+		pp_system s;
+		pp_job j;
+		pp_plan p;
+		long long g;
+		pp_run_info info;
+		pp_status st = pp_run_inputs(runs, i, &m, &s, &j, &p, &g, &info, &err);
+		const char *why = NULL;
+		char text[PP_ERROR_TEXT_MAX];
+		if (st == PP_EINPUT) {
+			why = err.text;
+		} else if (st == PP_OK && fits_find(fits, nfits, s.gpu.name) < 0) {
+			snprintf(text, sizeof text, "GPU %s not asked for (--gpu)", s.gpu.name);
+			why = text;
+		}
+		if (why) {
+			snprintf(skips[nskips].id, sizeof skips[nskips].id, "%s",
+			         pp_runs_id(runs, i));
+			snprintf(skips[nskips].reason, sizeof skips[nskips].reason, "%s", why);
+			nskips++;
+		}
 	}
 
 	/* In-sample: each GPU fitted on all its records. */
@@ -426,14 +476,17 @@ int cli_calibrate_cv_source(const pp_runs *runs, const char *data, const char *c
 	if ((rc = cli_out_open(&out, NULL)) == EXIT_ANSWERED) {
 		int wr = 0;
 		if (json)
-			wr = print_json(out.f, data, rows, nrows, fits, nfits, groups, total + 1);
+			wr = print_json(out.f, data, rows, nrows, fits, nfits, groups, total + 1,
+			                skips, nskips);
 		else
-			print_text(out.f, data, rows, nrows, fits, nfits, groups, total + 1);
+			print_text(out.f, data, rows, nrows, fits, nfits, groups, total + 1, skips,
+			           nskips);
 		rc = cli_out_close(&out, wr == 0 && !ferror(out.f));
 	}
 	free(rows);
 	free(ex);
 	free(groups);
+	free(skips);
 done:
 	for (int i = 0; i < nfits; i++) {
 		pp_fit_free(fits[i].f);

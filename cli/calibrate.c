@@ -12,11 +12,12 @@
 #include "paraplan/calib.h"
 #include "paraplan/params.h"
 
-enum { OPT_DATA = 256, OPT_GPU, OPT_CV, OPT_HELP };
+enum { OPT_DATA = 256, OPT_GPU, OPT_CV, OPT_JSON, OPT_HELP };
 
 static const struct option calibrate_opts[] = {{"data", required_argument, 0, OPT_DATA},
                                                {"gpu", required_argument, 0, OPT_GPU},
-                                               {"cross-validate", no_argument, 0, OPT_CV},
+                                               {"cross-validate", required_argument, 0, OPT_CV},
+                                               {"json", no_argument, 0, OPT_JSON},
                                                {"help", no_argument, 0, OPT_HELP},
                                                {0, 0, 0, 0}};
 
@@ -99,6 +100,15 @@ static int fit_one(const pp_runs *runs, const char *gpu, bool cv, double *cv_sum
 	putchar('\n');
 	print_fitted(&fitted, true);
 	print_fitted(&fitted, false);
+	const pp_param *bound[16];
+	double bound_v[16];
+	size_t nb = pp_fit_at_bounds(f, bound, bound_v, 16);
+	if (nb) {
+		printf("  AT BOUND (the fit wants a value outside the physical range):");
+		for (size_t k = 0; k < nb && k < 16; k++)
+			printf(" %s=%.3g", bound[k]->key, bound_v[k]);
+		putchar('\n');
+	}
 	if (cv) {
 		double sum = 0;
 		size_t n = 0;
@@ -126,7 +136,7 @@ int cli_calibrate(int argc, char **argv)
 	const char *data = NULL;
 	const char *systems[16];
 	int nsys = 0, c;
-	bool cv = false;
+	bool cv = false, cv_source = false, json = false;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", calibrate_opts, NULL)) != -1) {
@@ -139,15 +149,32 @@ int cli_calibrate(int argc, char **argv)
 			}
 			systems[nsys++] = optarg;
 			break;
-		case OPT_CV: cv = true; break;
+		case OPT_CV:
+			if (strcmp(optarg, "record") == 0) {
+				cv = true;
+			} else if (strcmp(optarg, "source") == 0) {
+				cv_source = true;
+			} else {
+				cli_message(
+				    "calibrate: --cross-validate takes record or source, not "
+				    "'%s'",
+				    optarg);
+				return EXIT_BADINPUT;
+			}
+			break;
+		case OPT_JSON: json = true; break;
 		case OPT_HELP:
 			printf(
 			    "usage: paraplan calibrate [--data FILE] [--gpu G]... "
-			    "[--cross-validate]\n"
+			    "[--cross-validate record|source] [--json]\n"
 			    "       paraplan calibrate --nccl-tests LOG [LOG...] --system S "
 			    "[--output FILE]\n"
 			    "Fits each GPU's efficiencies (and its systems' network efficiencies)\n"
-			    "to the runs measured on it (default: every GPU the records use).\n");
+			    "to the runs measured on it (default: every GPU the records use).\n"
+			    "  --cross-validate record  refit without each record, predict it\n"
+			    "  --cross-validate source  refit without each source, predict its\n"
+			    "                           records; MAPE per source, GPU, stack,\n"
+			    "                           dense/MoE and scale (--json: as JSON)\n");
 			return EXIT_ANSWERED;
 		case ':':
 			cli_message("calibrate: option '%s' needs a value", argv[optind - 1]);
@@ -216,6 +243,16 @@ int cli_calibrate(int argc, char **argv)
 			pp_runs_free(runs);
 			return EXIT_BADINPUT;
 		}
+	}
+	if (json && !cv_source) {
+		cli_message("calibrate: --json needs --cross-validate source");
+		pp_runs_free(runs);
+		return EXIT_BADINPUT;
+	}
+	if (cv_source) {
+		int r = cli_calibrate_cv_source(runs, data, systems, nsys, json);
+		pp_runs_free(runs);
+		return r;
 	}
 	int rc = EXIT_ANSWERED;
 	double cv_sum = 0;

@@ -224,6 +224,9 @@ static int from_launch(const char *flag, const char *v, cli_opts *o)
 	o->have_seq |= l.has_seq;
 	if (l.gpus > 0)
 		o->gpus = l.gpus;
+	/* A torchtitan job runs torchtitan's stack unless --framework says otherwise. */
+	if (strcmp(flag, "from-torchtitan") == 0 && !o->framework)
+		o->framework = "torchtitan";
 	if (l.has_model) {
 		o->has_flags_model = true;
 		o->flags_model = l.model;

@@ -345,6 +345,11 @@ static void source_name(const char *title, char *out, size_t n)
 	out[k] = '\0';
 }
 
+void cli_source_name(const char *title, char *out, size_t n)
+{
+	source_name(title, out, n);
+}
+
 /* Mean absolute error of the rows `keep` selects; *count gets how many. */
 typedef bool (*row_filter)(const row *r, const void *arg);
 static double mape(const row *rows, size_t nrows, bool mem, row_filter keep, const void *arg,
@@ -470,6 +475,7 @@ static int print_speed_json(FILE *f, const char *data, const row *rows, size_t n
 		              pp_metric_name(r->speed.metric), "measured", r->speed.measured,
 		              "predicted", r->speed.predicted, "error", r->speed.error, "source",
 		              src, "gpus", (json_int_t)r->est.gpus, "system", r->info.system);
+		json_object_set_new(o, "stack", json_string(r->est.system.framework));
 		if (r->mem.metric != PP_METRIC_NONE)
 			json_object_set_new(o, "memory_error", json_real(r->mem.error));
 		json_t *fl = json_array();

@@ -49,9 +49,10 @@ typedef enum pp_run_fill {
 	PP_FILL_PRECISION = 1u << 14, /* 16-bit unspecified, or precision inferred by the dataset */
 	PP_FILL_ETP = 1u << 15,       /* expert tensor parallelism unknown: tp if valid, else 1 */
 	PP_FILL_TP_OVERLAP = 1u << 16, /* TP comm overlap unknown: on for NeMo/Megatron-Bridge */
+	PP_FILL_GPU = 1u << 17,        /* an ambiguous GPU name read as one preset */
 } pp_run_fill;
 
-#define PP_RUN_FILL_KINDS 17
+#define PP_RUN_FILL_KINDS 18
 #define PP_RUN_FILLS_MAX 16
 #define PP_RUN_FILL_TEXT_MAX 192
 #define PP_RUN_ID_MAX 128
@@ -109,6 +110,42 @@ const char *pp_runs_id(const pp_runs *runs, size_t i);
 pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_system *system,
                         pp_job *job, pp_plan *plan, long long *gpus, pp_run_info *info,
                         pp_error *err);
+
+/*
+ * The readers behind pp_run_inputs, for tools and tests.
+ *
+ * pp_run_gpu_system: the system preset a free-text GPU name maps to
+ * ("H100-SXM5-80GB" -> "dgx-h100", "Ampere" -> "dgx-a100-80g", "H800" ->
+ * "hgx-h800"); NULL when the name is unknown or names a part without a system
+ * preset (H20, H100 PCIe).  Static storage.
+ *
+ * pp_run_zero_stage: the ZeRO stage a sharding phrase states (FSDP, FSDP2,
+ * HSDP, FULL_SHARD, SHARD_GRAD_OP, "fully sharded", ZeRO-1/2/3, "distributed
+ * optimizer", DDP); -1 when it says it is not stated, -2 when the phrase is
+ * unknown.
+ *
+ * pp_run_global_batch: the global batch in sequences, from the first rule that
+ * applies: stated (gbs > 0), tokens / seq (tokens a multiple of seq), mbs x dp
+ * x accum (all > 0, dp the data-parallel replicas); 0 and PP_GBS_NONE when
+ * none does.  Arguments <= 0 are "not stated".
+ *
+ * pp_run_framework: the data/framework preset a record's words name (its
+ * source title, sharding phrase, schedule, notes; any may be NULL):
+ * "llm-foundry", "torchtitan", "deepspeed", else "megatron".  Static storage.
+ */
+typedef enum pp_gbs_rule {
+	PP_GBS_NONE = 0,
+	PP_GBS_STATED,
+	PP_GBS_TOKENS,
+	PP_GBS_ACCUM,
+} pp_gbs_rule;
+
+const char *pp_run_gpu_system(const char *gpu_type);
+int pp_run_zero_stage(const char *sharding);
+long long pp_run_global_batch(long long gbs, long long tokens, long long seq, long long mbs,
+                              long long dp, long long accum, pp_gbs_rule *rule);
+const char *pp_run_framework(const char *title, const char *sharding, const char *schedule,
+                             const char *other);
 
 /* ------------------------------------------------------------ comparison */
 
@@ -192,6 +229,32 @@ void pp_fit_hold_out(pp_fit *f, size_t k);
 /* ...and, after iterating, the signed error of record k at the fitted values. */
 double pp_fit_error(pp_fit *f, size_t k);
 void pp_fit_free(pp_fit *f);
+
+/*
+ * Cross-validation by group (calibrate --cross-validate source).
+ *
+ * pp_fit_case: record k of the fit (0 <= k < pp_fit_records): what was read,
+ * the system it runs on (its framework names the stack) and its model; the
+ * pointers are into the fit (NULL when k is out of range).
+ * pp_fit_exclude: restart from the neutral point with the records whose
+ * excluded[k] is true held out (NULL: none); iterate, then pp_fit_error.
+ * pp_fit_param_count / get / set: the fitted parameters (registry order, the
+ * same list in every fit), to carry one fit's values to another's records.
+ * pp_fit_at_bounds: the parameters some record reacts to whose value sits
+ * within 0.5% of the fit range of a bound; up to `max` into out and values;
+ * returns how many.
+ * pp_fit_sibling: the GPU preset on the same silicon as `gpu`, whose fitted
+ * efficiencies may stand in when `gpu` has no record to fit (static
+ * storage, with the reason in *why), or NULL.
+ */
+void pp_fit_case(const pp_fit *f, size_t k, const pp_run_info **info, const pp_system **system,
+                 const pp_model **model, long long *gpus);
+void pp_fit_exclude(pp_fit *f, const bool *excluded);
+size_t pp_fit_param_count(const pp_fit *f);
+void pp_fit_get_params(const pp_fit *f, double *x);
+void pp_fit_set_params(pp_fit *f, const double *x);
+size_t pp_fit_at_bounds(const pp_fit *f, const pp_param **out, double *values, size_t max);
+const char *pp_fit_sibling(const char *gpu, const char **why);
 
 /* A user's own measured runs (paraplan calibrate --step-times): inputs as
  * for pp_estimate_run and the measured seconds per iteration. */

@@ -166,6 +166,11 @@ typedef struct pp_system {
 	double zero3_overlap;     /* fraction of a layer's compute that hides its ZeRO-3 traffic */
 	double tp_overlap_hidden; /* fraction of TP traffic hidden when tp_overlap is on */
 	double ep_overlap_hidden; /* fraction of EP traffic hidden when ep_overlap is on */
+	/* Where the model's state lives (params.h, data/framework/NAME.json). */
+	double param_bytes;        /* bytes per resident parameter; 0 = the training dtype's */
+	double compute_copy_bytes; /* bytes per parameter of the GEMMs' low-precision copy */
+	double reshard_after_forward_pp; /* 1: ZeRO-3 reshards after forward with pp > 1 */
+	double selective_op_sac;         /* 1: selective recompute is per-op SAC (torchtitan) */
 	char source[PP_SOURCE_MAX];
 	/* DHelix (seed 002, dhelix.h): the operator overlap table the wshape
 	 * schedule pairs with; dh_overlap_set false = the built-in table of the
@@ -295,8 +300,12 @@ pp_status pp_system_load(const char *path, pp_system *out, pp_error *err);
 
 /*
  * Apply the training framework `name` (a data/framework preset: "megatron",
- * "llm-foundry", "deepspeed", ...) to `s`: its loss, ZeRO-3 and overhead
- * parameters replace the system's.
+ * "llm-foundry", "deepspeed", "torchtitan", ...) to `s`: every parameter of
+ * kind PP_PARAM_FRAMEWORK (params.h: memory layout, loss, ZeRO-3, overlaps,
+ * overheads) is reset to data/framework/megatron.json's and then to what the
+ * framework's file states.  The system's link parameters (kind
+ * PP_PARAM_SYSTEM: nvlink_eff, nic_eff, nvls_gain, calibrated per system) are
+ * kept, so a plan gets the same network whichever stack runs it.
  */
 pp_status pp_system_set_framework(pp_system *s, const char *name, pp_error *err);
 

@@ -308,3 +308,101 @@ size_t pp_fit_used(const pp_fit *f, const pp_param **out, size_t max)
 			out[k++] = f->param[j];
 	return k;
 }
+
+/* ------------------------------------------------- cross-validation by group */
+
+void pp_fit_case(const pp_fit *f, size_t k, const pp_run_info **info, const pp_system **system,
+                 const pp_model **model, long long *gpus)
+{
+	const fit_case *c = k < f->n ? &f->cases[k] : NULL;
+	if (info)
+		*info = c ? &c->info : NULL;
+	if (system)
+		*system = c ? &c->system : NULL;
+	if (model)
+		*model = c ? &c->model : NULL;
+	if (gpus)
+		*gpus = c ? c->gpus : 0;
+}
+
+void pp_fit_exclude(pp_fit *f, const bool *excluded)
+{
+	for (size_t i = 0; i < f->n; i++)
+		f->cases[i].excluded = excluded && excluded[i];
+	for (size_t j = 0; j < f->np; j++)
+		f->x[j] = f->param[j]->fit_start;
+	f->mape = objective(f, f->x);
+	f->last_gain = INFINITY;
+	f->iterations = 0;
+}
+
+size_t pp_fit_param_count(const pp_fit *f)
+{
+	return f->np;
+}
+
+void pp_fit_get_params(const pp_fit *f, double *x)
+{
+	memcpy(x, f->x, f->np * sizeof *x);
+}
+
+void pp_fit_set_params(pp_fit *f, const double *x)
+{
+	memcpy(f->x, x, f->np * sizeof *x);
+	f->mape = objective(f, f->x);
+}
+
+size_t pp_fit_at_bounds(const pp_fit *f, const pp_param **out, double *values, size_t max)
+{
+	size_t k = 0;
+	for (size_t j = 0; j < f->np; j++) {
+		const pp_param *p = f->param[j];
+		if (!f->used[j])
+			continue;
+		double v = f->x[j], lo = p->fit_lo, hi = p->fit_hi;
+		double span = p->fit_log ? log(hi / lo) : hi - lo;
+		double dlo = p->fit_log ? log(v / lo) : v - lo;
+		double dhi = p->fit_log ? log(hi / v) : hi - v;
+		/* Within 0.5% of the range of a bound: the golden-section search's
+		 * resolution after its 18 steps is finer than that. */
+		if (dlo <= 5e-3 * span || dhi <= 5e-3 * span) {
+			if (k < max) {
+				out[k] = p;
+				if (values)
+					values[k] = v;
+			}
+			k++;
+		}
+	}
+	return k;
+}
+
+/*
+ * GPUs built on the same silicon, whose efficiencies (fractions of each
+ * part's own datasheet peaks) carry over when one of them has no record to
+ * fit: the A100 40GB and 80GB (GA100, 108 SMs, same boost clock; they differ
+ * in HBM capacity and bandwidth, which the model takes from the datasheets;
+ * NVIDIA A100 datasheet), the B200 and the GB200's Blackwell GPU (the same
+ * B200 die, two per Grace; GB200 NVL72 datasheet).
+ */
+static const struct {
+	const char *a, *b, *why;
+} siblings[] = {
+    {"a100-40g", "a100-80g", "same GA100 silicon and clocks (NVIDIA A100 datasheet)"},
+    {"b200", "gb200", "same B200 die (NVIDIA DGX B200 and GB200 NVL72 datasheets)"},
+};
+
+const char *pp_fit_sibling(const char *gpu, const char **why)
+{
+	for (size_t i = 0; i < sizeof siblings / sizeof *siblings; i++) {
+		const char *other = ppi_streq(gpu, siblings[i].a)   ? siblings[i].b
+		                    : ppi_streq(gpu, siblings[i].b) ? siblings[i].a
+		                                                    : NULL;
+		if (other) {
+			if (why)
+				*why = siblings[i].why;
+			return other;
+		}
+	}
+	return NULL;
+}

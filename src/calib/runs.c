@@ -11,11 +11,13 @@
  * rules are documented in docs/validation.md; keep the two in step.
  */
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "paraplan/calib.h"
 #include "paraplan/estimate.h"
@@ -80,6 +82,7 @@ static const struct record_field {
     {"batch", "global_batch_size", F_COUNT},
     {"batch", "global_batch_tokens", F_COUNT},
     {"batch", "micro_batch_size", F_COUNT},
+    {"batch", "grad_accum_steps", F_COUNT},
     {"parallelism", "tp", F_COUNT},
     {"parallelism", "pp", F_COUNT},
     {"parallelism", "dp", F_COUNT},
@@ -296,8 +299,8 @@ static void fill(pp_run_info *info, unsigned bit, const char *fmt, ...)
 }
 
 static const char *const fill_names[PP_RUN_FILL_KINDS] = {
-    "kv_heads", "ffn",  "head_dim",  "layers", "tp/pp", "dp",        "cp",  "ep",        "vp",
-    "sp",       "zero", "recompute", "mbs",    "gbs",   "precision", "etp", "tp_overlap"};
+    "kv_heads", "ffn",  "head_dim",  "layers", "tp/pp", "dp",        "cp",  "ep",         "vp",
+    "sp",       "zero", "recompute", "mbs",    "gbs",   "precision", "etp", "tp_overlap", "gpu"};
 
 const char *pp_run_fill_name(unsigned bit)
 {
@@ -355,45 +358,134 @@ enum { DEEPSEEK_V3_FIRST_DENSE = 3 };
 
 /*
  * GPU names (hardware.gpu_type, free text) to system presets: matched in
- * order, every `all` word must appear (case-insensitive) and no `none` word.
+ * order; every `all` word must appear (case-insensitive, not inside a longer
+ * number: "H20" is not "H200") and no `none` word.  An entry with a `note` is
+ * a reading of an ambiguous name (an architecture name, a size not stated, a
+ * part whose only preset is one cluster's): the note is reported as a fill.
+ * An entry without a system names a part paraplan knows but has no system
+ * preset for; the record is skipped with that reason.
  */
 typedef struct gpu_alias {
 	const char *all[2];
 	const char *none;
 	const char *system;
+	const char *note;
 } gpu_alias;
 
 static const gpu_alias gpu_aliases[] = {
-    {{"GB200", NULL}, NULL, "gb200-nvl72"},     {{"B200", NULL}, NULL, "dgx-b200"},
-    {{"H100", NULL}, "PCIe", "dgx-h100"},       {{"A100", "40GB"}, "PCIe", "dgx-a100-40g"},
-    {{"A100", "80GB"}, "PCIe", "dgx-a100-80g"},
+    {{"GB200", NULL}, NULL, "gb200-nvl72", NULL},
+    {{"B200", NULL}, NULL, "dgx-b200", NULL},
+    {{"Blackwell", NULL},
+     NULL,
+     "dgx-b200",
+     "architecture name 'Blackwell': B200 (DGX B200, the data-centre Blackwell part)"},
+    {{"H800", NULL}, NULL, "hgx-h800", NULL},
+    {{"H20", NULL}, NULL, NULL, NULL},
+    {{"H200", NULL}, NULL, "dgx-h200", NULL},
+    {{"H100", "PCIe"}, NULL, NULL, NULL},
+    {{"H100", "NVL"}, NULL, NULL, NULL},
+    {{"H100", NULL}, NULL, "dgx-h100", NULL},
+    {{"Hopper", NULL},
+     NULL,
+     "dgx-h100",
+     "architecture name 'Hopper': H100 SXM (DGX H100, the common Hopper training part)"},
+    {{"A800", NULL},
+     NULL,
+     "dhelix-a800",
+     "A800 80GB: the dhelix-a800 system preset (8 GPUs, NVLink 400 GB/s, 4 NICs per node)"},
+    {{"A100", "40G"}, "PCIe", "dgx-a100-40g", NULL},
+    {{"A100", "80G"}, "PCIe", "dgx-a100-80g", NULL},
+    {{"A100", NULL}, "PCIe", "dgx-a100-80g", "A100 memory size not stated: 80 GB (DGX A100)"},
+    {{"Ampere", NULL},
+     NULL,
+     "dgx-a100-80g",
+     "architecture name 'Ampere': A100 80GB (DGX A100, the data-centre Ampere training part)"},
 };
 
-static const char *gpu_system(const char *gpu_type)
+/* Case-insensitive `word` in `hay`, not inside a longer number (the
+ * characters beside it are not digits when its own ends are). */
+static bool has_word(const char *hay, const char *word)
+{
+	size_t n = strlen(word);
+	if (!hay || n == 0)
+		return false;
+	for (const char *p = hay; *p; p++) {
+		if (strncasecmp(p, word, n) != 0)
+			continue;
+		bool digit_end = isdigit((unsigned char)word[n - 1]);
+		bool digit_start = isdigit((unsigned char)word[0]);
+		if (digit_end && isdigit((unsigned char)p[n]))
+			continue;
+		if (digit_start && p > hay && isdigit((unsigned char)p[-1]))
+			continue;
+		return true;
+	}
+	return false;
+}
+
+/* The alias entry of a GPU name, NULL when none matches. */
+static const gpu_alias *gpu_alias_of(const char *gpu_type)
 {
 	for (size_t i = 0; i < sizeof gpu_aliases / sizeof gpu_aliases[0]; i++) {
 		const gpu_alias *a = &gpu_aliases[i];
-		if (!has(gpu_type, a->all[0]) || (a->all[1] && !has(gpu_type, a->all[1])))
+		if (!has_word(gpu_type, a->all[0]) || (a->all[1] && !has_word(gpu_type, a->all[1])))
 			continue;
 		if (a->none && has(gpu_type, a->none))
 			continue;
-		return a->system;
+		return a;
 	}
 	return NULL;
 }
 
-/* ZeRO stage from parallelism.zero_or_dist_optimizer; -1 when not stated. */
-static int zero_stage(const char *s)
+const char *pp_run_gpu_system(const char *gpu_type)
+{
+	const gpu_alias *a = gpu_alias_of(gpu_type);
+	return a ? a->system : NULL;
+}
+
+/* The stage of a "ZeRO-3", "ZeRO 2", "zero_stage=1", "ZeRO stage 3" phrase,
+ * -1 when `s` names none. */
+static int zero_number(const char *s)
+{
+	for (const char *p = s; p && *p; p++) {
+		if (strncasecmp(p, "zero", 4) != 0)
+			continue;
+		const char *q = p + 4;
+		while (*q == '-' || *q == '_' || *q == ' ' || *q == '=' || *q == ':')
+			q++;
+		if (strncasecmp(q, "stage", 5) == 0) {
+			q += 5;
+			while (*q == '-' || *q == '_' || *q == ' ' || *q == '=' || *q == ':')
+				q++;
+		}
+		if (*q >= '0' && *q <= '3' && !isdigit((unsigned char)q[1]))
+			return *q - '0';
+	}
+	return -1;
+}
+
+int pp_run_zero_stage(const char *s)
 {
 	if (!s || has(s, "not stated") || has(s, "unknown"))
 		return -1;
-	if (has(s, "FULL_SHARD") || has(s, "ZeRO-3") || has(s, "Megatron FSDP"))
-		return 3;
-	if (has(s, "SHARD_GRAD_OP") || has(s, "ZeRO-2"))
+	int z = zero_number(s);
+	if (z >= 0)
+		return z;
+	/* PyTorch FSDP sharding strategies; FSDP2 (fully_shard) and HSDP shard
+	 * parameters, gradients and optimizer state (HSDP within a replica group). */
+	if (has(s, "NO_SHARD"))
+		return 0;
+	if (has(s, "SHARD_GRAD_OP"))
 		return 2;
-	if (has(s, "distributed optimizer") || has(s, "ZeRO-1"))
+	if (has(s, "FULL_SHARD") || has(s, "HYBRID_SHARD") || has(s, "HSDP") ||
+	    has(s, "fully shard") || has(s, "fully_shard") || has(s, "FSDP") ||
+	    has(s, "Megatron FSDP"))
+		return 3;
+	if (has(s, "distributed optimizer") || has(s, "distributed optimiser") ||
+	    has(s, "distributed-optimizer") || has(s, "dist-opt") || has(s, "dist_opt"))
 		return 1;
-	if (has(s, "none") || has(s, "DDP") || has(s, "plain data parallel"))
+	if (has(s, "none") || has(s, "DDP") || has(s, "plain data parallel") ||
+	    has(s, "no sharding"))
 		return 0;
 	return -2; /* a phrase the table does not know */
 }
@@ -410,6 +502,47 @@ static int recompute_mode(const char *s)
 	if (has(s, "none") || has(s, "no "))
 		return PP_RECOMPUTE_NONE;
 	return -2;
+}
+
+long long pp_run_global_batch(long long gbs, long long tokens, long long seq, long long mbs,
+                              long long dp, long long accum, pp_gbs_rule *rule)
+{
+	*rule = PP_GBS_NONE;
+	if (gbs > 0) {
+		*rule = PP_GBS_STATED;
+		return gbs;
+	}
+	if (tokens > 0 && seq > 0 && tokens % seq == 0) {
+		*rule = PP_GBS_TOKENS;
+		return tokens / seq;
+	}
+	if (mbs > 0 && dp > 0 && accum > 0 && mbs <= LLONG_MAX / dp / accum) {
+		*rule = PP_GBS_ACCUM;
+		return mbs * dp * accum;
+	}
+	return 0;
+}
+
+const char *pp_run_framework(const char *title, const char *sharding, const char *schedule,
+                             const char *other)
+{
+	const char *const said[] = {title, sharding, schedule, other};
+	for (size_t k = 0; k < sizeof said / sizeof *said; k++)
+		if (said[k] && (has(said[k], "llm-foundry") || has(said[k], "MosaicML")))
+			return "llm-foundry";
+	for (size_t k = 0; k < sizeof said / sizeof *said; k++)
+		if (said[k] && (has(said[k], "torchtitan") || has(said[k], "FSDP2") ||
+		                has(said[k], "fully_shard") || has(said[k], "HSDP")))
+			return "torchtitan";
+	/* PyTorch FSDP outside llm-foundry: the PyTorch-native layout (fp32
+	 * shards, bf16 gathered copies); not Megatron's own FSDP, not "FSDP=0". */
+	if (sharding && (has(sharding, "FSDP") || has(sharding, "fully shard")) &&
+	    !has(sharding, "Megatron FSDP") && !has(sharding, "FSDP=0"))
+		return "torchtitan";
+	for (size_t k = 0; k < sizeof said / sizeof *said; k++)
+		if (said[k] && has(said[k], "DeepSpeed"))
+			return "deepspeed";
+	return "megatron";
 }
 
 /* ---------------------------------------------------------- the record */
@@ -603,13 +736,20 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 	snprintf(path, sizeof path, "records[%zu].hardware.gpu_type", i);
 	if (!info->gpu_type[0])
 		return SKIP(path, "GPU type not stated");
-	const char *sys = gpu_system(info->gpu_type);
+	const gpu_alias *alias = gpu_alias_of(info->gpu_type);
+	if (!alias)
+		return SKIP(path, "unknown GPU '%s' (no entry in the alias table)", info->gpu_type);
+	if (!alias->system)
+		return SKIP(path, "no system preset for GPU '%s' (%s%s%s)", info->gpu_type,
+		            alias->all[0], alias->all[1] ? " " : "",
+		            alias->all[1] ? alias->all[1] : "");
+	const char *sys = alias->system;
 	/* BLOOM's Jean Zay nodes have the DGX A100's GPUs but an Omni-Path fabric. */
 	const char *net = jstr(jget(rec, "hardware"), "inter_node_network");
-	if (sys && net && has(net, "Omni-Path") && has(info->gpu_type, "A100"))
+	if (net && has(net, "Omni-Path") && has(info->gpu_type, "A100"))
 		sys = "jean-zay-a100";
-	if (!sys)
-		return SKIP(path, "unknown GPU '%s' (no entry in the alias table)", info->gpu_type);
+	else if (alias->note)
+		fill(info, PP_FILL_GPU, "GPU '%s' read as %s", info->gpu_type, alias->note);
 	ppi_strlcpy(info->system, sys, sizeof info->system);
 	pp_error perr;
 	if (pp_system_preset(sys, system, &perr))
@@ -665,17 +805,12 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 	 * BF16Optimizer): 4 bytes in every source. */
 	job->grad_bytes = 4;
 
-	long long gbs = jint(jb, "global_batch_size", &bad);
-	if (gbs <= 0) {
-		long long tok = jint(jb, "global_batch_tokens", &bad);
-		snprintf(path, sizeof path, "records[%zu].batch.global_batch_size", i);
-		if (tok <= 0 || tok % seq)
-			return SKIP(path, "global batch not stated");
-		gbs = tok / seq;
-		fill(info, PP_FILL_GBS,
-		     "global_batch_size unknown: %lld (global_batch_tokens / seq)", gbs);
-	}
-	job->global_batch = gbs;
+	/* The global batch: stated, or from the tokens, or (once dp is known)
+	 * micro-batch x dp x accumulation; pp_run_global_batch. */
+	long long gbs_stated = jint(jb, "global_batch_size", &bad);
+	long long gbs_tokens = jint(jb, "global_batch_tokens", &bad);
+	long long mbs_stated = jint(jb, "micro_batch_size", &bad);
+	long long accum = jint(jb, "grad_accum_steps", &bad);
 
 	/* ---- plan */
 	pp_plan_init(plan);
@@ -739,6 +874,24 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 	plan->tp = (int)tp;
 	plan->pp = (int)pp;
 	plan->dp = (int)dp;
+
+	pp_gbs_rule rule;
+	long long gbs =
+	    pp_run_global_batch(gbs_stated, gbs_tokens, seq, mbs_stated, dp, accum, &rule);
+	snprintf(path, sizeof path, "records[%zu].batch.global_batch_size", i);
+	if (rule == PP_GBS_NONE)
+		return SKIP(path, "global batch not stated (neither global_batch_size, "
+		                  "global_batch_tokens nor micro_batch_size x dp x "
+		                  "grad_accum_steps)");
+	if (rule == PP_GBS_TOKENS)
+		fill(info, PP_FILL_GBS,
+		     "global_batch_size unknown: %lld (global_batch_tokens / seq)", gbs);
+	else if (rule == PP_GBS_ACCUM)
+		fill(info, PP_FILL_GBS,
+		     "global_batch_size unknown: %lld (micro_batch_size %lld x dp %lld x "
+		     "grad_accum_steps %lld)",
+		     gbs, mbs_stated, dp, accum);
+	job->global_batch = gbs;
 	plan->cp = (int)cp;
 	plan->ep = (int)ep;
 
@@ -797,7 +950,7 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 	}
 
 	const char *zs = jstr(jp, "zero_or_dist_optimizer");
-	int z = zero_stage(zs);
+	int z = pp_run_zero_stage(zs);
 	if (z == -2) {
 		snprintf(path, sizeof path, "records[%zu].parallelism.zero_or_dist_optimizer", i);
 		return SKIP(path, "unknown optimizer sharding '%s'", zs);
@@ -809,16 +962,16 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 		     "Megatron-Core recipes");
 	}
 	plan->zero = z;
+	if (zs && (has(zs, "HSDP") || has(zs, "HYBRID_SHARD")))
+		fill(info, PP_FILL_ZERO,
+		     "HSDP: sharded over the whole data-parallel group (the replica groups "
+		     "are not modelled; an upper bound on sharding)");
 
 	/* The training framework, from what the source says it ran (never per
 	 * record): MosaicML's benchmarks ran llm-foundry; DeepSpeed's ZeRO or
 	 * pipeline engine runs with DeepSpeed's defaults; the rest are Megatron. */
 	const char *ps = jstr(jp, "pipeline_schedule");
-	const char *fw = "megatron";
-	if (has(info->title, "llm-foundry") || has(info->title, "MosaicML"))
-		fw = "llm-foundry";
-	else if ((zs && has(zs, "DeepSpeed")) || (ps && has(ps, "DeepSpeed")))
-		fw = "deepspeed";
+	const char *fw = pp_run_framework(info->title, zs, ps, other);
 	if ((st = pp_system_set_framework(system, fw, err)))
 		return st;
 

@@ -217,6 +217,10 @@ pp_status pp_system_set_framework(pp_system *s, const char *name, pp_error *err)
 		ppi_strlcpy(err->field, "framework", sizeof err->field);
 		return st;
 	}
+	/* The system's own link parameters (kind PP_PARAM_SYSTEM: NVLink and NIC
+	 * efficiencies, NVLS gain, fitted per system) are the hardware's and NCCL's,
+	 * not the stack's: they survive the change of framework. */
+	pp_system keep = *s;
 	/* Start from the defaults so a framework file states only what differs. */
 	st = ppi_framework_defaults(s, err);
 	if (!st)
@@ -224,6 +228,11 @@ pp_status pp_system_set_framework(pp_system *s, const char *name, pp_error *err)
 	if (!st)
 		ppi_strlcpy(s->framework, json_string_value(json_object_get(root, "name")),
 		            sizeof s->framework);
+	for (size_t i = 0; i < pp_param_registry_size(); i++) {
+		const pp_param *p = pp_param_at(i);
+		if (p->kind == PP_PARAM_SYSTEM)
+			pp_param_set(p, s, pp_param_get(p, &keep));
+	}
 	json_decref(root);
 	return st;
 }

@@ -55,9 +55,9 @@ static const pp_param registry[] = {
      "fraction of the NIC line rate collectives sustain (nccl-tests)"},
     {"framework.nvls_gain", "nvls_gain", SYS(nvls_gain), "ratio", 0, 4, NOFIT,
      "NVLS all-reduce bus bandwidth over ring's, 0 = none (nccl-tests on H100)"},
-    {"framework.dp_overlap", "dp_overlap", SYS(dp_overlap), "fraction", 0, 1, NOFIT,
+    {"framework.dp_overlap", "dp_overlap", FW(dp_overlap), "fraction", 0, 1, NOFIT,
      "fraction of the last backward that hides DP gradient traffic"},
-    {"framework.iteration_overhead_s", "iteration_overhead_s", SYS(iteration_overhead_s), "s", 0,
+    {"framework.iteration_overhead_s", "iteration_overhead_s", FW(iteration_overhead_s), "s", 0,
      100, NOFIT, "fixed cost per iteration: data loading, logging, synchronisation"},
     {"framework.logit_bytes", "logit_bytes", FW(logit_bytes), "bytes/element", 0, 16, NOFIT,
      "bytes kept per logit element for the loss's backward"},
@@ -73,6 +73,20 @@ static const pp_param registry[] = {
      NOFIT, "fraction of TP traffic hidden when TP overlap is on"},
     {"framework.ep_overlap_hidden", "ep_overlap_hidden", FW(ep_overlap_hidden), "fraction", 0, 1,
      NOFIT, "fraction of EP all-to-all traffic hidden when EP overlap is on"},
+    {"framework.param_bytes", "param_bytes", FW(param_bytes), "bytes/param", 0, 8, NOFIT,
+     "bytes of a resident parameter (sharded under ZeRO-3); 0 = the training dtype's, with an "
+     "fp32 master copy in the optimizer; 4 = fp32 parameters that are their own master"},
+    {"framework.compute_copy_bytes", "compute_copy_bytes", FW(compute_copy_bytes), "bytes/param", 0,
+     8, NOFIT,
+     "bytes of the low-precision copy GEMMs read when parameters are kept wider (FSDP's "
+     "gathered bf16 weights, torch.autocast's cast cache); 0 = none"},
+    {"framework.reshard_after_forward_pp", "reshard_after_forward_pp", FW(reshard_after_forward_pp),
+     "flag", 0, 1, NOFIT,
+     "1: ZeRO-3/FSDP frees gathered weights after each layer's forward also with pp > 1; 0: "
+     "keeps the stage's weights gathered until its backward"},
+    {"framework.selective_op_sac", "selective_op_sac", FW(selective_op_sac), "flag", 0, 1, NOFIT,
+     "what --recompute selective drops: 0 the attention core (Megatron); 1 per-op selective "
+     "checkpointing (torchtitan: keep every other matmul output and SDPA's, recompute the rest)"},
 };
 
 #undef GPU

@@ -145,13 +145,55 @@ static double mlp_act(const pp_model *m, const pp_plan *p, const act_ctx *c, boo
 	return a;
 }
 
-/* One layer, one micro-batch, under the plan's recompute mode. */
+/*
+ * Per-op selective activation checkpointing as torchtitan applies it
+ * (torchtitan/distributed/activation_checkpoint.py, selective_ac_option "op"):
+ * inside each layer's checkpoint region the outputs of ops on the save list
+ * are kept -- aten.mm except every second one (a per-layer counter), the
+ * scaled-dot-product-attention kernels (output and log-sum-exp) and
+ * reduce_scatter -- and everything else (norms, RoPE, SwiGLU, the other
+ * matmuls) is recomputed from the layer's input.  Llama's matmul order is wq,
+ * wk, wv, wo, w1, w3, w2: wq, wv, w1 and w2 (the 1st, 3rd, 5th, 7th) are kept;
+ * a plain MLP keeps fc1 (the 5th).  MLA attention and MoE MLPs are not lists
+ * of aten.mm: they keep what they keep without recompute (an upper bound).
+ */
+static double op_sac_act(const pp_model *m, const pp_plan *p, const act_ctx *c, bool moe)
+{
+	double T = c->T, h = m->hidden, t = c->t, sd = c->sp_div;
+	double a = T * h * ACT_BYTES / sd; /* the region's input */
+	if (m->mla.kv_lora_rank > 0) {
+		a += attention_act(m, p, c, false);
+	} else {
+		double H = m->num_heads, kv = m->num_kv_heads, d = m->head_dim;
+		a += T * H * d * ACT_BYTES / t;                            /* wq output (1st mm) */
+		a += T * kv * d * ACT_BYTES / t;                           /* wv output (3rd mm) */
+		a += T * H * d * ACT_BYTES / t + T * (H / t) * FP32_BYTES; /* SDPA out, lse */
+		if (sd > 1)
+			a += T * h * ACT_BYTES / sd; /* wo's reduce-scatter output */
+	}
+	if (moe)
+		return a + mlp_act(m, p, c, true);
+	a += T * m->ffn_hidden * ACT_BYTES / t; /* w1 / fc1 output (5th mm) */
+	if (m->gated_mlp)
+		a += T * h * ACT_BYTES; /* w2 output (7th mm), partial sums before the reduce */
+	if (sd > 1)
+		a += T * h * ACT_BYTES / sd; /* the MLP's reduce-scatter output */
+	return a;
+}
+
+/* One layer, one micro-batch, under the plan's recompute mode; `op_sac`: the
+ * framework's selective recompute is per-op SAC (selective_op_sac). */
 static double layer_act(const pp_model *m, const pp_plan *p, const act_ctx *c, int layer,
-                        pp_recompute mode)
+                        pp_recompute mode, bool op_sac)
 {
 	if (mode == PP_RECOMPUTE_FULL)
 		return c->T * m->hidden * ACT_BYTES / c->sp_div; /* the layer's input only */
 	bool moe = pp_model_layer_is_moe(m, layer);
+	if (mode == PP_RECOMPUTE_SELECTIVE && op_sac) {
+		double full = attention_act(m, p, c, false) + mlp_act(m, p, c, moe);
+		double sac = op_sac_act(m, p, c, moe);
+		return sac < full ? sac : full;
+	}
 	return attention_act(m, p, c, mode == PP_RECOMPUTE_SELECTIVE) + mlp_act(m, p, c, moe);
 }
 
@@ -281,8 +323,9 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 		const ppi_layer_kind *x = &sc->kind[k];
 		int l = sk.index[k];
 		double n = sk.counts[k];
-		double act = layer_act(m, p, &c, l, p->recompute);
-		double full = layer_act(m, p, &c, l, PP_RECOMPUTE_NONE);
+		bool op_sac = s->selective_op_sac >= 0.5;
+		double act = layer_act(m, p, &c, l, p->recompute, op_sac);
+		double full = layer_act(m, p, &c, l, PP_RECOMPUTE_NONE, op_sac);
 		dense += x->mine * n;
 		experts += x->mine_e * n;
 		gemm += x->gemm * n;
@@ -312,11 +355,39 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 		ob = job->precision == PP_PREC_FP32 ? 4.0 : 8.0; /* (master +) momentum */
 	else
 		ob = job->precision == PP_PREC_FP32 ? 8.0 : 12.0; /* (master +) m + v */
+	/* The framework's layout (data/framework/NAME.json): resident parameters
+	 * of param_bytes; fp32 ones are their own master (no copy in the
+	 * optimizer); GEMMs then read a compute copy of compute_copy_bytes. */
+	bool mixed = job->precision != PP_PREC_FP32;
+	double pb = s->param_bytes > 0 ? s->param_bytes : wb;
+	if (mixed && s->param_bytes >= FP32_BYTES)
+		ob -= FP32_BYTES;
+	double cc = mixed && s->compute_copy_bytes > 0 ? s->compute_copy_bytes : 0;
+	/* FSDP's SHARD_GRAD_OP shards the (fp32) parameters at rest like ZeRO-3
+	 * and keeps the gathered copy from forward to backward. */
+	int zero_w = cc > 0 && p->zero == 2 ? 3 : p->zero;
 	int shard_dense = sc->shard_dense, shard_exp = sc->shard_expert;
-	double w1, g1, o1, w2, g2, o2;
-	pp_model_state_bytes(dense, wb, job->grad_bytes, ob, p->zero, shard_dense, &w1, &g1, &o1);
-	pp_model_state_bytes(experts, wb, job->grad_bytes, ob, p->zero, shard_exp, &w2, &g2, &o2);
-	out->weights_bytes = w1 + w2;
+	double w1, g1, o1, w2, g2, o2, wx;
+	pp_model_state_bytes(dense, pb, job->grad_bytes, ob, p->zero, shard_dense, &w1, &g1, &o1);
+	pp_model_state_bytes(experts, pb, job->grad_bytes, ob, p->zero, shard_exp, &w2, &g2, &o2);
+	if (zero_w != p->zero) {
+		pp_model_state_bytes(dense, pb, 0, 0, zero_w, shard_dense, &w1, NULL, NULL);
+		pp_model_state_bytes(experts, pb, 0, 0, zero_w, shard_exp, &w2, NULL, NULL);
+	}
+	/* The compute copy held across forward and backward: torch.autocast's
+	 * cast cache of every GEMM weight (no ZeRO-3), SHARD_GRAD_OP's gathered
+	 * weights, or ZeRO-3 with pp > 1 that does not reshard after forward.
+	 * Otherwise ZeRO-3 gathers it layer by layer (a transient below). */
+	bool copy_held = false;
+	wx = 0;
+	if (cc > 0 && p->zero < 2) {
+		wx = gemm * cc;
+		copy_held = true;
+	} else if (cc > 0 && (p->zero == 2 || (p->pp > 1 && s->reshard_after_forward_pp < 0.5))) {
+		wx = (dense + experts) * cc;
+		copy_held = true;
+	}
+	out->weights_bytes = w1 + w2 + wx;
 	out->gradients_bytes = g1 + g2;
 	out->optimizer_bytes = o1 + o2;
 	if (job->precision == PP_PREC_FP8) {
@@ -384,7 +455,7 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 			gathered = s->zero3_live_params; /* DeepSpeed gathers within a budget */
 		if (s->zero3_bucket_params > 0 && s->zero3_bucket_params < grads)
 			grads = s->zero3_bucket_params;
-		tr_z3 = gathered * wb + grads * job->grad_bytes;
+		tr_z3 = (copy_held ? 0 : gathered * (cc > 0 ? cc : wb)) + grads * job->grad_bytes;
 	}
 	if (m->moe.num_experts > 0) {
 		double d = moe_dispatch_bytes(m, &c);

@@ -40,7 +40,11 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.zero3_bucket_params",
 	                                  "framework.zero3_overlap",
 	                                  "framework.tp_overlap_hidden",
-	                                  "framework.ep_overlap_hidden"};
+	                                  "framework.ep_overlap_hidden",
+	                                  "framework.param_bytes",
+	                                  "framework.compute_copy_bytes",
+	                                  "framework.reshard_after_forward_pp",
+	                                  "framework.selective_op_sac"};
 	double *const sys_f[] = {&s->comm_buffer_bytes,
 	                         &s->allocator_fraction,
 	                         &s->fp8_weight_copy_bytes,
@@ -55,7 +59,11 @@ static double *field(pp_system *s, const char *name)
 	                         &s->zero3_bucket_params,
 	                         &s->zero3_overlap,
 	                         &s->tp_overlap_hidden,
-	                         &s->ep_overlap_hidden};
+	                         &s->ep_overlap_hidden,
+	                         &s->param_bytes,
+	                         &s->compute_copy_bytes,
+	                         &s->reshard_after_forward_pp,
+	                         &s->selective_op_sac};
 	for (size_t i = 0; i < sizeof gpu / sizeof gpu[0]; i++)
 		if (strcmp(gpu[i], name) == 0)
 			return gpu_f[i];
@@ -65,7 +73,7 @@ static double *field(pp_system *s, const char *name)
 	return NULL;
 }
 
-#define NFIELDS 21 /* the two tables above */
+#define NFIELDS 25 /* the two tables above */
 
 static void test_round_trip(void **state)
 {
@@ -173,7 +181,8 @@ static int check_system(const char *what, const pp_system *s)
 static void test_presets_inside_bounds(void **state)
 {
 	(void)state;
-	static const char *const frameworks[] = {"megatron", "llm-foundry", "deepspeed"};
+	static const char *const frameworks[] = {"megatron", "llm-foundry", "deepspeed",
+	                                         "torchtitan"};
 	pp_error err;
 	int bad = 0;
 	for (size_t i = 0; i < pp_preset_count(PP_KIND_GPU); i++) {

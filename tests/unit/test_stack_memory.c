@@ -1,0 +1,145 @@
+/*
+ * Memory under a training stack's layout (data/framework/NAME.json, docs/memory.md
+ * "Training stacks"): the torchtitan / torch.autocast layout against the
+ * Megatron one, bucket by bucket, from hand-written byte counts for Llama 3.1
+ * 8B on one GPU.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "paraplan/paraplan.h"
+#include "pp_test.h"
+
+typedef struct setup {
+	pp_model m;
+	pp_system s;
+	pp_job job;
+	pp_plan plan;
+} setup;
+
+/* Llama 3.1 8B, seq 2048, micro-batch 1, one GPU (or `gpus` with ZeRO-3). */
+static void make(setup *u, const char *fw, pp_recompute rc, int zero, int gpus, int pp)
+{
+	pp_error err;
+	assert_int_equal(pp_model_preset("llama3.1-8b", &u->m, &err), PP_OK);
+	assert_int_equal(pp_system_preset("dgx-h100", &u->s, &err), PP_OK);
+	assert_int_equal(pp_system_set_framework(&u->s, fw, &err), PP_OK);
+	pp_job_init(&u->job);
+	u->job.seq_len = 2048;
+	u->job.global_batch = 8;
+	pp_plan_init(&u->plan);
+	u->plan.recompute = rc;
+	u->plan.zero = zero;
+	u->plan.pp = pp;
+	u->plan.mbs = 1;
+	pp_status st = pp_plan_resolve(&u->plan, &u->m, &u->s, gpus, &u->job, &err);
+	if (st)
+		fail_msg("%s: %s", err.field, err.text);
+}
+
+static void mem(const setup *u, int stage, pp_stage_memory *out)
+{
+	pp_error err;
+	assert_int_equal(pp_memory_stage(&u->m, &u->s, &u->job, &u->plan, stage, out, &err), PP_OK);
+}
+
+/* GEMM parameters of Llama 3.1 8B: the 32 layers' projections and the head. */
+static double llama8b_gemm_params(const pp_model *m)
+{
+	double h = m->hidden, d = m->head_dim, H = m->num_heads, kv = m->num_kv_heads;
+	double layer = h * H * d + 2 * h * kv * d + H * d * h + 3 * h * m->ffn_hidden;
+	return m->num_layers * layer + (double)m->vocab * h;
+}
+
+static void test_autocast_single_gpu(void **state)
+{
+	(void)state;
+	setup meg, tt;
+	make(&meg, "megatron", PP_RECOMPUTE_NONE, 0, 1, 1);
+	make(&tt, "torchtitan", PP_RECOMPUTE_NONE, 0, 1, 1);
+	pp_stage_memory a, b;
+	mem(&meg, 0, &a);
+	mem(&tt, 0, &b);
+	double P = a.params, G = llama8b_gemm_params(&meg.m);
+	assert_rel(b.params, P, 1e-12);
+	/* Megatron: bf16 weights, fp32 grads, fp32 master + m + v. */
+	assert_rel(a.weights_bytes, 2 * P, 1e-12);
+	assert_rel(a.gradients_bytes, 4 * P, 1e-12);
+	assert_rel(a.optimizer_bytes, 12 * P, 1e-12);
+	/* torch.autocast + AdamW: fp32 parameters (their own master), fp32
+	 * grads, m + v, and the bf16 cast of every GEMM weight. */
+	assert_rel(b.weights_bytes, 4 * P + 2 * G, 1e-12);
+	assert_rel(b.gradients_bytes, 4 * P, 1e-12);
+	assert_rel(b.optimizer_bytes, 8 * P, 1e-12);
+	/* Loss: both keep 4 bytes per logit (fp32 softmax / log_softmax); eager
+	 * F.cross_entropy(logits.float()) holds 8 more while it runs, Megatron's
+	 * fused vocab-parallel loss 2. */
+	assert_rel(b.act_logits_bytes, a.act_logits_bytes, 1e-12);
+	double TV = 2048.0 * meg.m.vocab;
+	assert_true(b.transient_bytes >= 8 * TV * (1 - 1e-12));
+	assert_true(a.transient_bytes >= 2 * TV * (1 - 1e-12));
+}
+
+/* Selective recompute: Megatron drops the attention core (nothing with flash
+ * attention); torchtitan's per-op SAC keeps the layer input, wq, wv, SDPA
+ * (output + lse), w1 and w2 outputs. */
+static void test_selective_means_the_stack(void **state)
+{
+	(void)state;
+	setup meg, tt, none;
+	make(&meg, "megatron", PP_RECOMPUTE_SELECTIVE, 0, 1, 1);
+	make(&tt, "torchtitan", PP_RECOMPUTE_SELECTIVE, 0, 1, 1);
+	make(&none, "megatron", PP_RECOMPUTE_NONE, 0, 1, 1);
+	pp_stage_memory a, b, c;
+	mem(&meg, 0, &a);
+	mem(&tt, 0, &b);
+	mem(&none, 0, &c);
+	const pp_model *m = &tt.m;
+	double T = 2048, h = m->hidden, Hd = m->num_heads * (double)m->head_dim;
+	/* With flash attention Megatron's selective recompute drops only the
+	 * fp32 log-sum-exp of the attention core. */
+	assert_rel(a.act_per_layer_mb_bytes, c.act_per_layer_mb_bytes - 4 * T * m->num_heads,
+	           1e-12);
+	double kvd = m->num_kv_heads * (double)m->head_dim, f = m->ffn_hidden;
+	double want = 2 * T * h + 2 * T * Hd + 2 * T * kvd + 2 * T * Hd + 4 * T * m->num_heads +
+	              2 * T * f + 2 * T * h;
+	assert_rel(b.act_per_layer_mb_bytes, want, 1e-12);
+	assert_true(b.act_per_layer_mb_bytes < 0.6 * a.act_per_layer_mb_bytes);
+}
+
+/* FSDP2: fp32 shards; bf16 gathered layers come and go without pipeline
+ * parallelism, and stay for the whole stage with it (reshard after forward
+ * off). */
+static void test_fsdp2_gathered_copies(void **state)
+{
+	(void)state;
+	setup flat, piped;
+	make(&flat, "torchtitan", PP_RECOMPUTE_FULL, 3, 8, 1);
+	make(&piped, "torchtitan", PP_RECOMPUTE_FULL, 3, 8, 2);
+	pp_stage_memory a, b;
+	mem(&flat, 0, &a);
+	mem(&piped, 0, &b);
+	int shard = flat.plan.dp;
+	assert_int_equal(shard, 8);
+	assert_rel(a.weights_bytes, 4 * a.params / shard, 1e-12);
+	assert_rel(a.optimizer_bytes, 8 * a.params / shard, 1e-12);
+	int shard_p = piped.plan.dp;
+	assert_rel(b.weights_bytes, 4 * b.params / shard_p + 2 * b.params, 1e-12);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_autocast_single_gpu),
+	    cmocka_unit_test(test_selective_means_the_stack),
+	    cmocka_unit_test(test_fsdp2_gathered_copies),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -146,6 +146,10 @@ void pp_kernel_profile_mape(const pp_kernel_profile *p, const pp_gpu *g, double 
  */
 pp_status pp_kernel_scale(pp_gpu *g, double sms, pp_error *err);
 
+/* The SM count (AMD: compute units) of preset GPU `gpu` ("h100-sxm") from its
+ * vendor's architecture document; 0 when the table has no such GPU. */
+double pp_kernel_datasheet_sms(const char *gpu);
+
 #ifdef __cplusplus
 }
 #endif

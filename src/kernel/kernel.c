@@ -170,6 +170,36 @@ void pp_kernel_profile_mape(const pp_kernel_profile *p, const pp_gpu *g, double 
 #define PP_KERNEL_H100_HBM_EFF 0.9025
 #define PP_KERNEL_H100_MEM_FIXED_S 1.47e-5
 
+/* Streaming multiprocessors (AMD: compute units) of the preset GPUs, from
+ * their vendors' architecture documents. */
+static const struct {
+	const char *gpu;
+	double sms;
+} datasheet_sms[] = {
+    {"v100-sxm2-32g", 80}, /* NVIDIA Tesla V100 whitepaper: 80 SMs */
+    {"v100-pcie-32g", 80}, /* idem */
+    {"a100-40g", 108},     /* NVIDIA A100 Tensor Core GPU architecture: 108 SMs */
+    {"a100-80g", 108},     /* idem */
+    {"a800-80g", 108},     /* A100 silicon with NVLink cut to 400 GB/s */
+    {"a40", 84},           /* NVIDIA A40 datasheet: 10752 CUDA cores = 84 GA102 SMs */
+    {"rtx-3090", 82},      /* GeForce RTX 3090: 10496 CUDA cores = 82 SMs */
+    {"h100-sxm", 132},     /* NVIDIA H100 whitepaper (SXM5); device.json of the measurements */
+    {"h800", 132},         /* H100 SXM5 silicon with NVLink cut to 400 GB/s */
+    {"h200", 132},         /* H100 silicon with 141 GB HBM3e */
+    {"h100-pcie", 114},    /* NVIDIA H100 whitepaper (PCIe): 114 SMs */
+    {"b200", 148},         /* Blackwell B200: 2 dies x 74 SMs (CUDA deviceQuery) */
+    {"gb200", 148},        /* the same B200 GPU in a Grace Blackwell superchip */
+    {"mi300x", 304},       /* AMD CDNA 3 white paper: 304 compute units */
+};
+
+double pp_kernel_datasheet_sms(const char *gpu)
+{
+	for (size_t i = 0; gpu && i < sizeof datasheet_sms / sizeof datasheet_sms[0]; i++)
+		if (ppi_streq(gpu, datasheet_sms[i].gpu))
+			return datasheet_sms[i].sms;
+	return 0;
+}
+
 pp_status pp_kernel_scale(pp_gpu *g, double sms, pp_error *err)
 {
 	if (!(sms > 0))

@@ -38,6 +38,12 @@ static double kernel_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op
 		bool fp8 = prec == PP_PREC_FP8 && op->fp8 && g->fp8_flops > 0;
 		double t = pp_kernel_gemm_s(g, op->m, op->k, op->n, count,
 		                            fp8 ? PP_KDT_FP8_TENSORWISE : PP_KDT_BF16);
+		/* FP8: the BF16 input (forward, recompute) or output gradient
+		 * (backward-input) is quantised first, with its transpose for the
+		 * weight gradient, which then reads both operands already in FP8
+		 * (Transformer Engine); weights are cast once per iteration. */
+		if (t >= 0 && fp8 && op->phase != PP_PHASE_BWD_WEIGHT)
+			t += count * pp_kernel_fp8_quant_s(g, op->m, op->k, PP_KDT_FP8_TENSORWISE);
 		if (t >= 0)
 			return t;
 		break; /* no shape: the roofline below */

@@ -83,6 +83,7 @@ void cli_traffic_done(cli_traffic_result *r);
 int cli_list(int argc, char **argv);
 int cli_validate(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);
+int cli_kernel(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 int cli_search(int argc, char **argv);
 /*

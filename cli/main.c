@@ -18,6 +18,7 @@ static void usage(FILE *f)
 	           "  search     the fastest plans that fit, over every dimension and placement\n"
 	           "  validate   predictions vs. published, measured runs (throughput; --memory)\n"
 	           "  calibrate  fit a system's efficiency parameters to the published runs\n"
+	           "  kernel     fit the kernel model to a GPU profile's measured tables\n"
 	           "  sweep      one plan over GPUs, dp or micro-batch: time, scaling, cost\n"
 	           "  place      map workers to GPUs on a bandwidth matrix (annealing)\n"
 	           "  help       this text; 'paraplan estimate --help' for the options\n"
@@ -44,6 +45,8 @@ int main(int argc, char **argv)
 		return cli_search(argc - 1, argv + 1);
 	if (strcmp(verb, "calibrate") == 0)
 		return cli_calibrate(argc - 1, argv + 1);
+	if (strcmp(verb, "kernel") == 0)
+		return cli_kernel(argc - 1, argv + 1);
 	if (strcmp(verb, "sweep") == 0)
 		return cli_sweep(argc - 1, argv + 1);
 	if (strcmp(verb, "place") == 0)

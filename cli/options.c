@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "options.h"
+#include "paraplan/kernel.h"
 
 enum {
 	OPT_MODEL = 256,
@@ -39,6 +40,7 @@ enum {
 	OPT_TP_OVERLAP,
 	OPT_EP_OVERLAP,
 	OPT_FRAMEWORK,
+	OPT_GPU_PROFILE,
 	OPT_PRICE,
 	OPT_TP2,
 	OPT_SUMMA,
@@ -89,6 +91,7 @@ static const struct option common_opts[] = {{"model", required_argument, 0, OPT_
                                             {"tp-overlap", required_argument, 0, OPT_TP_OVERLAP},
                                             {"ep-overlap", required_argument, 0, OPT_EP_OVERLAP},
                                             {"framework", required_argument, 0, OPT_FRAMEWORK},
+                                            {"gpu-profile", required_argument, 0, OPT_GPU_PROFILE},
                                             {"usd-per-gpu-hour", required_argument, 0, OPT_PRICE},
                                             {"from-megatron", required_argument, 0, OPT_MEG},
                                             {"from-torchtitan", required_argument, 0, OPT_TT},
@@ -296,6 +299,7 @@ static int common_flag(int c, const char *v, cli_opts *o, pp_error *err, pp_stat
 	case OPT_TP_OVERLAP: return parse_onoff(n, v, &plan->tp_overlap);
 	case OPT_EP_OVERLAP: return parse_onoff(n, v, &plan->ep_overlap);
 	case OPT_FRAMEWORK: o->framework = v; return 0;
+	case OPT_GPU_PROFILE: o->gpu_profile = v; return 0;
 	case OPT_OVERLAP: o->overlap = v; return 0;
 	case OPT_PRICE: return cli_parse_price(n, v, 1e4, &o->price);
 	case OPT_SCHEDULE: *st = pp_schedule_parse(v, "", &plan->schedule, err); return 0;
@@ -474,6 +478,20 @@ int cli_opts_inputs(const cli_opts *o, pp_model *model, pp_system *sys)
 	if (o->framework && (st = pp_system_set_framework(sys, o->framework, &err))) {
 		snprintf(err.field, sizeof err.field, "--framework");
 		return cli_fail(st, &err);
+	}
+	if (o->gpu_profile) {
+		/* The GPU's measured kernel tables: its kernel model replaces the
+		 * roofline with fitted efficiencies for compute and memory-bound ops. */
+		pp_kernel_profile *prof = NULL;
+		st = pp_kernel_profile_read(o->gpu_profile, &prof, &err);
+		if (st == PP_OK)
+			st = pp_kernel_fit(prof, &sys->gpu, &err);
+		pp_kernel_profile_free(prof);
+		if (st) {
+			if (!err.source[0] && !err.field[0])
+				snprintf(err.field, sizeof err.field, "--gpu-profile");
+			return cli_fail(st, &err);
+		}
 	}
 	if (o->price >= 0)
 		sys->usd_per_gpu_hour = o->price;

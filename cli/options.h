@@ -19,8 +19,9 @@
 
 typedef struct cli_opts {
 	const char *model_ref, *system_ref, *output, *framework;
-	const char *overlap; /* --overlap: DHelix overlap table (name or file) */
-	double price;        /* --usd-per-gpu-hour; < 0 when not given */
+	const char *overlap;     /* --overlap: DHelix overlap table (name or file) */
+	const char *gpu_profile; /* --gpu-profile: directory of measured kernel tables */
+	double price;            /* --usd-per-gpu-hour; < 0 when not given */
 	long long gpus;
 	bool json, have_gbs, have_seq;
 	pp_job job;

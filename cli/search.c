@@ -344,6 +344,7 @@ static const struct flag_rule {
                   {"model", EVERY_PLAN},
                   {"system", EVERY_PLAN},
                   {"framework", EVERY_PLAN},
+                  {"gpu-profile", EVERY_PLAN},
                   {"usd-per-gpu-hour", EVERY_PLAN},
                   {"gpus", EVERY_PLAN},
                   {"gbs", EVERY_PLAN},

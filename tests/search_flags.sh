@@ -54,6 +54,7 @@ flash|off|on||applied
 tp-overlap|on|off||applied
 ep-overlap|on|off|$moe|applied
 framework|deepspeed|llm-foundry||applied
+gpu-profile|$src/../shared/measurements/h100-sxm|$src/tests/data/kernel/h100-subset||applied
 usd-per-gpu-hour|1|2|--tokens 1T|applied
 json|||--top 1|applied
 output|$tmp/out.json|$tmp/alt.json||applied

@@ -120,6 +120,28 @@ typedef struct pp_gpu_eff {
 	double kernel_s;        /* fixed time per kernel: launch and tail */
 } pp_gpu_eff;
 
+/*
+ * The kernel model (include/paraplan/kernel.h, docs/kernel.md): the few
+ * physical parameters that turn a GEMM shape, an attention call or a
+ * memory-bound kernel into seconds, fitted to a GPU's measured kernel tables
+ * (a profile directory).  `valid` false (the default): the cost model uses
+ * the roofline with `eff` instead.
+ */
+typedef struct pp_kernel_params {
+	bool valid;
+	double sms;           /* streaming multiprocessors the tiles are spread over */
+	double gemm_eff;      /* fraction of the dense BF16 peak one full wave of tiles sustains */
+	double gemm_fp8_eff;  /* the same for FP8 (tensor-wise scales), of the FP8 peak */
+	double gemm_k_half;   /* inner dimension at which a tile's k loop runs at half rate */
+	double gemm_fixed_s;  /* per GEMM call: launch, prologue, epilogue */
+	double attn_fwd_eff;  /* fused attention forward: ceiling, fraction of the BF16 peak */
+	double attn_bwd_eff;  /* fused attention backward: the same */
+	double attn_seq_half; /* key length at which attention runs at half its ceiling */
+	double attn_fixed_s;  /* per attention call */
+	double hbm_eff;       /* fraction of the datasheet HBM bandwidth a long stream sustains */
+	double mem_fixed_s;   /* per memory-bound kernel */
+} pp_kernel_params;
+
 typedef struct pp_gpu {
 	char name[PP_NAME_MAX];
 	double memory_bytes;          /* HBM capacity the driver reports (nvidia-smi total) */
@@ -132,6 +154,7 @@ typedef struct pp_gpu {
 	double nvlink_bytes_per_s; /* per GPU, one direction; 0 = no NVLink */
 	double cuda_context_bytes; /* HBM taken by the CUDA context and kernels at start */
 	pp_gpu_eff eff;
+	pp_kernel_params kern; /* measured kernel model (--gpu-profile); kern.valid false: none */
 	char source[PP_SOURCE_MAX];
 } pp_gpu;
 

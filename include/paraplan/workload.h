@@ -93,7 +93,7 @@ typedef struct pp_op {
 	pp_op_kind kind;
 	pp_phase phase;
 	double count;   /* identical instances (e.g. local experts of a grouped GEMM) */
-	double m, n, k; /* GEMM shape of one instance (0 for other kinds) */
+	double m, n, k; /* GEMM shape of one instance; attention: queries, keys, head dim */
 	double flops;   /* FLOPs of all instances */
 	double bytes;   /* HBM bytes read + written by all instances */
 	bool fp8;       /* runs on FP8 tensor cores under fp8 precision */

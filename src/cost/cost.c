@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "paraplan/cost.h"
+#include "paraplan/kernel.h"
 
 /* -------------------------------------------------------------- compute */
 
@@ -23,8 +24,56 @@ static double tensor_peak(const pp_gpu *g, pp_precision prec, bool fp8_op)
 	}
 }
 
+/*
+ * The kernel model (src/kernel/, docs/kernel.md) for a GPU with a measured
+ * profile: GEMMs by tile and wave quantisation (FP8 tensor-wise where the op
+ * runs in FP8), attention by key length, element-wise ops at the measured
+ * bandwidth.
+ */
+static double kernel_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
+{
+	double count = op->count > 0 ? op->count : 1;
+	switch (op->kind) {
+	case PP_OP_GEMM: {
+		bool fp8 = prec == PP_PREC_FP8 && op->fp8 && g->fp8_flops > 0;
+		double t = pp_kernel_gemm_s(g, op->m, op->k, op->n, count,
+		                            fp8 ? PP_KDT_FP8_TENSORWISE : PP_KDT_BF16);
+		/* FP8: the BF16 input (forward, recompute) or output gradient
+		 * (backward-input) is quantised first, with its transpose for the
+		 * weight gradient, which then reads both operands already in FP8
+		 * (Transformer Engine); weights are cast once per iteration. */
+		if (t >= 0 && fp8 && op->phase != PP_PHASE_BWD_WEIGHT)
+			t += count * pp_kernel_fp8_quant_s(g, op->m, op->k, PP_KDT_FP8_TENSORWISE);
+		if (t >= 0)
+			return t;
+		break; /* no shape: the roofline below */
+	}
+	case PP_OP_ATTN:
+		if (op->n > 0) {
+			const pp_kernel_params *k = &g->kern;
+			bool bwd = op->phase == PP_PHASE_BWD_INPUT;
+			double eff = (bwd ? k->attn_bwd_eff : k->attn_fwd_eff) * op->n /
+			             (op->n + k->attn_seq_half);
+			double tc = op->flops / (tensor_peak(g, PP_PREC_BF16, false) * eff);
+			double tm = op->bytes / (g->memory_bw_bytes_per_s * k->hbm_eff);
+			return (tc > tm ? tc : tm) + k->attn_fixed_s;
+		}
+		break;
+	case PP_OP_ELEM:
+	default: {
+		double tc = op->flops / g->fp32_flops;
+		double tm = pp_kernel_mem_s(g, op->bytes);
+		return tc > tm ? tc : tm;
+	}
+	}
+	double tc = op->flops / (tensor_peak(g, prec, op->fp8) * g->kern.gemm_eff);
+	return tc + g->kern.gemm_fixed_s;
+}
+
 double pp_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 {
+	if (g->kern.valid)
+		return kernel_op_time(g, prec, op);
 	const pp_gpu_eff *e = &g->eff;
 	double bw = g->memory_bw_bytes_per_s * e->memory;
 	double count = op->count > 0 ? op->count : 1;

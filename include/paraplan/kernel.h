@@ -1,0 +1,156 @@
+/*
+ * paraplan — kernel model: seconds of one GEMM, grouped (MoE) GEMM, fused
+ * attention call or memory-bound kernel on a GPU, from a handful of physical
+ * parameters (pp_kernel_params in spec.h) fitted to that GPU's measured
+ * kernel tables (docs/kernel.md).
+ *
+ * GEMM: cuBLAS/CUTLASS split C into output tiles, one per SM at a time; the
+ * time is the number of waves (ceil(tiles / SMs)) times one tile's k loop at
+ * the per-SM share of peak x gemm_eff x k/(k + gemm_k_half), the best of the
+ * tile shapes the library picks among, bounded below by the HBM traffic at the
+ * measured bandwidth, plus a fixed per-call time.  A grouped GEMM is the same
+ * over every expert's tiles at once (torch._grouped_mm, one kernel).
+ * Attention: FLOPs / (peak x eff x S/(S + attn_seq_half)) + attn_fixed_s.
+ * Memory-bound: bytes / (bandwidth x hbm_eff) + mem_fixed_s.
+ *
+ * A profile is a directory of JSONL tables in the format of
+ * ../shared/measurements/h100-sxm (what tools/probe/paraplan_probe.py writes):
+ * gemm_bf16.jsonl, gemm_fp8_tensorwise.jsonl, attention_bf16.jsonl,
+ * grouped_gemm_bf16.jsonl, memory_bandwidth.jsonl and device.json.
+ */
+#ifndef PARAPLAN_KERNEL_H
+#define PARAPLAN_KERNEL_H
+
+#include "error.h"
+#include "spec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Input precision of a GEMM and, for FP8, its scaling recipe. */
+typedef enum pp_kernel_dtype {
+	PP_KDT_BF16 = 0,
+	PP_KDT_FP8_TENSORWISE = 1, /* one scale per tensor (TE delayed / current scaling) */
+	PP_KDT_FP8_ROWWISE = 2,    /* one scale per row of A and column of B (torchao rowwise) */
+	PP_KDT_FP8_BLOCKWISE = 3,  /* 1x128 activation, 128x128 weight blocks (DeepSeek-V3) */
+	PP_KDT_MXFP8 = 4,          /* OCP MX: one E8M0 scale per 32 elements (Blackwell) */
+} pp_kernel_dtype;
+
+/*
+ * Named FP8 recipe constants (docs/kernel.md gives the sources): the GEMM time
+ * relative to tensor-wise FP8, and the HBM bytes the quantisation pass moves
+ * per input element (read BF16, write FP8, plus a transposed copy for the
+ * backward where the recipe needs one).
+ */
+#define PP_FP8_ROWWISE_GEMM_FACTOR 1.05
+#define PP_FP8_BLOCKWISE_GEMM_FACTOR 1.10
+#define PP_FP8_MXFP8_GEMM_FACTOR 1.0
+#define PP_FP8_QUANT_BYTES_PER_ELEM 3.0
+#define PP_FP8_QUANT_TRANSPOSE_BYTES_PER_ELEM 1.0
+
+/* Seconds of `count` GEMMs (m x k) . (k x n) run as one (grouped) kernel on
+ * `g` (g->kern must be valid).  FP8 recipes other than tensor-wise add their
+ * factor; none adds the quantisation pass (pp_kernel_fp8_quant_s).  Returns a
+ * negative value for MXFP8 on a GPU without FP8 or for bad shapes. */
+double pp_kernel_gemm_s(const pp_gpu *g, double m, double k, double n, double count,
+                        pp_kernel_dtype dt);
+
+/* Seconds of the quantisation pass of an (rows x cols) BF16 tensor to FP8 under
+ * recipe `dt` (0 for BF16 and tensor-wise with cached scales is not assumed:
+ * every FP8 recipe reads and writes the tensor once). */
+double pp_kernel_fp8_quant_s(const pp_gpu *g, double rows, double cols, pp_kernel_dtype dt);
+
+/* Seconds of fused attention over b sequences, hq query heads, sq queries, sk
+ * keys, head dim d; causal halves the score matrix; bwd: the backward
+ * (2.5x the forward's FLOPs). */
+double pp_kernel_attn_s(const pp_gpu *g, double b, double hq, double sq, double sk, double d,
+                        bool causal, bool bwd);
+
+/* Seconds of a memory-bound kernel moving `bytes` (read + written). */
+double pp_kernel_mem_s(const pp_gpu *g, double bytes);
+
+/* ------------------------------------------------------------- profiles */
+
+typedef struct pp_kernel_gemm_rec {
+	double m, k, n, s;
+} pp_kernel_gemm_rec;
+typedef struct pp_kernel_attn_rec {
+	double b, hq, hkv, seq, d, fwd_s, bwd_s;
+} pp_kernel_attn_rec;
+typedef struct pp_kernel_moe_rec {
+	double experts, tokens_per_expert, k, n, grouped_s, loop_s;
+} pp_kernel_moe_rec;
+typedef struct pp_kernel_mem_rec {
+	double bytes, s;
+	bool add; /* an `x + x` row: counts x twice though the kernel reads it once */
+} pp_kernel_mem_rec;
+
+typedef enum pp_kernel_table {
+	PP_KT_GEMM_BF16 = 0,
+	PP_KT_GEMM_FP8 = 1,
+	PP_KT_ATTN = 2,
+	PP_KT_MOE = 3,
+	PP_KT_MEM = 4,
+	PP_KT_COUNT = 5
+} pp_kernel_table;
+
+/* Measured tables of one GPU (owned by the profile; pp_kernel_profile_free). */
+typedef struct pp_kernel_profile {
+	char device[PP_NAME_MAX]; /* device.json "name" */
+	double sms;               /* device.json "sms"; 0 when absent */
+	pp_kernel_gemm_rec *gemm, *fp8;
+	pp_kernel_attn_rec *attn;
+	pp_kernel_moe_rec *moe;
+	pp_kernel_mem_rec *mem;
+	int n[PP_KT_COUNT]; /* records per table */
+} pp_kernel_profile;
+
+/* The table's file name in a profile directory ("gemm_bf16.jsonl"). */
+const char *pp_kernel_table_file(pp_kernel_table t);
+
+/*
+ * Read the profile directory `dir` into a new profile (*out, caller frees with
+ * pp_kernel_profile_free).  gemm_bf16.jsonl, memory_bandwidth.jsonl and
+ * device.json are required, the other tables optional (missing: 0 records).
+ * A malformed line is PP_EINPUT naming file, line and column or the field.
+ */
+pp_status pp_kernel_profile_read(const char *dir, pp_kernel_profile **out, pp_error *err);
+void pp_kernel_profile_free(pp_kernel_profile *p);
+
+/*
+ * Fit g->kern to the profile's tables, holding g's datasheet peaks
+ * (bf16_flops, fp8_flops, memory_bw_bytes_per_s): the HBM parameters to the
+ * memory table, the GEMM ones to gemm_bf16, the FP8 ceiling to the FP8 table,
+ * the attention ones to the attention table (each a coordinate descent on the
+ * table's MAPE within physical bounds: every efficiency <= 1, never above the
+ * datasheet).  The grouped-GEMM table is not fitted: the GEMM model predicts
+ * it.  Tables without records leave their parameters at the values
+ * pp_kernel_scale gives from the reference H100.  Sets g->kern.valid.
+ */
+pp_status pp_kernel_fit(const pp_kernel_profile *p, pp_gpu *g, pp_error *err);
+
+/*
+ * Per-table MAPE (percent) of the model on `g` against the profile, into
+ * mape[PP_KT_COUNT] (NAN for an empty table).  Allocates nothing.
+ */
+void pp_kernel_profile_mape(const pp_kernel_profile *p, const pp_gpu *g, double *mape);
+
+/*
+ * A GPU without measurements: the reference H100 SXM kernel parameters
+ * (PP_KERNEL_H100_*, fitted once to ../shared/measurements/h100-sxm) carried
+ * over as fractions of `g`'s own datasheet peaks and bandwidth, with `sms`
+ * its SM count (the named ratio is g's peak over the H100's, applied through
+ * the efficiencies being fractions of peak); fixed times are kept.  Sets
+ * g->kern.  Returns PP_EINPUT when sms <= 0 or g has no BF16 peak.
+ */
+pp_status pp_kernel_scale(pp_gpu *g, double sms, pp_error *err);
+
+/* The SM count (AMD: compute units) of preset GPU `gpu` ("h100-sxm") from its
+ * vendor's architecture document; 0 when the table has no such GPU. */
+double pp_kernel_datasheet_sms(const char *gpu);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

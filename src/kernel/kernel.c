@@ -1,0 +1,315 @@
+/*
+ * The kernel model: GEMMs by wave and tile quantisation over the SMs, fused
+ * attention by key length, memory-bound kernels at the measured bandwidth
+ * (docs/kernel.md), and its fit to a GPU's measured tables.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "paraplan/kernel.h"
+#include "util/util.h"
+
+/*
+ * Output tile shapes (rows x columns of C) the GEMM library picks among for
+ * BF16/FP8 on Hopper: CUTLASS 3.x sm90 warp-specialised kernels and cuBLAS's
+ * heuristics use 128x256, 256x128 and 128x128 (NVIDIA "Matrix Multiplication
+ * Background User's Guide", tile and wave quantisation; CUTLASS
+ * include/cutlass/gemm/collective/sm90_*), and 64-row tiles (wgmma's m64) for
+ * thin problems.  The model takes the fastest, as the heuristic tries to.
+ */
+static const double tile_shapes[][2] = {{128, 256}, {256, 128}, {128, 128}, {64, 256}};
+#define N_TILES (sizeof tile_shapes / sizeof tile_shapes[0])
+
+static double peak_of(const pp_gpu *g, pp_kernel_dtype dt)
+{
+	double bf16 = g->bf16_flops > 0 ? g->bf16_flops : g->fp16_flops;
+	if (dt == PP_KDT_BF16)
+		return bf16;
+	return g->fp8_flops > 0 ? g->fp8_flops : bf16;
+}
+
+double pp_kernel_mem_s(const pp_gpu *g, double bytes)
+{
+	const pp_kernel_params *p = &g->kern;
+	if (bytes <= 0)
+		return 0;
+	return bytes / (g->memory_bw_bytes_per_s * p->hbm_eff) + p->mem_fixed_s;
+}
+
+double pp_kernel_gemm_s(const pp_gpu *g, double m, double k, double n, double count,
+                        pp_kernel_dtype dt)
+{
+	const pp_kernel_params *p = &g->kern;
+	if (m <= 0 || k <= 0 || n <= 0 || count <= 0 || p->sms <= 0)
+		return -1;
+	bool fp8 = dt != PP_KDT_BF16;
+	if (dt == PP_KDT_MXFP8 && g->fp8_flops <= 0)
+		return -1;
+	double eff = fp8 && g->fp8_flops > 0 ? p->gemm_fp8_eff : p->gemm_eff;
+	double per_sm = peak_of(g, dt) * eff / p->sms * (k / (k + p->gemm_k_half));
+	double best = INFINITY;
+	for (size_t i = 0; i < N_TILES; i++) {
+		double a = tile_shapes[i][0], b = tile_shapes[i][1];
+		double tiles = count * ceil(m / a) * ceil(n / b);
+		double waves = ceil(tiles / p->sms);
+		double t = waves * 2.0 * a * b * k / per_sm;
+		if (t < best)
+			best = t;
+	}
+	double in_b = fp8 ? 1.0 : 2.0;
+	double bytes = count * ((m * k + k * n) * in_b + m * n * 2.0);
+	double tm = bytes / (g->memory_bw_bytes_per_s * p->hbm_eff);
+	double t = (best > tm ? best : tm);
+	switch (dt) {
+	case PP_KDT_FP8_ROWWISE: t *= PP_FP8_ROWWISE_GEMM_FACTOR; break;
+	case PP_KDT_FP8_BLOCKWISE: t *= PP_FP8_BLOCKWISE_GEMM_FACTOR; break;
+	case PP_KDT_MXFP8: t *= PP_FP8_MXFP8_GEMM_FACTOR; break;
+	default: break;
+	}
+	return t + p->gemm_fixed_s;
+}
+
+double pp_kernel_fp8_quant_s(const pp_gpu *g, double rows, double cols, pp_kernel_dtype dt)
+{
+	if (dt == PP_KDT_BF16 || rows <= 0 || cols <= 0)
+		return 0;
+	double per = PP_FP8_QUANT_BYTES_PER_ELEM;
+	/* Tensor-wise and row-wise scales let the GEMM read the transposed operand
+	 * from the same FP8 copy only on Blackwell; Hopper's FP8 wgmma needs K-major
+	 * operands, so the backward's transposed copy is written too (TE). */
+	if (dt != PP_KDT_MXFP8)
+		per += PP_FP8_QUANT_TRANSPOSE_BYTES_PER_ELEM;
+	return pp_kernel_mem_s(g, rows * cols * per);
+}
+
+double pp_kernel_attn_s(const pp_gpu *g, double b, double hq, double sq, double sk, double d,
+                        bool causal, bool bwd)
+{
+	const pp_kernel_params *p = &g->kern;
+	if (b <= 0 || hq <= 0 || sq <= 0 || sk <= 0 || d <= 0)
+		return 0;
+	double flops = 4.0 * b * hq * sq * sk * d * (causal ? 0.5 : 1.0) * (bwd ? 2.5 : 1.0);
+	double eff = (bwd ? p->attn_bwd_eff : p->attn_fwd_eff) * sk / (sk + p->attn_seq_half);
+	return flops / (peak_of(g, PP_KDT_BF16) * eff) + p->attn_fixed_s;
+}
+
+/* ---------------------------------------------------------------- MAPE */
+
+static double table_mape(const pp_kernel_profile *pr, const pp_gpu *g, pp_kernel_table t)
+{
+	double sum = 0;
+	int n = pr->n[t];
+	if (n <= 0)
+		return NAN;
+	for (int i = 0; i < n; i++) {
+		double pred = 0, meas = 0;
+		switch (t) {
+		case PP_KT_GEMM_BF16:
+		case PP_KT_GEMM_FP8: {
+			const pp_kernel_gemm_rec *r =
+			    t == PP_KT_GEMM_BF16 ? &pr->gemm[i] : &pr->fp8[i];
+			pred = pp_kernel_gemm_s(g, r->m, r->k, r->n, 1,
+			                        t == PP_KT_GEMM_BF16 ? PP_KDT_BF16
+			                                             : PP_KDT_FP8_TENSORWISE);
+			meas = r->s;
+			break;
+		}
+		case PP_KT_ATTN: {
+			/* forward and backward are two measurements of the row */
+			const pp_kernel_attn_rec *r = &pr->attn[i];
+			double f =
+			    pp_kernel_attn_s(g, r->b, r->hq, r->seq, r->seq, r->d, true, false);
+			double b =
+			    pp_kernel_attn_s(g, r->b, r->hq, r->seq, r->seq, r->d, true, true);
+			sum +=
+			    0.5 * (fabs(f - r->fwd_s) / r->fwd_s + fabs(b - r->bwd_s) / r->bwd_s);
+			continue;
+		}
+		case PP_KT_MOE: {
+			const pp_kernel_moe_rec *r = &pr->moe[i];
+			pred = pp_kernel_gemm_s(g, r->tokens_per_expert, r->k, r->n, r->experts,
+			                        PP_KDT_BF16);
+			meas = r->grouped_s;
+			break;
+		}
+		case PP_KT_MEM:
+		default: {
+			const pp_kernel_mem_rec *r = &pr->mem[i];
+			/* `add` rows count x twice; the kernel moves 2/3 of that (README) */
+			pred = pp_kernel_mem_s(g, r->add ? r->bytes * 2.0 / 3.0 : r->bytes);
+			meas = r->s;
+			break;
+		}
+		}
+		sum += fabs(pred - meas) / meas;
+	}
+	return 100.0 * sum / n;
+}
+
+void pp_kernel_profile_mape(const pp_kernel_profile *p, const pp_gpu *g, double *mape)
+{
+	for (int t = 0; t < PP_KT_COUNT; t++)
+		mape[t] = table_mape(p, g, (pp_kernel_table)t);
+}
+
+/* ----------------------------------------------------------------- fit */
+
+/*
+ * Reference H100 SXM values: what pp_kernel_fit gives on
+ * ../shared/measurements/h100-sxm (tests/unit/test_kernel.c checks that they
+ * still do, within 2%).  Used for GPUs without their own tables.
+ */
+#define PP_KERNEL_H100_GEMM_EFF 0.7023
+#define PP_KERNEL_H100_GEMM_FP8_EFF 0.6343
+#define PP_KERNEL_H100_GEMM_K_HALF 74.45
+#define PP_KERNEL_H100_GEMM_FIXED_S 2.366e-5
+#define PP_KERNEL_H100_ATTN_FWD_EFF 0.6256
+#define PP_KERNEL_H100_ATTN_BWD_EFF 0.5386
+#define PP_KERNEL_H100_ATTN_SEQ_HALF 1313.0
+#define PP_KERNEL_H100_ATTN_FIXED_S 1.398e-4
+#define PP_KERNEL_H100_HBM_EFF 0.9025
+#define PP_KERNEL_H100_MEM_FIXED_S 1.47e-5
+
+/* Streaming multiprocessors (AMD: compute units) of the preset GPUs, from
+ * their vendors' architecture documents. */
+static const struct {
+	const char *gpu;
+	double sms;
+} datasheet_sms[] = {
+    {"v100-sxm2-32g", 80}, /* NVIDIA Tesla V100 whitepaper: 80 SMs */
+    {"v100-pcie-32g", 80}, /* idem */
+    {"a100-40g", 108},     /* NVIDIA A100 Tensor Core GPU architecture: 108 SMs */
+    {"a100-80g", 108},     /* idem */
+    {"a800-80g", 108},     /* A100 silicon with NVLink cut to 400 GB/s */
+    {"a40", 84},           /* NVIDIA A40 datasheet: 10752 CUDA cores = 84 GA102 SMs */
+    {"rtx-3090", 82},      /* GeForce RTX 3090: 10496 CUDA cores = 82 SMs */
+    {"h100-sxm", 132},     /* NVIDIA H100 whitepaper (SXM5); device.json of the measurements */
+    {"h800", 132},         /* H100 SXM5 silicon with NVLink cut to 400 GB/s */
+    {"h200", 132},         /* H100 silicon with 141 GB HBM3e */
+    {"h100-pcie", 114},    /* NVIDIA H100 whitepaper (PCIe): 114 SMs */
+    {"b200", 148},         /* Blackwell B200: 2 dies x 74 SMs (CUDA deviceQuery) */
+    {"gb200", 148},        /* the same B200 GPU in a Grace Blackwell superchip */
+    {"mi300x", 304},       /* AMD CDNA 3 white paper: 304 compute units */
+};
+
+double pp_kernel_datasheet_sms(const char *gpu)
+{
+	for (size_t i = 0; gpu && i < sizeof datasheet_sms / sizeof datasheet_sms[0]; i++)
+		if (ppi_streq(gpu, datasheet_sms[i].gpu))
+			return datasheet_sms[i].sms;
+	return 0;
+}
+
+pp_status pp_kernel_scale(pp_gpu *g, double sms, pp_error *err)
+{
+	if (!(sms > 0))
+		return ppi_fail(err, g->name, "sms", "the SM count must be positive, got %g", sms);
+	if (!(g->bf16_flops > 0 || g->fp16_flops > 0) || !(g->memory_bw_bytes_per_s > 0))
+		return ppi_fail(err, g->name, "bf16_flops",
+		                "the kernel model needs the GPU's BF16 peak and HBM bandwidth");
+	pp_kernel_params *p = &g->kern;
+	p->sms = sms;
+	p->gemm_eff = PP_KERNEL_H100_GEMM_EFF;
+	p->gemm_fp8_eff = PP_KERNEL_H100_GEMM_FP8_EFF;
+	p->gemm_k_half = PP_KERNEL_H100_GEMM_K_HALF;
+	p->gemm_fixed_s = PP_KERNEL_H100_GEMM_FIXED_S;
+	p->attn_fwd_eff = PP_KERNEL_H100_ATTN_FWD_EFF;
+	p->attn_bwd_eff = PP_KERNEL_H100_ATTN_BWD_EFF;
+	p->attn_seq_half = PP_KERNEL_H100_ATTN_SEQ_HALF;
+	p->attn_fixed_s = PP_KERNEL_H100_ATTN_FIXED_S;
+	p->hbm_eff = PP_KERNEL_H100_HBM_EFF;
+	p->mem_fixed_s = PP_KERNEL_H100_MEM_FIXED_S;
+	p->valid = true;
+	return PP_OK;
+}
+
+typedef struct fit_var {
+	double *v;
+	double lo, hi;
+	bool log;
+} fit_var;
+
+/* Golden-section search of one variable on [lo, hi] after a coarse scan
+ * (the MAPE is not unimodal across tile-quantisation steps). */
+static void fit_one(const pp_kernel_profile *pr, pp_gpu *g, pp_kernel_table t, fit_var *x)
+{
+	double lo = x->log ? log(x->lo) : x->lo, hi = x->log ? log(x->hi) : x->hi;
+#define VAL(u) (x->log ? exp(u) : (u))
+	if (*x->v < x->lo) /* the start lies inside the bounds */
+		*x->v = x->lo;
+	if (*x->v > x->hi)
+		*x->v = x->hi;
+	double best_u = x->log ? log(*x->v) : *x->v, best = table_mape(pr, g, t);
+	const int scan = 24;
+	for (int i = 0; i <= scan; i++) {
+		double u = lo + (hi - lo) * i / scan;
+		*x->v = VAL(u);
+		double e = table_mape(pr, g, t);
+		if (e < best) {
+			best = e;
+			best_u = u;
+		}
+	}
+	double step = (hi - lo) / scan;
+	double a = best_u - step > lo ? best_u - step : lo;
+	double b = best_u + step < hi ? best_u + step : hi;
+	const double gr = 0.6180339887498949;
+	for (int it = 0; it < 40; it++) {
+		double c = b - gr * (b - a), d = a + gr * (b - a);
+		*x->v = VAL(c);
+		double fc = table_mape(pr, g, t);
+		*x->v = VAL(d);
+		double fd = table_mape(pr, g, t);
+		if (fc < fd)
+			b = d;
+		else
+			a = c;
+		double m = 0.5 * (a + b);
+		*x->v = VAL(m);
+		double fm = table_mape(pr, g, t);
+		if (fm < best) {
+			best = fm;
+			best_u = m;
+		}
+	}
+	*x->v = VAL(best_u);
+#undef VAL
+}
+
+static void fit_table(const pp_kernel_profile *pr, pp_gpu *g, pp_kernel_table t, fit_var *v, int nv)
+{
+	if (pr->n[t] <= 0)
+		return;
+	double prev = table_mape(pr, g, t);
+	for (int sweep = 0; sweep < 30; sweep++) {
+		for (int i = 0; i < nv; i++)
+			fit_one(pr, g, t, &v[i]);
+		double e = table_mape(pr, g, t);
+		if (prev - e < 1e-4)
+			break;
+		prev = e;
+	}
+}
+
+pp_status pp_kernel_fit(const pp_kernel_profile *pr, pp_gpu *g, pp_error *err)
+{
+	double sms = pr->sms > 0 ? pr->sms : g->kern.sms;
+	PPI_TRY(pp_kernel_scale(g, sms, err));
+	pp_kernel_params *p = &g->kern;
+	/* Physical bounds: an efficiency is at most 1 of the datasheet figure;
+	 * fixed times between 0.1 us and 1 ms. */
+	fit_var mem[] = {{&p->hbm_eff, 0.3, 1.0, false}, {&p->mem_fixed_s, 1e-7, 1e-3, true}};
+	fit_table(pr, g, PP_KT_MEM, mem, 2);
+	fit_var gemm[] = {{&p->gemm_eff, 0.3, 1.0, false},
+	                  {&p->gemm_k_half, 1, 8192, true},
+	                  {&p->gemm_fixed_s, 1e-7, 1e-3, true}};
+	fit_table(pr, g, PP_KT_GEMM_BF16, gemm, 3);
+	fit_var fp8[] = {{&p->gemm_fp8_eff, 0.2, 1.0, false}};
+	fit_table(pr, g, PP_KT_GEMM_FP8, fp8, 1);
+	fit_var attn[] = {{&p->attn_fwd_eff, 0.2, 1.0, false},
+	                  {&p->attn_bwd_eff, 0.2, 1.0, false},
+	                  {&p->attn_seq_half, 1, 65536, true},
+	                  {&p->attn_fixed_s, 1e-7, 1e-3, true}};
+	fit_table(pr, g, PP_KT_ATTN, attn, 4);
+	return PP_OK;
+}

@@ -1,0 +1,211 @@
+/*
+ * The kernel model (include/paraplan/kernel.h) against the kernels measured
+ * on an H100 SXM (../shared/measurements/h100-sxm): every record of the bf16
+ * and fp8 GEMM, attention, grouped-GEMM and memory tables, per-table MAPE
+ * <= 10%, both fitted to the tables as a profile (what --gpu-profile does)
+ * and with the reference constants the library carries; the shape of the
+ * model (wave quantisation, FP8 recipes); and malformed profiles refused.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "paraplan/kernel.h"
+#include "paraplan/paraplan.h"
+#include "pp_test.h"
+
+static const char *const table_name[PP_KT_COUNT] = {
+    "gemm_bf16", "gemm_fp8_tensorwise", "attention_bf16", "grouped_gemm_bf16", "memory_bandwidth"};
+
+static pp_kernel_profile *h100_profile(void)
+{
+	const char *shared = getenv("PARAPLAN_SHARED_DIR");
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s/measurements/h100-sxm", shared ? shared : "../shared");
+	pp_kernel_profile *p = NULL;
+	pp_error err;
+	pp_error_clear(&err);
+	pp_status st = pp_kernel_profile_read(dir, &p, &err);
+	if (st) {
+		char buf[1024];
+		fail_msg("%s", pp_error_format(&err, buf, sizeof buf));
+	}
+	return p;
+}
+
+static void h100_gpu(pp_gpu *g)
+{
+	pp_error err;
+	assert_int_equal(pp_gpu_preset("h100-sxm", g, &err), PP_OK);
+}
+
+static void check_tables(const pp_kernel_profile *p, const pp_gpu *g, const char *what)
+{
+	double mape[PP_KT_COUNT];
+	pp_kernel_profile_mape(p, g, mape);
+	for (int t = 0; t < PP_KT_COUNT; t++) {
+		printf("  %s: %-20s %3d records  MAPE %5.2f%%\n", what, table_name[t], p->n[t],
+		       mape[t]);
+		assert_true(p->n[t] > 0);
+		assert_true(mape[t] <= 10.0);
+	}
+}
+
+/* The profile fitted (--gpu-profile ../shared/measurements/h100-sxm). */
+static void test_h100_fitted(void **state)
+{
+	(void)state;
+	pp_kernel_profile *p = h100_profile();
+	assert_int_equal(p->n[PP_KT_GEMM_BF16], 288);
+	assert_int_equal(p->n[PP_KT_GEMM_FP8], 8);
+	assert_int_equal(p->n[PP_KT_ATTN], 15);
+	assert_int_equal(p->n[PP_KT_MOE], 96);
+	assert_int_equal(p->n[PP_KT_MEM], 6);
+	pp_gpu g;
+	h100_gpu(&g);
+	pp_error err;
+	assert_int_equal(pp_kernel_fit(p, &g, &err), PP_OK);
+	const pp_kernel_params *k = &g.kern;
+	printf("  fitted: sms %.0f gemm_eff %.4f gemm_fp8_eff %.4f k_half %.1f gemm_fixed %.3g s\n"
+	       "          attn fwd %.4f bwd %.4f seq_half %.0f fixed %.3g s; hbm_eff %.4f mem "
+	       "fixed %.3g s\n",
+	       k->sms, k->gemm_eff, k->gemm_fp8_eff, k->gemm_k_half, k->gemm_fixed_s,
+	       k->attn_fwd_eff, k->attn_bwd_eff, k->attn_seq_half, k->attn_fixed_s, k->hbm_eff,
+	       k->mem_fixed_s);
+	check_tables(p, &g, "fitted");
+	/* Physically plausible: within the datasheet, FP8 1.7-1.9x BF16 as measured. */
+	assert_true(k->gemm_eff <= 1 && k->gemm_fp8_eff <= 1 && k->hbm_eff <= 1);
+	double ratio = k->gemm_fp8_eff * g.fp8_flops / (k->gemm_eff * g.bf16_flops);
+	printf("  fp8/bf16 ceiling ratio %.2f\n", ratio);
+	assert_true(ratio > 1.5 && ratio < 2.0);
+	/* The reference constants are this fit (within 2%). */
+	pp_gpu r;
+	h100_gpu(&r);
+	assert_int_equal(pp_kernel_scale(&r, 132, &err), PP_OK);
+	assert_rel(r.kern.gemm_eff, k->gemm_eff, 0.02);
+	assert_rel(r.kern.gemm_fp8_eff, k->gemm_fp8_eff, 0.02);
+	assert_rel(r.kern.attn_fwd_eff, k->attn_fwd_eff, 0.02);
+	assert_rel(r.kern.attn_bwd_eff, k->attn_bwd_eff, 0.02);
+	assert_rel(r.kern.hbm_eff, k->hbm_eff, 0.02);
+	pp_kernel_profile_free(p);
+}
+
+/* The library's reference constants (no profile) reproduce the tables too. */
+static void test_h100_reference(void **state)
+{
+	(void)state;
+	pp_kernel_profile *p = h100_profile();
+	pp_gpu g;
+	h100_gpu(&g);
+	pp_error err;
+	assert_int_equal(pp_kernel_scale(&g, 132, &err), PP_OK);
+	check_tables(p, &g, "reference");
+	pp_kernel_profile_free(p);
+}
+
+/* Wave quantisation: one tile more than the SMs hold costs a second wave. */
+static void test_waves(void **state)
+{
+	(void)state;
+	pp_gpu g;
+	h100_gpu(&g);
+	pp_error err;
+	assert_int_equal(pp_kernel_scale(&g, 132, &err), PP_OK);
+	g.kern.gemm_fixed_s = 0;
+	/* 1536 x 2816: exactly one wave of 132 128x256 (or 256x128) tiles; 1536 x
+	 * 3072 needs 144 such tiles, or 288 half-size ones: 1.5 waves' worth */
+	double k = 8192, one = pp_kernel_gemm_s(&g, 1536, k, 11 * 256, 1, PP_KDT_BF16);
+	double more = pp_kernel_gemm_s(&g, 1536, k, 12 * 256, 1, PP_KDT_BF16);
+	assert_rel(more, 1.5 * one, 1e-9);
+	/* one full wave runs at gemm_eff x k/(k + k_half) of peak */
+	double want = 2.0 * 1536 * k * 11 * 256 /
+	              (g.bf16_flops * g.kern.gemm_eff * k / (k + g.kern.gemm_k_half));
+	assert_rel(one, want, 1e-9);
+	/* FP8 recipes: tensor-wise < row-wise < block-wise; MXFP8 needs FP8 */
+	double m = 8192, n = 8192;
+	double tw = pp_kernel_gemm_s(&g, m, k, n, 1, PP_KDT_FP8_TENSORWISE);
+	double rw = pp_kernel_gemm_s(&g, m, k, n, 1, PP_KDT_FP8_ROWWISE);
+	double bw = pp_kernel_gemm_s(&g, m, k, n, 1, PP_KDT_FP8_BLOCKWISE);
+	assert_true(tw < rw && rw < bw);
+	assert_true(tw < pp_kernel_gemm_s(&g, m, k, n, 1, PP_KDT_BF16));
+	assert_true(pp_kernel_fp8_quant_s(&g, m, k, PP_KDT_FP8_TENSORWISE) > 0);
+	assert_true(pp_kernel_fp8_quant_s(&g, m, k, PP_KDT_BF16) == 0);
+	g.fp8_flops = 0;
+	assert_true(pp_kernel_gemm_s(&g, m, k, n, 1, PP_KDT_MXFP8) < 0);
+	/* a GPU scaled by its datasheet: twice the peak, twice the SMs -> half the time */
+	pp_gpu h;
+	h100_gpu(&h);
+	h.bf16_flops *= 2;
+	h.memory_bw_bytes_per_s *= 2;
+	assert_int_equal(pp_kernel_scale(&h, 264, &err), PP_OK);
+	h.kern.gemm_fixed_s = 0;
+	g.kern.gemm_fixed_s = 0;
+	assert_rel(pp_kernel_gemm_s(&h, m, k, n, 1, PP_KDT_BF16),
+	           pp_kernel_gemm_s(&g, m, k, n, 1, PP_KDT_BF16) / 2, 1e-9);
+	assert_int_equal(pp_kernel_scale(&h, 0, &err), PP_EINPUT);
+	/* datasheet SM counts of the presets */
+	assert_true(pp_kernel_datasheet_sms("h100-sxm") == 132);
+	assert_true(pp_kernel_datasheet_sms("H100-PCIE") == 114);
+	assert_true(pp_kernel_datasheet_sms("a100-80g") == 108);
+	assert_true(pp_kernel_datasheet_sms("no-such-gpu") == 0);
+}
+
+/* Malformed profiles: one error naming the file and line. */
+static void test_bad_profiles(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/pp_kernel_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char path[600];
+	pp_kernel_profile *p = NULL;
+	pp_error err;
+	pp_error_clear(&err);
+	/* no device.json */
+	assert_int_equal(pp_kernel_profile_read(dir, &p, &err), PP_EINPUT);
+	assert_null(p);
+	snprintf(path, sizeof path, "%s/device.json", dir);
+	FILE *f = fopen(path, "w");
+	fputs("{\"name\": \"X\", \"sms\": 132}\n", f);
+	fclose(f);
+	/* no gemm table */
+	pp_error_clear(&err);
+	assert_int_equal(pp_kernel_profile_read(dir, &p, &err), PP_EINPUT);
+	assert_non_null(strstr(err.source, "gemm_bf16.jsonl"));
+	snprintf(path, sizeof path, "%s/gemm_bf16.jsonl", dir);
+	f = fopen(path, "w");
+	fputs("{\"m\": 1024, \"k\": 4096, \"n\": 4096, \"s\": 1e-4}\n{\"m\": 1024, \"k\": -1, "
+	      "\"n\": 4096, \"s\": 1e-4}\n",
+	      f);
+	fclose(f);
+	pp_error_clear(&err);
+	assert_int_equal(pp_kernel_profile_read(dir, &p, &err), PP_EINPUT);
+	assert_int_equal(err.line, 2);
+	assert_non_null(strstr(err.text, "'k'"));
+	f = fopen(path, "w");
+	fputs("{\"m\": 1024, \"k\": 4096, \"n\": 4096, \"s\": 1e-4}\n{\"m\": 10\n", f);
+	fclose(f);
+	pp_error_clear(&err);
+	assert_int_equal(pp_kernel_profile_read(dir, &p, &err), PP_EINPUT);
+	assert_int_equal(err.line, 2);
+	remove(path);
+	snprintf(path, sizeof path, "%s/device.json", dir);
+	remove(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_h100_fitted),
+	    cmocka_unit_test(test_h100_reference),
+	    cmocka_unit_test(test_waves),
+	    cmocka_unit_test(test_bad_profiles),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

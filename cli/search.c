@@ -26,7 +26,9 @@ enum {
 	OPT_RESTART,
 	OPT_CKPT_ASYNC,
 	OPT_TIME_LIMIT,
-	OPT_MAX_PLANS
+	OPT_MAX_PLANS,
+	OPT_HTML,
+	OPT_SVG
 };
 
 static const struct option search_opts[] = {
@@ -42,6 +44,8 @@ static const struct option search_opts[] = {
     {"ckpt-async", required_argument, 0, OPT_CKPT_ASYNC},
     {"time-limit", required_argument, 0, OPT_TIME_LIMIT},
     {"max-plans", required_argument, 0, OPT_MAX_PLANS},
+    {"html", required_argument, 0, OPT_HTML},
+    {"svg", required_argument, 0, OPT_SVG},
     {0, 0, 0, 0}};
 
 typedef struct search_ctx {
@@ -53,6 +57,7 @@ typedef struct search_ctx {
 	pp_goodput_params gp;
 	pp_launch_format format;
 	pp_search_space space; /* the searched flags go straight here */
+	cli_charts charts;     /* --html, --svg */
 } search_ctx;
 
 static void search_usage(FILE *f)
@@ -97,6 +102,10 @@ static void search_usage(FILE *f)
 	        "                   the best plans found so far, marked 'stopped early'\n"
 	        "  --max-plans N    stop once N plans are evaluated (after the sub-space that\n"
 	        "                   reaches N: the same answer with any thread count)\n"
+	        "  --html FILE      also write a self-contained HTML report: the Pareto front\n"
+	        "                   (time vs memory), the top plans, and the winner's memory,\n"
+	        "                   iteration breakdown, simulated iteration and traffic\n"
+	        "  --svg DIR        also write the same charts as DIR/pareto.svg, ...\n"
 	        "  --json           {\"plans\": [...], \"pareto\": [...], \"stats\": {...}}\n"
 	        "  --output FILE    write there (atomically) instead of standard output\n");
 }
@@ -131,6 +140,8 @@ static int handle(int code, const char *v, void *vctx)
 		return 0;
 	}
 	case OPT_EXHAUSTIVE: c->opts.exhaustive = true; return 0;
+	case OPT_HTML:
+	case OPT_SVG: return cli_charts_flag(&c->charts, "search", code == OPT_SVG, v);
 	case OPT_MTBF:
 	case OPT_CKPT_GBPS:
 	case OPT_RESTART:
@@ -528,6 +539,7 @@ static int search_parse(int argc, char **argv, search_ctx *ctx, cli_opts *o)
 	ctx->goodput = false;
 	pp_goodput_params_init(&ctx->gp);
 	ctx->format = PP_LAUNCH_MEGATRON;
+	memset(&ctx->charts, 0, sizeof ctx->charts);
 	pp_search_space_init(&ctx->space);
 	const cli_verb verb = {"search", search_usage, search_opts, handle, ctx, take};
 	int rc = cli_opts_parse(argc, argv, &verb, o);
@@ -556,7 +568,8 @@ int cli_search(int argc, char **argv)
 	int rc = search_parse(argc, argv, &ctx, &o);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if ((rc = cli_out_check("search", "--output", o.output)))
+	if ((rc = cli_out_check("search", "--output", o.output)) ||
+	    (rc = cli_charts_check("search", &ctx.charts)))
 		return rc;
 	if (ctx.emit && o.json) {
 		cli_message("search: --emit and --json: give one of them");
@@ -593,6 +606,12 @@ int cli_search(int argc, char **argv)
 	if (st) {
 		pp_search_free(s);
 		return cli_fail(st, &err);
+	}
+	if ((rc = cli_charts_emit(&ctx.charts, "search",
+	                          pp_search_count(s) ? pp_search_plan(s, 0) : NULL, NULL, NULL, s,
+	                          NULL, &model))) {
+		pp_search_free(s);
+		return rc;
 	}
 	cli_out out;
 	if ((rc = cli_out_open(&out, o.output))) {

@@ -7,7 +7,15 @@
 
 #include "options.h"
 
-enum { OPT_OVER = CLI_OPT_VERB, OPT_VALUES, OPT_USD_PER_GPU, OPT_REPLICA_BATCH, OPT_CSV };
+enum {
+	OPT_OVER = CLI_OPT_VERB,
+	OPT_VALUES,
+	OPT_USD_PER_GPU,
+	OPT_REPLICA_BATCH,
+	OPT_CSV,
+	OPT_HTML,
+	OPT_SVG
+};
 
 static const struct option sweep_opts[] = {
     {"over", required_argument, 0, OPT_OVER},
@@ -15,6 +23,8 @@ static const struct option sweep_opts[] = {
     {"usd-per-gpu", required_argument, 0, OPT_USD_PER_GPU},
     {"replica-batch", required_argument, 0, OPT_REPLICA_BATCH},
     {"csv", no_argument, 0, OPT_CSV},
+    {"html", required_argument, 0, OPT_HTML},
+    {"svg", required_argument, 0, OPT_SVG},
     {0, 0, 0, 0}};
 
 typedef struct sweep_args {
@@ -22,6 +32,7 @@ typedef struct sweep_args {
 	double usd_per_gpu;
 	long long replica_batch;
 	bool csv;
+	cli_charts charts; /* --html, --svg */
 } sweep_args;
 
 static void sweep_usage(FILE *f)
@@ -43,6 +54,9 @@ static void sweep_usage(FILE *f)
 	    "  --usd-per-gpu P  purchase price of one GPU: cost of buying the point's GPUs\n"
 	    "  --csv            CSV instead of the table (SI units)\n"
 	    "  --json           JSON instead of the table (units in the names)\n"
+	    "  --html FILE      also write a self-contained HTML report: the scaling and\n"
+	    "                   cost curves and the points\n"
+	    "  --svg DIR        also write the same charts as DIR/scaling.svg, DIR/cost.svg\n"
 	    "  --output FILE    write there (atomically) instead of standard output\n"
 	    "\n"
 	    "Every 'paraplan estimate' option sets the plan the sweep starts from\n"
@@ -63,6 +77,8 @@ static int sweep_flag(int code, const char *v, void *ctx)
 	case OPT_REPLICA_BATCH:
 		return cli_parse_ll("replica-batch", v, 1, 1000000000, &a->replica_batch);
 	case OPT_CSV: a->csv = true; return 0;
+	case OPT_HTML:
+	case OPT_SVG: return cli_charts_flag(&a->charts, "sweep", code == OPT_SVG, v);
 	default: return EXIT_INTERNAL;
 	}
 }
@@ -155,7 +171,8 @@ int cli_sweep(int argc, char **argv)
 	int rc = sweep_parse(argc, argv, &a, &o, &axis, &values, &n);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if ((rc = cli_out_check("sweep", "--output", o.output))) {
+	if ((rc = cli_out_check("sweep", "--output", o.output)) ||
+	    (rc = cli_charts_check("sweep", &a.charts))) {
 		free(values);
 		return rc;
 	}
@@ -188,6 +205,10 @@ int cli_sweep(int argc, char **argv)
 	if (st) {
 		pp_sweep_free(sw);
 		return cli_plan_fail(st, &err, &model);
+	}
+	if ((rc = cli_charts_emit(&a.charts, "sweep", NULL, NULL, NULL, NULL, sw, &model))) {
+		pp_sweep_free(sw);
+		return rc;
 	}
 	cli_out out;
 	if ((rc = cli_out_open(&out, o.output))) {

@@ -79,6 +79,28 @@ int cli_traffic_run(const cli_traffic_opts *o, const pp_estimate *e, const pp_si
 /* Append the totals / timeline to a text report.  0 or -1. */
 int cli_traffic_text(const cli_traffic_result *r, FILE *f);
 void cli_traffic_done(cli_traffic_result *r);
+/*
+ * Progress on long work (search, sweep, validate, calibrate), on stderr and
+ * only when it is a terminal and --quiet was not given: a first line saying
+ * what will be done (cli_progress_start), then one line redrawn in place at
+ * most 4 times a second once the work has run CLI_PROGRESS_DELAY_S
+ * (cli_progress_show: what the caller says, the elapsed time and, from the
+ * fraction done, the ETA), erased by cli_progress_end.  Never on stdout.
+ */
+#define CLI_PROGRESS_DELAY_S 0.5
+typedef struct cli_progress {
+	bool on, shown;
+	double start, last;
+	char verb[32];
+} cli_progress;
+void cli_progress_start(cli_progress *p, const char *verb, bool quiet, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* `force`: draw now (the last state before cli_progress_end). */
+void cli_progress_show(cli_progress *p, double fraction, bool force, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+double cli_progress_elapsed(const cli_progress *p);
+void cli_progress_end(cli_progress *p);
+
 /* --html FILE and --svg DIR (cli/charts.c). */
 typedef struct cli_charts {
 	const char *html;    /* the page, or NULL */

@@ -28,7 +28,8 @@ enum {
 	OPT_TIME_LIMIT,
 	OPT_MAX_PLANS,
 	OPT_HTML,
-	OPT_SVG
+	OPT_SVG,
+	OPT_QUIET
 };
 
 static const struct option search_opts[] = {
@@ -46,6 +47,7 @@ static const struct option search_opts[] = {
     {"max-plans", required_argument, 0, OPT_MAX_PLANS},
     {"html", required_argument, 0, OPT_HTML},
     {"svg", required_argument, 0, OPT_SVG},
+    {"quiet", no_argument, 0, OPT_QUIET},
     {0, 0, 0, 0}};
 
 typedef struct search_ctx {
@@ -58,6 +60,7 @@ typedef struct search_ctx {
 	pp_launch_format format;
 	pp_search_space space; /* the searched flags go straight here */
 	cli_charts charts;     /* --html, --svg */
+	bool quiet;            /* --quiet: no progress on a terminal */
 } search_ctx;
 
 static void search_usage(FILE *f)
@@ -106,6 +109,7 @@ static void search_usage(FILE *f)
 	        "                   (time vs memory), the top plans, and the winner's memory,\n"
 	        "                   iteration breakdown, simulated iteration and traffic\n"
 	        "  --svg DIR        also write the same charts as DIR/pareto.svg, ...\n"
+	        "  --quiet          no progress on stderr (shown only when it is a terminal)\n"
 	        "  --json           {\"plans\": [...], \"pareto\": [...], \"stats\": {...}}\n"
 	        "  --output FILE    write there (atomically) instead of standard output\n");
 }
@@ -140,6 +144,7 @@ static int handle(int code, const char *v, void *vctx)
 		return 0;
 	}
 	case OPT_EXHAUSTIVE: c->opts.exhaustive = true; return 0;
+	case OPT_QUIET: c->quiet = true; return 0;
 	case OPT_HTML:
 	case OPT_SVG: return cli_charts_flag(&c->charts, "search", code == OPT_SVG, v);
 	case OPT_MTBF:
@@ -467,65 +472,22 @@ static int check_space(const pp_search_space *sp, const pp_model *m)
 	return 0;
 }
 
-/*
- * On a terminal (stderr), and only there: the size of the space before the
- * search, then a line of progress redrawn at most 4 times a second once the
- * search has run for a second, erased at the end.
- */
-typedef struct progress {
-	bool on, shown;
-	double start, last;
-} progress;
-
-static double wall(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void progress_start(progress *p, const pp_search *s, int threads)
-{
-	memset(p, 0, sizeof *p);
-	p->on = isatty(STDERR_FILENO);
-	p->start = p->last = wall();
-	if (!p->on)
-		return;
-	pp_search_stats st;
-	pp_search_get_stats(s, &st);
-	fprintf(stderr,
-	        "paraplan: search: %lld sub-spaces (tp, tp2, pp, cp, pipeline split) to search "
-	        "on %d threads\n",
-	        st.subspaces, threads);
-}
-
-static void progress_show(progress *p, const pp_search *s, bool force)
+/* The search's line of progress: sub-spaces, plans evaluated and their rate,
+ * the best so far (cli_progress adds the time and the ETA). */
+static void progress_show(cli_progress *p, const pp_search *s, bool force)
 {
 	if (!p->on)
 		return;
-	double now = wall();
-	if (!force && (now - p->start < 1 || now - p->last < 0.25))
-		return;
-	p->last = now;
 	pp_search_stats st;
 	pp_search_get_stats(s, &st);
 	char best[48] = "none fits yet";
 	if (st.best_s > 0)
 		snprintf(best, sizeof best, "best %.3f s", st.best_s);
-	fprintf(stderr,
-	        "\rparaplan: search: %lld of %lld sub-spaces, %lld plans evaluated, %s, %.0f s "
-	        "\033[K",
-	        st.subspaces_done, st.subspaces, st.evaluated, best, now - p->start);
-	fflush(stderr);
-	p->shown = true;
-}
-
-static void progress_end(progress *p)
-{
-	if (p->on && p->shown) {
-		fputs("\r\033[K", stderr);
-		fflush(stderr);
-	}
+	double t = cli_progress_elapsed(p);
+	cli_progress_show(p, pp_search_progress(s), force,
+	                  "%lld of %lld sub-spaces, %lld plans evaluated (%.0f/s), %s",
+	                  st.subspaces_done, st.subspaces, st.evaluated,
+	                  t > 0 ? (double)st.evaluated / t : 0.0, best);
 }
 
 /* The options into `ctx` and `o`, checked for form: CLI_CONTINUE or an exit
@@ -540,6 +502,7 @@ static int search_parse(int argc, char **argv, search_ctx *ctx, cli_opts *o)
 	pp_goodput_params_init(&ctx->gp);
 	ctx->format = PP_LAUNCH_MEGATRON;
 	memset(&ctx->charts, 0, sizeof ctx->charts);
+	ctx->quiet = false;
 	pp_search_space_init(&ctx->space);
 	const cli_verb verb = {"search", search_usage, search_opts, handle, ctx, take};
 	int rc = cli_opts_parse(argc, argv, &verb, o);
@@ -594,13 +557,19 @@ int cli_search(int argc, char **argv)
 	pp_status st = pp_search_new(&model, &sys, &o.job, o.gpus, &space, &ctx.opts, &s, &err);
 	if (st)
 		return cli_plan_fail(st, &err, &model);
-	progress pr;
-	progress_start(&pr, s, ctx.opts.threads);
+	cli_progress pr;
+	pp_search_stats st0;
+	pp_search_get_stats(s, &st0);
+	cli_progress_start(&pr, "search", ctx.quiet,
+	                   "%lld sub-spaces (tp, tp2, pp, cp, pipeline split) to search on %d "
+	                   "threads",
+	                   st0.subspaces, ctx.opts.threads);
 	while (!pp_search_done(s) && !st) {
 		st = pp_search_iterate(s, &err);
 		progress_show(&pr, s, false);
 	}
-	progress_end(&pr);
+	progress_show(&pr, s, true);
+	cli_progress_end(&pr);
 	if (!st && ctx.sim)
 		st = pp_search_simulate(s, &err);
 	if (st) {

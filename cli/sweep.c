@@ -14,7 +14,8 @@ enum {
 	OPT_REPLICA_BATCH,
 	OPT_CSV,
 	OPT_HTML,
-	OPT_SVG
+	OPT_SVG,
+	OPT_QUIET
 };
 
 static const struct option sweep_opts[] = {
@@ -25,6 +26,7 @@ static const struct option sweep_opts[] = {
     {"csv", no_argument, 0, OPT_CSV},
     {"html", required_argument, 0, OPT_HTML},
     {"svg", required_argument, 0, OPT_SVG},
+    {"quiet", no_argument, 0, OPT_QUIET},
     {0, 0, 0, 0}};
 
 typedef struct sweep_args {
@@ -33,6 +35,7 @@ typedef struct sweep_args {
 	long long replica_batch;
 	bool csv;
 	cli_charts charts; /* --html, --svg */
+	bool quiet;        /* --quiet: no progress on a terminal */
 } sweep_args;
 
 static void sweep_usage(FILE *f)
@@ -58,6 +61,7 @@ static void sweep_usage(FILE *f)
 	    "                   cost curves and the points\n"
 	    "  --svg DIR        also write the same charts as DIR/scaling.svg, DIR/cost.svg\n"
 	    "  --output FILE    write there (atomically) instead of standard output\n"
+	    "  --quiet          no progress on stderr (shown only when it is a terminal)\n"
 	    "\n"
 	    "Every 'paraplan estimate' option sets the plan the sweep starts from\n"
 	    "(see 'paraplan estimate --help'), the pipeline split included\n"
@@ -65,6 +69,16 @@ static void sweep_usage(FILE *f)
 	    "--loss-as-layer on|off).  A point whose plan is invalid is listed\n"
 	    "with the reason; the fastest point that fits and the cheapest to rent are\n"
 	    "marked.\n");
+}
+
+/* pp_sweep_opts.progress: points done, their rate. */
+static void sweep_progress(void *ctx, size_t done, size_t total)
+{
+	cli_progress *p = ctx;
+	double t = cli_progress_elapsed(p);
+	cli_progress_show(p, total ? (double)done / (double)total : 0, done == total,
+	                  "%zu of %zu points (%.1f/s)", done, total,
+	                  t > 0 ? (double)done / t : 0.0);
 }
 
 static int sweep_flag(int code, const char *v, void *ctx)
@@ -77,6 +91,7 @@ static int sweep_flag(int code, const char *v, void *ctx)
 	case OPT_REPLICA_BATCH:
 		return cli_parse_ll("replica-batch", v, 1, 1000000000, &a->replica_batch);
 	case OPT_CSV: a->csv = true; return 0;
+	case OPT_QUIET: a->quiet = true; return 0;
 	case OPT_HTML:
 	case OPT_SVG: return cli_charts_flag(&a->charts, "sweep", code == OPT_SVG, v);
 	default: return EXIT_INTERNAL;
@@ -200,7 +215,12 @@ int cli_sweep(int argc, char **argv)
 		cli_message("out of memory");
 		return EXIT_INTERNAL;
 	}
+	cli_progress pr;
+	cli_progress_start(&pr, "sweep", a.quiet, "%zu points over %s", n, a.over);
+	so.progress = sweep_progress;
+	so.progress_ctx = &pr;
 	st = pp_sweep_run(&model, &sys, &o.job, &o.plan, o.gpus, &so, sw, &err);
+	cli_progress_end(&pr);
 	free(values);
 	if (st) {
 		pp_sweep_free(sw);

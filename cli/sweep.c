@@ -15,7 +15,13 @@ enum {
 	OPT_CSV,
 	OPT_HTML,
 	OPT_SVG,
-	OPT_QUIET
+	OPT_QUIET,
+	OPT_DEADLINE,
+	OPT_BUDGET,
+	OPT_MTBF,
+	OPT_CKPT_GBPS,
+	OPT_RESTART,
+	OPT_CKPT_ASYNC
 };
 
 static const struct option sweep_opts[] = {
@@ -27,6 +33,12 @@ static const struct option sweep_opts[] = {
     {"html", required_argument, 0, OPT_HTML},
     {"svg", required_argument, 0, OPT_SVG},
     {"quiet", no_argument, 0, OPT_QUIET},
+    {"deadline-days", required_argument, 0, OPT_DEADLINE},
+    {"budget-usd", required_argument, 0, OPT_BUDGET},
+    {"mtbf-gpu-hours", required_argument, 0, OPT_MTBF},
+    {"ckpt-write-gbps", required_argument, 0, OPT_CKPT_GBPS},
+    {"restart-min", required_argument, 0, OPT_RESTART},
+    {"ckpt-async", required_argument, 0, OPT_CKPT_ASYNC},
     {0, 0, 0, 0}};
 
 typedef struct sweep_args {
@@ -36,6 +48,7 @@ typedef struct sweep_args {
 	bool csv;
 	cli_charts charts; /* --html, --svg */
 	bool quiet;        /* --quiet: no progress on a terminal */
+	cli_inverse inv;   /* --deadline-days, --budget-usd, goodput flags */
 } sweep_args;
 
 static void sweep_usage(FILE *f)
@@ -62,6 +75,13 @@ static void sweep_usage(FILE *f)
 	    "  --svg DIR        also write the same charts as DIR/scaling.svg, DIR/cost.svg\n"
 	    "  --output FILE    write there (atomically) instead of standard output\n"
 	    "  --quiet          no progress on stderr (shown only when it is a terminal)\n"
+	    "  --deadline-days D  with --tokens: the point with the fewest GPUs that trains\n"
+	    "                   the budget within D days, and what binds\n"
+	    "  --budget-usd B   with --tokens and a price: the fastest point whose rent is at\n"
+	    "                   most B (with --deadline-days: both must hold)\n"
+	    "  --mtbf-gpu-hours H, --ckpt-write-gbps G, --restart-min M, --ckpt-async on|off\n"
+	    "                   with --deadline-days or --budget-usd: days and rent under\n"
+	    "                   failures and checkpoints (as estimate's goodput)\n"
 	    "\n"
 	    "Every 'paraplan estimate' option sets the plan the sweep starts from\n"
 	    "(see 'paraplan estimate --help'), the pipeline split included\n"
@@ -92,6 +112,13 @@ static int sweep_flag(int code, const char *v, void *ctx)
 		return cli_parse_ll("replica-batch", v, 1, 1000000000, &a->replica_batch);
 	case OPT_CSV: a->csv = true; return 0;
 	case OPT_QUIET: a->quiet = true; return 0;
+	case OPT_DEADLINE:
+	case OPT_BUDGET:
+	case OPT_MTBF:
+	case OPT_CKPT_GBPS:
+	case OPT_RESTART:
+	case OPT_CKPT_ASYNC:
+		return cli_inverse_flag("sweep", sweep_opts[code - CLI_OPT_VERB].name, v, &a->inv);
 	case OPT_HTML:
 	case OPT_SVG: return cli_charts_flag(&a->charts, "sweep", code == OPT_SVG, v);
 	default: return EXIT_INTERNAL;
@@ -107,6 +134,7 @@ static int sweep_parse(int argc, char **argv, sweep_args *a, cli_opts *o, pp_swe
                        long long **values, size_t *n)
 {
 	*a = (sweep_args){0};
+	pp_goodput_params_init(&a->inv.gp);
 	*values = NULL;
 	*n = 0;
 	const cli_verb verb = {"sweep", sweep_usage, sweep_opts, sweep_flag, a, NULL};
@@ -125,6 +153,19 @@ static int sweep_parse(int argc, char **argv, sweep_args *a, cli_opts *o, pp_swe
 		return cli_fail(st, &err);
 	if (a->csv && o->json) {
 		cli_message("sweep: --csv and --json exclude each other");
+		return EXIT_BADINPUT;
+	}
+	rc = cli_inverse_check("sweep", &a->inv, o->job.train_tokens);
+	if (rc == CLI_CONTINUE) {
+		cli_message("sweep: the goodput flags make the days of --deadline-days and "
+		            "--budget-usd goodput-aware: give one of them");
+		return EXIT_BADINPUT;
+	}
+	if (rc)
+		return rc;
+	if (cli_inverse_asked(&a->inv) && a->csv) {
+		cli_message("sweep: --csv has no place for the answer of --deadline-days or "
+		            "--budget-usd: use the table or --json");
 		return EXIT_BADINPUT;
 	}
 	/* The swept quantity comes from --values only. */
@@ -176,6 +217,47 @@ int cli_sweep_parse_only(int argc, char **argv)
 	return rc == CLI_CONTINUE ? EXIT_ANSWERED : rc;
 }
 
+/* The sweep and the answer to --deadline-days / --budget-usd over its points:
+ * the table then the answer, or {"sweep": ..., "inverse": ...}.  0 or -1. */
+static int sweep_inverse(const pp_sweep *sw, const cli_inverse *inv, bool json, FILE *f)
+{
+	pp_inverse_candidate *c = calloc(sw->nrows ? sw->nrows : 1, sizeof *c);
+	if (!c)
+		return -1;
+	pp_inverse_query q = inv->q;
+	q.train_tokens = sw->job.train_tokens;
+	q.goodput = inv->goodput;
+	for (size_t i = 0; i < sw->nrows; i++) {
+		const pp_sweep_row *r = &sw->rows[i];
+		c[i].value = r->value;
+		c[i].gpus = r->gpus;
+		c[i].ok = r->ok;
+		c[i].fits = r->ok && r->fits;
+		c[i].plan = r->plan;
+		c[i].days = r->has_goodput ? r->goodput_days : r->train_days;
+		c[i].usd = r->has_goodput ? r->goodput_usd : r->rent_usd;
+	}
+	pp_inverse_result res;
+	pp_inverse_pick(&q, c, sw->nrows, &res);
+	const char *axis = pp_sweep_axis_name(sw->axis);
+	int wr;
+	if (json) {
+		fputs("{\"sweep\": ", f);
+		wr = pp_report_sweep_json(sw, f);
+		fputs(",\"inverse\": ", f);
+		if (!wr)
+			wr = pp_report_inverse_json(&q, c, sw->nrows, &res, axis, f);
+		fputs("}\n", f);
+	} else {
+		wr = pp_report_sweep_text(sw, f);
+		fputc('\n', f);
+		if (!wr)
+			wr = pp_report_inverse_text(&q, c, sw->nrows, &res, axis, f);
+	}
+	free(c);
+	return wr;
+}
+
 int cli_sweep(int argc, char **argv)
 {
 	sweep_args a;
@@ -196,7 +278,8 @@ int cli_sweep(int argc, char **argv)
 	pp_status st;
 	pp_model model;
 	pp_system sys;
-	if ((rc = cli_opts_inputs(&o, &model, &sys))) {
+	if ((rc = cli_opts_inputs(&o, &model, &sys)) ||
+	    (rc = cli_inverse_price("sweep", &a.inv, &sys))) {
 		free(values);
 		return rc;
 	}
@@ -207,6 +290,8 @@ int cli_sweep(int argc, char **argv)
 	so.nvalues = n;
 	so.replica_batch = a.replica_batch;
 	so.usd_per_gpu = a.usd_per_gpu;
+	if (a.inv.goodput)
+		so.goodput = &a.inv.gp;
 	if (a.replica_batch > 0)
 		o.job.global_batch = a.replica_batch; /* per point: x dp */
 	pp_sweep *sw = pp_sweep_new(n);
@@ -235,9 +320,13 @@ int cli_sweep(int argc, char **argv)
 		pp_sweep_free(sw);
 		return rc;
 	}
-	int wr = o.json  ? pp_report_sweep_json(sw, out.f)
-	         : a.csv ? pp_report_sweep_csv(sw, out.f)
-	                 : pp_report_sweep_text(sw, out.f);
+	int wr;
+	if (cli_inverse_asked(&a.inv))
+		wr = sweep_inverse(sw, &a.inv, o.json, out.f);
+	else
+		wr = o.json  ? pp_report_sweep_json(sw, out.f)
+		     : a.csv ? pp_report_sweep_csv(sw, out.f)
+		             : pp_report_sweep_text(sw, out.f);
 	pp_sweep_free(sw);
 	return cli_out_close(&out, wr == 0);
 }

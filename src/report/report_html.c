@@ -80,8 +80,7 @@ static void summary(const pp_estimate *e, FILE *f)
 	    e->memory.total_bytes / GIB, e->capacity_bytes / GIB, e->memory.stage,
 	    e->fits ? "fits" : "DOES NOT FIT");
 	if (e->fits) {
-		row(f, "iteration", "%.4g s (closed form)%s", e->time.iteration_s,
-		    e->simulated ? "" : "");
+		row(f, "iteration", "%.4g s (closed form)", e->time.iteration_s);
 		if (e->simulated)
 			row(f, "simulated", "%.4g s", e->sim.iteration_s);
 		row(f, "throughput", "%.4g tokens/s, MFU %.1f%%, HFU %.1f%%", e->tokens_per_s,

@@ -293,8 +293,8 @@ static int chart_iteration(const pp_report_inputs *in, FILE *f)
 	double xmax = sum > 0 ? sum : 1;
 	svg g;
 	open_svg(&g, f, PP_CHART_ITERATION, W, H);
-	text(&g, "axis-label", a.x, a.y - 10, "start", "iteration %.4g s (closed form)%s",
-	     t->iteration_s, e->simulated ? "" : "");
+	text(&g, "axis-label", a.x, a.y - 10, "start", "iteration %.4g s (closed form)",
+	     t->iteration_s);
 	if (e->simulated)
 		text(&g, "axis-label", a.x + a.w, a.y - 10, "end", "simulated %.4g s",
 		     e->sim.iteration_s);

@@ -44,7 +44,10 @@ sweep="$bin sweep $model --over gpus --values 8,16,32,64 --tp 2 --pp 4 --gbs 256
 search="$bin search $model --gpus 16 --gbs 64 --threads 2"
 
 for v in sweep search; do
-	eval "cmd=\$$v"
+	case $v in
+	sweep) cmd=$sweep ;;
+	*) cmd=$search ;;
+	esac
 	tty "$v" "$cmd"
 	progress "$v" "$v"
 	clean "$v"

@@ -76,6 +76,7 @@ void ppi_xml_text(FILE *f, const char *s)
 }
 
 /* A tooltip (<title>) formatted, escaped. */
+static void tip(svg *g, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void tip(svg *g, const char *fmt, va_list ap)
 {
 	char buf[512];

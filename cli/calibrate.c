@@ -12,14 +12,19 @@
 #include "paraplan/calib.h"
 #include "paraplan/params.h"
 
-enum { OPT_DATA = 256, OPT_GPU, OPT_CV, OPT_JSON, OPT_HELP };
+enum { OPT_DATA = 256, OPT_GPU, OPT_CV, OPT_JSON, OPT_HELP, OPT_QUIET };
 
 static const struct option calibrate_opts[] = {{"data", required_argument, 0, OPT_DATA},
                                                {"gpu", required_argument, 0, OPT_GPU},
                                                {"cross-validate", required_argument, 0, OPT_CV},
                                                {"json", no_argument, 0, OPT_JSON},
                                                {"help", no_argument, 0, OPT_HELP},
+                                               {"quiet", no_argument, 0, OPT_QUIET},
                                                {0, 0, 0, 0}};
+
+/* Progress of the fits on a terminal (cli_progress), and the GPU being fitted. */
+static cli_progress fit_progress;
+static const char *fit_gpu;
 
 /* The record states a throughput, something to fit to (pp_run_compare). */
 static bool measured(const pp_run_info *i)
@@ -34,9 +39,12 @@ static bool measured(const pp_run_info *i)
 
 static void run_fit(pp_fit *f)
 {
-	do
+	do {
 		pp_fit_iterate(f);
-	while (!pp_fit_test(f, 1e-4) && pp_fit_iterations(f) < 30);
+		cli_progress_show(&fit_progress, 0, false, "%s: %zu records, sweep %d, MAPE %.1f%%",
+		                  fit_gpu, pp_fit_records(f), pp_fit_iterations(f),
+		                  100 * pp_fit_mape(f));
+	} while (!pp_fit_test(f, 1e-4) && pp_fit_iterations(f) < 30);
 }
 
 /* Leave-one-out: refit without each record and predict it. */
@@ -44,6 +52,8 @@ static void cross_validate(pp_fit *f, double *sum, size_t *count)
 {
 	size_t n = pp_fit_records(f);
 	for (size_t k = 0; k < n; k++) {
+		cli_progress_show(&fit_progress, (double)k / (double)n, false,
+		                  "%s: leave-one-out, record %zu of %zu", fit_gpu, k + 1, n);
 		pp_fit_hold_out(f, k);
 		run_fit(f);
 		double e = pp_fit_error(f, k);
@@ -79,7 +89,9 @@ static int fit_one(const pp_runs *runs, const char *gpu, bool cv, double *cv_sum
 	pp_status st = pp_fit_new(runs, gpu, &f, &err);
 	if (st)
 		return cli_fail(st, &err);
+	fit_gpu = gpu;
 	run_fit(f);
+	cli_progress_end(&fit_progress);
 	if (!isfinite(pp_fit_mape_start(f))) {
 		/* Nothing to fit to: never print "MAPE inf%". */
 		cli_message("calibrate: no record measured on GPU '%s' has a throughput "
@@ -113,6 +125,7 @@ static int fit_one(const pp_runs *runs, const char *gpu, bool cv, double *cv_sum
 		double sum = 0;
 		size_t n = 0;
 		cross_validate(f, &sum, &n);
+		cli_progress_end(&fit_progress);
 		if (n)
 			printf("  leave-one-out MAPE %.1f%% over %zu records\n", 100 * sum / n, n);
 		else
@@ -136,7 +149,7 @@ int cli_calibrate(int argc, char **argv)
 	const char *data = NULL;
 	const char *systems[16];
 	int nsys = 0, c;
-	bool cv = false, cv_source = false, json = false;
+	bool cv = false, cv_source = false, json = false, quiet = false;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", calibrate_opts, NULL)) != -1) {
@@ -163,10 +176,11 @@ int cli_calibrate(int argc, char **argv)
 			}
 			break;
 		case OPT_JSON: json = true; break;
+		case OPT_QUIET: quiet = true; break;
 		case OPT_HELP:
 			printf(
 			    "usage: paraplan calibrate [--data FILE] [--gpu G]... "
-			    "[--cross-validate record|source] [--json]\n"
+			    "[--cross-validate record|source] [--json] [--quiet]\n"
 			    "       paraplan calibrate --nccl-tests LOG [LOG...] --system S "
 			    "[--output FILE]\n"
 			    "Fits each GPU's efficiencies (and its systems' network efficiencies)\n"
@@ -174,7 +188,8 @@ int cli_calibrate(int argc, char **argv)
 			    "  --cross-validate record  refit without each record, predict it\n"
 			    "  --cross-validate source  refit without each source, predict its\n"
 			    "                           records; MAPE per source, GPU, stack,\n"
-			    "                           dense/MoE and scale (--json: as JSON)\n");
+			    "                           dense/MoE and scale (--json: as JSON)\n"
+			    "  --quiet                  no progress on a terminal\n");
 			return EXIT_ANSWERED;
 		case ':':
 			cli_message("calibrate: option '%s' needs a value", argv[optind - 1]);
@@ -257,8 +272,11 @@ int cli_calibrate(int argc, char **argv)
 	int rc = EXIT_ANSWERED;
 	double cv_sum = 0;
 	size_t cv_n = 0;
+	cli_progress_start(&fit_progress, "calibrate", quiet, "fitting %d GPU%s%s", nsys,
+	                   nsys == 1 ? "" : "s", cv ? ", leave-one-out" : "");
 	for (int k = 0; k < nsys && rc == EXIT_ANSWERED; k++)
 		rc = fit_one(runs, systems[k], cv, &cv_sum, &cv_n);
+	cli_progress_end(&fit_progress);
 	if (cv && cv_n)
 		printf("\nleave-one-out MAPE over all GPUs: %.1f%% (%zu records)\n",
 		       100 * cv_sum / cv_n, cv_n);

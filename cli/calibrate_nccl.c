@@ -13,13 +13,14 @@
 int cli_calibrate_nccl(int argc, char **argv);
 int cli_calibrate_steps(const char *path, const char *output); /* calibrate_steps.c */
 
-enum { OPT_NCCL = 256, OPT_SYSTEM, OPT_OUTPUT, OPT_STEPS, OPT_HELP };
+enum { OPT_NCCL = 256, OPT_SYSTEM, OPT_OUTPUT, OPT_STEPS, OPT_HELP, OPT_QUIET };
 
 static const struct option nccl_opts[] = {{"nccl-tests", required_argument, 0, OPT_NCCL},
                                           {"system", required_argument, 0, OPT_SYSTEM},
                                           {"output", required_argument, 0, OPT_OUTPUT},
                                           {"step-times", required_argument, 0, OPT_STEPS},
                                           {"help", no_argument, 0, OPT_HELP},
+                                          {"quiet", no_argument, 0, OPT_QUIET},
                                           {0, 0, 0, 0}};
 
 #define MAX_LOGS 64
@@ -73,6 +74,7 @@ int cli_calibrate_nccl(int argc, char **argv)
 		case OPT_SYSTEM: system = optarg; break;
 		case OPT_OUTPUT: output = optarg; break;
 		case OPT_STEPS: steps = optarg; break;
+		case OPT_QUIET: break; /* these fits are instant: no progress to turn off */
 		case OPT_HELP:
 			printf("usage: paraplan calibrate --nccl-tests LOG [LOG...] --system S "
 			       "[--output FILE]\n"

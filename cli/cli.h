@@ -80,6 +80,56 @@ int cli_traffic_run(const cli_traffic_opts *o, const pp_estimate *e, const pp_si
 /* Append the totals / timeline to a text report.  0 or -1. */
 int cli_traffic_text(const cli_traffic_result *r, FILE *f);
 void cli_traffic_done(cli_traffic_result *r);
+/*
+ * Progress on long work (search, sweep, validate, calibrate), on stderr and
+ * only when it is a terminal and --quiet was not given: a first line saying
+ * what will be done (cli_progress_start), then one line redrawn in place at
+ * most 4 times a second once the work has run CLI_PROGRESS_DELAY_S
+ * (cli_progress_show: what the caller says, the elapsed time and, from the
+ * fraction done, the ETA), erased by cli_progress_end.  Never on stdout.
+ */
+#define CLI_PROGRESS_DELAY_S 0.5
+typedef struct cli_progress {
+	bool on, shown;
+	double start, last;
+	char verb[32];
+} cli_progress;
+void cli_progress_start(cli_progress *p, const char *verb, bool quiet, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* `force`: draw now (the last state before cli_progress_end). */
+void cli_progress_show(cli_progress *p, double fraction, bool force, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+double cli_progress_elapsed(const cli_progress *p);
+void cli_progress_end(cli_progress *p);
+
+/* --html FILE and --svg DIR (cli/charts.c). */
+typedef struct cli_charts {
+	const char *html;    /* the page, or NULL */
+	const char *svg_dir; /* a directory for one SVG per chart, or NULL */
+} cli_charts;
+static inline bool cli_charts_wanted(const cli_charts *c)
+{
+	return c->html || c->svg_dir;
+}
+/* A flag's value into `c` (`svg`: --svg, else --html).  0 or EXIT_BADINPUT. */
+int cli_charts_flag(cli_charts *c, const char *verb, bool svg, const char *value);
+/* Before any work: the page can be written, the directory exists.  0 or EXIT_BADINPUT. */
+int cli_charts_check(const char *verb, const cli_charts *c);
+/* pp_memory_stage of every stage of `e` into *out (malloc'ed; the caller frees).
+ * 0 or an exit code. */
+int cli_charts_stages(const pp_estimate *e, pp_stage_memory **out);
+/* Write the page and the SVG files (DIR/memory.svg, ...) of what `in` holds.
+ * 0 or an exit code. */
+int cli_charts_write(const cli_charts *c, const pp_report_inputs *in);
+/*
+ * The charts of what a verb has: an estimate `e` (a search's winner; NULL
+ * for none) with its simulator `sim` and `traffic` when the verb has them
+ * (else a copy of `e` is simulated here, best effort, and the traffic built),
+ * a finished search, a sweep.  0 or an exit code (after one message).
+ */
+int cli_charts_emit(const cli_charts *c, const char *verb, const pp_estimate *e, const pp_sim *sim,
+                    const pp_traffic *traffic, const pp_search *search, const pp_sweep *sweep,
+                    const pp_model *model);
 int cli_list(int argc, char **argv);
 int cli_validate(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);

@@ -259,3 +259,63 @@ int cli_out_close(cli_out *o, int ok)
 		cli_message("%s: cannot write the output file", o->path);
 	return EXIT_INTERNAL;
 }
+
+/* ------------------------------------------------------------- progress */
+
+static double progress_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void cli_progress_start(cli_progress *p, const char *verb, bool quiet, const char *fmt, ...)
+{
+	memset(p, 0, sizeof *p);
+	p->on = !quiet && isatty(STDERR_FILENO);
+	p->start = p->last = progress_now();
+	snprintf(p->verb, sizeof p->verb, "%s", verb);
+	if (!p->on || !fmt)
+		return;
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s: %s\n", cli_progname, p->verb, buf);
+	fflush(stderr);
+}
+
+double cli_progress_elapsed(const cli_progress *p)
+{
+	return progress_now() - p->start;
+}
+
+void cli_progress_show(cli_progress *p, double fraction, bool force, const char *fmt, ...)
+{
+	if (!p->on)
+		return;
+	double now = progress_now(), t = now - p->start;
+	if (!force && (t < CLI_PROGRESS_DELAY_S || now - p->last < 0.25))
+		return;
+	p->last = now;
+	char buf[512], eta[48] = "";
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (fraction > 0 && fraction < 1)
+		snprintf(eta, sizeof eta, ", ETA %.0f s", t * (1 - fraction) / fraction);
+	fprintf(stderr, "\r%s: %s: %s, %.1f s%s \033[K", cli_progname, p->verb, buf, t, eta);
+	fflush(stderr);
+	p->shown = true;
+}
+
+void cli_progress_end(cli_progress *p)
+{
+	if (p->on && p->shown) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+	}
+	p->shown = false;
+}

@@ -87,6 +87,10 @@ static void estimate_usage(FILE *f)
 	       "                   the model (when no --model), batch, sequence, precision\n"
 	       "                   and plan; flags after it still win\n"
 	       "  --from-torchtitan FILE  the same from a torchtitan job TOML\n"
+	       "  --html FILE      also write a self-contained HTML report there: memory per\n"
+	       "                   stage against HBM, the iteration breakdown, the simulated\n"
+	       "                   iteration per pipeline rank and the traffic heat map\n"
+	       "  --svg DIR        also write the same charts as DIR/memory.svg, ...\n"
 	       "  --json           JSON instead of text\n"
 	       "  --output FILE    write there (atomically) instead of standard output\n");
 }
@@ -103,7 +107,9 @@ enum {
 	OPT_CKPT_GBPS,
 	OPT_RESTART,
 	OPT_CKPT_ASYNC,
-	OPT_EMIT
+	OPT_EMIT,
+	OPT_HTML,
+	OPT_SVG
 };
 
 static const struct option estimate_opts[] = {
@@ -119,6 +125,8 @@ static const struct option estimate_opts[] = {
     {"restart-min", required_argument, 0, OPT_RESTART},
     {"ckpt-async", required_argument, 0, OPT_CKPT_ASYNC},
     {"emit", required_argument, 0, OPT_EMIT},
+    {"html", required_argument, 0, OPT_HTML},
+    {"svg", required_argument, 0, OPT_SVG},
     {0, 0, 0, 0}};
 
 typedef struct estimate_flags {
@@ -131,12 +139,15 @@ typedef struct estimate_flags {
 	bool emit;    /* --emit: the plan as launch flags instead of the report */
 	pp_launch_format format;
 	pp_goodput_params gp;
+	cli_charts charts; /* --html, --svg */
 } estimate_flags;
 
 static int estimate_flag(int code, const char *value, void *ctx)
 {
 	estimate_flags *f = ctx;
 	switch (code) {
+	case OPT_HTML:
+	case OPT_SVG: return cli_charts_flag(&f->charts, "estimate", code == OPT_SVG, value);
 	case OPT_EMIT: {
 		pp_error err;
 		pp_error_clear(&err);
@@ -327,7 +338,8 @@ int cli_estimate(int argc, char **argv)
 	if (rc != CLI_CONTINUE)
 		return rc;
 	if ((rc = cli_out_check("estimate", "--output", o.output)) ||
-	    (rc = cli_out_check("estimate", "--trace", flags.trace)))
+	    (rc = cli_out_check("estimate", "--trace", flags.trace)) ||
+	    (rc = cli_charts_check("estimate", &flags.charts)))
 		return rc;
 	pp_model model;
 	pp_system sys;
@@ -349,7 +361,10 @@ int cli_estimate(int argc, char **argv)
 	}
 	cli_traffic_result tr;
 	memset(&tr, 0, sizeof tr);
-	if ((rc = cli_traffic_run(&flags.traffic, e, sim, &model, &tr))) {
+	if ((rc = cli_traffic_run(&flags.traffic, e, sim, &model, &tr)) ||
+	    (rc = cli_charts_emit(&flags.charts, "estimate", e, sim, tr.traffic, NULL, NULL,
+	                          &model))) {
+		cli_traffic_done(&tr);
 		pp_sim_free(sim);
 		free(e);
 		return rc;

@@ -77,6 +77,28 @@ int cli_opts_inputs(const cli_opts *o, pp_model *model, pp_system *sys);
  */
 int cli_goodput_flag(const char *verb, const char *flag, const char *value, pp_goodput_params *gp);
 
+/*
+ * The inverse questions of search and sweep (cli/inverse.c): --deadline-days,
+ * --budget-usd, and the goodput flags that make their days goodput-aware.
+ */
+typedef struct cli_inverse {
+	pp_inverse_query q;
+	bool goodput; /* a goodput flag was given */
+	pp_goodput_params gp;
+} cli_inverse;
+static inline bool cli_inverse_asked(const cli_inverse *inv)
+{
+	return inv->q.deadline_days > 0 || inv->q.budget_usd > 0;
+}
+/* "deadline-days", "budget-usd" or a goodput flag into `inv`: 0, EXIT_BADINPUT
+ * (one message), or CLI_CONTINUE when `flag` is none of them. */
+int cli_inverse_flag(const char *verb, const char *flag, const char *value, cli_inverse *inv);
+/* Consistent with the job: a deadline or budget needs --tokens.  0,
+ * EXIT_BADINPUT, or CLI_CONTINUE for goodput flags without either. */
+int cli_inverse_check(const char *verb, const cli_inverse *inv, double train_tokens);
+/* A budget needs a price per GPU-hour.  0 or EXIT_BADINPUT. */
+int cli_inverse_price(const char *verb, const cli_inverse *inv, const pp_system *sys);
+
 /* Resolve the inputs (cli_opts_inputs) and estimate the plan: *out (freed by
  * the caller) on 0, else the exit code after one message. */
 int cli_estimate_inputs(const cli_opts *o, pp_model *model, pp_system *sys, pp_estimate **out);

@@ -26,7 +26,12 @@ enum {
 	OPT_RESTART,
 	OPT_CKPT_ASYNC,
 	OPT_TIME_LIMIT,
-	OPT_MAX_PLANS
+	OPT_MAX_PLANS,
+	OPT_HTML,
+	OPT_SVG,
+	OPT_QUIET,
+	OPT_DEADLINE,
+	OPT_BUDGET
 };
 
 static const struct option search_opts[] = {
@@ -42,6 +47,11 @@ static const struct option search_opts[] = {
     {"ckpt-async", required_argument, 0, OPT_CKPT_ASYNC},
     {"time-limit", required_argument, 0, OPT_TIME_LIMIT},
     {"max-plans", required_argument, 0, OPT_MAX_PLANS},
+    {"html", required_argument, 0, OPT_HTML},
+    {"svg", required_argument, 0, OPT_SVG},
+    {"quiet", no_argument, 0, OPT_QUIET},
+    {"deadline-days", required_argument, 0, OPT_DEADLINE},
+    {"budget-usd", required_argument, 0, OPT_BUDGET},
     {0, 0, 0, 0}};
 
 typedef struct search_ctx {
@@ -52,7 +62,11 @@ typedef struct search_ctx {
 	bool goodput; /* a goodput flag: the winner's goodput under failures */
 	pp_goodput_params gp;
 	pp_launch_format format;
-	pp_search_space space; /* the searched flags go straight here */
+	pp_search_space space;   /* the searched flags go straight here */
+	cli_charts charts;       /* --html, --svg */
+	bool quiet;              /* --quiet: no progress on a terminal */
+	cli_inverse inv;         /* --deadline-days, --budget-usd (goodput: gp above) */
+	pp_search_dim gpus_list; /* --gpus as a list or a range (with inv), count 0 if not */
 } search_ctx;
 
 static void search_usage(FILE *f)
@@ -97,6 +111,17 @@ static void search_usage(FILE *f)
 	        "                   the best plans found so far, marked 'stopped early'\n"
 	        "  --max-plans N    stop once N plans are evaluated (after the sub-space that\n"
 	        "                   reaches N: the same answer with any thread count)\n"
+	        "  --html FILE      also write a self-contained HTML report: the Pareto front\n"
+	        "                   (time vs memory), the top plans, and the winner's memory,\n"
+	        "                   iteration breakdown, simulated iteration and traffic\n"
+	        "  --svg DIR        also write the same charts as DIR/pareto.svg, ...\n"
+	        "  --deadline-days D  with --tokens: the fewest GPUs whose best plan trains the\n"
+	        "                   budget within D days; --gpus may then be a list of counts\n"
+	        "                   (8,16,32,64), one search per count\n"
+	        "  --budget-usd B   with --tokens and a price: the fastest best plan whose rent\n"
+	        "                   is at most B (with --deadline-days: both must hold); the\n"
+	        "                   goodput flags make both goodput-aware; says what binds\n"
+	        "  --quiet          no progress on stderr (shown only when it is a terminal)\n"
 	        "  --json           {\"plans\": [...], \"pareto\": [...], \"stats\": {...}}\n"
 	        "  --output FILE    write there (atomically) instead of standard output\n");
 }
@@ -131,6 +156,13 @@ static int handle(int code, const char *v, void *vctx)
 		return 0;
 	}
 	case OPT_EXHAUSTIVE: c->opts.exhaustive = true; return 0;
+	case OPT_QUIET: c->quiet = true; return 0;
+	case OPT_DEADLINE:
+	case OPT_BUDGET:
+		return cli_inverse_flag("search", search_opts[code - CLI_OPT_VERB].name, v,
+		                        &c->inv);
+	case OPT_HTML:
+	case OPT_SVG: return cli_charts_flag(&c->charts, "search", code == OPT_SVG, v);
 	case OPT_MTBF:
 	case OPT_CKPT_GBPS:
 	case OPT_RESTART:
@@ -382,6 +414,12 @@ static int take(const char *flag, const char *v, void *vctx)
 		            flag);
 		return EXIT_BADINPUT;
 	}
+	if (strcmp(flag, "gpus") == 0) { /* a list: a search per count */
+		c->gpus_list.count = 0;
+		if (!strchr(v, ','))
+			return CLI_CONTINUE;
+		return parse_dim("--gpus", v, 1, 10000000, &c->gpus_list);
+	}
 	if (r->rule == EVERY_PLAN)
 		return CLI_CONTINUE;
 	char f[64];
@@ -457,65 +495,22 @@ static int check_space(const pp_search_space *sp, const pp_model *m)
 	return 0;
 }
 
-/*
- * On a terminal (stderr), and only there: the size of the space before the
- * search, then a line of progress redrawn at most 4 times a second once the
- * search has run for a second, erased at the end.
- */
-typedef struct progress {
-	bool on, shown;
-	double start, last;
-} progress;
-
-static double wall(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void progress_start(progress *p, const pp_search *s, int threads)
-{
-	memset(p, 0, sizeof *p);
-	p->on = isatty(STDERR_FILENO);
-	p->start = p->last = wall();
-	if (!p->on)
-		return;
-	pp_search_stats st;
-	pp_search_get_stats(s, &st);
-	fprintf(stderr,
-	        "paraplan: search: %lld sub-spaces (tp, tp2, pp, cp, pipeline split) to search "
-	        "on %d threads\n",
-	        st.subspaces, threads);
-}
-
-static void progress_show(progress *p, const pp_search *s, bool force)
+/* The search's line of progress: sub-spaces, plans evaluated and their rate,
+ * the best so far (cli_progress adds the time and the ETA). */
+static void progress_show(cli_progress *p, const pp_search *s, bool force)
 {
 	if (!p->on)
 		return;
-	double now = wall();
-	if (!force && (now - p->start < 1 || now - p->last < 0.25))
-		return;
-	p->last = now;
 	pp_search_stats st;
 	pp_search_get_stats(s, &st);
 	char best[48] = "none fits yet";
 	if (st.best_s > 0)
 		snprintf(best, sizeof best, "best %.3f s", st.best_s);
-	fprintf(stderr,
-	        "\rparaplan: search: %lld of %lld sub-spaces, %lld plans evaluated, %s, %.0f s "
-	        "\033[K",
-	        st.subspaces_done, st.subspaces, st.evaluated, best, now - p->start);
-	fflush(stderr);
-	p->shown = true;
-}
-
-static void progress_end(progress *p)
-{
-	if (p->on && p->shown) {
-		fputs("\r\033[K", stderr);
-		fflush(stderr);
-	}
+	double t = cli_progress_elapsed(p);
+	cli_progress_show(p, pp_search_progress(s), force,
+	                  "%lld of %lld sub-spaces, %lld plans evaluated (%.0f/s), %s",
+	                  st.subspaces_done, st.subspaces, st.evaluated,
+	                  t > 0 ? (double)st.evaluated / t : 0.0, best);
 }
 
 /* The options into `ctx` and `o`, checked for form: CLI_CONTINUE or an exit
@@ -529,11 +524,17 @@ static int search_parse(int argc, char **argv, search_ctx *ctx, cli_opts *o)
 	ctx->goodput = false;
 	pp_goodput_params_init(&ctx->gp);
 	ctx->format = PP_LAUNCH_MEGATRON;
+	memset(&ctx->charts, 0, sizeof ctx->charts);
+	ctx->quiet = false;
+	memset(&ctx->inv, 0, sizeof ctx->inv);
+	memset(&ctx->gpus_list, 0, sizeof ctx->gpus_list);
 	pp_search_space_init(&ctx->space);
 	const cli_verb verb = {"search", search_usage, search_opts, handle, ctx, take};
 	int rc = cli_opts_parse(argc, argv, &verb, o);
 	if (rc != CLI_CONTINUE)
 		return rc;
+	if (ctx->gpus_list.count > 0)
+		o->gpus = ctx->gpus_list.values[0];
 	if ((rc = cli_opts_require(o, "search", true, true)))
 		return rc;
 	return CLI_CONTINUE;
@@ -550,6 +551,130 @@ int cli_search_parse_only(int argc, char **argv)
 	return rc == CLI_CONTINUE ? EXIT_ANSWERED : rc;
 }
 
+/* One search at `gpus` GPUs, run to the end with progress: *out, or an exit
+ * code after one message.  With `soft`, a GPU count that has no plan space
+ * (PP_EINPUT) is a note and *out NULL: a candidate without a plan. */
+static int run_one(const search_ctx *ctx, const cli_opts *o, const pp_model *model,
+                   const pp_system *sys, long long gpus, bool soft, pp_search **out)
+{
+	*out = NULL;
+	pp_search_space space = ctx->space;
+	space.base = o->plan; /* flash, overlaps: the plan flags that are not searched */
+	space.headroom_fraction = ctx->headroom;
+	pp_search *s;
+	pp_error err;
+	pp_error_clear(&err);
+	pp_status st = pp_search_new(model, sys, &o->job, gpus, &space, &ctx->opts, &s, &err);
+	if (st == PP_EINPUT && soft) {
+		char buf[1024];
+		cli_message("note: search: %lld GPUs: %s", gpus,
+		            pp_error_format(&err, buf, sizeof buf));
+		return 0;
+	}
+	if (st)
+		return cli_plan_fail(st, &err, model);
+	cli_progress pr;
+	pp_search_stats st0;
+	pp_search_get_stats(s, &st0);
+	cli_progress_start(&pr, "search", ctx->quiet,
+	                   "%lld GPUs: %lld sub-spaces (tp, tp2, pp, cp, pipeline split) to search "
+	                   "on %d threads",
+	                   gpus, st0.subspaces, ctx->opts.threads);
+	while (!pp_search_done(s) && !st) {
+		st = pp_search_iterate(s, &err);
+		progress_show(&pr, s, false);
+	}
+	progress_show(&pr, s, true);
+	cli_progress_end(&pr);
+	if (!st && ctx->sim)
+		st = pp_search_simulate(s, &err);
+	if (st) {
+		pp_search_free(s);
+		return cli_fail(st, &err);
+	}
+	*out = s;
+	return 0;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+ * --deadline-days / --budget-usd: a search per GPU count (ascending; with a
+ * deadline it stops at the first count whose winner meets every constraint:
+ * the fewest GPUs), each winner a candidate (goodput-aware days with a
+ * goodput flag).  *picked: the answer's search (or NULL), the others freed.
+ * 0 or an exit code.
+ */
+static int inverse_run(search_ctx *ctx, const cli_opts *o, const pp_model *model,
+                       const pp_system *sys, pp_inverse_candidate *c, size_t *n,
+                       pp_inverse_query *q, pp_inverse_result *res, pp_search **picked)
+{
+	pp_search_dim counts = ctx->gpus_list;
+	if (counts.count == 0) {
+		counts.count = 1;
+		counts.values[0] = (int)o->gpus;
+	}
+	qsort(counts.values, (size_t)counts.count, sizeof counts.values[0], cmp_int);
+	pp_search *all[PP_SEARCH_MAX_VALUES] = {0};
+	*q = ctx->inv.q;
+	q->train_tokens = o->job.train_tokens;
+	q->goodput = ctx->goodput;
+	*n = 0;
+	*picked = NULL;
+	int rc = 0;
+	for (int k = 0; k < counts.count && !rc; k++) {
+		pp_search *s;
+		if ((rc = run_one(ctx, o, model, sys, counts.values[k], counts.count > 1, &s)))
+			break;
+		pp_inverse_candidate *x = &c[(*n)++];
+		memset(x, 0, sizeof *x);
+		x->value = x->gpus = counts.values[k];
+		all[k] = s;
+		if (!s || pp_search_count(s) == 0)
+			continue;
+		pp_estimate *w = malloc(sizeof *w);
+		if (!w) {
+			cli_message("out of memory");
+			rc = EXIT_INTERNAL;
+			break;
+		}
+		*w = *pp_search_plan(s, 0);
+		pp_error err;
+		pp_error_clear(&err);
+		x->ok = x->fits = true;
+		x->plan = w->plan;
+		x->days = w->train_days;
+		x->usd = w->cost_usd;
+		if (ctx->goodput) {
+			pp_status st = pp_estimate_goodput(w, &ctx->gp, &err);
+			if (st) {
+				free(w);
+				rc = cli_fail(st, &err);
+				break;
+			}
+			x->days = w->goodput.effective_days;
+			x->usd = w->goodput.cost_usd;
+		}
+		free(w);
+		if (q->deadline_days > 0 && pp_inverse_meets(q, x))
+			break; /* ascending: the fewest GPUs that meet it */
+	}
+	if (!rc) {
+		pp_inverse_pick(q, c, *n, res);
+		if (res->pick >= 0) {
+			*picked = all[res->pick];
+			all[res->pick] = NULL;
+		}
+	}
+	for (int k = 0; k < counts.count; k++)
+		pp_search_free(all[k]);
+	return rc;
+}
+
 int cli_search(int argc, char **argv)
 {
 	search_ctx ctx;
@@ -557,13 +682,22 @@ int cli_search(int argc, char **argv)
 	int rc = search_parse(argc, argv, &ctx, &o);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if ((rc = cli_out_check("search", "--output", o.output)))
+	if ((rc = cli_out_check("search", "--output", o.output)) ||
+	    (rc = cli_charts_check("search", &ctx.charts)))
 		return rc;
 	if (ctx.emit && o.json) {
 		cli_message("search: --emit and --json: give one of them");
 		return EXIT_BADINPUT;
 	}
-	if (ctx.goodput && (o.json || ctx.emit || o.job.train_tokens <= 0)) {
+	bool inverse = cli_inverse_asked(&ctx.inv);
+	if (ctx.gpus_list.count > 0 && !inverse) {
+		cli_message("search: --gpus takes a list only with --deadline-days or --budget-usd "
+		            "(a search per GPU count)");
+		return EXIT_BADINPUT;
+	}
+	if (inverse && (rc = cli_inverse_check("search", &ctx.inv, o.job.train_tokens)))
+		return rc;
+	if (ctx.goodput && !inverse && (o.json || ctx.emit || o.job.train_tokens <= 0)) {
 		cli_message(
 		    "search: the goodput flags show the winner's goodput in the text report: "
 		    "they need --tokens, and not --json or --emit");
@@ -571,48 +705,76 @@ int cli_search(int argc, char **argv)
 	}
 	pp_model model;
 	pp_system sys;
-	if ((rc = cli_opts_inputs(&o, &model, &sys)) || (rc = check_space(&ctx.space, &model)))
+	if ((rc = cli_opts_inputs(&o, &model, &sys)) || (rc = check_space(&ctx.space, &model)) ||
+	    (rc = cli_inverse_price("search", &ctx.inv, &sys)))
 		return rc;
-	pp_search_space space = ctx.space;
-	space.base = o.plan; /* flash, overlaps: the plan flags that are not searched */
-	space.headroom_fraction = ctx.headroom;
-	pp_search *s;
-	pp_error err;
-	pp_error_clear(&err);
-	pp_status st = pp_search_new(&model, &sys, &o.job, o.gpus, &space, &ctx.opts, &s, &err);
-	if (st)
-		return cli_plan_fail(st, &err, &model);
-	progress pr;
-	progress_start(&pr, s, ctx.opts.threads);
-	while (!pp_search_done(s) && !st) {
-		st = pp_search_iterate(s, &err);
-		progress_show(&pr, s, false);
+	pp_search *s = NULL;
+	pp_inverse_candidate *cands = NULL;
+	size_t ncands = 0;
+	pp_inverse_query q;
+	pp_inverse_result res;
+	if (inverse) {
+		cands = calloc(PP_SEARCH_MAX_VALUES, sizeof *cands);
+		if (!cands) {
+			cli_message("out of memory");
+			return EXIT_INTERNAL;
+		}
+		rc = inverse_run(&ctx, &o, &model, &sys, cands, &ncands, &q, &res, &s);
+	} else {
+		rc = run_one(&ctx, &o, &model, &sys, o.gpus, false, &s);
 	}
-	progress_end(&pr);
-	if (!st && ctx.sim)
-		st = pp_search_simulate(s, &err);
-	if (st) {
+	if (rc) {
+		free(cands);
 		pp_search_free(s);
-		return cli_fail(st, &err);
+		return rc;
+	}
+	if (s && (rc = cli_charts_emit(&ctx.charts, "search",
+	                               pp_search_count(s) ? pp_search_plan(s, 0) : NULL, NULL, NULL,
+	                               s, NULL, &model))) {
+		free(cands);
+		pp_search_free(s);
+		return rc;
 	}
 	cli_out out;
 	if ((rc = cli_out_open(&out, o.output))) {
+		free(cands);
 		pp_search_free(s);
 		return rc;
 	}
-	int wr;
-	if (ctx.emit && pp_search_count(s) > 0) {
+	int wr = 0;
+	if (inverse && o.json) {
+		fputs("{\"inverse\": ", out.f);
+		wr = pp_report_inverse_json(&q, cands, ncands, &res, "gpus", out.f);
+		fputs(",\"search\": ", out.f);
+		if (!wr && s)
+			wr = pp_report_search_json(s, out.f);
+		else if (!wr)
+			fputs("null\n", out.f);
+		fputs("}\n", out.f);
+	} else if (inverse && !ctx.emit) {
+		wr = pp_report_inverse_text(&q, cands, ncands, &res, "gpus", out.f);
+		if (!wr && s) {
+			fprintf(out.f, "\nthe search at %lld GPUs:\n", cands[res.pick].gpus);
+			wr = pp_report_search_text(s, out.f);
+		}
+	} else if (ctx.emit && s && pp_search_count(s) > 0) {
 		char notes[PP_LAUNCH_NOTES_MAX];
 		wr = pp_launch_emit(pp_search_plan(s, 0), ctx.format, out.f, notes, sizeof notes);
 		for (char *line = notes, *nl; *line && (nl = strchr(line, '\n')); line = nl + 1) {
 			*nl = '\0';
 			cli_message("note: --emit: %s", line);
 		}
+	} else if (ctx.emit && inverse) {
+		cli_message("search: --emit: no GPU count answers the question; nothing to emit");
 	} else {
 		wr = o.json ? pp_report_search_json(s, out.f) : pp_report_search_text(s, out.f);
 	}
-	pp_estimate *w = ctx.goodput && pp_search_count(s) > 0 ? malloc(sizeof *w) : NULL;
+	pp_estimate *w = ctx.goodput && !o.json && !ctx.emit && s && pp_search_count(s) > 0
+	                     ? malloc(sizeof *w)
+	                     : NULL;
 	if (w) { /* the winner's goodput, on a copy (the search's plans are read-only) */
+		pp_error err;
+		pp_error_clear(&err);
 		*w = *pp_search_plan(s, 0);
 		if (pp_estimate_goodput(w, &ctx.gp, &err) == PP_OK && wr == 0) {
 			fprintf(out.f, "\n#1 under failures:");
@@ -620,6 +782,7 @@ int cli_search(int argc, char **argv)
 		}
 		free(w);
 	}
+	free(cands);
 	pp_search_free(s);
 	return cli_out_close(&out, wr == 0);
 }

@@ -7,7 +7,22 @@
 
 #include "options.h"
 
-enum { OPT_OVER = CLI_OPT_VERB, OPT_VALUES, OPT_USD_PER_GPU, OPT_REPLICA_BATCH, OPT_CSV };
+enum {
+	OPT_OVER = CLI_OPT_VERB,
+	OPT_VALUES,
+	OPT_USD_PER_GPU,
+	OPT_REPLICA_BATCH,
+	OPT_CSV,
+	OPT_HTML,
+	OPT_SVG,
+	OPT_QUIET,
+	OPT_DEADLINE,
+	OPT_BUDGET,
+	OPT_MTBF,
+	OPT_CKPT_GBPS,
+	OPT_RESTART,
+	OPT_CKPT_ASYNC
+};
 
 static const struct option sweep_opts[] = {
     {"over", required_argument, 0, OPT_OVER},
@@ -15,6 +30,15 @@ static const struct option sweep_opts[] = {
     {"usd-per-gpu", required_argument, 0, OPT_USD_PER_GPU},
     {"replica-batch", required_argument, 0, OPT_REPLICA_BATCH},
     {"csv", no_argument, 0, OPT_CSV},
+    {"html", required_argument, 0, OPT_HTML},
+    {"svg", required_argument, 0, OPT_SVG},
+    {"quiet", no_argument, 0, OPT_QUIET},
+    {"deadline-days", required_argument, 0, OPT_DEADLINE},
+    {"budget-usd", required_argument, 0, OPT_BUDGET},
+    {"mtbf-gpu-hours", required_argument, 0, OPT_MTBF},
+    {"ckpt-write-gbps", required_argument, 0, OPT_CKPT_GBPS},
+    {"restart-min", required_argument, 0, OPT_RESTART},
+    {"ckpt-async", required_argument, 0, OPT_CKPT_ASYNC},
     {0, 0, 0, 0}};
 
 typedef struct sweep_args {
@@ -22,6 +46,9 @@ typedef struct sweep_args {
 	double usd_per_gpu;
 	long long replica_batch;
 	bool csv;
+	cli_charts charts; /* --html, --svg */
+	bool quiet;        /* --quiet: no progress on a terminal */
+	cli_inverse inv;   /* --deadline-days, --budget-usd, goodput flags */
 } sweep_args;
 
 static void sweep_usage(FILE *f)
@@ -43,7 +70,18 @@ static void sweep_usage(FILE *f)
 	    "  --usd-per-gpu P  purchase price of one GPU: cost of buying the point's GPUs\n"
 	    "  --csv            CSV instead of the table (SI units)\n"
 	    "  --json           JSON instead of the table (units in the names)\n"
+	    "  --html FILE      also write a self-contained HTML report: the scaling and\n"
+	    "                   cost curves and the points\n"
+	    "  --svg DIR        also write the same charts as DIR/scaling.svg, DIR/cost.svg\n"
 	    "  --output FILE    write there (atomically) instead of standard output\n"
+	    "  --quiet          no progress on stderr (shown only when it is a terminal)\n"
+	    "  --deadline-days D  with --tokens: the point with the fewest GPUs that trains\n"
+	    "                   the budget within D days, and what binds\n"
+	    "  --budget-usd B   with --tokens and a price: the fastest point whose rent is at\n"
+	    "                   most B (with --deadline-days: both must hold)\n"
+	    "  --mtbf-gpu-hours H, --ckpt-write-gbps G, --restart-min M, --ckpt-async on|off\n"
+	    "                   with --deadline-days or --budget-usd: days and rent under\n"
+	    "                   failures and checkpoints (as estimate's goodput)\n"
 	    "\n"
 	    "Every 'paraplan estimate' option sets the plan the sweep starts from\n"
 	    "(see 'paraplan estimate --help'), the pipeline split included\n"
@@ -51,6 +89,16 @@ static void sweep_usage(FILE *f)
 	    "--loss-as-layer on|off).  A point whose plan is invalid is listed\n"
 	    "with the reason; the fastest point that fits and the cheapest to rent are\n"
 	    "marked.\n");
+}
+
+/* pp_sweep_opts.progress: points done, their rate. */
+static void sweep_progress(void *ctx, size_t done, size_t total)
+{
+	cli_progress *p = ctx;
+	double t = cli_progress_elapsed(p);
+	cli_progress_show(p, total ? (double)done / (double)total : 0, done == total,
+	                  "%zu of %zu points (%.1f/s)", done, total,
+	                  t > 0 ? (double)done / t : 0.0);
 }
 
 static int sweep_flag(int code, const char *v, void *ctx)
@@ -63,6 +111,16 @@ static int sweep_flag(int code, const char *v, void *ctx)
 	case OPT_REPLICA_BATCH:
 		return cli_parse_ll("replica-batch", v, 1, 1000000000, &a->replica_batch);
 	case OPT_CSV: a->csv = true; return 0;
+	case OPT_QUIET: a->quiet = true; return 0;
+	case OPT_DEADLINE:
+	case OPT_BUDGET:
+	case OPT_MTBF:
+	case OPT_CKPT_GBPS:
+	case OPT_RESTART:
+	case OPT_CKPT_ASYNC:
+		return cli_inverse_flag("sweep", sweep_opts[code - CLI_OPT_VERB].name, v, &a->inv);
+	case OPT_HTML:
+	case OPT_SVG: return cli_charts_flag(&a->charts, "sweep", code == OPT_SVG, v);
 	default: return EXIT_INTERNAL;
 	}
 }
@@ -76,6 +134,7 @@ static int sweep_parse(int argc, char **argv, sweep_args *a, cli_opts *o, pp_swe
                        long long **values, size_t *n)
 {
 	*a = (sweep_args){0};
+	pp_goodput_params_init(&a->inv.gp);
 	*values = NULL;
 	*n = 0;
 	const cli_verb verb = {"sweep", sweep_usage, sweep_opts, sweep_flag, a, NULL};
@@ -94,6 +153,19 @@ static int sweep_parse(int argc, char **argv, sweep_args *a, cli_opts *o, pp_swe
 		return cli_fail(st, &err);
 	if (a->csv && o->json) {
 		cli_message("sweep: --csv and --json exclude each other");
+		return EXIT_BADINPUT;
+	}
+	rc = cli_inverse_check("sweep", &a->inv, o->job.train_tokens);
+	if (rc == CLI_CONTINUE) {
+		cli_message("sweep: the goodput flags make the days of --deadline-days and "
+		            "--budget-usd goodput-aware: give one of them");
+		return EXIT_BADINPUT;
+	}
+	if (rc)
+		return rc;
+	if (cli_inverse_asked(&a->inv) && a->csv) {
+		cli_message("sweep: --csv has no place for the answer of --deadline-days or "
+		            "--budget-usd: use the table or --json");
 		return EXIT_BADINPUT;
 	}
 	/* The swept quantity comes from --values only. */
@@ -145,6 +217,47 @@ int cli_sweep_parse_only(int argc, char **argv)
 	return rc == CLI_CONTINUE ? EXIT_ANSWERED : rc;
 }
 
+/* The sweep and the answer to --deadline-days / --budget-usd over its points:
+ * the table then the answer, or {"sweep": ..., "inverse": ...}.  0 or -1. */
+static int sweep_inverse(const pp_sweep *sw, const cli_inverse *inv, bool json, FILE *f)
+{
+	pp_inverse_candidate *c = calloc(sw->nrows ? sw->nrows : 1, sizeof *c);
+	if (!c)
+		return -1;
+	pp_inverse_query q = inv->q;
+	q.train_tokens = sw->job.train_tokens;
+	q.goodput = inv->goodput;
+	for (size_t i = 0; i < sw->nrows; i++) {
+		const pp_sweep_row *r = &sw->rows[i];
+		c[i].value = r->value;
+		c[i].gpus = r->gpus;
+		c[i].ok = r->ok;
+		c[i].fits = r->ok && r->fits;
+		c[i].plan = r->plan;
+		c[i].days = r->has_goodput ? r->goodput_days : r->train_days;
+		c[i].usd = r->has_goodput ? r->goodput_usd : r->rent_usd;
+	}
+	pp_inverse_result res;
+	pp_inverse_pick(&q, c, sw->nrows, &res);
+	const char *axis = pp_sweep_axis_name(sw->axis);
+	int wr;
+	if (json) {
+		fputs("{\"sweep\": ", f);
+		wr = pp_report_sweep_json(sw, f);
+		fputs(",\"inverse\": ", f);
+		if (!wr)
+			wr = pp_report_inverse_json(&q, c, sw->nrows, &res, axis, f);
+		fputs("}\n", f);
+	} else {
+		wr = pp_report_sweep_text(sw, f);
+		fputc('\n', f);
+		if (!wr)
+			wr = pp_report_inverse_text(&q, c, sw->nrows, &res, axis, f);
+	}
+	free(c);
+	return wr;
+}
+
 int cli_sweep(int argc, char **argv)
 {
 	sweep_args a;
@@ -155,7 +268,8 @@ int cli_sweep(int argc, char **argv)
 	int rc = sweep_parse(argc, argv, &a, &o, &axis, &values, &n);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if ((rc = cli_out_check("sweep", "--output", o.output))) {
+	if ((rc = cli_out_check("sweep", "--output", o.output)) ||
+	    (rc = cli_charts_check("sweep", &a.charts))) {
 		free(values);
 		return rc;
 	}
@@ -164,7 +278,8 @@ int cli_sweep(int argc, char **argv)
 	pp_status st;
 	pp_model model;
 	pp_system sys;
-	if ((rc = cli_opts_inputs(&o, &model, &sys))) {
+	if ((rc = cli_opts_inputs(&o, &model, &sys)) ||
+	    (rc = cli_inverse_price("sweep", &a.inv, &sys))) {
 		free(values);
 		return rc;
 	}
@@ -175,6 +290,8 @@ int cli_sweep(int argc, char **argv)
 	so.nvalues = n;
 	so.replica_batch = a.replica_batch;
 	so.usd_per_gpu = a.usd_per_gpu;
+	if (a.inv.goodput)
+		so.goodput = &a.inv.gp;
 	if (a.replica_batch > 0)
 		o.job.global_batch = a.replica_batch; /* per point: x dp */
 	pp_sweep *sw = pp_sweep_new(n);
@@ -183,20 +300,33 @@ int cli_sweep(int argc, char **argv)
 		cli_message("out of memory");
 		return EXIT_INTERNAL;
 	}
+	cli_progress pr;
+	cli_progress_start(&pr, "sweep", a.quiet, "%zu points over %s", n, a.over);
+	so.progress = sweep_progress;
+	so.progress_ctx = &pr;
 	st = pp_sweep_run(&model, &sys, &o.job, &o.plan, o.gpus, &so, sw, &err);
+	cli_progress_end(&pr);
 	free(values);
 	if (st) {
 		pp_sweep_free(sw);
 		return cli_plan_fail(st, &err, &model);
+	}
+	if ((rc = cli_charts_emit(&a.charts, "sweep", NULL, NULL, NULL, NULL, sw, &model))) {
+		pp_sweep_free(sw);
+		return rc;
 	}
 	cli_out out;
 	if ((rc = cli_out_open(&out, o.output))) {
 		pp_sweep_free(sw);
 		return rc;
 	}
-	int wr = o.json  ? pp_report_sweep_json(sw, out.f)
-	         : a.csv ? pp_report_sweep_csv(sw, out.f)
-	                 : pp_report_sweep_text(sw, out.f);
+	int wr;
+	if (cli_inverse_asked(&a.inv))
+		wr = sweep_inverse(sw, &a.inv, o.json, out.f);
+	else
+		wr = o.json  ? pp_report_sweep_json(sw, out.f)
+		     : a.csv ? pp_report_sweep_csv(sw, out.f)
+		             : pp_report_sweep_text(sw, out.f);
 	pp_sweep_free(sw);
 	return cli_out_close(&out, wr == 0);
 }

@@ -23,15 +23,13 @@
 
 #define GIB 1073741824.0
 
-enum { OPT_DATA = 256, OPT_MEMORY, OPT_SEARCH, OPT_JSON, OPT_OUTPUT, OPT_HELP };
+enum { OPT_DATA = 256, OPT_MEMORY, OPT_SEARCH, OPT_JSON, OPT_OUTPUT, OPT_HELP, OPT_QUIET };
 
-static const struct option validate_opts[] = {{"data", required_argument, 0, OPT_DATA},
-                                              {"memory", no_argument, 0, OPT_MEMORY},
-                                              {"search", no_argument, 0, OPT_SEARCH},
-                                              {"json", no_argument, 0, OPT_JSON},
-                                              {"output", required_argument, 0, OPT_OUTPUT},
-                                              {"help", no_argument, 0, OPT_HELP},
-                                              {0, 0, 0, 0}};
+static const struct option validate_opts[] = {
+    {"data", required_argument, 0, OPT_DATA},     {"memory", no_argument, 0, OPT_MEMORY},
+    {"search", no_argument, 0, OPT_SEARCH},       {"json", no_argument, 0, OPT_JSON},
+    {"output", required_argument, 0, OPT_OUTPUT}, {"help", no_argument, 0, OPT_HELP},
+    {"quiet", no_argument, 0, OPT_QUIET},         {0, 0, 0, 0}};
 
 static void validate_usage(FILE *f)
 {
@@ -47,7 +45,8 @@ static void validate_usage(FILE *f)
 	        "  --search      for each record, the fastest plan paraplan finds for its model,\n"
 	        "                GPUs and batch, next to the authors' plan (predicted times)\n"
 	        "  --json        JSON instead of text\n"
-	        "  --output FILE write there (atomically) instead of standard output\n");
+	        "  --output FILE write there (atomically) instead of standard output\n"
+	        "  --quiet       no progress on stderr (shown only when it is a terminal)\n");
 }
 
 static bool readable(const char *path)
@@ -603,7 +602,7 @@ static void print_search_text(FILE *f, const row *rows, size_t nrows)
 int cli_validate(int argc, char **argv)
 {
 	const char *data = NULL, *output = NULL;
-	bool json = false, memory = false, search = false;
+	bool json = false, memory = false, search = false, quiet = false;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -615,6 +614,7 @@ int cli_validate(int argc, char **argv)
 		case OPT_JSON: json = true; break;
 		case OPT_OUTPUT: output = optarg; break;
 		case OPT_HELP: validate_usage(stdout); return EXIT_ANSWERED;
+		case OPT_QUIET: quiet = true; break;
 		case ':':
 			cli_message("validate: option '%s' needs a value", argv[optind - 1]);
 			return EXIT_BADINPUT;
@@ -662,7 +662,13 @@ int cli_validate(int argc, char **argv)
 	}
 	size_t nrows = 0, nskips = 0;
 	cli_skips why = {0};
+	cli_progress pr;
+	cli_progress_start(&pr, "validate", quiet, "%zu run records%s", n,
+	                   search ? ", a search for each" : "");
 	for (size_t i = 0; i < n; i++) {
+		double t = cli_progress_elapsed(&pr);
+		cli_progress_show(&pr, (double)i / (double)n, false, "%zu of %zu records (%.1f/s)",
+		                  i, n, t > 0 ? (double)i / t : 0.0);
 		pp_model m;
 		pp_system s;
 		pp_job job;
@@ -701,6 +707,8 @@ int cli_validate(int argc, char **argv)
 		sorted[nrows] = r->fraction;
 		nrows++;
 	}
+	cli_progress_show(&pr, 1, true, "%zu of %zu records", n, n);
+	cli_progress_end(&pr);
 	if (rc == EXIT_ANSWERED) {
 		/* Usable: evaluated, and for throughput, measured. */
 		size_t usable = nrows;

@@ -25,5 +25,6 @@
 #include "dhelix.h"
 #include "goodput.h"
 #include "launch.h"
+#include "inverse.h"
 
 #endif

@@ -10,6 +10,7 @@
 #include "estimate.h"
 #include "sweep.h"
 #include "search.h"
+#include "traffic.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,6 +48,60 @@ int pp_report_search_json(const pp_search *s, FILE *out);
  * "idle" event, so each rank's compute events tile [0, iteration].  0 or -1.
  */
 int pp_report_trace(const pp_estimate *e, const pp_sim *sim, FILE *out);
+
+/* ------------------------------------------------------ charts and HTML */
+
+/* The charts of the HTML report, each also a standalone SVG. */
+typedef enum pp_chart {
+	PP_CHART_MEMORY = 0,    /* memory per stage, stacked by kind, against HBM */
+	PP_CHART_ITERATION = 1, /* the closed form's breakdown of one iteration */
+	PP_CHART_GANTT = 2,     /* the simulated iteration, a row per pipeline rank */
+	PP_CHART_TRAFFIC = 3,   /* the GPU x GPU traffic heat map */
+	PP_CHART_PARETO = 4,    /* a search's Pareto front, time vs memory, and top plans */
+	PP_CHART_SCALING = 5,   /* a sweep's speedup against linear */
+	PP_CHART_COST = 6,      /* a sweep's days and rental cost for the token budget */
+} pp_chart;
+#define PP_NCHARTS 7
+
+/*
+ * What a report draws from; every pointer may be NULL (its charts are left
+ * out), all borrowed.  `stages`: pp_memory_stage of each of estimate->nstages
+ * stages (NULL: the stage totals only); `sim`: the simulator after
+ * pp_estimate_simulate(estimate) (the Gantt chart); `traffic`: the
+ * estimate's traffic (the heat map); `search`: a finished search (its Pareto
+ * front and top plans); `sweep`: a finished sweep; `title`: the page's.
+ */
+typedef struct pp_report_inputs {
+	const char *title;
+	const pp_estimate *estimate;
+	const pp_stage_memory *stages;
+	const pp_sim *sim;
+	const pp_traffic *traffic;
+	const pp_search *search;
+	const pp_sweep *sweep;
+} pp_report_inputs;
+
+/* "memory", "iteration", "gantt", "traffic", "pareto", "scaling", "cost". */
+const char *pp_chart_name(pp_chart c);
+/* Whether `in` holds what chart `c` needs. */
+bool pp_report_chart_available(const pp_report_inputs *in, pp_chart c);
+/*
+ * Chart `c` as a standalone SVG document.  Every element carries
+ * data-chart="NAME" and a class saying what it is (memory-bar: a stage;
+ * gantt-row: a pipeline rank; gantt-task: an F, B, W or SI task;
+ * traffic-cell: a GPU (or GPU bin) pair that talks; pareto-point: a plan of
+ * the front; pareto-top: a top plan; scaling-point, cost-point: a sweep point
+ * that resolved).  0, or -1 when `c` is not available or on a write error.
+ */
+int pp_report_svg(const pp_report_inputs *in, pp_chart c, FILE *out);
+/*
+ * One self-contained HTML page (inline SVG and CSS, one inline script and no
+ * other resource): a summary, every available chart, the top plans of a
+ * search and the rows of a sweep.  The script counts each chart's elements
+ * by class into <pre id="selftest"> ("CHART CLASS COUNT" lines) when the page
+ * loads, for a browser test.  0 or -1.
+ */
+int pp_report_html(const pp_report_inputs *in, FILE *out);
 
 #ifdef __cplusplus
 }

@@ -58,6 +58,14 @@ typedef struct pp_sweep_opts {
 	 * (strong scaling: the per-replica batch shrinks as dp grows). */
 	long long replica_batch;
 	double usd_per_gpu; /* purchase price of one GPU, 0 = not given */
+	/* Goodput under failures and checkpoints of every point that fits
+	 * (pp_estimate_goodput), NULL = none: rows then carry goodput_days and
+	 * goodput_usd. */
+	const pp_goodput_params *goodput;
+	/* Called after each point with the points done and their number (NULL =
+	 * none), e.g. for a progress line. */
+	void (*progress)(void *ctx, size_t done, size_t total);
+	void *progress_ctx;
 } pp_sweep_opts;
 
 void pp_sweep_opts_init(pp_sweep_opts *o);
@@ -86,6 +94,11 @@ typedef struct pp_sweep_row {
 	double gpu_hours;
 	double rent_usd; /* gpu_hours x usd_per_gpu_hour (0 without a price) */
 	double buy_usd;  /* gpus x usd_per_gpu (0 without a price) */
+	/* Under failures (opts.goodput given, the point fits, a token budget). */
+	bool has_goodput;
+	double goodput;      /* useful / wall-clock time */
+	double goodput_days; /* train_days / goodput */
+	double goodput_usd;  /* rent at goodput_days */
 } pp_sweep_row;
 
 typedef struct pp_sweep {

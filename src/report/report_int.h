@@ -16,4 +16,9 @@ struct pp_estimate;
 void ppi_report_goodput_text(const struct pp_estimate *e, FILE *out);
 json_t *ppi_report_goodput_json(const struct pp_estimate *e);
 
+/* Charts (report_svg.c): `s` escaped for XML text and attributes; a chart's title. */
+void ppi_xml_text(FILE *f, const char *s);
+#include "paraplan/report.h"
+const char *ppi_chart_title(pp_chart c);
+
 #endif

@@ -217,6 +217,8 @@ pp_status pp_sweep_run(const pp_model *m, const pp_system *s, const pp_job *job,
 		return PP_ENOMEM;
 	pp_status st = PP_OK;
 	for (size_t i = 0; i < opts->nvalues; i++) {
+		if (i > 0 && opts->progress)
+			opts->progress(opts->progress_ctx, i, opts->nvalues);
 		pp_sweep_row *r = &rows[i];
 		memset(r, 0, sizeof *r);
 		pp_plan plan = *base;
@@ -251,10 +253,24 @@ pp_status pp_sweep_run(const pp_model *m, const pp_system *s, const pp_job *job,
 		r->gpu_hours = e->gpu_hours;
 		r->rent_usd = e->cost_usd;
 		r->buy_usd = (double)r->gpus * opts->usd_per_gpu;
+		if (opts->goodput && e->fits && e->train_tokens > 0) {
+			st = pp_estimate_goodput(e, opts->goodput, &perr);
+			if (st) {
+				if (err)
+					*err = perr;
+				break;
+			}
+			r->has_goodput = true;
+			r->goodput = e->goodput.goodput;
+			r->goodput_days = e->goodput.effective_days;
+			r->goodput_usd = e->goodput.cost_usd;
+		}
 	}
 	free(e);
 	if (st)
 		return st;
+	if (opts->progress)
+		opts->progress(opts->progress_ctx, opts->nvalues, opts->nvalues);
 
 	/* Scaling against the baseline, and the best rows. */
 	double best_gpu_s_per_token = 0;

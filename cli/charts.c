@@ -1,0 +1,167 @@
+/*
+ * --html FILE and --svg DIR of estimate, search and sweep: the charts of
+ * report/ written atomically (cli_out), one page or one SVG file per chart.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "options.h"
+
+int cli_charts_flag(cli_charts *c, const char *verb, bool svg, const char *value)
+{
+	if (!*value) {
+		cli_message("%s: %s needs a %s", verb, svg ? "--svg" : "--html",
+		            svg ? "directory" : "file name");
+		return EXIT_BADINPUT;
+	}
+	if (svg)
+		c->svg_dir = value;
+	else
+		c->html = value;
+	return 0;
+}
+
+int cli_charts_check(const char *verb, const cli_charts *c)
+{
+	int rc;
+	if (c->html && (rc = cli_out_check(verb, "--html", c->html)))
+		return rc;
+	if (c->svg_dir) {
+		struct stat st;
+		if (stat(c->svg_dir, &st) != 0) {
+			cli_message("%s: --svg %s: %s", verb, c->svg_dir, strerror(errno));
+			return EXIT_BADINPUT;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			cli_message("%s: --svg %s: not a directory", verb, c->svg_dir);
+			return EXIT_BADINPUT;
+		}
+	}
+	return 0;
+}
+
+int cli_charts_stages(const pp_estimate *e, pp_stage_memory **out)
+{
+	*out = NULL;
+	if (e->nstages <= 0)
+		return 0;
+	pp_stage_memory *m = calloc((size_t)e->nstages, sizeof *m);
+	if (!m) {
+		cli_message("out of memory");
+		return EXIT_INTERNAL;
+	}
+	for (int s = 0; s < e->nstages; s++) {
+		pp_error err;
+		pp_error_clear(&err);
+		pp_status st =
+		    pp_memory_stage(&e->model, &e->system, &e->job, &e->plan, s, &m[s], &err);
+		if (st) {
+			free(m);
+			return cli_fail(st, &err);
+		}
+	}
+	*out = m;
+	return 0;
+}
+
+int cli_charts_write(const cli_charts *c, const pp_report_inputs *in)
+{
+	int rc = 0;
+	if (c->html) {
+		cli_out out;
+		if ((rc = cli_out_open(&out, c->html)))
+			return rc;
+		if ((rc = cli_out_close(&out, pp_report_html(in, out.f) == 0)))
+			return rc;
+	}
+	if (!c->svg_dir)
+		return 0;
+	for (int k = 0; k < PP_NCHARTS; k++) {
+		if (!pp_report_chart_available(in, (pp_chart)k))
+			continue;
+		char path[4096];
+		if ((size_t)snprintf(path, sizeof path, "%s/%s.svg", c->svg_dir,
+		                     pp_chart_name((pp_chart)k)) >= sizeof path) {
+			cli_message("--svg %s: path too long", c->svg_dir);
+			return EXIT_BADINPUT;
+		}
+		cli_out out;
+		if ((rc = cli_out_open(&out, path)))
+			return rc;
+		if ((rc = cli_out_close(&out, pp_report_svg(in, (pp_chart)k, out.f) == 0)))
+			return rc;
+	}
+	return 0;
+}
+
+int cli_charts_emit(const cli_charts *c, const char *verb, const pp_estimate *e, const pp_sim *sim,
+                    const pp_traffic *traffic, const pp_search *search, const pp_sweep *sweep,
+                    const pp_model *model)
+{
+	if (!cli_charts_wanted(c))
+		return 0;
+	char title[256];
+	pp_report_inputs in = {.title = title, .search = search, .sweep = sweep};
+	if (sweep)
+		snprintf(title, sizeof title, "paraplan sweep: %s on %s, over %s",
+		         sweep->model.name, sweep->system.gpu.name,
+		         pp_sweep_axis_name(sweep->axis));
+	else if (e)
+		snprintf(title, sizeof title, "paraplan %s: %s on %lld x %s", verb, e->model.name,
+		         e->gpus, e->system.gpu.name);
+	else
+		snprintf(title, sizeof title, "paraplan %s", verb);
+	pp_stage_memory *stages = NULL;
+	pp_estimate *copy = NULL;
+	pp_sim *own_sim = NULL;
+	pp_traffic *own_traffic = NULL;
+	int rc = 0;
+	pp_error err;
+	pp_error_clear(&err);
+	if (e && (rc = cli_charts_stages(e, &stages)))
+		return rc;
+	if (e && e->fits && !(e->simulated && sim)) {
+		/* simulate a copy, so the verb's own report stays as it was */
+		copy = malloc(sizeof *copy);
+		pp_status st = copy ? pp_sim_new(&own_sim, &err) : PP_ENOMEM;
+		if (st == PP_ENOMEM) {
+			rc = cli_fail(st, &err);
+			goto done;
+		}
+		*copy = *e;
+		if (!st)
+			st = pp_estimate_simulate(copy, own_sim, &err);
+		if (st)
+			cli_message("note: %s: no Gantt chart: the simulator refuses this plan: %s",
+			            verb, err.text);
+		else
+			sim = own_sim;
+		e = copy;
+	}
+	if (e && !traffic) {
+		pp_scenario *sc = NULL;
+		pp_status st =
+		    pp_scenario_new(&e->model, &e->system, &e->job, &e->plan, e->gpus, &sc, &err);
+		if (!st)
+			st = pp_traffic_build(sc, &own_traffic, &err);
+		pp_scenario_free(sc);
+		if (st) {
+			rc = cli_plan_fail(st, &err, model);
+			goto done;
+		}
+		traffic = own_traffic;
+	}
+	in.estimate = e;
+	in.stages = stages;
+	in.sim = e && e->simulated ? sim : NULL;
+	in.traffic = traffic;
+	rc = cli_charts_write(c, &in);
+done:
+	pp_traffic_free(own_traffic);
+	pp_sim_free(own_sim);
+	free(copy);
+	free(stages);
+	return rc;
+}

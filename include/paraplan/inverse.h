@@ -1,0 +1,91 @@
+/*
+ * paraplan — the inverse questions (issue 12 item 5): given a token budget,
+ * the fewest GPUs that train it by a deadline, or the fastest plan that
+ * trains it within a budget in US dollars, among candidates a sweep or a
+ * series of searches produced (one per GPU count or sweep point).
+ *
+ *     pp_inverse_query q = {.deadline_days = 30, .budget_usd = 0};
+ *     pp_inverse_result r;
+ *     pp_inverse_pick(&q, cands, n, &r);
+ */
+#ifndef PARAPLAN_INVERSE_H
+#define PARAPLAN_INVERSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "estimate.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pp_inverse_query {
+	double deadline_days; /* train within this many days; 0 = no deadline */
+	double budget_usd;    /* rent for at most this; 0 = no budget */
+	double train_tokens;  /* the budget the days and costs are for (for reports) */
+	bool goodput;         /* days and costs are under failures (pp_estimate_goodput) */
+} pp_inverse_query;
+
+/* One candidate: a GPU count's best plan, or a sweep point. */
+typedef struct pp_inverse_candidate {
+	long long value; /* the sweep's axis value, or the GPU count */
+	long long gpus;
+	bool ok;   /* a plan was estimated (a sweep point that resolved, a search that
+	              found a plan that fits) */
+	bool fits; /* in memory */
+	pp_plan plan;
+	double days; /* to train the token budget (goodput-aware when the query says so) */
+	double usd;  /* rent for those days */
+} pp_inverse_candidate;
+
+typedef enum pp_inverse_bind {
+	PP_BIND_NONE = 0, /* nothing stops a better candidate (the best one qualifies) */
+	PP_BIND_DEADLINE, /* the deadline */
+	PP_BIND_BUDGET,   /* the budget */
+	PP_BIND_MEMORY,   /* the plan does not fit, or no plan was found */
+	PP_BIND_RANGE,    /* no candidate with fewer GPUs was given */
+} pp_inverse_bind;
+
+typedef struct pp_inverse_result {
+	ptrdiff_t pick;        /* the answer's index, -1 when no candidate qualifies */
+	pp_inverse_bind binds; /* why the next better candidate is not the answer (or, with
+	                          no answer, the constraint no candidate meets) */
+	ptrdiff_t next;        /* that candidate, -1 when none */
+	ptrdiff_t fastest;     /* the fastest candidate that fits, -1 when none */
+	ptrdiff_t cheapest;    /* the cheapest candidate that fits, -1 when none */
+} pp_inverse_result;
+
+/* Does candidate `c` meet the query: ok, fits, within the deadline and the budget? */
+bool pp_inverse_meets(const pp_inverse_query *q, const pp_inverse_candidate *c);
+
+/*
+ * With a deadline: the candidate with the fewest GPUs that meets every
+ * constraint (ties: the cheapest, then the fastest); what binds is why the
+ * qualifying-or-not candidate with the next fewer GPUs (the most GPUs below
+ * the answer's) fails: memory, then the deadline, then the budget; RANGE when
+ * there is none.  With a budget only: the fastest candidate within it (ties:
+ * fewer GPUs, then cheaper); the budget binds when a faster candidate that
+ * fits costs more (the slowest of those is `next`), NONE otherwise.  With no
+ * answer: DEADLINE when no candidate that fits meets the deadline, else
+ * BUDGET (none of those within the deadline is within the budget), MEMORY
+ * when none fits.  The query must give a deadline or a budget (> 0).
+ */
+void pp_inverse_pick(const pp_inverse_query *q, const pp_inverse_candidate *c, size_t n,
+                     pp_inverse_result *out);
+
+const char *pp_inverse_bind_name(pp_inverse_bind b);
+
+/* The candidates, the answer and what binds, as text (days, USD) or as one
+ * JSON object ({"deadline_days", "budget_usd", "answer": {...} | null,
+ * "binds", "candidates": [...]}).  0 or -1. */
+int pp_report_inverse_text(const pp_inverse_query *q, const pp_inverse_candidate *c, size_t n,
+                           const pp_inverse_result *r, const char *axis, FILE *out);
+int pp_report_inverse_json(const pp_inverse_query *q, const pp_inverse_candidate *c, size_t n,
+                           const pp_inverse_result *r, const char *axis, FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

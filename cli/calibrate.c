@@ -185,6 +185,8 @@ int cli_calibrate(int argc, char **argv)
 			    "[--output FILE]\n"
 			    "Fits each GPU's efficiencies (and its systems' network efficiencies)\n"
 			    "to the runs measured on it (default: every GPU the records use).\n"
+			    "  --gpu G:STACK            fit only G's records of one training\n"
+			    "                           stack (megatron, llm-foundry, ...)\n"
 			    "  --cross-validate record  refit without each record, predict it\n"
 			    "  --cross-validate source  refit without each source, predict its\n"
 			    "                           records; MAPE per source, GPU, stack,\n"

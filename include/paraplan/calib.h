@@ -204,8 +204,11 @@ typedef struct pp_fit_net {
 	double nic_eff;
 } pp_fit_net;
 
-/* Loads the records measured on `gpu` (a GPU preset name).  *out is freed by
- * pp_fit_free.  PP_EINPUT when no record of the file ran on that GPU. */
+/* Loads the records measured on `gpu` (a GPU preset name), or on GPU and
+ * training stack when it reads "GPU:STACK" (STACK the data/framework preset
+ * the record's words name, pp_run_framework: one fit per (GPU, stack), which
+ * pp_fit_sibling does not pair).  *out is freed by pp_fit_free.  PP_EINPUT
+ * when no record of the file ran on that GPU (and stack). */
 pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_error *err);
 /* Names of the systems the fit's records ran on (pointers into the fit). */
 size_t pp_fit_systems(const pp_fit *f, const char **names, size_t max);

@@ -85,19 +85,28 @@ pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_erro
 	for (size_t i = 0; i < nreg; i++)
 		if (pp_param_at(i)->fitted)
 			f->param[f->np++] = pp_param_at(i);
+	/* "GPU" or "GPU:STACK" (the records' data/framework preset). */
+	char gname[PP_NAME_MAX];
+	ppi_strlcpy(gname, gpu, sizeof gname);
+	char *stack = strchr(gname, ':');
+	if (stack)
+		*stack++ = 0;
 	for (size_t i = 0; i < total; i++) {
 		fit_case *c = &f->cases[f->n];
 		pp_error e;
 		if (pp_run_inputs(runs, i, &c->model, &c->system, &c->job, &c->plan, &c->gpus,
 		                  &c->info, &e))
 			continue;
-		if (!ppi_streq(c->system.gpu.name, gpu))
+		if (!ppi_streq(c->system.gpu.name, gname))
+			continue;
+		if (stack && !ppi_streq(c->system.framework, stack))
 			continue;
 		f->n++;
 	}
 	if (f->n == 0) {
 		pp_fit_free(f);
-		return ppi_fail(err, "", "gpu", "no record was measured on GPU '%s'", gpu);
+		return ppi_fail(err, "", "gpu", "no record was measured on GPU '%s'%s%s", gname,
+		                stack ? " with stack " : "", stack ? stack : "");
 	}
 	fit_start(f);
 	*out = f;

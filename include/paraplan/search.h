@@ -77,13 +77,16 @@ typedef enum pp_search_stop {
 } pp_search_stop;
 
 typedef struct pp_search_stats {
-	double space;         /* plans in the space: every combination enumerated */
-	long long evaluated;  /* plans the memory model (and, if they fit, the time model) ran on */
-	long long pruned;     /* plans skipped inside a sub-space proven infeasible */
-	long long infeasible; /* evaluated plans that do not fit (with the headroom) */
-	long long rejected;   /* combinations the plan rules reject (e.g. ep with tp, no sp) */
-	double wall_s;        /* so far, while the search runs */
-	long long subspaces;  /* (tp, tp2, pp, cp, split) sub-spaces, known from pp_search_new */
+	double space;        /* plans in the space: every combination enumerated */
+	long long evaluated; /* plans the memory model (and, if they fit, the time model) ran on */
+	long long pruned;    /* plans skipped inside a sub-space proven infeasible */
+	long long pruned_time; /* evaluated plans that fit but were not timed: a floor under
+	                          their time proves they enter neither the top K nor the
+	                          Pareto front (branch and bound) */
+	long long infeasible;  /* evaluated plans that do not fit (with the headroom) */
+	long long rejected;    /* combinations the plan rules reject (e.g. ep with tp, no sp) */
+	double wall_s;         /* so far, while the search runs */
+	long long subspaces;   /* (tp, tp2, pp, cp, split) sub-spaces, known from pp_search_new */
 	long long subspaces_done;
 	double best_s;       /* iteration time of the fastest plan found so far; 0 if none */
 	pp_search_stop stop; /* COMPLETE, or why the search stopped early */
@@ -96,7 +99,8 @@ typedef struct pp_search pp_search;
 pp_status pp_search_new(const pp_model *m, const pp_system *s, const pp_job *job, long long gpus,
                         const pp_search_space *space, const pp_search_options *opts,
                         pp_search **out, pp_error *err);
-/* Evaluate the next batch of sub-spaces (one per thread). */
+/* Evaluate the next batch of sub-spaces (their number depends on the space
+ * only) on the search's thread pool. */
 pp_status pp_search_iterate(pp_search *s, pp_error *err);
 /* Every sub-space searched, or a bound of the options reached. */
 bool pp_search_done(const pp_search *s);

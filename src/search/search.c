@@ -399,39 +399,67 @@ static void distinct_orders(const struct pp_search *s, const pp_plan *base, ord_
 	}
 }
 
+/* A plan's fields that do not shape a layer's cost: vp, schedule, ZeRO. */
+typedef struct tail {
+	int vp, zero;
+	pp_schedule schedule;
+} tail;
+
+/* At most every vp with the interleaved schedule and 1F1B, ZB and wshape
+ * with vp = 1, times 4 ZeRO stages. */
+#define MAX_TAILS (4 * (PP_SEARCH_MAX_VALUES + PP_SCHED_WSHAPE + 1))
+
 /*
- * The plans of `plan` (every field set but mbs and order) over the micro-batch
- * sizes and the distinct orders `u`.  Memory grows with the micro-batch and
- * does not depend on the order: the first micro-batch size at which no plan
- * fits ends the list, the plans after it counted pruned.
+ * The plans of `plan` (every field set but mbs, order, vp, schedule and ZeRO)
+ * over the micro-batch sizes, the distinct orders `u` and the tails `t`,
+ * the tails innermost: plans that differ only there share their layers'
+ * costs, which the workspace's memo then computes once.  Memory grows with
+ * the micro-batch and does not depend on the order: for each tail, the first
+ * micro-batch size at which none of its plans fits ends that tail's list, the
+ * plans after it counted pruned.
  */
-static void run_mbs(worker *w, slot *r, pp_plan *plan, const int *mbss, int nmbs, const ord_set *u)
+static void run_mbs(worker *w, slot *r, pp_plan *plan, const int *mbss, int nmbs, const ord_set *u,
+                    const tail *t, int nt)
 {
 	const struct pp_search *s = w->s;
-	for (int mb = 0; mb < nmbs; mb++) {
+	bool dead[MAX_TAILS], any_fit[MAX_TAILS], any_eval[MAX_TAILS];
+	for (int j = 0; j < nt; j++)
+		dead[j] = false;
+	int alive = nt;
+	for (int mb = 0; mb < nmbs && alive > 0; mb++) {
 		plan->mbs = mbss[mb];
-		bool any_fit = false, any_eval = false;
+		for (int j = 0; j < nt; j++)
+			any_fit[j] = any_eval[j] = false;
 		for (int k = 0; k < u->n; k++) {
 			ppi_strlcpy(plan->order, u->order[k], sizeof plan->order);
-			if (any_eval && !any_fit && !s->opts.exhaustive) {
-				r->pruned++;
-				r->combos++;
-				continue;
+			for (int j = 0; j < nt; j++) {
+				if (dead[j])
+					continue;
+				if (any_eval[j] && !any_fit[j] && !s->opts.exhaustive) {
+					r->pruned++;
+					r->combos++;
+					continue;
+				}
+				plan->vp = t[j].vp;
+				plan->schedule = t[j].schedule;
+				plan->zero = t[j].zero;
+				bool fits;
+				long long before = r->evaluated;
+				evaluate(w, r, plan, &fits);
+				any_eval[j] |= r->evaluated > before;
+				any_fit[j] |= fits;
+				if (r->status)
+					return;
 			}
-			bool fits;
-			long long before = r->evaluated;
-			evaluate(w, r, plan, &fits);
-			any_eval |= r->evaluated > before;
-			any_fit |= fits;
-			if (r->status)
-				return;
 		}
-		if (any_eval && !any_fit && !s->opts.exhaustive) {
-			long long left = nmbs - mb - 1;
-			r->pruned += left * u->n;
-			r->combos += left * u->n;
-			return;
-		}
+		for (int j = 0; j < nt; j++)
+			if (!dead[j] && any_eval[j] && !any_fit[j] && !s->opts.exhaustive) {
+				long long left = nmbs - mb - 1;
+				r->pruned += left * u->n;
+				r->combos += left * u->n;
+				dead[j] = true;
+				alive--;
+			}
 	}
 }
 
@@ -548,6 +576,24 @@ static void run_outer(worker *w, slot *r, const outer *o)
 	plan.last_stage_layers = o->last;
 	plan.cp = o->cp;
 	plan.dp = (int)dp;
+	/* The (vp, schedule, ZeRO) of the sub-space, in the order the search
+	 * has always enumerated them. */
+	tail tails[MAX_TAILS];
+	int ntails = 0;
+	for (int c = 0; c < nvp; c++)
+		for (int sc = 0; sc <= PP_SCHED_WSHAPE; sc++) {
+			if (!(smask & (1u << sc)))
+				continue;
+			/* vp > 1 is the interleaved schedule; vp = 1 is not */
+			if ((vps[c] > 1) != (sc == PP_SCHED_INTERLEAVED))
+				continue;
+			/* no pipeline: every schedule is the same, but DHelix's
+			 * co-execution (SI without PP) */
+			if (o->pp == 1 && sc != PP_SCHED_1F1B && sc != PP_SCHED_WSHAPE)
+				continue;
+			for (int z = 0; z < nzero && ntails < MAX_TAILS; z++)
+				tails[ntails++] = (tail){vps[c], zeros[z], (pp_schedule)sc};
+		}
 	for (int vv = 0; vv < nvar; vv++) {
 		plan.summa = variants[vv][0];
 		plan.summa_nb = variants[vv][1];
@@ -561,40 +607,19 @@ static void run_outer(worker *w, slot *r, const outer *o)
 				 * are told apart once, the first of each kept. */
 				ord_set u;
 				distinct_orders(s, &plan, &u);
-				for (int c = 0; c < nvp; c++)
-					for (int spv = 0; spv < 2; spv++) {
-						if (!(spmask & (1u << spv)) || (spv && o->tp == 1))
+				for (int spv = 0; spv < 2; spv++) {
+					if (!(spmask & (1u << spv)) || (spv && o->tp == 1))
+						continue;
+					for (int rc = 0; rc < 3; rc++) {
+						if (!(rmask & (1u << rc)))
 							continue;
-						for (int sc = 0; sc <= PP_SCHED_WSHAPE; sc++) {
-							if (!(smask & (1u << sc)))
-								continue;
-							/* vp > 1 is the interleaved schedule; vp = 1 is not */
-							if ((vps[c] > 1) !=
-							    (sc == PP_SCHED_INTERLEAVED))
-								continue;
-							/* no pipeline: every schedule is the same, but
-							 * DHelix's co-execution (SI without PP) */
-							if (o->pp == 1 && sc != PP_SCHED_1F1B &&
-							    sc != PP_SCHED_WSHAPE)
-								continue;
-							for (int z = 0; z < nzero; z++)
-								for (int rc = 0; rc < 3; rc++) {
-									if (!(rmask & (1u << rc)))
-										continue;
-									plan.vp = vps[c];
-									plan.sp = spv;
-									plan.schedule =
-									    (pp_schedule)sc;
-									plan.zero = zeros[z];
-									plan.recompute =
-									    (pp_recompute)rc;
-									run_mbs(w, r, &plan, mbss,
-									        nmbs, &u);
-									if (r->status)
-										return;
-								}
-						}
+						plan.sp = spv;
+						plan.recompute = (pp_recompute)rc;
+						run_mbs(w, r, &plan, mbss, nmbs, &u, tails, ntails);
+						if (r->status)
+							return;
 					}
+				}
 			}
 	}
 }

@@ -88,9 +88,9 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 {
 	if (was_cut)
 		*was_cut = false;
-	memset(out, 0, sizeof *out);
 	bool trusted = flags & PPI_EVAL_TRUSTED;
 	if (!trusted) {
+		memset(out, 0, sizeof *out);
 		out->model = *m;
 		out->system = *s;
 		out->job = *job;

@@ -17,10 +17,13 @@
  */
 typedef bool (*ppi_time_cut)(void *ctx, const pp_estimate *e, double floor_s);
 
-/* A flag of ppi_estimate_eval_cut beside the PP_EVAL_ ones: the caller has
- * checked the model, system and job and the plan's rank order once
- * (ppi_plan_resolve_trusted), and out->model, out->system and out->job are
- * left zero (the caller copies them into what it keeps). */
+/* A flag of ppi_estimate_eval_cut beside the PP_EVAL_ ones, for the
+ * search's scratch estimate: the caller has checked the model, system and job
+ * and the plan's rank order once (ppi_plan_resolve_trusted), and `out` is not
+ * cleared first nor given copies of the inputs: only what the models write
+ * is set (plan, gpus, memory, fits, capacity and, when timed, the time and
+ * what follows it); the rest is left as it was.  An estimate to keep whole
+ * is evaluated again without the flag. */
 enum { PPI_EVAL_TRUSTED = 1u << 16 };
 
 /*

@@ -111,7 +111,8 @@ typedef struct slot {
 /* One thread of the pool and what it owns. */
 typedef struct worker {
 	struct pp_search *s;
-	pp_estimate *scratch;
+	pp_estimate *scratch; /* a plan as ranked (PPI_EVAL_TRUSTED) */
+	pp_estimate *whole;   /* a plan entering the front, in full */
 	pp_work *ws;
 	pthread_t tid;
 	bool started;
@@ -345,13 +346,21 @@ static void evaluate(worker *w, slot *r, pp_plan *plan, bool *fits)
 		ppi_topk_insert(&r->top, &x);
 	}
 	/* The same for the front: a plan the search's front dominates stays out.
-	 * A point kept is a whole estimate: the inputs the trusted evaluation
-	 * left out go in. */
-	if (!front_dominated(&s->pareto, e)) {
-		w->scratch->model = s->model;
-		w->scratch->system = s->system;
-		w->scratch->job = s->job;
-		front_insert(&r->pareto, e);
+	 * A point kept is a whole estimate: the trusted scratch has only what
+	 * ranks a plan, so a point that enters is evaluated again in full. */
+	if (!front_dominated(&s->pareto, e) && !front_dominated(&r->pareto, e)) {
+		st = pp_estimate_eval(&s->model, &s->system, &s->job, plan, s->gpus,
+		                      PP_EVAL_PEAK_ONLY | PP_EVAL_FIT_ONLY, w->ws, w->whole, &err);
+		if (st || w->whole->time.iteration_s != e->time.iteration_s ||
+		    w->whole->memory.total_bytes != e->memory.total_bytes) {
+			r->status = st ? st : PP_EINTERNAL;
+			r->err = err;
+			if (!st)
+				ppi_fail(&r->err, "", "search",
+				         "internal: a plan evaluates differently the second time");
+			return;
+		}
+		front_insert(&r->pareto, w->whole);
 	}
 }
 
@@ -856,11 +865,12 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 	for (int i = 0; i < s->nthreads; i++) {
 		worker *w = &s->workers[i];
 		w->s = s;
-		w->scratch = malloc(sizeof *w->scratch);
+		w->scratch = calloc(1, sizeof *w->scratch);
+		w->whole = malloc(sizeof *w->whole);
 		w->ws = malloc(sizeof *w->ws);
 		if (w->ws)
 			pp_work_init(w->ws);
-		if (!w->scratch || !w->ws) {
+		if (!w->scratch || !w->whole || !w->ws) {
 			pp_search_free(s);
 			return PP_ENOMEM;
 		}
@@ -1123,6 +1133,7 @@ void pp_search_free(pp_search *s)
 	if (s->workers)
 		for (int i = 0; i < s->nthreads; i++) {
 			free(s->workers[i].scratch);
+			free(s->workers[i].whole);
 			free(s->workers[i].ws);
 		}
 	if (s->slots)

@@ -77,16 +77,19 @@ typedef enum pp_search_stop {
 } pp_search_stop;
 
 typedef struct pp_search_stats {
-	double space;        /* plans in the space: every combination enumerated */
-	long long evaluated; /* plans the memory model (and, if they fit, the time model) ran on */
-	long long pruned;    /* plans skipped inside a sub-space proven infeasible */
-	long long pruned_time; /* evaluated plans that fit but were not timed: a floor under
-	                          their time proves they enter neither the top K nor the
-	                          Pareto front (branch and bound) */
-	long long infeasible;  /* evaluated plans that do not fit (with the headroom) */
-	long long rejected;    /* combinations the plan rules reject (e.g. ep with tp, no sp) */
-	double wall_s;         /* so far, while the search runs */
-	long long subspaces;   /* (tp, tp2, pp, cp, split) sub-spaces, known from pp_search_new */
+	double space; /* plans in the space: every combination enumerated */
+	/* Plans the memory model ran on (and, if they fit and are not pruned_time,
+	 * the time model). */
+	long long evaluated;
+	long long pruned; /* plans skipped inside a sub-space proven infeasible */
+	/* Evaluated plans that fit but were not timed: a floor under their time
+	 * proves they enter neither the top K nor the Pareto front (branch and
+	 * bound by time). */
+	long long pruned_time;
+	long long infeasible; /* evaluated plans that do not fit (with the headroom) */
+	long long rejected;   /* combinations the plan rules reject (e.g. ep with tp, no sp) */
+	double wall_s;        /* so far, while the search runs */
+	long long subspaces;  /* (tp, tp2, pp, cp, split) sub-spaces, known from pp_search_new */
 	long long subspaces_done;
 	double best_s;       /* iteration time of the fastest plan found so far; 0 if none */
 	pp_search_stop stop; /* COMPLETE, or why the search stopped early */

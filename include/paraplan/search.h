@@ -77,9 +77,15 @@ typedef enum pp_search_stop {
 } pp_search_stop;
 
 typedef struct pp_search_stats {
-	double space;         /* plans in the space: every combination enumerated */
-	long long evaluated;  /* plans the memory model (and, if they fit, the time model) ran on */
-	long long pruned;     /* plans skipped inside a sub-space proven infeasible */
+	double space; /* plans in the space: every combination enumerated */
+	/* Plans the memory model ran on (and, if they fit and are not pruned_time,
+	 * the time model). */
+	long long evaluated;
+	long long pruned; /* plans skipped inside a sub-space proven infeasible */
+	/* Evaluated plans that fit but were not timed: a floor under their time
+	 * proves they enter neither the top K nor the Pareto front (branch and
+	 * bound by time). */
+	long long pruned_time;
 	long long infeasible; /* evaluated plans that do not fit (with the headroom) */
 	long long rejected;   /* combinations the plan rules reject (e.g. ep with tp, no sp) */
 	double wall_s;        /* so far, while the search runs */
@@ -96,7 +102,8 @@ typedef struct pp_search pp_search;
 pp_status pp_search_new(const pp_model *m, const pp_system *s, const pp_job *job, long long gpus,
                         const pp_search_space *space, const pp_search_options *opts,
                         pp_search **out, pp_error *err);
-/* Evaluate the next batch of sub-spaces (one per thread). */
+/* Evaluate the next batch of sub-spaces (their number depends on the space
+ * only) on the search's thread pool. */
 pp_status pp_search_iterate(pp_search *s, pp_error *err);
 /* Every sub-space searched, or a bound of the options reached. */
 bool pp_search_done(const pp_search *s);

@@ -15,4 +15,9 @@ pp_status ppi_stage_cost(const pp_scenario *sc, int stage, pp_work *ws, pp_stage
 pp_status ppi_stage_profile(const pp_scenario *sc, int stage, pp_work *ws, pp_stage_profile *out,
                             pp_error *err);
 
+/* Seconds of the transformer layers' operations of one micro-batch on
+ * pipeline rank `stage` (every phase), from the memo in `ws`: a floor under
+ * that rank's fwd_compute_s + bwd_compute_s (see stage.c). */
+double ppi_stage_layers_compute(const pp_scenario *sc, int stage, pp_work *ws);
+
 #endif

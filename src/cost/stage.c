@@ -335,6 +335,33 @@ static void unit_cost(acc *one, const pp_model *m, const pp_system *s, const pp_
 	ws->cache_valid[slot] = true;
 }
 
+/*
+ * A floor under the compute seconds of one micro-batch on pipeline rank
+ * `stage`: its transformer layers' operation seconds (every phase, recompute
+ * included), each layer kind once from the memo and scaled by its count.
+ * ppi_stage_cost adds the embedding, the head and the communication, all
+ * >= 0, to the same memoised per-layer sums, so its fwd_compute_s +
+ * bwd_compute_s is never below this (up to rounding).  It reads the same memo
+ * (and fills it for the ppi_stage_cost that follows), so it stays a floor
+ * whatever rates pp_op_time uses.  Allocates nothing.
+ */
+double ppi_stage_layers_compute(const pp_scenario *sc, int stage, pp_work *ws)
+{
+	ppi_stage_kinds k;
+	ppi_scenario_stage_kinds(sc, stage, &k);
+	double sum = 0;
+	for (int i = 0; i < 2; i++) {
+		if (!k.counts[i])
+			continue;
+		acc one;
+		unit_cost(&one, sc->model, sc->system, sc->job, &sc->plan, sc->place.group,
+		          k.index[i], i, ws);
+		double c = one.compute[0] + one.compute[1] + one.compute[2] + one.compute[3];
+		sum += c * k.counts[i];
+	}
+	return sum;
+}
+
 /* What the stage-level entries need besides the layers' totals. */
 typedef struct stage_ctx {
 	ppi_stage_kinds k;

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "cost/cost_int.h"
+#include "estimate_int.h"
+#include "spec/spec_int.h"
 #include "paraplan/dhelix.h"
 #include "paraplan/estimate.h"
 #include "util/util.h"
@@ -34,17 +36,69 @@ static pp_status si_speedup(const pp_scenario *sc, pp_stage_time *t, pp_work *ws
 	                           t->fwd_s + t->bwd_s, &o, ws, &t->si_speedup, err);
 }
 
+/*
+ * A lower bound of the iteration time pp_schedule_iteration gives the
+ * resolved plan of `sc` (not DHelix's wshape, which has its own form): with
+ * c_i the layer compute of one micro-batch on rank i
+ * (ppi_stage_layers_compute, from the same memo the stage costs sum),
+ *   iteration_s = m t_b + bubble + dp + optimizer + other,
+ * t_b = max_i (fwd_s + bwd_s + v pp_s)_i >= max_i c_i, every term >= 0, other
+ * >= the framework's per-iteration overhead, and the fill-and-drain of 1F1B
+ * is the sum of the other ranks' (fwd_s + bwd_s + pp_s) >= sum_i c_i - max_i
+ * c_i (divided by v when interleaved; zero-bubble: >= 0).  So
+ *   iteration_s >= m max c + bubble floor + overhead.
+ * Scaled by 1 - 1e-9 against the rounding of sums taken in another order.
+ */
+static double time_floor(const pp_scenario *sc, pp_work *ws)
+{
+	const pp_plan *p = &sc->plan;
+	double cmax = 0, sum = 0;
+	for (int i = 0; i < p->pp; i++) {
+		double c = ppi_stage_layers_compute(sc, i, ws), n = 1;
+		if (i == 1 && p->pp > 3 && sc->uniform_layers) {
+			/* ranks 1 .. pp-2 of alike layers hold the same */
+			n = p->pp - 2;
+			i = p->pp - 2;
+		}
+		sum += c * n;
+		if (c > cmax)
+			cmax = c;
+	}
+	double m = (double)p->microbatches, bubble = 0;
+	if (p->pp > 1 && p->schedule == PP_SCHED_1F1B)
+		bubble = sum - cmax;
+	else if (p->pp > 1 && p->schedule == PP_SCHED_INTERLEAVED)
+		bubble = (sum - cmax) / (p->vp > 1 ? p->vp : 1);
+	if (bubble < 0)
+		bubble = 0;
+	return (m * cmax + bubble + sc->system->iteration_overhead_s) * (1 - 1e-9);
+}
+
 pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *job,
                            const pp_plan *plan, long long gpus, unsigned flags, pp_work *ws,
                            pp_estimate *out, pp_error *err)
 {
-	memset(out, 0, sizeof *out);
-	out->model = *m;
-	out->system = *s;
-	out->job = *job;
+	return ppi_estimate_eval_cut(m, s, job, plan, gpus, flags, ws, out, NULL, NULL, NULL, err);
+}
+
+pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_job *job,
+                                const pp_plan *plan, long long gpus, unsigned flags, pp_work *ws,
+                                pp_estimate *out, ppi_time_cut cut, void *ctx, bool *was_cut,
+                                pp_error *err)
+{
+	if (was_cut)
+		*was_cut = false;
+	bool trusted = flags & PPI_EVAL_TRUSTED;
+	if (!trusted) {
+		memset(out, 0, sizeof *out);
+		out->model = *m;
+		out->system = *s;
+		out->job = *job;
+	}
 	out->plan = *plan;
 	out->gpus = gpus;
-	pp_status st = pp_plan_resolve(&out->plan, m, s, gpus, job, err);
+	pp_status st = trusted ? ppi_plan_resolve_trusted(&out->plan, m, s, gpus, job, err)
+	                       : pp_plan_resolve(&out->plan, m, s, gpus, job, err);
 	if (st)
 		return st;
 	if (out->plan.pp > PP_MAX_STAGES)
@@ -91,6 +145,11 @@ pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *
 	out->fits = out->headroom_bytes >= 0;
 	if ((flags & PP_EVAL_MEMORY_ONLY) || (!out->fits && (flags & PP_EVAL_FIT_ONLY)))
 		return PP_OK;
+	if (cut && out->fits && out->plan.schedule != PP_SCHED_WSHAPE &&
+	    cut(ctx, out, time_floor(&sc, ws))) {
+		*was_cut = true;
+		return PP_OK;
+	}
 
 	/* Time: each stage's cost, then the schedule. */
 	pp_stage_time stt[PP_MAX_STAGES];

@@ -5,20 +5,23 @@
 
 #include "paraplan/place.h"
 
-static const char *const dim_names[PP_NDIMS] = {"tp", "tp2", "cp", "ep", "dp", "pp"};
-
-/* True when the order token at `s` (ending at '-' or the end) is `want`. */
-static bool tok_is(const char *s, const char *want)
+/* The dimension a token of the order names (exactly, case as written), or -1:
+ * one pass over its characters, no string calls (the search builds a
+ * placement per plan). */
+static int tok_dim(const char *t, size_t n)
 {
-	size_t n = strlen(want);
-	return strncmp(s, want, n) == 0 && (s[n] == '-' || s[n] == '\0');
-}
-
-/* The next token of the order after `s`, or NULL. */
-static const char *tok_next(const char *s)
-{
-	const char *dash = strchr(s, '-');
-	return dash ? dash + 1 : NULL;
+	if (n == 3)
+		return t[0] == 't' && t[1] == 'p' && t[2] == '2' ? PP_DIM_TP2 : -1;
+	if (n != 2 || t[1] != 'p')
+		return -1;
+	switch (t[0]) {
+	case 't': return PP_DIM_TP;
+	case 'c': return PP_DIM_CP;
+	case 'e': return PP_DIM_EP;
+	case 'd': return PP_DIM_DP;
+	case 'p': return PP_DIM_PP;
+	default: return -1;
+	}
 }
 
 /* Parse the order: each dimension's rank stride, the dimensions innermost
@@ -35,14 +38,21 @@ static void parse_order(const pp_plan *p, pp_placement *o)
 		o->stride[d] = -1;
 	}
 	long long stride = 1;
-	for (const char *t = p->order; t && *t && o->norder < PP_NDIMS; t = tok_next(t))
-		for (int d = 0; d < PP_NDIMS; d++)
-			if (tok_is(t, dim_names[d]) && o->stride[d] < 0) {
-				o->stride[d] = stride;
-				o->order[o->norder++] = (pp_dim)d;
-				stride *= sizes[d];
-				break;
-			}
+	const char *t = p->order, *end = p->order + sizeof p->order;
+	while (t < end && *t && o->norder < PP_NDIMS) {
+		const char *e = t;
+		while (e < end && *e && *e != '-')
+			e++;
+		int d = tok_dim(t, (size_t)(e - t));
+		if (d >= 0 && o->stride[d] < 0) {
+			o->stride[d] = stride;
+			o->order[o->norder++] = (pp_dim)d;
+			stride *= sizes[d];
+		}
+		if (e >= end || *e != '-')
+			break;
+		t = e + 1;
+	}
 	for (int d = 0; d < PP_NDIMS; d++)
 		if (o->stride[d] < 0)
 			o->stride[d] = stride;

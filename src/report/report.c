@@ -339,9 +339,14 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 	}
 	fprintf(out,
 	        "\nsearch: %.0f plans in the %s, %lld evaluated, %lld pruned (proven not to "
-	        "fit), %lld evaluated that do not fit, %lld rejected by the plan rules, %.3f s\n",
+	        "fit), %lld evaluated that do not fit, %lld rejected by the plan rules, %.3f s\n"
+	        "pruned by time: %lld of the %lld that fit (%.1f%%) not timed, a floor under "
+	        "their time proves they enter neither the top K nor the front\n",
 	        st.space, stop[0] ? "sub-spaces searched" : "space", st.evaluated, st.pruned,
-	        st.infeasible, st.rejected, st.wall_s);
+	        st.infeasible, st.rejected, st.wall_s, st.pruned_time, st.evaluated - st.infeasible,
+	        st.evaluated > st.infeasible
+	            ? 100.0 * (double)st.pruned_time / (double)(st.evaluated - st.infeasible)
+	            : 0.0);
 	if (stop[0])
 		fprintf(out, "stopped early: %s\n", stop);
 	return ferror(out) ? -1 : 0;
@@ -362,6 +367,12 @@ int pp_report_search_json(const pp_search *s, FILE *out)
 	                          (json_int_t)st.rejected, "wall_s", st.wall_s);
 	char stop[256];
 	pp_search_stop_reason(s, stop, sizeof stop);
+	json_object_set_new(stats, "pruned_time", json_integer((json_int_t)st.pruned_time));
+	json_object_set_new(
+	    stats, "pruned_time_fraction",
+	    json_real(st.evaluated > st.infeasible
+	                  ? (double)st.pruned_time / (double)(st.evaluated - st.infeasible)
+	                  : 0.0));
 	json_object_set_new(stats, "subspaces", json_integer((json_int_t)st.subspaces));
 	json_object_set_new(stats, "subspaces_done", json_integer((json_int_t)st.subspaces_done));
 	json_object_set_new(stats, "stopped_early", json_boolean(stop[0] != '\0'));

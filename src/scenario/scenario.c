@@ -115,6 +115,23 @@ void ppi_scenario_init(pp_scenario *sc, const pp_model *m, const pp_system *s, c
 	}
 }
 
+/* pp_stage_layer_index from the split the scenario holds (no split worked out
+ * again: every stage's memory and cost asks for it). */
+static int layer_index(const pp_scenario *sc, int stage, int i)
+{
+	const pp_plan *p = &sc->plan;
+	if (p->pp <= 1)
+		return i;
+	int first = sc->split_first, mid = sc->split_mid;
+	int n = stage == 0 ? first : stage == p->pp - 1 ? sc->split_last : mid;
+	int v = p->vp > 1 ? p->vp : 1, chunk_layers = n / v;
+	if (chunk_layers < 1)
+		return i;
+	int chunk = i / chunk_layers, off = i % chunk_layers;
+	int before = stage == 0 ? 0 : first / v + (stage - 1) * (mid / v);
+	return chunk * (sc->model->num_layers / v) + before + off;
+}
+
 void ppi_scenario_stage_kinds(const pp_scenario *sc, int stage, ppi_stage_kinds *out)
 {
 	const pp_plan *p = &sc->plan;
@@ -128,11 +145,11 @@ void ppi_scenario_stage_kinds(const pp_scenario *sc, int stage, ppi_stage_kinds 
 		int k = sc->kind[1].have ? 1 : 0;
 		out->counts[k] = out->layers;
 		if (out->layers > 0)
-			out->index[k] = pp_stage_layer_index(sc->model, p, stage, out->layers - 1);
+			out->index[k] = layer_index(sc, stage, out->layers - 1);
 		return;
 	}
 	for (int i = 0; i < out->layers; i++) {
-		int l = pp_stage_layer_index(sc->model, p, stage, i);
+		int l = layer_index(sc, stage, i);
 		int k = pp_model_layer_is_moe(sc->model, l);
 		out->counts[k]++;
 		out->index[k] = l;

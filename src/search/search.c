@@ -1,15 +1,21 @@
 /*
- * Plan search: enumerate, evaluate (memory first), keep the top K and the
- * Pareto front.  Work is split by (tp, pp, cp) sub-spaces, one per thread per
- * iterate; each thread owns its workspace, allocated once.
+ * Plan search: enumerate, evaluate (memory first, then a floor under the
+ * time before the time model), keep the top K and the Pareto front.  Work is
+ * split by (tp, tp2, pp, cp, split) sub-spaces; each pp_search_iterate runs a
+ * batch of them on a pool of threads started once per search, which take the
+ * next sub-space from an atomic counter.  Each sub-space writes its own slot
+ * and the slots are merged in sub-space order, so results and stats are the
+ * same for any thread count.  Each thread owns its workspace, allocated once.
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "estimate/estimate_int.h"
 #include "paraplan/cost.h"
 #include "paraplan/search.h"
 #include "topk.h"
@@ -91,20 +97,31 @@ typedef struct outer {
 	int first, last; /* plan.first/last_stage_layers of this sub-space */
 } outer;
 
-/* One thread's work on one sub-space per iterate; what it found is merged
- * into the search, in sub-space order, after the batch. */
-typedef struct worker {
-	struct pp_search *s;
-	const outer *job;
+/* What one sub-space of a batch found, merged into the search, in
+ * sub-space order, after the batch. */
+typedef struct slot {
 	unsigned long long outer_index, seq; /* the ppi_topk_key of the next result */
-	pp_estimate *scratch;
-	pp_work *ws;
 	ppi_topk top;
 	front pareto;
-	long long evaluated, pruned, infeasible, rejected, combos;
+	long long evaluated, pruned, pruned_time, infeasible, rejected, combos;
 	pp_status status;
 	pp_error err;
+} slot;
+
+/* One thread of the pool and what it owns. */
+typedef struct worker {
+	struct pp_search *s;
+	pp_estimate *scratch; /* a plan as ranked (PPI_EVAL_TRUSTED) */
+	pp_estimate *whole;   /* a plan entering the front, in full */
+	pp_work *ws;
+	pthread_t tid;
+	bool started;
 } worker;
+
+/* Sub-spaces per batch: a function of the space alone (never of the thread
+ * count), so the search's list that prunes a batch is the same whatever
+ * the threads. */
+enum { BATCH_MIN = 8, BATCH_MAX = 256, BATCH_DIV = 32 };
 
 struct pp_search {
 	pp_model model;
@@ -117,6 +134,17 @@ struct pp_search {
 	size_t nouters, next; /* sub-spaces; those done (merged) */
 	int nthreads;
 	worker *workers;
+	slot *slots; /* one per sub-space of a batch */
+	size_t nslots;
+	/* The pool: workers[1..] wait for a new generation, take sub-spaces
+	 * [claim] of the batch until batch_n, and report when none is left. */
+	pthread_mutex_t mu;
+	pthread_cond_t go, idle;
+	bool pool_init, quit;
+	unsigned long gen;
+	int busy;
+	size_t batch_n;
+	atomic_size_t claim;
 	ppi_topk top;
 	pp_estimate *results; /* the top.n best in full, once finished */
 	front pareto;
@@ -237,43 +265,103 @@ static bool tp2_ok(const struct pp_search *s, int v)
 
 /* ------------------------------------------------------------ one sub-space */
 
-static void evaluate(worker *w, pp_plan *plan, bool *fits)
+/* Does a point of `f` have a time below `time_s` and no more than `bytes`?
+ * Then it dominates every plan of that memory whose time is >= time_s. */
+static bool front_below(const front *f, double time_s, double bytes)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (f->v[i].time.iteration_s < time_s && f->v[i].memory.total_bytes <= bytes)
+			return true;
+	return false;
+}
+
+typedef struct cut_ctx {
+	const struct pp_search *s;
+	const slot *r;
+} cut_ctx;
+
+/*
+ * Branch and bound by time (ppi_time_cut): a plan that fits, whose time
+ * cannot be below floor_s, is not timed when neither list could take it: the
+ * search's top K (read-only during a batch) or the sub-space's own is full
+ * with results no slower than floor_s, and a point of either front is faster
+ * than floor_s with no more memory.  Both lists only get better, so the plan
+ * would not be in the final top K or front: exact.  A plan over the headroom
+ * is never kept, so it is not timed either.
+ */
+static bool time_cut(void *ctx, const pp_estimate *e, double floor_s)
+{
+	const cut_ctx *c = ctx;
+	const struct pp_search *s = c->s;
+	if (e->memory.total_bytes > e->capacity_bytes * (1 - s->space.headroom_fraction))
+		return true;
+	if (s->opts.exhaustive)
+		return false;
+	if (!(floor_s > ppi_topk_worst_s(&s->top) || floor_s > ppi_topk_worst_s(&c->r->top)))
+		return false;
+	double bytes = e->memory.total_bytes;
+	return front_below(&s->pareto, floor_s, bytes) ||
+	       front_below(&c->r->pareto, floor_s, bytes);
+}
+
+static void evaluate(worker *w, slot *r, pp_plan *plan, bool *fits)
 {
 	struct pp_search *s = w->s;
 	pp_error err;
-	w->combos++;
+	r->combos++;
+	cut_ctx cc = {s, r};
+	bool cut;
 	pp_status st =
-	    pp_estimate_eval(&s->model, &s->system, &s->job, plan, s->gpus,
-	                     PP_EVAL_PEAK_ONLY | PP_EVAL_FIT_ONLY, w->ws, w->scratch, &err);
+	    ppi_estimate_eval_cut(&s->model, &s->system, &s->job, plan, s->gpus,
+	                          PP_EVAL_PEAK_ONLY | PP_EVAL_FIT_ONLY | PPI_EVAL_TRUSTED, w->ws,
+	                          w->scratch, time_cut, &cc, &cut, &err);
 	*fits = false;
 	if (st == PP_EINPUT) {
-		w->rejected++;
+		r->rejected++;
 		return;
 	}
 	if (st) {
-		w->status = st;
-		w->err = err;
+		r->status = st;
+		r->err = err;
 		return;
 	}
-	w->evaluated++;
+	r->evaluated++;
 	const pp_estimate *e = w->scratch;
 	double limit = e->capacity_bytes * (1 - s->space.headroom_fraction);
 	if (!e->fits || e->memory.total_bytes > limit) {
-		w->infeasible++;
+		r->infeasible++;
 		return;
 	}
 	*fits = true;
+	if (cut) {
+		r->pruned_time++;
+		return;
+	}
 	/* A result the search's list (read-only during a batch) would not keep
 	 * cannot enter it later: its worst only gets better. */
-	ppi_topk_key key = {w->outer_index, w->seq++};
-	if (ppi_topk_wants(&s->top, e, key) && ppi_topk_wants(&w->top, e, key)) {
+	ppi_topk_key key = {r->outer_index, r->seq++};
+	if (ppi_topk_wants(&s->top, e, key) && ppi_topk_wants(&r->top, e, key)) {
 		ppi_topk_entry x;
 		ppi_topk_entry_set(&x, e, plan, key);
-		ppi_topk_insert(&w->top, &x);
+		ppi_topk_insert(&r->top, &x);
 	}
-	/* The same for the front: a plan the search's front dominates stays out. */
-	if (!front_dominated(&s->pareto, e))
-		front_insert(&w->pareto, e);
+	/* The same for the front: a plan the search's front dominates stays out.
+	 * A point kept is a whole estimate: the trusted scratch has only what
+	 * ranks a plan, so a point that enters is evaluated again in full. */
+	if (!front_dominated(&s->pareto, e) && !front_dominated(&r->pareto, e)) {
+		st = pp_estimate_eval(&s->model, &s->system, &s->job, plan, s->gpus,
+		                      PP_EVAL_PEAK_ONLY | PP_EVAL_FIT_ONLY, w->ws, w->whole, &err);
+		if (st || w->whole->time.iteration_s != e->time.iteration_s ||
+		    w->whole->memory.total_bytes != e->memory.total_bytes) {
+			r->status = st ? st : PP_EINTERNAL;
+			r->err = err;
+			if (!st)
+				ppi_fail(&r->err, "", "search",
+				         "internal: a plan evaluates differently the second time");
+			return;
+		}
+		front_insert(&r->pareto, w->whole);
+	}
 }
 
 /* Layout signature of a plan under an order: where every group lands. */
@@ -290,16 +378,109 @@ static void signature(const pp_model *m, const pp_plan *p, const pp_system *sys,
 	}
 }
 
-static void run_outer(worker *w)
+/* The orders of the space that place the groups differently under a plan's
+ * degrees: the first of each alike set, in the space's order. */
+typedef struct ord_set {
+	const char *order[PP_SEARCH_MAX_ORDERS];
+	int n;
+} ord_set;
+
+static void distinct_orders(const struct pp_search *s, const pp_plan *base, ord_set *u)
+{
+	const pp_search_space *sp = &s->space;
+	int norders =
+	    sp->norders ? sp->norders : (int)(sizeof default_orders / sizeof *default_orders);
+	pp_layout seen[PP_SEARCH_MAX_ORDERS][PP_NGROUPS];
+	pp_plan plan = *base;
+	u->n = 0;
+	for (int k = 0; k < norders; k++) {
+		const char *ord = sp->norders ? sp->orders[k] : default_orders[k];
+		ppi_strlcpy(plan.order, ord, sizeof plan.order);
+		pp_layout sig[PP_NGROUPS];
+		signature(&s->model, &plan, &s->system, sig);
+		bool dup = false;
+		for (int q = 0; q < u->n && !dup; q++)
+			dup = memcmp(seen[q], sig, sizeof sig) == 0;
+		if (dup)
+			continue;
+		memcpy(seen[u->n], sig, sizeof sig);
+		u->order[u->n++] = ord;
+	}
+}
+
+/* A plan's fields that do not shape a layer's cost: vp, schedule, ZeRO. */
+typedef struct tail {
+	int vp, zero;
+	pp_schedule schedule;
+} tail;
+
+/* At most every vp with the interleaved schedule and 1F1B, ZB and wshape
+ * with vp = 1, times 4 ZeRO stages. */
+#define MAX_TAILS (4 * (PP_SEARCH_MAX_VALUES + PP_SCHED_WSHAPE + 1))
+
+/*
+ * The plans of `plan` (every field set but mbs, order, vp, schedule and ZeRO)
+ * over the micro-batch sizes, the distinct orders `u` and the tails `t`,
+ * the tails innermost: plans that differ only there share their layers'
+ * costs, which the workspace's memo then computes once.  Memory grows with
+ * the micro-batch and does not depend on the order: for each tail, the first
+ * micro-batch size at which none of its plans fits ends that tail's list, the
+ * plans after it counted pruned.
+ */
+static void run_mbs(worker *w, slot *r, pp_plan *plan, const int *mbss, int nmbs, const ord_set *u,
+                    const tail *t, int nt)
+{
+	const struct pp_search *s = w->s;
+	bool dead[MAX_TAILS], any_fit[MAX_TAILS], any_eval[MAX_TAILS];
+	for (int j = 0; j < nt; j++)
+		dead[j] = false;
+	int alive = nt;
+	for (int mb = 0; mb < nmbs && alive > 0; mb++) {
+		plan->mbs = mbss[mb];
+		for (int j = 0; j < nt; j++)
+			any_fit[j] = any_eval[j] = false;
+		for (int k = 0; k < u->n; k++) {
+			ppi_strlcpy(plan->order, u->order[k], sizeof plan->order);
+			for (int j = 0; j < nt; j++) {
+				if (dead[j])
+					continue;
+				if (any_eval[j] && !any_fit[j] && !s->opts.exhaustive) {
+					r->pruned++;
+					r->combos++;
+					continue;
+				}
+				plan->vp = t[j].vp;
+				plan->schedule = t[j].schedule;
+				plan->zero = t[j].zero;
+				bool fits;
+				long long before = r->evaluated;
+				evaluate(w, r, plan, &fits);
+				any_eval[j] |= r->evaluated > before;
+				any_fit[j] |= fits;
+				if (r->status)
+					return;
+			}
+		}
+		for (int j = 0; j < nt; j++)
+			if (!dead[j] && any_eval[j] && !any_fit[j] && !s->opts.exhaustive) {
+				long long left = nmbs - mb - 1;
+				r->pruned += left * u->n;
+				r->combos += left * u->n;
+				dead[j] = true;
+				alive--;
+			}
+	}
+}
+
+static void run_outer(worker *w, slot *r, const outer *o)
 {
 	struct pp_search *s = w->s;
 	const pp_search_space *sp = &s->space;
 	const pp_model *m = &s->model;
-	const outer *o = w->job;
 	long long dp = s->gpus / ((long long)o->tp * o->tp2 * o->pp * o->cp);
 	long long per_replica = s->job.global_batch % dp ? 0 : s->job.global_batch / dp;
 	if (per_replica == 0) {
-		w->rejected++;
+		r->rejected++;
 		return;
 	}
 	int eps[PP_SEARCH_MAX_VALUES], etps[PP_SEARCH_MAX_VALUES], vps[PP_SEARCH_MAX_VALUES];
@@ -373,8 +554,6 @@ static void run_outer(worker *w)
 	                                   : (1u << PP_SCHED_1F1B) | (1u << PP_SCHED_INTERLEAVED) |
 	                                         (1u << PP_SCHED_ZB);
 	unsigned spmask = sp->sp_mask ? sp->sp_mask : 3u;
-	int norders =
-	    sp->norders ? sp->norders : (int)(sizeof default_orders / sizeof *default_orders);
 
 	/* 2D TP variants: shared-weight 2D TP and SUMMA with its panel counts. */
 	int variants[2 * PP_SEARCH_MAX_VALUES][2], nvar = 0; /* {summa, nb} */
@@ -406,148 +585,127 @@ static void run_outer(worker *w)
 	plan.last_stage_layers = o->last;
 	plan.cp = o->cp;
 	plan.dp = (int)dp;
+	/* The (vp, schedule, ZeRO) of the sub-space, in the order the search
+	 * has always enumerated them. */
+	tail tails[MAX_TAILS];
+	int ntails = 0;
+	for (int c = 0; c < nvp; c++)
+		for (int sc = 0; sc <= PP_SCHED_WSHAPE; sc++) {
+			if (!(smask & (1u << sc)))
+				continue;
+			/* vp > 1 is the interleaved schedule; vp = 1 is not */
+			if ((vps[c] > 1) != (sc == PP_SCHED_INTERLEAVED))
+				continue;
+			/* no pipeline: every schedule is the same, but DHelix's
+			 * co-execution (SI without PP) */
+			if (o->pp == 1 && sc != PP_SCHED_1F1B && sc != PP_SCHED_WSHAPE)
+				continue;
+			for (int z = 0; z < nzero && ntails < MAX_TAILS; z++)
+				tails[ntails++] = (tail){vps[c], zeros[z], (pp_schedule)sc};
+		}
 	for (int vv = 0; vv < nvar; vv++) {
 		plan.summa = variants[vv][0];
 		plan.summa_nb = variants[vv][1];
 		for (int a = 0; a < nep; a++)
-			for (int b = 0; b < netp; b++)
-				for (int c = 0; c < nvp; c++)
-					for (int spv = 0; spv < 2; spv++) {
-						if (!(spmask & (1u << spv)) || (spv && o->tp == 1))
+			for (int b = 0; b < netp; b++) {
+				plan.ep = eps[a];
+				plan.etp = etps[b];
+				/* Where every group lands depends on the degrees fixed
+				 * here, not on vp, sp, schedule, ZeRO, recompute or the
+				 * micro-batch: the orders that place the groups alike
+				 * are told apart once, the first of each kept. */
+				ord_set u;
+				distinct_orders(s, &plan, &u);
+				for (int spv = 0; spv < 2; spv++) {
+					if (!(spmask & (1u << spv)) || (spv && o->tp == 1))
+						continue;
+					for (int rc = 0; rc < 3; rc++) {
+						if (!(rmask & (1u << rc)))
 							continue;
-						for (int sc = 0; sc <= PP_SCHED_WSHAPE; sc++) {
-							if (!(smask & (1u << sc)))
-								continue;
-							/* vp > 1 is the interleaved schedule; vp = 1 is not */
-							if ((vps[c] > 1) !=
-							    (sc == PP_SCHED_INTERLEAVED))
-								continue;
-							/* no pipeline: every schedule is the same, but
-							 * DHelix's co-execution (SI without PP) */
-							if (o->pp == 1 && sc != PP_SCHED_1F1B &&
-							    sc != PP_SCHED_WSHAPE)
-								continue;
-							for (int z = 0; z < nzero; z++)
-								for (int r = 0; r < 3; r++) {
-									if (!(rmask & (1u << r)))
-										continue;
-									plan.ep = eps[a];
-									plan.etp = etps[b];
-									plan.vp = vps[c];
-									plan.sp = spv;
-									plan.schedule =
-									    (pp_schedule)sc;
-									plan.zero = zeros[z];
-									plan.recompute =
-									    (pp_recompute)r;
-									pp_layout seen
-									    [PP_SEARCH_MAX_ORDERS]
-									    [PP_NGROUPS];
-									int nseen = 0;
-									/* Memory grows with the micro-batch and does not
-								 * depend on the order: the first that does not
-								 * fit ends this sub-space. */
-									for (int mb = 0; mb < nmbs;
-									     mb++) {
-										plan.mbs = mbss[mb];
-										bool any_fit =
-										         false,
-										     any_eval =
-										         false;
-										nseen = 0;
-										for (int k = 0;
-										     k < norders;
-										     k++) {
-											const char *ord =
-											    sp->norders
-											        ? sp->orders
-											              [k]
-											        : default_orders
-											              [k];
-											ppi_strlcpy(
-											    plan.order,
-											    ord,
-											    sizeof plan
-											        .order);
-											pp_layout sig
-											    [PP_NGROUPS];
-											signature(
-											    &s->model,
-											    &plan,
-											    &s->system,
-											    sig);
-											bool dup =
-											    false;
-											for (
-											    int q =
-											        0;
-											    q < nseen &&
-											    !dup;
-											    q++)
-												dup =
-												    memcmp(
-												        seen[q],
-												        sig,
-												        sizeof sig) ==
-												    0;
-											if (dup)
-												continue;
-											memcpy(
-											    seen[nseen++],
-											    sig,
-											    sizeof sig);
-											if (any_eval &&
-											    !any_fit &&
-											    !s->opts
-											         .exhaustive) {
-												w->pruned++;
-												w->combos++;
-												continue;
-											}
-											bool fits;
-											long long
-											    before =
-											        w->evaluated;
-											evaluate(
-											    w,
-											    &plan,
-											    &fits);
-											any_eval |=
-											    w->evaluated >
-											    before;
-											any_fit |=
-											    fits;
-											if (w->status)
-												return;
-										}
-										if (any_eval &&
-										    !any_fit &&
-										    !s->opts
-										         .exhaustive) {
-											long long
-											    left =
-											        nmbs -
-											        mb -
-											        1;
-											w->pruned +=
-											    left *
-											    nseen;
-											w->combos +=
-											    left *
-											    nseen;
-											break;
-										}
-									}
-								}
-						}
+						plan.sp = spv;
+						plan.recompute = (pp_recompute)rc;
+						run_mbs(w, r, &plan, mbss, nmbs, &u, tails, ntails);
+						if (r->status)
+							return;
 					}
+				}
+			}
 	}
 }
 
+/* Take the batch's sub-spaces one at a time until none is left. */
+static void work(worker *w)
+{
+	struct pp_search *s = w->s;
+	for (;;) {
+		size_t i = atomic_fetch_add(&s->claim, 1);
+		if (i >= s->batch_n)
+			return;
+		slot *r = &s->slots[i];
+		run_outer(w, r, &s->outers[r->outer_index]);
+	}
+}
+
+/* A pool thread: a batch per generation, until the search is freed. */
 static void *thread_main(void *arg)
 {
-	run_outer((worker *)arg);
+	worker *w = arg;
+	struct pp_search *s = w->s;
+	unsigned long seen = 0;
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		while (s->gen == seen && !s->quit)
+			pthread_cond_wait(&s->go, &s->mu);
+		if (s->quit)
+			break;
+		seen = s->gen;
+		pthread_mutex_unlock(&s->mu);
+		work(w);
+		pthread_mutex_lock(&s->mu);
+		if (--s->busy == 0)
+			pthread_cond_signal(&s->idle);
+	}
+	pthread_mutex_unlock(&s->mu);
 	return NULL;
+}
+
+/* Start the pool's threads (workers 1..; the caller's thread is worker 0).
+ * A thread that cannot be had leaves its share to the others. */
+static void pool_start(pp_search *s)
+{
+	if (s->nthreads < 2 || pthread_mutex_init(&s->mu, NULL))
+		return;
+	if (pthread_cond_init(&s->go, NULL)) {
+		pthread_mutex_destroy(&s->mu);
+		return;
+	}
+	if (pthread_cond_init(&s->idle, NULL)) {
+		pthread_cond_destroy(&s->go);
+		pthread_mutex_destroy(&s->mu);
+		return;
+	}
+	s->pool_init = true;
+	for (int i = 1; i < s->nthreads; i++) {
+		worker *w = &s->workers[i];
+		w->started = pthread_create(&w->tid, NULL, thread_main, w) == 0;
+	}
+}
+
+static void pool_stop(pp_search *s)
+{
+	if (!s->pool_init)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->quit = true;
+	pthread_cond_broadcast(&s->go);
+	pthread_mutex_unlock(&s->mu);
+	for (int i = 1; i < s->nthreads; i++)
+		if (s->workers[i].started)
+			pthread_join(s->workers[i].tid, NULL);
+	pthread_cond_destroy(&s->go);
+	pthread_cond_destroy(&s->idle);
+	pthread_mutex_destroy(&s->mu);
+	s->pool_init = false;
 }
 
 /* ------------------------------------------------------------ public API */
@@ -586,10 +744,17 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 	s->space = *space;
 	s->opts = *opts;
 	s->started = now_s();
+	/* Every order checked once here (the search resolves its plans without
+	 * checking them again): the probe's other fields are valid, so a bad
+	 * order is what a refusal names. */
 	for (int i = 0; i < space->norders; i++) {
 		pp_plan probe = space->base;
 		ppi_strlcpy(probe.order, space->orders[i], sizeof probe.order);
 		probe.tp = probe.pp = probe.cp = probe.ep = probe.vp = probe.mbs = 1;
+		probe.tp2 = probe.summa_nb = 1;
+		probe.zero = 0;
+		probe.recompute = PP_RECOMPUTE_NONE;
+		probe.schedule = PP_SCHED_1F1B;
 		probe.dp = 0;
 		probe.etp = 0;
 		pp_job one = *job;
@@ -679,27 +844,38 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 		    err, "", "plan",
 		    "no (tp, pp, cp) allowed by the model and %lld GPUs is in the space", gpus);
 	}
-	s->nthreads = opts->threads < (int)s->nouters ? opts->threads : (int)s->nouters;
+	s->nslots = s->nouters / BATCH_DIV;
+	if (s->nslots < BATCH_MIN)
+		s->nslots = BATCH_MIN;
+	if (s->nslots > BATCH_MAX)
+		s->nslots = BATCH_MAX;
+	if (s->nslots > s->nouters)
+		s->nslots = s->nouters;
+	s->nthreads = opts->threads < (int)s->nslots ? opts->threads : (int)s->nslots;
 	s->workers = calloc((size_t)s->nthreads, sizeof *s->workers);
+	s->slots = calloc(s->nslots, sizeof *s->slots);
 	ppi_topk_init(&s->top, (size_t)opts->top_k);
 	s->stats.subspaces = (long long)s->nouters;
-	if (!s->workers) {
+	if (!s->workers || !s->slots) {
 		pp_search_free(s);
 		return PP_ENOMEM;
 	}
+	for (size_t i = 0; i < s->nslots; i++)
+		ppi_topk_init(&s->slots[i].top, (size_t)opts->top_k);
 	for (int i = 0; i < s->nthreads; i++) {
 		worker *w = &s->workers[i];
 		w->s = s;
-		w->scratch = malloc(sizeof *w->scratch);
+		w->scratch = calloc(1, sizeof *w->scratch);
+		w->whole = malloc(sizeof *w->whole);
 		w->ws = malloc(sizeof *w->ws);
 		if (w->ws)
 			pp_work_init(w->ws);
-		ppi_topk_init(&w->top, (size_t)opts->top_k);
-		if (!w->scratch || !w->ws) {
+		if (!w->scratch || !w->whole || !w->ws) {
 			pp_search_free(s);
 			return PP_ENOMEM;
 		}
 	}
+	pool_start(s);
 	*out = s;
 	return PP_OK;
 }
@@ -760,59 +936,69 @@ static pp_status finish(pp_search *s, pp_error *err)
 	return s->top.oom || s->pareto.oom ? PP_ENOMEM : PP_OK;
 }
 
-/* What worker w found in its sub-space, into the search; the worker's lists
- * are emptied for the next batch. */
-static void merge(pp_search *s, worker *w)
+/* What sub-space slot r found, into the search. */
+static void merge(pp_search *s, const slot *r)
 {
-	for (size_t k = 0; k < w->top.n; k++) {
-		const ppi_topk_entry *x = &w->top.v[k];
+	for (size_t k = 0; k < r->top.n; k++) {
+		const ppi_topk_entry *x = &r->top.v[k];
 		ppi_topk_insert(&s->top, x);
 		if (s->stats.best_s == 0 || x->time_s < s->stats.best_s)
 			s->stats.best_s = x->time_s;
 	}
-	for (size_t k = 0; k < w->pareto.n; k++)
-		front_insert(&s->pareto, &w->pareto.v[k]);
-	s->top.oom |= w->top.oom;
-	s->pareto.oom |= w->pareto.oom;
-	s->stats.evaluated += w->evaluated;
-	s->stats.pruned += w->pruned;
-	s->stats.infeasible += w->infeasible;
-	s->stats.rejected += w->rejected;
-	s->stats.space += (double)w->combos;
+	for (size_t k = 0; k < r->pareto.n; k++)
+		front_insert(&s->pareto, &r->pareto.v[k]);
+	s->top.oom |= r->top.oom;
+	s->pareto.oom |= r->pareto.oom;
+	s->stats.evaluated += r->evaluated;
+	s->stats.pruned += r->pruned;
+	s->stats.pruned_time += r->pruned_time;
+	s->stats.infeasible += r->infeasible;
+	s->stats.rejected += r->rejected;
+	s->stats.space += (double)r->combos;
 }
 
-static void worker_reset(worker *w)
+/* Empty slot r for sub-space `index`, keeping its storage. */
+static void slot_reset(slot *r, size_t index)
 {
-	ppi_topk_clear(&w->top);
-	w->pareto.n = 0;
-	w->evaluated = w->pruned = w->infeasible = w->rejected = w->combos = 0;
+	ppi_topk_clear(&r->top);
+	r->pareto.n = 0;
+	r->evaluated = r->pruned = r->pruned_time = r->infeasible = r->rejected = r->combos = 0;
+	r->outer_index = index;
+	r->seq = 0;
+	r->status = PP_OK;
 }
 
 pp_status pp_search_iterate(pp_search *s, pp_error *err)
 {
 	if (pp_search_done(s))
 		return PP_OK;
-	int n = 0;
-	pthread_t tid[1024];
-	bool started[1024] = {false};
-	for (; n < s->nthreads && s->next + (size_t)n < s->nouters; n++) {
-		worker *w = &s->workers[n];
-		w->outer_index = s->next + (size_t)n;
-		w->job = &s->outers[w->outer_index];
-		w->seq = 0;
-		if (s->nthreads > 1 && pthread_create(&tid[n], NULL, thread_main, w) == 0)
-			started[n] = true;
-		else
-			run_outer(w); /* one thread, or no thread to be had: run it here */
+	size_t n = s->nouters - s->next < s->nslots ? s->nouters - s->next : s->nslots;
+	for (size_t i = 0; i < n; i++)
+		slot_reset(&s->slots[i], s->next + i);
+	s->batch_n = n;
+	atomic_store(&s->claim, 0);
+	int helpers = 0;
+	if (s->pool_init) {
+		pthread_mutex_lock(&s->mu);
+		for (int i = 1; i < s->nthreads; i++)
+			helpers += s->workers[i].started;
+		s->busy = helpers;
+		s->gen++;
+		pthread_cond_broadcast(&s->go);
+		pthread_mutex_unlock(&s->mu);
 	}
-	for (int i = 0; i < n; i++)
-		if (started[i])
-			pthread_join(tid[i], NULL);
-	for (int i = 0; i < n; i++) {
-		worker *w = &s->workers[i];
-		if (w->status) {
-			*err = w->err;
-			return w->status;
+	work(&s->workers[0]); /* this thread too */
+	if (helpers) {
+		pthread_mutex_lock(&s->mu);
+		while (s->busy > 0)
+			pthread_cond_wait(&s->idle, &s->mu);
+		pthread_mutex_unlock(&s->mu);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const slot *r = &s->slots[i];
+		if (r->status) {
+			*err = r->err;
+			return r->status;
 		}
 	}
 	/* Merge in sub-space order, deterministic whatever ran where.  With a
@@ -820,15 +1006,11 @@ pp_status pp_search_iterate(pp_search *s, pp_error *err)
 	 * sub-spaces after it in this batch are dropped, so the answer is the
 	 * same with any thread count. */
 	long long max = s->opts.max_plans;
-	for (int i = 0; i < n; i++) {
-		worker *w = &s->workers[i];
-		if (s->stop == PP_SEARCH_COMPLETE) {
-			merge(s, w);
-			s->next++;
-			if (max > 0 && s->stats.evaluated >= max && s->next < s->nouters)
-				s->stop = PP_SEARCH_MAX_PLANS;
-		}
-		worker_reset(w);
+	for (size_t i = 0; i < n && s->stop == PP_SEARCH_COMPLETE; i++) {
+		merge(s, &s->slots[i]);
+		s->next++;
+		if (max > 0 && s->stats.evaluated >= max && s->next < s->nouters)
+			s->stop = PP_SEARCH_MAX_PLANS;
 	}
 	if (s->top.oom || s->pareto.oom)
 		return PP_ENOMEM;
@@ -947,13 +1129,20 @@ void pp_search_free(pp_search *s)
 	if (!s)
 		return;
 	if (s->workers)
+		pool_stop(s);
+	if (s->workers)
 		for (int i = 0; i < s->nthreads; i++) {
 			free(s->workers[i].scratch);
+			free(s->workers[i].whole);
 			free(s->workers[i].ws);
-			ppi_topk_free(&s->workers[i].top);
-			free(s->workers[i].pareto.v);
+		}
+	if (s->slots)
+		for (size_t i = 0; i < s->nslots; i++) {
+			ppi_topk_free(&s->slots[i].top);
+			free(s->slots[i].pareto.v);
 		}
 	free(s->workers);
+	free(s->slots);
 	free(s->outers);
 	ppi_topk_free(&s->top);
 	free(s->results);

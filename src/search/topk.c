@@ -5,6 +5,7 @@
  */
 #include "topk.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,6 +136,13 @@ bool ppi_topk_wants(const ppi_topk *t, const pp_estimate *e, ppi_topk_key key)
 		return false;
 	return t->n < t->cap ||
 	       rank(t, e->time.iteration_s, e->memory.total_bytes, &e->plan, key, t->heap[0]) < 0;
+}
+
+double ppi_topk_worst_s(const ppi_topk *t)
+{
+	if (t->cap == 0 || t->sorted || t->n < t->cap)
+		return INFINITY;
+	return t->v[t->heap[0]].time_s;
 }
 
 /* Room for one more result: false when it cannot be had. */

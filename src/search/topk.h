@@ -56,6 +56,9 @@ void ppi_topk_init(ppi_topk *t, size_t cap);
 /* True when `e` (from `key`) would be kept: the list is not full, or e ranks
  * before the worst kept. */
 bool ppi_topk_wants(const ppi_topk *t, const pp_estimate *e, ppi_topk_key key);
+/* The time of the worst kept result when the list is full (a result slower
+ * than it cannot be kept), else +INFINITY. */
+double ppi_topk_worst_s(const ppi_topk *t);
 /* Keep `x` if it is among the `cap` best offered so far; O(log cap). */
 void ppi_topk_insert(ppi_topk *t, const ppi_topk_entry *x);
 /* Order v[0..n) best first; no insert after it until ppi_topk_clear. */

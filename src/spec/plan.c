@@ -246,12 +246,14 @@ pp_status pp_plan_check_split(const pp_plan *p, const pp_model *m, pp_error *err
 	return PP_OK;
 }
 
-pp_status pp_plan_resolve(pp_plan *p, const pp_model *m, const pp_system *s, long long gpus,
-                          const pp_job *job, pp_error *err)
+/* pp_plan_resolve; `trusted`: the caller has checked the model, system and
+ * job and the plan's rank order (ppi_plan_resolve_trusted). */
+static pp_status resolve(pp_plan *p, const pp_model *m, const pp_system *s, long long gpus,
+                         const pp_job *job, bool trusted, pp_error *err)
 {
 	pp_status st;
-	if ((st = pp_model_check(m, err)) || (st = pp_system_check(s, err)) ||
-	    (st = pp_job_check(job, err)))
+	if (!trusted && ((st = pp_model_check(m, err)) || (st = pp_system_check(s, err)) ||
+	                 (st = pp_job_check(job, err))))
 		return st;
 	REQUIRE(gpus >= 1 && gpus <= 10000000, "gpus", "expected 1..10000000 GPUs, got %lld", gpus);
 	const int lim = 1 << 20;
@@ -276,7 +278,7 @@ pp_status pp_plan_resolve(pp_plan *p, const pp_model *m, const pp_system *s, lon
 	        p->tp2);
 	REQUIRE(p->summa_nb >= 1 && p->summa_nb <= lim, "plan.summa_nb",
 	        "expected a positive panel count, got %d", p->summa_nb);
-	if ((st = check_order(p->order, err)))
+	if (!trusted && (st = check_order(p->order, err)))
 		return st;
 	/* 2D TP: n_2 sits right outside tp unless the order places it. */
 	if (p->tp2 > 1 && !order_has(p->order, "tp2")) {
@@ -450,4 +452,16 @@ pp_status pp_plan_resolve(pp_plan *p, const pp_model *m, const pp_system *s, lon
 		REQUIRE(s->gpu.bf16_flops > 0, "job.precision", "%s has no BF16 tensor cores",
 		        s->gpu.name);
 	return PP_OK;
+}
+
+pp_status pp_plan_resolve(pp_plan *p, const pp_model *m, const pp_system *s, long long gpus,
+                          const pp_job *job, pp_error *err)
+{
+	return resolve(p, m, s, gpus, job, false, err);
+}
+
+pp_status ppi_plan_resolve_trusted(pp_plan *p, const pp_model *m, const pp_system *s,
+                                   long long gpus, const pp_job *job, pp_error *err)
+{
+	return resolve(p, m, s, gpus, job, true, err);
 }

@@ -25,6 +25,11 @@ extern const size_t ppi_preset_nfiles;
 pp_status ppi_preset_find(pp_kind kind, const char *name, const ppi_preset_file **out,
                           pp_error *err);
 
+/* pp_plan_resolve without the checks of the model, system and job and of the
+ * rank order, for a caller that made them once (the search, per plan). */
+pp_status ppi_plan_resolve_trusted(pp_plan *p, const pp_model *m, const pp_system *s,
+                                   long long gpus, const pp_job *job, pp_error *err);
+
 /* Readers of paraplan's JSON objects (top level or nested), prefix for messages. */
 pp_status ppi_model_read(json_t *obj, const char *source, const char *prefix, pp_model *out,
                          pp_error *err);

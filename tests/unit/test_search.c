@@ -18,6 +18,9 @@
 #include "paraplan/paraplan.h"
 #include "pp_test.h"
 
+/* Plans kept by run(): the fewer, the more the time floor prunes. */
+static int g_top_k = 20;
+
 static pp_search *run(const char *model, const char *system, long long gpus, long long gbs, int seq,
                       const pp_search_space *space, bool exhaustive, int threads)
 {
@@ -32,7 +35,7 @@ static pp_search *run(const char *model, const char *system, long long gpus, lon
 	job.seq_len = seq;
 	pp_search_options o;
 	pp_search_options_init(&o);
-	o.top_k = 20;
+	o.top_k = g_top_k;
 	o.threads = threads;
 	o.exhaustive = exhaustive;
 	pp_search *srch;
@@ -65,38 +68,53 @@ static void assert_same_results(const pp_search *a, const pp_search *b)
 		    same_plan(&pp_search_pareto(a, i)->plan, &pp_search_pareto(b, i)->plan));
 }
 
-/* Spaces small enough to enumerate: dense, MoE, and one where memory is tight. */
+/* Spaces small enough to enumerate: dense, MoE, and one where memory is tight.
+ * Pruning by memory and by time (the floor under a plan's time against the
+ * K-th best and the front) returns the top K and the Pareto front that
+ * exhaustive evaluation returns, for K = 20 and K = 1 (a tighter bound). */
 static void test_pruned_equals_exhaustive(void **state)
 {
 	(void)state;
-	const struct {
-		const char *model, *system;
-		long long gpus, gbs;
-		int seq;
-	} cases[] = {{"llama3-8b", "dgx-h100", 16, 64, 4096},
-	             {"mixtral-8x7b", "dgx-h100", 16, 32, 4096},
-	             {"llama2-70b", "dgx-a100-40g", 64, 128, 4096},
-	             {"gpt-7.5b", "dgx-a100-80g", 32, 256, 2048}};
-	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-		pp_search_space space;
-		pp_search_space_init(&space);
-		pp_search *fast = run(cases[k].model, cases[k].system, cases[k].gpus, cases[k].gbs,
-		                      cases[k].seq, &space, false, 2);
-		pp_search *full = run(cases[k].model, cases[k].system, cases[k].gpus, cases[k].gbs,
-		                      cases[k].seq, &space, true, 1);
-		pp_search_stats a, b;
-		pp_search_get_stats(fast, &a);
-		pp_search_get_stats(full, &b);
-		print_message("%s on %lld: space %.0f, pruned %lld of which exhaustive evaluated "
-		              "%lld\n",
-		              cases[k].model, cases[k].gpus, a.space, a.pruned, b.evaluated);
-		assert_true(a.space == b.space);
-		assert_int_equal(b.pruned, 0);
-		assert_int_equal(a.evaluated + a.pruned, b.evaluated);
-		assert_same_results(fast, full);
-		pp_search_free(fast);
-		pp_search_free(full);
+	long long by_time = 0;
+	for (int top = 20; top >= 1; top -= 19) {
+		g_top_k = top;
+		const struct {
+			const char *model, *system;
+			long long gpus, gbs;
+			int seq;
+		} cases[] = {{"llama3-8b", "dgx-h100", 16, 64, 4096},
+		             {"mixtral-8x7b", "dgx-h100", 16, 32, 4096},
+		             {"llama2-70b", "dgx-a100-40g", 64, 128, 4096},
+		             {"gpt-7.5b", "dgx-a100-80g", 32, 256, 2048}};
+		for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+			pp_search_space space;
+			pp_search_space_init(&space);
+			pp_search *fast = run(cases[k].model, cases[k].system, cases[k].gpus,
+			                      cases[k].gbs, cases[k].seq, &space, false, 2);
+			pp_search *full = run(cases[k].model, cases[k].system, cases[k].gpus,
+			                      cases[k].gbs, cases[k].seq, &space, true, 1);
+			pp_search_stats a, b;
+			pp_search_get_stats(fast, &a);
+			pp_search_get_stats(full, &b);
+			print_message(
+			    "%s on %lld, top %d: space %.0f, pruned %lld of which exhaustive "
+			    "evaluated %lld; %lld of %lld that fit not timed\n",
+			    cases[k].model, cases[k].gpus, top, a.space, a.pruned, b.evaluated,
+			    a.pruned_time, a.evaluated - a.infeasible);
+			assert_true(a.space == b.space);
+			assert_int_equal(b.pruned, 0);
+			assert_int_equal(b.pruned_time, 0);
+			assert_int_equal(a.evaluated + a.pruned, b.evaluated);
+			assert_true(a.pruned_time <= a.evaluated - a.infeasible);
+			by_time += a.pruned_time;
+			assert_same_results(fast, full);
+			pp_search_free(fast);
+			pp_search_free(full);
+		}
 	}
+	g_top_k = 20;
+	/* The time floor did prune (else the equality above tests nothing new). */
+	assert_true(by_time > 0);
 }
 
 /* The same answer with 1, 2 or 3 threads. */
@@ -110,6 +128,17 @@ static void test_threads_deterministic(void **state)
 	pp_search *three = run("llama3-8b", "dgx-h100", 32, 128, 8192, &space, false, 3);
 	assert_same_results(one, two);
 	assert_same_results(one, three);
+	/* The stats too: each sub-space is pruned against the same lists. */
+	pp_search_stats a, b, c;
+	pp_search_get_stats(one, &a);
+	pp_search_get_stats(two, &b);
+	pp_search_get_stats(three, &c);
+	assert_int_equal(a.evaluated, b.evaluated);
+	assert_int_equal(a.evaluated, c.evaluated);
+	assert_int_equal(a.pruned, c.pruned);
+	assert_int_equal(a.pruned_time, b.pruned_time);
+	assert_int_equal(a.pruned_time, c.pruned_time);
+	assert_true(a.pruned_time > 0);
 	pp_search_free(one);
 	pp_search_free(two);
 	pp_search_free(three);
@@ -296,10 +325,15 @@ static void test_time_limit(void **state)
 {
 	(void)state;
 	pp_search *quick = bounded(1, 1e-6, 0);
-	pp_search_stats a;
+	pp_search *quick3 = bounded(3, 1e-6, 0);
+	pp_search_stats a, q3;
 	pp_search_get_stats(quick, &a);
+	pp_search_get_stats(quick3, &q3);
 	assert_int_equal(a.stop, PP_SEARCH_TIME_LIMIT);
-	assert_int_equal(a.subspaces_done, 1); /* one batch of one thread */
+	/* one batch, whose size depends on the space, not on the threads */
+	assert_true(a.subspaces_done >= 1 && a.subspaces_done < a.subspaces);
+	assert_int_equal(a.subspaces_done, q3.subspaces_done);
+	pp_search_free(quick3);
 	pp_search *slow = bounded(2, 1e6, 0);
 	pp_search *plain = bounded(2, 0, 0);
 	pp_search_get_stats(slow, &a);

@@ -1,0 +1,39 @@
+/*
+ * Private to the library: the estimate with a time cut, for the search's
+ * branch and bound.
+ */
+#ifndef PPI_ESTIMATE_INT_H
+#define PPI_ESTIMATE_INT_H
+
+#include <stdbool.h>
+
+#include "paraplan/estimate.h"
+
+/*
+ * Asked once the memory model says the plan fits (e->memory, e->fits,
+ * e->capacity_bytes and the resolved e->plan are set; the time is not):
+ * `floor_s` is a true lower bound of the e->time.iteration_s the time model
+ * would give (estimate.c, time_floor).  Return true to skip the time model.
+ */
+typedef bool (*ppi_time_cut)(void *ctx, const pp_estimate *e, double floor_s);
+
+/* A flag of ppi_estimate_eval_cut beside the PP_EVAL_ ones, for the
+ * search's scratch estimate: the caller has checked the model, system and job
+ * and the plan's rank order once (ppi_plan_resolve_trusted), and `out` is not
+ * cleared first nor given copies of the inputs: only what the models write
+ * is set (plan, gpus, memory, fits, capacity and, when timed, the time and
+ * what follows it); the rest is left as it was.  An estimate to keep whole
+ * is evaluated again without the flag. */
+enum { PPI_EVAL_TRUSTED = 1u << 16 };
+
+/*
+ * pp_estimate_eval, and when `cut` is given and the plan fits, `cut` is asked
+ * before the time model; when it answers true the estimate stops there
+ * (*was_cut true, e->time zero).  `cut` NULL: pp_estimate_eval exactly.
+ */
+pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_job *job,
+                                const pp_plan *plan, long long gpus, unsigned flags, pp_work *ws,
+                                pp_estimate *out, ppi_time_cut cut, void *ctx, bool *was_cut,
+                                pp_error *err);
+
+#endif

@@ -194,6 +194,7 @@ typedef struct pp_system {
 	double compute_copy_bytes; /* bytes per parameter of the GEMMs' low-precision copy */
 	double reshard_after_forward_pp; /* 1: ZeRO-3 reshards after forward with pp > 1 */
 	double selective_op_sac;         /* 1: selective recompute is per-op SAC (torchtitan) */
+	double pp_scatter_gather; /* 1: without SP, pipeline sends 1/tp + TP all-gather (SC'21) */
 	char source[PP_SOURCE_MAX];
 	/* DHelix (seed 002, dhelix.h): the operator overlap table the wshape
 	 * schedule pairs with; dh_overlap_set false = the built-in table of the

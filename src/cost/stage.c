@@ -433,12 +433,20 @@ static void stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage
 	const pp_job *job = sc->job;
 	const pp_plan *p = &sc->plan;
 	const pp_layout *lay = sc->place.group;
-	/* Pipeline: activations forward and their gradients backward; with SP the
-	 * sequence-sharded tensor travels (Megatron's scatter/gather). */
+	/* Pipeline: activations forward and their gradients backward, 1/tp of
+	 * the tensor per GPU.  With SP (or SUMMA) the tensor is already
+	 * sequence-sharded.  Without SP every TP rank holds the whole tensor and
+	 * sends it whole (Megatron-Core), or, with framework.pp_scatter_gather,
+	 * Megatron-LM 2021's scatter/gather (Narayanan et al. SC'21 Sec. 4.1, Megatron-LM
+	 * scatter_gather_tensors_in_pipeline) sends 1/tp of it from each rank
+	 * over the inter-stage link and all-gathers it over TP (NVLink) on the
+	 * receiver before the next stage can start: the gather is on the
+	 * transfer's critical path, its bytes on the TP group's links. */
 	if (p->pp > 1) {
-		double sd = ((p->sp || p->summa) && p->tp > 1) ? p->tp : 1;
 		double n2 = p->tp2 > 1 ? p->tp2 : 1;
-		double act = (double)p->mbs * job->seq_len / p->cp / n2 * m->hidden * 2.0 / sd;
+		double full = (double)p->mbs * job->seq_len / p->cp / n2 * m->hidden * 2.0;
+		bool gather = p->tp > 1 && !(p->sp || p->summa) && s->pp_scatter_gather >= 0.5;
+		double act = p->tp > 1 && (p->sp || p->summa || gather) ? full / p->tp : full;
 		pp_profile_entry *e = entry_new(b, "pp-sendrecv", PP_UNIT_STAGE, 1);
 		if (e) {
 			e->coll = true;
@@ -449,6 +457,9 @@ static void stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage
 			e->count = 2; /* one activation, one gradient */
 			e->bytes = e->wire_bytes = act;
 			e->seconds = pp_coll_time(s, &lay[PP_GROUP_PP], PP_COLL_P2P, act, NULL);
+			if (gather)
+				e->seconds += pp_coll_time(s, &lay[PP_GROUP_TP], PP_COLL_ALLGATHER,
+				                           full, NULL);
 		}
 	}
 	/* ZeRO-3: each layer's parameters gathered for forward and again for
@@ -529,11 +540,20 @@ static void finish(pp_stage_time *out, acc *a, const pp_profile_entry *e, int fr
 	out->wgrad_compute_s = a->compute[PP_PHASE_BWD_WEIGHT];
 	out->bwd_compute_s = a->compute[PP_PHASE_BWD_INPUT] + a->compute[PP_PHASE_BWD_WEIGHT] +
 	                     a->compute[PP_PHASE_RECOMPUTE];
-	/* CP's ring traffic hides under the attention compute of its phase. */
-	for (int ph = 0; ph < 4; ph++) {
-		double over = a->hidden_cp[ph] - a->attn[ph];
-		if (over > 0)
-			a->exposed[PP_GROUP_CP] += over;
+	/* CP's ring (Megatron-Core / Transformer Engine ring attention,
+	 * attn_forward_func_with_cp): a layer's attention runs as cp steps of
+	 * 1/cp of its work each (load-balanced causal chunks); step i's compute
+	 * overlaps the K/V (backward: K/V and dK/dV) transfer that step i+1
+	 * needs, and the last step has no transfer to hide.  Per step exposed =
+	 * max(0, comm_step - attn/cp), over cp - 1 steps.  Every layer of a
+	 * stage has the same attention, so the stage's sums give the same total:
+	 * (cp-1) max(0, hidden/(cp-1) - attn/cp) per phase. */
+	int steps = p->cp > 1 ? p->cp - 1 : 0;
+	for (int ph = 0; ph < 4 && steps > 0; ph++) {
+		double comm_step = a->hidden_cp[ph] / steps;
+		double compute_step = a->attn[ph] / p->cp;
+		if (comm_step > compute_step)
+			a->exposed[PP_GROUP_CP] += steps * (comm_step - compute_step);
 	}
 	/* tp_overlap (Megatron's userbuffers) hides n_1 traffic; 2D TP's n_2
 	 * gathers and SUMMA's panels (already overlapped) are added as they are. */

@@ -87,6 +87,9 @@ static const pp_param registry[] = {
     {"framework.selective_op_sac", "selective_op_sac", FW(selective_op_sac), "flag", 0, 1, NOFIT,
      "what --recompute selective drops: 0 the attention core (Megatron); 1 per-op selective "
      "checkpointing (torchtitan: keep every other matmul output and SDPA's, recompute the rest)"},
+    {"framework.pp_scatter_gather", "pp_scatter_gather", FW(pp_scatter_gather), "flag", 0, 1, NOFIT,
+     "1: without SP a pipeline send carries 1/tp of the activation per TP rank and the receiver "
+     "all-gathers it over TP (Megatron-LM 2021 scatter/gather); 0: every TP rank sends it whole"},
 };
 
 #undef GPU

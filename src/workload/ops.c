@@ -309,21 +309,24 @@ static void attention(ctx *c, bool full_rc)
 	double io = T * heads * (2 * qk_dim + 2 * v_dim) * ACT; /* q, k, v in, o out */
 	double score_bytes = p->flash ? 0 : T * c->S * heads * ACT * (m->dropout ? 5.0 : 3.0);
 	pp_op *o;
-	/* Shape for the kernel model (src/kernel/): queries m, keys n, head dim k. */
+	/* Shape for the kernel model (src/kernel/): queries m, keys n, head dim k.
+	 * Under CP the ring runs cp kernels, each over S/cp keys (Transformer
+	 * Engine's ring attention): the kernel's rate is that of the short chunk. */
+	double kn = c->S / (p->cp > 1 ? p->cp : 1);
 	if ((o = add_op(c, "attn", PP_OP_ATTN, PP_PHASE_FWD))) {
 		o->flops = fl;
 		o->bytes = io + score_bytes;
-		o->m = T, o->n = c->S, o->k = qk_dim;
+		o->m = T, o->n = kn, o->k = qk_dim;
 	}
 	if ((o = add_op(c, "attn", PP_OP_ATTN, PP_PHASE_BWD_INPUT))) {
 		o->flops = 2.5 * fl;
 		o->bytes = 2 * io + 2 * score_bytes;
-		o->m = T, o->n = c->S, o->k = qk_dim;
+		o->m = T, o->n = kn, o->k = qk_dim;
 	}
 	if ((full_rc || sel) && (o = add_op(c, "attn", PP_OP_ATTN, PP_PHASE_RECOMPUTE))) {
 		o->flops = fl;
 		o->bytes = io + score_bytes;
-		o->m = T, o->n = c->S, o->k = qk_dim;
+		o->m = T, o->n = kn, o->k = qk_dim;
 	}
 	gemm(c, "proj", T, H * v_dim / t, h, 1, full_rc);
 	elem(c, "residual", T / c->sd * h * ACT * 3 * (m->dropout ? 2 : 1), T / c->sd * h, full_rc);

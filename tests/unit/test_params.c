@@ -44,7 +44,8 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.param_bytes",
 	                                  "framework.compute_copy_bytes",
 	                                  "framework.reshard_after_forward_pp",
-	                                  "framework.selective_op_sac"};
+	                                  "framework.selective_op_sac",
+	                                  "framework.pp_scatter_gather"};
 	double *const sys_f[] = {&s->comm_buffer_bytes,
 	                         &s->allocator_fraction,
 	                         &s->fp8_weight_copy_bytes,
@@ -63,7 +64,8 @@ static double *field(pp_system *s, const char *name)
 	                         &s->param_bytes,
 	                         &s->compute_copy_bytes,
 	                         &s->reshard_after_forward_pp,
-	                         &s->selective_op_sac};
+	                         &s->selective_op_sac,
+	                         &s->pp_scatter_gather};
 	for (size_t i = 0; i < sizeof gpu / sizeof gpu[0]; i++)
 		if (strcmp(gpu[i], name) == 0)
 			return gpu_f[i];
@@ -73,7 +75,7 @@ static double *field(pp_system *s, const char *name)
 	return NULL;
 }
 
-#define NFIELDS 25 /* the two tables above */
+#define NFIELDS 26 /* the two tables above */
 
 static void test_round_trip(void **state)
 {

@@ -29,11 +29,11 @@ static void test_gpu_names(void **state)
 	    {"NVIDIA H100 80GB HBM3", "dgx-h100"},
 	    {"8x H100", "dgx-h100"},
 	    {"Hopper", "dgx-h100"},
-	    {"H100 PCIe", NULL},
-	    {"H100 NVL 94GB", NULL},
+	    {"H100 PCIe", "h100-pcie-8"},
+	    {"H100 NVL 94GB", "h100-nvl-8"},
 	    {"H200 141GB", "dgx-h200"},
-	    {"H20", NULL}, /* not H200 */
-	    {"NVIDIA H20 96GB", NULL},
+	    {"H20", "hgx-h20"}, /* not H200 */
+	    {"NVIDIA H20 96GB", "hgx-h20"},
 	    {"H800 SXM", "hgx-h800"},
 	    {"A800-SXM4-80GB", "dhelix-a800"},
 	    {"A100-SXM4-40GB", "dgx-a100-40g"},

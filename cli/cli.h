@@ -56,6 +56,8 @@ int cli_out_close(cli_out *o, int ok);
 int cli_estimate_parse_only(int argc, char **argv);
 int cli_search_parse_only(int argc, char **argv);
 int cli_sweep_parse_only(int argc, char **argv);
+int cli_validate_parse_only(int argc, char **argv);
+int cli_calibrate_parse_only(int argc, char **argv);
 
 int cli_estimate(int argc, char **argv);
 int cli_place(int argc, char **argv);
@@ -82,6 +84,12 @@ void cli_traffic_done(cli_traffic_result *r);
 int cli_list(int argc, char **argv);
 int cli_validate(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);
+/* calibrate's modes after its flags (cli/calibrate.c): --nccl-tests
+ * (cli/calibrate_nccl.c, at most CLI_NCCL_MAX_LOGS logs) and --step-times
+ * (cli/calibrate_steps.c).  Exit codes. */
+#define CLI_NCCL_MAX_LOGS 64
+int cli_calibrate_nccl(const char *const *paths, size_t np, const char *system, const char *output);
+int cli_calibrate_steps(const char *path, const char *output);
 int cli_sweep(int argc, char **argv);
 int cli_search(int argc, char **argv);
 /*

@@ -180,7 +180,8 @@ int cli_parse_price(const char *flag, const char *s, double hi, double *out)
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < 0 || v > hi) {
+	if (errno || end == s || *end || !isfinite(v) || v < 0 || signbit(v) || v > hi) {
+		/* signbit: "-0" is no price either */
 		cli_message("--%s: expected a price in 0..%.10g, got '%s'", flag, hi, s);
 		return EXIT_BADINPUT;
 	}

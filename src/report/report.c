@@ -59,10 +59,18 @@ int pp_report_text(const pp_estimate *e, FILE *out)
 			                                                  : "loss");
 		fputc('\n', out);
 	}
-	fprintf(out, "job     global batch %lld x %d tokens, %s, %s gradients, %s\n\n",
+	fprintf(out, "job     global batch %lld x %d tokens, %s, %s gradients, %s\n",
 	        e->job.global_batch, e->job.seq_len, pp_precision_name(e->job.precision),
 	        e->job.grad_bytes == 4 ? "fp32" : "16-bit",
 	        e->job.optimizer == PP_OPT_ADAM ? "adam" : "sgd");
+	const pp_system *sy = &e->system;
+	fprintf(out, "links   %d GPUs per node, %s %.4g GB/s per GPU", sy->gpus_per_node,
+	        pp_intra_link_label(sy), sy->nvlink_bytes_per_s / 1e9);
+	if (sy->nics_per_node > 0 && sy->nic_bytes_per_s > 0)
+		fprintf(out, "; between nodes %s, %d x %.4g GB/s per node\n\n",
+		        pp_inter_network_label(sy), sy->nics_per_node, sy->nic_bytes_per_s / 1e9);
+	else
+		fprintf(out, "; no network between nodes\n\n");
 
 	fprintf(out,
 	        "memory per GPU, peak stage %d of %d (%d layers, %.4g layer-micro-batches "
@@ -75,8 +83,8 @@ int pp_report_text(const pp_estimate *e, FILE *out)
 	fprintf(out, "  %-13s %9.2f GiB   (transient %.2f, framework %.2f, fragmentation %.2f)\n",
 	        "other", mem->other_bytes / GIB, mem->transient_bytes / GIB,
 	        mem->framework_bytes / GIB, mem->fragmentation_bytes / GIB);
-	fprintf(out, "  %-13s %9.2f GiB   of %.2f GiB HBM (%.1f%%)\n", "total",
-	        mem->total_bytes / GIB, e->capacity_bytes / GIB,
+	fprintf(out, "  %-13s %9.2f GiB   of %.2f GiB %s (%.1f%%)\n", "total",
+	        mem->total_bytes / GIB, e->capacity_bytes / GIB, pp_memory_label(&e->system.gpu),
 	        100.0 * mem->total_bytes / e->capacity_bytes);
 	if (e->fits)
 		fprintf(out, "\nverdict: fits, %.2f GiB headroom\n", e->headroom_bytes / GIB);
@@ -163,10 +171,12 @@ static json_t *estimate_json(const pp_estimate *e)
 	              e->params.total, "active_params", e->params.active, "layers", md->num_layers,
 	              "hidden", md->hidden, "heads", md->num_heads, "kv_heads", md->num_kv_heads,
 	              "vocab", md->vocab, "experts", md->moe.num_experts);
-	json_t *system =
-	    json_pack("{s:s,s:s,s:I,s:i,s:i}", "name", e->system.name, "gpu", e->system.gpu.name,
-	              "gpus", (json_int_t)e->gpus, "gpus_per_node", e->system.gpus_per_node,
-	              "nvlink_domain", e->system.nvlink_domain);
+	json_t *system = json_pack(
+	    "{s:s,s:s,s:I,s:i,s:i,s:s,s:s,s:s}", "name", e->system.name, "gpu", e->system.gpu.name,
+	    "gpus", (json_int_t)e->gpus, "gpus_per_node", e->system.gpus_per_node, "nvlink_domain",
+	    e->system.nvlink_domain, "intra_node_link", pp_intra_link_label(&e->system),
+	    "inter_node_network", pp_inter_network_label(&e->system), "memory_type",
+	    pp_memory_label(&e->system.gpu));
 	json_t *job =
 	    json_pack("{s:I,s:i,s:f,s:s,s:i,s:s}", "global_batch", (json_int_t)e->job.global_batch,
 	              "seq_len", e->job.seq_len, "train_tokens", e->job.train_tokens, "precision",

@@ -2,6 +2,7 @@
  * The GPU x GPU traffic matrix of one iteration, from the stage profiles and
  * the placement (include/paraplan/traffic.h).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -335,6 +336,11 @@ pp_status pp_traffic_build_map(const pp_scenario *sc, const long long *rank_gpu,
 	t->gpus = b.R;
 	t->gpus_per_node = b.pl->gpus_per_node;
 	t->domain = b.pl->domain;
+	const pp_system *sys = pp_scenario_system(sc);
+	snprintf(t->tier_label[PP_TIER_NVLINK], sizeof t->tier_label[0], "%s",
+	         pp_intra_link_label(sys));
+	snprintf(t->tier_label[PP_TIER_NIC], sizeof t->tier_label[0], "%s",
+	         pp_inter_network_label(sys));
 	t->microbatches = b.p->microbatches;
 	t->n = k;
 	t->cell = b.c;

@@ -45,8 +45,18 @@ typedef struct cli_out {
  */
 int cli_out_check(const char *verb, const char *flag, const char *path);
 int cli_out_open(cli_out *o, const char *path);
-/* Finish: rename into place (ok) or remove the temporary (!ok). Returns exit code. */
+/* Finish: rename into place (ok) or remove the temporary (!ok). Returns exit
+ * code.  `ok` CLI_OUT_ENOMEM: the output could not be built (a report out of
+ * memory): the temporary is removed and "out of memory" is the one message. */
 int cli_out_close(cli_out *o, int ok);
+#define CLI_OUT_ENOMEM (-2)
+/* cli_out_close's `ok` for a report's return (0, -1, PP_REPORT_ENOMEM) on `f`. */
+int cli_report_ok(int wr, FILE *f);
+/* Write a JSON document the CLI built (`root`, released here) to `f`: 0, -1,
+ * or PP_REPORT_ENOMEM when an allocation failed since `mark`
+ * (ppi_alloc_failed() before building: a value was dropped). */
+struct json_t;
+int cli_json_dump(struct json_t *root, long long mark, FILE *f);
 
 /*
  * A verb's option parsing only, no file read and no work: the exit code the

@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "util/util.h"
 #include "paraplan/calib.h"
 
 #define GIB 1073741824.0
@@ -283,6 +284,7 @@ static json_t *num_or_null(double v)
 static int print_json(FILE *f, const char *data, const row *rows, size_t nrows, const skip *skips,
                       size_t nskips, const double *sorted)
 {
+	long long mark = ppi_alloc_failed(); /* a value dropped: out of memory */
 	json_t *root = json_object();
 	json_object_set_new(root, "data", json_string(data));
 	json_t *arr = json_array();
@@ -367,10 +369,7 @@ static int print_json(FILE *f, const char *data, const row *rows, size_t nrows, 
 		json_object_set_new(sum, "fraction_max", json_real(sorted[nrows - 1]));
 	}
 	json_object_set_new(root, "summary", sum);
-	int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	fputc('\n', f);
-	json_decref(root);
-	return rc;
+	return cli_json_dump(root, mark, f);
 }
 
 /* Short name of a source: its title up to the first comma or parenthesis. */
@@ -493,6 +492,7 @@ static void print_speed_text(FILE *f, const char *data, const row *rows, size_t 
 static int print_speed_json(FILE *f, const char *data, const row *rows, size_t nrows,
                             const skip *skips, size_t nskips)
 {
+	long long mark = ppi_alloc_failed(); /* a value dropped: out of memory */
 	json_t *root = json_object();
 	json_object_set_new(root, "data", json_string(data));
 	json_t *arr = json_array();
@@ -547,10 +547,7 @@ static int print_speed_json(FILE *f, const char *data, const row *rows, size_t n
 		json_array_append_new(
 		    sk, json_pack("{s:s,s:s}", "id", skips[i].id, "reason", skips[i].reason));
 	json_object_set_new(root, "skipped_records", sk);
-	int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	fputc('\n', f);
-	json_decref(root);
-	return rc;
+	return cli_json_dump(root, mark, f);
 }
 
 /* The fastest plan that fits for the record's model, system, GPUs and job, in
@@ -762,7 +759,7 @@ int cli_validate(int argc, char **argv)
 			wr = print_json(f, data, rows, nrows, skips, nskips, sorted);
 		else
 			print_text(f, data, rows, nrows, skips, nskips, sorted);
-		rc = cli_out_close(&out, wr == 0 && !ferror(f));
+		rc = cli_out_close(&out, cli_report_ok(wr, f));
 	}
 	free(rows);
 	free(skips);

@@ -7,6 +7,7 @@
 
 #include "paraplan/report.h"
 #include "report_int.h"
+#include "util/util.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -235,20 +236,26 @@ static json_t *estimate_json(const pp_estimate *e)
 	return root;
 }
 
-int ppi_report_dump(json_t *root, FILE *out)
+int ppi_report_dump(json_t *root, long long mark, FILE *out)
 {
-	if (!root)
-		return -1;
+	if (!root || ppi_alloc_failed() != mark) { /* a value could not be built */
+		json_decref(root);
+		return PP_REPORT_ENOMEM;
+	}
+	long long failed = mark;
 	int rc =
 	    json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
-	fputc('\n', out);
 	json_decref(root);
+	if (rc != 0 && ppi_alloc_failed() != failed)
+		return PP_REPORT_ENOMEM;
+	fputc('\n', out);
 	return rc == 0 && !ferror(out) ? 0 : -1;
 }
 
 int pp_report_json(const pp_estimate *e, FILE *out)
 {
-	return ppi_report_dump(estimate_json(e), out);
+	long long mark = ppi_alloc_failed();
+	return ppi_report_dump(estimate_json(e), mark, out);
 }
 
 /* ------------------------------------------------------------ search */
@@ -359,6 +366,7 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 
 int pp_report_search_json(const pp_search *s, FILE *out)
 {
+	long long mark = ppi_alloc_failed();
 	json_t *plans = json_array(), *pareto = json_array();
 	for (size_t i = 0; i < pp_search_count(s); i++)
 		json_array_append_new(plans, estimate_json(pp_search_plan(s, i)));
@@ -388,5 +396,5 @@ int pp_report_search_json(const pp_search *s, FILE *out)
 	                      : json_null();
 	return ppi_report_dump(json_pack("{s:o,s:o,s:o,s:o}", "plans", plans, "pareto", pareto,
 	                                 "stats", stats, "explanation", explain),
-	                       out);
+	                       mark, out);
 }

@@ -19,7 +19,7 @@ int pp_report_traffic_text(const pp_traffic *t, FILE *out)
 		         t->tier_label[k][0] ? t->tier_label[k]
 		         : k                 ? "nic"
 		                             : "nvlink");
-	fprintf(out, "  %-10s %14s %14s %12s\n", "type", head[0], head[1], "total GB");
+	fprintf(out, "  %-10s %12s %12s %12s\n", "type", head[0], head[1], "total GB");
 	double tier[PP_NTIERS] = {0, 0};
 	for (int k = 0; k < PP_TRAFFIC_NTYPES; k++) {
 		double a = t->total_bytes[k][PP_TIER_NVLINK], b = t->total_bytes[k][PP_TIER_NIC];
@@ -27,10 +27,10 @@ int pp_report_traffic_text(const pp_traffic *t, FILE *out)
 		tier[1] += b;
 		if (a + b <= 0)
 			continue;
-		fprintf(out, "  %-10s %14.3f %14.3f %12.3f\n",
+		fprintf(out, "  %-10s %12.3f %12.3f %12.3f\n",
 		        pp_traffic_type_name((pp_traffic_type)k), a / GB, b / GB, (a + b) / GB);
 	}
-	fprintf(out, "  %-10s %14.3f %14.3f %12.3f\n", "total", tier[0] / GB, tier[1] / GB,
+	fprintf(out, "  %-10s %12.3f %12.3f %12.3f\n", "total", tier[0] / GB, tier[1] / GB,
 	        (tier[0] + tier[1]) / GB);
 	fprintf(out, "  busiest node sends %.3f GB out of the node; %zu GPU pairs x types talk\n",
 	        t->max_nic_egress_bytes / GB, t->n);

@@ -87,7 +87,10 @@ int main(int argc, char **argv)
 	argv[0] = "paraplan";
 	if (getenv("OOM_ONLY")) { /* debugging: that one allocation failed, in-process */
 		ppi_alloc_inject(atoll(getenv("OOM_ONLY")), false);
-		return paraplan_main(argc, argv);
+		int rc = paraplan_main(argc, argv);
+		fprintf(stderr, "allocations %lld (%lld in the parser), failed %lld\n",
+		        ppi_alloc_count(), ppi_alloc_shielded(), ppi_alloc_failed());
+		return rc;
 	}
 	int fds[2];
 	if (pipe(fds)) {

@@ -3,24 +3,174 @@
  * network efficiencies) to the published runs measured on it (pp_fit), and
  * print them for the presets.
  */
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 #include "paraplan/calib.h"
 #include "paraplan/params.h"
 
-enum { OPT_DATA = 256, OPT_GPU, OPT_CV, OPT_JSON, OPT_HELP, OPT_QUIET };
+/*
+ * calibrate's flags, of its three modes (cli_args_parse: exact names,
+ * -h/--help).  A flag given twice: the last one wins, except --gpu and
+ * --nccl-tests, which add.  A flag of another mode is refused
+ * (calibrate_mode), never ignored.  A new flag: a code, a row, a field of
+ * calibrate_args, a case in calibrate_flag, the mode it belongs to in
+ * calibrate_mode, and a line in calibrate_usage.
+ */
+enum {
+	OPT_DATA = 256,
+	OPT_GPU,
+	OPT_CV,
+	OPT_JSON,
+	OPT_QUIET,
+	OPT_NCCL,
+	OPT_SYSTEM,
+	OPT_OUTPUT,
+	OPT_STEPS
+};
 
 static const struct option calibrate_opts[] = {{"data", required_argument, 0, OPT_DATA},
                                                {"gpu", required_argument, 0, OPT_GPU},
                                                {"cross-validate", required_argument, 0, OPT_CV},
                                                {"json", no_argument, 0, OPT_JSON},
-                                               {"help", no_argument, 0, OPT_HELP},
                                                {"quiet", no_argument, 0, OPT_QUIET},
+                                               {"nccl-tests", required_argument, 0, OPT_NCCL},
+                                               {"system", required_argument, 0, OPT_SYSTEM},
+                                               {"output", required_argument, 0, OPT_OUTPUT},
+                                               {"step-times", required_argument, 0, OPT_STEPS},
+                                               {"help", no_argument, 0, 0},
                                                {0, 0, 0, 0}};
+
+#define MAX_GPUS 16
+
+typedef struct calibrate_args {
+	const char *data, *system, *output, *steps;
+	const char *gpus[MAX_GPUS];
+	int ngpus;
+	bool cv, cv_source, json, quiet;
+	const char *logs[CLI_NCCL_MAX_LOGS]; /* --nccl-tests, and the operands after it */
+	size_t nlogs;
+	const char *operand; /* the first argument that is not an option */
+} calibrate_args;
+
+static void calibrate_usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: paraplan calibrate [--data FILE] [--gpu G[:STACK]]... [--cross-validate "
+	        "record|source]\n"
+	        "                          [--json] [--quiet]\n"
+	        "       paraplan calibrate --nccl-tests LOG [LOG...] --system S [--output FILE]\n"
+	        "       paraplan calibrate --step-times FILE [--output FILE]\n"
+	        "\n"
+	        "Fits each GPU's efficiencies (and its systems' network efficiencies)\n"
+	        "to the runs measured on it (default: every GPU the records use).\n"
+	        "  --data FILE       run records (default as for validate)\n"
+	        "  --gpu G           fit this GPU only (repeatable, at most %d)\n"
+	        "  --gpu G:STACK     fit only G's records of one training stack\n"
+	        "                    (megatron, llm-foundry, ...)\n"
+	        "  --cross-validate record  refit without each record, predict it\n"
+	        "  --cross-validate source  refit without each source, predict its\n"
+	        "                    records; MAPE per source, GPU, stack, dense/MoE\n"
+	        "                    and scale (--json: as JSON)\n"
+	        "  --quiet           no progress on a terminal (any mode)\n"
+	        "--nccl-tests fits the NVLink tier (single-domain logs) and the NIC tier (logs\n"
+	        "across nodes) of system S to nccl-tests output (text or -J JSON) and writes\n"
+	        "the calibrated system JSON to FILE (default: stdout; the fit's summary then\n"
+	        "goes to stderr); at most %d logs.\n"
+	        "--step-times fits the efficiencies to measured step times (CSV).\n"
+	        "  -h, --help        this text\n"
+	        "Options are named in full (no abbreviations); one given twice: the last wins\n"
+	        "(--gpu and --nccl-tests add).  A flag of another mode is refused.\n",
+	        MAX_GPUS, CLI_NCCL_MAX_LOGS);
+}
+
+static int add_log(calibrate_args *a, const char *path)
+{
+	if (a->nlogs == CLI_NCCL_MAX_LOGS) {
+		cli_message("calibrate: at most %d nccl-tests logs", CLI_NCCL_MAX_LOGS);
+		return EXIT_BADINPUT;
+	}
+	a->logs[a->nlogs++] = path;
+	return 0;
+}
+
+static int calibrate_flag(const struct option *opt, const char *v, void *ctx)
+{
+	calibrate_args *a = ctx;
+	switch (opt->val) {
+	case OPT_DATA: a->data = v; return 0;
+	case OPT_GPU:
+		if (a->ngpus == MAX_GPUS) {
+			cli_message("calibrate: at most %d --gpu options", MAX_GPUS);
+			return EXIT_BADINPUT;
+		}
+		a->gpus[a->ngpus++] = v;
+		return 0;
+	case OPT_CV:
+		if (strcmp(v, "record") == 0) {
+			a->cv = true;
+			a->cv_source = false;
+		} else if (strcmp(v, "source") == 0) {
+			a->cv_source = true;
+			a->cv = false;
+		} else {
+			cli_message("calibrate: --cross-validate takes record or source, not '%s'",
+			            v);
+			return EXIT_BADINPUT;
+		}
+		return 0;
+	case OPT_JSON: a->json = true; return 0;
+	case OPT_QUIET: a->quiet = true; return 0;
+	case OPT_NCCL: return add_log(a, v);
+	case OPT_SYSTEM: a->system = v; return 0;
+	case OPT_OUTPUT: a->output = v; return 0;
+	case OPT_STEPS: a->steps = v; return 0;
+	default: return EXIT_INTERNAL;
+	}
+}
+
+/* "--nccl-tests A B C": the operands are logs too (checked in calibrate_mode). */
+static int calibrate_operand(const char *arg, void *ctx)
+{
+	calibrate_args *a = ctx;
+	if (!a->operand)
+		a->operand = arg;
+	return a->nlogs ? add_log(a, arg) : 0;
+}
+
+/* The mode the flags ask for ('f'it, 'n'ccl, 's'teps), or 0 after one message
+ * naming a flag that mode cannot apply. */
+static char calibrate_mode(const calibrate_args *a)
+{
+	char mode = a->steps ? 's' : a->nlogs ? 'n' : 'f';
+	const char *bad = NULL;
+	if (mode != 'f')
+		bad = a->data                 ? "--data"
+		      : a->ngpus              ? "--gpu"
+		      : a->cv || a->cv_source ? "--cross-validate"
+		      : a->json               ? "--json"
+		                              : NULL;
+	if (!bad && mode == 's')
+		bad = a->nlogs ? "--nccl-tests" : a->system ? "--system" : NULL;
+	if (!bad && mode == 'f')
+		bad = a->system ? "--system" : a->output ? "--output" : NULL;
+	if (bad) {
+		cli_message("calibrate: %s does not apply %s (see 'paraplan calibrate --help')",
+		            bad,
+		            mode == 's'   ? "with --step-times"
+		            : mode == 'n' ? "with --nccl-tests"
+		                          : "without --nccl-tests or --step-times");
+		return 0;
+	}
+	if (mode != 'n' && a->operand) {
+		cli_message("calibrate: unexpected argument '%s'", a->operand);
+		return 0;
+	}
+	return mode;
+}
 
 /* Progress of the fits on a terminal (cli_progress), and the GPU being fitted. */
 static cli_progress fit_progress;
@@ -137,74 +287,44 @@ static int fit_one(const pp_runs *runs, const char *gpu, bool cv, double *cv_sum
 	return EXIT_ANSWERED;
 }
 
-/* calibrate --nccl-tests / --step-times: cli/calibrate_nccl.c */
-int cli_calibrate_nccl(int argc, char **argv);
+/* calibrate's flags into `a` and its mode (*mode): CLI_CONTINUE or the exit code. */
+static int calibrate_parse(int argc, char **argv, calibrate_args *a, char *mode)
+{
+	memset(a, 0, sizeof *a);
+	cli_args args = {"calibrate",    calibrate_usage,   calibrate_opts,
+	                 calibrate_flag, calibrate_operand, a};
+	int rc = cli_args_parse(argc, argv, &args);
+	if (rc != CLI_CONTINUE)
+		return rc;
+	*mode = calibrate_mode(a);
+	return *mode ? CLI_CONTINUE : EXIT_BADINPUT;
+}
+
+static calibrate_args args_store; /* 64 log paths: not on the stack */
+
+int cli_calibrate_parse_only(int argc, char **argv)
+{
+	char mode;
+	int rc = calibrate_parse(argc, argv, &args_store, &mode);
+	return rc == CLI_CONTINUE ? 0 : rc;
+}
 
 int cli_calibrate(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++)
-		if (strncmp(argv[i], "--nccl-tests", 12) == 0 ||
-		    strncmp(argv[i], "--step-times", 12) == 0)
-			return cli_calibrate_nccl(argc, argv);
-	const char *data = NULL;
-	const char *systems[16];
-	int nsys = 0, c;
-	bool cv = false, cv_source = false, json = false, quiet = false;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", calibrate_opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_DATA: data = optarg; break;
-		case OPT_GPU:
-			if (nsys == 16) {
-				cli_message("calibrate: at most 16 --gpu options");
-				return EXIT_BADINPUT;
-			}
-			systems[nsys++] = optarg;
-			break;
-		case OPT_CV:
-			if (strcmp(optarg, "record") == 0) {
-				cv = true;
-			} else if (strcmp(optarg, "source") == 0) {
-				cv_source = true;
-			} else {
-				cli_message(
-				    "calibrate: --cross-validate takes record or source, not "
-				    "'%s'",
-				    optarg);
-				return EXIT_BADINPUT;
-			}
-			break;
-		case OPT_JSON: json = true; break;
-		case OPT_QUIET: quiet = true; break;
-		case OPT_HELP:
-			printf(
-			    "usage: paraplan calibrate [--data FILE] [--gpu G]... "
-			    "[--cross-validate record|source] [--json] [--quiet]\n"
-			    "       paraplan calibrate --nccl-tests LOG [LOG...] --system S "
-			    "[--output FILE]\n"
-			    "Fits each GPU's efficiencies (and its systems' network efficiencies)\n"
-			    "to the runs measured on it (default: every GPU the records use).\n"
-			    "  --gpu G:STACK            fit only G's records of one training\n"
-			    "                           stack (megatron, llm-foundry, ...)\n"
-			    "  --cross-validate record  refit without each record, predict it\n"
-			    "  --cross-validate source  refit without each source, predict its\n"
-			    "                           records; MAPE per source, GPU, stack,\n"
-			    "                           dense/MoE and scale (--json: as JSON)\n"
-			    "  --quiet                  no progress on a terminal\n");
-			return EXIT_ANSWERED;
-		case ':':
-			cli_message("calibrate: option '%s' needs a value", argv[optind - 1]);
-			return EXIT_BADINPUT;
-		default:
-			cli_message("calibrate: unknown option '%s'", argv[optind - 1]);
-			return EXIT_BADINPUT;
-		}
-	}
-	if (optind < argc) {
-		cli_message("calibrate: unexpected argument '%s'", argv[optind]);
-		return EXIT_BADINPUT;
-	}
+	char mode;
+	int rc = calibrate_parse(argc, argv, &args_store, &mode);
+	if (rc != CLI_CONTINUE)
+		return rc;
+	calibrate_args a = args_store;
+	if (mode == 's')
+		return cli_calibrate_steps(a.steps, a.output);
+	if (mode == 'n')
+		return cli_calibrate_nccl(a.logs, a.nlogs, a.system, a.output);
+	const char *data = a.data;
+	const char **systems = a.gpus;
+	int nsys = a.ngpus;
+	bool cv = a.cv;
+	bool cv_source = a.cv_source, json = a.json, quiet = a.quiet;
 	char path[PATH_MAX + 64];
 	if (!data) {
 		if (!cli_default_data(path, sizeof path)) {
@@ -222,9 +342,9 @@ int cli_calibrate(int argc, char **argv)
 		return cli_fail(st, &err);
 	if (nsys == 0) {
 		/* Every GPU some record ran on, in order of appearance. */
-		static char names[16][PP_NAME_MAX];
+		static char names[MAX_GPUS][PP_NAME_MAX];
 		cli_skips why = {0};
-		for (size_t i = 0; i < pp_runs_count(runs) && nsys < 16; i++) {
+		for (size_t i = 0; i < pp_runs_count(runs) && nsys < MAX_GPUS; i++) {
 			pp_model m;
 			pp_system s;
 			pp_job j;
@@ -271,7 +391,7 @@ int cli_calibrate(int argc, char **argv)
 		pp_runs_free(runs);
 		return r;
 	}
-	int rc = EXIT_ANSWERED;
+	rc = EXIT_ANSWERED;
 	double cv_sum = 0;
 	size_t cv_n = 0;
 	cli_progress_start(&fit_progress, "calibrate", quiet, "fitting %d GPU%s%s", nsys,

@@ -3,27 +3,13 @@
  * latency and bandwidth efficiency of each network tier to nccl-tests logs
  * (pp_nccl_*) and write the calibrated system JSON.
  */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "paraplan/nccl.h"
 
-int cli_calibrate_nccl(int argc, char **argv);
-int cli_calibrate_steps(const char *path, const char *output); /* calibrate_steps.c */
-
-enum { OPT_NCCL = 256, OPT_SYSTEM, OPT_OUTPUT, OPT_STEPS, OPT_HELP, OPT_QUIET };
-
-static const struct option nccl_opts[] = {{"nccl-tests", required_argument, 0, OPT_NCCL},
-                                          {"system", required_argument, 0, OPT_SYSTEM},
-                                          {"output", required_argument, 0, OPT_OUTPUT},
-                                          {"step-times", required_argument, 0, OPT_STEPS},
-                                          {"help", no_argument, 0, OPT_HELP},
-                                          {"quiet", no_argument, 0, OPT_QUIET},
-                                          {0, 0, 0, 0}};
-
-#define MAX_LOGS 64
+#define MAX_LOGS CLI_NCCL_MAX_LOGS
 
 static void summary(FILE *f, const pp_system *s, const pp_nccl_log *logs, size_t n,
                     const pp_nccl_fit *fit)
@@ -54,66 +40,15 @@ static void summary(FILE *f, const pp_system *s, const pp_nccl_log *logs, size_t
 		                            : "");
 }
 
-int cli_calibrate_nccl(int argc, char **argv)
+int cli_calibrate_nccl(const char *const *paths, size_t np, const char *system, const char *output)
 {
-	const char *paths[MAX_LOGS];
-	size_t np = 0;
-	const char *system = NULL, *output = NULL, *steps = NULL;
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", nccl_opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_NCCL:
-			if (np == MAX_LOGS) {
-				cli_message("calibrate: at most %d nccl-tests logs", MAX_LOGS);
-				return EXIT_BADINPUT;
-			}
-			paths[np++] = optarg;
-			break;
-		case OPT_SYSTEM: system = optarg; break;
-		case OPT_OUTPUT: output = optarg; break;
-		case OPT_STEPS: steps = optarg; break;
-		case OPT_QUIET: break; /* these fits are instant: no progress to turn off */
-		case OPT_HELP:
-			printf("usage: paraplan calibrate --nccl-tests LOG [LOG...] --system S "
-			       "[--output FILE]\n"
-			       "       paraplan calibrate --step-times FILE [--output FILE]\n"
-			       "Fits the NVLink tier (single-domain logs) and the NIC tier (logs "
-			       "across nodes)\nof system S to nccl-tests output (text or -J JSON) "
-			       "and writes the calibrated\nsystem JSON to FILE (default: stdout; "
-			       "the fit's summary then goes to stderr).\n");
-			return EXIT_ANSWERED;
-		case ':':
-			cli_message("calibrate: option '%s' needs a value", argv[optind - 1]);
-			return EXIT_BADINPUT;
-		default:
-			cli_message("calibrate: unknown option '%s' with --nccl-tests",
-			            argv[optind - 1]);
-			return EXIT_BADINPUT;
-		}
-	}
-	/* "--nccl-tests A B C": the operands are logs too. */
-	for (; optind < argc; optind++) {
-		if (np == MAX_LOGS) {
-			cli_message("calibrate: at most %d nccl-tests logs", MAX_LOGS);
-			return EXIT_BADINPUT;
-		}
-		paths[np++] = argv[optind];
-	}
-	if (steps) {
-		if (np || system) {
-			cli_message(
-			    "calibrate: --step-times takes its systems from each run's flags; "
-			    "no --nccl-tests or --system with it");
-			return EXIT_BADINPUT;
-		}
-		return cli_calibrate_steps(steps, output);
-	}
 	if (!system) {
 		cli_message("calibrate: --nccl-tests needs --system S (the system to start from)");
 		return EXIT_BADINPUT;
 	}
+	int rc0 = cli_out_check("calibrate", "--output", output);
+	if (rc0)
+		return rc0;
 	pp_error err;
 	pp_system start;
 	pp_status st = pp_system_resolve(system, &start, &err);

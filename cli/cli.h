@@ -46,8 +46,18 @@ typedef struct cli_out {
  */
 int cli_out_check(const char *verb, const char *flag, const char *path);
 int cli_out_open(cli_out *o, const char *path);
-/* Finish: rename into place (ok) or remove the temporary (!ok). Returns exit code. */
+/* Finish: rename into place (ok) or remove the temporary (!ok). Returns exit
+ * code.  `ok` CLI_OUT_ENOMEM: the output could not be built (a report out of
+ * memory): the temporary is removed and "out of memory" is the one message. */
 int cli_out_close(cli_out *o, int ok);
+#define CLI_OUT_ENOMEM (-2)
+/* cli_out_close's `ok` for a report's return (0, -1, PP_REPORT_ENOMEM) on `f`. */
+int cli_report_ok(int wr, FILE *f);
+/* Write a JSON document the CLI built (`root`, released here) to `f`: 0, -1,
+ * or PP_REPORT_ENOMEM when an allocation failed since `mark`
+ * (ppi_alloc_failed() before building: a value was dropped). */
+struct json_t;
+int cli_json_dump(struct json_t *root, long long mark, FILE *f);
 
 /*
  * A verb's option parsing only, no file read and no work: the exit code the
@@ -57,6 +67,8 @@ int cli_out_close(cli_out *o, int ok);
 int cli_estimate_parse_only(int argc, char **argv);
 int cli_search_parse_only(int argc, char **argv);
 int cli_sweep_parse_only(int argc, char **argv);
+int cli_validate_parse_only(int argc, char **argv);
+int cli_calibrate_parse_only(int argc, char **argv);
 
 int cli_estimate(int argc, char **argv);
 int cli_place(int argc, char **argv);
@@ -134,6 +146,12 @@ int cli_list(int argc, char **argv);
 int cli_validate(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);
 int cli_kernel(int argc, char **argv);
+/* calibrate's modes after its flags (cli/calibrate.c): --nccl-tests
+ * (cli/calibrate_nccl.c, at most CLI_NCCL_MAX_LOGS logs) and --step-times
+ * (cli/calibrate_steps.c).  Exit codes. */
+#define CLI_NCCL_MAX_LOGS 64
+int cli_calibrate_nccl(const char *const *paths, size_t np, const char *system, const char *output);
+int cli_calibrate_steps(const char *path, const char *output);
 int cli_sweep(int argc, char **argv);
 int cli_search(int argc, char **argv);
 /*

@@ -14,7 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cli.h"
+#include "util/util.h"
+#include "paraplan/report.h"
 
 const char *cli_progname = "paraplan";
 void (*cli_message_hook)(const char *line);
@@ -231,8 +235,36 @@ int cli_out_open(cli_out *o, const char *path)
 	return 0;
 }
 
+int cli_json_dump(json_t *root, long long mark, FILE *f)
+{
+	if (!root || ppi_alloc_failed() != mark) {
+		json_decref(root);
+		return PP_REPORT_ENOMEM;
+	}
+	int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	if (rc && ppi_alloc_failed() != mark)
+		return PP_REPORT_ENOMEM;
+	fputc('\n', f);
+	return rc ? -1 : 0;
+}
+
+int cli_report_ok(int wr, FILE *f)
+{
+	return wr == PP_REPORT_ENOMEM ? CLI_OUT_ENOMEM : wr == 0 && !ferror(f);
+}
+
 int cli_out_close(cli_out *o, int ok)
 {
+	if (ok == CLI_OUT_ENOMEM) {
+		if (o->path) {
+			fclose(o->f);
+			if (!o->direct)
+				unlink(o->tmp);
+		}
+		cli_message("out of memory");
+		return EXIT_INTERNAL;
+	}
 	if (!o->path) {
 		if (fflush(stdout) != 0) {
 			cli_message("cannot write the output");

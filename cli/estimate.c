@@ -231,7 +231,8 @@ static int simulate(pp_estimate *e, const estimate_flags *f, const pp_model *mod
 	if (f->trace) {
 		cli_out out;
 		if ((rc = cli_out_open(&out, f->trace)) == 0)
-			rc = cli_out_close(&out, pp_report_trace(e, sim, out.f) == 0);
+			rc = cli_out_close(&out,
+			                   cli_report_ok(pp_report_trace(e, sim, out.f), out.f));
 	}
 	if (keep && !rc)
 		*keep = sim;
@@ -396,5 +397,5 @@ int cli_estimate(int argc, char **argv)
 		return rc;
 	}
 	free(e);
-	return cli_out_close(&out, wr == 0);
+	return cli_out_close(&out, cli_report_ok(wr, out.f));
 }

@@ -183,7 +183,8 @@ int cli_parse_price(const char *flag, const char *s, double hi, double *out)
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < 0 || v > hi) {
+	if (errno || end == s || *end || !isfinite(v) || v < 0 || signbit(v) || v > hi) {
+		/* signbit: "-0" is no price either */
 		cli_message("--%s: expected a price in 0..%.10g, got '%s'", flag, hi, s);
 		return EXIT_BADINPUT;
 	}
@@ -336,12 +337,11 @@ static const struct option *find_opt(const struct option *tab, const char *name,
 	return NULL;
 }
 
-/* The one option that `name` abbreviates, or NULL (none, or more than one). */
-static const char *abbreviated(const cli_verb *verb, const char *name, size_t len)
+/* The one option of `tabs` that `name` abbreviates, or NULL (none, or more than one). */
+static const char *abbreviated(const struct option *const tabs[2], const char *name, size_t len)
 {
 	const char *hit = NULL;
 	int n = 0;
-	const struct option *tabs[] = {common_opts, verb->opts};
 	for (size_t t = 0; t < 2; t++)
 		for (const struct option *p = tabs[t]; p && p->name; p++)
 			if (len > 0 && strlen(p->name) > len && strncmp(p->name, name, len) == 0) {
@@ -351,25 +351,35 @@ static const char *abbreviated(const cli_verb *verb, const char *name, size_t le
 	return n == 1 ? hit : NULL;
 }
 
+/* What the one parsing loop needs: the tables, searched in order, and where flags go. */
+typedef struct parse_spec {
+	const char *verb;
+	void (*usage)(FILE *f);
+	const struct option *tabs[2];
+	int (*flag)(const struct option *opt, const char *value, void *ctx);
+	int (*operand)(const char *arg, void *ctx);
+	void *ctx;
+} parse_spec;
+
 /*
- * Long options only, each named in full ("--tp 8" or "--tp=8"): an
- * abbreviation is an unknown option.  A flag given twice: the last one wins
- * (each value is still checked), as "[common flags] --gpus 48" relies on.
+ * The one option loop of every verb.  Long options only, each named in full
+ * ("--tp 8" or "--tp=8"): an abbreviation is an unknown option (with a hint).
+ * "-h" and "--help" print the usage.  "--" ends the options.  An argument
+ * that is not an option goes to `operand`, or, with none, is refused after
+ * every flag was checked.  Returns CLI_CONTINUE or the exit code.
  */
-int cli_opts_parse(int argc, char **argv, const cli_verb *verb, cli_opts *o)
+static int parse_args(int argc, char **argv, const parse_spec *ps)
 {
-	memset(o, 0, sizeof *o);
-	o->price = -1;
-	pp_job_init(&o->job);
-	pp_plan_init(&o->plan);
-	pp_error err;
-	pp_error_clear(&err);
 	const char *stray = NULL; /* the first argument that is not an option */
 	bool options_end = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (options_end || a[0] != '-' || a[1] == '\0') {
-			if (!stray)
+			if (ps->operand) {
+				int rc = ps->operand(a, ps->ctx);
+				if (rc)
+					return rc;
+			} else if (!stray)
 				stray = a;
 			continue;
 		}
@@ -377,22 +387,26 @@ int cli_opts_parse(int argc, char **argv, const cli_verb *verb, cli_opts *o)
 			options_end = true;
 			continue;
 		}
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			ps->usage(stdout);
+			return EXIT_ANSWERED;
+		}
 		const char *name = a[1] == '-' ? a + 2 : a + 1;
 		const char *eq = strchr(name, '=');
 		size_t len = eq ? (size_t)(eq - name) : strlen(name);
-		const struct option *opt = a[1] == '-' ? find_opt(common_opts, name, len) : NULL;
-		if (!opt && a[1] == '-')
-			opt = find_opt(verb->opts, name, len);
+		const struct option *opt = NULL;
+		for (size_t t = 0; t < 2 && !opt && a[1] == '-'; t++)
+			opt = find_opt(ps->tabs[t], name, len);
 		if (!opt) {
-			const char *full = a[1] == '-' ? abbreviated(verb, name, len) : NULL;
+			const char *full = a[1] == '-' ? abbreviated(ps->tabs, name, len) : NULL;
 			if (full)
 				cli_message(
 				    "%s: unknown option '%.*s' (did you mean '--%s'? options are "
 				    "not abbreviated)",
-				    verb->name, (int)(len + 2), a, full);
+				    ps->verb, (int)(len + 2), a, full);
 			else
 				cli_message("%s: unknown option '%.*s' (see 'paraplan %s --help')",
-				            verb->name, (int)(name - a) + (int)len, a, verb->name);
+				            ps->verb, (int)(name - a) + (int)len, a, ps->verb);
 			return EXIT_BADINPUT;
 		}
 		const char *v = NULL;
@@ -406,33 +420,69 @@ int cli_opts_parse(int argc, char **argv, const cli_verb *verb, cli_opts *o)
 				return EXIT_BADINPUT;
 			}
 		} else if (eq) {
-			cli_message("%s: --%s takes no value, got '%s'", verb->name, opt->name, a);
+			cli_message("%s: --%s takes no value, got '%s'", ps->verb, opt->name, a);
 			return EXIT_BADINPUT;
 		}
-		int c = opt->val;
-		pp_status st = PP_OK;
-		int rc = CLI_CONTINUE;
-		if (c == OPT_HELP) {
-			verb->usage(stdout);
-			return EXIT_ANSWERED;
-		} else if (c >= CLI_OPT_VERB) {
-			rc = verb->handle ? verb->handle(c, v, verb->ctx) : EXIT_INTERNAL;
-		} else {
-			if (verb->take)
-				rc = verb->take(opt->name, v, verb->ctx);
-			if (rc == CLI_CONTINUE)
-				rc = common_flag(c, v, o, &err, &st);
-		}
-		if (st)
-			return flag_fail(opt->name, st, &err);
+		int rc = ps->flag(opt, v, ps->ctx);
 		if (rc)
 			return rc;
 	}
 	if (stray) {
-		cli_message("%s: unexpected argument '%s'", verb->name, stray);
+		cli_message("%s: unexpected argument '%s'", ps->verb, stray);
 		return EXIT_BADINPUT;
 	}
 	return CLI_CONTINUE;
+}
+
+int cli_args_parse(int argc, char **argv, const cli_args *args)
+{
+	parse_spec ps = {args->verb, args->usage,   {args->opts, NULL},
+	                 args->flag, args->operand, args->ctx};
+	return parse_args(argc, argv, &ps);
+}
+
+/* cli_opts_parse's flags: the shared set into cli_opts, the verb's to its handler. */
+typedef struct opts_ctx {
+	const cli_verb *verb;
+	cli_opts *o;
+} opts_ctx;
+
+static int opts_flag(const struct option *opt, const char *v, void *ctx)
+{
+	const opts_ctx *oc = ctx;
+	const cli_verb *verb = oc->verb;
+	int c = opt->val;
+	if (c == OPT_HELP) {
+		verb->usage(stdout);
+		return EXIT_ANSWERED;
+	}
+	if (c >= CLI_OPT_VERB)
+		return verb->handle ? verb->handle(c, v, verb->ctx) : EXIT_INTERNAL;
+	int rc = verb->take ? verb->take(opt->name, v, verb->ctx) : CLI_CONTINUE;
+	if (rc != CLI_CONTINUE)
+		return rc;
+	pp_error err;
+	pp_error_clear(&err);
+	pp_status st = PP_OK;
+	rc = common_flag(c, v, oc->o, &err, &st);
+	if (st)
+		return flag_fail(opt->name, st, &err);
+	return rc;
+}
+
+/*
+ * A flag given twice: the last one wins (each value is still checked), as
+ * "[common flags] --gpus 48" relies on.
+ */
+int cli_opts_parse(int argc, char **argv, const cli_verb *verb, cli_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->price = -1;
+	pp_job_init(&o->job);
+	pp_plan_init(&o->plan);
+	opts_ctx oc = {verb, o};
+	parse_spec ps = {verb->name, verb->usage, {common_opts, verb->opts}, opts_flag, NULL, &oc};
+	return parse_args(argc, argv, &ps);
 }
 
 int cli_opts_require(const cli_opts *o, const char *verb, bool need_gpus, bool need_gbs)

@@ -50,9 +50,28 @@ typedef struct cli_verb {
 /*
  * Parse argv into `o`; CLI_CONTINUE, or the exit code to return (help, bad
  * flag).  Long options only, named in full: an abbreviation ("--recomp") is an
- * unknown option.  A flag given twice: the last one wins.
+ * unknown option; "-h" is --help.  A flag given twice: the last one wins.
  */
 int cli_opts_parse(int argc, char **argv, const cli_verb *verb, cli_opts *o);
+
+/*
+ * A verb with its own flags only (validate, calibrate): the same rules as
+ * cli_opts_parse — exact long names, "--name value" or "--name=value", "-h" and
+ * "--help" print `usage`, "--" ends the options.  `flag` gets each flag
+ * (value NULL for one without) and returns 0 or an exit code (after one
+ * message); it decides whether a repeated flag replaces (last wins) or adds.
+ * `operand`, when set, gets each argument that is not an option; when NULL,
+ * such an argument is refused.  CLI_CONTINUE, or the exit code to return.
+ */
+typedef struct cli_args {
+	const char *verb;       /* "validate" */
+	void (*usage)(FILE *f); /* -h, --help */
+	const struct option *opts;
+	int (*flag)(const struct option *opt, const char *value, void *ctx);
+	int (*operand)(const char *arg, void *ctx);
+	void *ctx;
+} cli_args;
+int cli_args_parse(int argc, char **argv, const cli_args *args);
 
 /* The long name of an option code ("tp"), for messages. */
 const char *cli_opt_name(const cli_verb *verb, int code);

@@ -784,5 +784,5 @@ int cli_search(int argc, char **argv)
 	}
 	free(cands);
 	pp_search_free(s);
-	return cli_out_close(&out, wr == 0);
+	return cli_out_close(&out, cli_report_ok(wr, out.f));
 }

@@ -328,5 +328,5 @@ int cli_sweep(int argc, char **argv)
 		     : a.csv ? pp_report_sweep_csv(sw, out.f)
 		             : pp_report_sweep_text(sw, out.f);
 	pp_sweep_free(sw);
-	return cli_out_close(&out, wr == 0);
+	return cli_out_close(&out, cli_report_ok(wr, out.f));
 }

@@ -10,7 +10,6 @@
  * judges not to fit is a wrong prediction.  Per record: the plan as read
  * (fills listed), the predicted peak per-GPU memory and its fraction of HBM.
  */
-#include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
@@ -19,22 +18,65 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "options.h"
+#include "util/util.h"
 #include "paraplan/calib.h"
 
 #define GIB 1073741824.0
 
-enum { OPT_DATA = 256, OPT_MEMORY, OPT_SEARCH, OPT_JSON, OPT_OUTPUT, OPT_HELP, OPT_QUIET };
+/*
+ * validate's flags (cli_args_parse: exact names, -h/--help; a flag given
+ * twice: the last one wins).  A new flag: a code here, a row in
+ * validate_opts, a field in validate_args, a case in validate_flag, a line in
+ * validate_usage, and a refusal in validate_check if it does not combine.
+ */
+enum { OPT_DATA = 256, OPT_MEMORY, OPT_SEARCH, OPT_JSON, OPT_OUTPUT, OPT_QUIET };
 
-static const struct option validate_opts[] = {
-    {"data", required_argument, 0, OPT_DATA},     {"memory", no_argument, 0, OPT_MEMORY},
-    {"search", no_argument, 0, OPT_SEARCH},       {"json", no_argument, 0, OPT_JSON},
-    {"output", required_argument, 0, OPT_OUTPUT}, {"help", no_argument, 0, OPT_HELP},
-    {"quiet", no_argument, 0, OPT_QUIET},         {0, 0, 0, 0}};
+static const struct option validate_opts[] = {{"data", required_argument, 0, OPT_DATA},
+                                              {"memory", no_argument, 0, OPT_MEMORY},
+                                              {"search", no_argument, 0, OPT_SEARCH},
+                                              {"json", no_argument, 0, OPT_JSON},
+                                              {"output", required_argument, 0, OPT_OUTPUT},
+                                              {"quiet", no_argument, 0, OPT_QUIET},
+                                              {"help", no_argument, 0, 0},
+                                              {0, 0, 0, 0}};
+
+typedef struct validate_args {
+	const char *data, *output;
+	bool json, memory, search, quiet;
+} validate_args;
+
+static int validate_flag(const struct option *opt, const char *v, void *ctx)
+{
+	validate_args *a = ctx;
+	switch (opt->val) {
+	case OPT_DATA: a->data = v; return 0;
+	case OPT_MEMORY: a->memory = true; return 0;
+	case OPT_SEARCH: a->search = true; return 0;
+	case OPT_JSON: a->json = true; return 0;
+	case OPT_OUTPUT: a->output = v; return 0;
+	case OPT_QUIET: a->quiet = true; return 0;
+	default: return EXIT_INTERNAL;
+	}
+}
+
+/* Flags that do not combine: refused rather than one of them ignored. */
+static int validate_check(const validate_args *a)
+{
+	const char *other = a->memory ? "--memory" : a->json ? "--json" : NULL;
+	if (a->search && other) {
+		cli_message("validate: --search does not take %s (its table is text, of times)",
+		            other);
+		return EXIT_BADINPUT;
+	}
+	return 0;
+}
 
 static void validate_usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: paraplan validate [--data FILE] [--memory] [--json] [--output FILE]\n"
+	        "usage: paraplan validate [--data FILE] [--memory | --search] [--json] "
+	        "[--output FILE]\n"
 	        "\n"
 	        "  --data FILE   run records (default: $PARAPLAN_SHARED_DIR/validation/"
 	        "public-runs.json,\n"
@@ -43,10 +85,13 @@ static void validate_usage(FILE *f)
 	        "                input.  A file with no usable record is an error (exit 2)\n"
 	        "  --memory      judge the predicted peak memory per GPU instead of throughput\n"
 	        "  --search      for each record, the fastest plan paraplan finds for its model,\n"
-	        "                GPUs and batch, next to the authors' plan (predicted times)\n"
+	        "                GPUs and batch, next to the authors' plan (predicted times;\n"
+	        "                text only: not with --memory or --json)\n"
 	        "  --json        JSON instead of text\n"
 	        "  --output FILE write there (atomically) instead of standard output\n"
-	        "  --quiet       no progress on stderr (shown only when it is a terminal)\n");
+	        "  --quiet       no progress on stderr (shown only when it is a terminal)\n"
+	        "  -h, --help    this text\n"
+	        "Options are named in full (no abbreviations); one given twice: the last wins.\n");
 }
 
 static bool readable(const char *path)
@@ -242,6 +287,7 @@ static json_t *num_or_null(double v)
 static int print_json(FILE *f, const char *data, const row *rows, size_t nrows, const skip *skips,
                       size_t nskips, const double *sorted)
 {
+	long long mark = ppi_alloc_failed(); /* a value dropped: out of memory */
 	json_t *root = json_object();
 	json_object_set_new(root, "data", json_string(data));
 	json_t *arr = json_array();
@@ -326,10 +372,7 @@ static int print_json(FILE *f, const char *data, const row *rows, size_t nrows, 
 		json_object_set_new(sum, "fraction_max", json_real(sorted[nrows - 1]));
 	}
 	json_object_set_new(root, "summary", sum);
-	int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	fputc('\n', f);
-	json_decref(root);
-	return rc;
+	return cli_json_dump(root, mark, f);
 }
 
 /* Short name of a source: its title up to the first comma or parenthesis. */
@@ -457,6 +500,7 @@ static void print_speed_text(FILE *f, const char *data, const row *rows, size_t 
 static int print_speed_json(FILE *f, const char *data, const row *rows, size_t nrows,
                             const skip *skips, size_t nskips)
 {
+	long long mark = ppi_alloc_failed(); /* a value dropped: out of memory */
 	json_t *root = json_object();
 	json_object_set_new(root, "data", json_string(data));
 	json_t *arr = json_array();
@@ -512,10 +556,7 @@ static int print_speed_json(FILE *f, const char *data, const row *rows, size_t n
 		json_array_append_new(
 		    sk, json_pack("{s:s,s:s}", "id", skips[i].id, "reason", skips[i].reason));
 	json_object_set_new(root, "skipped_records", sk);
-	int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	fputc('\n', f);
-	json_decref(root);
-	return rc;
+	return cli_json_dump(root, mark, f);
 }
 
 /* The fastest plan that fits for the record's model, system, GPUs and job, in
@@ -599,36 +640,31 @@ static void print_search_text(FILE *f, const row *rows, size_t nrows)
 	        n, ok, n ? sum / n : 0.0);
 }
 
+/* validate's flags into `a`: CLI_CONTINUE or the exit code. */
+static int validate_parse(int argc, char **argv, validate_args *a)
+{
+	cli_args args = {"validate", validate_usage, validate_opts, validate_flag, NULL, a};
+	int rc = cli_args_parse(argc, argv, &args);
+	if (rc == CLI_CONTINUE && (rc = validate_check(a)) == 0)
+		rc = CLI_CONTINUE;
+	return rc;
+}
+
+int cli_validate_parse_only(int argc, char **argv)
+{
+	validate_args a = {0};
+	int rc = validate_parse(argc, argv, &a);
+	return rc == CLI_CONTINUE ? 0 : rc;
+}
+
 int cli_validate(int argc, char **argv)
 {
-	const char *data = NULL, *output = NULL;
-	bool json = false, memory = false, search = false, quiet = false;
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", validate_opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_DATA: data = optarg; break;
-		case OPT_MEMORY: memory = true; break;
-		case OPT_SEARCH: search = true; break;
-		case OPT_JSON: json = true; break;
-		case OPT_OUTPUT: output = optarg; break;
-		case OPT_HELP: validate_usage(stdout); return EXIT_ANSWERED;
-		case OPT_QUIET: quiet = true; break;
-		case ':':
-			cli_message("validate: option '%s' needs a value", argv[optind - 1]);
-			return EXIT_BADINPUT;
-		default:
-			cli_message(
-			    "validate: unknown option '%s' (try 'paraplan validate --help')",
-			    argv[optind - 1]);
-			return EXIT_BADINPUT;
-		}
-	}
-	if (optind < argc) {
-		cli_message("validate: unexpected argument '%s'", argv[optind]);
-		return EXIT_BADINPUT;
-	}
+	validate_args a = {0};
+	int rc = validate_parse(argc, argv, &a);
+	if (rc != CLI_CONTINUE)
+		return rc;
+	const char *data = a.data, *output = a.output;
+	const bool json = a.json, memory = a.memory, search = a.search, quiet = a.quiet;
 	char path[PATH_MAX + 64];
 	if (!data) {
 		if (!cli_default_data(path, sizeof path)) {
@@ -640,8 +676,7 @@ int cli_validate(int argc, char **argv)
 		data = path;
 	}
 
-	int rc = cli_out_check("validate", "--output", output);
-	if (rc)
+	if ((rc = cli_out_check("validate", "--output", output)))
 		return rc;
 	pp_error err;
 	pp_runs *runs = NULL;
@@ -741,7 +776,7 @@ int cli_validate(int argc, char **argv)
 			wr = print_json(f, data, rows, nrows, skips, nskips, sorted);
 		else
 			print_text(f, data, rows, nrows, skips, nskips, sorted);
-		rc = cli_out_close(&out, wr == 0 && !ferror(f));
+		rc = cli_out_close(&out, cli_report_ok(wr, f));
 	}
 	free(rows);
 	free(skips);

@@ -3,6 +3,9 @@
 #
 #   fuzz/run.sh [SECONDS] [BUILD_DIR] [TARGET...]   (defaults: 60, build-fuzz, all)
 #
+# PARAPLAN_FUZZ_RUNS=N also stops each target after N executions (whichever
+# comes first: N runs or SECONDS), for "each target >= 10M executions".
+#
 # Every fuzz/fuzz_*.c becomes a target.  Its corpus starts from the JSON files
 # of data/, tests/data/ and the end-to-end cases in tests/cli/ (fuzz_runs: the
 # cases' run records; fuzz_cli: the cases' args files) and fuzz/seeds/<target>/,
@@ -78,10 +81,14 @@ for src in "$here"/fuzz/fuzz_*.c; do
 	fi
 	echo "== $name: ${seconds}s, $(ls "$seed" | wc -l) seeds, corpus $(ls "$corpus" | wc -l)"
 	log=$build/$name.log
-	if "$bin" "${dict[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+	runs=()
+	[[ -n ${PARAPLAN_FUZZ_RUNS:-} ]] && runs=(-runs="$PARAPLAN_FUZZ_RUNS")
+	start_s=$(date +%s)
+	if "$bin" "${dict[@]}" "${runs[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
 		-max_len=16384 -print_final_stats=1 -artifact_prefix="$build/artifacts/$name-" \
 		"$corpus" "$seed" >"$log" 2>&1; then
 		grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "$log" | sed 's/^/   /'
+		echo "   wall_s: $(($(date +%s) - start_s))"
 	else
 		echo "fuzz/run.sh: $name FAILED (log: $log)" >&2
 		grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$log" | head -20 >&2 || true

@@ -16,9 +16,15 @@
 extern "C" {
 #endif
 
+/* What a report returns besides 0 and -1 (a write error): the JSON reports
+ * build their document in memory first, and this says that failed (what was
+ * written of it, if anything, is not a whole document). */
+#define PP_REPORT_ENOMEM (-2)
+
 /* Human-readable estimate (GiB, labelled).  Returns 0, or -1 on a write error. */
 int pp_report_text(const pp_estimate *e, FILE *out);
-/* JSON estimate; every quantity carries its unit in its name.  0 or -1. */
+/* JSON estimate; every quantity carries its unit in its name.  0, -1 or
+ * PP_REPORT_ENOMEM (as every JSON report). */
 int pp_report_json(const pp_estimate *e, FILE *out);
 
 /* The goodput block of an estimate whose goodput was computed

@@ -153,6 +153,9 @@ typedef struct pp_gpu {
 	double fp8_flops;
 	double nvlink_bytes_per_s; /* per GPU, one direction; 0 = no NVLink */
 	double cuda_context_bytes; /* HBM taken by the CUDA context and kernels at start */
+	/* The memory's kind as the GPU file states it ("HBM3", "GDDR6", ...; one of
+	 * pp_memory_types); "" when it does not (printed as "memory"). */
+	char memory_type[16];
 	pp_gpu_eff eff;
 	pp_kernel_params kern; /* measured kernel model (--gpu-profile); kern.valid false: none */
 	char source[PP_SOURCE_MAX];
@@ -168,7 +171,13 @@ typedef struct pp_system {
 	int nics_per_node;
 	double nic_bytes_per_s; /* per NIC, one direction */
 	double nic_latency_s;
-	bool nvls;               /* NVLink SHARP in-switch reductions */
+	bool nvls; /* NVLink SHARP in-switch reductions */
+	/* What the two tiers are (pp_link_label): the intra-node (domain) tier,
+	 * "nvlink", "pcie3", "pcie4", ... (stated, else "nvlink" for a GPU with
+	 * NVLink and "pcie" for one without), and the network between nodes,
+	 * "infiniband", "roce", ... ("" when not stated). */
+	char intra_node_link[16];
+	char inter_node_network[16];
 	double usd_per_gpu_hour; /* rental price, 0 if unknown */
 	/* Framework overheads on every GPU (see data/framework/megatron.json). */
 	double comm_buffer_bytes;     /* NCCL and framework communication buffers */
@@ -283,6 +292,12 @@ typedef struct pp_plan {
 /* --------------------------------------------------------------- names */
 
 const char *pp_precision_name(pp_precision p);
+/* How output names the system's tiers and the GPU's memory: "NVLink", "PCIe
+ * 4.0", "InfiniBand", "RoCE", "network" (a network not stated), "none" (no
+ * NICs); "HBM3", "GDDR6X", "memory" (not stated).  Static strings. */
+const char *pp_intra_link_label(const pp_system *s);
+const char *pp_inter_network_label(const pp_system *s);
+const char *pp_memory_label(const pp_gpu *g);
 const char *pp_recompute_name(pp_recompute r);
 const char *pp_schedule_name(pp_schedule s);
 /* Parse a name; returns PP_EINPUT (with `err` naming `field`) on an unknown one. */

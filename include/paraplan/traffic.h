@@ -79,6 +79,9 @@ typedef struct pp_traffic {
 	long long nodes;             /* gpus / gpus_per_node, rounded up */
 	double *node_out_bytes;      /* per node: bytes leaving it (its NICs to the leaf) */
 	double *node_in_bytes;       /* per node: bytes entering it */
+	/* The tiers as the system names them (pp_intra_link_label,
+	 * pp_inter_network_label): "NVLink", "PCIe 4.0"; "InfiniBand", "RoCE". */
+	char tier_label[PP_NTIERS][24];
 } pp_traffic;
 
 /*

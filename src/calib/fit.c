@@ -73,12 +73,13 @@ static void fit_start(pp_fit *f);
 pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_error *err)
 {
 	*out = NULL;
-	pp_fit *f = calloc(1, sizeof *f);
+	pp_fit *f = ppi_calloc(1, sizeof *f);
 	size_t total = pp_runs_count(runs), nreg = pp_param_registry_size();
-	if (!f || !(f->cases = calloc(total ? total : 1, sizeof *f->cases)) ||
-	    !(f->scratch = malloc(sizeof *f->scratch)) ||
-	    !(f->param = calloc(nreg, sizeof *f->param)) || !(f->x = calloc(nreg, sizeof *f->x)) ||
-	    !(f->y = calloc(nreg, sizeof *f->y)) || !(f->used = calloc(nreg, sizeof *f->used))) {
+	if (!f || !(f->cases = ppi_calloc(total ? total : 1, sizeof *f->cases)) ||
+	    !(f->scratch = ppi_malloc(sizeof *f->scratch)) ||
+	    !(f->param = ppi_calloc(nreg, sizeof *f->param)) ||
+	    !(f->x = ppi_calloc(nreg, sizeof *f->x)) || !(f->y = ppi_calloc(nreg, sizeof *f->y)) ||
+	    !(f->used = ppi_calloc(nreg, sizeof *f->used))) {
 		pp_fit_free(f);
 		return PP_ENOMEM;
 	}
@@ -268,12 +269,13 @@ pp_status pp_fit_new_cases(const pp_fit_input *in, size_t n, pp_fit **out, pp_er
 	*out = NULL;
 	if (n == 0)
 		return ppi_fail(err, "", NULL, "no measured runs to fit");
-	pp_fit *f = calloc(1, sizeof *f);
+	pp_fit *f = ppi_calloc(1, sizeof *f);
 	size_t nreg = pp_param_registry_size();
-	if (!f || !(f->cases = calloc(n, sizeof *f->cases)) ||
-	    !(f->scratch = malloc(sizeof *f->scratch)) ||
-	    !(f->param = calloc(nreg, sizeof *f->param)) || !(f->x = calloc(nreg, sizeof *f->x)) ||
-	    !(f->y = calloc(nreg, sizeof *f->y)) || !(f->used = calloc(nreg, sizeof *f->used))) {
+	if (!f || !(f->cases = ppi_calloc(n, sizeof *f->cases)) ||
+	    !(f->scratch = ppi_malloc(sizeof *f->scratch)) ||
+	    !(f->param = ppi_calloc(nreg, sizeof *f->param)) ||
+	    !(f->x = ppi_calloc(nreg, sizeof *f->x)) || !(f->y = ppi_calloc(nreg, sizeof *f->y)) ||
+	    !(f->used = ppi_calloc(nreg, sizeof *f->used))) {
 		pp_fit_free(f);
 		return PP_ENOMEM;
 	}

@@ -110,7 +110,7 @@ static pp_status add_row(parse_state *ps, pp_nccl_row r)
 {
 	if (ps->nrows == ps->cap) {
 		size_t cap = ps->cap ? 2 * ps->cap : 64;
-		pp_nccl_row *nr = realloc(ps->rows, cap * sizeof *nr);
+		pp_nccl_row *nr = ppi_realloc(ps->rows, cap * sizeof *nr);
 		if (!nr)
 			return ppi_fail(ps->err, ps->source, NULL, "out of memory"), PP_ENOMEM;
 		ps->rows = nr;
@@ -124,13 +124,13 @@ static pp_status add_host(parse_state *ps, const char *host, size_t n)
 {
 	if (ps->ranks == ps->hosts_cap) {
 		int cap = ps->hosts_cap ? 2 * ps->hosts_cap : 16;
-		char **nh = realloc(ps->hosts, (size_t)cap * sizeof *nh);
+		char **nh = ppi_realloc(ps->hosts, (size_t)cap * sizeof *nh);
 		if (!nh)
 			return ppi_fail(ps->err, ps->source, NULL, "out of memory"), PP_ENOMEM;
 		ps->hosts = nh;
 		ps->hosts_cap = cap;
 	}
-	char *h = malloc(n + 1);
+	char *h = ppi_malloc(n + 1);
 	if (!h)
 		return ppi_fail(ps->err, ps->source, NULL, "out of memory"), PP_ENOMEM;
 	memcpy(h, host, n);
@@ -426,7 +426,7 @@ pp_status pp_nccl_parse(const char *text, size_t len, const char *source, pp_ncc
 	if (!source)
 		source = "nccl-tests log";
 	ppi_strlcpy(out->source, source, sizeof out->source);
-	char *copy = malloc(len + 1);
+	char *copy = ppi_malloc(len + 1);
 	if (!copy)
 		return ppi_fail(err, source, NULL, "out of memory"), PP_ENOMEM;
 	memcpy(copy, text, len);
@@ -758,7 +758,7 @@ static void fit_tier(tier *t, bool *at_bound, double *rms)
 	size_t total = 0;
 	for (size_t k = 0; k < t->nlogs; k++)
 		total += t->logs[k].nrows;
-	t->mask = calloc(total ? total : 1, sizeof *t->mask); /* NULL: every row */
+	t->mask = ppi_calloc(total ? total : 1, sizeof *t->mask); /* NULL: every row */
 	if (t->mask)
 		latency_rows(t);
 	for (int it = 0; it < 60; it++) {
@@ -936,7 +936,7 @@ pp_status pp_nccl_system_json(const char *start_ref, const pp_nccl_fit *fit,
 		return st;
 	}
 	size_t n = strlen(out);
-	char *nl = realloc(out, n + 2);
+	char *nl = ppi_realloc(out, n + 2);
 	if (!nl) {
 		free(out);
 		return ppi_fail(err, start_ref, NULL, "out of memory"), PP_ENOMEM;

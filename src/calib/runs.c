@@ -190,7 +190,7 @@ pp_status pp_runs_from_json(const char *text, size_t len, const char *source, pp
 		json_decref(root);
 		return st;
 	}
-	pp_runs *r = calloc(1, sizeof *r);
+	pp_runs *r = ppi_calloc(1, sizeof *r);
 	if (!r) {
 		json_decref(root);
 		return PP_ENOMEM;
@@ -1000,7 +1000,7 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 		return st;
 	static const pp_recompute order[] = {PP_RECOMPUTE_NONE, PP_RECOMPUTE_SELECTIVE,
 	                                     PP_RECOMPUTE_FULL};
-	pp_estimate *est = malloc(sizeof *est);
+	pp_estimate *est = ppi_malloc(sizeof *est);
 	if (!est)
 		return PP_ENOMEM;
 	pp_recompute chosen = PP_RECOMPUTE_FULL;

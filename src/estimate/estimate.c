@@ -236,8 +236,8 @@ pp_status pp_estimate_simulate(pp_estimate *e, pp_sim *sim, pp_error *err)
 	if (e->time.iteration_s <= 0)
 		return ppi_fail(err, "", "estimate",
 		                "no time model to simulate (the plan was not timed)");
-	pp_work *ws = malloc(sizeof *ws);
-	pp_sim_stage *st = calloc((size_t)p->pp, sizeof *st);
+	pp_work *ws = ppi_malloc(sizeof *ws);
+	pp_sim_stage *st = ppi_calloc((size_t)p->pp, sizeof *st);
 	if (!ws || !st) {
 		free(ws);
 		free(st);

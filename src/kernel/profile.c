@@ -52,7 +52,7 @@ static void *grow(void *arr, int n, int *cap, size_t size)
 	if (n < *cap)
 		return arr;
 	int c = *cap ? *cap * 2 : 64;
-	void *a = realloc(arr, (size_t)c * size);
+	void *a = ppi_realloc(arr, (size_t)c * size);
 	if (a)
 		*cap = c;
 	return a;
@@ -210,7 +210,7 @@ pp_status pp_kernel_profile_read(const char *dir, pp_kernel_profile **out, pp_er
 	*out = NULL;
 	if (!dir || !*dir)
 		return ppi_fail(err, "command line", "gpu-profile", "no directory given");
-	pp_kernel_profile *p = calloc(1, sizeof *p);
+	pp_kernel_profile *p = ppi_calloc(1, sizeof *p);
 	if (!p)
 		return PP_ENOMEM;
 	pp_status st = read_device(p, dir, err);

@@ -37,7 +37,7 @@ static int push_char(lexer *lx, char c)
 {
 	if (lx->len + 2 > lx->cap) {
 		size_t cap = lx->cap ? lx->cap * 2 : 64;
-		char *b = realloc(lx->buf, cap);
+		char *b = ppi_realloc(lx->buf, cap);
 		if (!b)
 			return -1;
 		lx->buf = b;
@@ -81,13 +81,13 @@ static int record_assignment(lexer *lx, const char *w)
 		return 0;
 	if (lx->nvars == lx->capvars) {
 		int cap = lx->capvars ? lx->capvars * 2 : 16;
-		var *v = realloc(lx->vars, (size_t)cap * sizeof *v);
+		var *v = ppi_realloc(lx->vars, (size_t)cap * sizeof *v);
 		if (!v)
 			return -1;
 		lx->vars = v;
 		lx->capvars = cap;
 	}
-	char *name = malloc(n + 1), *value = strdup(w + n + 1);
+	char *name = ppi_malloc(n + 1), *value = ppi_strdup(w + n + 1);
 	if (!name || !value) {
 		free(name);
 		free(value);
@@ -105,12 +105,12 @@ static int end_word(lexer *lx)
 {
 	if (!lx->in_word)
 		return 0;
-	char *w = strdup(lx->buf ? lx->buf : "");
+	char *w = ppi_strdup(lx->buf ? lx->buf : "");
 	if (!w)
 		return -1;
 	if (lx->out->n == lx->out->cap) {
 		int cap = lx->out->cap ? lx->out->cap * 2 : 64;
-		char **v = realloc(lx->out->w, (size_t)cap * sizeof *v);
+		char **v = ppi_realloc(lx->out->w, (size_t)cap * sizeof *v);
 		if (!v) {
 			free(w);
 			return -1;
@@ -648,7 +648,7 @@ static pp_status read_moe_freq(const seen *s, const char *source, int layers, pp
 		int n;
 		PPI_TRY(get_int(s, F_MOE_FREQ, 1, 1 << 20, source, &n, err));
 		/* Megatron: layer i is MoE when i % n == 0 (arguments.py moe_freq_type). */
-		int *pat_ = calloc((size_t)layers, sizeof *pat_);
+		int *pat_ = ppi_calloc((size_t)layers, sizeof *pat_);
 		if (!pat_)
 			return ppi_fail(err, source, "", "out of memory");
 		for (int i = 0; i < layers; i++)
@@ -662,7 +662,7 @@ static pp_status read_moe_freq(const seen *s, const char *source, int layers, pp
 			           v);
 		return PP_OK;
 	}
-	int *p = calloc((size_t)layers + 1, sizeof *p);
+	int *p = ppi_calloc((size_t)layers + 1, sizeof *p);
 	if (!p)
 		return ppi_fail(err, source, "", "out of memory");
 	pat q = {v, layers + 1};

@@ -214,7 +214,7 @@ pp_status ppi_toml_parse(const char *text, size_t len, const char *source, ppi_t
 			break;
 		if (out->n == out->cap) {
 			int cap = out->cap ? out->cap * 2 : 32;
-			ppi_toml_item *v = realloc(out->items, (size_t)cap * sizeof *v);
+			ppi_toml_item *v = ppi_realloc(out->items, (size_t)cap * sizeof *v);
 			if (!v) {
 				st = ppi_fail(err, source, "", "out of memory");
 				break;

@@ -82,7 +82,7 @@ static void dp_group_at(const lat_ctx *c, const long long *f, int x, int y, doub
 	long long g[CHUNK], nd[CHUNK];
 	double bin = DBL_MAX, bout = DBL_MAX;
 	int kmax = 1, nodes = 0;
-	long long *gg = d <= CHUNK ? g : malloc((size_t)d * 2 * sizeof *gg);
+	long long *gg = d <= CHUNK ? g : ppi_malloc((size_t)d * 2 * sizeof *gg);
 	long long *nn = d <= CHUNK ? nd : gg + d;
 	if (!gg)
 		return;
@@ -323,7 +323,7 @@ pp_status pp_anneal_new(const pp_pipette_model *m, const pp_anneal_params *p, pp
 	    p->max_moves < 1)
 		return ppi_fail(err, "", "anneal",
 		                "need 0 < alpha < 1, temperatures > 0, moves >= 1");
-	pp_anneal *a = calloc(1, sizeof *a);
+	pp_anneal *a = ppi_calloc(1, sizeof *a);
 	if (!a)
 		return ppi_fail(err, "", "anneal", "out of memory");
 	a->m = *m;
@@ -338,19 +338,19 @@ pp_status pp_anneal_new(const pp_pipette_model *m, const pp_anneal_params *p, pp
 	if (a->n % a->unit != 0)
 		a->unit = 1;
 	a->nb = a->n / a->unit;
-	a->blk = malloc((size_t)a->nb * sizeof *a->blk);
-	a->f = malloc(n * sizeof *a->f);
-	a->best = malloc(n * sizeof *a->best);
-	a->tp_t = calloc(G, sizeof *a->tp_t);
-	a->pp_t = calloc(P, sizeof *a->pp_t);
-	a->dpi_t = calloc(D, sizeof *a->dpi_t);
-	a->dpe_t = calloc(D, sizeof *a->dpe_t);
-	a->stamp_tp = calloc(G, sizeof *a->stamp_tp);
-	a->stamp_pp = calloc(P, sizeof *a->stamp_pp);
-	a->stamp_dp = calloc(D, sizeof *a->stamp_dp);
-	a->dirty_tp = malloc(G * sizeof *a->dirty_tp);
-	a->dirty_pp = malloc(P * sizeof *a->dirty_pp);
-	a->dirty_dp = malloc(D * sizeof *a->dirty_dp);
+	a->blk = ppi_malloc((size_t)a->nb * sizeof *a->blk);
+	a->f = ppi_malloc(n * sizeof *a->f);
+	a->best = ppi_malloc(n * sizeof *a->best);
+	a->tp_t = ppi_calloc(G, sizeof *a->tp_t);
+	a->pp_t = ppi_calloc(P, sizeof *a->pp_t);
+	a->dpi_t = ppi_calloc(D, sizeof *a->dpi_t);
+	a->dpe_t = ppi_calloc(D, sizeof *a->dpe_t);
+	a->stamp_tp = ppi_calloc(G, sizeof *a->stamp_tp);
+	a->stamp_pp = ppi_calloc(P, sizeof *a->stamp_pp);
+	a->stamp_dp = ppi_calloc(D, sizeof *a->stamp_dp);
+	a->dirty_tp = ppi_malloc(G * sizeof *a->dirty_tp);
+	a->dirty_pp = ppi_malloc(P * sizeof *a->dirty_pp);
+	a->dirty_dp = ppi_malloc(D * sizeof *a->dirty_dp);
 	if (!a->blk || !a->f || !a->best || !a->tp_t || !a->pp_t || !a->dpi_t || !a->dpe_t ||
 	    !a->stamp_tp || !a->stamp_pp || !a->stamp_dp || !a->dirty_tp || !a->dirty_pp ||
 	    !a->dirty_dp) {
@@ -361,8 +361,8 @@ pp_status pp_anneal_new(const pp_pipette_model *m, const pp_anneal_params *p, pp
 	const pp_bandwidth *bw = m->bw;
 	long long N = (a->n + g - 1) / g;
 	if (bw && bw->gpus_per_endpoint > 1 && N <= bw->n && N <= 65536) {
-		a->node = malloc(n * sizeof *a->node);
-		a->nbw = malloc((size_t)N * (size_t)N * sizeof *a->nbw);
+		a->node = ppi_malloc(n * sizeof *a->node);
+		a->nbw = ppi_malloc((size_t)N * (size_t)N * sizeof *a->nbw);
 		if (a->node && a->nbw) {
 			for (long long q = 0; q < a->n; q++)
 				a->node[q] = (int)(q / g);
@@ -548,8 +548,8 @@ pp_status pp_pipette_simulate(const pp_estimate *e, const pp_pipette_model *m, c
 	pp_status rc = pp_scenario_new(&e->model, &e->system, &e->job, p, e->gpus, &sc, err);
 	if (rc)
 		return rc;
-	pp_work *ws = malloc(sizeof *ws);
-	pp_sim_stage *st = calloc((size_t)p->pp, sizeof *st);
+	pp_work *ws = ppi_malloc(sizeof *ws);
+	pp_sim_stage *st = ppi_calloc((size_t)p->pp, sizeof *st);
 	if (!ws || !st) {
 		free(ws);
 		free(st);

@@ -16,9 +16,9 @@ pp_status pp_bandwidth_new(int n, int gpus_per_endpoint, double bytes_per_s, pp_
 	*out = NULL;
 	if (n < 1 || n > 65536)
 		return ppi_fail(err, "", "bandwidth", "expected 1..65536 endpoints, got %d", n);
-	pp_bandwidth *b = calloc(1, sizeof *b);
+	pp_bandwidth *b = ppi_calloc(1, sizeof *b);
 	if (b)
-		b->bytes_per_s = malloc((size_t)n * n * sizeof *b->bytes_per_s);
+		b->bytes_per_s = ppi_malloc((size_t)n * n * sizeof *b->bytes_per_s);
 	if (!b || !b->bytes_per_s) {
 		free(b);
 		return ppi_fail(err, "", "bandwidth", "out of memory");

@@ -7,6 +7,7 @@
 
 #include "paraplan/report.h"
 #include "report_int.h"
+#include "util/util.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -59,10 +60,18 @@ int pp_report_text(const pp_estimate *e, FILE *out)
 			                                                  : "loss");
 		fputc('\n', out);
 	}
-	fprintf(out, "job     global batch %lld x %d tokens, %s, %s gradients, %s\n\n",
+	fprintf(out, "job     global batch %lld x %d tokens, %s, %s gradients, %s\n",
 	        e->job.global_batch, e->job.seq_len, pp_precision_name(e->job.precision),
 	        e->job.grad_bytes == 4 ? "fp32" : "16-bit",
 	        e->job.optimizer == PP_OPT_ADAM ? "adam" : "sgd");
+	const pp_system *sy = &e->system;
+	fprintf(out, "links   %d GPUs per node, %s %.4g GB/s per GPU", sy->gpus_per_node,
+	        pp_intra_link_label(sy), sy->nvlink_bytes_per_s / 1e9);
+	if (sy->nics_per_node > 0 && sy->nic_bytes_per_s > 0)
+		fprintf(out, "; between nodes %s, %d x %.4g GB/s per node\n\n",
+		        pp_inter_network_label(sy), sy->nics_per_node, sy->nic_bytes_per_s / 1e9);
+	else
+		fprintf(out, "; no network between nodes\n\n");
 
 	fprintf(out,
 	        "memory per GPU, peak stage %d of %d (%d layers, %.4g layer-micro-batches "
@@ -75,8 +84,8 @@ int pp_report_text(const pp_estimate *e, FILE *out)
 	fprintf(out, "  %-13s %9.2f GiB   (transient %.2f, framework %.2f, fragmentation %.2f)\n",
 	        "other", mem->other_bytes / GIB, mem->transient_bytes / GIB,
 	        mem->framework_bytes / GIB, mem->fragmentation_bytes / GIB);
-	fprintf(out, "  %-13s %9.2f GiB   of %.2f GiB HBM (%.1f%%)\n", "total",
-	        mem->total_bytes / GIB, e->capacity_bytes / GIB,
+	fprintf(out, "  %-13s %9.2f GiB   of %.2f GiB %s (%.1f%%)\n", "total",
+	        mem->total_bytes / GIB, e->capacity_bytes / GIB, pp_memory_label(&e->system.gpu),
 	        100.0 * mem->total_bytes / e->capacity_bytes);
 	if (e->fits)
 		fprintf(out, "\nverdict: fits, %.2f GiB headroom\n", e->headroom_bytes / GIB);
@@ -163,10 +172,12 @@ static json_t *estimate_json(const pp_estimate *e)
 	              e->params.total, "active_params", e->params.active, "layers", md->num_layers,
 	              "hidden", md->hidden, "heads", md->num_heads, "kv_heads", md->num_kv_heads,
 	              "vocab", md->vocab, "experts", md->moe.num_experts);
-	json_t *system =
-	    json_pack("{s:s,s:s,s:I,s:i,s:i}", "name", e->system.name, "gpu", e->system.gpu.name,
-	              "gpus", (json_int_t)e->gpus, "gpus_per_node", e->system.gpus_per_node,
-	              "nvlink_domain", e->system.nvlink_domain);
+	json_t *system = json_pack(
+	    "{s:s,s:s,s:I,s:i,s:i,s:s,s:s,s:s}", "name", e->system.name, "gpu", e->system.gpu.name,
+	    "gpus", (json_int_t)e->gpus, "gpus_per_node", e->system.gpus_per_node, "nvlink_domain",
+	    e->system.nvlink_domain, "intra_node_link", pp_intra_link_label(&e->system),
+	    "inter_node_network", pp_inter_network_label(&e->system), "memory_type",
+	    pp_memory_label(&e->system.gpu));
 	json_t *job =
 	    json_pack("{s:I,s:i,s:f,s:s,s:i,s:s}", "global_batch", (json_int_t)e->job.global_batch,
 	              "seq_len", e->job.seq_len, "train_tokens", e->job.train_tokens, "precision",
@@ -225,20 +236,26 @@ static json_t *estimate_json(const pp_estimate *e)
 	return root;
 }
 
-int ppi_report_dump(json_t *root, FILE *out)
+int ppi_report_dump(json_t *root, long long mark, FILE *out)
 {
-	if (!root)
-		return -1;
+	if (!root || ppi_alloc_failed() != mark) { /* a value could not be built */
+		json_decref(root);
+		return PP_REPORT_ENOMEM;
+	}
+	long long failed = mark;
 	int rc =
 	    json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
-	fputc('\n', out);
 	json_decref(root);
+	if (rc != 0 && ppi_alloc_failed() != failed)
+		return PP_REPORT_ENOMEM;
+	fputc('\n', out);
 	return rc == 0 && !ferror(out) ? 0 : -1;
 }
 
 int pp_report_json(const pp_estimate *e, FILE *out)
 {
-	return ppi_report_dump(estimate_json(e), out);
+	long long mark = ppi_alloc_failed();
+	return ppi_report_dump(estimate_json(e), mark, out);
 }
 
 /* ------------------------------------------------------------ search */
@@ -354,6 +371,7 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 
 int pp_report_search_json(const pp_search *s, FILE *out)
 {
+	long long mark = ppi_alloc_failed();
 	json_t *plans = json_array(), *pareto = json_array();
 	for (size_t i = 0; i < pp_search_count(s); i++)
 		json_array_append_new(plans, estimate_json(pp_search_plan(s, i)));
@@ -389,5 +407,5 @@ int pp_report_search_json(const pp_search *s, FILE *out)
 	                      : json_null();
 	return ppi_report_dump(json_pack("{s:o,s:o,s:o,s:o}", "plans", plans, "pareto", pareto,
 	                                 "stats", stats, "explanation", explain),
-	                       out);
+	                       mark, out);
 }

@@ -8,7 +8,14 @@
 #include <stdio.h>
 
 /* Write `root` (stolen; NULL allowed) as indented JSON and a newline.  0 or -1. */
-int ppi_report_dump(json_t *root, FILE *out);
+/*
+ * Write `root` (owned: released here) as the report.  `mark` is
+ * ppi_alloc_failed() taken before the document was built: an allocation that
+ * failed since (a value that json_object_set_new or json_array_append_new
+ * silently dropped) makes it PP_REPORT_ENOMEM, never a document with a hole.
+ * 0, -1 (write error) or PP_REPORT_ENOMEM.
+ */
+int ppi_report_dump(json_t *root, long long mark, FILE *out);
 
 /* The goodput of an estimate (e->has_goodput): text lines, a JSON object
  * (report_goodput.c). */

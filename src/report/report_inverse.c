@@ -6,6 +6,7 @@
 
 #include "paraplan/inverse.h"
 #include "report_int.h"
+#include "util/util.h"
 
 static const char *verdict(const pp_inverse_query *q, const pp_inverse_candidate *c)
 {
@@ -112,6 +113,7 @@ int pp_report_inverse_text(const pp_inverse_query *q, const pp_inverse_candidate
 int pp_report_inverse_json(const pp_inverse_query *q, const pp_inverse_candidate *c, size_t n,
                            const pp_inverse_result *r, const char *axis, FILE *out)
 {
+	long long mark = ppi_alloc_failed();
 	json_t *cands = json_array();
 	for (size_t i = 0; i < n; i++) {
 		const pp_inverse_candidate *k = &c[i];
@@ -139,5 +141,5 @@ int pp_report_inverse_json(const pp_inverse_query *q, const pp_inverse_candidate
 	                         pp_inverse_bind_name(r->binds), "candidates", cands);
 	if (r->next >= 0 && root) /* the candidate the binding constraint rules out */
 		json_object_set_new(root, "next_gpus", json_integer((json_int_t)c[r->next].gpus));
-	return ppi_report_dump(root, out);
+	return ppi_report_dump(root, mark, out);
 }

@@ -14,6 +14,7 @@
 
 #include "paraplan/report.h"
 #include "report_int.h"
+#include "util/util.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -413,7 +414,7 @@ static int chart_traffic(const pp_report_inputs *in, FILE *f)
 	long long bins = t->gpus < HEAT_MAX_BINS ? t->gpus : HEAT_MAX_BINS;
 	long long per = (t->gpus + bins - 1) / bins; /* GPUs per bin */
 	bins = (t->gpus + per - 1) / per;
-	double *m = calloc((size_t)(bins * bins), sizeof *m);
+	double *m = ppi_calloc((size_t)(bins * bins), sizeof *m);
 	if (!m)
 		return -1;
 	double top = 0;

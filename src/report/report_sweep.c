@@ -7,6 +7,7 @@
 
 #include "paraplan/report.h"
 #include "report_int.h"
+#include "util/util.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -200,6 +201,7 @@ static json_t *row_json(const pp_sweep *sw, size_t i)
 
 int pp_report_sweep_json(const pp_sweep *sw, FILE *out)
 {
+	long long mark = ppi_alloc_failed();
 	const pp_plan *b = &sw->base;
 	json_t *rows = json_array();
 	for (size_t i = 0; i < sw->nrows; i++)
@@ -216,5 +218,5 @@ int pp_report_sweep_json(const pp_sweep *sw, FILE *out)
 	    sw->job.train_tokens, "usd_per_gpu_hour", sw->usd_per_gpu_hour, "usd_per_gpu",
 	    sw->usd_per_gpu, "base_plan", base, "best_time_row", (json_int_t)sw->best_time,
 	    "best_rent_row", (json_int_t)sw->best_rent, "rows", rows);
-	return ppi_report_dump(root, out);
+	return ppi_report_dump(root, mark, out);
 }

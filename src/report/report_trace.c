@@ -10,6 +10,7 @@
 
 #include "paraplan/report.h"
 #include "report_int.h"
+#include "util/util.h"
 
 static const char *const phase_names[] = {"forward",         "backward", "backward-input",
                                           "backward-weight", "send",     "data-parallel",
@@ -33,6 +34,7 @@ static json_t *complete(const char *name, const char *cat, int pid, int tid, dou
 
 int pp_report_trace(const pp_estimate *e, const pp_sim *sim, FILE *out)
 {
+	long long mark = ppi_alloc_failed();
 	if (!e->simulated)
 		return -1;
 	int p = e->plan.pp;
@@ -47,7 +49,7 @@ int pp_report_trace(const pp_estimate *e, const pp_sim *sim, FILE *out)
 			json_array_append_new(
 			    evs, meta("thread_name", r, s, pp_stream_name((pp_stream)s)));
 	}
-	double *cursor = calloc((size_t)p, sizeof *cursor);
+	double *cursor = ppi_calloc((size_t)p, sizeof *cursor);
 	if (!cursor) {
 		json_decref(evs);
 		return -1;
@@ -92,5 +94,5 @@ int pp_report_trace(const pp_estimate *e, const pp_sim *sim, FILE *out)
 	    json_pack("{s:o,s:s,s:{s:f,s:f,s:s,s:s}}", "traceEvents", evs, "displayTimeUnit", "ms",
 	              "otherData", "iteration_s", e->sim.iteration_s, "closed_form_iteration_s",
 	              e->time.iteration_s, "model", e->model.name, "system", e->system.name);
-	return ppi_report_dump(root, out);
+	return ppi_report_dump(root, mark, out);
 }

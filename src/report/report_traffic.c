@@ -2,6 +2,7 @@
  * Traffic matrix and traffic timeline reports (include/paraplan/traffic.h).
  * Written with fprintf: a 1024-GPU matrix has tens of thousands of cells.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "paraplan/traffic.h"
@@ -11,7 +12,14 @@
 int pp_report_traffic_text(const pp_traffic *t, FILE *out)
 {
 	fprintf(out, "\ntraffic per iteration, all %lld GPUs (GB = 1e9 bytes)\n", t->gpus);
-	fprintf(out, "  %-10s %12s %12s %12s\n", "type", "nvlink GB", "nic GB", "total GB");
+	/* The tiers by what they are ("NVLink GB", "PCIe 4.0 GB"; "InfiniBand GB"). */
+	char head[PP_NTIERS][40];
+	for (int k = 0; k < PP_NTIERS; k++)
+		snprintf(head[k], sizeof head[k], "%s GB",
+		         t->tier_label[k][0] ? t->tier_label[k]
+		         : k                 ? "nic"
+		                             : "nvlink");
+	fprintf(out, "  %-10s %12s %12s %12s\n", "type", head[0], head[1], "total GB");
 	double tier[PP_NTIERS] = {0, 0};
 	for (int k = 0; k < PP_TRAFFIC_NTYPES; k++) {
 		double a = t->total_bytes[k][PP_TIER_NVLINK], b = t->total_bytes[k][PP_TIER_NIC];

@@ -160,7 +160,7 @@ pp_status pp_scenario_new(const pp_model *m, const pp_system *s, const pp_job *j
                           const pp_plan *plan, long long gpus, pp_scenario **out, pp_error *err)
 {
 	*out = NULL;
-	ppi_scenario_box *b = malloc(sizeof *b);
+	ppi_scenario_box *b = ppi_malloc(sizeof *b);
 	if (!b) {
 		ppi_fail(err, "", "scenario", "out of memory");
 		return PP_ENOMEM;

@@ -51,7 +51,7 @@ const char *pp_stream_name(pp_stream s)
 
 pp_status pp_sim_new(pp_sim **out, pp_error *err)
 {
-	*out = calloc(1, sizeof **out);
+	*out = ppi_calloc(1, sizeof **out);
 	if (!*out) {
 		ppi_fail(err, "", "sim", "out of memory");
 		return PP_ENOMEM;
@@ -86,7 +86,7 @@ static bool grow(void **buf, size_t *cap, size_t n, size_t size)
 	size_t c = *cap ? *cap : 64;
 	while (c < n)
 		c *= 2;
-	void *b = realloc(*buf, c * size);
+	void *b = ppi_realloc(*buf, c * size);
 	if (!b)
 		return false;
 	*buf = b;
@@ -111,18 +111,18 @@ pp_status pp_sim_reset(pp_sim *sim, int p, long long m, int v, pp_error *err)
 	if (p > sim->cap_ranks) {
 		size_t n = (size_t)p;
 		void *b[7] = {
-		    realloc(sim->off, n * sizeof(size_t)), NULL, NULL, NULL, NULL, NULL, NULL};
+		    ppi_realloc(sim->off, n * sizeof(size_t)), NULL, NULL, NULL, NULL, NULL, NULL};
 		if (b[0])
 			sim->off = b[0];
-		if (b[0] && (b[1] = realloc(sim->len, n * sizeof(size_t))))
+		if (b[0] && (b[1] = ppi_realloc(sim->len, n * sizeof(size_t))))
 			sim->len = b[1];
-		if (b[1] && (b[2] = realloc(sim->ptr, n * sizeof(size_t))))
+		if (b[1] && (b[2] = ppi_realloc(sim->ptr, n * sizeof(size_t))))
 			sim->ptr = b[2];
-		if (b[2] && (b[3] = realloc(sim->free_at, n * sizeof(double))))
+		if (b[2] && (b[3] = ppi_realloc(sim->free_at, n * sizeof(double))))
 			sim->free_at = b[3];
-		if (b[3] && (b[4] = realloc(sim->send_f, n * sizeof(double))))
+		if (b[3] && (b[4] = ppi_realloc(sim->send_f, n * sizeof(double))))
 			sim->send_f = b[4];
-		if (b[4] && (b[5] = realloc(sim->send_b, n * sizeof(double))))
+		if (b[4] && (b[5] = ppi_realloc(sim->send_b, n * sizeof(double))))
 			sim->send_b = b[5];
 		if (!b[5]) {
 			ppi_fail(err, "", "sim", "out of memory");
@@ -460,7 +460,7 @@ pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim
 	size_t *ptr = sim->ptr;
 	for (int r = 0; r < p; r++)
 		free_at[r] = send_f[r] = send_b[r] = 0, ptr[r] = 0;
-	double *busy = calloc((size_t)p, sizeof *busy); /* compute-stream time per rank */
+	double *busy = ppi_calloc((size_t)p, sizeof *busy); /* compute-stream time per rank */
 	if (!busy) {
 		ppi_fail(err, "", "sim", "out of memory");
 		return PP_ENOMEM;

@@ -81,7 +81,7 @@ pp_status pp_sim_orders_from_json(pp_sim *sim, const char *text, size_t len, con
 			break;
 		}
 		size_t n = json_array_size(list);
-		pp_task *t = realloc(tasks, (n ? n : 1) * sizeof *t);
+		pp_task *t = ppi_realloc(tasks, (n ? n : 1) * sizeof *t);
 		if (!t) {
 			st = ppi_fail(err, source, field, "out of memory");
 			st = PP_ENOMEM;

@@ -79,7 +79,7 @@ static void front_insert(front *f, const pp_estimate *e)
 	f->n = k;
 	if (f->n == f->cap) {
 		size_t cap = f->cap ? 2 * f->cap : 16;
-		pp_estimate *nv = realloc(f->v, cap * sizeof *nv);
+		pp_estimate *nv = ppi_realloc(f->v, cap * sizeof *nv);
 		if (!nv) {
 			f->oom = true;
 			return;
@@ -734,7 +734,7 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 	if (!(space->headroom_fraction >= 0 && space->headroom_fraction < 1))
 		return ppi_fail(err, "", "headroom", "expected a fraction in 0..1, got %g",
 		                space->headroom_fraction);
-	struct pp_search *s = calloc(1, sizeof *s);
+	struct pp_search *s = ppi_calloc(1, sizeof *s);
 	if (!s)
 		return PP_ENOMEM;
 	s->model = *m;
@@ -782,9 +782,9 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 	if (space->tp2.count > 0)
 		ntp2 = dim_values(s, &space->tp2, 1, 64, tp2_ok, tp2s, PP_SEARCH_MAX_VALUES);
 	/* Up to 4 pipeline splits per pp (uneven_splits). */
-	s->outers = calloc((size_t)(ntp ? ntp : 1) * (npp ? npp : 1) * 4 * (ncp ? ncp : 1) *
-	                       (ntp2 ? ntp2 : 1),
-	                   sizeof *s->outers);
+	s->outers = ppi_calloc((size_t)(ntp ? ntp : 1) * (npp ? npp : 1) * 4 * (ncp ? ncp : 1) *
+	                           (ntp2 ? ntp2 : 1),
+	                       sizeof *s->outers);
 	if (!s->outers) {
 		pp_search_free(s);
 		return PP_ENOMEM;
@@ -852,8 +852,8 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 	if (s->nslots > s->nouters)
 		s->nslots = s->nouters;
 	s->nthreads = opts->threads < (int)s->nslots ? opts->threads : (int)s->nslots;
-	s->workers = calloc((size_t)s->nthreads, sizeof *s->workers);
-	s->slots = calloc(s->nslots, sizeof *s->slots);
+	s->workers = ppi_calloc((size_t)s->nthreads, sizeof *s->workers);
+	s->slots = ppi_calloc(s->nslots, sizeof *s->slots);
 	ppi_topk_init(&s->top, (size_t)opts->top_k);
 	s->stats.subspaces = (long long)s->nouters;
 	if (!s->workers || !s->slots) {
@@ -865,9 +865,9 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 	for (int i = 0; i < s->nthreads; i++) {
 		worker *w = &s->workers[i];
 		w->s = s;
-		w->scratch = calloc(1, sizeof *w->scratch);
-		w->whole = malloc(sizeof *w->whole);
-		w->ws = malloc(sizeof *w->ws);
+		w->scratch = ppi_calloc(1, sizeof *w->scratch);
+		w->whole = ppi_malloc(sizeof *w->whole);
+		w->ws = ppi_malloc(sizeof *w->ws);
 		if (w->ws)
 			pp_work_init(w->ws);
 		if (!w->scratch || !w->whole || !w->ws) {
@@ -890,7 +890,7 @@ static pp_status final_plans(pp_search *s, pp_error *err)
 	ppi_topk_sort(&s->top);
 	if (s->top.n == 0)
 		return PP_OK;
-	s->results = malloc(s->top.n * sizeof *s->results);
+	s->results = ppi_malloc(s->top.n * sizeof *s->results);
 	if (!s->results)
 		return PP_ENOMEM;
 	for (size_t k = 0; k < s->top.n; k++) {

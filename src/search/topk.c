@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/util.h"
+
 int ppi_search_compare_parts(double time_a, double bytes_a, const pp_plan *p, double time_b,
                              double bytes_b, const pp_plan *q)
 {
@@ -153,10 +155,10 @@ static bool grow(ppi_topk *t)
 	size_t want = t->alloc ? 2 * t->alloc : 16;
 	if (want > t->cap)
 		want = t->cap;
-	ppi_topk_entry *v = realloc(t->v, want * sizeof *v);
+	ppi_topk_entry *v = ppi_realloc(t->v, want * sizeof *v);
 	if (v)
 		t->v = v;
-	size_t *h = realloc(t->heap, want * sizeof *h);
+	size_t *h = ppi_realloc(t->heap, want * sizeof *h);
 	if (h)
 		t->heap = h;
 	if (!v || !h)

@@ -1,6 +1,7 @@
 /*
  * GPUs and systems: paraplan's JSON for them, range checks, framework defaults.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,7 @@ static const char *const gpu_keys[] = {"name",
                                        "fp8_flops",
                                        "nvlink_bytes_per_s",
                                        "cuda_context_bytes",
+                                       "memory_type",
                                        "efficiency",
                                        NULL};
 /*
@@ -106,6 +108,107 @@ static pp_status framework_json(json_t **root, const char **path, pp_error *err)
 	return framework_named("default", root, path, err);
 }
 
+/* The kinds a GPU file's memory_type and a system's tiers may name, with the
+ * label output prints; the JSON value is the key, matched exactly. */
+typedef struct kind_label {
+	const char *key, *label;
+} kind_label;
+
+static const kind_label memory_kinds[] = {
+    {"HBM", "HBM"},         {"HBM2", "HBM2"},   {"HBM2e", "HBM2e"},   {"HBM3", "HBM3"},
+    {"HBM3e", "HBM3e"},     {"GDDR6", "GDDR6"}, {"GDDR6X", "GDDR6X"}, {"GDDR7", "GDDR7"},
+    {"LPDDR5X", "LPDDR5X"}, {NULL, NULL}};
+static const kind_label intra_kinds[] = {{"nvlink", "NVLink"},        {"pcie", "PCIe"},
+                                         {"pcie3", "PCIe 3.0"},       {"pcie4", "PCIe 4.0"},
+                                         {"pcie5", "PCIe 5.0"},       {"pcie6", "PCIe 6.0"},
+                                         {"xgmi", "Infinity Fabric"}, {NULL, NULL}};
+static const kind_label inter_kinds[] = {{"infiniband", "InfiniBand"},
+                                         {"roce", "RoCE"},
+                                         {"ethernet", "Ethernet"},
+                                         {"efa", "EFA"},
+                                         {"omni-path", "Omni-Path"},
+                                         {"rdma", "RDMA NIC"},
+                                         {NULL, NULL}};
+
+static const char *kind_find(const kind_label *k, const char *key)
+{
+	for (; k->key; k++)
+		if (strcmp(k->key, key) == 0)
+			return k->label;
+	return NULL;
+}
+
+/* An optional string key that must be one of `kinds`; "" when absent. */
+static pp_status get_kind(const ppi_obj *r, const char *key, const kind_label *kinds, char *out,
+                          size_t n)
+{
+	out[0] = '\0';
+	PPI_TRY(ppi_get_str(r, key, false, out, n));
+	if (!out[0] && !json_object_get(r->obj, key))
+		return PP_OK;
+	if (kind_find(kinds, out))
+		return PP_OK;
+	char list[256] = "", path[PP_ERROR_FIELD_MAX];
+	for (const kind_label *k = kinds; k->key; k++) {
+		size_t len = strlen(list);
+		snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", k->key);
+	}
+	return ppi_fail(r->err, r->source, ppi_obj_path(r, key, path, sizeof path),
+	                "expected one of %s, got '%s'", list, out);
+}
+
+/* A number a system may give under either of two names (intra_node_bytes_per_s
+ * or nvlink_bytes_per_s): both is an error naming the second, neither (when
+ * required) an error naming the first. */
+static pp_status get_num_either(const ppi_obj *r, const char *a, const char *b, bool required,
+                                double lo, double hi, double *out)
+{
+	bool has_a = json_object_get(r->obj, a) != NULL, has_b = json_object_get(r->obj, b) != NULL;
+	if (has_a && has_b) {
+		char path[PP_ERROR_FIELD_MAX];
+		return ppi_fail(r->err, r->source, ppi_obj_path(r, b, path, sizeof path),
+		                "give %s or %s, not both", a, b);
+	}
+	if (required && !has_a && !has_b) {
+		char path[PP_ERROR_FIELD_MAX];
+		return ppi_fail(r->err, r->source, ppi_obj_path(r, a, path, sizeof path),
+		                "missing required key (or %s)", b);
+	}
+	return ppi_get_num(r, has_b ? b : a, false, lo, hi, out);
+}
+
+const char *pp_memory_label(const pp_gpu *g)
+{
+	const char *l = kind_find(memory_kinds, g->memory_type);
+	return l ? l : "memory";
+}
+
+const char *pp_intra_link_label(const pp_system *s)
+{
+	const char *l = kind_find(intra_kinds, s->intra_node_link);
+	return l ? l : s->gpu.nvlink_bytes_per_s > 0 ? "NVLink" : "PCIe";
+}
+
+const char *pp_inter_network_label(const pp_system *s)
+{
+	if (s->nics_per_node <= 0 || s->nic_bytes_per_s <= 0)
+		return "none";
+	const char *l = kind_find(inter_kinds, s->inter_node_network);
+	return l ? l : "network";
+}
+
+/* A price: finite, 0..hi, and not -0 (a sign is never a price). */
+static pp_status get_price(const ppi_obj *r, const char *key, double hi, double *out)
+{
+	PPI_TRY(ppi_get_num(r, key, false, 0, hi, out));
+	if (signbit(*out)) {
+		char path[PP_ERROR_FIELD_MAX];
+		return ppi_fail(r->err, r->source, ppi_obj_path(r, key, path, sizeof path),
+		                "expected a price of 0 or more, got -0");
+	}
+	return PP_OK;
+}
+
 pp_status ppi_gpu_read(json_t *obj, const char *source, const char *prefix, pp_gpu *out,
                        pp_error *err)
 {
@@ -125,6 +228,7 @@ pp_status ppi_gpu_read(json_t *obj, const char *source, const char *prefix, pp_g
 	PPI_TRY(ppi_get_num(&r, "fp8_flops", false, 0, MAX_FLOPS, &g.fp8_flops));
 	PPI_TRY(ppi_get_num(&r, "nvlink_bytes_per_s", false, 0, MAX_BW, &g.nvlink_bytes_per_s));
 	PPI_TRY(ppi_get_num(&r, "cuda_context_bytes", true, 0, 1e11, &g.cuda_context_bytes));
+	PPI_TRY(get_kind(&r, "memory_type", memory_kinds, g.memory_type, sizeof g.memory_type));
 	/* Efficiencies: the defaults of data/framework/megatron.json, then the GPU's own. */
 	json_t *fw;
 	const char *fw_path;
@@ -174,6 +278,10 @@ static const char *const system_keys[] = {"name",
                                           "nics_per_node",
                                           "nic_bytes_per_s",
                                           "nic_latency_s",
+                                          "intra_node_link",
+                                          "intra_node_bytes_per_s",
+                                          "intra_node_latency_s",
+                                          "inter_node_network",
                                           "nvls",
                                           "usd_per_gpu_hour",
                                           "framework",
@@ -266,14 +374,23 @@ pp_status ppi_system_read(json_t *obj, const char *source, const char *prefix, p
 	PPI_TRY(ppi_get_int(&r, "gpus_per_node", true, 1, 4096, &s.gpus_per_node));
 	s.nvlink_domain = s.gpus_per_node;
 	PPI_TRY(ppi_get_int(&r, "nvlink_domain", false, 1, 65536, &s.nvlink_domain));
-	s.nvlink_bytes_per_s = s.gpu.nvlink_bytes_per_s;
-	PPI_TRY(ppi_get_num(&r, "nvlink_bytes_per_s", false, 0, MAX_BW, &s.nvlink_bytes_per_s));
-	PPI_TRY(ppi_get_num(&r, "nvlink_latency_s", true, 0, 1e-3, &s.nvlink_latency_s));
+	PPI_TRY(get_kind(&r, "intra_node_link", intra_kinds, s.intra_node_link,
+	                 sizeof s.intra_node_link));
+	/* A PCIe (or other non-NVLink) tier has no bandwidth of the GPU's to fall
+	 * back on: the system states it. */
+	bool own_link = s.intra_node_link[0] && strcmp(s.intra_node_link, "nvlink") != 0;
+	s.nvlink_bytes_per_s = own_link ? 0 : s.gpu.nvlink_bytes_per_s;
+	PPI_TRY(get_num_either(&r, "intra_node_bytes_per_s", "nvlink_bytes_per_s",
+	                       own_link && s.gpus_per_node > 1, 0, MAX_BW, &s.nvlink_bytes_per_s));
+	PPI_TRY(get_num_either(&r, "nvlink_latency_s", "intra_node_latency_s", true, 0, 1e-3,
+	                       &s.nvlink_latency_s));
+	PPI_TRY(get_kind(&r, "inter_node_network", inter_kinds, s.inter_node_network,
+	                 sizeof s.inter_node_network));
 	PPI_TRY(ppi_get_int(&r, "nics_per_node", true, 0, 4096, &s.nics_per_node));
 	PPI_TRY(ppi_get_num(&r, "nic_bytes_per_s", true, 0, MAX_BW, &s.nic_bytes_per_s));
 	PPI_TRY(ppi_get_num(&r, "nic_latency_s", true, 0, 1e-2, &s.nic_latency_s));
 	PPI_TRY(ppi_get_bool(&r, "nvls", false, &s.nvls));
-	PPI_TRY(ppi_get_num(&r, "usd_per_gpu_hour", false, 0, 1e4, &s.usd_per_gpu_hour));
+	PPI_TRY(get_price(&r, "usd_per_gpu_hour", 1e4, &s.usd_per_gpu_hour));
 	PPI_TRY(ppi_framework_defaults(&s, err));
 	json_t *fw = NULL;
 	PPI_TRY(ppi_get_obj(&r, "framework", false, &fw));

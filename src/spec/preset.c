@@ -75,8 +75,8 @@ static pp_status preset_read(pp_kind kind, const char *name, void *out, pp_error
 		return st;
 	json_t *root;
 	st = ppi_json_parse_object(f->text, strlen(f->text), f->path, &root, err);
-	if (st)
-		return PP_EINTERNAL; /* the build embedded a file that does not parse */
+	if (st) /* out of memory, or the build embedded a file that does not parse */
+		return st == PP_ENOMEM ? st : PP_EINTERNAL;
 	switch (kind) {
 	case PP_KIND_MODEL: st = ppi_model_read(root, f->path, "", out, err); break;
 	case PP_KIND_GPU: st = ppi_gpu_read(root, f->path, "", out, err); break;
@@ -85,7 +85,7 @@ static pp_status preset_read(pp_kind kind, const char *name, void *out, pp_error
 	}
 	json_decref(root);
 	/* Presets are checked by the tests; a bad one is our bug, not the user's. */
-	return st == PP_OK ? PP_OK : PP_EINTERNAL;
+	return st == PP_OK || st == PP_ENOMEM ? st : PP_EINTERNAL;
 }
 
 pp_status pp_model_preset(const char *name, pp_model *out, pp_error *err)

@@ -17,7 +17,7 @@ static pp_status source_text(pp_kind kind, const char *ref, char **text, size_t 
 	const ppi_preset_file *f;
 	PPI_TRY(ppi_preset_find(kind, ref, &f, err));
 	size_t n = strlen(f->text);
-	char *copy = malloc(n + 1);
+	char *copy = ppi_malloc(n + 1);
 	if (!copy) {
 		ppi_fail(err, ref, "", "out of memory");
 		return PP_ENOMEM;

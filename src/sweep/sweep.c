@@ -109,10 +109,10 @@ pp_sweep *pp_sweep_new(size_t capacity)
 {
 	if (capacity == 0 || capacity > PP_SWEEP_MAX_POINTS)
 		return NULL;
-	pp_sweep *sw = calloc(1, sizeof *sw);
+	pp_sweep *sw = ppi_calloc(1, sizeof *sw);
 	if (!sw)
 		return NULL;
-	sw->rows = calloc(capacity, sizeof *sw->rows);
+	sw->rows = ppi_calloc(capacity, sizeof *sw->rows);
 	if (!sw->rows) {
 		free(sw);
 		return NULL;
@@ -212,7 +212,7 @@ pp_status pp_sweep_run(const pp_model *m, const pp_system *s, const pp_job *job,
 	out->usd_per_gpu = opts->usd_per_gpu;
 	out->baseline = out->best_time = out->best_rent = -1;
 
-	pp_estimate *e = malloc(sizeof *e);
+	pp_estimate *e = ppi_malloc(sizeof *e);
 	if (!e)
 		return PP_ENOMEM;
 	pp_status st = PP_OK;

@@ -127,13 +127,13 @@ pp_status pp_moe_alltoall(const pp_moe_routing *r, double step, int samples, dou
 	int n = r->ep, E = r->experts;
 	size_t nn = (size_t)n * n;
 	out->ep = n;
-	out->expected = calloc(nn, sizeof *out->expected);
-	out->percentile = calloc(nn, sizeof *out->percentile);
-	double *p = malloc((size_t)E * sizeof *p), *cdf = malloc((size_t)E * sizeof *cdf);
-	double *slots = malloc((size_t)n * E * sizeof *slots), *m = malloc(nn * sizeof *m);
+	out->expected = ppi_calloc(nn, sizeof *out->expected);
+	out->percentile = ppi_calloc(nn, sizeof *out->percentile);
+	double *p = ppi_malloc((size_t)E * sizeof *p), *cdf = ppi_malloc((size_t)E * sizeof *cdf);
+	double *slots = ppi_malloc((size_t)n * E * sizeof *slots), *m = ppi_malloc(nn * sizeof *m);
 	int ns = samples > 0 ? samples : 1;
-	double *cells = malloc((size_t)ns * nn * sizeof *cells),
-	       *times = malloc(ns * sizeof *times);
+	double *cells = ppi_malloc((size_t)ns * nn * sizeof *cells),
+	       *times = ppi_malloc(ns * sizeof *times);
 	if (!out->expected || !out->percentile || !p || !cdf || !slots || !m || !cells || !times) {
 		free(p), free(cdf), free(slots), free(m), free(cells), free(times);
 		pp_moe_result_free(out);
@@ -175,7 +175,7 @@ pp_status pp_moe_alltoall(const pp_moe_routing *r, double step, int samples, dou
 		times[k] = a2a_time(m, n, r->link_bytes_per_s);
 	}
 	if (samples > 0) {
-		double *col = malloc((size_t)samples * sizeof *col);
+		double *col = ppi_malloc((size_t)samples * sizeof *col);
 		if (!col) {
 			free(p), free(cdf), free(slots), free(m), free(cells), free(times);
 			pp_moe_result_free(out);

@@ -51,7 +51,7 @@ pp_status pp_share_two_jobs(const pp_cluster_net *net, const pp_share_job jobs[2
 			                k);
 	long long N = net->nodes, leaves = (N + net->nodes_per_leaf - 1) / net->nodes_per_leaf;
 	size_t L = (size_t)(2 * N + 2 * leaves);
-	double *load[2] = {calloc(L, sizeof(double)), calloc(L, sizeof(double))};
+	double *load[2] = {ppi_calloc(L, sizeof(double)), ppi_calloc(L, sizeof(double))};
 	pp_status st = PP_OK;
 	if (!load[0] || !load[1])
 		st = ppi_fail(err, "", "share", "out of memory");

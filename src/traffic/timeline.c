@@ -49,19 +49,19 @@ pp_status pp_traffic_timeline_build(const pp_sim *sim, double iteration_s, int r
 	if (ranks < 1)
 		return ppi_fail(err, "", "ranks", "expected at least 1 pipeline rank, got %d",
 		                ranks);
-	pp_traffic_timeline *tl = calloc(1, sizeof *tl);
+	pp_traffic_timeline *tl = ppi_calloc(1, sizeof *tl);
 	if (!tl)
 		return ppi_fail(err, "", "timeline", "out of memory");
 	tl->ranks = ranks;
 	tl->iteration_s = iteration_s;
 	size_t R = (size_t)ranks;
-	tl->nevents = calloc(R, sizeof *tl->nevents);
-	tl->non = calloc(R, sizeof *tl->non);
-	tl->events = calloc(R, sizeof *tl->events);
-	tl->on = calloc(R, sizeof *tl->on);
-	tl->on_s = calloc(R, sizeof *tl->on_s);
-	tl->off_s = calloc(R, sizeof *tl->off_s);
-	tl->bytes = calloc(R, sizeof *tl->bytes);
+	tl->nevents = ppi_calloc(R, sizeof *tl->nevents);
+	tl->non = ppi_calloc(R, sizeof *tl->non);
+	tl->events = ppi_calloc(R, sizeof *tl->events);
+	tl->on = ppi_calloc(R, sizeof *tl->on);
+	tl->on_s = ppi_calloc(R, sizeof *tl->on_s);
+	tl->off_s = ppi_calloc(R, sizeof *tl->off_s);
+	tl->bytes = ppi_calloc(R, sizeof *tl->bytes);
 	bool oom = !tl->nevents || !tl->non || !tl->events || !tl->on || !tl->on_s || !tl->off_s ||
 	           !tl->bytes;
 	size_t n = pp_sim_event_count(sim);
@@ -72,8 +72,8 @@ pp_status pp_traffic_timeline_build(const pp_sim *sim, double iteration_s, int r
 	}
 	for (size_t r = 0; r < R && !oom; r++) {
 		size_t k = tl->nevents[r] ? tl->nevents[r] : 1;
-		tl->events[r] = malloc(k * sizeof **tl->events);
-		tl->on[r] = malloc(k * sizeof **tl->on);
+		tl->events[r] = ppi_malloc(k * sizeof **tl->events);
+		tl->on[r] = ppi_malloc(k * sizeof **tl->on);
 		oom = !tl->events[r] || !tl->on[r];
 		tl->nevents[r] = 0;
 	}
@@ -140,7 +140,7 @@ pp_status pp_traffic_timeline_node(const pp_traffic_timeline *tl, const pp_place
 			cap += tl->non[s];
 		}
 	}
-	out->on = malloc((cap ? cap : 1) * sizeof *out->on);
+	out->on = ppi_malloc((cap ? cap : 1) * sizeof *out->on);
 	if (!out->on)
 		return ppi_fail(err, "", "timeline", "out of memory");
 	size_t k = 0;

@@ -2,6 +2,7 @@
  * The GPU x GPU traffic matrix of one iteration, from the stage profiles and
  * the placement (include/paraplan/traffic.h).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,10 +79,10 @@ static pp_status ring_build(build *b, pp_group grp)
 {
 	ring *g = &b->g[grp];
 	long long R = b->R;
-	g->key = malloc((size_t)R * sizeof *g->key);
-	g->pos = malloc((size_t)R * sizeof *g->pos);
-	g->order = malloc((size_t)R * sizeof *g->order);
-	g->at = malloc((size_t)R * sizeof *g->at);
+	g->key = ppi_malloc((size_t)R * sizeof *g->key);
+	g->pos = ppi_malloc((size_t)R * sizeof *g->pos);
+	g->order = ppi_malloc((size_t)R * sizeof *g->order);
+	g->at = ppi_malloc((size_t)R * sizeof *g->at);
 	if (!g->key || !g->pos || !g->order || !g->at)
 		return PP_ENOMEM;
 	const pp_placement *pl = b->pl;
@@ -168,7 +169,7 @@ static void add(build *b, pp_traffic_type type, long long src_rank, long long ds
 		return;
 	if (b->n == b->cap) {
 		size_t cap = b->cap ? 2 * b->cap : 4096;
-		pp_traffic_cell *c = realloc(b->c, cap * sizeof *c);
+		pp_traffic_cell *c = ppi_realloc(b->c, cap * sizeof *c);
 		if (!c) {
 			b->oom = true;
 			return;
@@ -290,9 +291,9 @@ pp_status pp_traffic_build_map(const pp_scenario *sc, const long long *rank_gpu,
 	pp_status st = PP_OK;
 	for (int g = 0; g < PP_NGROUPS && !st; g++)
 		st = ring_build(&b, (pp_group)g);
-	pp_stage_profile *prof = malloc(sizeof *prof);
-	pp_work *ws = malloc(sizeof *ws);
-	pp_traffic *t = calloc(1, sizeof *t);
+	pp_stage_profile *prof = ppi_malloc(sizeof *prof);
+	pp_work *ws = ppi_malloc(sizeof *ws);
+	pp_traffic *t = ppi_calloc(1, sizeof *t);
 	if (st || !prof || !ws || !t) {
 		free(prof);
 		free(ws);
@@ -335,14 +336,19 @@ pp_status pp_traffic_build_map(const pp_scenario *sc, const long long *rank_gpu,
 	t->gpus = b.R;
 	t->gpus_per_node = b.pl->gpus_per_node;
 	t->domain = b.pl->domain;
+	const pp_system *sys = pp_scenario_system(sc);
+	snprintf(t->tier_label[PP_TIER_NVLINK], sizeof t->tier_label[0], "%s",
+	         pp_intra_link_label(sys));
+	snprintf(t->tier_label[PP_TIER_NIC], sizeof t->tier_label[0], "%s",
+	         pp_inter_network_label(sys));
 	t->microbatches = b.p->microbatches;
 	t->n = k;
 	t->cell = b.c;
 	b.c = NULL;
 	long long nodes = (b.R + t->gpus_per_node - 1) / t->gpus_per_node;
 	t->nodes = nodes;
-	t->node_out_bytes = calloc((size_t)(nodes > 0 ? nodes : 1), sizeof *t->node_out_bytes);
-	t->node_in_bytes = calloc((size_t)(nodes > 0 ? nodes : 1), sizeof *t->node_in_bytes);
+	t->node_out_bytes = ppi_calloc((size_t)(nodes > 0 ? nodes : 1), sizeof *t->node_out_bytes);
+	t->node_in_bytes = ppi_calloc((size_t)(nodes > 0 ? nodes : 1), sizeof *t->node_in_bytes);
 	build_free(&b);
 	if (!t->node_out_bytes || !t->node_in_bytes) {
 		pp_traffic_free(t);

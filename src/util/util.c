@@ -254,7 +254,7 @@ pp_status ppi_read_file(const char *path, char **text, size_t *len, pp_error *er
 	}
 	/* Read at most PPI_FILE_MAX bytes, and one more to tell that there are more. */
 	size_t cap = 1 << 16, n = 0;
-	char *buf = malloc(cap + 1);
+	char *buf = ppi_malloc(cap + 1);
 	pp_status st = PP_OK;
 	while (buf) {
 		if (n == cap) {
@@ -264,7 +264,7 @@ pp_status ppi_read_file(const char *path, char **text, size_t *len, pp_error *er
 				break;
 			}
 			size_t ncap = cap * 2 > PPI_FILE_MAX ? PPI_FILE_MAX + 1 : cap * 2;
-			char *nb = realloc(buf, ncap + 1);
+			char *nb = ppi_realloc(buf, ncap + 1);
 			if (!nb) {
 				st = PP_ENOMEM;
 				break;
@@ -301,7 +301,17 @@ pp_status ppi_json_parse_object(const char *text, size_t len, const char *source
                                 pp_error *err)
 {
 	json_error_t je;
+	long long failed = ppi_alloc_failed();
+	ppi_alloc_shield(true);
 	*root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	ppi_alloc_shield(false);
+	if (ppi_alloc_failed() != failed) {
+		/* jansson's lexer drops a character it cannot buffer and goes on:
+		 * any failed allocation makes the document untrustworthy. */
+		json_decref(*root);
+		*root = NULL;
+		return ppi_oom(err);
+	}
 	if (!*root) {
 		/* jansson counts columns in characters from 1; a message about end of
 		 * input after a complete value is reported at the offending token. */

@@ -26,6 +26,38 @@
 			return ppi_st_;                                                            \
 	} while (0)
 
+/*
+ * Every allocation of the library goes through these (src/util/alloc.c), so
+ * that a test can fail each one in turn.  Same contracts as malloc, calloc,
+ * realloc and strdup; the memory is released with free().
+ */
+void *ppi_malloc(size_t n);
+void *ppi_calloc(size_t n, size_t size);
+void *ppi_realloc(void *p, size_t n);
+char *ppi_strdup(const char *s);
+/*
+ * Fault injection, for tests only (tests/oom_main.c): count the allocations
+ * from now on and fail the `fail_at`-th (1-based; 0 = none fails), and the
+ * later ones too when `sticky`.  Routes jansson's allocations through the
+ * counter as well (json_set_alloc_funcs), so a JSON value that cannot be
+ * built fails like any other allocation.  Not thread-safe to call while the
+ * library runs; the counting itself is atomic.
+ */
+void ppi_alloc_inject(long long fail_at, bool sticky);
+/* Allocations counted since ppi_alloc_inject (or the start), and how many
+ * failed (injected or real): a caller that gets a bare failure from code that
+ * allocates inside (jansson) tells out-of-memory from bad input by whether
+ * ppi_alloc_failed() moved. */
+long long ppi_alloc_count(void);
+long long ppi_alloc_failed(void);
+/* Around jansson's parser: its allocations are counted but never failed on
+ * purpose (ppi_alloc_shielded says how many), see alloc.c.  Nests. */
+void ppi_alloc_shield(bool on);
+long long ppi_alloc_shielded(void);
+
+/* Fill `err` (may be NULL) with "out of memory" and return PP_ENOMEM. */
+pp_status ppi_oom(pp_error *err);
+
 /* Fill `err` (may be NULL) and return PP_EINPUT. */
 pp_status ppi_fail(pp_error *err, const char *source, const char *field, const char *fmt, ...)
     PPI_PRINTF(4, 5);

@@ -134,8 +134,8 @@ int cli_charts_emit(const cli_charts *c, const char *verb, const pp_estimate *e,
 		if (!st)
 			st = pp_estimate_simulate(copy, own_sim, &err);
 		if (st)
-			cli_message("note: %s: no Gantt chart: the simulator refuses this plan: %s",
-			            verb, err.text);
+			cli_note("%s: no Gantt chart: the simulator refuses this plan: %s", verb,
+			         err.text);
 		else
 			sim = own_sim;
 		e = copy;

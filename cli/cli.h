@@ -19,7 +19,14 @@ extern const char *cli_progname;
  * characters escaped); to cli_message_hook instead when it is set (the fuzz
  * target counts and checks the lines). */
 void cli_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same reporter for a line that informs and is neither the answer nor a
+ * refusal ("paraplan: note: ..."): a launch script's unused flags, what --emit
+ * cannot express.  While the hook runs for it, cli_message_is_note is true, so
+ * the fuzz target tells a note from an error whose text merely starts with
+ * "note: " (a file of that name). */
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern void (*cli_message_hook)(const char *line);
+extern bool cli_message_is_note;
 /* Report a library error and map its status to an exit code. */
 int cli_fail(pp_status st, const pp_error *err);
 

@@ -23,16 +23,18 @@
 const char *cli_progname = "paraplan";
 void (*cli_message_hook)(const char *line);
 
-void cli_message(const char *fmt, ...)
+bool cli_message_is_note;
+
+/* Format, escape and emit one line (cli_message and cli_note). */
+__attribute__((format(printf, 2, 0))) static void message_emit(bool note, const char *fmt,
+                                                               va_list ap)
 {
 	/* Always exactly one line: control characters that came from the input
 	 * (a newline inside a JSON key, a tab in an argument) are escaped. */
 	char buf[2048], line[4 * sizeof buf + 64];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	size_t n = (size_t)snprintf(line, sizeof line, "%s: ", cli_progname);
+	size_t n =
+	    (size_t)snprintf(line, sizeof line, "%s: %s", cli_progname, note ? "note: " : "");
 	for (const unsigned char *p = (const unsigned char *)buf; *p && n + 5 < sizeof line; p++) {
 		if (*p == '\n')
 			n += (size_t)snprintf(line + n, sizeof line - n, "\\n");
@@ -43,11 +45,29 @@ void cli_message(const char *fmt, ...)
 	}
 	line[n] = '\0';
 	if (cli_message_hook) {
+		cli_message_is_note = note;
 		cli_message_hook(line);
+		cli_message_is_note = false;
 		return;
 	}
 	fputs(line, stderr);
 	fputc('\n', stderr);
+}
+
+void cli_message(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	message_emit(false, fmt, ap);
+	va_end(ap);
+}
+
+void cli_note(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	message_emit(true, fmt, ap);
+	va_end(ap);
 }
 
 int cli_fail(pp_status st, const pp_error *err)

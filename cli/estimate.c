@@ -383,7 +383,7 @@ int cli_estimate(int argc, char **argv)
 		wr = pp_launch_emit(e, flags.format, out.f, notes, sizeof notes);
 		for (char *line = notes, *nl; *line && (nl = strchr(line, '\n')); line = nl + 1) {
 			*nl = '\0';
-			cli_message("note: --emit: %s", line);
+			cli_note("--emit: %s", line);
 		}
 	} else {
 		wr = o.json ? pp_report_json(e, out.f) : pp_report_text(e, out.f);

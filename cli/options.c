@@ -236,9 +236,8 @@ static int from_launch(const char *flag, const char *v, cli_opts *o)
 		o->flags_model = l.model;
 	}
 	if (l.unused)
-		cli_message("note: --%s: %d %s%s not used: %s", flag, l.unused,
-		            flag[5] == 'm' ? "flag" : "key", l.unused == 1 ? "" : "s",
-		            l.unused_flags);
+		cli_note("--%s: %d %s%s not used: %s", flag, l.unused,
+		         flag[5] == 'm' ? "flag" : "key", l.unused == 1 ? "" : "s", l.unused_flags);
 	return 0;
 }
 

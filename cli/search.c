@@ -567,8 +567,7 @@ static int run_one(const search_ctx *ctx, const cli_opts *o, const pp_model *mod
 	pp_status st = pp_search_new(model, sys, &o->job, gpus, &space, &ctx->opts, &s, &err);
 	if (st == PP_EINPUT && soft) {
 		char buf[1024];
-		cli_message("note: search: %lld GPUs: %s", gpus,
-		            pp_error_format(&err, buf, sizeof buf));
+		cli_note("search: %lld GPUs: %s", gpus, pp_error_format(&err, buf, sizeof buf));
 		return 0;
 	}
 	if (st)
@@ -762,7 +761,7 @@ int cli_search(int argc, char **argv)
 		wr = pp_launch_emit(pp_search_plan(s, 0), ctx.format, out.f, notes, sizeof notes);
 		for (char *line = notes, *nl; *line && (nl = strchr(line, '\n')); line = nl + 1) {
 			*nl = '\0';
-			cli_message("note: --emit: %s", line);
+			cli_note("--emit: %s", line);
 		}
 	} else if (ctx.emit && inverse) {
 		cli_message("search: --emit: no GPU count answers the question; nothing to emit");

@@ -219,6 +219,13 @@ bool pp_sim_orders_custom(const pp_sim *sim, int p, long long m, int v)
 	return sim->custom && sim->p == p && sim->m == m && sim->v == v;
 }
 
+/* Rank r's task list; NULL when no rank has a task (a list given as data may
+ * be empty, and NULL + 0 is undefined behaviour). */
+static const pp_task *rank_tasks(const pp_sim *sim, int r)
+{
+	return sim->tasks ? sim->tasks + sim->off[r] : NULL;
+}
+
 const pp_task *pp_sim_order(const pp_sim *sim, int rank, size_t *n)
 {
 	if (rank < 0 || rank >= sim->p) {
@@ -226,7 +233,7 @@ const pp_task *pp_sim_order(const pp_sim *sim, int rank, size_t *n)
 		return NULL;
 	}
 	*n = sim->len[rank];
-	return sim->tasks + sim->off[rank];
+	return rank_tasks(sim, rank);
 }
 
 /* Megatron's interleaved order: virtual micro-batch k -> (micro-batch, chunk),
@@ -408,7 +415,7 @@ static pp_status check_orders(const pp_sim *sim, unsigned char *seen, pp_error *
 	size_t slots = (size_t)sim->v * (size_t)sim->m;
 	for (int r = 0; r < sim->p; r++) {
 		memset(seen, 0, slots);
-		const pp_task *t = sim->tasks + sim->off[r];
+		const pp_task *t = rank_tasks(sim, r);
 		for (size_t i = 0; i < sim->len[r]; i++) {
 			size_t k = (size_t)t[i].chunk * (size_t)sim->m + (size_t)t[i].mb;
 			unsigned bit = t[i].kind == PP_TASK_F || t[i].kind == PP_TASK_SI ? 1u
@@ -472,7 +479,7 @@ pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim
 		for (int r = 0; r < p; r++) {
 			const pp_sim_stage *s = &st[r];
 			const double fwd = s->fwd_s / v, bwd = s->bwd_s / v, w = s->wgrad_s / v;
-			const pp_task *list = sim->tasks + sim->off[r];
+			const pp_task *list = rank_tasks(sim, r);
 			while (ptr[r] < sim->len[r]) {
 				const pp_task *t = &list[ptr[r]];
 				size_t k = SLOT(r, t->chunk, t->mb);

@@ -4,7 +4,9 @@
 #   fuzz/run.sh [SECONDS] [BUILD_DIR] [TARGET...]   (defaults: 60, build-fuzz, all)
 #
 # PARAPLAN_FUZZ_RUNS=N also stops each target after N executions (whichever
-# comes first: N runs or SECONDS), for "each target >= 10M executions".
+# comes first: N runs or SECONDS), for "each target >= 10M executions";
+# PARAPLAN_FUZZ_TIMEOUT=S sets libFuzzer's per-input -timeout (wall clock,
+# default 10 s; raise it on a loaded machine).
 #
 # Every fuzz/fuzz_*.c becomes a target.  Its corpus starts from the JSON files
 # of data/, tests/data/ and the end-to-end cases in tests/cli/ (fuzz_runs: the
@@ -84,7 +86,7 @@ for src in "$here"/fuzz/fuzz_*.c; do
 	runs=()
 	[[ -n ${PARAPLAN_FUZZ_RUNS:-} ]] && runs=(-runs="$PARAPLAN_FUZZ_RUNS")
 	start_s=$(date +%s)
-	if "$bin" "${dict[@]}" "${runs[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+	if "$bin" "${dict[@]}" "${runs[@]}" -max_total_time="$seconds" -timeout="${PARAPLAN_FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
 		-max_len=16384 -print_final_stats=1 -artifact_prefix="$build/artifacts/$name-" \
 		"$corpus" "$seed" >"$log" 2>&1; then
 		grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "$log" | sed 's/^/   /'

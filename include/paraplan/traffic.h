@@ -102,7 +102,8 @@ double pp_traffic_bytes(const pp_traffic *t, pp_traffic_type type, long long src
 double pp_traffic_sent(const pp_traffic *t, pp_traffic_type type, long long gpu);
 double pp_traffic_received(const pp_traffic *t, pp_traffic_type type, long long gpu);
 
-/* "tp", "cp", "ep", "pp-fwd", "pp-bwd", "dp", "emb-sync", "zero3"; "nvlink", "nic". */
+/* "tp", "cp", "ep", "pp-fwd", "pp-bwd", "dp", "emb-sync", "zero3"; "intra_node",
+ * "inter_node" (what the tier is: pp_traffic.tier_label). */
 const char *pp_traffic_type_name(pp_traffic_type type);
 const char *pp_tier_name(pp_tier tier);
 

@@ -9,6 +9,13 @@
 
 #define GB 1e9
 
+/* The tier's label as the system names it (never empty, no comma). */
+static const char *tier_link(const pp_traffic *t, pp_tier tier)
+{
+	int k = tier == PP_TIER_NIC;
+	return t->tier_label[k][0] ? t->tier_label[k] : k ? "network" : "intra-node link";
+}
+
 int pp_report_traffic_text(const pp_traffic *t, FILE *out)
 {
 	fprintf(out, "\ntraffic per iteration, all %lld GPUs (GB = 1e9 bytes)\n", t->gpus);
@@ -16,9 +23,7 @@ int pp_report_traffic_text(const pp_traffic *t, FILE *out)
 	char head[PP_NTIERS][40];
 	for (int k = 0; k < PP_NTIERS; k++)
 		snprintf(head[k], sizeof head[k], "%s GB",
-		         t->tier_label[k][0] ? t->tier_label[k]
-		         : k                 ? "nic"
-		                             : "nvlink");
+		         tier_link(t, k ? PP_TIER_NIC : PP_TIER_NVLINK));
 	fprintf(out, "  %-10s %12s %12s %12s\n", "type", head[0], head[1], "total GB");
 	double tier[PP_NTIERS] = {0, 0};
 	for (int k = 0; k < PP_TRAFFIC_NTYPES; k++) {
@@ -39,12 +44,15 @@ int pp_report_traffic_text(const pp_traffic *t, FILE *out)
 
 int pp_report_traffic_csv(const pp_traffic *t, FILE *out)
 {
-	fprintf(out, "src_gpu,dst_gpu,src_node,dst_node,type,tier,bytes\n");
+	/* tier: intra_node / inter_node; link: what that tier is ("NVLink",
+	 * "PCIe 4.0", "InfiniBand", ...), so a PCIe or Ethernet cluster reads as one. */
+	fprintf(out, "src_gpu,dst_gpu,src_node,dst_node,type,tier,link,bytes\n");
 	int g = t->gpus_per_node > 0 ? t->gpus_per_node : 1;
 	for (size_t i = 0; i < t->n; i++) {
 		const pp_traffic_cell *c = &t->cell[i];
-		fprintf(out, "%lld,%lld,%lld,%lld,%s,%s,%.17g\n", c->src, c->dst, c->src / g,
-		        c->dst / g, pp_traffic_type_name(c->type), pp_tier_name(c->tier), c->bytes);
+		fprintf(out, "%lld,%lld,%lld,%lld,%s,%s,%s,%.17g\n", c->src, c->dst, c->src / g,
+		        c->dst / g, pp_traffic_type_name(c->type), pp_tier_name(c->tier),
+		        tier_link(t, c->tier), c->bytes);
 	}
 	return ferror(out) ? -1 : 0;
 }
@@ -53,14 +61,17 @@ int pp_report_traffic_json(const pp_traffic *t, FILE *out)
 {
 	fprintf(out,
 	        "{\n  \"gpus\": %lld,\n  \"gpus_per_node\": %d,\n  \"nvlink_domain_gpus\": %d,\n"
+	        "  \"intra_node_link\": \"%s\",\n  \"inter_node_network\": \"%s\",\n"
 	        "  \"microbatches\": %lld,\n  \"max_node_egress_bytes\": %.17g,\n  \"totals\": {",
-	        t->gpus, t->gpus_per_node, t->domain, t->microbatches, t->max_nic_egress_bytes);
+	        t->gpus, t->gpus_per_node, t->domain, tier_link(t, PP_TIER_NVLINK),
+	        tier_link(t, PP_TIER_NIC), t->microbatches, t->max_nic_egress_bytes);
 	for (int k = 0; k < PP_TRAFFIC_NTYPES; k++) {
 		double a = t->total_bytes[k][PP_TIER_NVLINK], b = t->total_bytes[k][PP_TIER_NIC];
-		fprintf(out,
-		        "%s\n    \"%s\": {\"nvlink_bytes\": %.17g, \"nic_bytes\": %.17g, "
-		        "\"total_bytes\": %.17g}",
-		        k ? "," : "", pp_traffic_type_name((pp_traffic_type)k), a, b, a + b);
+		fprintf(
+		    out,
+		    "%s\n    \"%s\": {\"intra_node_bytes\": %.17g, \"inter_node_bytes\": %.17g, "
+		    "\"total_bytes\": %.17g}",
+		    k ? "," : "", pp_traffic_type_name((pp_traffic_type)k), a, b, a + b);
 	}
 	fprintf(out, "\n  },\n  \"types\": [");
 	size_t i = 0;

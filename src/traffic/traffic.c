@@ -20,7 +20,7 @@ const char *pp_traffic_type_name(pp_traffic_type type)
 
 const char *pp_tier_name(pp_tier tier)
 {
-	return tier == PP_TIER_NVLINK ? "nvlink" : tier == PP_TIER_NIC ? "nic" : "?";
+	return tier == PP_TIER_NVLINK ? "intra_node" : tier == PP_TIER_NIC ? "inter_node" : "?";
 }
 
 /* Ring order of every rank in every group: ranks sorted by (key, pos). */

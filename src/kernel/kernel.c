@@ -192,6 +192,38 @@ static const struct {
     {"mi300x", 304},       /* AMD CDNA 3 white paper: 304 compute units */
 };
 
+/*
+ * Sustained tensor-core GEMM rate relative to the reference H100's, as
+ * fractions of each part's own datasheet BF16 peak: the largest BF16 matmul
+ * rate found by Stas Bekman's Maximum Achievable Matmul FLOPS finder
+ * (ml-engineering, compute/accelerator "Maximum Achievable Matmul FLOPS
+ * comparison table": A100 SXM 267.9 of 312 TFLOP/s = 0.859, H100 SXM 792.1 of
+ * 989.4 = 0.801, H100 PCIe 499.5 of 756.5 = 0.660).  The parts differ in how
+ * close to the boost clock their power limit lets dense tensor work run (H100
+ * SXM 700 W, H100 PCIe 350 W); the ratio carries that from the measured H100
+ * tables.  Parts not in the table keep the H100's fraction (ratio 1).
+ */
+#define PP_MAMF_A100 (267.9 / 312.0)
+#define PP_MAMF_H100_SXM (792.1 / 989.4)
+#define PP_MAMF_H100_PCIE (499.5 / 756.5)
+static const struct {
+	const char *gpu;
+	double ratio;
+} gemm_ceiling_ratio[] = {
+    {"a100-40g", PP_MAMF_A100 / PP_MAMF_H100_SXM}, /* same GA100 at the same clocks */
+    {"a100-80g", PP_MAMF_A100 / PP_MAMF_H100_SXM},
+    {"a800-80g", PP_MAMF_A100 / PP_MAMF_H100_SXM}, /* A100 silicon, NVLink cut */
+    {"h100-pcie", PP_MAMF_H100_PCIE / PP_MAMF_H100_SXM},
+};
+
+double pp_kernel_gemm_ceiling_ratio(const char *gpu)
+{
+	for (size_t i = 0; gpu && i < sizeof gemm_ceiling_ratio / sizeof gemm_ceiling_ratio[0]; i++)
+		if (ppi_streq(gpu, gemm_ceiling_ratio[i].gpu))
+			return gemm_ceiling_ratio[i].ratio;
+	return 1;
+}
+
 double pp_kernel_datasheet_sms(const char *gpu)
 {
 	for (size_t i = 0; gpu && i < sizeof datasheet_sms / sizeof datasheet_sms[0]; i++)
@@ -219,6 +251,9 @@ pp_status pp_kernel_scale(pp_gpu *g, double sms, pp_error *err)
 	p->attn_fixed_s = PP_KERNEL_H100_ATTN_FIXED_S;
 	p->hbm_eff = PP_KERNEL_H100_HBM_EFF;
 	p->mem_fixed_s = PP_KERNEL_H100_MEM_FIXED_S;
+	double r = pp_kernel_gemm_ceiling_ratio(g->name);
+	p->gemm_eff = fmin(1, p->gemm_eff * r);
+	p->gemm_fp8_eff = fmin(1, p->gemm_fp8_eff * r);
 	p->valid = true;
 	return PP_OK;
 }

@@ -156,6 +156,35 @@ static void test_waves(void **state)
 	assert_true(pp_kernel_datasheet_sms("no-such-gpu") == 0);
 }
 
+/* Other parts' sustained GEMM rate: the H100's fraction of peak times the
+ * measured ratio (A100 SXM 267.9/312 over H100 SXM 792.1/989.4), capped at the
+ * datasheet; a GPU outside the table keeps the H100's fraction. */
+static void test_gemm_ceiling_ratio(void **state)
+{
+	(void)state;
+	double a100 = (267.9 / 312) / (792.1 / 989.4);
+	assert_rel(pp_kernel_gemm_ceiling_ratio("a100-80g"), a100, 0.002);
+	assert_rel(pp_kernel_gemm_ceiling_ratio("A100-40G"), a100, 0.002);
+	assert_rel(pp_kernel_gemm_ceiling_ratio("h100-pcie"), (499.5 / 756.5) / (792.1 / 989.4),
+	           0.002);
+	assert_true(pp_kernel_gemm_ceiling_ratio("h100-sxm") == 1);
+	assert_true(pp_kernel_gemm_ceiling_ratio("b200") == 1);
+	assert_true(pp_kernel_gemm_ceiling_ratio(NULL) == 1);
+	pp_gpu h, a;
+	h100_gpu(&h);
+	h100_gpu(&a);
+	snprintf(a.name, sizeof a.name, "%s", "a100-80g");
+	pp_error err;
+	assert_int_equal(pp_kernel_scale(&h, 132, &err), PP_OK);
+	assert_int_equal(pp_kernel_scale(&a, 108, &err), PP_OK);
+	assert_rel(a.kern.gemm_eff, h.kern.gemm_eff * a100, 1e-9);
+	assert_rel(a.kern.gemm_fp8_eff, h.kern.gemm_fp8_eff * a100, 1e-9);
+	/* attention and memory are not GEMMs: unchanged */
+	assert_rel(a.kern.attn_fwd_eff, h.kern.attn_fwd_eff, 1e-12);
+	assert_rel(a.kern.hbm_eff, h.kern.hbm_eff, 1e-12);
+	assert_true(a.kern.gemm_eff <= 1 && a.kern.gemm_fp8_eff <= 1);
+}
+
 /* Malformed profiles: one error naming the file and line. */
 static void test_bad_profiles(void **state)
 {
@@ -202,9 +231,8 @@ static void test_bad_profiles(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_h100_fitted),
-	    cmocka_unit_test(test_h100_reference),
-	    cmocka_unit_test(test_waves),
+	    cmocka_unit_test(test_h100_fitted),  cmocka_unit_test(test_h100_reference),
+	    cmocka_unit_test(test_waves),        cmocka_unit_test(test_gemm_ceiling_ratio),
 	    cmocka_unit_test(test_bad_profiles),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

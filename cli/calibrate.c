@@ -71,6 +71,8 @@ static void calibrate_usage(FILE *f)
 	        "  --gpu G           fit this GPU only (repeatable, at most %d)\n"
 	        "  --gpu G:STACK     fit only G's records of one training stack\n"
 	        "                    (megatron, llm-foundry, ...)\n"
+	        "  --gpu '*'         one fit over every GPU's records ('*:STACK':\n"
+	        "                    every GPU's records of one stack)\n"
 	        "  --cross-validate record  refit without each record, predict it\n"
 	        "  --cross-validate source  refit without each source, predict its\n"
 	        "                    records; MAPE per source, GPU, stack, dense/MoE\n"

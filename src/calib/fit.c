@@ -98,7 +98,7 @@ pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_erro
 		if (pp_run_inputs(runs, i, &c->model, &c->system, &c->job, &c->plan, &c->gpus,
 		                  &c->info, &e))
 			continue;
-		if (!ppi_streq(c->system.gpu.name, gname))
+		if (!ppi_streq(gname, "*") && !ppi_streq(c->system.gpu.name, gname))
 			continue;
 		if (stack && !ppi_streq(c->system.framework, stack))
 			continue;

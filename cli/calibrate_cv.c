@@ -329,7 +329,7 @@ static bool fits_hold(const cv_fit *fits, int nfits, const char *gpu, const char
 }
 
 int cli_calibrate_cv_source(const pp_runs *runs, const char *data, const char *const *gpus,
-                            int ngpus, bool json)
+                            int ngpus, bool kernel, bool json)
 {
 	cv_fit fits[CV_GPUS];
 	memset(fits, 0, sizeof fits);
@@ -339,6 +339,10 @@ int cli_calibrate_cv_source(const pp_runs *runs, const char *data, const char *c
 	for (int i = 0; i < ngpus && i < CV_GPUS; i++) {
 		cv_fit *c = &fits[nfits];
 		pp_status st = pp_fit_new(runs, gpus[i], &c->f, &err);
+		if (!st && kernel && (st = pp_fit_kernel_model(c->f, &err))) {
+			pp_fit_free(c->f);
+			c->f = NULL;
+		}
 		if (st) {
 			rc = cli_fail(st, &err);
 			goto done;
@@ -357,13 +361,10 @@ int cli_calibrate_cv_source(const pp_runs *runs, const char *data, const char *c
 		total += c->n;
 	}
 	size_t nrec = pp_runs_count(runs), nskips = 0;
-	size_t nstart = 0;
-	for (size_t j = 0; j < pp_param_registry_size(); j++)
-		nstart += pp_param_at(j)->fitted;
+	size_t nstart = nfits ? pp_fit_param_count(fits[0].f) : 0;
 	double *start = calloc(nstart ? nstart : 1, sizeof *start);
-	for (size_t j = 0, q = 0; start && j < pp_param_registry_size(); j++)
-		if (pp_param_at(j)->fitted)
-			start[q++] = pp_param_at(j)->fit_start;
+	if (start && nfits)
+		pp_fit_get_start(fits[0].f, start);
 	cv_row *rows = calloc(total ? total : 1, sizeof *rows);
 	bool *ex = calloc(total ? total : 1, sizeof *ex);
 	cv_group *groups = calloc(total + 1, sizeof *groups);

@@ -140,6 +140,11 @@ typedef struct pp_kernel_params {
 	double attn_fixed_s;  /* per attention call */
 	double hbm_eff;       /* fraction of the datasheet HBM bandwidth a long stream sustains */
 	double mem_fixed_s;   /* per memory-bound kernel */
+	/* Calibration of a training stack against these kernels (paraplan
+	 * calibrate --kernel-model): each time is divided by the stack's fraction
+	 * of the kernel rate, eff.gemm / gemm_fp8 / attn / memory, and the fixed
+	 * times above are replaced by eff.kernel_s. */
+	bool stack_fractions;
 } pp_kernel_params;
 
 typedef struct pp_gpu {

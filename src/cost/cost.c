@@ -74,7 +74,7 @@ static double kernel_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op
  * A training stack's time for the op: the kernel model's, without the
  * isolated-call fixed times, divided by the stack's fraction of the measured
  * rate (pp_fit_kernel_model: eff.gemm, gemm_fp8, attn, memory), plus the
- * stack's fixed time per kernel, eff.kernel_s.
+ * stack's fixed time per kernel launched, eff.kernel_s.
  */
 static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 {
@@ -87,7 +87,11 @@ static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 	double rel = op->kind == PP_OP_GEMM   ? (fp8 ? e->gemm_fp8 : e->gemm)
 	             : op->kind == PP_OP_ATTN ? e->attn
 	                                      : e->memory;
-	return (rel > 0 ? t / rel : t) + e->kernel_s;
+	/* One launch per GEMM of a batched op: Transformer Engine's GroupedLinear
+	 * (Megatron-Core --moe-grouped-gemm) runs one cuBLAS GEMM per local expert
+	 * over a few streams (nvte_multi_stream_cublas_gemm), SUMMA one per panel. */
+	double launches = op->kind == PP_OP_GEMM && op->count > 1 ? op->count : 1;
+	return (rel > 0 ? t / rel : t) + e->kernel_s * launches;
 }
 
 double pp_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)

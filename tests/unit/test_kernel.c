@@ -231,6 +231,14 @@ static void test_stack_fractions(void **state)
 	pp_op elem = {.kind = PP_OP_ELEM, .phase = PP_PHASE_FWD, .count = 1, .bytes = 1e9};
 	assert_rel(pp_op_time(&s, PP_PREC_BF16, &elem),
 	           pp_op_time(&bare, PP_PREC_BF16, &elem) / 0.8 + 1e-5, 1e-12);
+	/* a batched GEMM (MoE experts under Transformer Engine's GroupedLinear):
+	 * one launch, one kernel_s, per GEMM */
+	pp_op experts = gemm;
+	experts.count = 16;
+	experts.m = 256;
+	experts.flops = 16 * 2 * experts.m * experts.k * experts.n;
+	assert_rel(pp_op_time(&s, PP_PREC_BF16, &experts),
+	           pp_op_time(&bare, PP_PREC_BF16, &experts) / 0.5 + 16 * 1e-5, 1e-12);
 	/* fraction 1 and no kernel_s: the measured kernels themselves */
 	s.eff.gemm = 1;
 	s.eff.kernel_s = 0;

@@ -154,6 +154,9 @@ double pp_kernel_gemm_ceiling_ratio(const char *gpu);
 /* The SM count (AMD: compute units) of preset GPU `gpu` ("h100-sxm") from its
  * vendor's architecture document; 0 when the table has no such GPU. */
 double pp_kernel_datasheet_sms(const char *gpu);
+/* The preset GPU's NVIDIA compute capability x 10 (80 Ampere GA100, 90 Hopper,
+ * 100 Blackwell), from the same table; 0 when unknown or not NVIDIA. */
+int pp_kernel_datasheet_arch(const char *gpu);
 
 #ifdef __cplusplus
 }

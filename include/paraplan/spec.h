@@ -209,6 +209,11 @@ typedef struct pp_system {
 	double reshard_after_forward_pp; /* 1: ZeRO-3 reshards after forward with pp > 1 */
 	double selective_op_sac;         /* 1: selective recompute is per-op SAC (torchtitan) */
 	double pp_scatter_gather; /* 1: without SP, pipeline sends 1/tp + TP all-gather (SC'21) */
+	/* Fraction of the measured Hopper flash-attention rate the stack's attention
+	 * kernel reaches on a Hopper (sm90) GPU: 1 Hopper-native (cuDNN fused
+	 * attention, FlashAttention-3), about 0.56 Ampere-style kernels there
+	 * (FlashAttention-2, Triton).  Read by pp_fit_kernel_model. */
+	double attn_sm90_fraction;
 	char source[PP_SOURCE_MAX];
 	/* DHelix (seed 002, dhelix.h): the operator overlap table the wshape
 	 * schedule pairs with; dh_overlap_set false = the built-in table of the

@@ -407,6 +407,14 @@ pp_status pp_fit_kernel_model(pp_fit *f, pp_error *err)
 			                g->name);
 		PPI_TRY(pp_kernel_scale(g, sms, err));
 		g->kern.stack_fractions = true;
+		/* The measured attention is Hopper-native; a stack whose attention
+		 * kernel is not (FlashAttention-2, Triton) reaches its stated
+		 * fraction of it there (data/framework, attn_sm90_fraction). */
+		double a = f->cases[i].system.attn_sm90_fraction;
+		if (pp_kernel_datasheet_arch(g->name) == 90 && a > 0 && a < 1) {
+			g->kern.attn_fwd_eff *= a;
+			g->kern.attn_bwd_eff *= a;
+		}
 	}
 	f->kernel = true;
 	fit_start(f);

@@ -219,8 +219,11 @@ size_t pp_fit_systems(const pp_fit *f, const char **names, size_t max);
  * kernel time divided by the stack's fraction of it (the GPU efficiencies
  * gemm, gemm_fp8, attn, memory, re-read so: bounds 0.3 / 0.2 - 1, never
  * faster than the measured kernels, neutral start 0.8) plus kernel_s per
- * kernel instead of the isolated-call fixed times.  Restarts the fit from
- * that neutral point.  PP_EINPUT when a record's GPU has no known SM count.
+ * kernel launched instead of the isolated-call fixed times; on Hopper the
+ * attention ceilings times the stack's attn_sm90_fraction.  The network
+ * efficiencies are not fitted: they stay at their neutral start (nccl-tests'
+ * bus bandwidths).  Restarts the fit from that neutral point.  PP_EINPUT
+ * when a record's GPU has no known SM count.
  */
 pp_status pp_fit_kernel_model(pp_fit *f, pp_error *err);
 /* One sweep over all parameters.  Never fails on a loaded fit. */

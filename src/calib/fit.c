@@ -157,6 +157,12 @@ static void fit_start(pp_fit *f)
 		memcpy(y, f->x, f->np * sizeof *y);
 		y[j] = f->param[j]->fit_log ? y[j] * 2 : y[j] * 0.9;
 		f->used[j] = fabs(objective(f, y) - f->mape) > 1e-9;
+		/* Under the kernel model the network efficiencies are nccl-tests'
+		 * (their neutral start, data/framework/megatron.json; calibrate
+		 * --nccl-tests for a cluster's own), not traded against the stack's
+		 * kernel fractions on step times. */
+		if (f->kernel && f->param[j]->kind == PP_PARAM_SYSTEM)
+			f->used[j] = false;
 	}
 	f->last_gain = INFINITY;
 }

@@ -214,6 +214,11 @@ typedef struct pp_system {
 	 * attention, FlashAttention-3), about 0.56 Ampere-style kernels there
 	 * (FlashAttention-2, Triton).  Read by pp_fit_kernel_model. */
 	double attn_sm90_fraction;
+	/* Fraction of the ZeRO-3 traffic hidden under compute that stays visible
+	 * (concurrent kernels slow each other, each segment starts with a launch
+	 * gap: seed 002 Table 7).  0 in the roofline presets; set by
+	 * pp_fit_kernel_model from the GPU's data/overlap table. */
+	double zero3_visible;
 	char source[PP_SOURCE_MAX];
 	/* DHelix (seed 002, dhelix.h): the operator overlap table the wshape
 	 * schedule pairs with; dh_overlap_set false = the built-in table of the

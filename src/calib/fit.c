@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "paraplan/calib.h"
+#include "paraplan/dhelix.h"
 #include "paraplan/kernel.h"
 #include "paraplan/params.h"
 #include "util/util.h"
@@ -416,6 +417,13 @@ pp_status pp_fit_kernel_model(pp_fit *f, pp_error *err)
 		/* The measured attention is Hopper-native; a stack whose attention
 		 * kernel is not (FlashAttention-2, Triton) reaches its stated
 		 * fraction of it there (data/framework, attn_sm90_fraction). */
+		/* Overlapped ZeRO-3 traffic keeps its measured visible share: the
+		 * concurrent-kernel slowdown and launch gap of the GPU's overlap
+		 * table (seed 002 Table 7, data/overlap). */
+		pp_dh_overlap o;
+		if (pp_dh_overlap_default(pp_dh_platform_of_gpu(g->name), &o, err))
+			return PP_EINTERNAL;
+		f->cases[i].system.zero3_visible = o.kernel_slowdown + o.launch_interval;
 		double a = f->cases[i].system.attn_sm90_fraction;
 		if (pp_kernel_datasheet_arch(g->name) == 90 && a > 0 && a < 1) {
 			g->kern.attn_fwd_eff *= a;

@@ -95,6 +95,9 @@ static const pp_param registry[] = {
      "on Hopper GPUs, the fraction of the measured (cuDNN) flash-attention rate the stack's "
      "attention kernel reaches: 1 Hopper-native; 0.56 FlashAttention-2 / Triton (calibrate "
      "--kernel-model)"},
+    {"framework.zero3_visible", "zero3_visible", FW(zero3_visible), "fraction", 0, 1, NOFIT,
+     "share of the ZeRO-3 traffic hidden under compute that stays visible (concurrent-kernel "
+     "slowdown + launch gap, seed 002 Table 7); 0 in the roofline presets"},
 };
 
 #undef GPU

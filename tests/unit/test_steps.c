@@ -143,6 +143,8 @@ static void test_kernel_model(void **state)
 	pp_fit_case(f, 0, NULL, &sys, NULL, NULL);
 	assert_true(sys->gpu.kern.valid && sys->gpu.kern.stack_fractions);
 	assert_rel(sys->gpu.kern.attn_fwd_eff, truth.gpu.kern.attn_fwd_eff, 1e-12);
+	/* seed 002 Table 7's visible share of overlapped traffic (data/overlap) */
+	assert_rel(sys->zero3_visible, 0.3248 + 0.0965, 1e-9);
 	/* neutral start: every fraction 0.8 */
 	double x[32];
 	assert_true(pp_fit_param_count(f) <= 32);

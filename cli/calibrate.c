@@ -29,7 +29,8 @@ enum {
 	OPT_NCCL,
 	OPT_SYSTEM,
 	OPT_OUTPUT,
-	OPT_STEPS
+	OPT_STEPS,
+	OPT_KERNEL
 };
 
 static const struct option calibrate_opts[] = {{"data", required_argument, 0, OPT_DATA},
@@ -41,6 +42,7 @@ static const struct option calibrate_opts[] = {{"data", required_argument, 0, OP
                                                {"system", required_argument, 0, OPT_SYSTEM},
                                                {"output", required_argument, 0, OPT_OUTPUT},
                                                {"step-times", required_argument, 0, OPT_STEPS},
+                                               {"kernel-model", no_argument, 0, OPT_KERNEL},
                                                {"help", no_argument, 0, 0},
                                                {0, 0, 0, 0}};
 
@@ -50,7 +52,7 @@ typedef struct calibrate_args {
 	const char *data, *system, *output, *steps;
 	const char *gpus[MAX_GPUS];
 	int ngpus;
-	bool cv, cv_source, json, quiet;
+	bool cv, cv_source, json, quiet, kernel;
 	const char *logs[CLI_NCCL_MAX_LOGS]; /* --nccl-tests, and the operands after it */
 	size_t nlogs;
 	const char *operand; /* the first argument that is not an option */
@@ -61,7 +63,7 @@ static void calibrate_usage(FILE *f)
 	fprintf(f,
 	        "usage: paraplan calibrate [--data FILE] [--gpu G[:STACK]]... [--cross-validate "
 	        "record|source]\n"
-	        "                          [--json] [--quiet]\n"
+	        "                          [--kernel-model] [--json] [--quiet]\n"
 	        "       paraplan calibrate --nccl-tests LOG [LOG...] --system S [--output FILE]\n"
 	        "       paraplan calibrate --step-times FILE [--output FILE]\n"
 	        "\n"
@@ -71,6 +73,11 @@ static void calibrate_usage(FILE *f)
 	        "  --gpu G           fit this GPU only (repeatable, at most %d)\n"
 	        "  --gpu G:STACK     fit only G's records of one training stack\n"
 	        "                    (megatron, llm-foundry, ...)\n"
+	        "  --gpu '*'         one fit over every GPU's records ('*:STACK':\n"
+	        "                    every GPU's records of one stack)\n"
+	        "  --kernel-model    time compute with the measured kernel model scaled\n"
+	        "                    to each GPU and fit the stack's fractions of it\n"
+	        "                    (gemm, gemm_fp8, attn, memory <= 1) and kernel_s\n"
 	        "  --cross-validate record  refit without each record, predict it\n"
 	        "  --cross-validate source  refit without each source, predict its\n"
 	        "                    records; MAPE per source, GPU, stack, dense/MoE\n"
@@ -124,6 +131,7 @@ static int calibrate_flag(const struct option *opt, const char *v, void *ctx)
 		return 0;
 	case OPT_JSON: a->json = true; return 0;
 	case OPT_QUIET: a->quiet = true; return 0;
+	case OPT_KERNEL: a->kernel = true; return 0;
 	case OPT_NCCL: return add_log(a, v);
 	case OPT_SYSTEM: a->system = v; return 0;
 	case OPT_OUTPUT: a->output = v; return 0;
@@ -152,6 +160,7 @@ static char calibrate_mode(const calibrate_args *a)
 		      : a->ngpus              ? "--gpu"
 		      : a->cv || a->cv_source ? "--cross-validate"
 		      : a->json               ? "--json"
+		      : a->kernel             ? "--kernel-model"
 		                              : NULL;
 	if (!bad && mode == 's')
 		bad = a->nlogs ? "--nccl-tests" : a->system ? "--system" : NULL;
@@ -232,11 +241,14 @@ static void print_fitted(const pp_system *s, bool gpu)
 	printf("}\n");
 }
 
-static int fit_one(const pp_runs *runs, const char *gpu, bool cv, double *cv_sum, size_t *cv_n)
+static int fit_one(const pp_runs *runs, const char *gpu, bool kernel, bool cv, double *cv_sum,
+                   size_t *cv_n)
 {
 	pp_fit *f;
 	pp_error err;
 	pp_status st = pp_fit_new(runs, gpu, &f, &err);
+	if (!st && kernel && (st = pp_fit_kernel_model(f, &err)))
+		pp_fit_free(f);
 	if (st)
 		return cli_fail(st, &err);
 	fit_gpu = gpu;
@@ -260,6 +272,10 @@ static int fit_one(const pp_runs *runs, const char *gpu, bool cv, double *cv_sum
 	for (size_t k = 0; k < ns; k++)
 		printf(" %s", sys[k]);
 	putchar('\n');
+	if (kernel)
+		printf(
+		    "  (--kernel-model: gemm, gemm_fp8, attn, memory are the stack's fractions of "
+		    "the measured kernel rates, not preset values)\n");
 	print_fitted(&fitted, true);
 	print_fitted(&fitted, false);
 	const pp_param *bound[16];
@@ -324,7 +340,7 @@ int cli_calibrate(int argc, char **argv)
 	const char **systems = a.gpus;
 	int nsys = a.ngpus;
 	bool cv = a.cv;
-	bool cv_source = a.cv_source, json = a.json, quiet = a.quiet;
+	bool cv_source = a.cv_source, json = a.json, quiet = a.quiet, kernel = a.kernel;
 	char path[PATH_MAX + 64];
 	if (!data) {
 		if (!cli_default_data(path, sizeof path)) {
@@ -387,7 +403,7 @@ int cli_calibrate(int argc, char **argv)
 		return EXIT_BADINPUT;
 	}
 	if (cv_source) {
-		int r = cli_calibrate_cv_source(runs, data, systems, nsys, json);
+		int r = cli_calibrate_cv_source(runs, data, systems, nsys, kernel, json);
 		pp_runs_free(runs);
 		return r;
 	}
@@ -397,7 +413,7 @@ int cli_calibrate(int argc, char **argv)
 	cli_progress_start(&fit_progress, "calibrate", quiet, "fitting %d GPU%s%s", nsys,
 	                   nsys == 1 ? "" : "s", cv ? ", leave-one-out" : "");
 	for (int k = 0; k < nsys && rc == EXIT_ANSWERED; k++)
-		rc = fit_one(runs, systems[k], cv, &cv_sum, &cv_n);
+		rc = fit_one(runs, systems[k], kernel, cv, &cv_sum, &cv_n);
 	cli_progress_end(&fit_progress);
 	if (cv && cv_n)
 		printf("\nleave-one-out MAPE over all GPUs: %.1f%% (%zu records)\n",

@@ -312,8 +312,24 @@ static int fits_find(const cv_fit *fits, int nfits, const char *gpu)
 	return -1;
 }
 
+/* Whether one of the fits ("GPU", "GPU:STACK", "*", "*:STACK") takes a record
+ * measured on `gpu` under `stack`. */
+static bool fits_hold(const cv_fit *fits, int nfits, const char *gpu, const char *stack)
+{
+	for (int i = 0; i < nfits; i++) {
+		const char *spec = fits[i].gpu, *colon = strchr(spec, ':');
+		size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+		bool any = len == 1 && spec[0] == '*';
+		if (!any && (strlen(gpu) != len || strncmp(spec, gpu, len) != 0))
+			continue;
+		if (!colon || strcmp(colon + 1, stack) == 0)
+			return true;
+	}
+	return false;
+}
+
 int cli_calibrate_cv_source(const pp_runs *runs, const char *data, const char *const *gpus,
-                            int ngpus, bool json)
+                            int ngpus, bool kernel, bool json)
 {
 	cv_fit fits[CV_GPUS];
 	memset(fits, 0, sizeof fits);
@@ -323,6 +339,10 @@ int cli_calibrate_cv_source(const pp_runs *runs, const char *data, const char *c
 	for (int i = 0; i < ngpus && i < CV_GPUS; i++) {
 		cv_fit *c = &fits[nfits];
 		pp_status st = pp_fit_new(runs, gpus[i], &c->f, &err);
+		if (!st && kernel && (st = pp_fit_kernel_model(c->f, &err))) {
+			pp_fit_free(c->f);
+			c->f = NULL;
+		}
 		if (st) {
 			rc = cli_fail(st, &err);
 			goto done;
@@ -341,11 +361,16 @@ int cli_calibrate_cv_source(const pp_runs *runs, const char *data, const char *c
 		total += c->n;
 	}
 	size_t nrec = pp_runs_count(runs), nskips = 0;
+	size_t nstart = nfits ? pp_fit_param_count(fits[0].f) : 0;
+	double *start = calloc(nstart ? nstart : 1, sizeof *start);
+	if (start && nfits)
+		pp_fit_get_start(fits[0].f, start);
 	cv_row *rows = calloc(total ? total : 1, sizeof *rows);
 	bool *ex = calloc(total ? total : 1, sizeof *ex);
 	cv_group *groups = calloc(total + 1, sizeof *groups);
 	cv_skip *skips = calloc(nrec ? nrec : 1, sizeof *skips);
-	if (!rows || !ex || !groups || !skips) {
+	if (!rows || !ex || !groups || !skips || !start) {
+		free(start);
 		free(rows);
 		free(ex);
 		free(groups);
@@ -369,7 +394,7 @@ int cli_calibrate_cv_source(const pp_runs *runs, const char *data, const char *c
 		char text[PP_ERROR_TEXT_MAX];
 		if (st == PP_EINPUT) {
 			why = err.text;
-		} else if (st == PP_OK && fits_find(fits, nfits, s.gpu.name) < 0) {
+		} else if (st == PP_OK && !fits_hold(fits, nfits, s.gpu.name, s.framework)) {
 			snprintf(text, sizeof text, "GPU %s not asked for (--gpu)", s.gpu.name);
 			why = text;
 		}
@@ -462,11 +487,12 @@ int cli_calibrate_cv_source(const pp_runs *runs, const char *data, const char *c
 				         "no %s record outside this source: %s's held-out fit (%s)",
 				         c->gpu, sib, why);
 			} else {
-				snprintf(
-				    row->how, sizeof row->how,
-				    "not predicted: no %s record outside this source%s", c->gpu,
-				    sib ? " and none of its sibling's" : " and no sibling GPU");
-				continue;
+				/* Nothing outside the source to fit on: the registry's
+				 * neutral start, which no record has moved. */
+				pp_fit_set_params(c->f, start);
+				snprintf(row->how, sizeof row->how,
+				         "no %s record outside this source%s: the neutral start",
+				         c->gpu, sib ? " nor in its sibling's" : "");
 			}
 			row->out_err = pp_fit_error(c->f, row->k);
 		}
@@ -483,6 +509,7 @@ int cli_calibrate_cv_source(const pp_runs *runs, const char *data, const char *c
 			           nskips);
 		rc = cli_out_close(&out, wr == 0 && !ferror(out.f));
 	}
+	free(start);
 	free(rows);
 	free(ex);
 	free(groups);

@@ -181,8 +181,9 @@ bool cli_default_data(char *out, size_t n);
 void cli_source_name(const char *title, char *out, size_t n);
 /* calibrate --cross-validate source (cli/calibrate_cv.c): fit each GPU on the
  * records of the other sources, predict the held-out source's; MAPE per
- * source, GPU, stack, dense/MoE and scale, in-sample and out of sample. */
+ * source, GPU, stack, dense/MoE and scale, in-sample and out of sample;
+ * `kernel`: every fit under pp_fit_kernel_model. */
 int cli_calibrate_cv_source(const pp_runs *runs, const char *data, const char *const *gpus,
-                            int ngpus, bool json);
+                            int ngpus, bool kernel, bool json);
 
 #endif

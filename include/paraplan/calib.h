@@ -212,6 +212,20 @@ typedef struct pp_fit_net {
 pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_error *err);
 /* Names of the systems the fit's records ran on (pointers into the fit). */
 size_t pp_fit_systems(const pp_fit *f, const char **names, size_t max);
+/*
+ * Time every record's compute with the measured kernel model instead of the
+ * fitted roofline: the reference H100 kernel parameters scaled to the
+ * record's GPU (pp_kernel_scale, its datasheet SM count), each operation's
+ * kernel time divided by the stack's fraction of it (the GPU efficiencies
+ * gemm, gemm_fp8, attn, memory, re-read so: bounds 0.3 / 0.2 - 1, never
+ * faster than the measured kernels, neutral start 0.8) plus kernel_s per
+ * kernel launched instead of the isolated-call fixed times; on Hopper the
+ * attention ceilings times the stack's attn_sm90_fraction.  The network
+ * efficiencies are not fitted: they stay at their neutral start (nccl-tests'
+ * bus bandwidths).  Restarts the fit from that neutral point.  PP_EINPUT
+ * when a record's GPU has no known SM count.
+ */
+pp_status pp_fit_kernel_model(pp_fit *f, pp_error *err);
 /* One sweep over all parameters.  Never fails on a loaded fit. */
 void pp_fit_iterate(pp_fit *f);
 /* True when the last sweep improved the MAPE by less than `tol` (absolute). */
@@ -256,6 +270,8 @@ void pp_fit_exclude(pp_fit *f, const bool *excluded);
 size_t pp_fit_param_count(const pp_fit *f);
 void pp_fit_get_params(const pp_fit *f, double *x);
 void pp_fit_set_params(pp_fit *f, const double *x);
+/* The neutral start of every fitted parameter (registry order, as get/set). */
+void pp_fit_get_start(const pp_fit *f, double *x);
 size_t pp_fit_at_bounds(const pp_fit *f, const pp_param **out, double *values, size_t max);
 const char *pp_fit_sibling(const char *gpu, const char **why);
 

@@ -146,9 +146,17 @@ void pp_kernel_profile_mape(const pp_kernel_profile *p, const pp_gpu *g, double 
  */
 pp_status pp_kernel_scale(pp_gpu *g, double sms, pp_error *err);
 
+/* The GPU's sustained BF16 GEMM fraction of its datasheet peak over the
+ * reference H100's (src/kernel/kernel.c cites the measurements); 1 for a GPU
+ * not in the table.  pp_kernel_scale multiplies the GEMM ceilings by it. */
+double pp_kernel_gemm_ceiling_ratio(const char *gpu);
+
 /* The SM count (AMD: compute units) of preset GPU `gpu` ("h100-sxm") from its
  * vendor's architecture document; 0 when the table has no such GPU. */
 double pp_kernel_datasheet_sms(const char *gpu);
+/* The preset GPU's NVIDIA compute capability x 10 (80 Ampere GA100, 90 Hopper,
+ * 100 Blackwell), from the same table; 0 when unknown or not NVIDIA. */
+int pp_kernel_datasheet_arch(const char *gpu);
 
 #ifdef __cplusplus
 }

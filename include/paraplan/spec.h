@@ -140,6 +140,11 @@ typedef struct pp_kernel_params {
 	double attn_fixed_s;  /* per attention call */
 	double hbm_eff;       /* fraction of the datasheet HBM bandwidth a long stream sustains */
 	double mem_fixed_s;   /* per memory-bound kernel */
+	/* Calibration of a training stack against these kernels (paraplan
+	 * calibrate --kernel-model): each time is divided by the stack's fraction
+	 * of the kernel rate, eff.gemm / gemm_fp8 / attn / memory, and the fixed
+	 * times above are replaced by eff.kernel_s. */
+	bool stack_fractions;
 } pp_kernel_params;
 
 typedef struct pp_gpu {
@@ -204,6 +209,16 @@ typedef struct pp_system {
 	double reshard_after_forward_pp; /* 1: ZeRO-3 reshards after forward with pp > 1 */
 	double selective_op_sac;         /* 1: selective recompute is per-op SAC (torchtitan) */
 	double pp_scatter_gather; /* 1: without SP, pipeline sends 1/tp + TP all-gather (SC'21) */
+	/* Fraction of the measured Hopper flash-attention rate the stack's attention
+	 * kernel reaches on a Hopper (sm90) GPU: 1 Hopper-native (cuDNN fused
+	 * attention, FlashAttention-3), about 0.56 Ampere-style kernels there
+	 * (FlashAttention-2, Triton).  Read by pp_fit_kernel_model. */
+	double attn_sm90_fraction;
+	/* Fraction of the ZeRO-3 traffic hidden under compute that stays visible
+	 * (concurrent kernels slow each other, each segment starts with a launch
+	 * gap: seed 002 Table 7).  0 in the roofline presets; set by
+	 * pp_fit_kernel_model from the GPU's data/overlap table. */
+	double zero3_visible;
 	char source[PP_SOURCE_MAX];
 	/* DHelix (seed 002, dhelix.h): the operator overlap table the wshape
 	 * schedule pairs with; dh_overlap_set false = the built-in table of the

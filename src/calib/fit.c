@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "paraplan/calib.h"
+#include "paraplan/dhelix.h"
+#include "paraplan/kernel.h"
 #include "paraplan/params.h"
 #include "util/util.h"
 
@@ -35,7 +37,36 @@ struct pp_fit {
 	bool *used;             /* [np] parameters some record is sensitive to */
 	double mape_start, mape, last_gain;
 	int iterations;
+	bool kernel; /* pp_fit_kernel_model: the GPU fractions are the stack's */
 };
+
+/* Parameter j's fit bounds and neutral start: the registry's, except that
+ * under pp_fit_kernel_model the four GPU fractions are fractions of the
+ * measured (datasheet-scaled) kernel rate, which no stack can exceed: upper
+ * bound 1, neutral start 0.8, lower bounds 0.3 (GEMM) and 0.2 (the others). */
+static void param_range(const pp_fit *f, size_t j, double *lo, double *hi, double *start)
+{
+	const pp_param *p = f->param[j];
+	*lo = p->fit_lo;
+	*hi = p->fit_hi;
+	*start = p->fit_start;
+	if (!f->kernel)
+		return;
+	bool gemm = ppi_streq(p->key, "gemm");
+	if (gemm || ppi_streq(p->key, "gemm_fp8") || ppi_streq(p->key, "attn") ||
+	    ppi_streq(p->key, "memory")) {
+		*lo = gemm ? 0.3 : 0.2;
+		*hi = 1;
+		*start = 0.8;
+	}
+}
+
+static double param_start(const pp_fit *f, size_t j)
+{
+	double lo, hi, start;
+	param_range(f, j, &lo, &hi, &start);
+	return start;
+}
 
 /* Signed error of case i at parameters x (NAN when it cannot be compared). */
 static double case_error(pp_fit *f, size_t i, const double *x)
@@ -98,7 +129,7 @@ pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_erro
 		if (pp_run_inputs(runs, i, &c->model, &c->system, &c->job, &c->plan, &c->gpus,
 		                  &c->info, &e))
 			continue;
-		if (!ppi_streq(c->system.gpu.name, gname))
+		if (!ppi_streq(gname, "*") && !ppi_streq(c->system.gpu.name, gname))
 			continue;
 		if (stack && !ppi_streq(c->system.framework, stack))
 			continue;
@@ -119,7 +150,7 @@ pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_erro
 static void fit_start(pp_fit *f)
 {
 	for (size_t j = 0; j < f->np; j++)
-		f->x[j] = f->param[j]->fit_start;
+		f->x[j] = param_start(f, j);
 	/* A parameter no record reacts to stays at its neutral value. */
 	f->mape_start = f->mape = objective(f, f->x);
 	for (size_t j = 0; j < f->np; j++) {
@@ -127,6 +158,12 @@ static void fit_start(pp_fit *f)
 		memcpy(y, f->x, f->np * sizeof *y);
 		y[j] = f->param[j]->fit_log ? y[j] * 2 : y[j] * 0.9;
 		f->used[j] = fabs(objective(f, y) - f->mape) > 1e-9;
+		/* Under the kernel model the network efficiencies are nccl-tests'
+		 * (their neutral start, data/framework/megatron.json; calibrate
+		 * --nccl-tests for a cluster's own), not traded against the stack's
+		 * kernel fractions on step times. */
+		if (f->kernel && f->param[j]->kind == PP_PARAM_SYSTEM)
+			f->used[j] = false;
 	}
 	f->last_gain = INFINITY;
 }
@@ -137,8 +174,10 @@ static void line_search(pp_fit *f, size_t j)
 {
 	const double g = 0.6180339887498949;
 	const pp_param *pr = f->param[j];
-	double lo = pr->fit_log ? log(pr->fit_lo) : pr->fit_lo;
-	double hi = pr->fit_log ? log(pr->fit_hi) : pr->fit_hi;
+	double plo, phi, pstart;
+	param_range(f, j, &plo, &phi, &pstart);
+	double lo = pr->fit_log ? log(plo) : plo;
+	double hi = pr->fit_log ? log(phi) : phi;
 	double *y = f->y;
 	memcpy(y, f->x, f->np * sizeof *y);
 #define AT(v) (y[j] = pr->fit_log ? exp(v) : (v), objective(f, y))
@@ -253,7 +292,7 @@ void pp_fit_hold_out(pp_fit *f, size_t k)
 	for (size_t i = 0; i < f->n; i++)
 		f->cases[i].excluded = i == k;
 	for (size_t j = 0; j < f->np; j++)
-		f->x[j] = f->param[j]->fit_start;
+		f->x[j] = param_start(f, j);
 	f->mape = objective(f, f->x);
 	f->last_gain = INFINITY;
 	f->iterations = 0;
@@ -341,7 +380,7 @@ void pp_fit_exclude(pp_fit *f, const bool *excluded)
 	for (size_t i = 0; i < f->n; i++)
 		f->cases[i].excluded = excluded && excluded[i];
 	for (size_t j = 0; j < f->np; j++)
-		f->x[j] = f->param[j]->fit_start;
+		f->x[j] = param_start(f, j);
 	f->mape = objective(f, f->x);
 	f->last_gain = INFINITY;
 	f->iterations = 0;
@@ -357,6 +396,46 @@ void pp_fit_get_params(const pp_fit *f, double *x)
 	memcpy(x, f->x, f->np * sizeof *x);
 }
 
+void pp_fit_get_start(const pp_fit *f, double *x)
+{
+	for (size_t j = 0; j < f->np; j++)
+		x[j] = param_start(f, j);
+}
+
+pp_status pp_fit_kernel_model(pp_fit *f, pp_error *err)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		pp_gpu *g = &f->cases[i].system.gpu;
+		double sms = pp_kernel_datasheet_sms(g->name);
+		if (!(sms > 0))
+			return ppi_fail(err, f->cases[i].info.id, "gpu",
+			                "no SM count known for GPU '%s': the kernel model cannot "
+			                "be scaled to it",
+			                g->name);
+		PPI_TRY(pp_kernel_scale(g, sms, err));
+		g->kern.stack_fractions = true;
+		/* The measured attention is Hopper-native; a stack whose attention
+		 * kernel is not (FlashAttention-2, Triton) reaches its stated
+		 * fraction of it there (data/framework, attn_sm90_fraction). */
+		/* Overlapped ZeRO-3 traffic keeps its measured visible share: the
+		 * concurrent-kernel slowdown and launch gap of the GPU's overlap
+		 * table (seed 002 Table 7, data/overlap). */
+		pp_dh_overlap o;
+		if (pp_dh_overlap_default(pp_dh_platform_of_gpu(g->name), &o, err))
+			return PP_EINTERNAL;
+		f->cases[i].system.zero3_visible = o.kernel_slowdown + o.launch_interval;
+		double a = f->cases[i].system.attn_sm90_fraction;
+		if (pp_kernel_datasheet_arch(g->name) == 90 && a > 0 && a < 1) {
+			g->kern.attn_fwd_eff *= a;
+			g->kern.attn_bwd_eff *= a;
+		}
+	}
+	f->kernel = true;
+	fit_start(f);
+	f->iterations = 0;
+	return PP_OK;
+}
+
 void pp_fit_set_params(pp_fit *f, const double *x)
 {
 	memcpy(f->x, x, f->np * sizeof *x);
@@ -370,7 +449,8 @@ size_t pp_fit_at_bounds(const pp_fit *f, const pp_param **out, double *values, s
 		const pp_param *p = f->param[j];
 		if (!f->used[j])
 			continue;
-		double v = f->x[j], lo = p->fit_lo, hi = p->fit_hi;
+		double v = f->x[j], lo, hi, start;
+		param_range(f, j, &lo, &hi, &start);
 		double span = p->fit_log ? log(hi / lo) : hi - lo;
 		double dlo = p->fit_log ? log(v / lo) : v - lo;
 		double dhi = p->fit_log ? log(hi / v) : hi - v;

@@ -70,8 +70,34 @@ static double kernel_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op
 	return tc + g->kern.gemm_fixed_s;
 }
 
+/*
+ * A training stack's time for the op: the kernel model's, without the
+ * isolated-call fixed times, divided by the stack's fraction of the measured
+ * rate (pp_fit_kernel_model: eff.gemm, gemm_fp8, attn, memory), plus the
+ * stack's fixed time per kernel launched, eff.kernel_s.
+ */
+static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
+{
+	pp_gpu k = *g;
+	k.kern.gemm_fixed_s = k.kern.attn_fixed_s = k.kern.mem_fixed_s = 0;
+	k.kern.stack_fractions = false;
+	double t = kernel_op_time(&k, prec, op);
+	const pp_gpu_eff *e = &g->eff;
+	bool fp8 = prec == PP_PREC_FP8 && op->fp8 && g->fp8_flops > 0;
+	double rel = op->kind == PP_OP_GEMM   ? (fp8 ? e->gemm_fp8 : e->gemm)
+	             : op->kind == PP_OP_ATTN ? e->attn
+	                                      : e->memory;
+	/* One launch per GEMM of a batched op: Transformer Engine's GroupedLinear
+	 * (Megatron-Core --moe-grouped-gemm) runs one cuBLAS GEMM per local expert
+	 * over a few streams (nvte_multi_stream_cublas_gemm), SUMMA one per panel. */
+	double launches = op->kind == PP_OP_GEMM && op->count > 1 ? op->count : 1;
+	return (rel > 0 ? t / rel : t) + e->kernel_s * launches;
+}
+
 double pp_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 {
+	if (g->kern.valid && g->kern.stack_fractions)
+		return stack_op_time(g, prec, op);
 	if (g->kern.valid)
 		return kernel_op_time(g, prec, op);
 	const pp_gpu_eff *e = &g->eff;

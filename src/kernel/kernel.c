@@ -175,22 +175,63 @@ void pp_kernel_profile_mape(const pp_kernel_profile *p, const pp_gpu *g, double 
 static const struct {
 	const char *gpu;
 	double sms;
+	int arch; /* NVIDIA compute capability x 10 (sm_80 = 80); 0: not NVIDIA */
 } datasheet_sms[] = {
-    {"v100-sxm2-32g", 80}, /* NVIDIA Tesla V100 whitepaper: 80 SMs */
-    {"v100-pcie-32g", 80}, /* idem */
-    {"a100-40g", 108},     /* NVIDIA A100 Tensor Core GPU architecture: 108 SMs */
-    {"a100-80g", 108},     /* idem */
-    {"a800-80g", 108},     /* A100 silicon with NVLink cut to 400 GB/s */
-    {"a40", 84},           /* NVIDIA A40 datasheet: 10752 CUDA cores = 84 GA102 SMs */
-    {"rtx-3090", 82},      /* GeForce RTX 3090: 10496 CUDA cores = 82 SMs */
-    {"h100-sxm", 132},     /* NVIDIA H100 whitepaper (SXM5); device.json of the measurements */
-    {"h800", 132},         /* H100 SXM5 silicon with NVLink cut to 400 GB/s */
-    {"h200", 132},         /* H100 silicon with 141 GB HBM3e */
-    {"h100-pcie", 114},    /* NVIDIA H100 whitepaper (PCIe): 114 SMs */
-    {"b200", 148},         /* Blackwell B200: 2 dies x 74 SMs (CUDA deviceQuery) */
-    {"gb200", 148},        /* the same B200 GPU in a Grace Blackwell superchip */
-    {"mi300x", 304},       /* AMD CDNA 3 white paper: 304 compute units */
+    {"v100-sxm2-32g", 80, 70}, /* NVIDIA Tesla V100 whitepaper: 80 SMs */
+    {"v100-pcie-32g", 80, 70}, /* idem */
+    {"a100-40g", 108, 80},     /* NVIDIA A100 Tensor Core GPU architecture: 108 SMs */
+    {"a100-80g", 108, 80},     /* idem */
+    {"a800-80g", 108, 80},     /* A100 silicon with NVLink cut to 400 GB/s */
+    {"a40", 84, 86},           /* NVIDIA A40 datasheet: 10752 CUDA cores = 84 GA102 SMs */
+    {"rtx-3090", 82, 86},      /* GeForce RTX 3090: 10496 CUDA cores = 82 SMs */
+    {"h100-sxm", 132, 90},     /* NVIDIA H100 whitepaper (SXM5); device.json of the measurements */
+    {"h800", 132, 90},         /* H100 SXM5 silicon with NVLink cut to 400 GB/s */
+    {"h200", 132, 90},         /* H100 silicon with 141 GB HBM3e */
+    {"h100-pcie", 114, 90},    /* NVIDIA H100 whitepaper (PCIe): 114 SMs */
+    {"b200", 148, 100},        /* Blackwell B200: 2 dies x 74 SMs (CUDA deviceQuery) */
+    {"gb200", 148, 100},       /* the same B200 GPU in a Grace Blackwell superchip */
+    {"mi300x", 304, 0},        /* AMD CDNA 3 white paper: 304 compute units */
 };
+
+/*
+ * Sustained tensor-core GEMM rate relative to the reference H100's, as
+ * fractions of each part's own datasheet BF16 peak: the largest BF16 matmul
+ * rate found by Stas Bekman's Maximum Achievable Matmul FLOPS finder
+ * (ml-engineering, compute/accelerator "Maximum Achievable Matmul FLOPS
+ * comparison table": A100 SXM 267.9 of 312 TFLOP/s = 0.859, H100 SXM 792.1 of
+ * 989.4 = 0.801, H100 PCIe 499.5 of 756.5 = 0.660).  The parts differ in how
+ * close to the boost clock their power limit lets dense tensor work run (H100
+ * SXM 700 W, H100 PCIe 350 W); the ratio carries that from the measured H100
+ * tables.  Parts not in the table keep the H100's fraction (ratio 1).
+ */
+#define PP_MAMF_A100 (267.9 / 312.0)
+#define PP_MAMF_H100_SXM (792.1 / 989.4)
+#define PP_MAMF_H100_PCIE (499.5 / 756.5)
+static const struct {
+	const char *gpu;
+	double ratio;
+} gemm_ceiling_ratio[] = {
+    {"a100-40g", PP_MAMF_A100 / PP_MAMF_H100_SXM}, /* same GA100 at the same clocks */
+    {"a100-80g", PP_MAMF_A100 / PP_MAMF_H100_SXM},
+    {"a800-80g", PP_MAMF_A100 / PP_MAMF_H100_SXM}, /* A100 silicon, NVLink cut */
+    {"h100-pcie", PP_MAMF_H100_PCIE / PP_MAMF_H100_SXM},
+};
+
+double pp_kernel_gemm_ceiling_ratio(const char *gpu)
+{
+	for (size_t i = 0; gpu && i < sizeof gemm_ceiling_ratio / sizeof gemm_ceiling_ratio[0]; i++)
+		if (ppi_streq(gpu, gemm_ceiling_ratio[i].gpu))
+			return gemm_ceiling_ratio[i].ratio;
+	return 1;
+}
+
+int pp_kernel_datasheet_arch(const char *gpu)
+{
+	for (size_t i = 0; gpu && i < sizeof datasheet_sms / sizeof datasheet_sms[0]; i++)
+		if (ppi_streq(gpu, datasheet_sms[i].gpu))
+			return datasheet_sms[i].arch;
+	return 0;
+}
 
 double pp_kernel_datasheet_sms(const char *gpu)
 {
@@ -219,6 +260,9 @@ pp_status pp_kernel_scale(pp_gpu *g, double sms, pp_error *err)
 	p->attn_fixed_s = PP_KERNEL_H100_ATTN_FIXED_S;
 	p->hbm_eff = PP_KERNEL_H100_HBM_EFF;
 	p->mem_fixed_s = PP_KERNEL_H100_MEM_FIXED_S;
+	double r = pp_kernel_gemm_ceiling_ratio(g->name);
+	p->gemm_eff = fmin(1, p->gemm_eff * r);
+	p->gemm_fp8_eff = fmin(1, p->gemm_fp8_eff * r);
 	p->valid = true;
 	return PP_OK;
 }

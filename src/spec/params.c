@@ -90,6 +90,14 @@ static const pp_param registry[] = {
     {"framework.pp_scatter_gather", "pp_scatter_gather", FW(pp_scatter_gather), "flag", 0, 1, NOFIT,
      "1: without SP a pipeline send carries 1/tp of the activation per TP rank and the receiver "
      "all-gathers it over TP (Megatron-LM 2021 scatter/gather); 0: every TP rank sends it whole"},
+    {"framework.attn_sm90_fraction", "attn_sm90_fraction", FW(attn_sm90_fraction), "fraction", 0.1,
+     1, NOFIT,
+     "on Hopper GPUs, the fraction of the measured (cuDNN) flash-attention rate the stack's "
+     "attention kernel reaches: 1 Hopper-native; 0.56 FlashAttention-2 / Triton (calibrate "
+     "--kernel-model)"},
+    {"framework.zero3_visible", "zero3_visible", FW(zero3_visible), "fraction", 0, 1, NOFIT,
+     "share of the ZeRO-3 traffic hidden under compute that stays visible (concurrent-kernel "
+     "slowdown + launch gap, seed 002 Table 7); 0 in the roofline presets"},
 };
 
 #undef GPU

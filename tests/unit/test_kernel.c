@@ -156,6 +156,96 @@ static void test_waves(void **state)
 	assert_true(pp_kernel_datasheet_sms("no-such-gpu") == 0);
 }
 
+/* Other parts' sustained GEMM rate: the H100's fraction of peak times the
+ * measured ratio (A100 SXM 267.9/312 over H100 SXM 792.1/989.4), capped at the
+ * datasheet; a GPU outside the table keeps the H100's fraction. */
+static void test_gemm_ceiling_ratio(void **state)
+{
+	(void)state;
+	double a100 = (267.9 / 312) / (792.1 / 989.4);
+	assert_rel(pp_kernel_gemm_ceiling_ratio("a100-80g"), a100, 0.002);
+	assert_rel(pp_kernel_gemm_ceiling_ratio("A100-40G"), a100, 0.002);
+	assert_rel(pp_kernel_gemm_ceiling_ratio("h100-pcie"), (499.5 / 756.5) / (792.1 / 989.4),
+	           0.002);
+	assert_true(pp_kernel_gemm_ceiling_ratio("h100-sxm") == 1);
+	assert_true(pp_kernel_gemm_ceiling_ratio("b200") == 1);
+	assert_true(pp_kernel_gemm_ceiling_ratio(NULL) == 1);
+	pp_gpu h, a;
+	h100_gpu(&h);
+	h100_gpu(&a);
+	snprintf(a.name, sizeof a.name, "%s", "a100-80g");
+	pp_error err;
+	assert_int_equal(pp_kernel_scale(&h, 132, &err), PP_OK);
+	assert_int_equal(pp_kernel_scale(&a, 108, &err), PP_OK);
+	assert_rel(a.kern.gemm_eff, h.kern.gemm_eff * a100, 1e-9);
+	assert_rel(a.kern.gemm_fp8_eff, h.kern.gemm_fp8_eff * a100, 1e-9);
+	/* attention and memory are not GEMMs: unchanged */
+	assert_rel(a.kern.attn_fwd_eff, h.kern.attn_fwd_eff, 1e-12);
+	assert_rel(a.kern.hbm_eff, h.kern.hbm_eff, 1e-12);
+	assert_true(a.kern.gemm_eff <= 1 && a.kern.gemm_fp8_eff <= 1);
+}
+
+/* A stack calibrated against the kernels (pp_fit_kernel_model): the kernel
+ * time without its isolated-call fixed time, over the stack's fraction, plus
+ * the stack's kernel_s; FP8 GEMMs over gemm_fp8, attention over attn,
+ * element-wise ops over memory. */
+static void test_stack_fractions(void **state)
+{
+	(void)state;
+	pp_gpu g;
+	h100_gpu(&g);
+	pp_error err;
+	assert_int_equal(pp_kernel_scale(&g, 132, &err), PP_OK);
+	pp_gpu bare = g; /* the kernels alone, no fixed times */
+	bare.kern.gemm_fixed_s = bare.kern.attn_fixed_s = bare.kern.mem_fixed_s = 0;
+	pp_gpu s = g;
+	s.kern.stack_fractions = true;
+	s.eff.gemm = 0.5;
+	s.eff.gemm_fp8 = 0.25;
+	s.eff.attn = 0.4;
+	s.eff.memory = 0.8;
+	s.eff.kernel_s = 1e-5;
+	pp_op gemm = {.kind = PP_OP_GEMM,
+	              .phase = PP_PHASE_FWD,
+	              .count = 1,
+	              .m = 8192,
+	              .k = 4096,
+	              .n = 14336,
+	              .fp8 = true};
+	gemm.flops = 2 * gemm.m * gemm.k * gemm.n;
+	gemm.bytes = 2 * (gemm.m * gemm.k + gemm.k * gemm.n + gemm.m * gemm.n);
+	assert_rel(pp_op_time(&s, PP_PREC_BF16, &gemm),
+	           pp_op_time(&bare, PP_PREC_BF16, &gemm) / 0.5 + 1e-5, 1e-12);
+	assert_rel(pp_op_time(&s, PP_PREC_FP8, &gemm),
+	           pp_op_time(&bare, PP_PREC_FP8, &gemm) / 0.25 + 1e-5, 1e-12);
+	pp_op attn = {.kind = PP_OP_ATTN,
+	              .phase = PP_PHASE_FWD,
+	              .count = 1,
+	              .m = 8192,
+	              .n = 8192,
+	              .k = 128,
+	              .flops = 1e13,
+	              .bytes = 1e8};
+	assert_rel(pp_op_time(&s, PP_PREC_BF16, &attn),
+	           pp_op_time(&bare, PP_PREC_BF16, &attn) / 0.4 + 1e-5, 1e-12);
+	pp_op elem = {.kind = PP_OP_ELEM, .phase = PP_PHASE_FWD, .count = 1, .bytes = 1e9};
+	assert_rel(pp_op_time(&s, PP_PREC_BF16, &elem),
+	           pp_op_time(&bare, PP_PREC_BF16, &elem) / 0.8 + 1e-5, 1e-12);
+	/* a batched GEMM (MoE experts under Transformer Engine's GroupedLinear):
+	 * one launch, one kernel_s, per GEMM */
+	pp_op experts = gemm;
+	experts.count = 16;
+	experts.m = 256;
+	experts.flops = 16 * 2 * experts.m * experts.k * experts.n;
+	assert_rel(pp_op_time(&s, PP_PREC_BF16, &experts),
+	           pp_op_time(&bare, PP_PREC_BF16, &experts) / 0.5 + 16 * 1e-5, 1e-12);
+	/* fraction 1 and no kernel_s: the measured kernels themselves */
+	s.eff.gemm = 1;
+	s.eff.kernel_s = 0;
+	assert_rel(pp_op_time(&s, PP_PREC_BF16, &gemm), pp_op_time(&bare, PP_PREC_BF16, &gemm),
+	           1e-12);
+}
+
 /* Malformed profiles: one error naming the file and line. */
 static void test_bad_profiles(void **state)
 {
@@ -202,10 +292,9 @@ static void test_bad_profiles(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_h100_fitted),
-	    cmocka_unit_test(test_h100_reference),
-	    cmocka_unit_test(test_waves),
-	    cmocka_unit_test(test_bad_profiles),
+	    cmocka_unit_test(test_h100_fitted),     cmocka_unit_test(test_h100_reference),
+	    cmocka_unit_test(test_waves),           cmocka_unit_test(test_gemm_ceiling_ratio),
+	    cmocka_unit_test(test_stack_fractions), cmocka_unit_test(test_bad_profiles),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

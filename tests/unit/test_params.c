@@ -45,7 +45,9 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.compute_copy_bytes",
 	                                  "framework.reshard_after_forward_pp",
 	                                  "framework.selective_op_sac",
-	                                  "framework.pp_scatter_gather"};
+	                                  "framework.pp_scatter_gather",
+	                                  "framework.attn_sm90_fraction",
+	                                  "framework.zero3_visible"};
 	double *const sys_f[] = {&s->comm_buffer_bytes,
 	                         &s->allocator_fraction,
 	                         &s->fp8_weight_copy_bytes,
@@ -65,7 +67,9 @@ static double *field(pp_system *s, const char *name)
 	                         &s->compute_copy_bytes,
 	                         &s->reshard_after_forward_pp,
 	                         &s->selective_op_sac,
-	                         &s->pp_scatter_gather};
+	                         &s->pp_scatter_gather,
+	                         &s->attn_sm90_fraction,
+	                         &s->zero3_visible};
 	for (size_t i = 0; i < sizeof gpu / sizeof gpu[0]; i++)
 		if (strcmp(gpu[i], name) == 0)
 			return gpu_f[i];
@@ -75,7 +79,7 @@ static double *field(pp_system *s, const char *name)
 	return NULL;
 }
 
-#define NFIELDS 26 /* the two tables above */
+#define NFIELDS 28 /* the two tables above */
 
 static void test_round_trip(void **state)
 {

@@ -15,7 +15,10 @@
 #include <cmocka.h>
 
 #include "paraplan/calib.h"
+#include "paraplan/kernel.h"
+#include "paraplan/params.h"
 #include "paraplan/paraplan.h"
+#include "pp_test.h"
 
 #define NRUNS 6
 
@@ -108,6 +111,72 @@ static void test_fit_own_runs(void **state)
 	pp_fit_free(f);
 }
 
+/* pp_fit_kernel_model: the measured kernel model scaled to the GPU, the stack's
+ * fractions of it fitted back from runs made with known fractions; a stack
+ * whose attention kernel is not Hopper-native (llm-foundry: FlashAttention-2)
+ * gets its stated fraction of the measured attention ceilings on an H100. */
+static void test_kernel_model(void **state)
+{
+	(void)state;
+	run r[NRUNS];
+	make_runs(r);
+	pp_error err;
+	pp_system truth = r[0].system;
+	assert_int_equal(pp_kernel_scale(&truth.gpu, 132, &err), PP_OK);
+	truth.gpu.kern.stack_fractions = true;
+	truth.gpu.eff.gemm = 0.7;
+	truth.gpu.eff.attn = 0.6;
+	truth.gpu.eff.memory = 0.7;
+	truth.gpu.eff.kernel_s = 1e-5;
+	pp_fit_input in[NRUNS];
+	char ids[NRUNS][16];
+	for (int i = 0; i < NRUNS; i++) {
+		snprintf(ids[i], sizeof ids[i], "run %d", i);
+		in[i] = (pp_fit_input){&r[i].model, &r[i].system, &r[i].job,
+		                       &r[i].plan,  r[i].gpus,    iteration(&r[i], &truth),
+		                       ids[i]};
+	}
+	pp_fit *f;
+	assert_int_equal(pp_fit_new_cases(in, NRUNS, &f, &err), PP_OK);
+	assert_int_equal(pp_fit_kernel_model(f, &err), PP_OK);
+	const pp_system *sys;
+	pp_fit_case(f, 0, NULL, &sys, NULL, NULL);
+	assert_true(sys->gpu.kern.valid && sys->gpu.kern.stack_fractions);
+	assert_rel(sys->gpu.kern.attn_fwd_eff, truth.gpu.kern.attn_fwd_eff, 1e-12);
+	/* seed 002 Table 7's visible share of overlapped traffic (data/overlap) */
+	assert_rel(sys->zero3_visible, 0.3248 + 0.0965, 1e-9);
+	/* neutral start: every fraction 0.8 */
+	double x[32];
+	assert_true(pp_fit_param_count(f) <= 32);
+	pp_fit_get_start(f, x);
+	for (size_t j = 0, q = 0; j < pp_param_registry_size(); j++) {
+		const pp_param *p = pp_param_at(j);
+		if (!p->fitted)
+			continue;
+		if (p->kind == PP_PARAM_GPU && strcmp(p->unit, "fraction") == 0)
+			assert_true(x[q] == 0.8);
+		q++;
+	}
+	assert_true(pp_fit_mape_start(f) > 0.05);
+	do
+		pp_fit_iterate(f);
+	while (!pp_fit_test(f, 1e-5) && pp_fit_iterations(f) < 40);
+	assert_true(pp_fit_mape(f) < 0.02);
+	pp_fit_free(f);
+
+	/* the same runs under llm-foundry: attention at 0.56 of the measured rate */
+	for (int i = 0; i < NRUNS; i++)
+		assert_int_equal(pp_system_set_framework(&r[i].system, "llm-foundry", &err), PP_OK);
+	assert_int_equal(pp_fit_new_cases(in, NRUNS, &f, &err), PP_OK);
+	assert_int_equal(pp_fit_kernel_model(f, &err), PP_OK);
+	pp_fit_case(f, 0, NULL, &sys, NULL, NULL);
+	assert_rel(sys->attn_sm90_fraction, 0.56, 1e-12);
+	assert_rel(sys->gpu.kern.attn_fwd_eff, truth.gpu.kern.attn_fwd_eff * 0.56, 1e-12);
+	assert_rel(sys->gpu.kern.attn_bwd_eff, truth.gpu.kern.attn_bwd_eff * 0.56, 1e-12);
+	assert_rel(sys->gpu.kern.gemm_eff, truth.gpu.kern.gemm_eff, 1e-12);
+	pp_fit_free(f);
+}
+
 static void test_refused(void **state)
 {
 	(void)state;
@@ -136,6 +205,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_fit_own_runs),
+	    cmocka_unit_test(test_kernel_model),
 	    cmocka_unit_test(test_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

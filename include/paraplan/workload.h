@@ -156,6 +156,19 @@ typedef struct pp_work {
 	bool dh_valid[PP_DH_MEMO];
 	unsigned char dh_key[PP_DH_MEMO][160];
 	double dh_saved[PP_DH_MEMO];
+	/* Memo of the stage-level collectives' times (pipeline sends, data-
+	 * parallel and ZeRO traffic, embedding sync): pp_coll_time of (system,
+	 * group layout, kind, bytes), direct-mapped by a hash of them (stage.c,
+	 * coll_time_memo).  The same seconds recur across micro-batch sizes,
+	 * recompute, sequence parallelism and schedules. */
+#define PP_COLL_MEMO 64
+	bool coll_valid[PP_COLL_MEMO];
+	struct pp_coll_memo_key {
+		const void *system;
+		double bytes;
+		int kind, size, per_domain;
+	} coll_key[PP_COLL_MEMO];
+	double coll_s[PP_COLL_MEMO];
 } pp_work;
 
 /* Ready a workspace for use (empties its memo). */

@@ -2,6 +2,7 @@
  * Per-stage cost: sum the seconds of a stage's operations and collectives,
  * deciding what communication is exposed.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "cost_int.h"
@@ -406,7 +407,45 @@ static void stage_layers(const pp_scenario *sc, int stage, stage_ctx *c)
 		c->dense_params += sc->head_extra_params;
 }
 
-static void coll_entry(ebuf *b, const char *name, pp_overlap_rule rule, pp_group g,
+/* pp_coll_time(s, l, kind, bytes), from the workspace's memo when the same
+ * (system, layout, kind, bytes) was timed before: the same seconds, to the
+ * bit, since pp_coll_time reads nothing else.  ws NULL: no memo. */
+static double coll_time_memo(pp_work *ws, const pp_system *s, const pp_layout *l, pp_coll_kind kind,
+                             double bytes)
+{
+	if (l->size <= 1 || bytes <= 0)
+		return 0; /* pp_coll_time's answer: nothing moves */
+	if (!ws)
+		return pp_coll_time(s, l, kind, bytes, NULL);
+	struct pp_coll_memo_key k;
+	k.system = s;
+	k.bytes = bytes;
+	k.kind = (int)kind;
+	k.size = l->size;
+	k.per_domain = l->per_domain;
+	uint64_t bits;
+	memcpy(&bits, &bytes, sizeof bits);
+	/* splitmix64's finaliser over the fields */
+	uint64_t h = bits + 0x9E3779B97F4A7C15ull * (uint64_t)(k.kind + 1) +
+	             ((uint64_t)k.size << 24) + (uint64_t)k.per_domain;
+	h ^= h >> 30;
+	h *= 0xBF58476D1CE4E5B9ull;
+	h ^= h >> 27;
+	h *= 0x94D049BB133111EBull;
+	h ^= h >> 31;
+	unsigned slot = (unsigned)(h % PP_COLL_MEMO);
+	const struct pp_coll_memo_key *q = &ws->coll_key[slot];
+	if (ws->coll_valid[slot] && q->system == k.system && q->bytes == k.bytes &&
+	    q->kind == k.kind && q->size == k.size && q->per_domain == k.per_domain)
+		return ws->coll_s[slot];
+	double t = pp_coll_time(s, l, kind, bytes, NULL);
+	ws->coll_key[slot] = k;
+	ws->coll_s[slot] = t;
+	ws->coll_valid[slot] = true;
+	return t;
+}
+
+static void coll_entry(ebuf *b, pp_work *ws, const char *name, pp_overlap_rule rule, pp_group g,
                        pp_coll_kind kind, const pp_system *s, const pp_layout *l, double bytes,
                        double count, double times)
 {
@@ -421,12 +460,13 @@ static void coll_entry(ebuf *b, const char *name, pp_overlap_rule rule, pp_group
 	e->count = count;
 	e->bytes = bytes;
 	e->wire_bytes = wire_bytes(kind, bytes, l->size);
-	e->seconds = pp_coll_time(s, l, kind, bytes, NULL);
+	e->seconds = coll_time_memo(ws, s, l, kind, bytes);
 }
 
 /* The stage's own transfers, ZeRO-3 traffic, data-parallel traffic,
  * embedding sync and optimizer, as entries. */
-static void stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage_ctx *c)
+static void stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage_ctx *c,
+                          pp_work *ws)
 {
 	const pp_model *m = sc->model;
 	const pp_system *s = sc->system;
@@ -456,10 +496,10 @@ static void stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage
 			e->rule = PP_RULE_PP;
 			e->count = 2; /* one activation, one gradient */
 			e->bytes = e->wire_bytes = act;
-			e->seconds = pp_coll_time(s, &lay[PP_GROUP_PP], PP_COLL_P2P, act, NULL);
+			e->seconds = coll_time_memo(ws, s, &lay[PP_GROUP_PP], PP_COLL_P2P, act);
 			if (gather)
-				e->seconds += pp_coll_time(s, &lay[PP_GROUP_TP], PP_COLL_ALLGATHER,
-				                           full, NULL);
+				e->seconds += coll_time_memo(ws, s, &lay[PP_GROUP_TP],
+				                             PP_COLL_ALLGATHER, full);
 		}
 	}
 	/* ZeRO-3: each layer's parameters gathered for forward and again for
@@ -476,9 +516,9 @@ static void stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage
 			chunk = s->zero3_bucket_params;
 			chunks = c->layer_params_max / chunk;
 		}
-		coll_entry(b, "zero3-allgather", PP_RULE_ZERO3, PP_GROUP_DP, PP_COLL_ALLGATHER, s,
-		           l, chunk * wb, 2 * chunks, c->k.layers);
-		coll_entry(b, "zero3-reducescatter", PP_RULE_ZERO3, PP_GROUP_DP,
+		coll_entry(b, ws, "zero3-allgather", PP_RULE_ZERO3, PP_GROUP_DP, PP_COLL_ALLGATHER,
+		           s, l, chunk * wb, 2 * chunks, c->k.layers);
+		coll_entry(b, ws, "zero3-reducescatter", PP_RULE_ZERO3, PP_GROUP_DP,
 		           PP_COLL_REDUCESCATTER, s, l, chunk * job->grad_bytes, chunks,
 		           c->k.layers);
 	}
@@ -489,15 +529,15 @@ static void stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage
 		const pp_layout *ld = &lay[PP_GROUP_DP], *le = &lay[PP_GROUP_EDP];
 		pp_coll_kind red = p->zero >= 1 ? PP_COLL_REDUCESCATTER : PP_COLL_ALLREDUCE;
 		const char *rn = p->zero >= 1 ? "dp-reducescatter" : "dp-allreduce";
-		coll_entry(b, rn, PP_RULE_DP, PP_GROUP_DP, red, s, ld,
+		coll_entry(b, ws, rn, PP_RULE_DP, PP_GROUP_DP, red, s, ld,
 		           c->dense_params * job->grad_bytes, 1, 1);
-		coll_entry(b, p->zero >= 1 ? "edp-reducescatter" : "edp-allreduce", PP_RULE_DP,
+		coll_entry(b, ws, p->zero >= 1 ? "edp-reducescatter" : "edp-allreduce", PP_RULE_DP,
 		           PP_GROUP_EDP, red, s, le, c->expert_params * job->grad_bytes, 1, 1);
 		if (p->zero >= 1) {
-			coll_entry(b, "dp-allgather", PP_RULE_DP, PP_GROUP_DP, PP_COLL_ALLGATHER, s,
-			           ld, c->dense_params * wb, 1, 1);
-			coll_entry(b, "edp-allgather", PP_RULE_DP, PP_GROUP_EDP, PP_COLL_ALLGATHER,
-			           s, le, c->expert_params * wb, 1, 1);
+			coll_entry(b, ws, "dp-allgather", PP_RULE_DP, PP_GROUP_DP,
+			           PP_COLL_ALLGATHER, s, ld, c->dense_params * wb, 1, 1);
+			coll_entry(b, ws, "edp-allgather", PP_RULE_DP, PP_GROUP_EDP,
+			           PP_COLL_ALLGATHER, s, le, c->expert_params * wb, 1, 1);
 		}
 	}
 	/* 2D TP's weight-gradient reduction over n_2 rides in the DP group above
@@ -505,12 +545,13 @@ static void stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage
 	 * replicated, except the vocab-parallel embedding/head: all-reduce those
 	 * gradients over n_2 with the DP traffic. */
 	if (p->summa && p->tp2 > 1 && c->emb_params > 0)
-		coll_entry(b, "tp2-embedding-allreduce", PP_RULE_DP, PP_GROUP_TP2,
+		coll_entry(b, ws, "tp2-embedding-allreduce", PP_RULE_DP, PP_GROUP_TP2,
 		           PP_COLL_ALLREDUCE, s, &lay[PP_GROUP_TP2],
 		           c->emb_params * job->grad_bytes, 1, 1);
 	if (m->tied_embeddings && head_stage(p) != 0 && (stage == 0 || stage == p->pp - 1))
-		coll_entry(b, "embedding-sync", PP_RULE_EMB_SYNC, PP_GROUP_EMB, PP_COLL_ALLREDUCE,
-		           s, &lay[PP_GROUP_EMB], c->emb * job->grad_bytes, 1, 1);
+		coll_entry(b, ws, "embedding-sync", PP_RULE_EMB_SYNC, PP_GROUP_EMB,
+		           PP_COLL_ALLREDUCE, s, &lay[PP_GROUP_EMB], c->emb * job->grad_bytes, 1,
+		           1);
 
 	/* Optimizer: memory-bound pass over this GPU's shard.  Adam reads the
 	 * gradient, master weight, m and v and writes the last three and the
@@ -675,7 +716,7 @@ pp_status ppi_stage_cost(const pp_scenario *sc, int stage, pp_work *ws, pp_stage
 	ebuf b = {buf, 0, 32, false};
 	if (a.overflow)
 		return overflow_fail(err);
-	stage_entries(&b, sc, stage, &c);
+	stage_entries(&b, sc, stage, &c, ws);
 	if (b.overflow)
 		return overflow_fail(err);
 	finish(out, &a, buf, 0, b.n, s, p, c.k.layers);
@@ -722,7 +763,7 @@ pp_status ppi_stage_profile(const pp_scenario *sc, int stage, pp_work *ws, pp_st
 		pp_head_work(m, job, p, ws);
 		unit_entries(&b, ws, s, job, lay, PP_UNIT_HEAD, 1);
 	}
-	stage_entries(&b, sc, stage, &c);
+	stage_entries(&b, sc, stage, &c, ws);
 	out->n = b.n;
 	if (b.overflow)
 		return overflow_fail(err);

@@ -78,13 +78,14 @@ pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *
                            const pp_plan *plan, long long gpus, unsigned flags, pp_work *ws,
                            pp_estimate *out, pp_error *err)
 {
-	return ppi_estimate_eval_cut(m, s, job, plan, gpus, flags, ws, out, NULL, NULL, NULL, err);
+	return ppi_estimate_eval_cut(m, s, job, plan, gpus, flags, ws, out, NULL, NULL, NULL, NULL,
+	                             err);
 }
 
 pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_job *job,
                                 const pp_plan *plan, long long gpus, unsigned flags, pp_work *ws,
                                 pp_estimate *out, ppi_time_cut cut, void *ctx, bool *was_cut,
-                                pp_error *err)
+                                const ppi_eval_known *known, pp_error *err)
 {
 	if (was_cut)
 		*was_cut = false;
@@ -129,7 +130,9 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 	 * index): then stages 0, 1 and pp-1 can peak. */
 	bool ends_only = (flags & PP_EVAL_PEAK_ONLY) && sc.uniform_layers;
 	int mid_too = uneven_split(&out->plan) ? 1 : 0;
-	for (int i = 0; i < out->plan.pp; i++) {
+	if (known && trusted)
+		out->memory.total_bytes = known->bytes;
+	for (int i = 0; i < out->plan.pp && !(known && trusted); i++) {
 		if (ends_only && i > mid_too && i < out->plan.pp - 1)
 			continue;
 		pp_stage_memory sm;
@@ -146,7 +149,7 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 	if ((flags & PP_EVAL_MEMORY_ONLY) || (!out->fits && (flags & PP_EVAL_FIT_ONLY)))
 		return PP_OK;
 	if (cut && out->fits && out->plan.schedule != PP_SCHED_WSHAPE &&
-	    cut(ctx, out, time_floor(&sc, ws))) {
+	    cut(ctx, out, known && trusted ? known->floor_s : time_floor(&sc, ws))) {
 		*was_cut = true;
 		return PP_OK;
 	}

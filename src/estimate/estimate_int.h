@@ -27,13 +27,26 @@ typedef bool (*ppi_time_cut)(void *ctx, const pp_estimate *e, double floor_s);
 enum { PPI_EVAL_TRUSTED = 1u << 16 };
 
 /*
+ * What the caller already knows of a trusted plan (PPI_EVAL_TRUSTED): the same
+ * plan under another rank order fits with peak `bytes` and time floor
+ * `floor_s`.  Neither the memory model nor the floor reads where the groups
+ * land, so both are the same to the bit under any order; the estimate then
+ * skips the memory model and the floor and sets only memory.total_bytes,
+ * capacity_bytes, headroom_bytes and fits (true) before the time.
+ */
+typedef struct ppi_eval_known {
+	double bytes, floor_s;
+} ppi_eval_known;
+
+/*
  * pp_estimate_eval, and when `cut` is given and the plan fits, `cut` is asked
  * before the time model; when it answers true the estimate stops there
  * (*was_cut true, e->time zero).  `cut` NULL: pp_estimate_eval exactly.
+ * `known` (only with PPI_EVAL_TRUSTED and a plan that fits), else NULL.
  */
 pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_job *job,
                                 const pp_plan *plan, long long gpus, unsigned flags, pp_work *ws,
                                 pp_estimate *out, ppi_time_cut cut, void *ctx, bool *was_cut,
-                                pp_error *err);
+                                const ppi_eval_known *known, pp_error *err);
 
 #endif

@@ -345,21 +345,39 @@ static void unit_cost(acc *one, const pp_model *m, const pp_system *s, const pp_
  * bwd_compute_s is never below this (up to rounding).  It reads the same memo
  * (and fills it for the ppi_stage_cost that follows), so it stays a floor
  * whatever rates pp_op_time uses.  Allocates nothing.
+ *
+ * *comm_s: the same layers' part of what `finish` makes tp_s + cp_s + ep_s:
+ * exposed n_1 traffic (times the share tp_overlap leaves), n_2 gathers and
+ * SUMMA's panels, exposed CP and (times ep_overlap's share) EP traffic.
+ * Each is a sum of non-negative per-unit terms over the stage's units (the
+ * layers, and the embedding and head besides), so the layers' part is below
+ * the stage's; the CP ring's exposed steps, which finish adds, are >= 0 and
+ * left out.  fwd_s + bwd_s = the compute plus tp_s + cp_s + ep_s + zero3_s,
+ * so compute + *comm_s is below it.  A share below 0 (a hiding fraction above
+ * 1) would make tp_s or ep_s negative: *comm_s is then 0.
  */
-double ppi_stage_layers_compute(const pp_scenario *sc, int stage, pp_work *ws)
+double ppi_stage_layers_compute(const pp_scenario *sc, int stage, pp_work *ws, double *comm_s)
 {
 	ppi_stage_kinds k;
 	ppi_scenario_stage_kinds(sc, stage, &k);
-	double sum = 0;
+	const pp_plan *p = &sc->plan;
+	const pp_system *s = sc->system;
+	double ftp = p->tp_overlap ? 1 - s->tp_overlap_hidden : 1;
+	double fep = p->ep_overlap ? 1 - s->ep_overlap_hidden : 1;
+	double sum = 0, comm = 0;
 	for (int i = 0; i < 2; i++) {
 		if (!k.counts[i])
 			continue;
 		acc one;
-		unit_cost(&one, sc->model, sc->system, sc->job, &sc->plan, sc->place.group,
-		          k.index[i], i, ws);
+		unit_cost(&one, sc->model, s, sc->job, p, sc->place.group, k.index[i], i, ws);
 		double c = one.compute[0] + one.compute[1] + one.compute[2] + one.compute[3];
 		sum += c * k.counts[i];
+		double x = one.exposed[PP_GROUP_TP2] + one.summa + one.exposed[PP_GROUP_CP];
+		x += one.exposed[PP_GROUP_TP] * ftp + one.exposed[PP_GROUP_EP] * fep;
+		comm += x * k.counts[i];
 	}
+	if (comm_s)
+		*comm_s = ftp >= 0 && fep >= 0 ? comm : 0;
 	return sum;
 }
 

@@ -39,8 +39,9 @@ static pp_status si_speedup(const pp_scenario *sc, pp_stage_time *t, pp_work *ws
 /*
  * A lower bound of the iteration time pp_schedule_iteration gives the
  * resolved plan of `sc` (not DHelix's wshape, which has its own form): with
- * c_i the layer compute of one micro-batch on rank i
- * (ppi_stage_layers_compute, from the same memo the stage costs sum),
+ * c_i the layer compute of one micro-batch on rank i plus the layers' own
+ * exposed TP, CP and EP seconds (ppi_stage_layers_compute, from the same memo
+ * the stage costs sum),
  *   iteration_s = m t_b + bubble + dp + optimizer + other,
  * t_b = max_i (fwd_s + bwd_s + v pp_s)_i >= max_i c_i, every term >= 0, other
  * >= the framework's per-iteration overhead, and the fill-and-drain of 1F1B
@@ -48,22 +49,11 @@ static pp_status si_speedup(const pp_scenario *sc, pp_stage_time *t, pp_work *ws
  * c_i (divided by v when interleaved; zero-bubble: >= 0).  So
  *   iteration_s >= m max c + bubble floor + overhead.
  * Scaled by 1 - 1e-9 against the rounding of sums taken in another order.
+ * *order_free_s: the same bound with the compute alone in c_i, which does not
+ * depend on where the groups land (the same for every rank order).
  */
-static double time_floor(const pp_scenario *sc, pp_work *ws)
+static double bound(const pp_plan *p, double cmax, double sum, double overhead_s)
 {
-	const pp_plan *p = &sc->plan;
-	double cmax = 0, sum = 0;
-	for (int i = 0; i < p->pp; i++) {
-		double c = ppi_stage_layers_compute(sc, i, ws), n = 1;
-		if (i == 1 && p->pp > 3 && sc->uniform_layers) {
-			/* ranks 1 .. pp-2 of alike layers hold the same */
-			n = p->pp - 2;
-			i = p->pp - 2;
-		}
-		sum += c * n;
-		if (c > cmax)
-			cmax = c;
-	}
 	double m = (double)p->microbatches, bubble = 0;
 	if (p->pp > 1 && p->schedule == PP_SCHED_1F1B)
 		bubble = sum - cmax;
@@ -71,7 +61,32 @@ static double time_floor(const pp_scenario *sc, pp_work *ws)
 		bubble = (sum - cmax) / (p->vp > 1 ? p->vp : 1);
 	if (bubble < 0)
 		bubble = 0;
-	return (m * cmax + bubble + sc->system->iteration_overhead_s) * (1 - 1e-9);
+	return (m * cmax + bubble + overhead_s) * (1 - 1e-9);
+}
+
+static double time_floor(const pp_scenario *sc, pp_work *ws, double *order_free_s)
+{
+	const pp_plan *p = &sc->plan;
+	double cmax = 0, sum = 0, xmax = 0, xsum = 0;
+	for (int i = 0; i < p->pp; i++) {
+		double comm;
+		double c = ppi_stage_layers_compute(sc, i, ws, &comm), n = 1;
+		double x = c + comm;
+		if (i == 1 && p->pp > 3 && sc->uniform_layers) {
+			/* ranks 1 .. pp-2 of alike layers hold the same */
+			n = p->pp - 2;
+			i = p->pp - 2;
+		}
+		sum += c * n;
+		xsum += x * n;
+		if (c > cmax)
+			cmax = c;
+		if (x > xmax)
+			xmax = x;
+	}
+	double overhead_s = sc->system->iteration_overhead_s;
+	*order_free_s = bound(p, cmax, sum, overhead_s);
+	return bound(p, xmax, xsum, overhead_s);
 }
 
 pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *job,
@@ -148,10 +163,12 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 	out->fits = out->headroom_bytes >= 0;
 	if ((flags & PP_EVAL_MEMORY_ONLY) || (!out->fits && (flags & PP_EVAL_FIT_ONLY)))
 		return PP_OK;
-	if (cut && out->fits && out->plan.schedule != PP_SCHED_WSHAPE &&
-	    cut(ctx, out, known && trusted ? known->floor_s : time_floor(&sc, ws))) {
-		*was_cut = true;
-		return PP_OK;
+	if (cut && out->fits && out->plan.schedule != PP_SCHED_WSHAPE) {
+		double order_free_s, floor_s = time_floor(&sc, ws, &order_free_s);
+		if (cut(ctx, out, floor_s, order_free_s)) {
+			*was_cut = true;
+			return PP_OK;
+		}
 	}
 
 	/* Time: each stage's cost, then the schedule. */

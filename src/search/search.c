@@ -278,7 +278,7 @@ static bool front_below(const front *f, double time_s, double bytes)
 typedef struct cut_ctx {
 	const struct pp_search *s;
 	const slot *r;
-	double floor_s; /* the floor the estimate gave, when floored */
+	double order_free_s; /* the order-free floor the estimate gave, when floored */
 	bool floored;
 } cut_ctx;
 
@@ -306,29 +306,30 @@ static bool time_cut_parts(const cut_ctx *c, double bytes, double capacity_bytes
  * would not be in the final top K or front: exact.  A plan over the headroom
  * is never kept, so it is not timed either.
  */
-static bool time_cut(void *ctx, const pp_estimate *e, double floor_s)
+static bool time_cut(void *ctx, const pp_estimate *e, double floor_s, double order_free_s)
 {
 	cut_ctx *c = ctx;
-	c->floor_s = floor_s;
+	c->order_free_s = order_free_s;
 	c->floored = true;
 	return time_cut_parts(c, e->memory.total_bytes, e->capacity_bytes, floor_s);
 }
 
 /*
  * What the first rank order of a (micro-batch, tail) found, for the others:
- * the memory model and the floor under the time do not read where the groups
- * land (memory.c reads no placement; the floor sums the layers' operation
- * seconds, which fill_op takes from the system and the job alone), so every
- * order of the same plan has the same peak bytes and the same floor, to the
- * bit.  A later order whose plan the floor cuts is counted as the first's
- * evaluation would count it, without resolving, placing or sizing it again.
+ * the memory model does not read where the groups land (memory.c reads no
+ * placement), so every order of the same plan has the same peak bytes, to
+ * the bit; nor does the order-free floor (the layers' operation seconds,
+ * which fill_op takes from the system and the job alone).  A later order
+ * whose plan the order-free floor cuts is counted as its own evaluation would
+ * count it (evaluated, fits, pruned by time), without resolving, placing or
+ * sizing it; one it does not cut is timed without the memory model
+ * (ppi_eval_known), its own floor (with the layers' communication under its
+ * placement) asked first.
  */
 typedef struct fit_memo {
 	bool valid;
 	double bytes, capacity_bytes, floor_s;
 } fit_memo;
-/* A plan it does not cut is timed without its memory model and floor
- * (ppi_eval_known). */
 
 static void evaluate(worker *w, slot *r, pp_plan *plan, fit_memo *memo, bool *fits)
 {
@@ -344,7 +345,7 @@ static void evaluate(worker *w, slot *r, pp_plan *plan, fit_memo *memo, bool *fi
 		return;
 	}
 	bool cut;
-	ppi_eval_known known = {memo->bytes, memo->floor_s};
+	ppi_eval_known known = {memo->bytes};
 	pp_status st = ppi_estimate_eval_cut(
 	    &s->model, &s->system, &s->job, plan, s->gpus,
 	    PP_EVAL_PEAK_ONLY | PP_EVAL_FIT_ONLY | PPI_EVAL_TRUSTED, w->ws, w->scratch, time_cut,
@@ -372,7 +373,7 @@ static void evaluate(worker *w, slot *r, pp_plan *plan, fit_memo *memo, bool *fi
 		memo->valid = true;
 		memo->bytes = e->memory.total_bytes;
 		memo->capacity_bytes = e->capacity_bytes;
-		memo->floor_s = cc.floor_s;
+		memo->floor_s = cc.order_free_s;
 	}
 	if (cut) {
 		r->pruned_time++;

@@ -82,13 +82,22 @@ static void test_pruned_equals_exhaustive(void **state)
 			const char *model, *system;
 			long long gpus, gbs;
 			int seq;
-		} cases[] = {{"llama3-8b", "dgx-h100", 16, 64, 4096},
-		             {"mixtral-8x7b", "dgx-h100", 16, 32, 4096},
-		             {"llama2-70b", "dgx-a100-40g", 64, 128, 4096},
-		             {"gpt-7.5b", "dgx-a100-80g", 32, 256, 2048}};
+			bool tp2; /* 2D TP and SUMMA too (n_2 gathers, panels in the floor) */
+		} cases[] = {{"llama3-8b", "dgx-h100", 16, 64, 4096, false},
+		             {"mixtral-8x7b", "dgx-h100", 16, 32, 4096, false},
+		             {"llama2-70b", "dgx-a100-40g", 64, 128, 4096, false},
+		             {"gpt-7.5b", "dgx-a100-80g", 32, 256, 2048, false},
+		             {"gpt-7.5b", "lbnl-b200", 32, 64, 2048, true}};
 		for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
 			pp_search_space space;
 			pp_search_space_init(&space);
+			if (cases[k].tp2) {
+				space.tp2.count = 3;
+				space.tp2.values[0] = 1;
+				space.tp2.values[1] = 2;
+				space.tp2.values[2] = 4;
+				space.summa_mask = 3u;
+			}
 			pp_search *fast = run(cases[k].model, cases[k].system, cases[k].gpus,
 			                      cases[k].gbs, cases[k].seq, &space, false, 2);
 			pp_search *full = run(cases[k].model, cases[k].system, cases[k].gpus,

@@ -169,6 +169,14 @@ typedef struct pp_work {
 		int kind, size, per_domain;
 	} coll_key[PP_COLL_MEMO];
 	double coll_s[PP_COLL_MEMO];
+	/* Memo of pp_stage_cost: a pipeline rank's times under every plan field,
+	 * layout and input that shapes them (stage.c, stage_key), one slot per
+	 * (rank class, ZeRO stage): the plans of a search that differ only in vp
+	 * or the schedule share it. */
+#define PP_STAGE_MEMO 16
+	bool stage_valid[PP_STAGE_MEMO];
+	unsigned char stage_key[PP_STAGE_MEMO][288];
+	double stage_val[PP_STAGE_MEMO][32];
 } pp_work;
 
 /* Ready a workspace for use (empties its memo). */

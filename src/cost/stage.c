@@ -696,6 +696,73 @@ pp_status pp_scenario_profile(const pp_scenario *sc, int stage, pp_work *ws, pp_
 	return ppi_stage_profile(sc, stage, ws, out, err);
 }
 
+/*
+ * Everything ppi_stage_cost reads: the inputs (by address, as the layer memo
+ * keys them, and the job's fields it reads by value), the resolved plan with
+ * its rank order cleared past its end, every group's layout, the rank's layer
+ * kinds and the rank.  Two fields are normalised: vp (it shapes a rank's cost
+ * only through the layer kinds and indices, which are in the key; with alike
+ * layers the index does not shape it either, as the layer memo already
+ * holds) and the schedule (read only to place the LM head, which DHelix's
+ * wshape moves).
+ */
+typedef struct stage_key {
+	const void *model, *system, *job;
+	double grad_bytes;
+	int seq, precision, optimizer, stage;
+	long long gpus;
+	pp_plan plan;
+	pp_layout lay[PP_NGROUPS];
+	ppi_stage_kinds k;
+} stage_key;
+
+static void stage_key_set(stage_key *key, const pp_scenario *sc, int stage,
+                          const ppi_stage_kinds *k)
+{
+	memset(key, 0, sizeof *key);
+	key->model = sc->model;
+	key->system = sc->system;
+	key->job = sc->job;
+	key->grad_bytes = sc->job->grad_bytes;
+	key->seq = sc->job->seq_len;
+	key->precision = (int)sc->job->precision;
+	key->optimizer = (int)sc->job->optimizer;
+	key->stage = stage;
+	key->gpus = sc->gpus;
+	/* field by field: no padding or bytes past the order's end in the key */
+	const pp_plan *p = &sc->plan;
+	pp_plan *q = &key->plan;
+	q->tp = p->tp;
+	q->pp = p->pp;
+	q->dp = p->dp;
+	q->cp = p->cp;
+	q->ep = p->ep;
+	q->etp = p->etp;
+	q->vp = 0;
+	q->mbs = p->mbs;
+	q->zero = p->zero;
+	q->recompute = p->recompute;
+	q->sp = p->sp;
+	q->flash = p->flash;
+	q->tp_overlap = p->tp_overlap;
+	q->ep_overlap = p->ep_overlap;
+	q->schedule = p->schedule == PP_SCHED_WSHAPE ? PP_SCHED_WSHAPE : PP_SCHED_1F1B;
+	q->tp2 = p->tp2;
+	q->summa = p->summa;
+	q->summa_nb = p->summa_nb;
+	for (size_t i = 0; i < sizeof q->order && p->order[i]; i++)
+		q->order[i] = p->order[i];
+	q->first_stage_layers = p->first_stage_layers;
+	q->last_stage_layers = p->last_stage_layers;
+	q->embedding_as_layer = p->embedding_as_layer;
+	q->loss_as_layer = p->loss_as_layer;
+	q->microbatches = p->microbatches;
+	memcpy(key->lay, sc->place.group, sizeof key->lay);
+	key->k = *k;
+	if (sc->uniform_layers)
+		key->k.index[0] = key->k.index[1] = 0;
+}
+
 pp_status ppi_stage_cost(const pp_scenario *sc, int stage, pp_work *ws, pp_stage_time *out,
                          pp_error *err)
 {
@@ -705,11 +772,26 @@ pp_status ppi_stage_cost(const pp_scenario *sc, int stage, pp_work *ws, pp_stage
 	const pp_plan *p = &sc->plan;
 	if (stage < 0 || stage >= p->pp)
 		return ppi_fail(err, "", "stage", "stage %d is outside 0..%d", stage, p->pp - 1);
+	_Static_assert(sizeof(stage_key) <= sizeof ws->stage_key[0], "stage memo key does not fit");
+	_Static_assert(sizeof(pp_stage_time) <= sizeof ws->stage_val[0],
+	               "stage memo value does not fit");
 	memset(out, 0, sizeof *out);
 	out->stage = stage;
 	const pp_layout *lay = sc->place.group;
 	stage_ctx c;
 	stage_layers(sc, stage, &c);
+	/* The rank's times from the memo when nothing that shapes them changed. */
+	stage_key key;
+	unsigned slot = 0;
+	if (ws) {
+		stage_key_set(&key, sc, stage, &c.k);
+		int cls = stage == 0 ? 0 : stage == p->pp - 1 ? 1 : 2;
+		slot = (unsigned)(cls * 4 + (p->zero & 3)) % PP_STAGE_MEMO;
+		if (ws->stage_valid[slot] && memcmp(ws->stage_key[slot], &key, sizeof key) == 0) {
+			memcpy(out, ws->stage_val[slot], sizeof *out);
+			return PP_OK;
+		}
+	}
 	acc a;
 	memset(&a, 0, sizeof a);
 	/* Each unit once, from the memo; layers scaled by their count. */
@@ -738,6 +820,11 @@ pp_status ppi_stage_cost(const pp_scenario *sc, int stage, pp_work *ws, pp_stage
 	if (b.overflow)
 		return overflow_fail(err);
 	finish(out, &a, buf, 0, b.n, s, p, c.k.layers);
+	if (ws) {
+		memcpy(ws->stage_key[slot], &key, sizeof key);
+		memcpy(ws->stage_val[slot], out, sizeof *out);
+		ws->stage_valid[slot] = true;
+	}
 	return PP_OK;
 }
 

@@ -481,6 +481,44 @@ static void coll_entry(ebuf *b, pp_work *ws, const char *name, pp_overlap_rule r
 	e->seconds = coll_time_memo(ws, s, l, kind, bytes);
 }
 
+/*
+ * One pipeline transfer of a rank (pp > 1; every rank has the same): the
+ * activations forward and their gradients backward, 1/tp of the tensor per
+ * GPU.  With SP (or SUMMA) the tensor is already sequence-sharded.  Without
+ * SP every TP rank holds the whole tensor and sends it whole (Megatron-Core),
+ * or, with framework.pp_scatter_gather, Megatron-LM 2021's scatter/gather
+ * (Narayanan et al. SC'21 Sec. 4.1, Megatron-LM scatter_gather_tensors_in_pipeline)
+ * sends 1/tp of it from each rank over the inter-stage link and all-gathers
+ * it over TP (NVLink) on the receiver before the next stage can start: the
+ * gather is on the transfer's critical path, its bytes on the TP group's
+ * links.  Returns its seconds; *act_bytes: the bytes sent.
+ */
+enum { PP_SENDS = 2 }; /* per micro-batch: one activation, one gradient */
+
+static double pp_send(const pp_scenario *sc, pp_work *ws, double *act_bytes)
+{
+	const pp_model *m = sc->model;
+	const pp_system *s = sc->system;
+	const pp_plan *p = &sc->plan;
+	const pp_layout *lay = sc->place.group;
+	double n2 = p->tp2 > 1 ? p->tp2 : 1;
+	double full = (double)p->mbs * sc->job->seq_len / p->cp / n2 * m->hidden * 2.0;
+	bool gather = p->tp > 1 && !(p->sp || p->summa) && s->pp_scatter_gather >= 0.5;
+	double act = p->tp > 1 && (p->sp || p->summa || gather) ? full / p->tp : full;
+	double seconds = coll_time_memo(ws, s, &lay[PP_GROUP_PP], PP_COLL_P2P, act);
+	if (gather)
+		seconds += coll_time_memo(ws, s, &lay[PP_GROUP_TP], PP_COLL_ALLGATHER, full);
+	*act_bytes = act;
+	return seconds;
+}
+
+double ppi_stage_pp_send_s(const pp_scenario *sc, pp_work *ws)
+{
+	double act;
+	/* as finish sums it: the entry's seconds times its count */
+	return sc->plan.pp > 1 ? pp_send(sc, ws, &act) * PP_SENDS : 0;
+}
+
 /* The stage's own transfers, ZeRO-3 traffic, data-parallel traffic,
  * embedding sync and optimizer, as entries. */
 static void stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage_ctx *c,
@@ -491,20 +529,9 @@ static void stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage
 	const pp_job *job = sc->job;
 	const pp_plan *p = &sc->plan;
 	const pp_layout *lay = sc->place.group;
-	/* Pipeline: activations forward and their gradients backward, 1/tp of
-	 * the tensor per GPU.  With SP (or SUMMA) the tensor is already
-	 * sequence-sharded.  Without SP every TP rank holds the whole tensor and
-	 * sends it whole (Megatron-Core), or, with framework.pp_scatter_gather,
-	 * Megatron-LM 2021's scatter/gather (Narayanan et al. SC'21 Sec. 4.1, Megatron-LM
-	 * scatter_gather_tensors_in_pipeline) sends 1/tp of it from each rank
-	 * over the inter-stage link and all-gathers it over TP (NVLink) on the
-	 * receiver before the next stage can start: the gather is on the
-	 * transfer's critical path, its bytes on the TP group's links. */
+	/* Pipeline: activations forward and their gradients backward (pp_send). */
 	if (p->pp > 1) {
-		double n2 = p->tp2 > 1 ? p->tp2 : 1;
-		double full = (double)p->mbs * job->seq_len / p->cp / n2 * m->hidden * 2.0;
-		bool gather = p->tp > 1 && !(p->sp || p->summa) && s->pp_scatter_gather >= 0.5;
-		double act = p->tp > 1 && (p->sp || p->summa || gather) ? full / p->tp : full;
+		double act, seconds = pp_send(sc, ws, &act);
 		pp_profile_entry *e = entry_new(b, "pp-sendrecv", PP_UNIT_STAGE, 1);
 		if (e) {
 			e->coll = true;
@@ -512,12 +539,9 @@ static void stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage
 			e->group = PP_GROUP_PP;
 			e->phase = PP_PHASE_FWD;
 			e->rule = PP_RULE_PP;
-			e->count = 2; /* one activation, one gradient */
+			e->count = PP_SENDS; /* one activation, one gradient */
 			e->bytes = e->wire_bytes = act;
-			e->seconds = coll_time_memo(ws, s, &lay[PP_GROUP_PP], PP_COLL_P2P, act);
-			if (gather)
-				e->seconds += coll_time_memo(ws, s, &lay[PP_GROUP_TP],
-				                             PP_COLL_ALLGATHER, full);
+			e->seconds = seconds;
 		}
 	}
 	/* ZeRO-3: each layer's parameters gathered for forward and again for

@@ -49,19 +49,24 @@ static pp_status si_speedup(const pp_scenario *sc, pp_stage_time *t, pp_work *ws
  * c_i (divided by v when interleaved; zero-bubble: >= 0).  So
  *   iteration_s >= m max c + bubble floor + overhead.
  * Scaled by 1 - 1e-9 against the rounding of sums taken in another order.
- * *order_free_s: the same bound with the compute alone in c_i, which does not
- * depend on where the groups land (the same for every rank order).
+ * Every rank sends the same pp_s per micro-batch (ppi_stage_pp_send_s), so
+ * t_b >= max_i c_i + v pp_s and the 1F1B fill >= sum_i c_i - max_i c_i +
+ * (pp - 1) pp_s (over v when interleaved).
+ * *order_free_s: the same bound with the compute alone in c_i and no sends,
+ * which does not depend on where the groups land (the same for every rank
+ * order).
  */
-static double bound(const pp_plan *p, double cmax, double sum, double overhead_s)
+static double bound(const pp_plan *p, double cmax, double sum, double pp_s, double overhead_s)
 {
 	double m = (double)p->microbatches, bubble = 0;
+	double v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
 	if (p->pp > 1 && p->schedule == PP_SCHED_1F1B)
-		bubble = sum - cmax;
+		bubble = sum - cmax + (p->pp - 1) * pp_s;
 	else if (p->pp > 1 && p->schedule == PP_SCHED_INTERLEAVED)
-		bubble = (sum - cmax) / (p->vp > 1 ? p->vp : 1);
+		bubble = (sum - cmax + (p->pp - 1) * pp_s) / (p->vp > 1 ? p->vp : 1);
 	if (bubble < 0)
 		bubble = 0;
-	return (m * cmax + bubble + overhead_s) * (1 - 1e-9);
+	return (m * (cmax + v * pp_s) + bubble + overhead_s) * (1 - 1e-9);
 }
 
 static double time_floor(const pp_scenario *sc, pp_work *ws, double *order_free_s)
@@ -85,8 +90,8 @@ static double time_floor(const pp_scenario *sc, pp_work *ws, double *order_free_
 			xmax = x;
 	}
 	double overhead_s = sc->system->iteration_overhead_s;
-	*order_free_s = bound(p, cmax, sum, overhead_s);
-	return bound(p, xmax, xsum, overhead_s);
+	*order_free_s = bound(p, cmax, sum, 0, overhead_s);
+	return bound(p, xmax, xsum, ppi_stage_pp_send_s(sc, ws), overhead_s);
 }
 
 pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *job,

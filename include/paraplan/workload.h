@@ -156,6 +156,35 @@ typedef struct pp_work {
 	bool dh_valid[PP_DH_MEMO];
 	unsigned char dh_key[PP_DH_MEMO][160];
 	double dh_saved[PP_DH_MEMO];
+	/* Memo of the stage-level collectives' times (pipeline sends, data-
+	 * parallel and ZeRO traffic, embedding sync): pp_coll_time of (system,
+	 * group layout, kind, bytes), direct-mapped by a hash of them (stage.c,
+	 * coll_time_memo).  The same seconds recur across micro-batch sizes,
+	 * recompute, sequence parallelism and schedules. */
+#define PP_COLL_MEMO 64
+	bool coll_valid[PP_COLL_MEMO];
+	struct pp_coll_memo_key {
+		const void *system;
+		double bytes;
+		int kind, size, per_domain;
+	} coll_key[PP_COLL_MEMO];
+	double coll_s[PP_COLL_MEMO];
+	/* Memo of pp_stage_cost: a pipeline rank's times under every plan field,
+	 * layout and input that shapes them (stage.c, stage_key), one slot per
+	 * (rank class, ZeRO stage): the plans of a search that differ only in vp
+	 * or the schedule share it. */
+#define PP_STAGE_MEMO 16
+	bool stage_valid[PP_STAGE_MEMO];
+	unsigned char stage_key[PP_STAGE_MEMO][288];
+	double stage_val[PP_STAGE_MEMO][32];
+	/* Memo of the estimate's placement (scenario.c, ppi_scenario_init_ws):
+	 * the last plan's rank grid and group layouts, under the system and the
+	 * degrees and rank order that shape them. */
+	bool place_valid;
+	const void *place_system;
+	int place_dims[9]; /* tp, tp2, cp, dp, pp, ep, etp, summa, order length */
+	char place_order[PP_ORDER_MAX];
+	pp_placement place;
 } pp_work;
 
 /* Ready a workspace for use (empties its memo). */

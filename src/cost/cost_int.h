@@ -17,7 +17,14 @@ pp_status ppi_stage_profile(const pp_scenario *sc, int stage, pp_work *ws, pp_st
 
 /* Seconds of the transformer layers' operations of one micro-batch on
  * pipeline rank `stage` (every phase), from the memo in `ws`: a floor under
- * that rank's fwd_compute_s + bwd_compute_s (see stage.c). */
-double ppi_stage_layers_compute(const pp_scenario *sc, int stage, pp_work *ws);
+ * that rank's fwd_compute_s + bwd_compute_s (see stage.c).  *comm_s (when
+ * not NULL): the layers' own exposed TP, CP and EP seconds as the stage's
+ * tp_s + cp_s + ep_s count them, so that compute + *comm_s is a floor under
+ * the rank's fwd_s + bwd_s; unlike the compute, it depends on where the
+ * groups land. */
+double ppi_stage_layers_compute(const pp_scenario *sc, int stage, pp_work *ws, double *comm_s);
+/* A rank's pp_s as its stage cost gives it (the same on every rank): the
+ * pipeline transfers of one micro-batch, 0 without a pipeline. */
+double ppi_stage_pp_send_s(const pp_scenario *sc, pp_work *ws);
 
 #endif

@@ -39,8 +39,9 @@ static pp_status si_speedup(const pp_scenario *sc, pp_stage_time *t, pp_work *ws
 /*
  * A lower bound of the iteration time pp_schedule_iteration gives the
  * resolved plan of `sc` (not DHelix's wshape, which has its own form): with
- * c_i the layer compute of one micro-batch on rank i
- * (ppi_stage_layers_compute, from the same memo the stage costs sum),
+ * c_i the layer compute of one micro-batch on rank i plus the layers' own
+ * exposed TP, CP and EP seconds (ppi_stage_layers_compute, from the same memo
+ * the stage costs sum),
  *   iteration_s = m t_b + bubble + dp + optimizer + other,
  * t_b = max_i (fwd_s + bwd_s + v pp_s)_i >= max_i c_i, every term >= 0, other
  * >= the framework's per-iteration overhead, and the fill-and-drain of 1F1B
@@ -48,43 +49,63 @@ static pp_status si_speedup(const pp_scenario *sc, pp_stage_time *t, pp_work *ws
  * c_i (divided by v when interleaved; zero-bubble: >= 0).  So
  *   iteration_s >= m max c + bubble floor + overhead.
  * Scaled by 1 - 1e-9 against the rounding of sums taken in another order.
+ * Every rank sends the same pp_s per micro-batch (ppi_stage_pp_send_s), so
+ * t_b >= max_i c_i + v pp_s and the 1F1B fill >= sum_i c_i - max_i c_i +
+ * (pp - 1) pp_s (over v when interleaved).
+ * *order_free_s: the same bound with the compute alone in c_i and no sends,
+ * which does not depend on where the groups land (the same for every rank
+ * order).
  */
-static double time_floor(const pp_scenario *sc, pp_work *ws)
+static double bound(const pp_plan *p, double cmax, double sum, double pp_s, double overhead_s)
+{
+	double m = (double)p->microbatches, bubble = 0;
+	double v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
+	if (p->pp > 1 && p->schedule == PP_SCHED_1F1B)
+		bubble = sum - cmax + (p->pp - 1) * pp_s;
+	else if (p->pp > 1 && p->schedule == PP_SCHED_INTERLEAVED)
+		bubble = (sum - cmax + (p->pp - 1) * pp_s) / (p->vp > 1 ? p->vp : 1);
+	if (bubble < 0)
+		bubble = 0;
+	return (m * (cmax + v * pp_s) + bubble + overhead_s) * (1 - 1e-9);
+}
+
+static double time_floor(const pp_scenario *sc, pp_work *ws, double *order_free_s)
 {
 	const pp_plan *p = &sc->plan;
-	double cmax = 0, sum = 0;
+	double cmax = 0, sum = 0, xmax = 0, xsum = 0;
 	for (int i = 0; i < p->pp; i++) {
-		double c = ppi_stage_layers_compute(sc, i, ws), n = 1;
+		double comm;
+		double c = ppi_stage_layers_compute(sc, i, ws, &comm), n = 1;
+		double x = c + comm;
 		if (i == 1 && p->pp > 3 && sc->uniform_layers) {
 			/* ranks 1 .. pp-2 of alike layers hold the same */
 			n = p->pp - 2;
 			i = p->pp - 2;
 		}
 		sum += c * n;
+		xsum += x * n;
 		if (c > cmax)
 			cmax = c;
+		if (x > xmax)
+			xmax = x;
 	}
-	double m = (double)p->microbatches, bubble = 0;
-	if (p->pp > 1 && p->schedule == PP_SCHED_1F1B)
-		bubble = sum - cmax;
-	else if (p->pp > 1 && p->schedule == PP_SCHED_INTERLEAVED)
-		bubble = (sum - cmax) / (p->vp > 1 ? p->vp : 1);
-	if (bubble < 0)
-		bubble = 0;
-	return (m * cmax + bubble + sc->system->iteration_overhead_s) * (1 - 1e-9);
+	double overhead_s = sc->system->iteration_overhead_s;
+	*order_free_s = bound(p, cmax, sum, 0, overhead_s);
+	return bound(p, xmax, xsum, ppi_stage_pp_send_s(sc, ws), overhead_s);
 }
 
 pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *job,
                            const pp_plan *plan, long long gpus, unsigned flags, pp_work *ws,
                            pp_estimate *out, pp_error *err)
 {
-	return ppi_estimate_eval_cut(m, s, job, plan, gpus, flags, ws, out, NULL, NULL, NULL, err);
+	return ppi_estimate_eval_cut(m, s, job, plan, gpus, flags, ws, out, NULL, NULL, NULL, NULL,
+	                             err);
 }
 
 pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_job *job,
                                 const pp_plan *plan, long long gpus, unsigned flags, pp_work *ws,
                                 pp_estimate *out, ppi_time_cut cut, void *ctx, bool *was_cut,
-                                pp_error *err)
+                                const ppi_eval_known *known, pp_error *err)
 {
 	if (was_cut)
 		*was_cut = false;
@@ -120,7 +141,7 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 	out->nstages = out->plan.pp;
 	/* Everything derived from the inputs, once; memory and cost read it. */
 	pp_scenario sc;
-	ppi_scenario_init(&sc, m, s, job, &out->plan, gpus);
+	ppi_scenario_init_ws(&sc, m, s, job, &out->plan, gpus, ws);
 	/* With alike layers the peak is on the first stage (most micro-batches in
 	 * flight, the embedding) or the last (the head and the logits).  With an
 	 * uneven split the ends hold other layer counts than the middle stages,
@@ -129,7 +150,9 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 	 * index): then stages 0, 1 and pp-1 can peak. */
 	bool ends_only = (flags & PP_EVAL_PEAK_ONLY) && sc.uniform_layers;
 	int mid_too = uneven_split(&out->plan) ? 1 : 0;
-	for (int i = 0; i < out->plan.pp; i++) {
+	if (known && trusted)
+		out->memory.total_bytes = known->bytes;
+	for (int i = 0; i < out->plan.pp && !(known && trusted); i++) {
 		if (ends_only && i > mid_too && i < out->plan.pp - 1)
 			continue;
 		pp_stage_memory sm;
@@ -145,10 +168,12 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 	out->fits = out->headroom_bytes >= 0;
 	if ((flags & PP_EVAL_MEMORY_ONLY) || (!out->fits && (flags & PP_EVAL_FIT_ONLY)))
 		return PP_OK;
-	if (cut && out->fits && out->plan.schedule != PP_SCHED_WSHAPE &&
-	    cut(ctx, out, time_floor(&sc, ws))) {
-		*was_cut = true;
-		return PP_OK;
+	if (cut && out->fits && out->plan.schedule != PP_SCHED_WSHAPE) {
+		double order_free_s, floor_s = time_floor(&sc, ws, &order_free_s);
+		if (cut(ctx, out, floor_s, order_free_s)) {
+			*was_cut = true;
+			return PP_OK;
+		}
 	}
 
 	/* Time: each stage's cost, then the schedule. */

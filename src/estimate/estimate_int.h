@@ -13,9 +13,12 @@
  * Asked once the memory model says the plan fits (e->memory, e->fits,
  * e->capacity_bytes and the resolved e->plan are set; the time is not):
  * `floor_s` is a true lower bound of the e->time.iteration_s the time model
- * would give (estimate.c, time_floor).  Return true to skip the time model.
+ * would give (estimate.c, time_floor); `order_free_floor_s` <= floor_s is one
+ * that holds for the same plan under any rank order (the compute alone).
+ * Return true to skip the time model.
  */
-typedef bool (*ppi_time_cut)(void *ctx, const pp_estimate *e, double floor_s);
+typedef bool (*ppi_time_cut)(void *ctx, const pp_estimate *e, double floor_s,
+                             double order_free_floor_s);
 
 /* A flag of ppi_estimate_eval_cut beside the PP_EVAL_ ones, for the
  * search's scratch estimate: the caller has checked the model, system and job
@@ -27,13 +30,26 @@ typedef bool (*ppi_time_cut)(void *ctx, const pp_estimate *e, double floor_s);
 enum { PPI_EVAL_TRUSTED = 1u << 16 };
 
 /*
+ * What the caller already knows of a trusted plan (PPI_EVAL_TRUSTED): the same
+ * plan under another rank order fits with peak `bytes`.  The memory model
+ * does not read where the groups land, so the peak is the same to the bit
+ * under any order; the estimate then skips the memory model and sets only
+ * memory.total_bytes, capacity_bytes, headroom_bytes and fits (true) before
+ * the floor and the time.
+ */
+typedef struct ppi_eval_known {
+	double bytes;
+} ppi_eval_known;
+
+/*
  * pp_estimate_eval, and when `cut` is given and the plan fits, `cut` is asked
  * before the time model; when it answers true the estimate stops there
  * (*was_cut true, e->time zero).  `cut` NULL: pp_estimate_eval exactly.
+ * `known` (only with PPI_EVAL_TRUSTED and a plan that fits), else NULL.
  */
 pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_job *job,
                                 const pp_plan *plan, long long gpus, unsigned flags, pp_work *ws,
                                 pp_estimate *out, ppi_time_cut cut, void *ctx, bool *was_cut,
-                                pp_error *err);
+                                const ppi_eval_known *known, pp_error *err);
 
 #endif

@@ -69,15 +69,44 @@ void ppi_mb_shape_init(ppi_mb_shape *c, const pp_job *job, const pp_plan *p)
 	c->nb = p->summa_nb > 1 ? p->summa_nb : 1;
 }
 
+/* pp_place_build reads the system's node and NVLink sizes, these degrees and
+ * the rank order: the same ones place the ranks the same. */
+static void place_memo(const pp_plan *p, const pp_system *s, pp_work *ws, pp_placement *out)
+{
+	size_t n = strnlen(p->order, sizeof p->order);
+	int dims[9] = {p->tp, p->tp2, p->cp, p->dp, p->pp, p->ep, p->etp, p->summa, (int)n};
+	if (ws->place_valid && ws->place_system == s &&
+	    memcmp(ws->place_dims, dims, sizeof dims) == 0 &&
+	    memcmp(ws->place_order, p->order, n) == 0) {
+		*out = ws->place;
+		return;
+	}
+	pp_place_build(p, s, out);
+	ws->place = *out;
+	ws->place_system = s;
+	memcpy(ws->place_dims, dims, sizeof dims);
+	memcpy(ws->place_order, p->order, n);
+	ws->place_valid = true;
+}
+
 void ppi_scenario_init(pp_scenario *sc, const pp_model *m, const pp_system *s, const pp_job *job,
                        const pp_plan *p, long long gpus)
+{
+	ppi_scenario_init_ws(sc, m, s, job, p, gpus, NULL);
+}
+
+void ppi_scenario_init_ws(pp_scenario *sc, const pp_model *m, const pp_system *s, const pp_job *job,
+                          const pp_plan *p, long long gpus, pp_work *ws)
 {
 	sc->model = m;
 	sc->system = s;
 	sc->job = job;
 	sc->plan = *p;
 	sc->gpus = gpus;
-	pp_place_build(p, s, &sc->place);
+	if (ws)
+		place_memo(p, s, ws, &sc->place);
+	else
+		pp_place_build(p, s, &sc->place);
 	ppi_mb_shape_init(&sc->mb, job, p);
 	sc->etp = p->etp > 0 ? p->etp : p->tp;
 	/* Layer weights: split over n_1 and replicated over n_2 under 2D TP; split

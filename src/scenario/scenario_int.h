@@ -70,6 +70,10 @@ void ppi_mb_shape_init(ppi_mb_shape *out, const pp_job *job, const pp_plan *p);
  * pointers to m, s and job are kept (they must outlive sc), the plan is
  * copied.  Allocates nothing.
  */
+/* ppi_scenario_init with the placement from the memo in `ws` when the
+ * system, the degrees and the rank order are the last plan's (NULL: none). */
+void ppi_scenario_init_ws(pp_scenario *sc, const pp_model *m, const pp_system *s, const pp_job *job,
+                          const pp_plan *resolved, long long gpus, pp_work *ws);
 void ppi_scenario_init(pp_scenario *sc, const pp_model *m, const pp_system *s, const pp_job *job,
                        const pp_plan *resolved, long long gpus);
 

@@ -278,7 +278,24 @@ static bool front_below(const front *f, double time_s, double bytes)
 typedef struct cut_ctx {
 	const struct pp_search *s;
 	const slot *r;
+	double order_free_s; /* the order-free floor the estimate gave, when floored */
+	bool floored;
 } cut_ctx;
+
+/* time_cut on the parts it reads: a fitting plan's peak bytes, the GPU's
+ * capacity and the floor under its time. */
+static bool time_cut_parts(const cut_ctx *c, double bytes, double capacity_bytes, double floor_s)
+{
+	const struct pp_search *s = c->s;
+	if (bytes > capacity_bytes * (1 - s->space.headroom_fraction))
+		return true;
+	if (s->opts.exhaustive)
+		return false;
+	if (!(floor_s > ppi_topk_worst_s(&s->top) || floor_s > ppi_topk_worst_s(&c->r->top)))
+		return false;
+	return front_below(&s->pareto, floor_s, bytes) ||
+	       front_below(&c->r->pareto, floor_s, bytes);
+}
 
 /*
  * Branch and bound by time (ppi_time_cut): a plan that fits, whose time
@@ -289,32 +306,50 @@ typedef struct cut_ctx {
  * would not be in the final top K or front: exact.  A plan over the headroom
  * is never kept, so it is not timed either.
  */
-static bool time_cut(void *ctx, const pp_estimate *e, double floor_s)
+static bool time_cut(void *ctx, const pp_estimate *e, double floor_s, double order_free_s)
 {
-	const cut_ctx *c = ctx;
-	const struct pp_search *s = c->s;
-	if (e->memory.total_bytes > e->capacity_bytes * (1 - s->space.headroom_fraction))
-		return true;
-	if (s->opts.exhaustive)
-		return false;
-	if (!(floor_s > ppi_topk_worst_s(&s->top) || floor_s > ppi_topk_worst_s(&c->r->top)))
-		return false;
-	double bytes = e->memory.total_bytes;
-	return front_below(&s->pareto, floor_s, bytes) ||
-	       front_below(&c->r->pareto, floor_s, bytes);
+	cut_ctx *c = ctx;
+	c->order_free_s = order_free_s;
+	c->floored = true;
+	return time_cut_parts(c, e->memory.total_bytes, e->capacity_bytes, floor_s);
 }
 
-static void evaluate(worker *w, slot *r, pp_plan *plan, bool *fits)
+/*
+ * What the first rank order of a (micro-batch, tail) found, for the others:
+ * the memory model does not read where the groups land (memory.c reads no
+ * placement), so every order of the same plan has the same peak bytes, to
+ * the bit; nor does the order-free floor (the layers' operation seconds,
+ * which fill_op takes from the system and the job alone).  A later order
+ * whose plan the order-free floor cuts is counted as its own evaluation would
+ * count it (evaluated, fits, pruned by time), without resolving, placing or
+ * sizing it; one it does not cut is timed without the memory model
+ * (ppi_eval_known), its own floor (with the layers' communication under its
+ * placement) asked first.
+ */
+typedef struct fit_memo {
+	bool valid;
+	double bytes, capacity_bytes, floor_s;
+} fit_memo;
+
+static void evaluate(worker *w, slot *r, pp_plan *plan, fit_memo *memo, bool *fits)
 {
 	struct pp_search *s = w->s;
 	pp_error err;
 	r->combos++;
-	cut_ctx cc = {s, r};
+	cut_ctx cc = {s, r, 0, false};
+	if (memo->valid && time_cut_parts(&cc, memo->bytes, memo->capacity_bytes, memo->floor_s)) {
+		/* A fitting plan (the memo holds only those) whose floor cuts it. */
+		r->evaluated++;
+		r->pruned_time++;
+		*fits = true;
+		return;
+	}
 	bool cut;
-	pp_status st =
-	    ppi_estimate_eval_cut(&s->model, &s->system, &s->job, plan, s->gpus,
-	                          PP_EVAL_PEAK_ONLY | PP_EVAL_FIT_ONLY | PPI_EVAL_TRUSTED, w->ws,
-	                          w->scratch, time_cut, &cc, &cut, &err);
+	ppi_eval_known known = {memo->bytes};
+	pp_status st = ppi_estimate_eval_cut(
+	    &s->model, &s->system, &s->job, plan, s->gpus,
+	    PP_EVAL_PEAK_ONLY | PP_EVAL_FIT_ONLY | PPI_EVAL_TRUSTED, w->ws, w->scratch, time_cut,
+	    &cc, &cut, memo->valid ? &known : NULL, &err);
 	*fits = false;
 	if (st == PP_EINPUT) {
 		r->rejected++;
@@ -333,6 +368,13 @@ static void evaluate(worker *w, slot *r, pp_plan *plan, bool *fits)
 		return;
 	}
 	*fits = true;
+	/* Exhaustive evaluation (the tests' reference) sizes every plan itself. */
+	if (cc.floored && !memo->valid && !s->opts.exhaustive) {
+		memo->valid = true;
+		memo->bytes = e->memory.total_bytes;
+		memo->capacity_bytes = e->capacity_bytes;
+		memo->floor_s = cc.order_free_s;
+	}
 	if (cut) {
 		r->pruned_time++;
 		return;
@@ -432,13 +474,16 @@ static void run_mbs(worker *w, slot *r, pp_plan *plan, const int *mbss, int nmbs
 {
 	const struct pp_search *s = w->s;
 	bool dead[MAX_TAILS], any_fit[MAX_TAILS], any_eval[MAX_TAILS];
+	fit_memo memo[MAX_TAILS];
 	for (int j = 0; j < nt; j++)
 		dead[j] = false;
 	int alive = nt;
 	for (int mb = 0; mb < nmbs && alive > 0; mb++) {
 		plan->mbs = mbss[mb];
-		for (int j = 0; j < nt; j++)
+		for (int j = 0; j < nt; j++) {
 			any_fit[j] = any_eval[j] = false;
+			memo[j].valid = false;
+		}
 		for (int k = 0; k < u->n; k++) {
 			ppi_strlcpy(plan->order, u->order[k], sizeof plan->order);
 			for (int j = 0; j < nt; j++) {
@@ -454,7 +499,7 @@ static void run_mbs(worker *w, slot *r, pp_plan *plan, const int *mbss, int nmbs
 				plan->zero = t[j].zero;
 				bool fits;
 				long long before = r->evaluated;
-				evaluate(w, r, plan, &fits);
+				evaluate(w, r, plan, &memo[j], &fits);
 				any_eval[j] |= r->evaluated > before;
 				any_fit[j] |= fits;
 				if (r->status)

@@ -46,6 +46,11 @@ void pp_work_init(pp_work *w)
 		w->cache_valid[i] = false;
 	for (int i = 0; i < PP_DH_MEMO; i++)
 		w->dh_valid[i] = false;
+	for (int i = 0; i < PP_COLL_MEMO; i++)
+		w->coll_valid[i] = false;
+	for (int i = 0; i < PP_STAGE_MEMO; i++)
+		w->stage_valid[i] = false;
+	w->place_valid = false;
 	w->params_model = NULL;
 	w->params_seq = 0;
 }

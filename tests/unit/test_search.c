@@ -82,13 +82,22 @@ static void test_pruned_equals_exhaustive(void **state)
 			const char *model, *system;
 			long long gpus, gbs;
 			int seq;
-		} cases[] = {{"llama3-8b", "dgx-h100", 16, 64, 4096},
-		             {"mixtral-8x7b", "dgx-h100", 16, 32, 4096},
-		             {"llama2-70b", "dgx-a100-40g", 64, 128, 4096},
-		             {"gpt-7.5b", "dgx-a100-80g", 32, 256, 2048}};
+			bool tp2; /* 2D TP and SUMMA too (n_2 gathers, panels in the floor) */
+		} cases[] = {{"llama3-8b", "dgx-h100", 16, 64, 4096, false},
+		             {"mixtral-8x7b", "dgx-h100", 16, 32, 4096, false},
+		             {"llama2-70b", "dgx-a100-40g", 64, 128, 4096, false},
+		             {"gpt-7.5b", "dgx-a100-80g", 32, 256, 2048, false},
+		             {"gpt-7.5b", "lbnl-b200", 32, 64, 2048, true}};
 		for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
 			pp_search_space space;
 			pp_search_space_init(&space);
+			if (cases[k].tp2) {
+				space.tp2.count = 3;
+				space.tp2.values[0] = 1;
+				space.tp2.values[1] = 2;
+				space.tp2.values[2] = 4;
+				space.summa_mask = 3u;
+			}
 			pp_search *fast = run(cases[k].model, cases[k].system, cases[k].gpus,
 			                      cases[k].gbs, cases[k].seq, &space, false, 2);
 			pp_search *full = run(cases[k].model, cases[k].system, cases[k].gpus,
@@ -344,10 +353,104 @@ static void test_time_limit(void **state)
 	pp_search_free(plain);
 }
 
+/* The workspace's memos (layer, stage-level collective, whole-rank and
+ * placement) give what a fresh workspace gives, to the bit: plans that differ
+ * in one field at a time (the ZeRO stage, the schedule and vp innermost, as
+ * the search enumerates them), evaluated one after another on one workspace,
+ * each against the same plan on a workspace of its own.  Dense, MoE and a
+ * model of mixed layer kinds (DeepSeek-V3's dense first layers). */
+static void test_memo_equals_fresh(void **state)
+{
+	(void)state;
+	const struct {
+		const char *model;
+		long long gpus;
+		int seq;
+	} cases[] = {
+	    {"llama3-8b", 16, 4096}, {"mixtral-8x7b", 16, 4096}, {"deepseek-v3", 64, 4096}};
+	const char *orders[] = {"tp-cp-ep-dp-pp", "tp-pp-cp-ep-dp", "cp-tp-ep-dp-pp"};
+	static pp_work warm, fresh;
+	static pp_estimate a, b;
+	long long compared = 0;
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		pp_model m;
+		pp_system s;
+		pp_job job;
+		pp_error err;
+		assert_int_equal(pp_model_preset(cases[c].model, &m, &err), PP_OK);
+		assert_int_equal(pp_system_preset("dgx-h100", &s, &err), PP_OK);
+		pp_job_init(&job);
+		job.global_batch = 128;
+		job.seq_len = cases[c].seq;
+		pp_work_init(&warm);
+		/* ZeRO innermost, then the schedule and vp, recompute, the
+		 * micro-batch, the order, cp, pp and tp outermost. */
+		const int tps[] = {1, 2, 4}, pps[] = {1, 2, 4}, cps[] = {1, 2}, mbss[] = {1, 2};
+		const int nsched = PP_SCHED_ZB + 1;
+		for (int idx = 0; idx < 3 * 3 * 2 * 3 * 2 * 2 * 2 * nsched * 4; idx++) {
+			int r = idx, z = r % 4, sc, vp, rc, mb, o, x, q, t;
+			r /= 4;
+			sc = r % nsched;
+			r /= nsched;
+			vp = 1 + r % 2;
+			r /= 2;
+			rc = 2 * (r % 2); /* none, full */
+			r /= 2;
+			mb = r % 2;
+			r /= 2;
+			o = r % 3;
+			r /= 3;
+			x = r % 2;
+			r /= 2;
+			q = r % 3;
+			t = r / 3;
+			if ((vp > 1) != (sc == PP_SCHED_INTERLEAVED))
+				continue;
+			pp_plan p;
+			pp_plan_init(&p);
+			p.tp = tps[t];
+			p.pp = pps[q];
+			p.cp = cps[x];
+			p.dp = 0;
+			p.ep = m.moe.num_experts > 0 ? 2 : 1;
+			p.mbs = mbss[mb];
+			p.recompute = (pp_recompute)rc;
+			p.sp = p.tp > 1;
+			p.vp = vp;
+			p.schedule = (pp_schedule)sc;
+			p.zero = z;
+			snprintf(p.order, sizeof p.order, "%s", orders[o]);
+			pp_status st =
+			    pp_estimate_eval(&m, &s, &job, &p, cases[c].gpus, 0, &warm, &a, &err);
+			pp_work_init(&fresh);
+			pp_status st2 =
+			    pp_estimate_eval(&m, &s, &job, &p, cases[c].gpus, 0, &fresh, &b, &err);
+			assert_int_equal(st, st2);
+			if (st)
+				continue;
+			assert_true(a.time.iteration_s == b.time.iteration_s);
+			assert_true(a.time.bubble_s == b.time.bubble_s);
+			assert_true(a.time.dp_s == b.time.dp_s);
+			assert_true(a.time.tp_s == b.time.tp_s);
+			assert_true(a.time.pp_s == b.time.pp_s);
+			assert_true(a.memory.total_bytes == b.memory.total_bytes);
+			assert_int_equal(a.time.bottleneck_stage, b.time.bottleneck_stage);
+			assert_true(a.bottleneck.fwd_s == b.bottleneck.fwd_s);
+			assert_true(a.bottleneck.dp_s == b.bottleneck.dp_s);
+			assert_true(a.bottleneck.optimizer_s == b.bottleneck.optimizer_s);
+			assert_true(a.hardware_tflops_per_gpu == b.hardware_tflops_per_gpu);
+			compared++;
+		}
+	}
+	print_message("%lld plans compared\n", compared);
+	assert_true(compared > 500);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_pruned_equals_exhaustive),
+	    cmocka_unit_test(test_memo_equals_fresh),
 	    cmocka_unit_test(test_threads_deterministic),
 	    cmocka_unit_test(test_top_plans_fit),
 	    cmocka_unit_test(test_constraints),

@@ -4,8 +4,13 @@
 # Megatron-LM baseline, next to the gain the paper reports.  Where the paper's
 # text gives no plan (Fig. 11's (DP, TP, PP) tuples are in the figure only),
 # the plan used is marked "assumed".
-#   usage: bench/dhelix_s6.sh [PARAPLAN]   (default ./build/paraplan)
+# Then §6.5's maximum model size (1F1B / wshape / bi-directional against the
+# paper's 40B / 39B / 32B) under each stated and assumed setup:
+# bench/bench_dhelix_s65.c, built on demand.
+#   usage: bench/dhelix_s6.sh [PARAPLAN [BENCH_DHELIX_S65]]
+#          (defaults ./build/paraplan, ./build/bench/bench_dhelix_s65)
 bin=${1:-./build/paraplan}
+s65=${2:-./build/bench/bench_dhelix_s65}
 printf '%-34s %-28s %-8s %9s %9s %7s %s\n' scenario plan paper closed simulated "s" fits
 row() {
 	name=$1 paper=$2 plan=$3
@@ -52,3 +57,11 @@ row "Fig.14 L16 H100 tp16" "<=17%" "dp2 tp16 (assumed 8K)" \
 	--model dhelix-llama405-l16 $h100 --gbs 1024 --seq 8192 --tp 16 --sp on
 row "Fig.14 L32 H100 tp32" "<=17%" "tp32 (assumed 8K)" \
 	--model dhelix-llama405-l32 $h100 --gbs 1024 --seq 8192 --tp 32 --sp on
+# §6.5, maximum model size: Llama-25B's layer, A40, DP 4 TP 8 PP 2, mbs 1
+echo
+if [ -x "$s65" ]; then
+	"$s65" || exit 1
+else
+	echo "§6.5: build it first: cmake --build build --target bench_dhelix_s65" >&2
+	exit 1
+fi

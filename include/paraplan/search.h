@@ -63,7 +63,7 @@ typedef struct pp_search_options {
 	 * found so far, and its stats say why (stop). */
 	double time_limit_s; /* wall time since pp_search_new */
 	long long max_plans; /* plans evaluated: the search ends after the
-	                        sub-space (in enumeration order) that reaches
+	                        sub-space (in search order, order_outers) that reaches
 	                        it, so the answer is the same for any thread count */
 } pp_search_options;
 
@@ -112,10 +112,21 @@ double pp_search_progress(const pp_search *s);
 
 /* The K fastest plans that fit, fastest first (ties broken by memory, then by
  * the plan's fields, then by the order of enumeration, so results are
- * deterministic).  Empty until the search is done.  Pointers stay valid until
- * pp_search_free.  The stats (pp_search_get_stats) can be read at any time. */
+ * deterministic).  Empty until the search is done.  The stats
+ * (pp_search_get_stats) can be read at any time.
+ *
+ * The search keeps what ranks a plan; a plan's whole estimate is evaluated
+ * again when it is first asked for.  pp_search_plan keeps it in the search
+ * (the pointer stays valid until pp_search_free; NULL when i is out of range
+ * or, on an internal inconsistency, the plan does not evaluate as it was
+ * ranked); it fills a cache, so it must not be called from two threads on
+ * the same search at once.  pp_search_plan_get evaluates (or copies) plan i
+ * into the caller's `out` and keeps nothing: a report of 10000 plans reads
+ * them through one estimate. */
 size_t pp_search_count(const pp_search *s);
 const pp_estimate *pp_search_plan(const pp_search *s, size_t i);
+pp_status pp_search_plan_get(const pp_search *s, size_t i, pp_estimate *out /* OUT */,
+                             pp_error *err);
 /* Pareto front of iteration time vs peak memory among plans that fit,
  * fastest first. */
 /* Simulate the iteration of each of the K plans (pp_estimate_simulate) once the

@@ -300,7 +300,13 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 	} else if (n == 0) {
 		fprintf(out, "no plan in the space fits\n");
 	} else {
-		const pp_estimate *w = pp_search_plan(s, 0);
+		/* One estimate, refilled per plan: the search keeps its plans compact. */
+		pp_estimate e_buf;
+		pp_error err;
+		if (pp_search_plan_get(s, 0, &e_buf, &err))
+			return -1;
+		const pp_estimate *w = &e_buf;
+		const bool simulated = w->simulated, budget = w->train_tokens > 0;
 		fprintf(out,
 		        "paraplan search: %s on %lld x %s (%s), global batch %lld x %d tokens\n\n",
 		        w->model.name, w->gpus, w->system.gpu.name, w->system.name,
@@ -308,13 +314,15 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 		fprintf(out, "%3s  %-78s %8s %7s %9s %6s %6s %7s %6s %6s %10s", "#", "plan",
 		        "mem GiB", "free", "iter s", "comp%", "tp%", "pp+bub%", "dp%", "MFU",
 		        "tokens/s");
-		if (w->train_tokens > 0)
+		if (budget)
 			fprintf(out, " %8s %12s", "days", "cost USD");
-		if (w->simulated)
+		if (simulated)
 			fprintf(out, " %9s %6s", "sim s", "diff%");
 		fputc('\n', out);
 		for (size_t i = 0; i < n; i++) {
-			const pp_estimate *e = pp_search_plan(s, i);
+			if (i > 0 && pp_search_plan_get(s, i, &e_buf, &err))
+				return -1;
+			const pp_estimate *e = &e_buf;
 			const pp_iteration *t = &e->time;
 			char words[160];
 			plan_words_split(e, words, sizeof words);
@@ -328,10 +336,10 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 			    e->tokens_per_s);
 			if (e->train_tokens > 0)
 				fprintf(out, " %8.1f %12.0f", e->train_days, e->cost_usd);
-			if (w->simulated && e->simulated)
+			if (simulated && e->simulated)
 				fprintf(out, " %9.3f %+6.2f", e->sim.iteration_s,
 				        100 * (e->sim.iteration_s - it) / it);
-			else if (w->simulated)
+			else if (simulated)
 				fprintf(out, " %9s %6s", "-", "-");
 			fputc('\n', out);
 		}
@@ -373,8 +381,14 @@ int pp_report_search_json(const pp_search *s, FILE *out)
 {
 	long long mark = ppi_alloc_failed();
 	json_t *plans = json_array(), *pareto = json_array();
-	for (size_t i = 0; i < pp_search_count(s); i++)
-		json_array_append_new(plans, estimate_json(pp_search_plan(s, i)));
+	pp_estimate e_buf; /* one estimate, refilled per plan */
+	pp_error err;
+	bool ok = true;
+	for (size_t i = 0; i < pp_search_count(s) && ok; i++) {
+		ok = pp_search_plan_get(s, i, &e_buf, &err) == PP_OK;
+		if (ok)
+			json_array_append_new(plans, estimate_json(&e_buf));
+	}
 	for (size_t i = 0; i < pp_search_pareto_count(s); i++)
 		json_array_append_new(pareto, estimate_json(pp_search_pareto(s, i)));
 	pp_search_stats st;
@@ -405,6 +419,13 @@ int pp_report_search_json(const pp_search *s, FILE *out)
 	json_t *explain = why ? json_pack("{s:s,s:f,s:I}", "term", why, "margin_s", margin,
 	                                  "runner_up", (json_int_t)(ru + 1))
 	                      : json_null();
+	if (!ok) { /* a plan that does not evaluate as ranked: internal */
+		json_decref(plans);
+		json_decref(pareto);
+		json_decref(stats);
+		json_decref(explain);
+		return -1;
+	}
 	return ppi_report_dump(json_pack("{s:o,s:o,s:o,s:o}", "plans", plans, "pareto", pareto,
 	                                 "stats", stats, "explanation", explain),
 	                       mark, out);

@@ -118,8 +118,12 @@ static void search_tables(const pp_search *s, FILE *f)
 	      "<th class=\"l\">recompute</th><th class=\"l\">schedule</th><th>iter s</th>"
 	      "<th>peak GiB</th><th>MFU</th></tr>\n",
 	      f);
+	pp_estimate e_buf; /* one estimate, refilled per plan */
+	pp_error err;
 	for (size_t i = 0; i < pp_search_count(s); i++) {
-		const pp_estimate *e = pp_search_plan(s, i);
+		if (pp_search_plan_get(s, i, &e_buf, &err))
+			break; /* internal: the plan does not evaluate as ranked */
+		const pp_estimate *e = &e_buf;
 		const pp_plan *p = &e->plan;
 		fprintf(
 		    f,

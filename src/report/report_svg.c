@@ -494,8 +494,12 @@ static int chart_pareto(const pp_report_inputs *in, FILE *f)
 	const pp_search *s = in->search;
 	size_t np = pp_search_pareto_count(s), nt = pp_search_count(s);
 	double tmax = 0, mmax = 0, tmin = INFINITY, mmin = INFINITY;
+	pp_estimate e_buf; /* one estimate, refilled per top plan */
+	pp_error err;
 	for (size_t k = 0; k < np + nt; k++) {
-		const pp_estimate *e = k < np ? pp_search_pareto(s, k) : pp_search_plan(s, k - np);
+		if (k >= np && pp_search_plan_get(s, k - np, &e_buf, &err))
+			return -1;
+		const pp_estimate *e = k < np ? pp_search_pareto(s, k) : &e_buf;
 		double t = e->time.iteration_s, mb = e->memory.total_bytes / GIB;
 		tmax = t > tmax ? t : tmax;
 		tmin = t < tmin ? t : tmin;
@@ -533,7 +537,9 @@ static int chart_pareto(const pp_report_inputs *in, FILE *f)
 	fputs("\"/>\n", f);
 	char label[160];
 	for (size_t k = 0; k < nt; k++) {
-		const pp_estimate *e = pp_search_plan(s, k);
+		if (pp_search_plan_get(s, k, &e_buf, &err))
+			return -1;
+		const pp_estimate *e = &e_buf;
 		plan_label(e, label, sizeof label);
 		circle(&g, "pareto-top", a.x + (e->time.iteration_s - x0) / (x1 - x0) * a.w,
 		       a.y + a.h - e->memory.total_bytes / GIB / ymax * a.h, 7, "none",

@@ -146,7 +146,8 @@ struct pp_search {
 	size_t batch_n;
 	atomic_size_t claim;
 	ppi_topk top;
-	pp_estimate *results; /* the top.n best in full, once finished */
+	pp_estimate *results; /* the top.n best in full, each once asked for */
+	bool *made;           /* results[i] has been evaluated */
 	front pareto;
 	pp_search_stop stop; /* why the search ended before its last sub-space */
 	bool finished;       /* lists sorted, wall time taken */
@@ -755,6 +756,115 @@ static void pool_stop(pp_search *s)
 
 /* ------------------------------------------------------------ public API */
 
+/* A sub-space's probe and its time, for the order in which they are searched. */
+typedef struct probed {
+	double time_s; /* the probe's iteration time; +inf when it is refused or does not fit */
+	size_t index;  /* its place in the enumeration */
+} probed;
+
+static int probed_cmp(const void *a, const void *b)
+{
+	const probed *x = a, *y = b;
+	if (x->time_s != y->time_s)
+		return x->time_s < y->time_s ? -1 : 1;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/* The lowest set bit of mask (mask != 0): the first value of a flag in the space. */
+static int first_bit(unsigned mask)
+{
+	int b = 0;
+	while (!(mask & 1u)) {
+		mask >>= 1;
+		b++;
+	}
+	return b;
+}
+
+/*
+ * Order the sub-spaces fastest-looking first.  Time pruning compares a plan's
+ * floor with the K-th best time found so far, so the sooner fast plans are
+ * found the more is pruned; with a large K (the K-th time far from the best)
+ * the order of the enumeration (tp, then pp, ascending) finds them late.  Each
+ * sub-space is probed with one plan of its own — the most memory-saving values
+ * the space allows (highest ZeRO stage and recompute, sequence parallelism,
+ * the smallest micro-batch, no interleaving, its first schedule and order) —
+ * and the sub-spaces are searched by the probe's time (ties, and probes that do
+ * not fit, in enumeration order).  The order changes what is pruned, never the
+ * answer: top K and front are exact whatever the order (their ties are broken
+ * by the plan's fields).  PP_ENOMEM only.
+ */
+static pp_status order_outers(pp_search *s)
+{
+	probed *p = ppi_malloc(s->nouters * sizeof *p);
+	outer *sorted = ppi_malloc(s->nouters * sizeof *sorted);
+	if (!p || !sorted) {
+		free(p);
+		free(sorted);
+		return PP_ENOMEM;
+	}
+	const pp_search_space *sp = &s->space;
+	worker *w = &s->workers[0];
+	unsigned rmask = sp->recompute_mask ? sp->recompute_mask : 7u;
+	unsigned smask = sp->schedule_mask ? sp->schedule_mask : 1u << PP_SCHED_1F1B;
+	unsigned spmask = sp->sp_mask ? sp->sp_mask : 3u;
+	int zero = 0;
+	for (int z = 0; z <= 3; z++) {
+		bool want = sp->zero.count == 0;
+		for (int i = 0; i < sp->zero.count; i++)
+			want |= sp->zero.values[i] == z;
+		if (want)
+			zero = z;
+	}
+	int rc = 0;
+	for (int r = 0; r < 3; r++)
+		if (rmask & (1u << r))
+			rc = r;
+	for (size_t i = 0; i < s->nouters; i++) {
+		const outer *o = &s->outers[i];
+		pp_plan plan = sp->base;
+		plan.tp = o->tp;
+		plan.tp2 = o->tp2;
+		plan.pp = o->pp;
+		plan.cp = o->cp;
+		plan.first_stage_layers = o->first;
+		plan.last_stage_layers = o->last;
+		plan.dp = (int)(s->gpus / ((long long)o->tp * o->tp2 * o->pp * o->cp));
+		plan.ep = sp->ep.count ? sp->ep.values[0] : 1;
+		plan.etp = sp->etp.count ? sp->etp.values[0] : o->tp;
+		plan.vp = 1;
+		plan.mbs = sp->mbs.count ? sp->mbs.values[0] : 1;
+		plan.zero = zero;
+		plan.recompute = (pp_recompute)rc;
+		plan.sp = o->tp > 1 && (spmask & 2u);
+		plan.schedule = o->pp == 1 ? PP_SCHED_1F1B : (pp_schedule)first_bit(smask);
+		if (plan.schedule == PP_SCHED_INTERLEAVED)
+			plan.schedule = PP_SCHED_1F1B;
+		ppi_strlcpy(plan.order, sp->norders ? sp->orders[0] : default_orders[0],
+		            sizeof plan.order);
+		pp_error err;
+		p[i].index = i;
+		p[i].time_s = INFINITY;
+		pp_status st =
+		    pp_estimate_eval(&s->model, &s->system, &s->job, &plan, s->gpus,
+		                     PP_EVAL_PEAK_ONLY | PP_EVAL_FIT_ONLY, w->ws, w->whole, &err);
+		if (st == PP_ENOMEM) {
+			free(p);
+			free(sorted);
+			return st;
+		}
+		if (st == PP_OK && w->whole->fits)
+			p[i].time_s = w->whole->time.iteration_s;
+	}
+	qsort(p, s->nouters, sizeof *p, probed_cmp);
+	for (size_t i = 0; i < s->nouters; i++)
+		sorted[i] = s->outers[p[i].index];
+	free(s->outers);
+	s->outers = sorted;
+	free(p);
+	return PP_OK;
+}
+
 pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *job, long long gpus,
                         const pp_search_space *space, const pp_search_options *opts,
                         pp_search **out, pp_error *err)
@@ -920,51 +1030,59 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 			return PP_ENOMEM;
 		}
 	}
+	pp_status ost = order_outers(s);
+	if (ost) {
+		pp_search_free(s);
+		return ost;
+	}
 	pool_start(s);
 	*out = s;
 	return PP_OK;
 }
 
 /*
- * The K best, fastest first, evaluated once more in full (the list keeps
- * what ranks a plan, not its whole estimate); each must come out as it was
- * ranked.
+ * The K best, fastest first.  The list keeps what ranks a plan, not its whole
+ * estimate (several KB); a result is evaluated once more in full when it is
+ * asked for (materialise), so `--top 10000` does not write 10000 estimates
+ * that a report reads one at a time.  The storage is allocated here, zeroed
+ * and untouched (calloc of fresh pages), and filled entry by entry.
  */
-static pp_status final_plans(pp_search *s, pp_error *err)
+static pp_status final_plans(pp_search *s)
 {
 	ppi_topk_sort(&s->top);
 	if (s->top.n == 0)
 		return PP_OK;
-	s->results = ppi_malloc(s->top.n * sizeof *s->results);
-	if (!s->results)
-		return PP_ENOMEM;
-	for (size_t k = 0; k < s->top.n; k++) {
-		const ppi_topk_entry *x = &s->top.v[k];
-		pp_estimate *e = &s->results[k];
-		pp_plan plan = x->input;
-		pp_status st = pp_estimate_eval(&s->model, &s->system, &s->job, &plan, s->gpus,
-		                                PP_EVAL_PEAK_ONLY | PP_EVAL_FIT_ONLY,
-		                                s->workers[0].ws, e, err);
-		if (st == PP_ENOMEM)
-			return st;
-		if (st || e->time.iteration_s != x->time_s || e->memory.total_bytes != x->bytes ||
-		    ppi_search_compare_parts(x->time_s, x->bytes, &e->plan, x->time_s, x->bytes,
-		                             &x->ranked) != 0) {
-			ppi_fail(
-			    err, "", "search",
-			    "internal: plan %zu of the search evaluates differently the second "
-			    "time",
-			    k + 1);
-			return PP_EINTERNAL;
-		}
-	}
+	s->results = ppi_calloc(s->top.n, sizeof *s->results);
+	s->made = ppi_calloc(s->top.n, sizeof *s->made);
+	return s->results && s->made ? PP_OK : PP_ENOMEM;
+}
+
+/* Result i of a finished search, evaluated in full into `out`; it must come
+ * out as it was ranked (else PP_EINTERNAL).  Uses the calling thread's
+ * workspace (workers[0]). */
+static pp_status materialise(const pp_search *s, size_t i, pp_estimate *out, pp_error *err)
+{
+	const ppi_topk_entry *x = &s->top.v[i];
+	pp_plan plan = x->input;
+	pp_status st =
+	    pp_estimate_eval(&s->model, &s->system, &s->job, &plan, s->gpus,
+	                     PP_EVAL_PEAK_ONLY | PP_EVAL_FIT_ONLY, s->workers[0].ws, out, err);
+	if (st == PP_ENOMEM)
+		return st;
+	if (st || out->time.iteration_s != x->time_s || out->memory.total_bytes != x->bytes ||
+	    ppi_search_compare_parts(x->time_s, x->bytes, &out->plan, x->time_s, x->bytes,
+	                             &x->ranked) != 0)
+		return ppi_fail(err, "", "search",
+		                "internal: plan %zu of the search evaluates differently the second "
+		                "time",
+		                i + 1);
 	return PP_OK;
 }
 
 /* The lists in their final order and the wall time: the search is over. */
 static pp_status finish(pp_search *s, pp_error *err)
 {
-	pp_status st = final_plans(s, err);
+	pp_status st = final_plans(s);
 	if (st)
 		return st;
 	s->finished = true;
@@ -1086,7 +1204,29 @@ size_t pp_search_count(const pp_search *s)
 
 const pp_estimate *pp_search_plan(const pp_search *s, size_t i)
 {
-	return i < pp_search_count(s) ? &s->results[i] : NULL;
+	if (i >= pp_search_count(s))
+		return NULL;
+	if (!s->made[i]) {
+		/* A cache filled on first use: logically const. */
+		pp_search *w = (pp_search *)s;
+		pp_error err;
+		if (materialise(s, i, &w->results[i], &err) != PP_OK)
+			return NULL;
+		w->made[i] = true;
+	}
+	return &s->results[i];
+}
+
+pp_status pp_search_plan_get(const pp_search *s, size_t i, pp_estimate *out, pp_error *err)
+{
+	if (i >= pp_search_count(s))
+		return ppi_fail(err, "", "search", "no plan %zu: the search has %zu", i + 1,
+		                pp_search_count(s));
+	if (s->made[i]) {
+		*out = s->results[i];
+		return PP_OK;
+	}
+	return materialise(s, i, out, err);
 }
 
 pp_status pp_search_simulate(pp_search *s, pp_error *err)
@@ -1097,6 +1237,12 @@ pp_status pp_search_simulate(pp_search *s, pp_error *err)
 	PPI_TRY(pp_sim_new(&sim, err));
 	pp_status rc = PP_OK;
 	for (size_t i = 0; i < pp_search_count(s) && !rc; i++) {
+		if (!s->made[i]) {
+			rc = materialise(s, i, &s->results[i], err);
+			if (rc)
+				break;
+			s->made[i] = true;
+		}
 		rc = pp_estimate_simulate(&s->results[i], sim, err);
 		/* A schedule the simulator refuses keeps its closed form only. */
 		if (rc == PP_EINPUT)
@@ -1145,10 +1291,13 @@ const char *pp_search_explain(const pp_search *s, double *margin_s, size_t *runn
 		return NULL;
 	/* The first runner-up that is actually slower (equal plans tie). */
 	size_t j = 1;
-	const pp_estimate *r = s->results;
-	while (j + 1 < s->top.n && r[j].time.iteration_s <= r[0].time.iteration_s * (1 + 1e-9))
+	const ppi_topk_entry *v = s->top.v;
+	while (j + 1 < s->top.n && v[j].time_s <= v[0].time_s * (1 + 1e-9))
 		j++;
-	const pp_iteration *a = &r[0].time, *b = &r[j].time;
+	const pp_estimate *r0 = pp_search_plan(s, 0), *rj = pp_search_plan(s, j);
+	if (!r0 || !rj)
+		return NULL;
+	const pp_iteration *a = &r0->time, *b = &rj->time;
 	const struct {
 		const char *name;
 		double d;
@@ -1191,6 +1340,7 @@ void pp_search_free(pp_search *s)
 	free(s->outers);
 	ppi_topk_free(&s->top);
 	free(s->results);
+	free(s->made);
 	free(s->pareto.v);
 	free(s);
 }

@@ -77,31 +77,39 @@ static int key_cmp(ppi_topk_key a, ppi_topk_key b)
 	return (a.seq > b.seq) - (a.seq < b.seq);
 }
 
-/* Rank of a result (time, bytes, plan, key) against kept result i: < 0 when
- * it comes first. */
+/* Rank of a result (time, bytes, plan, key) against heap node y: < 0 when
+ * it comes first.  The entry is read only on a tie of time and bytes. */
 static int rank(const ppi_topk *t, double time_s, double bytes, const pp_plan *p, ppi_topk_key k,
-                size_t i)
+                const ppi_topk_node *y)
 {
-	const ppi_topk_entry *y = &t->v[i];
-	int c = ppi_search_compare_parts(time_s, bytes, p, y->time_s, y->bytes, &y->ranked);
-	return c ? c : key_cmp(k, y->key);
+	if (time_s != y->time_s)
+		return time_s < y->time_s ? -1 : 1;
+	if (bytes != y->bytes)
+		return bytes < y->bytes ? -1 : 1;
+	const ppi_topk_entry *e = &t->v[y->i];
+	int c = ppi_search_compare_parts(time_s, bytes, p, e->time_s, e->bytes, &e->ranked);
+	return c ? c : key_cmp(k, e->key);
 }
 
-/* Does kept result i come after kept result j? */
-static bool after(const ppi_topk *t, size_t i, size_t j)
+/* Does heap node x come after heap node y? */
+static bool after(const ppi_topk *t, const ppi_topk_node *x, const ppi_topk_node *y)
 {
-	const ppi_topk_entry *x = &t->v[i];
-	return rank(t, x->time_s, x->bytes, &x->ranked, x->key, j) > 0;
+	if (x->time_s != y->time_s)
+		return x->time_s > y->time_s;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes;
+	const ppi_topk_entry *e = &t->v[x->i];
+	return rank(t, e->time_s, e->bytes, &e->ranked, e->key, y) > 0;
 }
 
 static void sift_up(ppi_topk *t, size_t pos)
 {
-	size_t *h = t->heap;
+	ppi_topk_node *h = t->heap;
 	while (pos > 0) {
 		size_t parent = (pos - 1) / 2;
-		if (!after(t, h[pos], h[parent]))
+		if (!after(t, &h[pos], &h[parent]))
 			break;
-		size_t x = h[pos];
+		ppi_topk_node x = h[pos];
 		h[pos] = h[parent];
 		h[parent] = x;
 		pos = parent;
@@ -110,16 +118,16 @@ static void sift_up(ppi_topk *t, size_t pos)
 
 static void sift_down(ppi_topk *t, size_t pos, size_t n)
 {
-	size_t *h = t->heap;
+	ppi_topk_node *h = t->heap;
 	for (;;) {
 		size_t l = 2 * pos + 1, r = l + 1, big = pos;
-		if (l < n && after(t, h[l], h[big]))
+		if (l < n && after(t, &h[l], &h[big]))
 			big = l;
-		if (r < n && after(t, h[r], h[big]))
+		if (r < n && after(t, &h[r], &h[big]))
 			big = r;
 		if (big == pos)
 			return;
-		size_t x = h[pos];
+		ppi_topk_node x = h[pos];
 		h[pos] = h[big];
 		h[big] = x;
 		pos = big;
@@ -137,14 +145,14 @@ bool ppi_topk_wants(const ppi_topk *t, const pp_estimate *e, ppi_topk_key key)
 	if (t->cap == 0 || t->sorted)
 		return false;
 	return t->n < t->cap ||
-	       rank(t, e->time.iteration_s, e->memory.total_bytes, &e->plan, key, t->heap[0]) < 0;
+	       rank(t, e->time.iteration_s, e->memory.total_bytes, &e->plan, key, &t->heap[0]) < 0;
 }
 
 double ppi_topk_worst_s(const ppi_topk *t)
 {
 	if (t->cap == 0 || t->sorted || t->n < t->cap)
 		return INFINITY;
-	return t->v[t->heap[0]].time_s;
+	return t->heap[0].time_s;
 }
 
 /* Room for one more result: false when it cannot be had. */
@@ -158,7 +166,7 @@ static bool grow(ppi_topk *t)
 	ppi_topk_entry *v = ppi_realloc(t->v, want * sizeof *v);
 	if (v)
 		t->v = v;
-	size_t *h = ppi_realloc(t->heap, want * sizeof *h);
+	ppi_topk_node *h = ppi_realloc(t->heap, want * sizeof *h);
 	if (h)
 		t->heap = h;
 	if (!v || !h)
@@ -177,16 +185,17 @@ void ppi_topk_insert(ppi_topk *t, const ppi_topk_entry *x)
 			return;
 		}
 		t->v[t->n] = *x;
-		t->heap[t->n] = t->n;
+		t->heap[t->n] = (ppi_topk_node){x->time_s, x->bytes, t->n};
 		t->n++;
 		sift_up(t, t->n - 1);
 		return;
 	}
 	/* Full: the newcomer takes the place of the worst, if it ranks before it. */
-	size_t w = t->heap[0];
-	if (rank(t, x->time_s, x->bytes, &x->ranked, x->key, w) >= 0)
+	if (rank(t, x->time_s, x->bytes, &x->ranked, x->key, &t->heap[0]) >= 0)
 		return;
+	size_t w = t->heap[0].i;
 	t->v[w] = *x;
+	t->heap[0] = (ppi_topk_node){x->time_s, x->bytes, w};
 	sift_down(t, 0, t->n);
 }
 
@@ -194,23 +203,23 @@ void ppi_topk_sort(ppi_topk *t)
 {
 	if (t->sorted)
 		return;
-	/* Heapsort on the indices: the worst goes to the end, then the next... */
+	/* Heapsort on the nodes: the worst goes to the end, then the next... */
 	for (size_t n = t->n; n > 1; n--) {
-		size_t x = t->heap[0];
+		ppi_topk_node x = t->heap[0];
 		t->heap[0] = t->heap[n - 1];
 		t->heap[n - 1] = x;
 		sift_down(t, 0, n - 1);
 	}
-	/* ...so heap[k] is the index of the k-th best.  Permute v in place along
+	/* ...so heap[k].i is the index of the k-th best.  Permute v in place along
 	 * the cycles of that permutation (one entry in hand). */
 	for (size_t k = 0; k < t->n; k++) {
-		if (t->heap[k] == k)
+		if (t->heap[k].i == k)
 			continue;
 		ppi_topk_entry e = t->v[k];
 		size_t j = k;
 		for (;;) {
-			size_t from = t->heap[j];
-			t->heap[j] = j;
+			size_t from = t->heap[j].i;
+			t->heap[j].i = j;
 			if (from == k) {
 				t->v[j] = e;
 				break;

@@ -446,12 +446,51 @@ static void test_memo_equals_fresh(void **state)
 	assert_true(compared > 500);
 }
 
+/*
+ * A plan read through the caller's estimate (pp_search_plan_get, what the
+ * reports use) is the plan the search keeps (pp_search_plan), field for field
+ * in what ranks and reports it, before and after the search's own copy is
+ * made; an index past the end is an error, not a read.
+ */
+static void test_plan_get_equals_plan(void **state)
+{
+	(void)state;
+	pp_search_space sp;
+	pp_search_space_init(&sp);
+	pp_search *s = run("llama3-8b", "dgx-h100", 16, 64, 4096, &sp, false, 2);
+	size_t n = pp_search_count(s);
+	assert_true(n > 2);
+	pp_estimate *got = malloc(sizeof *got);
+	assert_non_null(got);
+	pp_error err;
+	for (int pass = 0; pass < 2; pass++) /* lazily evaluated, then kept */
+		for (size_t i = 0; i < n; i++) {
+			assert_int_equal(pp_search_plan_get(s, i, got, &err), PP_OK);
+			const pp_estimate *kept = pp_search_plan(s, i);
+			assert_non_null(kept);
+			assert_true(same_plan(&got->plan, &kept->plan));
+			assert_true(got->time.iteration_s == kept->time.iteration_s);
+			assert_true(got->memory.total_bytes == kept->memory.total_bytes);
+			assert_true(got->mfu == kept->mfu &&
+			            got->tokens_per_s == kept->tokens_per_s);
+			assert_true(got->dp_bytes == kept->dp_bytes);
+			if (i > 0)
+				assert_true(pp_search_plan(s, i - 1)->time.iteration_s <=
+				            kept->time.iteration_s);
+		}
+	assert_int_not_equal(pp_search_plan_get(s, n, got, &err), PP_OK);
+	assert_null(pp_search_plan(s, n));
+	free(got);
+	pp_search_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_pruned_equals_exhaustive),
 	    cmocka_unit_test(test_memo_equals_fresh),
 	    cmocka_unit_test(test_threads_deterministic),
+	    cmocka_unit_test(test_plan_get_equals_plan),
 	    cmocka_unit_test(test_top_plans_fit),
 	    cmocka_unit_test(test_constraints),
 	    cmocka_unit_test(test_beats_published_plans),

@@ -1,6 +1,7 @@
 /*
  * GPUs and systems: paraplan's JSON for them, range checks, framework defaults.
  */
+#include <pthread.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,13 +95,40 @@ static pp_status read_eff(json_t *obj, const char *source, const char *prefix, p
 	return read_params(&r, true, NULL, g);
 }
 
-/* A framework file (default: "default"), parsed; the caller json_decref's *root. */
+/*
+ * Framework files as parsed, kept for the life of the process (as presets are,
+ * preset.c): every system read applies the default framework, and validate
+ * applies a record's framework once per record; parsing the same embedded
+ * text again was two thirds of validate's instructions.  The cached objects
+ * are only read (jansson's reference counts are atomic), under a lock while
+ * the table is filled.
+ */
+static json_t *framework_cache[PPI_PRESET_CACHE_MAX];
+static pthread_mutex_t framework_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* A framework file (default: "default"), parsed; the caller json_decref's *root
+ * and must not change it. */
 static pp_status framework_named(const char *name, json_t **root, const char **path, pp_error *err)
 {
 	const ppi_preset_file *f;
 	PPI_TRY(ppi_preset_find(PP_KIND_FRAMEWORK, name, &f, err));
 	*path = f->path;
-	return ppi_json_parse_object(f->text, strlen(f->text), f->path, root, err);
+	size_t slot = (size_t)(f - ppi_preset_files);
+	if (slot < PPI_PRESET_CACHE_MAX) {
+		pthread_mutex_lock(&framework_mu);
+		*root = json_incref(framework_cache[slot]);
+		pthread_mutex_unlock(&framework_mu);
+		if (*root)
+			return PP_OK;
+	}
+	PPI_TRY(ppi_json_parse_object(f->text, strlen(f->text), f->path, root, err));
+	if (slot < PPI_PRESET_CACHE_MAX) {
+		pthread_mutex_lock(&framework_mu);
+		if (!framework_cache[slot])
+			framework_cache[slot] = json_incref(*root);
+		pthread_mutex_unlock(&framework_mu);
+	}
+	return PP_OK;
 }
 
 static pp_status framework_json(json_t **root, const char **path, pp_error *err)

@@ -19,6 +19,9 @@ typedef struct ppi_preset_file {
 
 extern const ppi_preset_file ppi_preset_files[];
 extern const size_t ppi_preset_nfiles;
+/* Presets and framework files parsed once per process are kept in tables of
+ * this many entries (preset.c, hardware.c); a file past it is parsed each time. */
+#define PPI_PRESET_CACHE_MAX 128
 
 /* Find the embedded file of `kind` whose name or an alias is `name`
  * (case-insensitive); on a miss, fill `err` with the nearest names. */

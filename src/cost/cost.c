@@ -70,11 +70,17 @@ static double kernel_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op
 	return tc + g->kern.gemm_fixed_s;
 }
 
+/* Quantisation kernels Transformer Engine launches per expert GEMM operand
+ * under the current-scaling and MXFP8 recipes (stack_op_time). */
+#define PP_TE_QUANT_LAUNCHES_PER_SPLIT 1.0
+
 /*
  * A training stack's time for the op: the kernel model's, without the
  * isolated-call fixed times, divided by the stack's fraction of the measured
  * rate (pp_fit_kernel_model: eff.gemm, gemm_fp8, attn, memory), plus the
- * stack's fixed time per kernel launched, eff.kernel_s.
+ * stack's fixed time per kernel launched, eff.kernel_s: one per op, one per
+ * GEMM of a batched op, and one more per quantised operand of a batched FP8
+ * GEMM.
  */
 static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 {
@@ -91,6 +97,16 @@ static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 	 * (Megatron-Core --moe-grouped-gemm) runs one cuBLAS GEMM per local expert
 	 * over a few streams (nvte_multi_stream_cublas_gemm), SUMMA one per panel. */
 	double launches = op->kind == PP_OP_GEMM && op->count > 1 ? op->count : 1;
+	/* In FP8 each of those GEMMs also has its operand quantised by a kernel
+	 * of its own: GroupedLinear casts the per-expert inputs (forward) and
+	 * output gradients (backward) with tex.fused_multi_quantize, which fuses
+	 * them into one multi-tensor kernel only for delayed scaling and
+	 * otherwise launches nvte_quantize once per expert (Transformer Engine
+	 * transformer_engine/pytorch/csrc/extensions/cast.cpp); the weight
+	 * gradient reads operands already quantised.  The Megatron-Bridge FP8
+	 * recipes are current scaling (FP8-CS) and MXFP8 (FP8-MX). */
+	if (op->kind == PP_OP_GEMM && op->count > 1 && fp8 && op->phase != PP_PHASE_BWD_WEIGHT)
+		launches += op->count * PP_TE_QUANT_LAUNCHES_PER_SPLIT;
 	return (rel > 0 ? t / rel : t) + e->kernel_s * launches;
 }
 

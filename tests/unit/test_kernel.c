@@ -239,6 +239,19 @@ static void test_stack_fractions(void **state)
 	experts.flops = 16 * 2 * experts.m * experts.k * experts.n;
 	assert_rel(pp_op_time(&s, PP_PREC_BF16, &experts),
 	           pp_op_time(&bare, PP_PREC_BF16, &experts) / 0.5 + 16 * 1e-5, 1e-12);
+	/* in FP8 each expert's input (forward) or output gradient (backward)
+	 * is quantised by a kernel of its own (Transformer Engine's
+	 * fused_multi_quantize outside delayed scaling): 32 launches; the
+	 * weight gradient reads quantised operands: 16 */
+	assert_rel(pp_op_time(&s, PP_PREC_FP8, &experts),
+	           pp_op_time(&bare, PP_PREC_FP8, &experts) / 0.25 + 32 * 1e-5, 1e-12);
+	pp_op wgrad = experts;
+	wgrad.phase = PP_PHASE_BWD_WEIGHT;
+	assert_rel(pp_op_time(&s, PP_PREC_FP8, &wgrad),
+	           pp_op_time(&bare, PP_PREC_FP8, &wgrad) / 0.25 + 16 * 1e-5, 1e-12);
+	/* a single FP8 GEMM: its cast is fused into the producer (one launch) */
+	assert_rel(pp_op_time(&s, PP_PREC_FP8, &gemm),
+	           pp_op_time(&bare, PP_PREC_FP8, &gemm) / 0.25 + 1e-5, 1e-12);
 	/* fraction 1 and no kernel_s: the measured kernels themselves */
 	s.eff.gemm = 1;
 	s.eff.kernel_s = 0;

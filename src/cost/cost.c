@@ -74,13 +74,21 @@ static double kernel_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op
  * under the current-scaling and MXFP8 recipes (stack_op_time). */
 #define PP_TE_QUANT_LAUNCHES_PER_SPLIT 1.0
 
+/* Speed of a Hopper FP8 GEMM with cuBLASLt's fast accumulation over the same
+ * GEMM with the split (promoted) accumulator the measured table used: 1.1x to
+ * 1.2x on H100 (pytorch/ao issue 2377, "enabling fast accumulation can lead
+ * to a 1.1x to 1.2x speedup"); the middle of that range.  Blackwell has no
+ * split-accumulator mode (Transformer Engine PR 2748 review: "there is no
+ * fastAccuMode for sm100"). */
+#define PP_FP8_FAST_ACCUM_SPEEDUP_SM90 1.15
+
 /*
  * A training stack's time for the op: the kernel model's, without the
  * isolated-call fixed times, divided by the stack's fraction of the measured
  * rate (pp_fit_kernel_model: eff.gemm, gemm_fp8, attn, memory), plus the
  * stack's fixed time per kernel launched, eff.kernel_s: one per op, one per
  * GEMM of a batched op, and one more per quantised operand of a batched FP8
- * GEMM.
+ * GEMM.  Hopper FP8 forward GEMMs run with fast accumulation.
  */
 static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 {
@@ -107,6 +115,18 @@ static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 	 * recipes are current scaling (FP8-CS) and MXFP8 (FP8-MX). */
 	if (op->kind == PP_OP_GEMM && op->count > 1 && fp8 && op->phase != PP_PHASE_BWD_WEIGHT)
 		launches += op->count * PP_TE_QUANT_LAUNCHES_PER_SPLIT;
+	/* Hopper FP8 forward GEMMs with fast accumulation: Transformer Engine
+	 * runs the forward (and recompute) GEMMs with cuBLASLt's fast
+	 * accumulation (module/base.py _2X_ACC_FPROP = False; dgrad and wgrad
+	 * keep the split accumulator), as does torchao's float8 training; the
+	 * measured table is torch._scaled_mm's default, the split accumulator.
+	 * The quantisation pass in t is not a GEMM and keeps its time. */
+	if (op->kind == PP_OP_GEMM && fp8 && t > 0 && pp_kernel_datasheet_arch(g->name) == 90 &&
+	    (op->phase == PP_PHASE_FWD || op->phase == PP_PHASE_RECOMPUTE)) {
+		double count = op->count > 0 ? op->count : 1;
+		double q = count * pp_kernel_fp8_quant_s(&k, op->m, op->k, PP_KDT_FP8_TENSORWISE);
+		t = (t - q) / PP_FP8_FAST_ACCUM_SPEEDUP_SM90 + q;
+	}
 	return (rel > 0 ? t / rel : t) + e->kernel_s * launches;
 }
 

@@ -70,10 +70,6 @@ static double kernel_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op
 	return tc + g->kern.gemm_fixed_s;
 }
 
-/* Quantisation kernels Transformer Engine launches per expert GEMM operand
- * under the current-scaling and MXFP8 recipes (stack_op_time). */
-#define PP_TE_QUANT_LAUNCHES_PER_SPLIT 1.0
-
 /* Speed of a Hopper FP8 GEMM with cuBLASLt's fast accumulation over the same
  * GEMM with the split (promoted) accumulator the measured table used: 1.1x to
  * 1.2x on H100 (pytorch/ao issue 2377, "enabling fast accumulation can lead
@@ -87,8 +83,7 @@ static double kernel_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op
  * isolated-call fixed times, divided by the stack's fraction of the measured
  * rate (pp_fit_kernel_model: eff.gemm, gemm_fp8, attn, memory), plus the
  * stack's fixed time per kernel launched, eff.kernel_s: one per op, one per
- * GEMM of a batched op, and one more per quantised operand of a batched FP8
- * GEMM.  Hopper FP8 forward GEMMs run with fast accumulation.
+ * GEMM of a batched op, and the quantisation kernels of a batched FP8 GEMM.  Hopper FP8 forward GEMMs run with fast accumulation.
  */
 static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 {
@@ -105,16 +100,12 @@ static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 	 * (Megatron-Core --moe-grouped-gemm) runs one cuBLAS GEMM per local expert
 	 * over a few streams (nvte_multi_stream_cublas_gemm), SUMMA one per panel. */
 	double launches = op->kind == PP_OP_GEMM && op->count > 1 ? op->count : 1;
-	/* In FP8 each of those GEMMs also has its operand quantised by a kernel
-	 * of its own: GroupedLinear casts the per-expert inputs (forward) and
-	 * output gradients (backward) with tex.fused_multi_quantize, which fuses
-	 * them into one multi-tensor kernel only for delayed scaling and
-	 * otherwise launches nvte_quantize once per expert (Transformer Engine
-	 * transformer_engine/pytorch/csrc/extensions/cast.cpp); the weight
-	 * gradient reads operands already quantised.  The Megatron-Bridge FP8
-	 * recipes are current scaling (FP8-CS) and MXFP8 (FP8-MX). */
-	if (op->kind == PP_OP_GEMM && op->count > 1 && fp8 && op->phase != PP_PHASE_BWD_WEIGHT)
-		launches += op->count * PP_TE_QUANT_LAUNCHES_PER_SPLIT;
+	/* In FP8 a batched GEMM also quantises its operand per GEMM, with the
+	 * kernels its recipe launches (op->quant_kernels, src/workload/ops.c:
+	 * 3 per expert under current scaling, 1 under MXFP8, 1 in all under
+	 * delayed scaling). */
+	if (op->kind == PP_OP_GEMM && fp8 && op->quant_kernels > 0)
+		launches += op->quant_kernels;
 	/* Hopper FP8 forward GEMMs with fast accumulation: Transformer Engine
 	 * runs the forward (and recompute) GEMMs with cuBLASLt's fast
 	 * accumulation (module/base.py _2X_ACC_FPROP = False; dgrad and wgrad

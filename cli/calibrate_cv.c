@@ -214,13 +214,16 @@ static void print_text(FILE *f, const char *data, const cv_row *rows, size_t nro
 	fputc('\n', f);
 }
 
-static int print_json(FILE *f, const char *data, const cv_row *rows, size_t nrows,
+static int print_json(FILE *f, const char *data, bool kernel, const cv_row *rows, size_t nrows,
                       const cv_fit *fits, int nfits, cv_group *g, size_t gmax, const cv_skip *skips,
                       size_t nskips)
 {
 	json_t *root = json_object();
 	json_object_set_new(root, "data", json_string(data));
 	json_object_set_new(root, "cross_validate", json_string("source"));
+	/* Which compute model the fractions belong to: the measured kernel model
+	 * (--kernel-model, the stack's fractions of it) or the roofline. */
+	json_object_set_new(root, "kernel_model", json_boolean(kernel));
 	json_t *sk = json_array();
 	for (size_t i = 0; i < nskips; i++)
 		json_array_append_new(
@@ -502,8 +505,8 @@ int cli_calibrate_cv_source(const pp_runs *runs, const char *data, const char *c
 	if ((rc = cli_out_open(&out, NULL)) == EXIT_ANSWERED) {
 		int wr = 0;
 		if (json)
-			wr = print_json(out.f, data, rows, nrows, fits, nfits, groups, total + 1,
-			                skips, nskips);
+			wr = print_json(out.f, data, kernel, rows, nrows, fits, nfits, groups,
+			                total + 1, skips, nskips);
 		else
 			print_text(out.f, data, rows, nrows, fits, nfits, groups, total + 1, skips,
 			           nskips);

@@ -240,11 +240,21 @@ typedef enum pp_precision {
 
 typedef enum pp_optimizer { PP_OPT_ADAM = 0, PP_OPT_SGD = 1 } pp_optimizer;
 
+/* How FP8 operands are scaled (Transformer Engine recipes); it sets how many
+ * quantisation kernels a batched FP8 GEMM launches (src/workload/ops.c). */
+typedef enum pp_fp8_recipe {
+	PP_FP8_DELAYED =
+	    0, /* per-tensor scale from an amax history (TE's default, DelayedScaling) */
+	PP_FP8_CURRENT = 1, /* per-tensor scale from the tensor's own amax (FP8-CS) */
+	PP_FP8_MX = 2,      /* MXFP8: one scale per 32 elements (FP8-MX) */
+} pp_fp8_recipe;
+
 typedef struct pp_job {
 	long long global_batch; /* sequences per iteration */
 	int seq_len;            /* tokens per sequence */
 	double train_tokens;    /* token budget for time/cost; 0 = not given */
 	pp_precision precision;
+	pp_fp8_recipe fp8_recipe; /* under PP_PREC_FP8; pp_job_init: delayed */
 	int grad_bytes; /* bytes per gradient element: 2 (bf16/fp16) or 4 (fp32 main grads) */
 	pp_optimizer optimizer;
 } pp_job;

@@ -97,6 +97,10 @@ typedef struct pp_op {
 	double flops;   /* FLOPs of all instances */
 	double bytes;   /* HBM bytes read + written by all instances */
 	bool fp8;       /* runs on FP8 tensor cores under fp8 precision */
+	/* Under FP8, quantisation kernels launched for the operand this op
+	 * quantises itself (forward input, backward output gradient) rather
+	 * than taking it fused from its producer: 0 for a single GEMM. */
+	double quant_kernels;
 } pp_op;
 
 typedef enum pp_coll_kind {

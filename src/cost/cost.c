@@ -70,11 +70,20 @@ static double kernel_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op
 	return tc + g->kern.gemm_fixed_s;
 }
 
+/* Speed of a Hopper FP8 GEMM with cuBLASLt's fast accumulation over the same
+ * GEMM with the split (promoted) accumulator the measured table used: 1.1x to
+ * 1.2x on H100 (pytorch/ao issue 2377, "enabling fast accumulation can lead
+ * to a 1.1x to 1.2x speedup"); the middle of that range.  Blackwell has no
+ * split-accumulator mode (Transformer Engine PR 2748 review: "there is no
+ * fastAccuMode for sm100"). */
+#define PP_FP8_FAST_ACCUM_SPEEDUP_SM90 1.15
+
 /*
  * A training stack's time for the op: the kernel model's, without the
  * isolated-call fixed times, divided by the stack's fraction of the measured
  * rate (pp_fit_kernel_model: eff.gemm, gemm_fp8, attn, memory), plus the
- * stack's fixed time per kernel launched, eff.kernel_s.
+ * stack's fixed time per kernel launched, eff.kernel_s: one per op, one per
+ * GEMM of a batched op, and the quantisation kernels of a batched FP8 GEMM.  Hopper FP8 forward GEMMs run with fast accumulation.
  */
 static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 {
@@ -91,6 +100,24 @@ static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 	 * (Megatron-Core --moe-grouped-gemm) runs one cuBLAS GEMM per local expert
 	 * over a few streams (nvte_multi_stream_cublas_gemm), SUMMA one per panel. */
 	double launches = op->kind == PP_OP_GEMM && op->count > 1 ? op->count : 1;
+	/* In FP8 a batched GEMM also quantises its operand per GEMM, with the
+	 * kernels its recipe launches (op->quant_kernels, src/workload/ops.c:
+	 * 3 per expert under current scaling, 1 under MXFP8, 1 in all under
+	 * delayed scaling). */
+	if (op->kind == PP_OP_GEMM && fp8 && op->quant_kernels > 0)
+		launches += op->quant_kernels;
+	/* Hopper FP8 forward GEMMs with fast accumulation: Transformer Engine
+	 * runs the forward (and recompute) GEMMs with cuBLASLt's fast
+	 * accumulation (module/base.py _2X_ACC_FPROP = False; dgrad and wgrad
+	 * keep the split accumulator), as does torchao's float8 training; the
+	 * measured table is torch._scaled_mm's default, the split accumulator.
+	 * The quantisation pass in t is not a GEMM and keeps its time. */
+	if (op->kind == PP_OP_GEMM && fp8 && t > 0 && pp_kernel_datasheet_arch(g->name) == 90 &&
+	    (op->phase == PP_PHASE_FWD || op->phase == PP_PHASE_RECOMPUTE)) {
+		double count = op->count > 0 ? op->count : 1;
+		double q = count * pp_kernel_fp8_quant_s(&k, op->m, op->k, PP_KDT_FP8_TENSORWISE);
+		t = (t - q) / PP_FP8_FAST_ACCUM_SPEEDUP_SM90 + q;
+	}
 	return (rel > 0 ? t / rel : t) + e->kernel_s * launches;
 }
 

@@ -40,7 +40,8 @@ typedef struct acc {
 /* Everything a layer's cost depends on besides its kind. */
 typedef struct layer_key {
 	const void *model, *system;
-	int seq, precision, tp, tp2, summa, summa_nb, cp, ep, etp, mbs, sp, recompute, flash;
+	int seq, precision, fp8_recipe, tp, tp2, summa, summa_nb, cp, ep, etp, mbs, sp, recompute,
+	    flash;
 	int tp_overlap, ep_overlap;
 	pp_layout lay[PP_NGROUPS];
 } layer_key;
@@ -291,6 +292,7 @@ static void unit_cost(acc *one, const pp_model *m, const pp_system *s, const pp_
 	k.system = s;
 	k.seq = job->seq_len;
 	k.precision = job->precision;
+	k.fp8_recipe = job->fp8_recipe;
 	k.tp = p->tp;
 	k.tp2 = p->tp2;
 	k.summa = p->summa;
@@ -736,7 +738,7 @@ pp_status pp_scenario_profile(const pp_scenario *sc, int stage, pp_work *ws, pp_
 typedef struct stage_key {
 	const void *model, *system, *job;
 	double grad_bytes;
-	int seq, precision, optimizer, stage;
+	int seq, precision, fp8_recipe, optimizer, stage;
 	long long gpus;
 	pp_plan plan;
 	pp_layout lay[PP_NGROUPS];
@@ -753,6 +755,7 @@ static void stage_key_set(stage_key *key, const pp_scenario *sc, int stage,
 	key->grad_bytes = sc->job->grad_bytes;
 	key->seq = sc->job->seq_len;
 	key->precision = (int)sc->job->precision;
+	key->fp8_recipe = (int)sc->job->fp8_recipe;
 	key->optimizer = (int)sc->job->optimizer;
 	key->stage = stage;
 	key->gpus = sc->gpus;

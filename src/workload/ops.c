@@ -118,6 +118,32 @@ static pp_coll *add_coll(ctx *c, const char *name, pp_coll_kind kind, pp_group g
 }
 
 /*
+ * Quantisation kernels Transformer Engine launches for the operand of `count`
+ * GEMMs that quantise it themselves.  A single GEMM takes its FP8 input from
+ * its producer (the cast fused into the norm, activation or dgrad kernel): 0.
+ * A batched one (GroupedLinear: one GEMM per local expert) quantises each
+ * expert's input (forward) or output gradient (backward) with
+ * tex.fused_multi_quantize, which is one multi-tensor cast-transpose kernel
+ * under delayed scaling and otherwise one quantisation per tensor
+ * (transformer_engine/pytorch/csrc/extensions/cast.cpp): MXFP8's computes its
+ * block scales itself (1 kernel); current scaling's is amax, scale and cast
+ * (nvte_compute_amax, nvte_compute_scale_from_amax, nvte_quantize_v2:
+ * Float8CurrentScalingQuantizer::quantize, 3 kernels).  The weight gradient
+ * reads both operands already quantised.
+ */
+static double quant_kernels(pp_fp8_recipe r, double count)
+{
+	if (count <= 1)
+		return 0;
+	switch (r) {
+	case PP_FP8_CURRENT: return 3 * count;
+	case PP_FP8_MX: return count;
+	case PP_FP8_DELAYED:
+	default: return 1;
+	}
+}
+
+/*
  * A GEMM (M x K) . (K x N) repeated `count` times, with its backward: the
  * input gradient (M x N).(N x K) and the weight gradient (K x M).(M x N), each
  * as many FLOPs as the forward.  Recompute repeats the forward.
@@ -151,6 +177,8 @@ static void gemm(ctx *c, const char *name, double M, double K, double N, double 
 		o->flops = flops;
 		o->bytes = bytes;
 		o->fp8 = true;
+		if (c->fp8 && phases[i] != PP_PHASE_BWD_WEIGHT)
+			o->quant_kernels = quant_kernels(c->job->fp8_recipe, count);
 	}
 }
 

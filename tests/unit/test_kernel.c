@@ -216,8 +216,18 @@ static void test_stack_fractions(void **state)
 	gemm.bytes = 2 * (gemm.m * gemm.k + gemm.k * gemm.n + gemm.m * gemm.n);
 	assert_rel(pp_op_time(&s, PP_PREC_BF16, &gemm),
 	           pp_op_time(&bare, PP_PREC_BF16, &gemm) / 0.5 + 1e-5, 1e-12);
-	assert_rel(pp_op_time(&s, PP_PREC_FP8, &gemm),
-	           pp_op_time(&bare, PP_PREC_FP8, &gemm) / 0.25 + 1e-5, 1e-12);
+	/* FP8 forward on Hopper: the GEMM (not its quantisation pass) at the
+	 * fast-accumulation speed, 1.15x the measured split-accumulator rate;
+	 * the input gradient keeps the measured rate */
+	double q = pp_kernel_fp8_quant_s(&bare, gemm.m, gemm.k, PP_KDT_FP8_TENSORWISE);
+	assert_true(q > 0);
+	double fwd8 = pp_op_time(&bare, PP_PREC_FP8, &gemm);
+	assert_rel(pp_op_time(&s, PP_PREC_FP8, &gemm), ((fwd8 - q) / 1.15 + q) / 0.25 + 1e-5,
+	           1e-12);
+	pp_op dgrad = gemm;
+	dgrad.phase = PP_PHASE_BWD_INPUT;
+	assert_rel(pp_op_time(&s, PP_PREC_FP8, &dgrad),
+	           pp_op_time(&bare, PP_PREC_FP8, &dgrad) / 0.25 + 1e-5, 1e-12);
 	pp_op attn = {.kind = PP_OP_ATTN,
 	              .phase = PP_PHASE_FWD,
 	              .count = 1,
@@ -239,11 +249,98 @@ static void test_stack_fractions(void **state)
 	experts.flops = 16 * 2 * experts.m * experts.k * experts.n;
 	assert_rel(pp_op_time(&s, PP_PREC_BF16, &experts),
 	           pp_op_time(&bare, PP_PREC_BF16, &experts) / 0.5 + 16 * 1e-5, 1e-12);
+	/* in FP8 a batched GEMM also launches its quantisation kernels
+	 * (op->quant_kernels, set by the recipe in src/workload/ops.c): 16 GEMMs
+	 * + 16 MXFP8 casts = 32 launches; the weight gradient, with none, 16 */
+	experts.quant_kernels = 16;
+	double qe = 16 * pp_kernel_fp8_quant_s(&bare, experts.m, experts.k, PP_KDT_FP8_TENSORWISE);
+	double fwde = pp_op_time(&bare, PP_PREC_FP8, &experts);
+	assert_rel(pp_op_time(&s, PP_PREC_FP8, &experts),
+	           ((fwde - qe) / 1.15 + qe) / 0.25 + 32 * 1e-5, 1e-12);
+	pp_op wgrad = experts;
+	wgrad.phase = PP_PHASE_BWD_WEIGHT;
+	wgrad.quant_kernels = 0;
+	assert_rel(pp_op_time(&s, PP_PREC_FP8, &wgrad),
+	           pp_op_time(&bare, PP_PREC_FP8, &wgrad) / 0.25 + 16 * 1e-5, 1e-12);
+	/* a single FP8 GEMM: its cast is fused into the producer (one launch) */
+	assert_rel(pp_op_time(&s, PP_PREC_FP8, &dgrad),
+	           pp_op_time(&bare, PP_PREC_FP8, &dgrad) / 0.25 + 1e-5, 1e-12);
+	/* Blackwell: no split-accumulator mode, so no fast-accumulation factor
+	 * on its carried FP8 rate */
+	pp_gpu b;
+	assert_int_equal(pp_gpu_preset("b200", &b, &err), PP_OK);
+	assert_int_equal(pp_kernel_scale(&b, 148, &err), PP_OK);
+	pp_gpu bbare = b;
+	bbare.kern.gemm_fixed_s = bbare.kern.attn_fixed_s = bbare.kern.mem_fixed_s = 0;
+	b.kern.stack_fractions = true;
+	b.eff = s.eff;
+	assert_rel(pp_op_time(&b, PP_PREC_FP8, &gemm),
+	           pp_op_time(&bbare, PP_PREC_FP8, &gemm) / 0.25 + 1e-5, 1e-12);
 	/* fraction 1 and no kernel_s: the measured kernels themselves */
 	s.eff.gemm = 1;
 	s.eff.kernel_s = 0;
 	assert_rel(pp_op_time(&s, PP_PREC_BF16, &gemm), pp_op_time(&bare, PP_PREC_BF16, &gemm),
 	           1e-12);
+}
+
+/* The quantisation kernels of a batched FP8 GEMM follow the recipe
+ * (Transformer Engine's fused_multi_quantize): one multi-tensor kernel under
+ * delayed scaling, one per expert under MXFP8, three per expert (amax, scale,
+ * cast) under current scaling; none for the weight gradient, none for a
+ * single GEMM (its cast is fused into the producer), none outside FP8. */
+static void test_quant_kernels(void **state)
+{
+	(void)state;
+	pp_error err;
+	pp_model m;
+	pp_system s;
+	assert_int_equal(pp_model_preset("qwen3-30b-a3b", &m, &err), PP_OK);
+	assert_int_equal(pp_system_preset("dgx-b200", &s, &err), PP_OK);
+	const struct {
+		pp_precision prec;
+		pp_fp8_recipe recipe;
+		double fwd_per_expert, fwd_constant;
+	} cases[] = {
+	    {PP_PREC_FP8, PP_FP8_DELAYED, 0, 1},
+	    {PP_PREC_FP8, PP_FP8_MX, 1, 0},
+	    {PP_PREC_FP8, PP_FP8_CURRENT, 3, 0},
+	    {PP_PREC_BF16, PP_FP8_CURRENT, 0, 0},
+	};
+	pp_work *w = malloc(sizeof *w);
+	assert_non_null(w);
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		pp_job j;
+		pp_job_init(&j);
+		j.global_batch = 512;
+		j.seq_len = 4096;
+		j.precision = cases[c].prec;
+		j.fp8_recipe = cases[c].recipe;
+		pp_plan p;
+		pp_plan_init(&p);
+		p.ep = 8;
+		assert_int_equal(pp_plan_resolve(&p, &m, &s, 8, &j, &err), PP_OK);
+		pp_work_init(w);
+		pp_layer_work(&m, &j, &p, 0, w);
+		double experts = (double)m.moe.num_experts / 8; /* 16 local experts */
+		int seen = 0;
+		for (int i = 0; i < w->nops; i++) {
+			const pp_op *o = &w->ops[i];
+			if (o->kind != PP_OP_GEMM)
+				continue;
+			bool expert = strcmp(o->name, "expert_fc1") == 0 ||
+			              strcmp(o->name, "expert_fc2") == 0;
+			double want = 0;
+			if (expert && o->phase != PP_PHASE_BWD_WEIGHT)
+				want = cases[c].fwd_per_expert * experts + cases[c].fwd_constant;
+			if (expert) {
+				assert_true(o->count == experts);
+				seen++;
+			}
+			assert_true(fabs(o->quant_kernels - want) < 1e-12);
+		}
+		assert_true(seen >= 6); /* fc1 and fc2: forward, dgrad, wgrad */
+	}
+	free(w);
 }
 
 /* Malformed profiles: one error naming the file and line. */
@@ -295,6 +392,7 @@ int main(void)
 	    cmocka_unit_test(test_h100_fitted),     cmocka_unit_test(test_h100_reference),
 	    cmocka_unit_test(test_waves),           cmocka_unit_test(test_gemm_ceiling_ratio),
 	    cmocka_unit_test(test_stack_fractions), cmocka_unit_test(test_bad_profiles),
+	    cmocka_unit_test(test_quant_kernels),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

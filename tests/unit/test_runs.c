@@ -105,6 +105,46 @@ static const char *const mini =
     " {\"id\": \"gpu\", \"model\": {\"name\": \"Llama 2 7B\"},"
     "  \"hardware\": {\"gpu_type\": \"TPU v5p\", \"num_gpus\": 8}}]}";
 
+/* The FP8 recipe a record names (its precision field): current scaling
+ * ("FP8-CS", also when an MXFP8 alternative follows in parentheses), MXFP8
+ * ("FP8-MX"), and delayed scaling, TE's default, for a bare "FP8". */
+static void test_fp8_recipe(void **state)
+{
+	(void)state;
+	pp_runs *runs = load_public();
+	const struct {
+		const char *id;
+		pp_fp8_recipe recipe;
+	} want[] = {
+	    {"mbridge_25.11_DGX-H100_Qwen3_30B_a3B_16gpu_FP8-CS", PP_FP8_CURRENT},
+	    {"mbridge_25.11_DGX-GB200_LLAMA3-8B_8gpu_FP8-CS",
+	     PP_FP8_CURRENT}, /* "FP8-CS (FP8-MX)" */
+	    {"mbridge_25.11_DGX-B200_Qwen3_30B_a3B_8gpu_FP8-MX", PP_FP8_MX},
+	    {"nemo_longseq_LLAMA3-8B_DGX-B200_8K", PP_FP8_DELAYED},
+	};
+	for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+		bool found = false;
+		for (size_t i = 0; i < pp_runs_count(runs); i++) {
+			if (strcmp(pp_runs_id(runs, i), want[k].id) != 0)
+				continue;
+			pp_model m;
+			pp_system s;
+			pp_job job;
+			pp_plan plan;
+			long long gpus;
+			pp_run_info info;
+			pp_error err;
+			assert_int_equal(
+			    pp_run_inputs(runs, i, &m, &s, &job, &plan, &gpus, &info, &err), PP_OK);
+			assert_int_equal(job.precision, PP_PREC_FP8);
+			assert_int_equal(job.fp8_recipe, want[k].recipe);
+			found = true;
+		}
+		assert_true(found);
+	}
+	pp_runs_free(runs);
+}
+
 static void test_fill_rules(void **state)
 {
 	(void)state;
@@ -200,6 +240,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_fill_rules),
+	    cmocka_unit_test(test_fp8_recipe),
 	    cmocka_unit_test(test_wrong_types),
 	    cmocka_unit_test(test_public_runs_fit),
 	};

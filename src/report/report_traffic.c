@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "paraplan/traffic.h"
 
@@ -24,7 +25,13 @@ int pp_report_traffic_text(const pp_traffic *t, FILE *out)
 	for (int k = 0; k < PP_NTIERS; k++)
 		snprintf(head[k], sizeof head[k], "%s GB",
 		         tier_link(t, k ? PP_TIER_NIC : PP_TIER_NVLINK));
-	fprintf(out, "  %-10s %12s %12s %12s\n", "type", head[0], head[1], "total GB");
+	/* A column is as wide as its label ("InfiniBand GB" is 13), at least 12. */
+	int w[PP_NTIERS];
+	for (int k = 0; k < PP_NTIERS; k++) {
+		int n = (int)strlen(head[k]);
+		w[k] = n > 12 ? n : 12;
+	}
+	fprintf(out, "  %-10s %*s %*s %12s\n", "type", w[0], head[0], w[1], head[1], "total GB");
 	double tier[PP_NTIERS] = {0, 0};
 	for (int k = 0; k < PP_TRAFFIC_NTYPES; k++) {
 		double a = t->total_bytes[k][PP_TIER_NVLINK], b = t->total_bytes[k][PP_TIER_NIC];
@@ -32,11 +39,12 @@ int pp_report_traffic_text(const pp_traffic *t, FILE *out)
 		tier[1] += b;
 		if (a + b <= 0)
 			continue;
-		fprintf(out, "  %-10s %12.3f %12.3f %12.3f\n",
-		        pp_traffic_type_name((pp_traffic_type)k), a / GB, b / GB, (a + b) / GB);
+		fprintf(out, "  %-10s %*.3f %*.3f %12.3f\n",
+		        pp_traffic_type_name((pp_traffic_type)k), w[0], a / GB, w[1], b / GB,
+		        (a + b) / GB);
 	}
-	fprintf(out, "  %-10s %12.3f %12.3f %12.3f\n", "total", tier[0] / GB, tier[1] / GB,
-	        (tier[0] + tier[1]) / GB);
+	fprintf(out, "  %-10s %*.3f %*.3f %12.3f\n", "total", w[0], tier[0] / GB, w[1],
+	        tier[1] / GB, (tier[0] + tier[1]) / GB);
 	fprintf(out, "  busiest node sends %.3f GB out of the node; %zu GPU pairs x types talk\n",
 	        t->max_nic_egress_bytes / GB, t->n);
 	return ferror(out) ? -1 : 0;

@@ -46,62 +46,78 @@ typedef enum field_type {
 	F_POSITIVE, /* a number > 0 */
 } field_type;
 
+/* Largest value of a count field, 0: any whole number below 9e15.  A record
+ * is bounded as the same input is elsewhere: the model's shape by the ranges
+ * src/spec/model.c reads a model file with (4 x a hidden size of 2^31
+ * overflowed an int: fuzz_runs), the job and plan by the command line's
+ * (cli/options.c: --gpus and --dp 1e7, --gbs 1e9, --seq 1e8, the other
+ * degrees and --mbs 2^20); their product is checked where it is formed. */
+enum {
+	NO_MAX = 0,
+	INT_COUNT = INT_MAX,
+	GPUS_MAX = 10000000,
+	DEGREE_MAX = 1 << 20,
+	GBS_MAX = 1000000000,
+	SEQ_MAX = 100000000
+};
+
 static const struct record_field {
 	const char *parent; /* "" for the record itself */
 	const char *key;
 	field_type type;
+	long long max; /* counts: largest value (NO_MAX: none) */
 } record_fields[] = {
-    {"", "id", F_STRING},
-    {"", "source", F_OBJECT},
-    {"", "hardware", F_OBJECT},
-    {"", "model", F_OBJECT},
-    {"", "batch", F_OBJECT},
-    {"", "parallelism", F_OBJECT},
-    {"", "measured", F_OBJECT},
-    {"", "precision", F_STRING},
-    {"source", "title", F_STRING},
-    {"hardware", "gpu_type", F_STRING},
-    {"hardware", "num_gpus", F_COUNT},
-    {"hardware", "inter_node_network", F_STRING},
-    {"model", "name", F_STRING},
-    {"model", "num_layers", F_COUNT},
-    {"model", "hidden_size", F_COUNT},
-    {"model", "num_attention_heads", F_COUNT},
-    {"model", "num_kv_heads", F_COUNT},
-    {"model", "ffn_hidden_size", F_COUNT},
-    {"model", "vocab_size", F_COUNT},
-    {"model", "seq_length", F_COUNT},
-    {"model", "total_params_B", F_POSITIVE},
-    {"model", "arch_notes", F_STRING},
-    {"model", "moe", F_OBJECT},
-    {"model.moe", "num_experts", F_COUNT},
-    {"model.moe", "top_k", F_COUNT},
-    {"model.moe", "expert_ffn_hidden_size", F_COUNT},
-    {"model.moe", "num_shared_experts", F_COUNT0},
-    {"model.moe", "dense_layers", F_COUNT0},
-    {"batch", "global_batch_size", F_COUNT},
-    {"batch", "global_batch_tokens", F_COUNT},
-    {"batch", "micro_batch_size", F_COUNT},
-    {"batch", "grad_accum_steps", F_COUNT},
-    {"parallelism", "tp", F_COUNT},
-    {"parallelism", "pp", F_COUNT},
-    {"parallelism", "dp", F_COUNT},
-    {"parallelism", "cp", F_COUNT},
-    {"parallelism", "ep", F_COUNT},
-    {"parallelism", "virtual_pipeline_size", F_COUNT},
-    {"parallelism", "model_parallel_size", F_COUNT},
-    {"parallelism", "pipeline_schedule", F_STRING},
-    {"parallelism", "other", F_STRING},
-    {"parallelism", "zero_or_dist_optimizer", F_STRING},
-    {"parallelism", "activation_recompute", F_STRING},
-    {"parallelism", "sequence_parallel", F_BOOL},
-    {"measured", "tflops_per_gpu", F_POSITIVE},
-    {"measured", "tflops_definition", F_STRING},
-    {"measured", "mfu", F_POSITIVE},
-    {"measured", "hfu", F_POSITIVE},
-    {"measured", "tokens_per_s_per_gpu", F_POSITIVE},
-    {"measured", "iteration_time_s", F_POSITIVE},
-    {"measured", "peak_memory_GiB", F_POSITIVE},
+    {"", "id", F_STRING, NO_MAX},
+    {"", "source", F_OBJECT, NO_MAX},
+    {"", "hardware", F_OBJECT, NO_MAX},
+    {"", "model", F_OBJECT, NO_MAX},
+    {"", "batch", F_OBJECT, NO_MAX},
+    {"", "parallelism", F_OBJECT, NO_MAX},
+    {"", "measured", F_OBJECT, NO_MAX},
+    {"", "precision", F_STRING, NO_MAX},
+    {"source", "title", F_STRING, NO_MAX},
+    {"hardware", "gpu_type", F_STRING, NO_MAX},
+    {"hardware", "num_gpus", F_COUNT, GPUS_MAX},
+    {"hardware", "inter_node_network", F_STRING, NO_MAX},
+    {"model", "name", F_STRING, NO_MAX},
+    {"model", "num_layers", F_COUNT, 10000},
+    {"model", "hidden_size", F_COUNT, 1048576},
+    {"model", "num_attention_heads", F_COUNT, 65536},
+    {"model", "num_kv_heads", F_COUNT, 65536},
+    {"model", "ffn_hidden_size", F_COUNT, 16777216},
+    {"model", "vocab_size", F_COUNT, 100000000},
+    {"model", "seq_length", F_COUNT, SEQ_MAX},
+    {"model", "total_params_B", F_POSITIVE, NO_MAX},
+    {"model", "arch_notes", F_STRING, NO_MAX},
+    {"model", "moe", F_OBJECT, NO_MAX},
+    {"model.moe", "num_experts", F_COUNT, INT_COUNT},
+    {"model.moe", "top_k", F_COUNT, INT_COUNT},
+    {"model.moe", "expert_ffn_hidden_size", F_COUNT, 16777216},
+    {"model.moe", "num_shared_experts", F_COUNT0, INT_COUNT},
+    {"model.moe", "dense_layers", F_COUNT0, 10000},
+    {"batch", "global_batch_size", F_COUNT, GBS_MAX},
+    {"batch", "global_batch_tokens", F_COUNT, NO_MAX},
+    {"batch", "micro_batch_size", F_COUNT, DEGREE_MAX},
+    {"batch", "grad_accum_steps", F_COUNT, GBS_MAX},
+    {"parallelism", "tp", F_COUNT, DEGREE_MAX},
+    {"parallelism", "pp", F_COUNT, DEGREE_MAX},
+    {"parallelism", "dp", F_COUNT, GPUS_MAX},
+    {"parallelism", "cp", F_COUNT, DEGREE_MAX},
+    {"parallelism", "ep", F_COUNT, DEGREE_MAX},
+    {"parallelism", "virtual_pipeline_size", F_COUNT, DEGREE_MAX},
+    {"parallelism", "model_parallel_size", F_COUNT, GPUS_MAX},
+    {"parallelism", "pipeline_schedule", F_STRING, NO_MAX},
+    {"parallelism", "other", F_STRING, NO_MAX},
+    {"parallelism", "zero_or_dist_optimizer", F_STRING, NO_MAX},
+    {"parallelism", "activation_recompute", F_STRING, NO_MAX},
+    {"parallelism", "sequence_parallel", F_BOOL, NO_MAX},
+    {"measured", "tflops_per_gpu", F_POSITIVE, NO_MAX},
+    {"measured", "tflops_definition", F_STRING, NO_MAX},
+    {"measured", "mfu", F_POSITIVE, NO_MAX},
+    {"measured", "hfu", F_POSITIVE, NO_MAX},
+    {"measured", "tokens_per_s_per_gpu", F_POSITIVE, NO_MAX},
+    {"measured", "iteration_time_s", F_POSITIVE, NO_MAX},
+    {"measured", "peak_memory_GiB", F_POSITIVE, NO_MAX},
 };
 
 /* The object at a dotted path of `rec` ("model.moe"), NULL when absent. */
@@ -116,22 +132,22 @@ static json_t *at_path(json_t *rec, const char *path)
 	return json_is_object(v) ? v : NULL;
 }
 
-static bool whole(const json_t *v, double min)
+static bool whole(const json_t *v, double min, long long max)
 {
-	double d = json_number_value(v);
+	double d = json_number_value(v), hi = max ? (double)max : 9e15;
 	if (json_is_integer(v))
-		return (double)json_integer_value(v) >= min;
-	return json_is_real(v) && d == floor(d) && fabs(d) < 9e15 && d >= min;
+		return (double)json_integer_value(v) >= min && (double)json_integer_value(v) <= hi;
+	return json_is_real(v) && d == floor(d) && fabs(d) < 9e15 && d >= min && d <= hi;
 }
 
-static bool type_ok(const json_t *v, field_type t)
+static bool type_ok(const json_t *v, field_type t, long long max)
 {
 	switch (t) {
 	case F_OBJECT: return json_is_object(v);
 	case F_STRING: return json_is_string(v);
 	case F_BOOL: return json_is_boolean(v);
-	case F_COUNT: return whole(v, 1);
-	case F_COUNT0: return whole(v, 0);
+	case F_COUNT: return whole(v, 1, max);
+	case F_COUNT0: return whole(v, 0, max);
 	case F_POSITIVE: return json_is_number(v) && json_number_value(v) > 0;
 	}
 	return false;
@@ -161,11 +177,17 @@ static pp_status check_types(json_t *records, const char *source, pp_error *err)
 			const struct record_field *f = &record_fields[k];
 			json_t *parent = f->parent[0] ? at_path(rec, f->parent) : rec;
 			json_t *v = parent ? json_object_get(parent, f->key) : NULL;
-			if (!v || json_is_null(v) || type_ok(v, f->type))
+			if (!v || json_is_null(v) || type_ok(v, f->type, f->max))
 				continue;
 			snprintf(path, sizeof path, "records[%zu].%s%s%s", i, f->parent,
 			         f->parent[0] ? "." : "", f->key);
 			ppi_json_repr(v, got, sizeof got);
+			if (f->max && (f->type == F_COUNT || f->type == F_COUNT0) &&
+			    type_ok(v, f->type, NO_MAX))
+				return ppi_fail(
+				    err, source, path,
+				    "expected a whole number %d..%lld or null, got %s%s",
+				    f->type == F_COUNT, f->max, got, who);
 			return ppi_fail(err, source, path, "expected %s or null, got %s%s",
 			                type_words[f->type], got, who);
 		}
@@ -848,6 +870,12 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 		cp = 1;
 		fill(info, PP_FILL_CP, "cp unknown: 1");
 	}
+	/* Each degree is bounded (record_fields); their product is the GPU count
+	 * and must be one, so no product below overflows. */
+	if ((tp > 0 ? (double)tp : 1) * (pp > 0 ? (double)pp : 1) * (double)cp *
+	        (dp > 0 ? (double)dp : 1) >
+	    GPUS_MAX)
+		return SKIP(path, "tp x pp x cp x dp is more than %d GPUs", GPUS_MAX);
 	if (ep <= 0) {
 		ep = 1;
 		if (m->moe.num_experts > 0)

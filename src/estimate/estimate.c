@@ -52,11 +52,21 @@ static pp_status si_speedup(const pp_scenario *sc, pp_stage_time *t, pp_work *ws
  * Every rank sends the same pp_s per micro-batch (ppi_stage_pp_send_s), so
  * t_b >= max_i c_i + v pp_s and the 1F1B fill >= sum_i c_i - max_i c_i +
  * (pp - 1) pp_s (over v when interleaved).
- * *order_free_s: the same bound with the compute alone in c_i and no sends,
- * which does not depend on where the groups land (the same for every rank
- * order).
+ * The optimizer term is max_i optimizer_s_i >= the optimizer_s of any rank
+ * (ppi_stage_dp_s gives it as the stage cost does): opt_s.
+ * The data-parallel term is max_i (dp_s_i - dp_overlap bwd_compute_s_i) (or
+ * 0) >= D - dp_overlap t_b with D = max_i dp_s_i, since bwd_compute_s_i <=
+ * bwd_s_i <= t_b; and m t + max(0, D - dp_overlap t) grows with t when
+ * dp_overlap <= m (dp_overlap is a fraction, m >= 1), so with t_b >= T =
+ * max_i c_i + v pp_s the two terms are >= m T + max(0, D - dp_overlap T):
+ * dp_s = D, overlap = dp_overlap (the term is left out if dp_overlap is
+ * outside [0, m]).
+ * *order_free_s: the same bound with the compute alone in c_i, no sends and
+ * no data-parallel term, which does not depend on where the groups land (the
+ * same for every rank order).
  */
-static double bound(const pp_plan *p, double cmax, double sum, double pp_s, double overhead_s)
+static double bound(const pp_plan *p, double cmax, double sum, double pp_s, double overhead_s,
+                    double opt_s, double dp_s, double overlap)
 {
 	double m = (double)p->microbatches, bubble = 0;
 	double v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
@@ -66,16 +76,24 @@ static double bound(const pp_plan *p, double cmax, double sum, double pp_s, doub
 		bubble = (sum - cmax + (p->pp - 1) * pp_s) / (p->vp > 1 ? p->vp : 1);
 	if (bubble < 0)
 		bubble = 0;
-	return (m * (cmax + v * pp_s) + bubble + overhead_s) * (1 - 1e-9);
+	double t = cmax + v * pp_s, dp = 0;
+	if (overlap >= 0 && overlap <= m && dp_s - overlap * t > 0)
+		dp = dp_s - overlap * t;
+	return (m * t + bubble + dp + opt_s + overhead_s) * (1 - 1e-9);
 }
 
 static double time_floor(const pp_scenario *sc, pp_work *ws, double *order_free_s)
 {
 	const pp_plan *p = &sc->plan;
-	double cmax = 0, sum = 0, xmax = 0, xsum = 0;
+	double cmax = 0, sum = 0, xmax = 0, xsum = 0, dmax = 0, omax = 0;
 	for (int i = 0; i < p->pp; i++) {
-		double comm;
+		double comm, opt;
 		double c = ppi_stage_layers_compute(sc, i, ws, &comm), n = 1;
+		double d = ppi_stage_dp_s(sc, i, ws, &opt);
+		if (d > dmax)
+			dmax = d;
+		if (opt > omax)
+			omax = opt;
 		double x = c + comm;
 		if (i == 1 && p->pp > 3 && sc->uniform_layers) {
 			/* ranks 1 .. pp-2 of alike layers hold the same */
@@ -90,8 +108,9 @@ static double time_floor(const pp_scenario *sc, pp_work *ws, double *order_free_
 			xmax = x;
 	}
 	double overhead_s = sc->system->iteration_overhead_s;
-	*order_free_s = bound(p, cmax, sum, 0, overhead_s);
-	return bound(p, xmax, xsum, ppi_stage_pp_send_s(sc, ws), overhead_s);
+	*order_free_s = bound(p, cmax, sum, 0, overhead_s, omax, 0, 0);
+	return bound(p, xmax, xsum, ppi_stage_pp_send_s(sc, ws), overhead_s, omax, dmax,
+	             sc->system->dp_overlap);
 }
 
 pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *job,

@@ -26,5 +26,10 @@ double ppi_stage_layers_compute(const pp_scenario *sc, int stage, pp_work *ws, d
 /* A rank's pp_s as its stage cost gives it (the same on every rank): the
  * pipeline transfers of one micro-batch, 0 without a pipeline. */
 double ppi_stage_pp_send_s(const pp_scenario *sc, pp_work *ws);
+/* Rank `stage`'s dp_s and (*optimizer_s) optimizer_s as its stage cost gives
+ * them, to the bit (the same code makes both): the data-parallel traffic of
+ * one iteration (from the memo of collective times in `ws`; it depends on
+ * where the DP groups land) and the optimizer's pass (it does not). */
+double ppi_stage_dp_s(const pp_scenario *sc, int stage, pp_work *ws, double *optimizer_s);
 
 #endif

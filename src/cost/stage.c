@@ -521,6 +521,82 @@ double ppi_stage_pp_send_s(const pp_scenario *sc, pp_work *ws)
 	return sc->plan.pp > 1 ? pp_send(sc, ws, &act) * PP_SENDS : 0;
 }
 
+/* One data-parallel collective of a rank (PP_RULE_DP, once per iteration):
+ * an entry into b when b is not NULL; returns its seconds as the entry
+ * holds them. */
+static double dp_coll(ebuf *b, pp_work *ws, const char *name, pp_group g, pp_coll_kind kind,
+                      const pp_system *s, const pp_layout *l, double bytes)
+{
+	if (b)
+		coll_entry(b, ws, name, PP_RULE_DP, g, kind, s, l, bytes, 1, 1);
+	return coll_time_memo(ws, s, l, kind, bytes);
+}
+
+/* The data-parallel traffic of rank `c` per iteration, as entries into b
+ * when b is not NULL (stage_entries); returns their seconds summed in the
+ * order finish sums the entries, so the sum is the stage's dp_s to the bit
+ * (ppi_stage_dp_s). */
+static double dp_colls(ebuf *b, const pp_scenario *sc, const stage_ctx *c, pp_work *ws)
+{
+	const pp_system *s = sc->system;
+	const pp_job *job = sc->job;
+	const pp_plan *p = &sc->plan;
+	const pp_layout *lay = sc->place.group;
+	double wb = sc->mb.wb, sum = 0;
+	/* Data parallelism, per iteration: gradients reduced (all-reduce, or
+	 * reduce-scatter with a sharded optimizer), parameters gathered after the
+	 * step (ZeRO-1/2).  ZeRO-3 already moved its traffic per micro-batch. */
+	if (p->zero < 3) {
+		const pp_layout *ld = &lay[PP_GROUP_DP], *le = &lay[PP_GROUP_EDP];
+		pp_coll_kind red = p->zero >= 1 ? PP_COLL_REDUCESCATTER : PP_COLL_ALLREDUCE;
+		const char *rn = p->zero >= 1 ? "dp-reducescatter" : "dp-allreduce";
+		sum +=
+		    dp_coll(b, ws, rn, PP_GROUP_DP, red, s, ld, c->dense_params * job->grad_bytes);
+		sum += dp_coll(b, ws, p->zero >= 1 ? "edp-reducescatter" : "edp-allreduce",
+		               PP_GROUP_EDP, red, s, le, c->expert_params * job->grad_bytes);
+		if (p->zero >= 1) {
+			sum += dp_coll(b, ws, "dp-allgather", PP_GROUP_DP, PP_COLL_ALLGATHER, s, ld,
+			               c->dense_params * wb);
+			sum += dp_coll(b, ws, "edp-allgather", PP_GROUP_EDP, PP_COLL_ALLGATHER, s,
+			               le, c->expert_params * wb);
+		}
+	}
+	/* 2D TP's weight-gradient reduction over n_2 rides in the DP group above
+	 * (dp x cp x tp2, seed 003 App. A).  SUMMA's weights are split, not
+	 * replicated, except the vocab-parallel embedding/head: all-reduce those
+	 * gradients over n_2 with the DP traffic. */
+	if (p->summa && p->tp2 > 1 && c->emb_params > 0)
+		sum += dp_coll(b, ws, "tp2-embedding-allreduce", PP_GROUP_TP2, PP_COLL_ALLREDUCE, s,
+		               &lay[PP_GROUP_TP2], c->emb_params * job->grad_bytes);
+	return sum;
+}
+
+/* Optimizer: memory-bound pass over this GPU's shard.  Adam reads the
+ * gradient, master weight, m and v and writes the last three and the
+ * low-precision weight.  Returns its seconds; *bytes: the bytes moved. */
+static double optimizer_pass(const pp_scenario *sc, const stage_ctx *c, double *bytes)
+{
+	const pp_system *s = sc->system;
+	const pp_job *job = sc->job;
+	const pp_plan *p = &sc->plan;
+	double shard_d = p->zero >= 1 ? sc->shard_dense : 1;
+	double shard_e = p->zero >= 1 ? sc->shard_expert : 1;
+	double local = c->dense_params / shard_d + c->expert_params / shard_e;
+	double state = job->optimizer == PP_OPT_ADAM ? 3 : 2; /* fp32 master (+ m) + v */
+	double per_param = job->grad_bytes + 2 * 4 * state + sc->mb.wb;
+	*bytes = local * per_param;
+	return local * per_param / (s->gpu.memory_bw_bytes_per_s * s->gpu.eff.memory);
+}
+
+double ppi_stage_dp_s(const pp_scenario *sc, int stage, pp_work *ws, double *optimizer_s)
+{
+	stage_ctx c;
+	stage_layers(sc, stage, &c);
+	double bytes;
+	*optimizer_s = optimizer_pass(sc, &c, &bytes);
+	return dp_colls(NULL, sc, &c, ws);
+}
+
 /* The stage's own transfers, ZeRO-3 traffic, data-parallel traffic,
  * embedding sync and optimizer, as entries. */
 static void stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage_ctx *c,
@@ -566,52 +642,20 @@ static void stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage
 		           PP_COLL_REDUCESCATTER, s, l, chunk * job->grad_bytes, chunks,
 		           c->k.layers);
 	}
-	/* Data parallelism, per iteration: gradients reduced (all-reduce, or
-	 * reduce-scatter with a sharded optimizer), parameters gathered after the
-	 * step (ZeRO-1/2).  ZeRO-3 already moved its traffic per micro-batch. */
-	if (p->zero < 3) {
-		const pp_layout *ld = &lay[PP_GROUP_DP], *le = &lay[PP_GROUP_EDP];
-		pp_coll_kind red = p->zero >= 1 ? PP_COLL_REDUCESCATTER : PP_COLL_ALLREDUCE;
-		const char *rn = p->zero >= 1 ? "dp-reducescatter" : "dp-allreduce";
-		coll_entry(b, ws, rn, PP_RULE_DP, PP_GROUP_DP, red, s, ld,
-		           c->dense_params * job->grad_bytes, 1, 1);
-		coll_entry(b, ws, p->zero >= 1 ? "edp-reducescatter" : "edp-allreduce", PP_RULE_DP,
-		           PP_GROUP_EDP, red, s, le, c->expert_params * job->grad_bytes, 1, 1);
-		if (p->zero >= 1) {
-			coll_entry(b, ws, "dp-allgather", PP_RULE_DP, PP_GROUP_DP,
-			           PP_COLL_ALLGATHER, s, ld, c->dense_params * wb, 1, 1);
-			coll_entry(b, ws, "edp-allgather", PP_RULE_DP, PP_GROUP_EDP,
-			           PP_COLL_ALLGATHER, s, le, c->expert_params * wb, 1, 1);
-		}
-	}
-	/* 2D TP's weight-gradient reduction over n_2 rides in the DP group above
-	 * (dp x cp x tp2, seed 003 App. A).  SUMMA's weights are split, not
-	 * replicated, except the vocab-parallel embedding/head: all-reduce those
-	 * gradients over n_2 with the DP traffic. */
-	if (p->summa && p->tp2 > 1 && c->emb_params > 0)
-		coll_entry(b, ws, "tp2-embedding-allreduce", PP_RULE_DP, PP_GROUP_TP2,
-		           PP_COLL_ALLREDUCE, s, &lay[PP_GROUP_TP2],
-		           c->emb_params * job->grad_bytes, 1, 1);
+	dp_colls(b, sc, c, ws);
 	if (m->tied_embeddings && head_stage(p) != 0 && (stage == 0 || stage == p->pp - 1))
 		coll_entry(b, ws, "embedding-sync", PP_RULE_EMB_SYNC, PP_GROUP_EMB,
 		           PP_COLL_ALLREDUCE, s, &lay[PP_GROUP_EMB], c->emb * job->grad_bytes, 1,
 		           1);
 
-	/* Optimizer: memory-bound pass over this GPU's shard.  Adam reads the
-	 * gradient, master weight, m and v and writes the last three and the
-	 * low-precision weight. */
-	double shard_d = p->zero >= 1 ? sc->shard_dense : 1;
-	double shard_e = p->zero >= 1 ? sc->shard_expert : 1;
-	double local = c->dense_params / shard_d + c->expert_params / shard_e;
-	double state = job->optimizer == PP_OPT_ADAM ? 3 : 2; /* fp32 master (+ m) + v */
-	double per_param = job->grad_bytes + 2 * 4 * state + wb;
+	double bytes, seconds = optimizer_pass(sc, c, &bytes);
 	pp_profile_entry *e = entry_new(b, "optimizer", PP_UNIT_STAGE, 1);
 	if (e) {
 		e->kind = PP_OP_ELEM;
 		e->phase = PP_PHASE_BWD_WEIGHT;
 		e->rule = PP_RULE_OPTIMIZER;
-		e->bytes = local * per_param;
-		e->seconds = local * per_param / (s->gpu.memory_bw_bytes_per_s * s->gpu.eff.memory);
+		e->bytes = bytes;
+		e->seconds = seconds;
 	}
 }
 

@@ -52,11 +52,23 @@ static pp_status si_speedup(const pp_scenario *sc, pp_stage_time *t, pp_work *ws
  * Every rank sends the same pp_s per micro-batch (ppi_stage_pp_send_s), so
  * t_b >= max_i c_i + v pp_s and the 1F1B fill >= sum_i c_i - max_i c_i +
  * (pp - 1) pp_s (over v when interleaved).
- * *order_free_s: the same bound with the compute alone in c_i and no sends,
- * which does not depend on where the groups land (the same for every rank
- * order).
+ * The optimizer term is max_i optimizer_s_i >= the optimizer_s of any rank
+ * (ppi_stage_dp_s gives it as the stage cost does): opt_s.
+ * The data-parallel term is max_i (dp_s_i - dp_overlap bwd_compute_s_i) (or
+ * 0) >= D - dp_overlap t_b with D = max_i dp_s_i, since bwd_compute_s_i <=
+ * bwd_s_i <= t_b; and m t + max(0, D - dp_overlap t) grows with t when
+ * dp_overlap <= m (dp_overlap is a fraction, m >= 1), so with t_b >= T =
+ * max_i c_i + v pp_s the two terms are >= m T + max(0, D - dp_overlap T):
+ * dp_s = D, overlap = dp_overlap (the term is left out if dp_overlap is
+ * outside [0, m]).
+ * time_floor gives the bound without the optimizer and DP terms, and
+ * time_floor_dp with them (from some ranks only: still a lower bound).
+ * *order_free_s: the bound with the compute alone in c_i, no sends and no
+ * optimizer or data-parallel term, which does not depend on where the groups
+ * land (the same for every rank order).
  */
-static double bound(const pp_plan *p, double cmax, double sum, double pp_s, double overhead_s)
+static double bound(const pp_plan *p, double cmax, double sum, double pp_s, double overhead_s,
+                    double opt_s, double dp_s, double overlap)
 {
 	double m = (double)p->microbatches, bubble = 0;
 	double v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
@@ -66,10 +78,20 @@ static double bound(const pp_plan *p, double cmax, double sum, double pp_s, doub
 		bubble = (sum - cmax + (p->pp - 1) * pp_s) / (p->vp > 1 ? p->vp : 1);
 	if (bubble < 0)
 		bubble = 0;
-	return (m * (cmax + v * pp_s) + bubble + overhead_s) * (1 - 1e-9);
+	double t = cmax + v * pp_s, dp = 0;
+	if (overlap >= 0 && overlap <= m && dp_s - overlap * t > 0)
+		dp = dp_s - overlap * t;
+	return (m * t + bubble + dp + opt_s + overhead_s) * (1 - 1e-9);
 }
 
-static double time_floor(const pp_scenario *sc, pp_work *ws, double *order_free_s)
+/* What time_floor found, for time_floor_dp. */
+typedef struct floor_parts {
+	double xmax, xsum, pp_s, overhead_s;
+} floor_parts;
+
+/* The floor without the optimizer and data-parallel terms (and, in
+ * *order_free_s, the order-free one); *fp: its parts. */
+static double time_floor(const pp_scenario *sc, pp_work *ws, double *order_free_s, floor_parts *fp)
 {
 	const pp_plan *p = &sc->plan;
 	double cmax = 0, sum = 0, xmax = 0, xsum = 0;
@@ -89,9 +111,32 @@ static double time_floor(const pp_scenario *sc, pp_work *ws, double *order_free_
 		if (x > xmax)
 			xmax = x;
 	}
-	double overhead_s = sc->system->iteration_overhead_s;
-	*order_free_s = bound(p, cmax, sum, 0, overhead_s);
-	return bound(p, xmax, xsum, ppi_stage_pp_send_s(sc, ws), overhead_s);
+	fp->xmax = xmax;
+	fp->xsum = xsum;
+	fp->pp_s = ppi_stage_pp_send_s(sc, ws);
+	fp->overhead_s = sc->system->iteration_overhead_s;
+	*order_free_s = bound(p, cmax, sum, 0, fp->overhead_s, 0, 0, 0);
+	return bound(p, xmax, xsum, fp->pp_s, fp->overhead_s, 0, 0, 0);
+}
+
+/* time_floor's floor with the optimizer and data-parallel terms, from rank
+ * 0 alone (D = max_i dp_s_i >= dp_s_0, and the same for the optimizer; rank
+ * 0 holds the embedding, so as many parameters as any unless an uneven split
+ * loads the middle ranks; the last rank as well cut no more plans on GPT-3
+ * 175B / 16,384 A100 and cost 3% more instructions): asked only of a plan
+ * time_floor does not cut, as it costs the rank's parameter count and DP
+ * collective times. */
+static double time_floor_dp(const pp_scenario *sc, pp_work *ws, const floor_parts *fp)
+{
+	const pp_plan *p = &sc->plan;
+	double opt, d = ppi_stage_dp_s(sc, 0, ws, &opt);
+	double v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
+	/* DP hidden under the backward: the optimizer's share alone (~1e-4 of
+	 * the time) rarely decides a cut, so the lists are not asked again (0). */
+	if (d - sc->system->dp_overlap * (fp->xmax + v * fp->pp_s) <= 0)
+		return 0;
+	return bound(p, fp->xmax, fp->xsum, fp->pp_s, fp->overhead_s, opt, d,
+	             sc->system->dp_overlap);
 }
 
 pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *job,
@@ -169,8 +214,14 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 	if ((flags & PP_EVAL_MEMORY_ONLY) || (!out->fits && (flags & PP_EVAL_FIT_ONLY)))
 		return PP_OK;
 	if (cut && out->fits && out->plan.schedule != PP_SCHED_WSHAPE) {
-		double order_free_s, floor_s = time_floor(&sc, ws, &order_free_s);
-		if (cut(ctx, out, floor_s, order_free_s)) {
+		floor_parts fp;
+		double order_free_s, floor_s = time_floor(&sc, ws, &order_free_s, &fp);
+		bool c = cut(ctx, out, floor_s, order_free_s);
+		if (!c) {
+			double dp_floor_s = time_floor_dp(&sc, ws, &fp);
+			c = dp_floor_s > floor_s && cut(ctx, out, dp_floor_s, order_free_s);
+		}
+		if (c) {
 			*was_cut = true;
 			return PP_OK;
 		}

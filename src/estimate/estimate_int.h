@@ -15,7 +15,8 @@
  * `floor_s` is a true lower bound of the e->time.iteration_s the time model
  * would give (estimate.c, time_floor); `order_free_floor_s` <= floor_s is one
  * that holds for the same plan under any rank order (the compute alone).
- * Return true to skip the time model.
+ * Return true to skip the time model.  Asked again, with a tighter floor_s
+ * (the optimizer and data-parallel terms added), when it answers false.
  */
 typedef bool (*ppi_time_cut)(void *ctx, const pp_estimate *e, double floor_s,
                              double order_free_floor_s);

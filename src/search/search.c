@@ -1,15 +1,19 @@
 /*
  * Plan search: enumerate, evaluate (memory first, then a floor under the
  * time before the time model), keep the top K and the Pareto front.  Work is
- * split by (tp, tp2, pp, cp, split) sub-spaces; each pp_search_iterate runs a
- * batch of them on a pool of threads started once per search, which take the
- * next sub-space from an atomic counter.  Each sub-space writes its own slot
- * and the slots are merged in sub-space order, so results and stats are the
- * same for any thread count.  Each thread owns its workspace, allocated once.
+ * split by (tp, tp2, pp, cp, split) sub-spaces, grouped in batches of
+ * consecutive sub-spaces; a pool of threads started once per search takes
+ * the next sub-space in order.  Each sub-space writes its own slot; the
+ * thread that finishes a batch merges its slots in sub-space order.  The
+ * sub-spaces of batch k are pruned against the lists as merged through batch
+ * k - LAG (lagged pruning), so a thread goes on with the next batches (up to
+ * LAG at once) without waiting for a batch's last sub-space, and what each
+ * sub-space is pruned against is a function of k alone: results and stats
+ * are the same for any thread count.  Each thread owns its workspace,
+ * allocated once.
  */
 #include <math.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -90,6 +94,33 @@ static void front_insert(front *f, const pp_estimate *e)
 	f->v[f->n++] = *e;
 }
 
+/* A point of the front as pruning reads it (time, memory, the plan as
+ * ranked): ~130 bytes against a whole estimate's ~8 KB, so the front is
+ * copied cheaply for the sub-spaces that prune by it. */
+typedef struct point {
+	double time_s, bytes;
+	pp_plan ranked;
+} point;
+
+typedef struct points {
+	point *v;
+	size_t n, cap;
+	bool oom;
+} points;
+
+/* Is `e` dominated by a point of `f` (as front_dominated)? */
+static bool points_dominated(const points *f, const pp_estimate *e)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		const point *p = &f->v[i];
+		if (p->time_s <= e->time.iteration_s && p->bytes <= e->memory.total_bytes &&
+		    ppi_search_compare_parts(p->time_s, p->bytes, &p->ranked, e->time.iteration_s,
+		                             e->memory.total_bytes, &e->plan) < 0)
+			return true;
+	}
+	return false;
+}
+
 /* ------------------------------------------------------------ state */
 
 typedef struct outer {
@@ -98,7 +129,7 @@ typedef struct outer {
 } outer;
 
 /* What one sub-space of a batch found, merged into the search, in
- * sub-space order, after the batch. */
+ * sub-space order, once the whole batch is done. */
 typedef struct slot {
 	unsigned long long outer_index, seq; /* the ppi_topk_key of the next result */
 	ppi_topk top;
@@ -111,6 +142,10 @@ typedef struct slot {
 /* One thread of the pool and what it owns. */
 typedef struct worker {
 	struct pp_search *s;
+	/* The lists that prune the sub-space being run: the search's as merged
+	 * through LAG batches before its own (read-only while it runs). */
+	const ppi_topk *top;
+	const points *pareto;
 	pp_estimate *scratch; /* a plan as ranked (PPI_EVAL_TRUSTED) */
 	pp_estimate *whole;   /* a plan entering the front, in full */
 	pp_work *ws;
@@ -118,10 +153,14 @@ typedef struct worker {
 	bool started;
 } worker;
 
-/* Sub-spaces per batch: a function of the space alone (never of the thread
- * count), so the search's list that prunes a batch is the same whatever
- * the threads. */
-enum { BATCH_MIN = 8, BATCH_MAX = 256, BATCH_DIV = 32 };
+/* Sub-spaces per batch (nouters / BATCH_DIV within [BATCH_MIN, BATCH_MAX])
+ * and the lag: functions of the space alone (never of the thread count), so
+ * the lists that prune a sub-space are the same whatever the threads.  Batch
+ * k is pruned by the lists merged through batch k - LAG: a sub-space does
+ * not see the results of the LAG - 1 batches before its own nor of the
+ * sub-spaces before it in its batch, and the threads run up to LAG batches
+ * at once without waiting for the slowest sub-space of any. */
+enum { BATCH_MIN = 2, BATCH_MAX = 256, BATCH_DIV = 256, LAG = 4 };
 
 struct pp_search {
 	pp_model model;
@@ -134,23 +173,45 @@ struct pp_search {
 	size_t nouters, next; /* sub-spaces; those done (merged) */
 	int nthreads;
 	worker *workers;
-	slot *slots; /* one per sub-space of a batch */
-	size_t nslots;
-	/* The pool: workers[1..] wait for a new generation, take sub-spaces
-	 * [claim] of the batch until batch_n, and report when none is left. */
+	size_t nslots; /* sub-spaces per batch */
+	slot *slots;   /* LAG * nslots: sub-space i of batch k at (k % LAG) * nslots + i % nslots */
+	/*
+	 * The pool (under mu): a pool thread, or the caller's within
+	 * pp_search_iterate, takes sub-space `claimed` when its batch may run,
+	 * i.e. lies before batch merged + LAG (batches [0, merged) are merged),
+	 * and counts it in done[batch % LAG] when finished; the thread that
+	 * finishes a batch merges it (`merging`: one at a time, in order);
+	 * `wake` is broadcast at each merge and at halt.  `halt` stops the claims
+	 * (the search is over); `running` counts the pool threads inside a
+	 * sub-space.
+	 */
 	pthread_mutex_t mu;
-	pthread_cond_t go, idle;
-	bool pool_init, quit;
-	unsigned long gen;
-	int busy;
-	size_t batch_n;
-	atomic_size_t claim;
+	pthread_cond_t wake;
+	bool pool_init, quit, halt, active, merging;
+	size_t claimed, merged, done[LAG];
+	int running;
+	/* What the merges found (written by the merging thread, under
+	 * `merging`): the sub-spaces merged, why the search stops, an error, the
+	 * stats; published after each batch (under mu) into the p_ fields,
+	 * which pp_search_iterate copies into next, stop and stats. */
+	size_t m_next, p_next;
+	pp_search_stop m_stop, p_stop;
+	pp_status m_status, p_status;
+	pp_error m_err, p_err;
+	pp_search_stats m_stats, p_stats;
+	/* The search's lists, merged through batch merged - 1 (by the merging
+	 * thread), and a copy of them as they were after batch j's merge in
+	 * snap_top[j % LAG] and snap_front[j % LAG] (empty before any merge):
+	 * batch k reads snap_*[k % LAG] (through batch k - LAG), which the merge
+	 * of batch k overwrites once no sub-space reads it. */
 	ppi_topk top;
+	front pareto;
+	ppi_topk snap_top[LAG];
+	points snap_front[LAG];
 	pp_estimate *results; /* the top.n best in full, each once asked for */
 	bool *made;           /* results[i] has been evaluated */
-	front pareto;
-	pp_search_stop stop; /* why the search ended before its last sub-space */
-	bool finished;       /* lists sorted, wall time taken */
+	pp_search_stop stop;  /* why the search ended before its last sub-space */
+	bool finished;        /* lists sorted, wall time taken */
 	pp_search_stats stats;
 	double started;
 	char explain[64];
@@ -276,8 +337,18 @@ static bool front_below(const front *f, double time_s, double bytes)
 	return false;
 }
 
+/* front_below on a copy of the search's front. */
+static bool points_below(const points *f, double time_s, double bytes)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (f->v[i].time_s < time_s && f->v[i].bytes <= bytes)
+			return true;
+	return false;
+}
+
 typedef struct cut_ctx {
 	const struct pp_search *s;
+	const worker *w; /* the lists of the search that prune this sub-space */
 	const slot *r;
 	double order_free_s; /* the order-free floor the estimate gave, when floored */
 	bool floored;
@@ -292,16 +363,17 @@ static bool time_cut_parts(const cut_ctx *c, double bytes, double capacity_bytes
 		return true;
 	if (s->opts.exhaustive)
 		return false;
-	if (!(floor_s > ppi_topk_worst_s(&s->top) || floor_s > ppi_topk_worst_s(&c->r->top)))
+	if (!(floor_s > ppi_topk_worst_s(c->w->top) || floor_s > ppi_topk_worst_s(&c->r->top)))
 		return false;
-	return front_below(&s->pareto, floor_s, bytes) ||
+	return points_below(c->w->pareto, floor_s, bytes) ||
 	       front_below(&c->r->pareto, floor_s, bytes);
 }
 
 /*
  * Branch and bound by time (ppi_time_cut): a plan that fits, whose time
  * cannot be below floor_s, is not timed when neither list could take it: the
- * search's top K (read-only during a batch) or the sub-space's own is full
+ * search's top K as merged LAG batches back (read-only while the sub-space
+ * runs) or the sub-space's own is full
  * with results no slower than floor_s, and a point of either front is faster
  * than floor_s with no more memory.  Both lists only get better, so the plan
  * would not be in the final top K or front: exact.  A plan over the headroom
@@ -337,7 +409,7 @@ static void evaluate(worker *w, slot *r, pp_plan *plan, fit_memo *memo, bool *fi
 	struct pp_search *s = w->s;
 	pp_error err;
 	r->combos++;
-	cut_ctx cc = {s, r, 0, false};
+	cut_ctx cc = {s, w, r, 0, false};
 	if (memo->valid && time_cut_parts(&cc, memo->bytes, memo->capacity_bytes, memo->floor_s)) {
 		/* A fitting plan (the memo holds only those) whose floor cuts it. */
 		r->evaluated++;
@@ -380,10 +452,10 @@ static void evaluate(worker *w, slot *r, pp_plan *plan, fit_memo *memo, bool *fi
 		r->pruned_time++;
 		return;
 	}
-	/* A result the search's list (read-only during a batch) would not keep
-	 * cannot enter it later: its worst only gets better. */
+	/* A result the search's list (as merged LAG batches back) would not
+	 * keep cannot enter it later: its worst only gets better. */
 	ppi_topk_key key = {r->outer_index, r->seq++};
-	if (ppi_topk_wants(&s->top, e, key) && ppi_topk_wants(&r->top, e, key)) {
+	if (ppi_topk_wants(w->top, e, key) && ppi_topk_wants(&r->top, e, key)) {
 		ppi_topk_entry x;
 		ppi_topk_entry_set(&x, e, plan, key);
 		ppi_topk_insert(&r->top, &x);
@@ -391,7 +463,7 @@ static void evaluate(worker *w, slot *r, pp_plan *plan, fit_memo *memo, bool *fi
 	/* The same for the front: a plan the search's front dominates stays out.
 	 * A point kept is a whole estimate: the trusted scratch has only what
 	 * ranks a plan, so a point that enters is evaluated again in full. */
-	if (!front_dominated(&s->pareto, e) && !front_dominated(&r->pareto, e)) {
+	if (!points_dominated(w->pareto, e) && !front_dominated(&r->pareto, e)) {
 		st = pp_estimate_eval(&s->model, &s->system, &s->job, plan, s->gpus,
 		                      PP_EVAL_PEAK_ONLY | PP_EVAL_FIT_ONLY, w->ws, w->whole, &err);
 		if (st || w->whole->time.iteration_s != e->time.iteration_s ||
@@ -679,54 +751,211 @@ static void run_outer(worker *w, slot *r, const outer *o)
 	}
 }
 
-/* Take the batch's sub-spaces one at a time until none is left. */
-static void work(worker *w)
+/* Sub-spaces in batch k. */
+static size_t batch_size(const pp_search *s, size_t k)
 {
-	struct pp_search *s = w->s;
-	for (;;) {
-		size_t i = atomic_fetch_add(&s->claim, 1);
-		if (i >= s->batch_n)
-			return;
-		slot *r = &s->slots[i];
-		run_outer(w, r, &s->outers[r->outer_index]);
-	}
+	size_t first = k * s->nslots;
+	return s->nouters - first < s->nslots ? s->nouters - first : s->nslots;
 }
 
-/* A pool thread: a batch per generation, until the search is freed. */
+/* Empty slot r for sub-space `index`, keeping its storage. */
+static void slot_reset(slot *r, size_t index)
+{
+	ppi_topk_clear(&r->top);
+	r->pareto.n = 0;
+	r->evaluated = r->pruned = r->pruned_time = r->infeasible = r->rejected = r->combos = 0;
+	r->outer_index = index;
+	r->seq = 0;
+	r->status = PP_OK;
+}
+
+/* Run sub-space i (claimed, its batch allowed to run) into its slot, pruned
+ * by the search's lists as merged through LAG batches before its own. */
+static void run_one(worker *w, size_t i)
+{
+	struct pp_search *s = w->s;
+	size_t k = i / s->nslots;
+	slot *r = &s->slots[(k % LAG) * s->nslots + i % s->nslots];
+	slot_reset(r, i);
+	w->top = &s->snap_top[k % LAG];
+	w->pareto = &s->snap_front[k % LAG];
+	run_outer(w, r, &s->outers[i]);
+}
+
+/* The pool's lock; nothing to lock without a pool (one thread). */
+static void pool_lock(pp_search *s)
+{
+	if (s->pool_init)
+		pthread_mutex_lock(&s->mu);
+}
+
+static void pool_unlock(pp_search *s)
+{
+	if (s->pool_init)
+		pthread_mutex_unlock(&s->mu);
+}
+
+static void pool_wake(pp_search *s)
+{
+	if (s->pool_init)
+		pthread_cond_broadcast(&s->wake);
+}
+
+/* Under the lock: may sub-space `claimed` run now?  Its batch k must lie
+ * before batch merged + LAG: the lists through batch k - LAG are complete. */
+static bool can_claim(const pp_search *s)
+{
+	return !s->halt && s->claimed < s->nouters && s->claimed / s->nslots < s->merged + LAG;
+}
+
+/* What sub-space slot r found, into the search's lists and its stats as
+ * merged (m_stats). */
+static void merge(pp_search *s, const slot *r)
+{
+	pp_search_stats *st = &s->m_stats;
+	for (size_t k = 0; k < r->top.n; k++) {
+		const ppi_topk_entry *x = &r->top.v[k];
+		ppi_topk_insert(&s->top, x);
+		if (st->best_s == 0 || x->time_s < st->best_s)
+			st->best_s = x->time_s;
+	}
+	for (size_t k = 0; k < r->pareto.n; k++)
+		front_insert(&s->pareto, &r->pareto.v[k]);
+	s->top.oom |= r->top.oom;
+	s->pareto.oom |= r->pareto.oom;
+	st->evaluated += r->evaluated;
+	st->pruned += r->pruned;
+	st->pruned_time += r->pruned_time;
+	st->infeasible += r->infeasible;
+	st->rejected += r->rejected;
+	st->space += (double)r->combos;
+}
+
+/* A copy of the search's lists, as pruning reads them, into `top` and `f`
+ * (their storage kept): the K best and the front are sets under a total
+ * order, so the copy prunes as the original does. */
+static void snapshot(const pp_search *s, ppi_topk *top, points *f)
+{
+	ppi_topk_clear(top);
+	for (size_t k = 0; k < s->top.n; k++)
+		ppi_topk_insert(top, &s->top.v[k]);
+	if (s->pareto.n > f->cap) {
+		point *nv = ppi_realloc(f->v, s->pareto.n * sizeof *nv);
+		if (!nv) {
+			f->oom = true;
+			return;
+		}
+		f->v = nv;
+		f->cap = s->pareto.n;
+	}
+	for (size_t i = 0; i < s->pareto.n; i++) {
+		const pp_estimate *e = &s->pareto.v[i];
+		f->v[i] = (point){e->time.iteration_s, e->memory.total_bytes, e->plan};
+	}
+	f->n = s->pareto.n;
+}
+
+/*
+ * Batch k (all its sub-spaces done) into the search, in sub-space order,
+ * deterministic whatever ran where: its slots into the lists, the lists'
+ * copy that batch k + LAG will read (into the copy batch k read), and
+ * whether the search ends here.  With a plan limit the search ends after
+ * the sub-space that reaches it: the sub-spaces after it in this batch are
+ * dropped, so the answer is the same with any thread count; a time limit is
+ * checked once per batch.  Returns true when the search is over.
+ */
+static bool merge_batch(pp_search *s, size_t k)
+{
+	size_t n = batch_size(s, k);
+	slot *slots = &s->slots[(k % LAG) * s->nslots];
+	for (size_t i = 0; i < n; i++)
+		if (slots[i].status) {
+			s->m_status = slots[i].status;
+			s->m_err = slots[i].err;
+			return true;
+		}
+	long long max = s->opts.max_plans;
+	for (size_t i = 0; i < n && s->m_stop == PP_SEARCH_COMPLETE; i++) {
+		merge(s, &slots[i]);
+		s->m_next++;
+		if (max > 0 && s->m_stats.evaluated >= max && s->m_next < s->nouters)
+			s->m_stop = PP_SEARCH_MAX_PLANS;
+	}
+	snapshot(s, &s->snap_top[k % LAG], &s->snap_front[k % LAG]);
+	if (s->top.oom || s->pareto.oom || s->snap_top[k % LAG].oom || s->snap_front[k % LAG].oom) {
+		s->m_status = PP_ENOMEM;
+		return true;
+	}
+	double limit = s->opts.time_limit_s;
+	if (s->m_stop == PP_SEARCH_COMPLETE && limit > 0 && s->m_next < s->nouters &&
+	    now_s() - s->started >= limit)
+		s->m_stop = PP_SEARCH_TIME_LIMIT;
+	return s->m_next >= s->nouters || s->m_stop != PP_SEARCH_COMPLETE;
+}
+
+/* Under the lock, by the thread that finished sub-space i: when that ends
+ * a batch, merge the batches done, in order (one thread at a time; the
+ * lock is let go while merging), and let the next ones run. */
+static void finished_one(pp_search *s, size_t i)
+{
+	size_t k = i / s->nslots;
+	if (++s->done[k % LAG] < batch_size(s, k) || s->merging)
+		return;
+	s->merging = true;
+	while (!s->halt && s->merged * s->nslots < s->nouters &&
+	       s->done[s->merged % LAG] == batch_size(s, s->merged)) {
+		size_t j = s->merged;
+		pool_unlock(s);
+		bool over = merge_batch(s, j);
+		pool_lock(s);
+		s->done[j % LAG] = 0;
+		s->merged = j + 1;
+		s->halt |= over;
+		s->p_next = s->m_next;
+		s->p_stop = s->m_stop;
+		s->p_status = s->m_status;
+		s->p_err = s->m_err;
+		s->p_stats = s->m_stats;
+		pool_wake(s);
+	}
+	s->merging = false;
+}
+
+/* A pool thread: the next sub-space whose batch may run, until the search is
+ * freed; idle while there is none (the merge of an earlier batch, or the
+ * first pp_search_iterate, lets more run). */
 static void *thread_main(void *arg)
 {
 	worker *w = arg;
 	struct pp_search *s = w->s;
-	unsigned long seen = 0;
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
-		while (s->gen == seen && !s->quit)
-			pthread_cond_wait(&s->go, &s->mu);
+		while (!s->quit && !(s->active && can_claim(s)))
+			pthread_cond_wait(&s->wake, &s->mu);
 		if (s->quit)
 			break;
-		seen = s->gen;
+		size_t i = s->claimed++;
+		s->running++;
 		pthread_mutex_unlock(&s->mu);
-		work(w);
+		run_one(w, i);
 		pthread_mutex_lock(&s->mu);
-		if (--s->busy == 0)
-			pthread_cond_signal(&s->idle);
+		s->running--;
+		finished_one(s, i);
+		if (s->halt && s->running == 0)
+			pthread_cond_broadcast(&s->wake);
 	}
 	pthread_mutex_unlock(&s->mu);
 	return NULL;
 }
 
-/* Start the pool's threads (workers 1..; the caller's thread is worker 0).
- * A thread that cannot be had leaves its share to the others. */
+/* Start the pool's threads (workers 1..; the caller's thread is worker 0,
+ * within pp_search_iterate).  A thread that cannot be had leaves its share
+ * to the others. */
 static void pool_start(pp_search *s)
 {
 	if (s->nthreads < 2 || pthread_mutex_init(&s->mu, NULL))
 		return;
-	if (pthread_cond_init(&s->go, NULL)) {
-		pthread_mutex_destroy(&s->mu);
-		return;
-	}
-	if (pthread_cond_init(&s->idle, NULL)) {
-		pthread_cond_destroy(&s->go);
+	if (pthread_cond_init(&s->wake, NULL)) {
 		pthread_mutex_destroy(&s->mu);
 		return;
 	}
@@ -737,19 +966,32 @@ static void pool_start(pp_search *s)
 	}
 }
 
+/* No sub-space is taken any more, and none is running when this returns:
+ * the lists, slots and worker 0 are the caller's alone. */
+static void pool_halt(pp_search *s)
+{
+	pool_lock(s);
+	s->halt = true;
+	if (s->pool_init) {
+		pthread_cond_broadcast(&s->wake);
+		while (s->running > 0 || s->merging)
+			pthread_cond_wait(&s->wake, &s->mu);
+	}
+	pool_unlock(s);
+}
+
 static void pool_stop(pp_search *s)
 {
 	if (!s->pool_init)
 		return;
 	pthread_mutex_lock(&s->mu);
 	s->quit = true;
-	pthread_cond_broadcast(&s->go);
+	pthread_cond_broadcast(&s->wake);
 	pthread_mutex_unlock(&s->mu);
 	for (int i = 1; i < s->nthreads; i++)
 		if (s->workers[i].started)
 			pthread_join(s->workers[i].tid, NULL);
-	pthread_cond_destroy(&s->go);
-	pthread_cond_destroy(&s->idle);
+	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->mu);
 	s->pool_init = false;
 }
@@ -1006,16 +1248,21 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 		s->nslots = BATCH_MAX;
 	if (s->nslots > s->nouters)
 		s->nslots = s->nouters;
-	s->nthreads = opts->threads < (int)s->nslots ? opts->threads : (int)s->nslots;
+	/* At most the sub-spaces that may run at once (LAG batches). */
+	s->nthreads =
+	    opts->threads < (int)(LAG * s->nslots) ? opts->threads : (int)(LAG * s->nslots);
 	s->workers = ppi_calloc((size_t)s->nthreads, sizeof *s->workers);
-	s->slots = ppi_calloc(s->nslots, sizeof *s->slots);
+	s->slots = ppi_calloc(LAG * s->nslots, sizeof *s->slots);
 	ppi_topk_init(&s->top, (size_t)opts->top_k);
+	for (int i = 0; i < LAG; i++)
+		ppi_topk_init(&s->snap_top[i], (size_t)opts->top_k);
 	s->stats.subspaces = (long long)s->nouters;
+	s->m_stats = s->p_stats = s->stats;
 	if (!s->workers || !s->slots) {
 		pp_search_free(s);
 		return PP_ENOMEM;
 	}
-	for (size_t i = 0; i < s->nslots; i++)
+	for (size_t i = 0; i < LAG * s->nslots; i++)
 		ppi_topk_init(&s->slots[i].top, (size_t)opts->top_k);
 	for (int i = 0; i < s->nthreads; i++) {
 		worker *w = &s->workers[i];
@@ -1079,7 +1326,8 @@ static pp_status materialise(const pp_search *s, size_t i, pp_estimate *out, pp_
 	return PP_OK;
 }
 
-/* The lists in their final order and the wall time: the search is over. */
+/* The lists in their final order and the wall time: the search is over (the
+ * pool halted). */
 static pp_status finish(pp_search *s, pp_error *err)
 {
 	pp_status st = final_plans(s);
@@ -1099,92 +1347,49 @@ static pp_status finish(pp_search *s, pp_error *err)
 	return s->top.oom || s->pareto.oom ? PP_ENOMEM : PP_OK;
 }
 
-/* What sub-space slot r found, into the search. */
-static void merge(pp_search *s, const slot *r)
-{
-	for (size_t k = 0; k < r->top.n; k++) {
-		const ppi_topk_entry *x = &r->top.v[k];
-		ppi_topk_insert(&s->top, x);
-		if (s->stats.best_s == 0 || x->time_s < s->stats.best_s)
-			s->stats.best_s = x->time_s;
-	}
-	for (size_t k = 0; k < r->pareto.n; k++)
-		front_insert(&s->pareto, &r->pareto.v[k]);
-	s->top.oom |= r->top.oom;
-	s->pareto.oom |= r->pareto.oom;
-	s->stats.evaluated += r->evaluated;
-	s->stats.pruned += r->pruned;
-	s->stats.pruned_time += r->pruned_time;
-	s->stats.infeasible += r->infeasible;
-	s->stats.rejected += r->rejected;
-	s->stats.space += (double)r->combos;
-}
-
-/* Empty slot r for sub-space `index`, keeping its storage. */
-static void slot_reset(slot *r, size_t index)
-{
-	ppi_topk_clear(&r->top);
-	r->pareto.n = 0;
-	r->evaluated = r->pruned = r->pruned_time = r->infeasible = r->rejected = r->combos = 0;
-	r->outer_index = index;
-	r->seq = 0;
-	r->status = PP_OK;
-}
-
+/*
+ * At least one more batch merged (by whichever thread finished it): this
+ * thread runs sub-spaces as the pool's threads do until then.  The search's
+ * count, stop and stats are taken from the merge here, so that the caller
+ * reads them while the pool goes on.
+ */
 pp_status pp_search_iterate(pp_search *s, pp_error *err)
 {
 	if (pp_search_done(s))
 		return PP_OK;
-	size_t n = s->nouters - s->next < s->nslots ? s->nouters - s->next : s->nslots;
-	for (size_t i = 0; i < n; i++)
-		slot_reset(&s->slots[i], s->next + i);
-	s->batch_n = n;
-	atomic_store(&s->claim, 0);
-	int helpers = 0;
-	if (s->pool_init) {
-		pthread_mutex_lock(&s->mu);
-		for (int i = 1; i < s->nthreads; i++)
-			helpers += s->workers[i].started;
-		s->busy = helpers;
-		s->gen++;
-		pthread_cond_broadcast(&s->go);
-		pthread_mutex_unlock(&s->mu);
+	pool_lock(s);
+	if (!s->active) {
+		s->active = true;
+		pool_wake(s);
 	}
-	work(&s->workers[0]); /* this thread too */
-	if (helpers) {
-		pthread_mutex_lock(&s->mu);
-		while (s->busy > 0)
-			pthread_cond_wait(&s->idle, &s->mu);
-		pthread_mutex_unlock(&s->mu);
-	}
-	for (size_t i = 0; i < n; i++) {
-		const slot *r = &s->slots[i];
-		if (r->status) {
-			*err = r->err;
-			return r->status;
+	size_t seen = s->merged;
+	while (s->merged == seen && !s->halt) {
+		if (can_claim(s)) {
+			size_t i = s->claimed++;
+			pool_unlock(s);
+			run_one(&s->workers[0], i);
+			pool_lock(s);
+			finished_one(s, i);
+		} else {
+			/* Only with a pool: alone, this thread runs every batch. */
+			pthread_cond_wait(&s->wake, &s->mu);
 		}
 	}
-	/* Merge in sub-space order, deterministic whatever ran where.  With a
-	 * plan limit the search ends after the sub-space that reaches it: the
-	 * sub-spaces after it in this batch are dropped, so the answer is the
-	 * same with any thread count. */
-	long long max = s->opts.max_plans;
-	for (size_t i = 0; i < n && s->stop == PP_SEARCH_COMPLETE; i++) {
-		merge(s, &s->slots[i]);
-		s->next++;
-		if (max > 0 && s->stats.evaluated >= max && s->next < s->nouters)
-			s->stop = PP_SEARCH_MAX_PLANS;
-	}
-	if (s->top.oom || s->pareto.oom)
-		return PP_ENOMEM;
-	double limit = s->opts.time_limit_s;
-	if (s->stop == PP_SEARCH_COMPLETE && limit > 0 && s->next < s->nouters &&
-	    now_s() - s->started >= limit)
-		s->stop = PP_SEARCH_TIME_LIMIT;
+	bool over = s->halt;
+	s->next = s->p_next;
+	s->stop = s->p_stop;
+	s->stats = s->p_stats;
 	s->stats.subspaces_done = (long long)s->next;
-	if (pp_search_done(s))
-		return finish(s, err);
-	return PP_OK;
+	pp_status st = s->p_status;
+	if (st)
+		*err = s->p_err;
+	pool_unlock(s);
+	if (!over)
+		return PP_OK;
+	pool_halt(s);
+	if (st)
+		return st;
+	return finish(s, err);
 }
 
 bool pp_search_done(const pp_search *s)
@@ -1331,7 +1536,7 @@ void pp_search_free(pp_search *s)
 			free(s->workers[i].ws);
 		}
 	if (s->slots)
-		for (size_t i = 0; i < s->nslots; i++) {
+		for (size_t i = 0; i < LAG * s->nslots; i++) {
 			ppi_topk_free(&s->slots[i].top);
 			free(s->slots[i].pareto.v);
 		}
@@ -1339,8 +1544,12 @@ void pp_search_free(pp_search *s)
 	free(s->slots);
 	free(s->outers);
 	ppi_topk_free(&s->top);
+	free(s->pareto.v);
+	for (int i = 0; i < LAG; i++) {
+		ppi_topk_free(&s->snap_top[i]);
+		free(s->snap_front[i].v);
+	}
 	free(s->results);
 	free(s->made);
-	free(s->pareto.v);
 	free(s);
 }

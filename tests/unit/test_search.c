@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "paraplan/calib.h"
+#include "cost/cost_int.h"
 #include "paraplan/paraplan.h"
 #include "pp_test.h"
 
@@ -87,7 +88,11 @@ static void test_pruned_equals_exhaustive(void **state)
 		             {"mixtral-8x7b", "dgx-h100", 16, 32, 4096, false},
 		             {"llama2-70b", "dgx-a100-40g", 64, 128, 4096, false},
 		             {"gpt-7.5b", "dgx-a100-80g", 32, 256, 2048, false},
-		             {"gpt-7.5b", "lbnl-b200", 32, 64, 2048, true}};
+		             {"gpt-7.5b", "lbnl-b200", 32, 64, 2048, true},
+		             /* data parallel up to 128 with 1 sequence per replica:
+		              * the exposed DP traffic is a large share of the
+		              * time, and its term in the floor cuts more plans */
+		             {"gpt-7.5b", "dgx-a100-80g", 128, 128, 2048, false}};
 		for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
 			pp_search_space space;
 			pp_search_space_init(&space);
@@ -484,11 +489,73 @@ static void test_plan_get_equals_plan(void **state)
 	pp_search_free(s);
 }
 
+/* The time floor's data-parallel and optimizer terms (ppi_stage_dp_s) are
+ * the stage cost's dp_s and optimizer_s to the bit, on every rank: dense
+ * with ZeRO 0..3, MoE (expert DP), SUMMA (the embedding's n_2 all-reduce),
+ * on a warm workspace. */
+static void test_floor_dp_equals_stage_cost(void **state)
+{
+	(void)state;
+	const struct {
+		const char *model, *system;
+		long long gpus;
+		int tp, tp2, summa, pp, ep;
+	} cases[] = {{"llama3-8b", "dgx-h100", 64, 2, 1, 0, 4, 1},
+	             {"mixtral-8x7b", "dgx-h100", 64, 2, 1, 0, 2, 4},
+	             {"gpt-7.5b", "lbnl-b200", 32, 2, 2, 1, 2, 1},
+	             {"gpt3-175b", "dgx-a100-80g", 512, 8, 1, 0, 8, 1}};
+	static pp_work ws;
+	pp_work_init(&ws);
+	int compared = 0;
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+		for (int z = 0; z <= 3; z++) {
+			pp_model m;
+			pp_system s;
+			pp_job job;
+			pp_error err;
+			assert_int_equal(pp_model_preset(cases[c].model, &m, &err), PP_OK);
+			assert_int_equal(pp_system_preset(cases[c].system, &s, &err), PP_OK);
+			pp_job_init(&job);
+			job.global_batch = 256;
+			job.seq_len = 2048;
+			pp_plan p;
+			pp_plan_init(&p);
+			p.tp = cases[c].tp;
+			p.tp2 = cases[c].tp2;
+			p.summa = cases[c].summa;
+			p.pp = cases[c].pp;
+			p.ep = cases[c].ep;
+			p.cp = 1;
+			p.dp = 0;
+			p.mbs = 1;
+			p.zero = z;
+			p.sp = p.tp > 1;
+			pp_scenario *sc;
+			pp_status st = pp_scenario_new(&m, &s, &job, &p, cases[c].gpus, &sc, &err);
+			if (st)
+				print_message("%s: %s\n", err.field, err.text);
+			assert_int_equal(st, PP_OK);
+			for (int i = 0; i < cases[c].pp; i++) {
+				pp_stage_time t;
+				assert_int_equal(pp_scenario_cost(sc, i, &ws, &t, &err), PP_OK);
+				double opt, dp = ppi_stage_dp_s(sc, i, &ws, &opt);
+				assert_true(dp == t.dp_s);
+				assert_true(opt == t.optimizer_s);
+				assert_true(opt > 0);
+				assert_true(z == 3 || dp > 0);
+				compared++;
+			}
+			pp_scenario_free(sc);
+		}
+	assert_int_equal(compared, 4 * (4 + 2 + 2 + 8));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_pruned_equals_exhaustive),
 	    cmocka_unit_test(test_memo_equals_fresh),
+	    cmocka_unit_test(test_floor_dp_equals_stage_cost),
 	    cmocka_unit_test(test_threads_deterministic),
 	    cmocka_unit_test(test_plan_get_equals_plan),
 	    cmocka_unit_test(test_top_plans_fit),

@@ -177,7 +177,7 @@ static bool grow(ppi_topk *t)
 
 void ppi_topk_insert(ppi_topk *t, const ppi_topk_entry *x)
 {
-	if (t->cap == 0 || t->sorted)
+	if (t->cap == 0 || t->sorted || t->worst_only)
 		return;
 	if (t->n < t->cap) {
 		if (!grow(t)) {
@@ -231,10 +231,40 @@ void ppi_topk_sort(ppi_topk *t)
 	t->sorted = true;
 }
 
+void ppi_topk_copy_worst(ppi_topk *dst, const ppi_topk *src)
+{
+	dst->n = 0;
+	dst->sorted = false;
+	dst->worst_only = true;
+	dst->cap = src->cap;
+	if (src->n == 0)
+		return;
+	if (dst->alloc == 0) {
+		ppi_topk_entry *v = ppi_realloc(dst->v, sizeof *v);
+		if (v)
+			dst->v = v;
+		ppi_topk_node *h = ppi_realloc(dst->heap, sizeof *h);
+		if (h)
+			dst->heap = h;
+		if (!v || !h) {
+			dst->oom = true;
+			return;
+		}
+		dst->alloc = 1;
+	}
+	/* wants and worst_s read heap[0] (and, on a tie, the entry it names)
+	 * and n against cap: nothing else. */
+	const ppi_topk_node *w = &src->heap[0];
+	dst->v[0] = src->v[w->i];
+	dst->heap[0] = (ppi_topk_node){w->time_s, w->bytes, 0};
+	dst->n = src->n;
+}
+
 void ppi_topk_clear(ppi_topk *t)
 {
 	t->n = 0;
 	t->sorted = false;
+	t->worst_only = false;
 }
 
 void ppi_topk_free(ppi_topk *t)

@@ -55,8 +55,9 @@ typedef struct ppi_topk {
 	ppi_topk_entry *v;   /* the results kept, v[0..n) */
 	ppi_topk_node *heap; /* a max-heap over v, the worst kept at heap[0] */
 	size_t n, cap, alloc;
-	bool sorted; /* v is best first (ppi_topk_sort); heap unused */
-	bool oom;    /* an allocation failed: results were lost */
+	bool sorted;     /* v is best first (ppi_topk_sort); heap unused */
+	bool worst_only; /* ppi_topk_copy_worst: n counts the kept, v[0] is the worst */
+	bool oom;        /* an allocation failed: results were lost */
 } ppi_topk;
 
 /* An empty list of at most `cap` results; storage grows as results come. */
@@ -69,6 +70,12 @@ bool ppi_topk_wants(const ppi_topk *t, const pp_estimate *e, ppi_topk_key key);
 double ppi_topk_worst_s(const ppi_topk *t);
 /* Keep `x` if it is among the `cap` best offered so far; O(log cap). */
 void ppi_topk_insert(ppi_topk *t, const ppi_topk_entry *x);
+/* Make `dst` what ppi_topk_wants and ppi_topk_worst_s read of `src` — its
+ * count and its worst kept result — in O(1) whatever K: the copy of the
+ * search's list that a batch prunes against.  No insert into `dst` after it
+ * until ppi_topk_clear (an insert is ignored); `dst->oom` on a failed
+ * allocation. */
+void ppi_topk_copy_worst(ppi_topk *dst, const ppi_topk *src);
 /* Order v[0..n) best first; no insert after it until ppi_topk_clear. */
 void ppi_topk_sort(ppi_topk *t);
 /* Empty the list, keeping its storage. */

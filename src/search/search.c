@@ -590,6 +590,20 @@ static void run_mbs(worker *w, slot *r, pp_plan *plan, const int *mbss, int nmbs
 	}
 }
 
+/* The space's base plan with sub-space o's degrees and pipeline split, dp
+ * what the GPUs leave. */
+static void outer_plan(const struct pp_search *s, const outer *o, pp_plan *plan)
+{
+	*plan = s->space.base;
+	plan->tp = o->tp;
+	plan->tp2 = o->tp2;
+	plan->pp = o->pp;
+	plan->cp = o->cp;
+	plan->first_stage_layers = o->first;
+	plan->last_stage_layers = o->last;
+	plan->dp = (int)(s->gpus / ((long long)o->tp * o->tp2 * o->pp * o->cp));
+}
+
 static void run_outer(worker *w, slot *r, const outer *o)
 {
 	struct pp_search *s = w->s;
@@ -695,14 +709,8 @@ static void run_outer(worker *w, slot *r, const outer *o)
 		}
 	}
 
-	pp_plan plan = sp->base;
-	plan.tp = o->tp;
-	plan.tp2 = o->tp2;
-	plan.pp = o->pp;
-	plan.first_stage_layers = o->first;
-	plan.last_stage_layers = o->last;
-	plan.cp = o->cp;
-	plan.dp = (int)dp;
+	pp_plan plan;
+	outer_plan(s, o, &plan);
 	/* The (vp, schedule, ZeRO) of the sub-space, in the order the search
 	 * has always enumerated them. */
 	tail tails[MAX_TAILS];
@@ -1063,14 +1071,8 @@ static pp_status order_outers(pp_search *s)
 			rc = r;
 	for (size_t i = 0; i < s->nouters; i++) {
 		const outer *o = &s->outers[i];
-		pp_plan plan = sp->base;
-		plan.tp = o->tp;
-		plan.tp2 = o->tp2;
-		plan.pp = o->pp;
-		plan.cp = o->cp;
-		plan.first_stage_layers = o->first;
-		plan.last_stage_layers = o->last;
-		plan.dp = (int)(s->gpus / ((long long)o->tp * o->tp2 * o->pp * o->cp));
+		pp_plan plan;
+		outer_plan(s, o, &plan);
 		plan.ep = sp->ep.count ? sp->ep.values[0] : 1;
 		plan.etp = sp->etp.count ? sp->etp.values[0] : o->tp;
 		plan.vp = 1;

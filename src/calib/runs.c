@@ -301,22 +301,6 @@ static json_t *jbool(json_t *obj, const char *key)
 	return json_is_boolean(v) ? v : NULL;
 }
 
-/* Case-insensitive substring search. */
-/* Offset of the first case-insensitive occurrence of needle in hay, or -1. */
-static long find_ci(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle);
-	for (const char *p = hay; *p; p++) {
-		size_t i = 0;
-		while (i < n && p[i] &&
-		       tolower((unsigned char)p[i]) == tolower((unsigned char)needle[i]))
-			i++;
-		if (i == n)
-			return (long)(p - hay);
-	}
-	return -1;
-}
-
 static bool has(const char *hay, const char *needle)
 {
 	return ppi_contains(hay, needle);
@@ -823,7 +807,7 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 		job->precision = PP_PREC_FP8;
 		/* The recipe named first is the one measured ("FP8-CS (FP8-MX)":
 		 * the alternative's figures are in measured.other). */
-		long cs = find_ci(prec, "fp8-cs"), mx = find_ci(prec, "fp8-mx");
+		long cs = ppi_find_ci(prec, "fp8-cs"), mx = ppi_find_ci(prec, "fp8-mx");
 		if (cs >= 0 && (mx < 0 || cs < mx))
 			job->fp8_recipe = PP_FP8_CURRENT;
 		else if (mx >= 0)

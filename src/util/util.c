@@ -80,10 +80,8 @@ pp_status ppi_fail_at(pp_error *err, const char *source, int line, int column, c
 	return st;
 }
 
-bool ppi_contains(const char *hay, const char *needle)
+long ppi_find_ci(const char *hay, const char *needle)
 {
-	if (!hay)
-		return false;
 	size_t n = strlen(needle);
 	for (const char *p = hay; *p; p++) {
 		size_t i = 0;
@@ -91,9 +89,14 @@ bool ppi_contains(const char *hay, const char *needle)
 		       tolower((unsigned char)p[i]) == tolower((unsigned char)needle[i]))
 			i++;
 		if (i == n)
-			return true;
+			return (long)(p - hay);
 	}
-	return false;
+	return -1;
+}
+
+bool ppi_contains(const char *hay, const char *needle)
+{
+	return hay && ppi_find_ci(hay, needle) >= 0;
 }
 
 bool ppi_streq(const char *a, const char *b)

@@ -64,6 +64,8 @@ pp_status ppi_fail(pp_error *err, const char *source, const char *field, const c
 pp_status ppi_fail_at(pp_error *err, const char *source, int line, int column, const char *fmt, ...)
     PPI_PRINTF(5, 6);
 
+/* Offset of the first case-insensitive occurrence of needle in hay, or -1. */
+long ppi_find_ci(const char *hay, const char *needle);
 /* Case-insensitive substring test; false when `hay` is NULL. */
 bool ppi_contains(const char *hay, const char *needle);
 /* Case-insensitive equality. */

@@ -51,74 +51,104 @@ static int compare(const pp_estimate *a, const pp_estimate *b)
 	return ppi_search_compare(a, b);
 }
 
-/* Pareto front of (time, memory): no kept point is both slower and larger. */
-typedef struct front {
-	pp_estimate *v;
-	size_t n, cap;
-	bool oom;
-} front;
-
-static bool dominates(const pp_estimate *a, const pp_estimate *b)
-{
-	return a->time.iteration_s <= b->time.iteration_s &&
-	       a->memory.total_bytes <= b->memory.total_bytes && compare(a, b) < 0;
-}
-
-static bool front_dominated(const front *f, const pp_estimate *e)
-{
-	for (size_t i = 0; i < f->n; i++)
-		if (dominates(&f->v[i], e))
-			return true;
-	return false;
-}
-
-static void front_insert(front *f, const pp_estimate *e)
-{
-	if (front_dominated(f, e))
-		return;
-	size_t k = 0;
-	for (size_t i = 0; i < f->n; i++)
-		if (!dominates(e, &f->v[i]))
-			f->v[k++] = f->v[i];
-	f->n = k;
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? 2 * f->cap : 16;
-		pp_estimate *nv = ppi_realloc(f->v, cap * sizeof *nv);
-		if (!nv) {
-			f->oom = true;
-			return;
-		}
-		f->v = nv;
-		f->cap = cap;
-	}
-	f->v[f->n++] = *e;
-}
-
 /* A point of the front as pruning reads it (time, memory, the plan as
- * ranked): ~130 bytes against a whole estimate's ~8 KB, so the front is
- * copied cheaply for the sub-spaces that prune by it. */
+ * ranked): ~130 bytes against a whole estimate's ~8 KB. */
 typedef struct point {
 	double time_s, bytes;
 	pp_plan ranked;
 } point;
 
+/* A copy of the search's front's points, as the sub-spaces prune by it. */
 typedef struct points {
 	point *v;
 	size_t n, cap;
 	bool oom;
 } points;
 
-/* Is `e` dominated by a point of `f` (as front_dominated)? */
+/* Pareto front of (time, memory): no kept point is both slower and larger.
+ * The points, which every plan's pruning scans, are kept apart from the
+ * whole estimates (~8 KB each, which only a report reads): a scan over
+ * whole estimates missed the cache on every point. */
+typedef struct front {
+	point *pts;
+	pp_estimate *full; /* full[i]: the estimate of pts[i] */
+	size_t n, cap;
+	bool oom;
+} front;
+
+/* Does point p come before estimate e in time, memory and rank? */
+static bool point_dominates(const point *p, const pp_estimate *e)
+{
+	return p->time_s <= e->time.iteration_s && p->bytes <= e->memory.total_bytes &&
+	       ppi_search_compare_parts(p->time_s, p->bytes, &p->ranked, e->time.iteration_s,
+	                                e->memory.total_bytes, &e->plan) < 0;
+}
+
+/* Is `e` dominated by one of the n points of v? */
+static bool points_dominate(const point *v, size_t n, const pp_estimate *e)
+{
+	for (size_t i = 0; i < n; i++)
+		if (point_dominates(&v[i], e))
+			return true;
+	return false;
+}
+
+static bool front_dominated(const front *f, const pp_estimate *e)
+{
+	return points_dominate(f->pts, f->n, e);
+}
+
+/* Is `e` dominated by a point of a copy of the search's front? */
 static bool points_dominated(const points *f, const pp_estimate *e)
 {
-	for (size_t i = 0; i < f->n; i++) {
-		const point *p = &f->v[i];
-		if (p->time_s <= e->time.iteration_s && p->bytes <= e->memory.total_bytes &&
-		    ppi_search_compare_parts(p->time_s, p->bytes, &p->ranked, e->time.iteration_s,
-		                             e->memory.total_bytes, &e->plan) < 0)
-			return true;
+	return points_dominate(f->v, f->n, e);
+}
+
+/* Does e dominate point p (e before p in time, memory and rank)? */
+static bool dominates_point(const pp_estimate *e, const point *p)
+{
+	return e->time.iteration_s <= p->time_s && e->memory.total_bytes <= p->bytes &&
+	       ppi_search_compare_parts(e->time.iteration_s, e->memory.total_bytes, &e->plan,
+	                                p->time_s, p->bytes, &p->ranked) < 0;
+}
+
+/* `e` into the front unless a point dominates it, dropping the points it
+ * dominates.  Sets f->oom when the front cannot grow. */
+static void front_insert(front *f, const pp_estimate *e)
+{
+	if (front_dominated(f, e))
+		return;
+	size_t k = 0;
+	for (size_t i = 0; i < f->n; i++)
+		if (!dominates_point(e, &f->pts[i])) {
+			if (k != i) {
+				f->pts[k] = f->pts[i];
+				f->full[k] = f->full[i];
+			}
+			k++;
+		}
+	f->n = k;
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 16;
+		point *np = ppi_realloc(f->pts, cap * sizeof *np);
+		if (np)
+			f->pts = np;
+		pp_estimate *nv = np ? ppi_realloc(f->full, cap * sizeof *nv) : NULL;
+		if (!nv) {
+			f->oom = true;
+			return;
+		}
+		f->full = nv;
+		f->cap = cap;
 	}
-	return false;
+	f->pts[f->n] = (point){e->time.iteration_s, e->memory.total_bytes, e->plan};
+	f->full[f->n++] = *e;
+}
+
+static void front_free(front *f)
+{
+	free(f->pts);
+	free(f->full);
 }
 
 /* ------------------------------------------------------------ state */
@@ -190,6 +220,12 @@ struct pp_search {
 	bool pool_init, quit, halt, active, merging;
 	size_t claimed, merged, done[LAG];
 	int running;
+	/* The probes that order the sub-spaces (order_outers), shared out like
+	 * the sub-spaces before the search starts: the next to take and the
+	 * number done, under mu; a probe's allocation failure in probe_status. */
+	struct probed *probes;
+	size_t probe_next, probe_done;
+	pp_status probe_status;
 	/* What the merges found (written by the merging thread, under
 	 * `merging`): the sub-spaces merged, why the search stops, an error, the
 	 * stats; published after each batch (under mu) into the p_ fields,
@@ -332,7 +368,7 @@ static bool tp2_ok(const struct pp_search *s, int v)
 static bool front_below(const front *f, double time_s, double bytes)
 {
 	for (size_t i = 0; i < f->n; i++)
-		if (f->v[i].time.iteration_s < time_s && f->v[i].memory.total_bytes <= bytes)
+		if (f->pts[i].time_s < time_s && f->pts[i].bytes <= bytes)
 			return true;
 	return false;
 }
@@ -828,7 +864,7 @@ static void merge(pp_search *s, const slot *r)
 			st->best_s = x->time_s;
 	}
 	for (size_t k = 0; k < r->pareto.n; k++)
-		front_insert(&s->pareto, &r->pareto.v[k]);
+		front_insert(&s->pareto, &r->pareto.full[k]);
 	s->top.oom |= r->top.oom;
 	s->pareto.oom |= r->pareto.oom;
 	st->evaluated += r->evaluated;
@@ -855,10 +891,8 @@ static void snapshot(const pp_search *s, ppi_topk *top, points *f)
 		f->v = nv;
 		f->cap = s->pareto.n;
 	}
-	for (size_t i = 0; i < s->pareto.n; i++) {
-		const pp_estimate *e = &s->pareto.v[i];
-		f->v[i] = (point){e->time.iteration_s, e->memory.total_bytes, e->plan};
-	}
+	if (s->pareto.n)
+		memcpy(f->v, s->pareto.pts, s->pareto.n * sizeof *f->v);
 	f->n = s->pareto.n;
 }
 
@@ -928,6 +962,159 @@ static void finished_one(pp_search *s, size_t i)
 	s->merging = false;
 }
 
+/* A sub-space's probe and its time, for the order in which they are searched. */
+typedef struct probed {
+	double time_s; /* the probe's iteration time; +inf when it is refused or does not fit */
+	size_t index;  /* its place in the enumeration */
+} probed;
+
+static int probed_cmp(const void *a, const void *b)
+{
+	const probed *x = a, *y = b;
+	if (x->time_s != y->time_s)
+		return x->time_s < y->time_s ? -1 : 1;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/* The lowest set bit of mask (mask != 0): the first value of a flag in the space. */
+static int first_bit(unsigned mask)
+{
+	int b = 0;
+	while (!(mask & 1u)) {
+		mask >>= 1;
+		b++;
+	}
+	return b;
+}
+
+/* Sub-space i's probe (see order_outers) into `out`, with worker w's
+ * workspace.  PP_ENOMEM only. */
+static pp_status probe_one(const pp_search *s, worker *w, size_t i, probed *out)
+{
+	const pp_search_space *sp = &s->space;
+	unsigned rmask = sp->recompute_mask ? sp->recompute_mask : 7u;
+	unsigned smask = sp->schedule_mask ? sp->schedule_mask : 1u << PP_SCHED_1F1B;
+	unsigned spmask = sp->sp_mask ? sp->sp_mask : 3u;
+	int zero = 0;
+	for (int z = 0; z <= 3; z++) {
+		bool want = sp->zero.count == 0;
+		for (int k = 0; k < sp->zero.count; k++)
+			want |= sp->zero.values[k] == z;
+		if (want)
+			zero = z;
+	}
+	int rc = 0;
+	for (int r = 0; r < 3; r++)
+		if (rmask & (1u << r))
+			rc = r;
+	const outer *o = &s->outers[i];
+	pp_plan plan;
+	outer_plan(s, o, &plan);
+	plan.ep = sp->ep.count ? sp->ep.values[0] : 1;
+	plan.etp = sp->etp.count ? sp->etp.values[0] : o->tp;
+	plan.vp = 1;
+	plan.mbs = sp->mbs.count ? sp->mbs.values[0] : 1;
+	plan.zero = zero;
+	plan.recompute = (pp_recompute)rc;
+	plan.sp = o->tp > 1 && (spmask & 2u);
+	plan.schedule = o->pp == 1 ? PP_SCHED_1F1B : (pp_schedule)first_bit(smask);
+	if (plan.schedule == PP_SCHED_INTERLEAVED)
+		plan.schedule = PP_SCHED_1F1B;
+	ppi_strlcpy(plan.order, sp->norders ? sp->orders[0] : default_orders[0], sizeof plan.order);
+	pp_error err;
+	out->index = i;
+	out->time_s = INFINITY;
+	pp_status st =
+	    pp_estimate_eval(&s->model, &s->system, &s->job, &plan, s->gpus,
+	                     PP_EVAL_PEAK_ONLY | PP_EVAL_FIT_ONLY, w->ws, w->whole, &err);
+	if (st == PP_ENOMEM)
+		return st;
+	if (st == PP_OK && w->whole->fits)
+		out->time_s = w->whole->time.iteration_s;
+	return PP_OK;
+}
+
+/* Probes handed out at once: few enough that the threads end together,
+ * enough that the lock is taken rarely (a probe is a few microseconds). */
+enum { PROBE_CHUNK = 16 };
+
+/* Under the lock: probes left to take, and the search not being freed. */
+static bool can_probe(const pp_search *s)
+{
+	return s->probes && !s->quit && s->probe_next < s->nouters;
+}
+
+/* Under the lock (held on return): worker w runs one chunk of probes. */
+static void probe_chunk(pp_search *s, worker *w)
+{
+	size_t first = s->probe_next;
+	size_t n = s->nouters - first < PROBE_CHUNK ? s->nouters - first : PROBE_CHUNK;
+	s->probe_next += n;
+	pool_unlock(s);
+	pp_status st = PP_OK;
+	for (size_t i = first; i < first + n && !st; i++)
+		st = probe_one(s, w, i, &s->probes[i]);
+	pool_lock(s);
+	if (st)
+		s->probe_status = st;
+	s->probe_done += n;
+	if (s->probe_done == s->nouters)
+		pool_wake(s);
+}
+
+/*
+ * Order the sub-spaces fastest-looking first.  Time pruning compares a plan's
+ * floor with the K-th best time found so far, so the sooner fast plans are
+ * found the more is pruned; with a large K (the K-th time far from the best)
+ * the order of the enumeration (tp, then pp, ascending) finds them late.  Each
+ * sub-space is probed with one plan of its own — the most memory-saving values
+ * the space allows (highest ZeRO stage and recompute, sequence parallelism,
+ * the smallest micro-batch, no interleaving, its first schedule and order) —
+ * and the sub-spaces are searched by the probe's time (ties, and probes that do
+ * not fit, in enumeration order).  The order changes what is pruned, never the
+ * answer: top K and front are exact whatever the order (their ties are broken
+ * by the plan's fields).  The probes are shared out in chunks among the
+ * pool's threads, the caller's too (probe_chunk), before the search starts;
+ * each depends on its sub-space alone, so the order is the same with any
+ * thread count.  PP_ENOMEM only.
+ */
+static pp_status order_outers(pp_search *s)
+{
+	probed *p = ppi_malloc(s->nouters * sizeof *p);
+	outer *sorted = ppi_malloc(s->nouters * sizeof *sorted);
+	if (!p || !sorted) {
+		free(p);
+		free(sorted);
+		return PP_ENOMEM;
+	}
+	pool_lock(s);
+	s->probes = p;
+	s->probe_next = s->probe_done = 0;
+	s->probe_status = PP_OK;
+	pool_wake(s);
+	while (s->probe_done < s->nouters) {
+		if (can_probe(s))
+			probe_chunk(s, &s->workers[0]);
+		else
+			pthread_cond_wait(&s->wake, &s->mu);
+	}
+	s->probes = NULL;
+	pp_status st = s->probe_status;
+	pool_unlock(s);
+	if (st) {
+		free(p);
+		free(sorted);
+		return st;
+	}
+	qsort(p, s->nouters, sizeof *p, probed_cmp);
+	for (size_t i = 0; i < s->nouters; i++)
+		sorted[i] = s->outers[p[i].index];
+	free(s->outers);
+	s->outers = sorted;
+	free(p);
+	return PP_OK;
+}
+
 /* A pool thread: the next sub-space whose batch may run, until the search is
  * freed; idle while there is none (the merge of an earlier batch, or the
  * first pp_search_iterate, lets more run). */
@@ -937,10 +1124,14 @@ static void *thread_main(void *arg)
 	struct pp_search *s = w->s;
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
-		while (!s->quit && !(s->active && can_claim(s)))
+		while (!s->quit && !can_probe(s) && !(s->active && can_claim(s)))
 			pthread_cond_wait(&s->wake, &s->mu);
 		if (s->quit)
 			break;
+		if (can_probe(s)) {
+			probe_chunk(s, w);
+			continue;
+		}
 		size_t i = s->claimed++;
 		s->running++;
 		pthread_mutex_unlock(&s->mu);
@@ -1004,109 +1195,6 @@ static void pool_stop(pp_search *s)
 }
 
 /* ------------------------------------------------------------ public API */
-
-/* A sub-space's probe and its time, for the order in which they are searched. */
-typedef struct probed {
-	double time_s; /* the probe's iteration time; +inf when it is refused or does not fit */
-	size_t index;  /* its place in the enumeration */
-} probed;
-
-static int probed_cmp(const void *a, const void *b)
-{
-	const probed *x = a, *y = b;
-	if (x->time_s != y->time_s)
-		return x->time_s < y->time_s ? -1 : 1;
-	return (x->index > y->index) - (x->index < y->index);
-}
-
-/* The lowest set bit of mask (mask != 0): the first value of a flag in the space. */
-static int first_bit(unsigned mask)
-{
-	int b = 0;
-	while (!(mask & 1u)) {
-		mask >>= 1;
-		b++;
-	}
-	return b;
-}
-
-/*
- * Order the sub-spaces fastest-looking first.  Time pruning compares a plan's
- * floor with the K-th best time found so far, so the sooner fast plans are
- * found the more is pruned; with a large K (the K-th time far from the best)
- * the order of the enumeration (tp, then pp, ascending) finds them late.  Each
- * sub-space is probed with one plan of its own — the most memory-saving values
- * the space allows (highest ZeRO stage and recompute, sequence parallelism,
- * the smallest micro-batch, no interleaving, its first schedule and order) —
- * and the sub-spaces are searched by the probe's time (ties, and probes that do
- * not fit, in enumeration order).  The order changes what is pruned, never the
- * answer: top K and front are exact whatever the order (their ties are broken
- * by the plan's fields).  PP_ENOMEM only.
- */
-static pp_status order_outers(pp_search *s)
-{
-	probed *p = ppi_malloc(s->nouters * sizeof *p);
-	outer *sorted = ppi_malloc(s->nouters * sizeof *sorted);
-	if (!p || !sorted) {
-		free(p);
-		free(sorted);
-		return PP_ENOMEM;
-	}
-	const pp_search_space *sp = &s->space;
-	worker *w = &s->workers[0];
-	unsigned rmask = sp->recompute_mask ? sp->recompute_mask : 7u;
-	unsigned smask = sp->schedule_mask ? sp->schedule_mask : 1u << PP_SCHED_1F1B;
-	unsigned spmask = sp->sp_mask ? sp->sp_mask : 3u;
-	int zero = 0;
-	for (int z = 0; z <= 3; z++) {
-		bool want = sp->zero.count == 0;
-		for (int i = 0; i < sp->zero.count; i++)
-			want |= sp->zero.values[i] == z;
-		if (want)
-			zero = z;
-	}
-	int rc = 0;
-	for (int r = 0; r < 3; r++)
-		if (rmask & (1u << r))
-			rc = r;
-	for (size_t i = 0; i < s->nouters; i++) {
-		const outer *o = &s->outers[i];
-		pp_plan plan;
-		outer_plan(s, o, &plan);
-		plan.ep = sp->ep.count ? sp->ep.values[0] : 1;
-		plan.etp = sp->etp.count ? sp->etp.values[0] : o->tp;
-		plan.vp = 1;
-		plan.mbs = sp->mbs.count ? sp->mbs.values[0] : 1;
-		plan.zero = zero;
-		plan.recompute = (pp_recompute)rc;
-		plan.sp = o->tp > 1 && (spmask & 2u);
-		plan.schedule = o->pp == 1 ? PP_SCHED_1F1B : (pp_schedule)first_bit(smask);
-		if (plan.schedule == PP_SCHED_INTERLEAVED)
-			plan.schedule = PP_SCHED_1F1B;
-		ppi_strlcpy(plan.order, sp->norders ? sp->orders[0] : default_orders[0],
-		            sizeof plan.order);
-		pp_error err;
-		p[i].index = i;
-		p[i].time_s = INFINITY;
-		pp_status st =
-		    pp_estimate_eval(&s->model, &s->system, &s->job, &plan, s->gpus,
-		                     PP_EVAL_PEAK_ONLY | PP_EVAL_FIT_ONLY, w->ws, w->whole, &err);
-		if (st == PP_ENOMEM) {
-			free(p);
-			free(sorted);
-			return st;
-		}
-		if (st == PP_OK && w->whole->fits)
-			p[i].time_s = w->whole->time.iteration_s;
-	}
-	qsort(p, s->nouters, sizeof *p, probed_cmp);
-	for (size_t i = 0; i < s->nouters; i++)
-		sorted[i] = s->outers[p[i].index];
-	free(s->outers);
-	s->outers = sorted;
-	free(p);
-	return PP_OK;
-}
 
 pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *job, long long gpus,
                         const pp_search_space *space, const pp_search_options *opts,
@@ -1278,12 +1366,12 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 			return PP_ENOMEM;
 		}
 	}
+	pool_start(s);
 	pp_status ost = order_outers(s);
 	if (ost) {
 		pp_search_free(s);
 		return ost;
 	}
-	pool_start(s);
 	*out = s;
 	return PP_OK;
 }
@@ -1337,11 +1425,14 @@ static pp_status finish(pp_search *s, pp_error *err)
 	s->finished = true;
 	/* Fastest first. */
 	for (size_t i = 1; i < s->pareto.n; i++)
-		for (size_t j = i; j > 0 && compare(&s->pareto.v[j], &s->pareto.v[j - 1]) < 0;
+		for (size_t j = i; j > 0 && compare(&s->pareto.full[j], &s->pareto.full[j - 1]) < 0;
 		     j--) {
-			pp_estimate t = s->pareto.v[j];
-			s->pareto.v[j] = s->pareto.v[j - 1];
-			s->pareto.v[j - 1] = t;
+			pp_estimate t = s->pareto.full[j];
+			s->pareto.full[j] = s->pareto.full[j - 1];
+			s->pareto.full[j - 1] = t;
+			point q = s->pareto.pts[j];
+			s->pareto.pts[j] = s->pareto.pts[j - 1];
+			s->pareto.pts[j - 1] = q;
 		}
 	s->stats.wall_s = now_s() - s->started;
 	s->stats.stop = s->stop;
@@ -1465,7 +1556,7 @@ size_t pp_search_pareto_count(const pp_search *s)
 
 const pp_estimate *pp_search_pareto(const pp_search *s, size_t i)
 {
-	return i < pp_search_pareto_count(s) ? &s->pareto.v[i] : NULL;
+	return i < pp_search_pareto_count(s) ? &s->pareto.full[i] : NULL;
 }
 
 void pp_search_get_stats(const pp_search *s, pp_search_stats *out)
@@ -1539,13 +1630,13 @@ void pp_search_free(pp_search *s)
 	if (s->slots)
 		for (size_t i = 0; i < LAG * s->nslots; i++) {
 			ppi_topk_free(&s->slots[i].top);
-			free(s->slots[i].pareto.v);
+			front_free(&s->slots[i].pareto);
 		}
 	free(s->workers);
 	free(s->slots);
 	free(s->outers);
 	ppi_topk_free(&s->top);
-	free(s->pareto.v);
+	front_free(&s->pareto);
 	for (int i = 0; i < LAG; i++) {
 		ppi_topk_free(&s->snap_top[i]);
 		free(s->snap_front[i].v);

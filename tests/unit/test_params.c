@@ -188,7 +188,7 @@ static void test_presets_inside_bounds(void **state)
 {
 	(void)state;
 	static const char *const frameworks[] = {"megatron", "llm-foundry", "deepspeed",
-	                                         "torchtitan"};
+	                                         "torchtitan", "megatron-lm-2021"};
 	pp_error err;
 	int bad = 0;
 	for (size_t i = 0; i < pp_preset_count(PP_KIND_GPU); i++) {

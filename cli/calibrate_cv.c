@@ -162,11 +162,11 @@ static void print_text(FILE *f, const char *data, const cv_row *rows, size_t nro
 			fprintf(f, " %s=%.3g", c->at_bound[k]->key, c->at_bound_v[k]);
 		fputc('\n', f);
 	}
-	fprintf(f, "\n%-52s %-10s %-12s %9s %9s  %s\n", "id", "gpu", "stack", "in-sample",
+	fprintf(f, "\n%-52s %-10s %-16s %9s %9s  %s\n", "id", "gpu", "stack", "in-sample",
 	        "held-out", "held-out prediction");
 	for (size_t i = 0; i < nrows; i++) {
 		const cv_row *r = &rows[i];
-		fprintf(f, "%-52s %-10s %-12s ", r->id, r->gpu, r->stack);
+		fprintf(f, "%-52s %-10s %-16s ", r->id, r->gpu, r->stack);
 		if (isfinite(r->in_err))
 			fprintf(f, "%+8.1f%% ", 100 * r->in_err);
 		else

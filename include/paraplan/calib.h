@@ -131,7 +131,8 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
  *
  * pp_run_framework: the data/framework preset a record's words name (its
  * source title, sharding phrase, schedule, notes; any may be NULL):
- * "llm-foundry", "torchtitan", "deepspeed", else "megatron".  Static storage.
+ * "llm-foundry", "torchtitan", "deepspeed", "megatron-lm-2021" (a schedule
+ * naming scatter/gather or PTD-P), else "megatron".  Static storage.
  */
 typedef enum pp_gbs_rule {
 	PP_GBS_NONE = 0,

@@ -145,6 +145,9 @@ typedef struct pp_kernel_params {
 	 * of the kernel rate, eff.gemm / gemm_fp8 / attn / memory, and the fixed
 	 * times above are replaced by eff.kernel_s. */
 	bool stack_fractions;
+	/* Under stack_fractions: the stack runs bias-dropout-add as one fused
+	 * kernel (pp_op.fused_bytes; framework.fused_bias_dropout_add). */
+	bool fused_bias_dropout_add;
 } pp_kernel_params;
 
 typedef struct pp_gpu {
@@ -219,6 +222,11 @@ typedef struct pp_system {
 	 * gap: seed 002 Table 7).  0 in the roofline presets; set by
 	 * pp_fit_kernel_model from the GPU's data/overlap table. */
 	double zero3_visible;
+	/* 1: the stack fuses bias + dropout + residual add into one kernel
+	 * (Megatron); 0: separate dropout and add (PyTorch eager).  Read by
+	 * pp_fit_kernel_model (the roofline presets keep the unfused count they
+	 * were calibrated with). */
+	double fused_bias_dropout_add;
 	char source[PP_SOURCE_MAX];
 	/* DHelix (seed 002, dhelix.h): the operator overlap table the wshape
 	 * schedule pairs with; dh_overlap_set false = the built-in table of the

@@ -101,6 +101,10 @@ typedef struct pp_op {
 	 * quantises itself (forward input, backward output gradient) rather
 	 * than taking it fused from its producer: 0 for a single GEMM. */
 	double quant_kernels;
+	/* A bias-dropout-add (dropout models): its HBM bytes as the fused kernel
+	 * of Megatron-family stacks moves them, read under the kernel model when
+	 * the stack fuses it (framework.fused_bias_dropout_add); 0 otherwise. */
+	double fused_bytes;
 } pp_op;
 
 typedef enum pp_coll_kind {

@@ -424,6 +424,8 @@ pp_status pp_fit_kernel_model(pp_fit *f, pp_error *err)
 		if (pp_dh_overlap_default(pp_dh_platform_of_gpu(g->name), &o, err))
 			return PP_EINTERNAL;
 		f->cases[i].system.zero3_visible = o.kernel_slowdown + o.launch_interval;
+		/* Bias-dropout-add as the stack runs it (data/framework). */
+		g->kern.fused_bias_dropout_add = f->cases[i].system.fused_bias_dropout_add >= 0.5;
 		double a = f->cases[i].system.attn_sm90_fraction;
 		if (pp_kernel_datasheet_arch(g->name) == 90 && a > 0 && a < 1) {
 			g->kern.attn_fwd_eff *= a;

@@ -563,6 +563,12 @@ const char *pp_run_framework(const char *title, const char *sharding, const char
 	for (size_t k = 0; k < sizeof said / sizeof *said; k++)
 		if (said[k] && has(said[k], "DeepSpeed"))
 			return "deepspeed";
+	/* Megatron-LM before Megatron-Core: a schedule naming the scatter/gather
+	 * of pipeline sends, or PTD-P, the method of Narayanan et al. SC'21 whose
+	 * implementation includes it (Sec. 4.1). */
+	if (schedule && (has(schedule, "scatter/gather") || has(schedule, "scatter-gather") ||
+	                 has(schedule, "PTD-P")))
+		return "megatron-lm-2021";
 	return "megatron";
 }
 

@@ -90,6 +90,13 @@ static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 	pp_gpu k = *g;
 	k.kern.gemm_fixed_s = k.kern.attn_fixed_s = k.kern.mem_fixed_s = 0;
 	k.kern.stack_fractions = false;
+	/* A bias-dropout-add the stack fuses moves the fused kernel's bytes. */
+	pp_op fused;
+	if (g->kern.fused_bias_dropout_add && op->fused_bytes > 0) {
+		fused = *op;
+		fused.bytes = op->fused_bytes;
+		op = &fused;
+	}
 	double t = kernel_op_time(&k, prec, op);
 	const pp_gpu_eff *e = &g->eff;
 	bool fp8 = prec == PP_PREC_FP8 && op->fp8 && g->fp8_flops > 0;

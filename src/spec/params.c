@@ -98,6 +98,10 @@ static const pp_param registry[] = {
     {"framework.zero3_visible", "zero3_visible", FW(zero3_visible), "fraction", 0, 1, NOFIT,
      "share of the ZeRO-3 traffic hidden under compute that stays visible (concurrent-kernel "
      "slowdown + launch gap, seed 002 Table 7); 0 in the roofline presets"},
+    {"framework.fused_bias_dropout_add", "fused_bias_dropout_add", FW(fused_bias_dropout_add),
+     "flag", 0, 1, NOFIT,
+     "1: bias + dropout + residual add run as one fused kernel (Megatron), 0: separately "
+     "(PyTorch eager); dropout models, calibrate --kernel-model"},
 };
 
 #undef GPU

@@ -201,6 +201,29 @@ static void elem(ctx *c, const char *name, double bytes, double flops, bool reco
 	}
 }
 
+/*
+ * The residual add closing a sub-layer, over `n` elements (bias add, dropout
+ * when the model has it).  `bytes` counts it unfused: dropout reads and
+ * writes the tensor and its mask before the add (x2).  Megatron fuses bias +
+ * dropout + add into one kernel (Narayanan et al. SC'21 Sec. 4.2; Megatron-
+ * Core megatron/core/fusions/fused_bias_dropout.py, bias_dropout_fusion on by
+ * default): forward reads x and the residual and writes the sum and the
+ * 1-byte dropout mask (2 ACT + ACT + 1 per element); backward reads the
+ * gradient and the mask and writes the gradient of x (ACT + 1 + ACT), the
+ * residual's gradient passing through.  That count is `fused_bytes`.
+ */
+static void residual(ctx *c, double n, bool recompute)
+{
+	int first = c->w->nops;
+	elem(c, "residual", n * ACT * 3 * (c->m->dropout ? 2 : 1), n, recompute);
+	if (!c->m->dropout)
+		return;
+	for (int i = first; i < c->w->nops; i++) {
+		pp_op *o = &c->w->ops[i];
+		o->fused_bytes = n * (o->phase == PP_PHASE_BWD_INPUT ? 2 * ACT + 1 : 3 * ACT + 1);
+	}
+}
+
 /* Norm over `width` on the tokens this rank holds (SP region). */
 static void norm(ctx *c, const char *name, double width, bool recompute)
 {
@@ -362,7 +385,7 @@ static void attention(ctx *c, bool full_rc)
 		o->m = T, o->n = kn, o->k = qk_dim;
 	}
 	gemm(c, "proj", T, H * v_dim / t, h, 1, full_rc);
-	elem(c, "residual", T / c->sd * h * ACT * 3 * (m->dropout ? 2 : 1), T / c->sd * h, full_rc);
+	residual(c, T / c->sd * h, full_rc);
 	if (!c->summa) {
 		tp_pair(c, "tp_attn_in", "tp_attn_out", full_rc);
 	} else if (t > 1) {
@@ -484,8 +507,7 @@ void pp_layer_work(const pp_model *m, const pp_job *job, const pp_plan *plan, in
 		moe_mlp(&c, full_rc);
 	else
 		dense_mlp(&c, m->ffn_hidden, full_rc, "fc1", "fc2");
-	elem(&c, "residual", c.T / c.sd * m->hidden * ACT * 3 * (m->dropout ? 2 : 1),
-	     c.T / c.sd * m->hidden, full_rc);
+	residual(&c, c.T / c.sd * m->hidden, full_rc);
 	/* MoE layers keep tokens sequence-sharded through the router; only a shared
 	 * expert (a plain TP MLP) or the no-SP all-reduce needs the TP pair. */
 	if (!c.summa && (!moe || m->moe.shared_ffn_hidden > 0 || c.sd == 1))

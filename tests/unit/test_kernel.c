@@ -185,6 +185,49 @@ static void test_gemm_ceiling_ratio(void **state)
 	assert_true(a.kern.gemm_eff <= 1 && a.kern.gemm_fp8_eff <= 1);
 }
 
+/* The residual add of a dropout model carries the fused bias-dropout-add
+ * count (src/workload/ops.c): forward 7 of the unfused 12 bytes per element,
+ * backward 5 of 24; a model without dropout carries none. */
+static void test_fused_bias_dropout_add_bytes(void **state)
+{
+	(void)state;
+	const char *names[] = {"gpt-1.7b", "llama3-8b"};
+	for (int k = 0; k < 2; k++) {
+		pp_model m;
+		pp_job job;
+		pp_plan p;
+		pp_error err;
+		assert_int_equal(pp_model_preset(names[k], &m, &err), PP_OK);
+		pp_job_init(&job);
+		job.seq_len = 2048;
+		pp_plan_init(&p);
+		p.dp = 1;
+		p.etp = 1;
+		pp_work *w = malloc(sizeof *w);
+		assert_non_null(w);
+		pp_work_init(w);
+		pp_layer_work(&m, &job, &p, 0, w);
+		int seen = 0;
+		for (int i = 0; i < w->nops; i++) {
+			const pp_op *o = &w->ops[i];
+			if (strcmp(o->name, "residual") != 0) {
+				assert_true(o->fused_bytes == 0);
+				continue;
+			}
+			seen++;
+			if (!m.dropout)
+				assert_true(o->fused_bytes == 0);
+			else if (o->phase == PP_PHASE_BWD_INPUT)
+				assert_rel(o->fused_bytes, 5.0 / 24.0 * o->bytes, 1e-12);
+			else
+				assert_rel(o->fused_bytes, 7.0 / 12.0 * o->bytes, 1e-12);
+		}
+		assert_int_equal(seen, 4); /* two sub-layers, forward and backward */
+		assert_true(m.dropout == (k == 0));
+		free(w);
+	}
+}
+
 /* A stack calibrated against the kernels (pp_fit_kernel_model): the kernel
  * time without its isolated-call fixed time, over the stack's fraction, plus
  * the stack's kernel_s; FP8 GEMMs over gemm_fp8, attention over attn,
@@ -241,6 +284,17 @@ static void test_stack_fractions(void **state)
 	pp_op elem = {.kind = PP_OP_ELEM, .phase = PP_PHASE_FWD, .count = 1, .bytes = 1e9};
 	assert_rel(pp_op_time(&s, PP_PREC_BF16, &elem),
 	           pp_op_time(&bare, PP_PREC_BF16, &elem) / 0.8 + 1e-5, 1e-12);
+	/* a bias-dropout-add: its fused bytes when the stack fuses it, the
+	 * unfused count otherwise */
+	pp_op bda = elem;
+	bda.fused_bytes = 7.0 / 12.0 * elem.bytes;
+	pp_op moved = elem;
+	moved.bytes = bda.fused_bytes;
+	assert_rel(pp_op_time(&s, PP_PREC_BF16, &bda), pp_op_time(&s, PP_PREC_BF16, &elem), 1e-12);
+	s.kern.fused_bias_dropout_add = true;
+	assert_rel(pp_op_time(&s, PP_PREC_BF16, &bda),
+	           pp_op_time(&bare, PP_PREC_BF16, &moved) / 0.8 + 1e-5, 1e-12);
+	s.kern.fused_bias_dropout_add = false;
 	/* a batched GEMM (MoE experts under Transformer Engine's GroupedLinear):
 	 * one launch, one kernel_s, per GEMM */
 	pp_op experts = gemm;
@@ -389,9 +443,13 @@ static void test_bad_profiles(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_h100_fitted),     cmocka_unit_test(test_h100_reference),
-	    cmocka_unit_test(test_waves),           cmocka_unit_test(test_gemm_ceiling_ratio),
-	    cmocka_unit_test(test_stack_fractions), cmocka_unit_test(test_bad_profiles),
+	    cmocka_unit_test(test_h100_fitted),
+	    cmocka_unit_test(test_h100_reference),
+	    cmocka_unit_test(test_waves),
+	    cmocka_unit_test(test_gemm_ceiling_ratio),
+	    cmocka_unit_test(test_stack_fractions),
+	    cmocka_unit_test(test_fused_bias_dropout_add_bytes),
+	    cmocka_unit_test(test_bad_profiles),
 	    cmocka_unit_test(test_quant_kernels),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -144,6 +144,23 @@ static void test_framework_named(void **state)
 	assert_string_equal(pp_run_framework("NeMo", "Megatron FSDP (sharding group)", NULL, NULL),
 	                    "megatron");
 	assert_string_equal(pp_run_framework(NULL, NULL, NULL, NULL), "megatron");
+	/* Megatron-LM of SC'21: the schedule names scatter/gather or PTD-P; the
+	 * preset sends 1/tp of a pipeline activation per rank. */
+	assert_string_equal(pp_run_framework("Narayanan et al.", "none (plain data parallel)",
+	                                     "interleaved 1F1B with scatter/gather optimization",
+	                                     NULL),
+	                    "megatron-lm-2021");
+	assert_string_equal(pp_run_framework("Narayanan et al.", NULL, "PTD-P (Megatron)", NULL),
+	                    "megatron-lm-2021");
+	assert_string_equal(pp_run_framework("BLOOM", "ZeRO-1", "DeepSpeed 1F1B", NULL),
+	                    "deepspeed");
+	pp_system s;
+	pp_error err;
+	assert_int_equal(pp_system_preset("dgx-a100-80g", &s, &err), PP_OK);
+	assert_int_equal(pp_system_set_framework(&s, "megatron-lm-2021", &err), PP_OK);
+	assert_true(s.pp_scatter_gather == 1);
+	assert_int_equal(pp_system_set_framework(&s, "megatron", &err), PP_OK);
+	assert_true(s.pp_scatter_gather == 0);
 }
 
 /* A record with only micro-batch, accumulation and (derived) dp is read, and
@@ -240,7 +257,8 @@ static void test_set_framework_keeps_links(void **state)
 	pp_system s, t;
 	pp_error err;
 	assert_int_equal(pp_system_preset("dgx-h100", &s, &err), PP_OK);
-	const char *fws[] = {"megatron", "llm-foundry", "deepspeed", "torchtitan"};
+	const char *fws[] = {"megatron", "llm-foundry", "deepspeed", "torchtitan",
+	                     "megatron-lm-2021"};
 	for (size_t k = 0; k < sizeof fws / sizeof *fws; k++) {
 		t = s;
 		assert_int_equal(pp_system_set_framework(&t, fws[k], &err), PP_OK);

@@ -219,6 +219,12 @@ typedef struct pp_system {
 	 * gap: seed 002 Table 7).  0 in the roofline presets; set by
 	 * pp_fit_kernel_model from the GPU's data/overlap table. */
 	double zero3_visible;
+	/* 1: with sequence parallelism the column-parallel GEMMs after a norm
+	 * (QKV, FC1) keep their all-gathered input (seq x hidden per TP rank)
+	 * for the weight gradient, where TransformerEngine keeps the local
+	 * seq/tp norm output and gathers it again in backward (0).  DHelix's
+	 * own transformer block keeps the gathered one (data/framework/dhelix.json). */
+	double sp_gathered_gemm_inputs;
 	char source[PP_SOURCE_MAX];
 	/* DHelix (seed 002, dhelix.h): the operator overlap table the wshape
 	 * schedule pairs with; dh_overlap_set false = the built-in table of the

@@ -98,6 +98,11 @@ static const pp_param registry[] = {
     {"framework.zero3_visible", "zero3_visible", FW(zero3_visible), "fraction", 0, 1, NOFIT,
      "share of the ZeRO-3 traffic hidden under compute that stays visible (concurrent-kernel "
      "slowdown + launch gap, seed 002 Table 7); 0 in the roofline presets"},
+    {"framework.sp_gathered_gemm_inputs", "sp_gathered_gemm_inputs", FW(sp_gathered_gemm_inputs),
+     "flag", 0, 1, NOFIT,
+     "1: with SP the QKV and FC1 GEMMs keep their all-gathered input (seq x hidden) for the "
+     "weight gradient (DHelix's block); 0: the local seq/tp norm output, gathered again in "
+     "backward (TransformerEngine)"},
 };
 
 #undef GPU

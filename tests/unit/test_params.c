@@ -47,7 +47,8 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.selective_op_sac",
 	                                  "framework.pp_scatter_gather",
 	                                  "framework.attn_sm90_fraction",
-	                                  "framework.zero3_visible"};
+	                                  "framework.zero3_visible",
+	                                  "framework.sp_gathered_gemm_inputs"};
 	double *const sys_f[] = {&s->comm_buffer_bytes,
 	                         &s->allocator_fraction,
 	                         &s->fp8_weight_copy_bytes,
@@ -69,7 +70,8 @@ static double *field(pp_system *s, const char *name)
 	                         &s->selective_op_sac,
 	                         &s->pp_scatter_gather,
 	                         &s->attn_sm90_fraction,
-	                         &s->zero3_visible};
+	                         &s->zero3_visible,
+	                         &s->sp_gathered_gemm_inputs};
 	for (size_t i = 0; i < sizeof gpu / sizeof gpu[0]; i++)
 		if (strcmp(gpu[i], name) == 0)
 			return gpu_f[i];
@@ -79,7 +81,7 @@ static double *field(pp_system *s, const char *name)
 	return NULL;
 }
 
-#define NFIELDS 28 /* the two tables above */
+#define NFIELDS 29 /* the two tables above */
 
 static void test_round_trip(void **state)
 {

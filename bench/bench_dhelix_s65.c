@@ -27,6 +27,13 @@
  * up ... stopping right before the system runs out of memory", §3.2): the
  * peak at micro-batch 1 and 2 per row.
  *
+ * The last two rows build the model DHelix's artifact builds (MHA,
+ * LayerNorm, learned positions, 32000 tokens tied) and keep its layers'
+ * tensors as TransformerEngine does (the stock GPTModel that Megatron runs
+ * without --dhellam) and as DHelix's own block does (dhellam/core/dstb.py:
+ * the all-gathered norm outputs for the QKV and FC1 weight gradients,
+ * data/framework/dhelix.json).
+ *
  * Build and run: cmake --build build --target bench_dhelix_s65 &&
  * ./build/bench/bench_dhelix_s65 (also run by bench/dhelix_s6.sh).
  */
@@ -48,24 +55,43 @@ typedef struct row {
 	int grad_bytes; /* bf16: fp32 main grads (forced); fp16: fp16 grads */
 	int zero;       /* 1 = --use-distributed-optimizer */
 	bool sp;        /* --sequence-parallel (Megatron's default: off) */
+	/* The model DHelix's artifact builds (below) instead of the preset's
+	 * Llama3.1 layer: MHA, LayerNorm, learned positions. */
+	bool artifact_shape;
+	const char *framework; /* the block's saved tensors: "megatron" or "dhelix" */
 } row;
 
 static const row ROWS[] = {
     /* the preset as paraplan's other §6 scenarios use it: Llama3.1-70B's
      * vocabulary, untied, no dropout, bf16 */
-    {"preset: 128256 untied, bf16, dist-opt", 128256, false, false, PP_PREC_BF16, 4, 1, true},
-    {"preset, no dist-opt (ZeRO-0)", 128256, false, false, PP_PREC_BF16, 4, 0, true},
+    {"preset: 128256 untied, bf16, dist-opt", 128256, false, false, PP_PREC_BF16, 4, 1, true, false,
+     "megatron"},
+    {"preset, no dist-opt (ZeRO-0)", 128256, false, false, PP_PREC_BF16, 4, 0, true, false,
+     "megatron"},
     /* the authors' artifact (script/run.sh) on Megatron-Core v0.5.0's
      * defaults: --vocab-size 32000 (Llama2Tokenizer) padded to 32768, tied,
-     * hidden dropout 0.1, --fp16 (fp16 grads), --use-distributed-optimizer */
-    {"artifact: 32768 tied, fp16, dist-opt", 32768, true, true, PP_PREC_FP16, 2, 1, true},
-    {"artifact, bf16 (fp32 grads)", 32768, true, true, PP_PREC_BF16, 4, 1, true},
-    {"artifact, fp16, no dist-opt", 32768, true, true, PP_PREC_FP16, 2, 0, true},
-    {"artifact, bf16, no dist-opt", 32768, true, true, PP_PREC_BF16, 4, 0, true},
+     * hidden dropout 0.1, --fp16 (fp16 grads), --use-distributed-optimizer;
+     * the preset's layer (GQA, RMSNorm, RoPE) */
+    {"artifact: 32768 tied, fp16, dist-opt", 32768, true, true, PP_PREC_FP16, 2, 1, true, false,
+     "megatron"},
+    {"artifact, bf16 (fp32 grads)", 32768, true, true, PP_PREC_BF16, 4, 1, true, false, "megatron"},
+    {"artifact, fp16, no dist-opt", 32768, true, true, PP_PREC_FP16, 2, 0, true, false, "megatron"},
+    {"artifact, bf16, no dist-opt", 32768, true, true, PP_PREC_BF16, 4, 0, true, false, "megatron"},
     /* Megatron's default without --sequence-parallel (the paper does not
      * say SP for §6.5; the artifact's script turns it on) */
-    {"artifact, fp16, dist-opt, no SP", 32768, true, true, PP_PREC_FP16, 2, 1, false},
-    {"artifact, bf16, dist-opt, no SP", 32768, true, true, PP_PREC_BF16, 4, 1, false},
+    {"artifact, fp16, dist-opt, no SP", 32768, true, true, PP_PREC_FP16, 2, 1, false, false,
+     "megatron"},
+    {"artifact, bf16, dist-opt, no SP", 32768, true, true, PP_PREC_BF16, 4, 1, false, false,
+     "megatron"},
+    /* The model the artifact actually builds (artifact_model below: MHA,
+     * LayerNorm, learned positions, 32000 tokens tied) with the run.sh
+     * flags, its layers kept as Megatron-Core/TE keep them (the stock
+     * GPTModel, pretrain_gpt.py without --dhellam) and as DHelix's own
+     * block keeps them (dstb.py: data/framework/dhelix.json). */
+    {"MHA model, stock Megatron block", 32000, true, true, PP_PREC_FP16, 2, 1, true, true,
+     "megatron"},
+    {"MHA model, DHelix block (dstb.py)", 32000, true, true, PP_PREC_FP16, 2, 1, true, true,
+     "dhelix"},
 };
 
 static pp_model model_of(const row *r, int layers)
@@ -80,6 +106,26 @@ static pp_model model_of(const row *r, int layers)
 	m.vocab = r->vocab;
 	m.tied_embeddings = r->tied;
 	m.dropout = r->dropout;
+	if (r->artifact_shape) {
+		/* What DHelix's artifact builds from script/run.sh's flags, each
+		 * absent flag Megatron-Core v0.5.0's default:
+		 *   - MHA: no --group-query-attention; DHelix's block splits its QKV
+		 *     into 3 x hidden/heads per head and holds 3h/tp x h QKV weights
+		 *     (dhellam/core/dstb.py:109-122, 1374);
+		 *   - LayerNorm with a bias: no --normalization; dstb.py holds
+		 *     ln_*_weight and ln_*_bias (1373-1380);
+		 *   - learned absolute positions, max 8192: no
+		 *     --position-embedding-type; --max-position-embeddings 8192;
+		 *     dshb.py:254;
+		 *   - 32000 tokens, tied: run.sh --vocab-size 32000, the patch
+		 *     passes args.vocab_size unpadded (megatron.patch, pretrain_gpt.py
+		 *     model_provider), dshb.py:268 logits_weight = the word
+		 *     embedding's weight. */
+		m.num_kv_heads = m.num_heads;
+		m.norm = PP_NORM_LAYERNORM;
+		m.position = PP_POS_LEARNED;
+		m.max_position = 8192;
+	}
 	return m;
 }
 
@@ -99,7 +145,8 @@ static double peak(const row *r, int kind, int layers, int dp, int pp, int mbs, 
 {
 	pp_system s;
 	pp_error err;
-	if (pp_system_preset("dhelix-a40", &s, &err) != PP_OK) {
+	if (pp_system_preset("dhelix-a40", &s, &err) != PP_OK ||
+	    pp_system_set_framework(&s, r->framework, &err) != PP_OK) {
 		fprintf(stderr, "bench_dhelix_s65: %s\n", err.text);
 		exit(1);
 	}
@@ -199,7 +246,20 @@ int main(void)
 		       b, c, d, (cap - at) / GIB, (cap - at) / GIB / lmb, lmb);
 	}
 	printf("paper: 40B / 39B / 32B (Megatron-LM / DHelix / bi-directional); 'paper L' = "
-	       "those sizes in layers of the row's vocabulary\n\n");
+	       "those sizes in layers of the row's model\n");
+	for (int i = 0; i < nrows; i++) {
+		const row *r = &ROWS[i];
+		if (strcmp(r->framework, "dhelix") != 0)
+			continue;
+		/* DSLLM builds n / (2p) two-layer blocks per stage and asserts
+		 * n % 2p == 0 (dhellam/core/dsllm.py:49) */
+		int l1 = max_layers(r, 1) / 4 * 4;
+		printf(
+		    "%s: the W as DHelix can build it (a multiple of 2p = 4 layers, dsllm.py:49): "
+		    "%d (%.1fB)\n",
+		    r->name, l1, params_at(r, l1) / 1e9);
+	}
+	printf("\n");
 	printf("Fig. 5 (§3.2): Llama-25B (28 layers), DP 8 TP 8 PP 1, 8K: mbs 1 fits, mbs 2 "
 	       "should not\n");
 	printf("%-37s %12s %12s %10s\n", "row", "mbs 1 GiB", "mbs 2 GiB", "of GiB");

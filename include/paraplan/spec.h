@@ -227,6 +227,12 @@ typedef struct pp_system {
 	 * pp_fit_kernel_model (the roofline presets keep the unfused count they
 	 * were calibrated with). */
 	double fused_bias_dropout_add;
+	/* 1: with sequence parallelism the column-parallel GEMMs after a norm
+	 * (QKV, FC1) keep their all-gathered input (seq x hidden per TP rank)
+	 * for the weight gradient, where TransformerEngine keeps the local
+	 * seq/tp norm output and gathers it again in backward (0).  DHelix's
+	 * own transformer block keeps the gathered one (data/framework/dhelix.json). */
+	double sp_gathered_gemm_inputs;
 	char source[PP_SOURCE_MAX];
 	/* DHelix (seed 002, dhelix.h): the operator overlap table the wshape
 	 * schedule pairs with; dh_overlap_set false = the built-in table of the

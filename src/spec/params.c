@@ -102,6 +102,11 @@ static const pp_param registry[] = {
      "flag", 0, 1, NOFIT,
      "1: bias + dropout + residual add run as one fused kernel (Megatron), 0: separately "
      "(PyTorch eager); dropout models, calibrate --kernel-model"},
+    {"framework.sp_gathered_gemm_inputs", "sp_gathered_gemm_inputs", FW(sp_gathered_gemm_inputs),
+     "flag", 0, 1, NOFIT,
+     "1: with SP the QKV and FC1 GEMMs keep their all-gathered input (seq x hidden) for the "
+     "weight gradient (DHelix's block); 0: the local seq/tp norm output, gathered again in "
+     "backward (TransformerEngine)"},
 };
 
 #undef GPU

@@ -42,17 +42,21 @@ typedef struct act_ctx {
 	double kv_extra; /* 2D TP: tokens of gathered K, V beyond T: mbs * seq - T */
 	double t;        /* tensor-parallel degree */
 	double sp_div;   /* t with sequence parallelism, else 1 */
+	double gin_div;  /* divisor of a saved QKV / FC1 input: sp_div, 1 if kept gathered */
 	double lin_b;    /* bytes of a saved GEMM input: 1 under FP8, else 2 */
 	bool fp8;
 } act_ctx;
 
-static void act_ctx_init(act_ctx *c, const ppi_mb_shape *mb)
+static void act_ctx_init(act_ctx *c, const ppi_mb_shape *mb, const pp_system *s)
 {
 	c->T = mb->T;
 	c->seq = mb->S;
 	c->kv_extra = mb->kv_extra;
 	c->t = mb->t;
 	c->sp_div = mb->sd;
+	/* The framework's sp_gathered_gemm_inputs: DHelix's block keeps the
+	 * all-gathered norm output for the weight gradient (dstb.py). */
+	c->gin_div = s->sp_gathered_gemm_inputs >= 0.5 ? 1.0 : mb->sd;
 	c->fp8 = mb->fp8;
 	c->lin_b = c->fp8 ? 1.0 : ACT_BYTES;
 }
@@ -73,7 +77,7 @@ static double attention_act(const pp_model *m, const pp_plan *p, const act_ctx *
 	if (m->mla.kv_lora_rank > 0) {
 		const pp_mla *ml = &m->mla;
 		double qk = ml->qk_nope_head_dim + ml->qk_rope_head_dim;
-		a += T * h * c->lin_b / sd; /* input of the down projections */
+		a += T * h * c->lin_b / c->gin_div; /* input of the down projections */
 		if (ml->q_lora_rank > 0)
 			a += norm_act(c, ml->q_lora_rank) + T * ml->q_lora_rank * c->lin_b / sd;
 		a += norm_act(c, ml->kv_lora_rank) + T * ml->kv_lora_rank * c->lin_b / sd;
@@ -83,7 +87,7 @@ static double attention_act(const pp_model *m, const pp_plan *p, const act_ctx *
 		o_width = H * ml->v_head_dim;
 	} else {
 		double d = m->head_dim, kv = m->num_kv_heads;
-		a += T * h * c->lin_b / sd;                /* QKV GEMM input */
+		a += T * h * c->lin_b / c->gin_div;        /* QKV GEMM input */
 		a += T * (H + 2 * kv) * d * ACT_BYTES / t; /* q, k, v */
 		/* 2D TP (seed 003 Table II): K, V gathered over n_2 to all l tokens. */
 		a += c->kv_extra * 2 * kv * d * ACT_BYTES / t;
@@ -114,7 +118,7 @@ static double attention_act(const pp_model *m, const pp_plan *p, const act_ctx *
 static double dense_mlp_act(const pp_model *m, const act_ctx *c, double ffn, bool with_input)
 {
 	double T = c->T, t = c->t;
-	double a = with_input ? T * m->hidden * c->lin_b / c->sp_div : 0;
+	double a = with_input ? T * m->hidden * c->lin_b / c->gin_div : 0;
 	a += T * ffn * (m->gated_mlp ? 2.0 : 1.0) * ACT_BYTES / t; /* activation-function input */
 	a += T * ffn * c->lin_b / t;                               /* second GEMM input */
 	return a;
@@ -314,7 +318,7 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 	double max_layer_params = 0, max_layer_act = 0;
 	double act_sum = 0;
 	act_ctx c;
-	act_ctx_init(&c, &sc->mb);
+	act_ctx_init(&c, &sc->mb, s);
 	/* Each layer kind on this stage once (its parameters come from the
 	 * scenario), scaled by its count. */
 	for (int k = 0; k < 2; k++) {

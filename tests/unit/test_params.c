@@ -48,7 +48,8 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.pp_scatter_gather",
 	                                  "framework.attn_sm90_fraction",
 	                                  "framework.zero3_visible",
-	                                  "framework.fused_bias_dropout_add"};
+	                                  "framework.fused_bias_dropout_add",
+	                                  "framework.sp_gathered_gemm_inputs"};
 	double *const sys_f[] = {&s->comm_buffer_bytes,
 	                         &s->allocator_fraction,
 	                         &s->fp8_weight_copy_bytes,
@@ -71,7 +72,8 @@ static double *field(pp_system *s, const char *name)
 	                         &s->pp_scatter_gather,
 	                         &s->attn_sm90_fraction,
 	                         &s->zero3_visible,
-	                         &s->fused_bias_dropout_add};
+	                         &s->fused_bias_dropout_add,
+	                         &s->sp_gathered_gemm_inputs};
 	for (size_t i = 0; i < sizeof gpu / sizeof gpu[0]; i++)
 		if (strcmp(gpu[i], name) == 0)
 			return gpu_f[i];
@@ -81,7 +83,7 @@ static double *field(pp_system *s, const char *name)
 	return NULL;
 }
 
-#define NFIELDS 29 /* the two tables above */
+#define NFIELDS 30 /* the two tables above */
 
 static void test_round_trip(void **state)
 {

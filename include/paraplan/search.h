@@ -127,6 +127,26 @@ size_t pp_search_count(const pp_search *s);
 const pp_estimate *pp_search_plan(const pp_search *s, size_t i);
 pp_status pp_search_plan_get(const pp_search *s, size_t i, pp_estimate *out /* OUT */,
                              pp_error *err);
+/*
+ * What a table of the K plans shows of plan i, kept with it since it entered
+ * the K best: reading it evaluates nothing (a text report of 10000 plans
+ * would otherwise evaluate each in full again).  Each field equals the field
+ * of the same name in plan i's estimate (pp_search_plan_get).  PP_EINPUT
+ * when i is out of range.
+ */
+typedef struct pp_search_row {
+	pp_plan plan;          /* resolved (dp, microbatches, order), as estimate.plan */
+	double total_bytes;    /* memory.total_bytes: peak per GPU */
+	double headroom_bytes; /* capacity_bytes - total_bytes */
+	double iteration_s, compute_s, tp_s, pp_s, bubble_s, dp_s; /* time.* */
+	double mfu, tokens_per_s;
+	double train_days, cost_usd; /* with a token budget (job.train_tokens > 0), else 0 */
+	bool simulated;              /* pp_search_simulate ran the simulator on it */
+	double sim_iteration_s;      /* sim.iteration_s when simulated, else 0 */
+} pp_search_row;
+
+pp_status pp_search_row_get(const pp_search *s, size_t i, pp_search_row *out /* OUT */,
+                            pp_error *err);
 /* Pareto front of iteration time vs peak memory among plans that fit,
  * fastest first. */
 /* Simulate the iteration of each of the K plans (pp_estimate_simulate) once the

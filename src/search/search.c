@@ -1435,6 +1435,32 @@ pp_status pp_search_plan_get(const pp_search *s, size_t i, pp_estimate *out, pp_
 	return materialise(s, i, out, err);
 }
 
+pp_status pp_search_row_get(const pp_search *s, size_t i, pp_search_row *out, pp_error *err)
+{
+	if (i >= pp_search_count(s))
+		return ppi_fail(err, "", "search", "no plan %zu: the search has %zu", i + 1,
+		                pp_search_count(s));
+	const ppi_topk_entry *x = &s->top.v[i];
+	const ppi_topk_row *r = &x->row;
+	bool sim = s->made[i] && s->results[i].simulated;
+	*out = (pp_search_row){.plan = x->ranked,
+	                       .total_bytes = x->bytes,
+	                       .headroom_bytes = r->headroom_bytes,
+	                       .iteration_s = x->time_s,
+	                       .compute_s = r->compute_s,
+	                       .tp_s = r->tp_s,
+	                       .pp_s = r->pp_s,
+	                       .bubble_s = r->bubble_s,
+	                       .dp_s = r->dp_s,
+	                       .mfu = r->mfu,
+	                       .tokens_per_s = r->tokens_per_s,
+	                       .train_days = r->train_days,
+	                       .cost_usd = r->cost_usd,
+	                       .simulated = sim,
+	                       .sim_iteration_s = sim ? s->results[i].sim.iteration_s : 0};
+	return PP_OK;
+}
+
 pp_status pp_search_simulate(pp_search *s, pp_error *err)
 {
 	if (!s->finished)

@@ -68,6 +68,21 @@ void ppi_topk_entry_set(ppi_topk_entry *x, const pp_estimate *e, const pp_plan *
 	x->ranked = e->plan;
 	x->input = *input;
 	x->key = key;
+	const pp_iteration *t = &e->time;
+	/* A search's estimate may keep fields of the plan before it where the
+	 * models write nothing (PPI_EVAL_TRUSTED): the cost of a token budget is
+	 * taken only where pp_estimate_eval sets it. */
+	bool budget = e->train_tokens > 0 && e->tokens_per_s > 0;
+	x->row = (ppi_topk_row){e->headroom_bytes,
+	                        t->compute_s,
+	                        t->tp_s,
+	                        t->pp_s,
+	                        t->bubble_s,
+	                        t->dp_s,
+	                        e->mfu,
+	                        e->tokens_per_s,
+	                        budget ? e->train_days : 0,
+	                        budget ? e->cost_usd : 0};
 }
 
 static int key_cmp(ppi_topk_key a, ppi_topk_key b)

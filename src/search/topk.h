@@ -28,18 +28,32 @@ typedef struct ppi_topk_key {
 } ppi_topk_key;
 
 /*
- * A result as the list keeps it: what ranks it and what evaluates it again.
- * A full estimate is several KB; the list keeps these ~300 bytes, and the
- * search evaluates its K winners once more at the end.
+ * What a text report's row shows of a result beyond what ranks it, taken
+ * from its estimate when it enters the list (pp_search_row): the report of
+ * K rows then evaluates nothing again.
+ */
+typedef struct ppi_topk_row {
+	double headroom_bytes;
+	double compute_s, tp_s, pp_s, bubble_s, dp_s; /* time.* */
+	double mfu, tokens_per_s;
+	double train_days, cost_usd; /* 0 without a token budget */
+} ppi_topk_row;
+
+/*
+ * A result as the list keeps it: what ranks it, what its report row shows and
+ * what evaluates it again.  A full estimate is several KB; the list keeps
+ * these ~350 bytes, and the search evaluates a winner once more in full only
+ * when it is asked for.
  */
 typedef struct ppi_topk_entry {
 	double time_s, bytes; /* time.iteration_s, memory.total_bytes */
 	pp_plan ranked;       /* the estimate's (resolved) plan, as ranked */
 	pp_plan input;        /* the plan as evaluated */
 	ppi_topk_key key;
+	ppi_topk_row row;
 } ppi_topk_entry;
 
-/* The entry of estimate `e` of plan `input`. */
+/* The entry of estimate `e` (timed) of plan `input`. */
 void ppi_topk_entry_set(ppi_topk_entry *x, const pp_estimate *e, const pp_plan *input,
                         ppi_topk_key key);
 

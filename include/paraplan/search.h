@@ -115,8 +115,9 @@ double pp_search_progress(const pp_search *s);
  * deterministic).  Empty until the search is done.  The stats
  * (pp_search_get_stats) can be read at any time.
  *
- * The search keeps what ranks a plan; a plan's whole estimate is evaluated
- * again when it is first asked for.  pp_search_plan keeps it in the search
+ * The search keeps what ranks a plan and its row of a table (pp_search_row_get,
+ * below); a plan's whole estimate is evaluated again when it is first asked
+ * for.  pp_search_plan keeps it in the search
  * (the pointer stays valid until pp_search_free; NULL when i is out of range
  * or, on an internal inconsistency, the plan does not evaluate as it was
  * ranked); it fills a cache, so it must not be called from two threads on

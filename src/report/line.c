@@ -8,46 +8,16 @@
 #include <stdio.h>
 #include <string.h>
 
-void ppi_line_init(ppi_line *l, char *buf, size_t cap)
-{
-	l->s = buf;
-	l->n = 0;
-	l->cap = cap;
-	buf[0] = '\0';
-}
-
-static void put_mem(ppi_line *l, const char *s, size_t n)
-{
-	if (l->n + n >= l->cap)
-		n = l->cap - 1 - l->n;
-	memcpy(l->s + l->n, s, n);
-	l->n += n;
-	l->s[l->n] = '\0';
-}
-
-void ppi_line_str(ppi_line *l, const char *s)
-{
-	put_mem(l, s, strlen(s));
-}
-
-/* Spaces from column len to width. */
-static void pad(ppi_line *l, size_t len, int width)
+void ppi_line_pad(ppi_line *l, size_t len, int width)
 {
 	static const char spaces[] = "                                ";
 	while (width > 0 && len < (size_t)width) {
 		size_t m = (size_t)width - len;
 		if (m > sizeof spaces - 1)
 			m = sizeof spaces - 1;
-		put_mem(l, spaces, m);
+		ppi_line_mem(l, spaces, m);
 		len += m;
 	}
-}
-
-void ppi_line_str_left(ppi_line *l, const char *s, int width)
-{
-	size_t len = strlen(s);
-	put_mem(l, s, len);
-	pad(l, len, width);
 }
 
 /* The decimal digits of u, ending just before `end`; returns the first. */
@@ -58,17 +28,6 @@ static char *digits(unsigned long long u, char *end)
 		u /= 10;
 	} while (u);
 	return end;
-}
-
-void ppi_line_int(ppi_line *l, long long v, int width)
-{
-	char buf[24], *end = buf + sizeof buf;
-	unsigned long long u = v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v;
-	char *d = digits(u, end);
-	if (v < 0)
-		*--d = '-';
-	pad(l, (size_t)(end - d), width);
-	put_mem(l, d, (size_t)(end - d));
 }
 
 /*
@@ -87,9 +46,10 @@ void ppi_line_fixed(ppi_line *l, double v, int prec, int width)
 		bool neg = signbit(v);
 		double y = (neg ? -v : v) * scale[prec];
 		if (y < 0x1p50) { /* false for NaN and inf */
-			double f = floor(y), frac = y - f;
+			unsigned long long whole = (unsigned long long)y; /* floor: y >= 0 */
+			double frac = y - (double)whole;
 			if (fabs(frac - 0.5) > y * 0x1p-52) {
-				unsigned long long n = (unsigned long long)f + (frac > 0.5);
+				unsigned long long n = whole + (frac > 0.5);
 				char buf[32], *end = buf + 24;
 				char *d = digits(n / iscale[prec], end);
 				if (neg)
@@ -103,8 +63,8 @@ void ppi_line_fixed(ppi_line *l, double v, int prec, int width)
 					}
 					end += prec;
 				}
-				pad(l, (size_t)(end - d), width);
-				put_mem(l, d, (size_t)(end - d));
+				ppi_line_pad(l, (size_t)(end - d), width);
+				ppi_line_mem(l, d, (size_t)(end - d));
 				return;
 			}
 		}
@@ -112,5 +72,5 @@ void ppi_line_fixed(ppi_line *l, double v, int prec, int width)
 	char buf[512];
 	int len = snprintf(buf, sizeof buf, "%*.*f", width, prec, v);
 	if (len > 0)
-		put_mem(l, buf, (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1);
+		ppi_line_mem(l, buf, (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1);
 }

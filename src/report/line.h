@@ -9,6 +9,7 @@
 #define PPI_REPORT_LINE_H
 
 #include <stddef.h>
+#include <string.h>
 
 typedef struct ppi_line {
 	char *s;
@@ -16,13 +17,57 @@ typedef struct ppi_line {
 } ppi_line;
 
 /* An empty line in buf[cap]. */
-void ppi_line_init(ppi_line *l, char *buf, size_t cap);
+static inline void ppi_line_init(ppi_line *l, char *buf, size_t cap)
+{
+	l->s = buf;
+	l->n = 0;
+	l->cap = cap;
+	buf[0] = '\0';
+}
+
+/* n bytes of s. */
+static inline void ppi_line_mem(ppi_line *l, const char *s, size_t n)
+{
+	if (l->n + n >= l->cap)
+		n = l->cap - 1 - l->n;
+	memcpy(l->s + l->n, s, n);
+	l->n += n;
+	l->s[l->n] = '\0';
+}
+
 /* "%s" */
-void ppi_line_str(ppi_line *l, const char *s);
+static inline void ppi_line_str(ppi_line *l, const char *s)
+{
+	ppi_line_mem(l, s, strlen(s));
+}
+
+/* Spaces from column len to width. */
+void ppi_line_pad(ppi_line *l, size_t len, int width);
+
 /* "%-*s": s, then spaces up to width characters */
-void ppi_line_str_left(ppi_line *l, const char *s, int width);
+static inline void ppi_line_str_left(ppi_line *l, const char *s, int width)
+{
+	size_t len = strlen(s);
+	ppi_line_mem(l, s, len);
+	if (width > 0 && len < (size_t)width)
+		ppi_line_pad(l, len, width);
+}
+
 /* "%*lld" */
-void ppi_line_int(ppi_line *l, long long v, int width);
+static inline void ppi_line_int(ppi_line *l, long long v, int width)
+{
+	char buf[24], *end = buf + sizeof buf, *d = end;
+	unsigned long long u = v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v;
+	do {
+		*--d = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--d = '-';
+	if (width > 0 && (size_t)(end - d) < (size_t)width)
+		ppi_line_pad(l, (size_t)(end - d), width);
+	ppi_line_mem(l, d, (size_t)(end - d));
+}
 /* "%*.*f" with prec 0..3: digits of its own where the rounding of v * 10^prec
  * is certain, snprintf's where it is not (a near tie, NaN, inf, |v| >= 2^50
  * / 10^prec). */

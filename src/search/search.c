@@ -457,7 +457,7 @@ static void evaluate(worker *w, slot *r, pp_plan *plan, fit_memo *memo, bool *fi
 	ppi_topk_key key = {r->outer_index, r->seq++};
 	if (ppi_topk_wants(w->top, e, key) && ppi_topk_wants(&r->top, e, key)) {
 		ppi_topk_entry x;
-		ppi_topk_entry_set(&x, e, plan, key);
+		ppi_topk_entry_set(&x, e, key);
 		ppi_topk_insert(&r->top, &x);
 	}
 	/* The same for the front: a plan the search's front dominates stays out.
@@ -1305,13 +1305,14 @@ static pp_status final_plans(pp_search *s)
 	return s->results && s->made ? PP_OK : PP_ENOMEM;
 }
 
-/* Result i of a finished search, evaluated in full into `out`; it must come
- * out as it was ranked (else PP_EINTERNAL).  Uses the calling thread's
- * workspace (workers[0]). */
+/* Result i of a finished search, evaluated in full into `out` from its
+ * resolved plan (which resolves to itself); it must come out as it was
+ * ranked (else PP_EINTERNAL).  Uses the calling thread's workspace
+ * (workers[0]). */
 static pp_status materialise(const pp_search *s, size_t i, pp_estimate *out, pp_error *err)
 {
 	const ppi_topk_entry *x = &s->top.v[i];
-	pp_plan plan = x->input;
+	pp_plan plan = x->ranked;
 	pp_status st =
 	    pp_estimate_eval(&s->model, &s->system, &s->job, &plan, s->gpus,
 	                     PP_EVAL_PEAK_ONLY | PP_EVAL_FIT_ONLY, s->workers[0].ws, out, err);

@@ -115,8 +115,9 @@ double pp_search_progress(const pp_search *s);
  * deterministic).  Empty until the search is done.  The stats
  * (pp_search_get_stats) can be read at any time.
  *
- * The search keeps what ranks a plan; a plan's whole estimate is evaluated
- * again when it is first asked for.  pp_search_plan keeps it in the search
+ * The search keeps what ranks a plan and its row of a table (pp_search_row_get,
+ * below); a plan's whole estimate is evaluated again when it is first asked
+ * for.  pp_search_plan keeps it in the search
  * (the pointer stays valid until pp_search_free; NULL when i is out of range
  * or, on an internal inconsistency, the plan does not evaluate as it was
  * ranked); it fills a cache, so it must not be called from two threads on
@@ -127,6 +128,26 @@ size_t pp_search_count(const pp_search *s);
 const pp_estimate *pp_search_plan(const pp_search *s, size_t i);
 pp_status pp_search_plan_get(const pp_search *s, size_t i, pp_estimate *out /* OUT */,
                              pp_error *err);
+/*
+ * What a table of the K plans shows of plan i, kept with it since it entered
+ * the K best: reading it evaluates nothing (a text report of 10000 plans
+ * would otherwise evaluate each in full again).  Each field equals the field
+ * of the same name in plan i's estimate (pp_search_plan_get).  PP_EINPUT
+ * when i is out of range.
+ */
+typedef struct pp_search_row {
+	pp_plan plan;          /* resolved (dp, microbatches, order), as estimate.plan */
+	double total_bytes;    /* memory.total_bytes: peak per GPU */
+	double headroom_bytes; /* capacity_bytes - total_bytes */
+	double iteration_s, compute_s, tp_s, pp_s, bubble_s, dp_s; /* time.* */
+	double mfu, tokens_per_s;
+	double train_days, cost_usd; /* with a token budget (job.train_tokens > 0), else 0 */
+	bool simulated;              /* pp_search_simulate ran the simulator on it */
+	double sim_iteration_s;      /* sim.iteration_s when simulated, else 0 */
+} pp_search_row;
+
+pp_status pp_search_row_get(const pp_search *s, size_t i, pp_search_row *out /* OUT */,
+                            pp_error *err);
 /* Pareto front of iteration time vs peak memory among plans that fit,
  * fastest first. */
 /* Simulate the iteration of each of the K plans (pp_estimate_simulate) once the

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "paraplan/report.h"
+#include "line.h"
 #include "report_int.h"
 #include "util/util.h"
 
@@ -260,29 +261,43 @@ int pp_report_json(const pp_estimate *e, FILE *out)
 
 /* ------------------------------------------------------------ search */
 
-static void plan_words(const pp_plan *p, char *buf, size_t n)
+/* "tp %d pp %d dp %d cp %d ep %d etp %d vp %d mbs %d z%d %s%s %s %s", and
+ * the layers per stage when the split is uneven (" stages %d+%dx%d+%d" or
+ * " stages %d+%d"). */
+static void plan_words_split(const pp_model *m, const pp_plan *p, char *buf, size_t n)
 {
-	snprintf(buf, n, "tp %d pp %d dp %d cp %d ep %d etp %d vp %d mbs %d z%d %s%s %s %s", p->tp,
-	         p->pp, p->dp, p->cp, p->ep, p->etp, p->vp, p->mbs, p->zero,
-	         pp_recompute_name(p->recompute), p->sp ? " sp" : "", pp_schedule_name(p->schedule),
-	         p->order);
-}
-
-/* plan_words, and the layers per stage when the split is uneven. */
-static void plan_words_split(const pp_estimate *e, char *buf, size_t n)
-{
-	const pp_plan *p = &e->plan;
-	plan_words(p, buf, n);
-	size_t len = strlen(buf);
-	if (!uneven(p) || len + 1 >= n)
+	ppi_line l;
+	ppi_line_init(&l, buf, n);
+	const struct {
+		const char *name;
+		int v;
+	} dims[] = {{"tp ", p->tp},  {" pp ", p->pp},   {" dp ", p->dp},
+	            {" cp ", p->cp}, {" ep ", p->ep},   {" etp ", p->etp},
+	            {" vp ", p->vp}, {" mbs ", p->mbs}, {" z", p->zero}};
+	for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
+		ppi_line_str(&l, dims[i].name);
+		ppi_line_int(&l, dims[i].v, 0);
+	}
+	ppi_line_str(&l, " ");
+	ppi_line_str(&l, pp_recompute_name(p->recompute));
+	if (p->sp)
+		ppi_line_str(&l, " sp");
+	ppi_line_str(&l, " ");
+	ppi_line_str(&l, pp_schedule_name(p->schedule));
+	ppi_line_str(&l, " ");
+	ppi_line_str(&l, p->order);
+	if (!uneven(p))
 		return;
-	int first = pp_stage_layers(&e->model, p, 0),
-	    last = pp_stage_layers(&e->model, p, p->pp - 1);
-	if (p->pp > 2)
-		snprintf(buf + len, n - len, " stages %d+%dx%d+%d", first, p->pp - 2,
-		         pp_stage_layers(&e->model, p, 1), last);
-	else
-		snprintf(buf + len, n - len, " stages %d+%d", first, last);
+	ppi_line_str(&l, " stages ");
+	ppi_line_int(&l, pp_stage_layers(m, p, 0), 0);
+	ppi_line_str(&l, "+");
+	if (p->pp > 2) {
+		ppi_line_int(&l, p->pp - 2, 0);
+		ppi_line_str(&l, "x");
+		ppi_line_int(&l, pp_stage_layers(m, p, 1), 0);
+		ppi_line_str(&l, "+");
+	}
+	ppi_line_int(&l, pp_stage_layers(m, p, p->pp - 1), 0);
 }
 
 int pp_report_search_text(const pp_search *s, FILE *out)
@@ -319,26 +334,48 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 		if (simulated)
 			fprintf(out, " %9s %6s", "sim s", "diff%");
 		fputc('\n', out);
+		/* The rows the search kept: nothing is evaluated again. */
+		char text[512];
 		for (size_t i = 0; i < n; i++) {
-			if (i > 0 && pp_search_plan_get(s, i, &e_buf, &err))
+			pp_search_row r;
+			if (pp_search_row_get(s, i, &r, &err))
 				return -1;
-			const pp_estimate *e = &e_buf;
-			const pp_iteration *t = &e->time;
 			char words[160];
-			plan_words_split(e, words, sizeof words);
-			double it = t->iteration_s;
-			fprintf(
-			    out,
-			    "%3zu  %-78s %8.2f %7.2f %9.3f %6.1f %6.1f %7.1f %6.1f %5.1f%% %10.0f",
-			    i + 1, words, e->memory.total_bytes / GIB, e->headroom_bytes / GIB, it,
-			    100 * t->compute_s / it, 100 * t->tp_s / it,
-			    100 * (t->pp_s + t->bubble_s) / it, 100 * t->dp_s / it, 100 * e->mfu,
-			    e->tokens_per_s);
-			if (e->train_tokens > 0)
-				fprintf(out, " %8.1f %12.0f", e->train_days, e->cost_usd);
-			if (simulated && e->simulated)
-				fprintf(out, " %9.3f %+6.2f", e->sim.iteration_s,
-				        100 * (e->sim.iteration_s - it) / it);
+			plan_words_split(&w->model, &r.plan, words, sizeof words);
+			double it = r.iteration_s;
+			/* "%3zu  %-78s %8.2f %7.2f %9.3f %6.1f %6.1f %7.1f %6.1f %5.1f%% %10.0f" */
+			ppi_line l;
+			ppi_line_init(&l, text, sizeof text);
+			ppi_line_int(&l, (long long)(i + 1), 3);
+			ppi_line_str(&l, "  ");
+			ppi_line_str_left(&l, words, 78);
+			const struct {
+				double v;
+				int prec, width;
+			} cols[] = {{r.total_bytes / GIB, 2, 8},
+			            {r.headroom_bytes / GIB, 2, 7},
+			            {it, 3, 9},
+			            {100 * r.compute_s / it, 1, 6},
+			            {100 * r.tp_s / it, 1, 6},
+			            {100 * (r.pp_s + r.bubble_s) / it, 1, 7},
+			            {100 * r.dp_s / it, 1, 6},
+			            {100 * r.mfu, 1, 5}};
+			for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++) {
+				ppi_line_str(&l, " ");
+				ppi_line_fixed(&l, cols[c].v, cols[c].prec, cols[c].width);
+			}
+			ppi_line_str(&l, "% ");
+			ppi_line_fixed(&l, r.tokens_per_s, 0, 10);
+			if (budget) { /* " %8.1f %12.0f" */
+				ppi_line_str(&l, " ");
+				ppi_line_fixed(&l, r.train_days, 1, 8);
+				ppi_line_str(&l, " ");
+				ppi_line_fixed(&l, r.cost_usd, 0, 12);
+			}
+			fwrite(text, 1, l.n, out);
+			if (simulated && r.simulated)
+				fprintf(out, " %9.3f %+6.2f", r.sim_iteration_s,
+				        100 * (r.sim_iteration_s - it) / it);
 			else if (simulated)
 				fprintf(out, " %9s %6s", "-", "-");
 			fputc('\n', out);
@@ -357,7 +394,7 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 		for (size_t i = 0; i < pp_search_pareto_count(s); i++) {
 			const pp_estimate *e = pp_search_pareto(s, i);
 			char words[160];
-			plan_words_split(e, words, sizeof words);
+			plan_words_split(&e->model, &e->plan, words, sizeof words);
 			fprintf(out, "  %10.3f s %9.2f GiB  %s\n", e->time.iteration_s,
 			        e->memory.total_bytes / GIB, words);
 		}

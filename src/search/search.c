@@ -493,7 +493,7 @@ static void evaluate(worker *w, slot *r, pp_plan *plan, fit_memo *memo, bool *fi
 	ppi_topk_key key = {r->outer_index, r->seq++};
 	if (ppi_topk_wants(w->top, e, key) && ppi_topk_wants(&r->top, e, key)) {
 		ppi_topk_entry x;
-		ppi_topk_entry_set(&x, e, plan, key);
+		ppi_topk_entry_set(&x, e, key);
 		ppi_topk_insert(&r->top, &x);
 	}
 	/* The same for the front: a plan the search's front dominates stays out.
@@ -1393,13 +1393,14 @@ static pp_status final_plans(pp_search *s)
 	return s->results && s->made ? PP_OK : PP_ENOMEM;
 }
 
-/* Result i of a finished search, evaluated in full into `out`; it must come
- * out as it was ranked (else PP_EINTERNAL).  Uses the calling thread's
- * workspace (workers[0]). */
+/* Result i of a finished search, evaluated in full into `out` from its
+ * resolved plan (which resolves to itself); it must come out as it was
+ * ranked (else PP_EINTERNAL).  Uses the calling thread's workspace
+ * (workers[0]). */
 static pp_status materialise(const pp_search *s, size_t i, pp_estimate *out, pp_error *err)
 {
 	const ppi_topk_entry *x = &s->top.v[i];
-	pp_plan plan = x->input;
+	pp_plan plan = x->ranked;
 	pp_status st =
 	    pp_estimate_eval(&s->model, &s->system, &s->job, &plan, s->gpus,
 	                     PP_EVAL_PEAK_ONLY | PP_EVAL_FIT_ONLY, s->workers[0].ws, out, err);
@@ -1524,6 +1525,32 @@ pp_status pp_search_plan_get(const pp_search *s, size_t i, pp_estimate *out, pp_
 		return PP_OK;
 	}
 	return materialise(s, i, out, err);
+}
+
+pp_status pp_search_row_get(const pp_search *s, size_t i, pp_search_row *out, pp_error *err)
+{
+	if (i >= pp_search_count(s))
+		return ppi_fail(err, "", "search", "no plan %zu: the search has %zu", i + 1,
+		                pp_search_count(s));
+	const ppi_topk_entry *x = &s->top.v[i];
+	const ppi_topk_row *r = &x->row;
+	bool sim = s->made[i] && s->results[i].simulated;
+	*out = (pp_search_row){.plan = x->ranked,
+	                       .total_bytes = x->bytes,
+	                       .headroom_bytes = r->headroom_bytes,
+	                       .iteration_s = x->time_s,
+	                       .compute_s = r->compute_s,
+	                       .tp_s = r->tp_s,
+	                       .pp_s = r->pp_s,
+	                       .bubble_s = r->bubble_s,
+	                       .dp_s = r->dp_s,
+	                       .mfu = r->mfu,
+	                       .tokens_per_s = r->tokens_per_s,
+	                       .train_days = r->train_days,
+	                       .cost_usd = r->cost_usd,
+	                       .simulated = sim,
+	                       .sim_iteration_s = sim ? s->results[i].sim.iteration_s : 0};
+	return PP_OK;
 }
 
 pp_status pp_search_simulate(pp_search *s, pp_error *err)

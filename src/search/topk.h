@@ -1,6 +1,6 @@
 /*
  * The ranking of search results and the K best of them, kept in a bounded
- * binary heap: O(log K) per result offered, whatever K (up to 10000).
+ * heap: O(log K) per result offered, whatever K (up to 10000).
  * Private to the search (prefix ppi_).
  */
 #ifndef PPI_TOPK_H
@@ -28,20 +28,35 @@ typedef struct ppi_topk_key {
 } ppi_topk_key;
 
 /*
- * A result as the list keeps it: what ranks it and what evaluates it again.
- * A full estimate is several KB; the list keeps these ~300 bytes, and the
- * search evaluates its K winners once more at the end.
+ * What a text report's row shows of a result beyond what ranks it, taken
+ * from its estimate when it enters the list (pp_search_row): the report of
+ * K rows then evaluates nothing again.
+ */
+typedef struct ppi_topk_row {
+	double headroom_bytes;
+	double compute_s, tp_s, pp_s, bubble_s, dp_s; /* time.* */
+	double mfu, tokens_per_s;
+	double train_days, cost_usd; /* 0 without a token budget */
+} ppi_topk_row;
+
+/*
+ * A result as the list keeps it: what ranks it, what its report row shows and
+ * what evaluates it again (the resolved plan: resolving it again changes
+ * nothing, so it evaluates as the plan the search enumerated).  A full
+ * estimate is several KB; the list keeps these ~230 bytes (each written to
+ * memory that is seldom in cache: at K = 10000 the copies were most of the
+ * time of ppi_topk_insert), and the search evaluates a plan once more in
+ * full only when it is asked for.
  */
 typedef struct ppi_topk_entry {
 	double time_s, bytes; /* time.iteration_s, memory.total_bytes */
 	pp_plan ranked;       /* the estimate's (resolved) plan, as ranked */
-	pp_plan input;        /* the plan as evaluated */
 	ppi_topk_key key;
+	ppi_topk_row row;
 } ppi_topk_entry;
 
-/* The entry of estimate `e` of plan `input`. */
-void ppi_topk_entry_set(ppi_topk_entry *x, const pp_estimate *e, const pp_plan *input,
-                        ppi_topk_key key);
+/* The entry of estimate `e` (timed). */
+void ppi_topk_entry_set(ppi_topk_entry *x, const pp_estimate *e, ppi_topk_key key);
 
 /* A heap node: what decides almost every comparison, next to the index of
  * the entry (a sift then reads 24-byte nodes, not ~300-byte entries, which

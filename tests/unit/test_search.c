@@ -489,6 +489,88 @@ static void test_plan_get_equals_plan(void **state)
 	pp_search_free(s);
 }
 
+/*
+ * A row (pp_search_row_get, what the text report prints) is what the whole
+ * estimate of the same plan says (pp_search_plan_get), to the bit, for every
+ * plan of a K that entries enter and leave many times (the row is taken from
+ * the search's scratch estimate when the plan enters the K best), with a
+ * token budget (days, cost) and uneven pipeline splits, and after
+ * pp_search_simulate with the simulated time; past the end it is an error.
+ */
+static void search_rows_equal_plans(const char *model, const char *system, long long gpus,
+                                    long long gbs, int top_k, bool simulate)
+{
+	pp_model m;
+	pp_system sys;
+	pp_job job;
+	pp_error err;
+	assert_int_equal(pp_model_preset(model, &m, &err), PP_OK);
+	assert_int_equal(pp_system_preset(system, &sys, &err), PP_OK);
+	pp_job_init(&job);
+	job.global_batch = gbs;
+	job.seq_len = 2048;
+	job.train_tokens = 300e9;
+	pp_search_space sp;
+	pp_search_space_init(&sp);
+	pp_search_options o;
+	pp_search_options_init(&o);
+	o.top_k = top_k;
+	o.threads = 2;
+	pp_search *s;
+	assert_int_equal(pp_search_new(&m, &sys, &job, gpus, &sp, &o, &s, &err), PP_OK);
+	while (!pp_search_done(s))
+		assert_int_equal(pp_search_iterate(s, &err), PP_OK);
+	if (simulate)
+		assert_int_equal(pp_search_simulate(s, &err), PP_OK);
+	size_t n = pp_search_count(s), uneven = 0, simulated = 0;
+	assert_true(n > 2);
+	pp_estimate *e = malloc(sizeof *e);
+	assert_non_null(e);
+	for (size_t i = 0; i < n; i++) {
+		pp_search_row r;
+		assert_int_equal(pp_search_row_get(s, i, &r, &err), PP_OK);
+		assert_int_equal(pp_search_plan_get(s, i, e, &err), PP_OK);
+		const pp_plan *a = &r.plan, *b = &e->plan;
+		assert_true(same_plan(a, b));
+		assert_true(a->microbatches == b->microbatches && a->tp2 == b->tp2 &&
+		            a->summa == b->summa && a->summa_nb == b->summa_nb &&
+		            a->flash == b->flash &&
+		            a->embedding_as_layer == b->embedding_as_layer &&
+		            a->loss_as_layer == b->loss_as_layer);
+		const pp_iteration *t = &e->time;
+		assert_true(r.total_bytes == e->memory.total_bytes);
+		assert_true(r.headroom_bytes == e->headroom_bytes);
+		assert_true(r.iteration_s == t->iteration_s && r.compute_s == t->compute_s &&
+		            r.tp_s == t->tp_s && r.pp_s == t->pp_s && r.bubble_s == t->bubble_s &&
+		            r.dp_s == t->dp_s);
+		assert_true(r.mfu == e->mfu && r.tokens_per_s == e->tokens_per_s);
+		assert_true(r.train_days == e->train_days && r.cost_usd == e->cost_usd);
+		assert_true(r.train_days > 0 && r.cost_usd > 0);
+		assert_true(r.simulated == e->simulated);
+		assert_true(r.sim_iteration_s == (e->simulated ? e->sim.iteration_s : 0));
+		uneven += a->first_stage_layers > 0 || a->last_stage_layers > 0;
+		simulated += r.simulated;
+	}
+	pp_search_row r;
+	assert_int_not_equal(pp_search_row_get(s, n, &r, &err), PP_OK);
+	print_message("%s on %lld GPUs: %zu rows, %zu with an uneven split, %zu simulated\n", model,
+	              gpus, n, uneven, simulated);
+	if (simulate)
+		assert_true(simulated > 0);
+	if (strcmp(model, "gpt-1t") == 0) /* 128 layers over pp 3, 5, 6, 7, ... */
+		assert_true(uneven > 0);
+	free(e);
+	pp_search_free(s);
+}
+
+static void test_row_equals_plan(void **state)
+{
+	(void)state;
+	search_rows_equal_plans("gpt-1t", "dgx-h100", 3072, 1536, 3000, false);
+	search_rows_equal_plans("gpt3-175b", "dgx-a100-80g", 256, 512, 3000, false);
+	search_rows_equal_plans("gpt3-175b", "dgx-a100-80g", 64, 256, 40, true);
+}
+
 /* The time floor's data-parallel and optimizer terms (ppi_stage_dp_s) are
  * the stage cost's dp_s and optimizer_s to the bit, on every rank: dense
  * with ZeRO 0..3, MoE (expert DP), SUMMA (the embedding's n_2 all-reduce),
@@ -558,6 +640,7 @@ int main(void)
 	    cmocka_unit_test(test_floor_dp_equals_stage_cost),
 	    cmocka_unit_test(test_threads_deterministic),
 	    cmocka_unit_test(test_plan_get_equals_plan),
+	    cmocka_unit_test(test_row_equals_plan),
 	    cmocka_unit_test(test_top_plans_fit),
 	    cmocka_unit_test(test_constraints),
 	    cmocka_unit_test(test_beats_published_plans),

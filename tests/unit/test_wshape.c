@@ -506,21 +506,29 @@ static int artifact_max(const char *fw, int kind, int step, double *params)
 	return max_layers_on(&m, fw, PP_PREC_FP16, 2, kind, 1, PP_RECOMPUTE_NONE, step, params);
 }
 
+/* The A40 cluster of §6.1 under framework `fw`, and §6.5's job: 8K
+ * sequences in fp16 with fp16 gradients (the artifact's run.sh). */
+static void artifact_setup(const char *fw, pp_system *s, pp_job *j)
+{
+	pp_error err;
+	assert_int_equal(pp_system_preset("dhelix-a40", s, &err), PP_OK);
+	assert_int_equal(pp_system_set_framework(s, fw, &err), PP_OK);
+	pp_job_init(j);
+	j->global_batch = 1024;
+	j->seq_len = 8192;
+	j->precision = PP_PREC_FP16;
+	j->grad_bytes = 2;
+}
+
 /* Peak bytes of Fig. 5's run (§3.2: Llama-25B's 28 layers, DP 8, TP 8, 8K) at
  * micro-batch `mbs` on framework `fw`, and the capacity. */
 static double fig5_peak(const char *fw, int mbs, double *cap)
 {
 	pp_model m = artifact_model(28);
 	pp_system s;
-	pp_error err;
-	assert_int_equal(pp_system_preset("dhelix-a40", &s, &err), PP_OK);
-	assert_int_equal(pp_system_set_framework(&s, fw, &err), PP_OK);
 	pp_job j;
-	pp_job_init(&j);
-	j.global_batch = 1024;
-	j.seq_len = 8192;
-	j.precision = PP_PREC_FP16;
-	j.grad_bytes = 2;
+	artifact_setup(fw, &s, &j);
+	pp_error err;
 	pp_plan p;
 	pp_plan_init(&p);
 	p.tp = 8;
@@ -562,15 +570,9 @@ static void test_max_model_size_dhelix_block(void **state)
 	kept += s / t * h * 1;                 /* 508: int8 dropout mask */
 	pp_model m = artifact_model(40);
 	pp_system sys;
-	pp_error err;
-	assert_int_equal(pp_system_preset("dhelix-a40", &sys, &err), PP_OK);
-	assert_int_equal(pp_system_set_framework(&sys, "dhelix", &err), PP_OK);
 	pp_job j;
-	pp_job_init(&j);
-	j.global_batch = 1024;
-	j.seq_len = 8192;
-	j.precision = PP_PREC_FP16;
-	j.grad_bytes = 2;
+	artifact_setup("dhelix", &sys, &j);
+	pp_error err;
 	pp_plan p;
 	pp_plan_init(&p);
 	p.tp = 8;

@@ -150,6 +150,11 @@ pp_status pp_kernel_scale(pp_gpu *g, double sms, pp_error *err);
  * reference H100's (src/kernel/kernel.c cites the measurements); 1 for a GPU
  * not in the table.  pp_kernel_scale multiplies the GEMM ceilings by it. */
 double pp_kernel_gemm_ceiling_ratio(const char *gpu);
+/* The largest factor by which a calibrated stack may run the GPU's BF16
+ * GEMMs above the rate pp_kernel_scale carries to it: its own measured best
+ * (MAMF) over the carried rate for a part with a ceiling ratio (1.14), 1 for
+ * the measured reference and for parts without one. */
+double pp_kernel_gemm_fit_ceiling(const char *gpu);
 
 /* The SM count (AMD: compute units) of preset GPU `gpu` ("h100-sxm") from its
  * vendor's architecture document; 0 when the table has no such GPU. */

@@ -37,13 +37,16 @@ struct pp_fit {
 	bool *used;             /* [np] parameters some record is sensitive to */
 	double mape_start, mape, last_gain;
 	int iterations;
-	bool kernel; /* pp_fit_kernel_model: the GPU fractions are the stack's */
+	bool kernel;    /* pp_fit_kernel_model: the GPU fractions are the stack's */
+	double gemm_hi; /* under kernel: upper bound of gemm, the records' GPUs' least */
 };
 
 /* Parameter j's fit bounds and neutral start: the registry's, except that
  * under pp_fit_kernel_model the four GPU fractions are fractions of the
  * measured (datasheet-scaled) kernel rate, which no stack can exceed: upper
- * bound 1, neutral start 0.8, lower bounds 0.3 (GEMM) and 0.2 (the others). */
+ * bound 1, neutral start 0.8, lower bounds 0.3 (GEMM) and 0.2 (the others).
+ * The GEMM's upper bound is the GPU's own measured best where its table is
+ * carried rather than measured (pp_kernel_gemm_fit_ceiling: 1.14 on A100). */
 static void param_range(const pp_fit *f, size_t j, double *lo, double *hi, double *start)
 {
 	const pp_param *p = f->param[j];
@@ -56,7 +59,7 @@ static void param_range(const pp_fit *f, size_t j, double *lo, double *hi, doubl
 	if (gemm || ppi_streq(p->key, "gemm_fp8") || ppi_streq(p->key, "attn") ||
 	    ppi_streq(p->key, "memory")) {
 		*lo = gemm ? 0.3 : 0.2;
-		*hi = 1;
+		*hi = gemm ? f->gemm_hi : 1;
 		*start = 0.8;
 	}
 }
@@ -414,6 +417,7 @@ pp_status pp_fit_kernel_model(pp_fit *f, pp_error *err)
 			                g->name);
 		PPI_TRY(pp_kernel_scale(g, sms, err));
 		g->kern.stack_fractions = true;
+		f->gemm_hi = fmin(i ? f->gemm_hi : INFINITY, pp_kernel_gemm_fit_ceiling(g->name));
 		/* The measured attention is Hopper-native; a stack whose attention
 		 * kernel is not (FlashAttention-2, Triton) reaches its stated
 		 * fraction of it there (data/framework, attn_sm90_fraction). */

@@ -225,6 +225,25 @@ double pp_kernel_gemm_ceiling_ratio(const char *gpu)
 	return 1;
 }
 
+/*
+ * On a GPU whose GEMM table is carried (the MAMF ratio above), the carried
+ * rate is an assumption, not a measurement: that the stack's shapes reach the
+ * same share of the best achievable rate as on the measured H100
+ * (PP_KERNEL_H100_GEMM_EFF / PP_MAMF_H100_SXM = 0.877).  What the hardware
+ * allows is the GPU's own measured best (its MAMF), so a fit may raise the
+ * carried GEMM rate up to it: MAMF / (PP_KERNEL_H100_GEMM_EFF x ratio), the
+ * same 1.14 for every part in the table.  The measured H100 and parts without
+ * a MAMF figure stay at 1 (their tables are measured, or there is no ceiling
+ * of their own to stop at below the datasheet).
+ */
+double pp_kernel_gemm_fit_ceiling(const char *gpu)
+{
+	double r = pp_kernel_gemm_ceiling_ratio(gpu);
+	if (r == 1)
+		return 1;
+	return PP_MAMF_H100_SXM / PP_KERNEL_H100_GEMM_EFF;
+}
+
 int pp_kernel_datasheet_arch(const char *gpu)
 {
 	for (size_t i = 0; gpu && i < sizeof datasheet_sms / sizeof datasheet_sms[0]; i++)

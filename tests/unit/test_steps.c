@@ -177,6 +177,60 @@ static void test_kernel_model(void **state)
 	pp_fit_free(f);
 }
 
+/* On a part whose GEMM rate is carried from the H100 (A100: the MAMF ratio),
+ * the fit may raise it up to the part's own measured best and no further:
+ * runs made at 1.08x the carried rate are fitted back inside the bound, not
+ * at it; runs at 1.3x stop at the bound, 1.14, and are flagged there. */
+static void test_kernel_model_carried_gemm(void **state)
+{
+	(void)state;
+	const double want[2] = {1.08, 1.3};
+	for (int w = 0; w < 2; w++) {
+		run r[NRUNS];
+		make_runs(r);
+		pp_error err;
+		for (int i = 0; i < NRUNS; i++)
+			assert_int_equal(pp_system_preset("dgx-a100-80g", &r[i].system, &err),
+			                 PP_OK);
+		pp_system truth = r[0].system;
+		assert_int_equal(pp_kernel_scale(&truth.gpu, 108, &err), PP_OK);
+		truth.gpu.kern.stack_fractions = true;
+		truth.gpu.eff.gemm = want[w];
+		truth.gpu.eff.attn = 0.8; /* the others at their neutral start */
+		truth.gpu.eff.memory = 0.8;
+		truth.gpu.eff.kernel_s = 5e-6;
+		pp_fit_input in[NRUNS];
+		for (int i = 0; i < NRUNS; i++)
+			in[i] = (pp_fit_input){&r[i].model, &r[i].system, &r[i].job,
+			                       &r[i].plan,  r[i].gpus,    iteration(&r[i], &truth),
+			                       "a100 run"};
+		pp_fit *f;
+		assert_int_equal(pp_fit_new_cases(in, NRUNS, &f, &err), PP_OK);
+		assert_int_equal(pp_fit_kernel_model(f, &err), PP_OK);
+		do
+			pp_fit_iterate(f);
+		while (!pp_fit_test(f, 1e-5) && pp_fit_iterations(f) < 40);
+		pp_gpu_eff eff;
+		pp_fit_net net;
+		pp_fit_result(f, &eff, &net);
+		const pp_param *at[16];
+		size_t n = pp_fit_at_bounds(f, at, NULL, 16);
+		bool gemm_at = false;
+		for (size_t k = 0; k < n && k < 16; k++)
+			gemm_at |= strcmp(at[k]->key, "gemm") == 0;
+		double hi = pp_kernel_gemm_fit_ceiling("a100-80g");
+		if (w == 0) {
+			assert_rel(eff.gemm, want[w], 0.02);
+			assert_false(gemm_at);
+			assert_true(pp_fit_mape(f) < 0.02);
+		} else {
+			assert_rel(eff.gemm, hi, 0.005);
+			assert_true(gemm_at);
+		}
+		pp_fit_free(f);
+	}
+}
+
 static void test_refused(void **state)
 {
 	(void)state;
@@ -206,6 +260,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_fit_own_runs),
 	    cmocka_unit_test(test_kernel_model),
+	    cmocka_unit_test(test_kernel_model_carried_gemm),
 	    cmocka_unit_test(test_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,6 +37,18 @@ typedef struct pp_iteration {
 void pp_schedule_iteration(const pp_plan *plan, const pp_system *s, const pp_stage_time *st,
                            pp_iteration *out);
 
+/*
+ * Seconds of a rank's data-parallel traffic (`dp_s` per iteration, of which
+ * `gather_s` the parameter all-gather after a sharded step) that compute
+ * hides: the gradient reduction under dp_overlap of the last micro-batch's
+ * backward (`bwd_compute_s`), the gather under param_gather_overlap of the
+ * next iteration's first forward (`fwd_compute_s`), each at most itself.
+ * The exposed rest is dp_s minus this; the closed form and the simulator
+ * both take it from here.
+ */
+double pp_schedule_dp_hide_s(const pp_system *s, double dp_s, double gather_s, double fwd_compute_s,
+                             double bwd_compute_s);
+
 /* Bubble fraction of the textbook forms (seed 004 §8.2-8.4):
  * (p-1)/(m+p-1), interleaved (p-1)/(v m + p - 1), ZB ~ 0. */
 double pp_bubble_fraction(pp_schedule sched, int p, long long m, int v);

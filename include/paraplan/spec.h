@@ -192,10 +192,13 @@ typedef struct pp_system {
 	double allocator_fraction;    /* caching-allocator fragmentation, fraction of the peak */
 	double fp8_weight_copy_bytes; /* per GEMM parameter: FP8 weight (+ transpose) cache */
 	/* Network and overlap efficiencies (named, calibrated; see docs/calibration.md). */
-	double nvlink_eff;           /* fraction of NVLink bandwidth collectives sustain */
-	double nic_eff;              /* fraction of NIC bandwidth collectives sustain */
-	double nvls_gain;            /* NVLS all-reduce bus bandwidth over ring's, 0 = none */
-	double dp_overlap;           /* fraction of the last backward that hides DP traffic */
+	double nvlink_eff; /* fraction of NVLink bandwidth collectives sustain */
+	double nic_eff;    /* fraction of NIC bandwidth collectives sustain */
+	double nvls_gain;  /* NVLS all-reduce bus bandwidth over ring's, 0 = none */
+	double dp_overlap; /* fraction of the last backward that hides DP traffic */
+	/* fraction of the first forward that hides the parameter all-gather
+	 * after a sharded optimizer's step (ZeRO-1/2); 0: it runs exposed */
+	double param_gather_overlap;
 	double iteration_overhead_s; /* per-iteration fixed cost: data loading, logging, sync */
 	/* Training-framework behaviour (data/framework/NAME.json). */
 	char framework[PP_NAME_MAX]; /* "megatron" (default), "llm-foundry", "deepspeed", ... */

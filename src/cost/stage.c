@@ -521,14 +521,16 @@ double ppi_stage_pp_send_s(const pp_scenario *sc, pp_work *ws)
 	return sc->plan.pp > 1 ? pp_send(sc, ws, &act) * PP_SENDS : 0;
 }
 
-/* One data-parallel collective of a rank (PP_RULE_DP, once per iteration):
- * an entry into b when b is not NULL; returns its seconds as the entry
- * holds them. */
+/* One data-parallel collective of a rank (PP_RULE_DP, or PP_RULE_DP_GATHER
+ * for the parameter all-gather after the step; once per iteration): an
+ * entry into b when b is not NULL; returns its seconds as the entry holds
+ * them. */
 static double dp_coll(ebuf *b, pp_work *ws, const char *name, pp_group g, pp_coll_kind kind,
                       const pp_system *s, const pp_layout *l, double bytes)
 {
 	if (b)
-		coll_entry(b, ws, name, PP_RULE_DP, g, kind, s, l, bytes, 1, 1);
+		coll_entry(b, ws, name, kind == PP_COLL_ALLGATHER ? PP_RULE_DP_GATHER : PP_RULE_DP,
+		           g, kind, s, l, bytes, 1, 1);
 	return coll_time_memo(ws, s, l, kind, bytes);
 }
 
@@ -717,6 +719,11 @@ static void finish(pp_stage_time *out, acc *a, const pp_profile_entry *e, int fr
 			break;
 		case PP_RULE_DP:
 			out->dp_s += t;
+			out->dp_bytes += w;
+			break;
+		case PP_RULE_DP_GATHER:
+			out->dp_s += t;
+			out->dp_gather_s += t;
 			out->dp_bytes += w;
 			break;
 		case PP_RULE_EMB_SYNC: out->emb_sync_s += t; break;

@@ -54,13 +54,14 @@ static pp_status si_speedup(const pp_scenario *sc, pp_stage_time *t, pp_work *ws
  * (pp - 1) pp_s (over v when interleaved).
  * The optimizer term is max_i optimizer_s_i >= the optimizer_s of any rank
  * (ppi_stage_dp_s gives it as the stage cost does): opt_s.
- * The data-parallel term is max_i (dp_s_i - dp_overlap bwd_compute_s_i) (or
- * 0) >= D - dp_overlap t_b with D = max_i dp_s_i, since bwd_compute_s_i <=
- * bwd_s_i <= t_b; and m t + max(0, D - dp_overlap t) grows with t when
- * dp_overlap <= m (dp_overlap is a fraction, m >= 1), so with t_b >= T =
- * max_i c_i + v pp_s the two terms are >= m T + max(0, D - dp_overlap T):
- * dp_s = D, overlap = dp_overlap (the term is left out if dp_overlap is
- * outside [0, m]).
+ * The data-parallel term is max_i (dp_s_i - hide_i) (or 0), where
+ * pp_schedule_dp_hide_s hides at most dp_overlap bwd_compute_s_i +
+ * param_gather_overlap fwd_compute_s_i <= ov (fwd_s_i + bwd_s_i) <= ov t_b,
+ * ov the larger fraction; so it is >= D - ov t_b with D = max_i dp_s_i; and
+ * m t + max(0, D - ov t) grows with t when ov <= m (a fraction, m >= 1), so
+ * with t_b >= T = max_i c_i + v pp_s the two terms are >= m T + max(0, D -
+ * ov T): dp_s = D, overlap = ov (the term is left out if ov is outside
+ * [0, m]).
  * time_floor gives the bound without the optimizer and DP terms, and
  * time_floor_dp with them (from some ranks only: still a lower bound).
  * *order_free_s: the bound with the compute alone in c_i, no sends and no
@@ -131,12 +132,14 @@ static double time_floor_dp(const pp_scenario *sc, pp_work *ws, const floor_part
 	const pp_plan *p = &sc->plan;
 	double opt, d = ppi_stage_dp_s(sc, 0, ws, &opt);
 	double v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
-	/* DP hidden under the backward: the optimizer's share alone (~1e-4 of
-	 * the time) rarely decides a cut, so the lists are not asked again (0). */
-	if (d - sc->system->dp_overlap * (fp->xmax + v * fp->pp_s) <= 0)
+	double ov = sc->system->dp_overlap > sc->system->param_gather_overlap
+	                ? sc->system->dp_overlap
+	                : sc->system->param_gather_overlap;
+	/* DP hidden under compute: the optimizer's share alone (~1e-4 of the
+	 * time) rarely decides a cut, so the lists are not asked again (0). */
+	if (d - ov * (fp->xmax + v * fp->pp_s) <= 0)
 		return 0;
-	return bound(p, fp->xmax, fp->xsum, fp->pp_s, fp->overhead_s, opt, d,
-	             sc->system->dp_overlap);
+	return bound(p, fp->xmax, fp->xsum, fp->pp_s, fp->overhead_s, opt, d, ov);
 }
 
 pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *job,
@@ -340,7 +343,8 @@ pp_status pp_estimate_simulate(pp_estimate *e, pp_sim *sim, pp_error *err)
 		s->send_bytes = t.pp_bytes / 2;
 		s->dp_s = t.dp_s;
 		s->dp_bytes = t.dp_bytes;
-		s->dp_hide_s = e->system.dp_overlap * t.bwd_compute_s;
+		s->dp_hide_s = pp_schedule_dp_hide_s(&e->system, t.dp_s, t.dp_gather_s,
+		                                     t.fwd_compute_s, t.bwd_compute_s);
 		s->optimizer_s = t.optimizer_s;
 		s->fwd_flops = t.fwd_flops / v;
 		s->bwd_flops = t.bwd_flops / v;

@@ -117,11 +117,13 @@ void pp_schedule_iteration(const pp_plan *p, const pp_system *s, const pp_stage_
 	}
 	if (p->schedule == PP_SCHED_WSHAPE)
 		wshape_iteration(p, st, out);
-	/* Data parallel: overlapped with the last backward of the stage that
-	 * finishes last (stage 0 in 1F1B), up to the system's overlap fraction. */
+	/* Data parallel: the gradient reduction overlapped with the last backward
+	 * of the stage that finishes last (stage 0 in 1F1B), the parameter gather
+	 * with the first forward, up to the framework's overlap fractions. */
 	double dp_exposed = 0;
 	for (int i = 0; i < p->pp; i++) {
-		double hide = s->dp_overlap * st[i].bwd_compute_s;
+		double hide = pp_schedule_dp_hide_s(s, st[i].dp_s, st[i].dp_gather_s,
+		                                    st[i].fwd_compute_s, st[i].bwd_compute_s);
 		double e = st[i].dp_s - hide;
 		if (e > dp_exposed)
 			dp_exposed = e;
@@ -172,6 +174,19 @@ void pp_configtuner(const pp_ct_input *in, pp_ct_result *o)
 }
 
 /* ---------------------------------------------------- seed 001 (AMP, Pipette) */
+
+double pp_schedule_dp_hide_s(const pp_system *s, double dp_s, double gather_s, double fwd_compute_s,
+                             double bwd_compute_s)
+{
+	/* The gather follows the optimizer step, which waits for every gradient:
+	 * it cannot hide under the backward (Megatron-Core's distributed
+	 * optimizer, DeepSpeed's ZeRO-1/2 alike); it hides under the forward only
+	 * where the framework launches it asynchronously. */
+	double reduce = dp_s - gather_s;
+	double h_red = s->dp_overlap * bwd_compute_s,
+	       h_gat = s->param_gather_overlap * fwd_compute_s;
+	return (reduce < h_red ? reduce : h_red) + (gather_s < h_gat ? gather_s : h_gat);
+}
 
 double pp_amp_latency(double C, double T_tp, double T_pp, double T_dp, double n_mb, double pp)
 {

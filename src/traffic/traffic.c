@@ -192,7 +192,8 @@ static pp_traffic_type type_of(const pp_profile_entry *e)
 {
 	switch (e->rule) {
 	case PP_RULE_ZERO3: return PP_TRAFFIC_ZERO3;
-	case PP_RULE_DP: return PP_TRAFFIC_DP;
+	case PP_RULE_DP:
+	case PP_RULE_DP_GATHER: return PP_TRAFFIC_DP;
 	case PP_RULE_EMB_SYNC: return PP_TRAFFIC_EMB;
 	default: break;
 	}
@@ -223,7 +224,10 @@ static void entry_traffic(build *b, const pp_profile_entry *e, long long r, int 
 		add(b, PP_TRAFFIC_PP_BWD, r, pp_place_rank(b->pl, c), act * nb * m);
 		return;
 	}
-	double per = e->rule == PP_RULE_DP || e->rule == PP_RULE_EMB_SYNC ? 1 : m;
+	double per =
+	    e->rule == PP_RULE_DP || e->rule == PP_RULE_DP_GATHER || e->rule == PP_RULE_EMB_SYNC
+	        ? 1
+	        : m;
 	double vol = e->wire_bytes * e->count * e->times * per;
 	if (vol <= 0)
 		return;

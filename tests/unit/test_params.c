@@ -33,6 +33,7 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.nic_eff",
 	                                  "framework.nvls_gain",
 	                                  "framework.dp_overlap",
+	                                  "framework.param_gather_overlap",
 	                                  "framework.iteration_overhead_s",
 	                                  "framework.logit_bytes",
 	                                  "framework.loss_transient_bytes",
@@ -57,6 +58,7 @@ static double *field(pp_system *s, const char *name)
 	                         &s->nic_eff,
 	                         &s->nvls_gain,
 	                         &s->dp_overlap,
+	                         &s->param_gather_overlap,
 	                         &s->iteration_overhead_s,
 	                         &s->logit_bytes,
 	                         &s->loss_transient_bytes,
@@ -83,7 +85,7 @@ static double *field(pp_system *s, const char *name)
 	return NULL;
 }
 
-#define NFIELDS 30 /* the two tables above */
+#define NFIELDS 31 /* the two tables above */
 
 static void test_round_trip(void **state)
 {

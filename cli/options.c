@@ -490,6 +490,10 @@ int cli_opts_parse(int argc, char **argv, const cli_verb *verb, cli_opts *o)
 	int rc = parse_args(argc, argv, &ps);
 	/* A recipe scales FP8 operands: given without them it is a mistake,
 	 * whichever flag (--precision, --from-megatron) set the precision. */
+	/* A launch's recipe (--from-megatron --fp8-recipe, a torchtitan
+	 * [float8]) goes with its FP8: --precision bf16 after it drops both. */
+	if (rc == CLI_CONTINUE && !o->fp8_recipe_given && o->job.precision != PP_PREC_FP8)
+		o->job.fp8_recipe = PP_FP8_DELAYED;
 	if (rc == CLI_CONTINUE && o->fp8_recipe_given && o->job.precision != PP_PREC_FP8) {
 		cli_message(
 		    "%s: --fp8-recipe %s applies under --precision fp8 only (precision is %s)",

@@ -36,6 +36,21 @@ static pp_runs *load_public(void)
 	return runs;
 }
 
+/* The job record i of `runs` describes (its inputs must read). */
+static pp_job record_job(const pp_runs *runs, size_t i)
+{
+	pp_model m;
+	pp_system s;
+	pp_job job;
+	pp_plan plan;
+	long long gpus;
+	pp_run_info info;
+	pp_error err;
+	pp_error_clear(&err);
+	assert_int_equal(pp_run_inputs(runs, i, &m, &s, &job, &plan, &gpus, &info, &err), PP_OK);
+	return job;
+}
+
 static void test_public_runs_fit(void **state)
 {
 	(void)state;
@@ -127,15 +142,7 @@ static void test_fp8_recipe(void **state)
 		for (size_t i = 0; i < pp_runs_count(runs); i++) {
 			if (strcmp(pp_runs_id(runs, i), want[k].id) != 0)
 				continue;
-			pp_model m;
-			pp_system s;
-			pp_job job;
-			pp_plan plan;
-			long long gpus;
-			pp_run_info info;
-			pp_error err;
-			assert_int_equal(
-			    pp_run_inputs(runs, i, &m, &s, &job, &plan, &gpus, &info, &err), PP_OK);
+			pp_job job = record_job(runs, i);
 			assert_int_equal(job.precision, PP_PREC_FP8);
 			assert_int_equal(job.fp8_recipe, want[k].recipe);
 			found = true;
@@ -177,14 +184,7 @@ static void test_fp8_recipe_words(void **state)
 		pp_error err;
 		pp_error_clear(&err);
 		assert_int_equal(pp_runs_from_json(json, strlen(json), "mini", &runs, &err), PP_OK);
-		pp_model m;
-		pp_system s;
-		pp_job job;
-		pp_plan plan;
-		long long gpus;
-		pp_run_info info;
-		assert_int_equal(pp_run_inputs(runs, 0, &m, &s, &job, &plan, &gpus, &info, &err),
-		                 PP_OK);
+		pp_job job = record_job(runs, 0);
 		assert_int_equal(job.precision, PP_PREC_FP8);
 		assert_int_equal(job.fp8_recipe, cases[c].recipe);
 		pp_runs_free(runs);

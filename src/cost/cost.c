@@ -113,8 +113,18 @@ static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 	 * kernels its recipe launches (op->quant_kernels, src/workload/ops.c:
 	 * 3 per expert under current scaling, 1 under MXFP8 and block-wise, 2
 	 * in all under row-wise, 1 in all under delayed scaling). */
-	if (op->kind == PP_OP_GEMM && fp8 && op->quant_kernels > 0)
-		launches += op->quant_kernels;
+	if (op->kind == PP_OP_GEMM && fp8 && op->quant_kernels > 0) {
+		double qk = op->quant_kernels;
+		/* Delayed scaling's fused multi-tensor cast-transpose needs the
+		 * transposed copy, which Blackwell's FP8 GEMMs do without: there
+		 * each expert's tensor is cast alone (TE cast.cpp
+		 * multi_tensor_quantize_impl: with_fused_kernel only with
+		 * columnwise data). */
+		if (op->fp8_recipe == PP_FP8_DELAYED && op->count > 1 &&
+		    pp_kernel_fp8_non_tn(pp_kernel_datasheet_arch(g->name)))
+			qk = op->count;
+		launches += qk;
+	}
 	/* Hopper FP8 forward GEMMs with fast accumulation: Transformer Engine
 	 * runs the forward (and recompute) GEMMs with cuBLASLt's fast
 	 * accumulation (module/base.py _2X_ACC_FPROP = False; dgrad and wgrad

@@ -20,6 +20,8 @@ static void estimate_usage(FILE *f)
 	       "  --seq L          sequence length, tokens\n"
 	       "  --tokens T       training budget in tokens (suffix K, M, B or T allowed)\n"
 	       "  --precision P    bf16 (default), fp16, fp8 or fp32\n"
+	       "  --fp8-recipe R   under fp8: delayed (default), current, rowwise, blockwise\n"
+	       "                   or mxfp8 (Blackwell); its quantisation cost\n"
 	       "  --grad-dtype D   fp32 (default, Megatron main grads) or bf16\n"
 	       "  --optimizer O    adam (default) or sgd\n"
 	       "  --tp --pp --cp --ep --etp --vp --mbs N   parallel degrees (default 1;\n"

@@ -19,6 +19,7 @@ enum {
 	OPT_SEQ,
 	OPT_TOKENS,
 	OPT_PRECISION,
+	OPT_FP8_RECIPE,
 	OPT_TP,
 	OPT_PP,
 	OPT_DP,
@@ -63,6 +64,7 @@ static const struct option common_opts[] = {{"model", required_argument, 0, OPT_
                                             {"seq", required_argument, 0, OPT_SEQ},
                                             {"tokens", required_argument, 0, OPT_TOKENS},
                                             {"precision", required_argument, 0, OPT_PRECISION},
+                                            {"fp8-recipe", required_argument, 0, OPT_FP8_RECIPE},
                                             {"tp", required_argument, 0, OPT_TP},
                                             {"tp2", required_argument, 0, OPT_TP2},
                                             {"summa", required_argument, 0, OPT_SUMMA},
@@ -257,6 +259,10 @@ static int common_flag(int c, const char *v, cli_opts *o, pp_error *err, pp_stat
 	case OPT_SEQ: o->have_seq = true; return parse_int(n, v, 1, 100000000, &job->seq_len);
 	case OPT_TOKENS: return parse_count(n, v, &job->train_tokens);
 	case OPT_PRECISION: *st = pp_precision_parse(v, "", &job->precision, err); return 0;
+	case OPT_FP8_RECIPE:
+		o->fp8_recipe_given = true;
+		*st = pp_fp8_recipe_parse(v, "", &job->fp8_recipe, err);
+		return 0;
 	case OPT_GRAD:
 		if (strcmp(v, "fp32") == 0)
 			job->grad_bytes = 4;
@@ -481,7 +487,21 @@ int cli_opts_parse(int argc, char **argv, const cli_verb *verb, cli_opts *o)
 	pp_plan_init(&o->plan);
 	opts_ctx oc = {verb, o};
 	parse_spec ps = {verb->name, verb->usage, {common_opts, verb->opts}, opts_flag, NULL, &oc};
-	return parse_args(argc, argv, &ps);
+	int rc = parse_args(argc, argv, &ps);
+	/* A recipe scales FP8 operands: given without them it is a mistake,
+	 * whichever flag (--precision, --from-megatron) set the precision. */
+	/* A launch's recipe (--from-megatron --fp8-recipe, a torchtitan
+	 * [float8]) goes with its FP8: --precision bf16 after it drops both. */
+	if (rc == CLI_CONTINUE && !o->fp8_recipe_given && o->job.precision != PP_PREC_FP8)
+		o->job.fp8_recipe = PP_FP8_DELAYED;
+	if (rc == CLI_CONTINUE && o->fp8_recipe_given && o->job.precision != PP_PREC_FP8) {
+		cli_message(
+		    "%s: --fp8-recipe %s applies under --precision fp8 only (precision is %s)",
+		    verb->name, pp_fp8_recipe_name(o->job.fp8_recipe),
+		    pp_precision_name(o->job.precision));
+		return EXIT_BADINPUT;
+	}
+	return rc;
 }
 
 int cli_opts_require(const cli_opts *o, const char *verb, bool need_gpus, bool need_gbs)
@@ -583,6 +603,7 @@ static void command_line_source(pp_error *err)
 	           {"job.global_batch", "--gbs"},
 	           {"job.seq_len", "--seq"},
 	           {"job.precision", "--precision"},
+	           {"job.fp8_recipe", "--fp8-recipe"},
 	           {"job.train_tokens", "--tokens"},
 	           {"gpus", "--gpus"}};
 	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)

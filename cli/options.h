@@ -24,6 +24,7 @@ typedef struct cli_opts {
 	double price;            /* --usd-per-gpu-hour; < 0 when not given */
 	long long gpus;
 	bool json, have_gbs, have_seq;
+	bool fp8_recipe_given; /* --fp8-recipe given (refused without --precision fp8) */
 	pp_job job;
 	pp_plan plan;
 	/* --from-megatron: the model its flags describe, used when no --model. */

@@ -383,6 +383,7 @@ static const struct flag_rule {
                   {"seq", EVERY_PLAN},
                   {"tokens", EVERY_PLAN},
                   {"precision", EVERY_PLAN},
+                  {"fp8-recipe", EVERY_PLAN},
                   {"grad-dtype", EVERY_PLAN},
                   {"optimizer", EVERY_PLAN},
                   {"flash", EVERY_PLAN},

@@ -26,6 +26,7 @@ gbs|32|128||applied
 seq|2048|8192||applied
 tokens|1T|2T||applied
 precision|fp8|fp16||applied
+fp8-recipe|rowwise|current|--precision fp8|applied
 tp|2|1||applied
 tp2|2|4||applied
 summa|on|off|--tp2 2|applied

@@ -38,28 +38,80 @@ typedef enum pp_kernel_dtype {
 } pp_kernel_dtype;
 
 /*
- * Named FP8 recipe constants (docs/kernel.md gives the sources): the GEMM time
- * relative to tensor-wise FP8, and the HBM bytes the quantisation pass moves
- * per input element (read BF16, write FP8, plus a transposed copy for the
- * backward where the recipe needs one).
+ * The quantisation pass of one BF16 GEMM operand (an activation or output
+ * gradient, rows x cols, cols the GEMM's reduction dimension) per FP8 recipe,
+ * as named HBM traffic (docs/kernel.md gives each recipe's code path):
+ *  - every cast reads the BF16 tensor (2 bytes/element) and writes one FP8
+ *    copy (1 byte/element) per usage it produces;
+ *  - delayed scaling takes its scale from the amax history and records the
+ *    amax inside the cast (TE Float8Quantizer::quantize, one cast-transpose);
+ *  - current scaling reads the tensor once more for its amax first
+ *    (TE Float8CurrentScalingQuantizer::quantize_impl: nvte_compute_amax,
+ *    nvte_compute_scale_from_amax, nvte_quantize_v2);
+ *  - tensor-wise recipes write the transposed copy the weight gradient reads
+ *    where the GPU's FP8 GEMM takes only TN operands: Hopper, not Blackwell
+ *    (TE nvte_is_non_tn_fp8_gemm_supported: compute capability 10.x, 11.x,
+ *    >= 13.0);
+ *  - MXFP8 and block-wise scale along the reduction dimension, which differs
+ *    between the forward/dgrad GEMM and the wgrad GEMM, so they write a
+ *    row-wise and a column-wise copy, each with its scales, in one kernel on
+ *    every architecture (TE MXFP8Quantizer / Float8BlockQuantizer: rowwise
+ *    and columnwise data and scale_inv; 1 E8M0 byte per 32 elements, 1 FP32
+ *    per 128);
+ *  - row-wise (torchao Float8Linear "rowwise") casts the BF16 tensor twice,
+ *    along rows for the first GEMM and along columns for the weight
+ *    gradient (torchao/float8/float8_linear.py
+ *    manual_float8_matmul_with_args_in_hp: axiswise_dim -1 and 0), the scales
+ *    computed inside each compiled cast, one FP32 scale per row (column).
  */
-#define PP_FP8_ROWWISE_GEMM_FACTOR 1.05
-#define PP_FP8_BLOCKWISE_GEMM_FACTOR 1.10
-#define PP_FP8_MXFP8_GEMM_FACTOR 1.0
-#define PP_FP8_QUANT_BYTES_PER_ELEM 3.0
-#define PP_FP8_QUANT_TRANSPOSE_BYTES_PER_ELEM 1.0
+#define PP_FP8_QUANT_READ_BYTES 2.0    /* BF16 element read by a cast */
+#define PP_FP8_QUANT_WRITE_BYTES 1.0   /* FP8 element written per copy */
+#define PP_FP8_AMAX_READ_BYTES 2.0     /* current scaling's amax pass over BF16 */
+#define PP_FP8_ROWWISE_CASTS 2.0       /* torchao rowwise: dim -1 and dim 0 casts */
+#define PP_FP8_ROWWISE_SCALE_BYTES 4.0 /* FP32 scale per row (column) */
+#define PP_FP8_MX_BLOCK 32.0           /* OCP MX v1.0: 32 elements per scale */
+#define PP_FP8_MX_SCALE_BYTES 1.0      /* E8M0 */
+#define PP_FP8_BLOCK_LEN 128.0         /* 1x128 activation blocks (DeepSeek-V3 3.3.2) */
+#define PP_FP8_BLOCK_SCALE_BYTES 4.0   /* FP32 scale_inv (TE Float8BlockQuantizer) */
+
+/* Whether architecture `arch` (compute capability x 10) runs FP8 GEMMs on
+ * non-TN operands, so tensor-wise recipes need no transposed copy (TE
+ * nvte_is_non_tn_fp8_gemm_supported). */
+bool pp_kernel_fp8_non_tn(int arch);
+
+/* HBM bytes of the quantisation of a rows x cols BF16 operand under recipe
+ * `r` on architecture `arch` (compute capability x 10; 0 unknown, taken as
+ * needing TN operands), scales included; 0 for an empty tensor. */
+double pp_kernel_fp8_quant_bytes(pp_fp8_recipe r, double rows, double cols, int arch);
 
 /* Seconds of `count` GEMMs (m x k) . (k x n) run as one (grouped) kernel on
- * `g` (g->kern must be valid).  FP8 recipes other than tensor-wise add their
- * factor; none adds the quantisation pass (pp_kernel_fp8_quant_s).  Returns a
- * negative value for MXFP8 on a GPU without FP8 or for bad shapes. */
+ * `g` (g->kern must be valid).  Every FP8 recipe runs at the measured
+ * tensor-wise FP8 rate (no published GEMM-only figure sets another:
+ * docs/kernel.md); none adds the quantisation pass (pp_kernel_fp8_quant_s).
+ * Returns a negative value for MXFP8 on a GPU without FP8 or for bad shapes. */
 double pp_kernel_gemm_s(const pp_gpu *g, double m, double k, double n, double count,
                         pp_kernel_dtype dt);
 
-/* Seconds of the quantisation pass of an (rows x cols) BF16 tensor to FP8 under
- * recipe `dt` (0 for BF16 and tensor-wise with cached scales is not assumed:
- * every FP8 recipe reads and writes the tensor once). */
-double pp_kernel_fp8_quant_s(const pp_gpu *g, double rows, double cols, pp_kernel_dtype dt);
+/* Seconds of the quantisation pass of a rows x cols BF16 operand under recipe
+ * `r` on `g` (its architecture from pp_kernel_datasheet_arch(g->name)): the
+ * bytes of pp_kernel_fp8_quant_bytes at the memory-bound rate of
+ * pp_kernel_mem_s; 0 for an empty tensor. */
+double pp_kernel_fp8_quant_s(const pp_gpu *g, double rows, double cols, pp_fp8_recipe r);
+
+/*
+ * Bytes per element of a GEMM input a layer keeps for its weight gradient
+ * under recipe `r`: Transformer Engine keeps the quantised input with its
+ * column-wise usage only (transformer_engine/pytorch/module/linear.py:
+ * update_usage(rowwise_usage=False, columnwise_usage=True)), one FP8 byte
+ * plus, for MXFP8 and block-wise, its scales (1 E8M0 byte per 32, one FP32
+ * per 128); torchao's row-wise Float8Linear keeps the BF16 input and casts
+ * it again in backward (float8_linear.py: save_for_backward(input_hp, ...)):
+ * 2.  A tensor-wise scale is one number per tensor: 1.
+ */
+double pp_fp8_saved_input_bytes(pp_fp8_recipe r);
+
+/* The GEMM kind recipe `r` runs (tensor-wise for delayed and current). */
+pp_kernel_dtype pp_kernel_dtype_of_recipe(pp_fp8_recipe r);
 
 /* Seconds of fused attention over b sequences, hq query heads, sq queries, sk
  * keys, head dim d; causal halves the score matrix; bwd: the backward

@@ -257,14 +257,20 @@ typedef enum pp_precision {
 
 typedef enum pp_optimizer { PP_OPT_ADAM = 0, PP_OPT_SGD = 1 } pp_optimizer;
 
-/* How FP8 operands are scaled (Transformer Engine recipes); it sets how many
- * quantisation kernels a batched FP8 GEMM launches (src/workload/ops.c). */
+/* How FP8 operands are scaled (--fp8-recipe); it sets the quantisation pass a
+ * GEMM's FP8 operand costs (pp_kernel_fp8_quant_bytes, docs/kernel.md), how
+ * many quantisation kernels a batched FP8 GEMM launches (src/workload/ops.c)
+ * and what a GEMM keeps for its backward (src/workload/memory.c). */
 typedef enum pp_fp8_recipe {
 	PP_FP8_DELAYED =
 	    0, /* per-tensor scale from an amax history (TE's default, DelayedScaling) */
 	PP_FP8_CURRENT = 1, /* per-tensor scale from the tensor's own amax (FP8-CS) */
-	PP_FP8_MX = 2,      /* MXFP8: one scale per 32 elements (FP8-MX) */
+	PP_FP8_MX = 2,      /* MXFP8: one E8M0 scale per 32 elements (FP8-MX; Blackwell) */
+	PP_FP8_ROWWISE = 3, /* one FP32 scale per row (torchao Float8Linear "rowwise") */
+	PP_FP8_BLOCKWISE =
+	    4, /* 1x128 activation / 128x128 weight blocks (DeepSeek-V3, TE Float8BlockScaling) */
 } pp_fp8_recipe;
+#define PP_FP8_RECIPES 5
 
 typedef struct pp_job {
 	long long global_batch; /* sequences per iteration */
@@ -344,6 +350,10 @@ const char *pp_recompute_name(pp_recompute r);
 const char *pp_schedule_name(pp_schedule s);
 /* Parse a name; returns PP_EINPUT (with `err` naming `field`) on an unknown one. */
 pp_status pp_precision_parse(const char *s, const char *field, pp_precision *out, pp_error *err);
+/* The --fp8-recipe words: delayed, current, mxfp8, rowwise, blockwise (static
+ * strings; "?" for a value outside the enum). */
+const char *pp_fp8_recipe_name(pp_fp8_recipe r);
+pp_status pp_fp8_recipe_parse(const char *s, const char *field, pp_fp8_recipe *out, pp_error *err);
 pp_status pp_recompute_parse(const char *s, const char *field, pp_recompute *out, pp_error *err);
 pp_status pp_schedule_parse(const char *s, const char *field, pp_schedule *out, pp_error *err);
 
@@ -415,6 +425,11 @@ pp_status pp_model_check(const pp_model *m, pp_error *err);
 pp_status pp_gpu_check(const pp_gpu *g, pp_error *err);
 pp_status pp_system_check(const pp_system *s, pp_error *err);
 pp_status pp_job_check(const pp_job *j, pp_error *err);
+/* Whether the system's GPU runs the job's precision and FP8 recipe (FP8 or
+ * BF16 tensor cores; MXFP8 needs Blackwell, pp_kernel_datasheet_arch >= 100).
+ * PP_EINPUT naming job.precision or job.fp8_recipe otherwise.  pp_plan_resolve
+ * applies it; a search applies it once before its plans. */
+pp_status pp_job_check_gpu(const pp_job *j, const pp_system *s, pp_error *err);
 
 /* Defaults a user who gives nothing else gets: bf16, fp32 main grads, Adam. */
 void pp_job_init(pp_job *j);

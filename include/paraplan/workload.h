@@ -101,6 +101,7 @@ typedef struct pp_op {
 	 * quantises itself (forward input, backward output gradient) rather
 	 * than taking it fused from its producer: 0 for a single GEMM. */
 	double quant_kernels;
+	pp_fp8_recipe fp8_recipe; /* the job's recipe, for an FP8 GEMM under fp8 */
 	/* A bias-dropout-add (dropout models): its HBM bytes as the fused kernel
 	 * of Megatron-family stacks moves them, read under the kernel model when
 	 * the stack fuses it (framework.fused_bias_dropout_add); 0 otherwise. */

@@ -727,6 +727,47 @@ static int split_tp(const pp_model *m, long long mp, int cap)
 	return 1;
 }
 
+/*
+ * The FP8 recipe a record's precision names.  The recipe named first is the
+ * one measured ("FP8-CS (FP8-MX)": the alternative's figures are in
+ * measured.other).  NeMo/Megatron-Bridge write FP8-CS (current scaling),
+ * FP8-MX (MXFP8) and FP8-DS (delayed); "tensorwise" is current scaling in
+ * Megatron-LM's --fp8-recipe and torchao's recipe names alike; block-wise
+ * (DeepSeek-V3, TE Float8BlockScaling) and row-wise (torchao) by name.  A
+ * bare "FP8" is Transformer Engine's default, delayed scaling.
+ */
+static pp_fp8_recipe fp8_recipe_of(const char *prec)
+{
+	static const struct {
+		const char *phrase;
+		pp_fp8_recipe recipe;
+	} words[] = {
+	    {"fp8-cs", PP_FP8_CURRENT},
+	    {"current scaling", PP_FP8_CURRENT},
+	    {"tensorwise", PP_FP8_CURRENT},
+	    {"tensor-wise", PP_FP8_CURRENT},
+	    {"fp8-mx", PP_FP8_MX},
+	    {"mxfp8", PP_FP8_MX},
+	    {"fp8-ds", PP_FP8_DELAYED},
+	    {"delayed scaling", PP_FP8_DELAYED},
+	    {"blockwise", PP_FP8_BLOCKWISE},
+	    {"block-wise", PP_FP8_BLOCKWISE},
+	    {"block scaling", PP_FP8_BLOCKWISE},
+	    {"rowwise", PP_FP8_ROWWISE},
+	    {"row-wise", PP_FP8_ROWWISE},
+	};
+	pp_fp8_recipe r = PP_FP8_DELAYED;
+	long first = -1;
+	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+		long at = ppi_find_ci(prec, words[i].phrase);
+		if (at >= 0 && (first < 0 || at < first)) {
+			first = at;
+			r = words[i].recipe;
+		}
+	}
+	return r;
+}
+
 /* pp_plan_resolve, with the record named in a failure. */
 static pp_status resolve(const pp_runs *runs, size_t i, pp_plan *plan, const pp_model *m,
                          const pp_system *s, long long gpus, const pp_job *job, pp_error *err)
@@ -811,13 +852,7 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 		return SKIP(path, "precision not stated");
 	if (has(prec, "fp8")) {
 		job->precision = PP_PREC_FP8;
-		/* The recipe named first is the one measured ("FP8-CS (FP8-MX)":
-		 * the alternative's figures are in measured.other). */
-		long cs = ppi_find_ci(prec, "fp8-cs"), mx = ppi_find_ci(prec, "fp8-mx");
-		if (cs >= 0 && (mx < 0 || cs < mx))
-			job->fp8_recipe = PP_FP8_CURRENT;
-		else if (mx >= 0)
-			job->fp8_recipe = PP_FP8_MX;
+		job->fp8_recipe = fp8_recipe_of(prec);
 	} else if (has(prec, "16-bit") || has(prec, "unspecified") || has(prec, "not stated")) {
 		job->precision = PP_PREC_BF16;
 		fill(info, PP_FILL_PRECISION,

@@ -36,14 +36,16 @@ static double kernel_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op
 	switch (op->kind) {
 	case PP_OP_GEMM: {
 		bool fp8 = prec == PP_PREC_FP8 && op->fp8 && g->fp8_flops > 0;
-		double t = pp_kernel_gemm_s(g, op->m, op->k, op->n, count,
-		                            fp8 ? PP_KDT_FP8_TENSORWISE : PP_KDT_BF16);
+		double t =
+		    pp_kernel_gemm_s(g, op->m, op->k, op->n, count,
+		                     fp8 ? pp_kernel_dtype_of_recipe(op->fp8_recipe) : PP_KDT_BF16);
 		/* FP8: the BF16 input (forward, recompute) or output gradient
-		 * (backward-input) is quantised first, with its transpose for the
-		 * weight gradient, which then reads both operands already in FP8
-		 * (Transformer Engine); weights are cast once per iteration. */
+		 * (backward-input) is quantised first by the recipe's pass, with
+		 * the copy the weight gradient reads (pp_kernel_fp8_quant_bytes),
+		 * which then reads both operands already in FP8; weights are cast
+		 * once per iteration. */
 		if (t >= 0 && fp8 && op->phase != PP_PHASE_BWD_WEIGHT)
-			t += count * pp_kernel_fp8_quant_s(g, op->m, op->k, PP_KDT_FP8_TENSORWISE);
+			t += count * pp_kernel_fp8_quant_s(g, op->m, op->k, op->fp8_recipe);
 		if (t >= 0)
 			return t;
 		break; /* no shape: the roofline below */
@@ -109,20 +111,35 @@ static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 	double launches = op->kind == PP_OP_GEMM && op->count > 1 ? op->count : 1;
 	/* In FP8 a batched GEMM also quantises its operand per GEMM, with the
 	 * kernels its recipe launches (op->quant_kernels, src/workload/ops.c:
-	 * 3 per expert under current scaling, 1 under MXFP8, 1 in all under
-	 * delayed scaling). */
-	if (op->kind == PP_OP_GEMM && fp8 && op->quant_kernels > 0)
-		launches += op->quant_kernels;
+	 * 3 per expert under current scaling, 1 under MXFP8 and block-wise, 2
+	 * in all under row-wise, 1 in all under delayed scaling). */
+	if (op->kind == PP_OP_GEMM && fp8 && op->quant_kernels > 0) {
+		double qk = op->quant_kernels;
+		/* Delayed scaling's fused multi-tensor cast-transpose needs the
+		 * transposed copy, which Blackwell's FP8 GEMMs do without: there
+		 * each expert's tensor is cast alone (TE cast.cpp
+		 * multi_tensor_quantize_impl: with_fused_kernel only with
+		 * columnwise data). */
+		if (op->fp8_recipe == PP_FP8_DELAYED && op->count > 1 &&
+		    pp_kernel_fp8_non_tn(pp_kernel_datasheet_arch(g->name)))
+			qk = op->count;
+		launches += qk;
+	}
 	/* Hopper FP8 forward GEMMs with fast accumulation: Transformer Engine
 	 * runs the forward (and recompute) GEMMs with cuBLASLt's fast
 	 * accumulation (module/base.py _2X_ACC_FPROP = False; dgrad and wgrad
 	 * keep the split accumulator), as does torchao's float8 training; the
 	 * measured table is torch._scaled_mm's default, the split accumulator.
+	 * Block-wise scaling has no fast mode: its kernels promote the partial
+	 * sums to FP32 on CUDA cores every 128 elements of K (DeepSeek-V3
+	 * report, arXiv:2412.19437, 3.3.2), which is the split accumulator's
+	 * promotion, so it keeps the measured rate.
 	 * The quantisation pass in t is not a GEMM and keeps its time. */
 	if (op->kind == PP_OP_GEMM && fp8 && t > 0 && pp_kernel_datasheet_arch(g->name) == 90 &&
+	    op->fp8_recipe != PP_FP8_BLOCKWISE &&
 	    (op->phase == PP_PHASE_FWD || op->phase == PP_PHASE_RECOMPUTE)) {
 		double count = op->count > 0 ? op->count : 1;
-		double q = count * pp_kernel_fp8_quant_s(&k, op->m, op->k, PP_KDT_FP8_TENSORWISE);
+		double q = count * pp_kernel_fp8_quant_s(&k, op->m, op->k, op->fp8_recipe);
 		t = (t - q) / PP_FP8_FAST_ACCUM_SPEEDUP_SM90 + q;
 	}
 	return (rel > 0 ? t / rel : t) + e->kernel_s * launches;

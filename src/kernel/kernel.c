@@ -60,26 +60,71 @@ double pp_kernel_gemm_s(const pp_gpu *g, double m, double k, double n, double co
 	double bytes = count * ((m * k + k * n) * in_b + m * n * 2.0);
 	double tm = bytes / (g->memory_bw_bytes_per_s * p->hbm_eff);
 	double t = (best > tm ? best : tm);
-	switch (dt) {
-	case PP_KDT_FP8_ROWWISE: t *= PP_FP8_ROWWISE_GEMM_FACTOR; break;
-	case PP_KDT_FP8_BLOCKWISE: t *= PP_FP8_BLOCKWISE_GEMM_FACTOR; break;
-	case PP_KDT_MXFP8: t *= PP_FP8_MXFP8_GEMM_FACTOR; break;
-	default: break;
-	}
 	return t + p->gemm_fixed_s;
 }
 
-double pp_kernel_fp8_quant_s(const pp_gpu *g, double rows, double cols, pp_kernel_dtype dt)
+bool pp_kernel_fp8_non_tn(int arch)
 {
-	if (dt == PP_KDT_BF16 || rows <= 0 || cols <= 0)
+	return (arch >= 100 && arch < 120) || arch >= 130;
+}
+
+double pp_kernel_fp8_quant_bytes(pp_fp8_recipe r, double rows, double cols, int arch)
+{
+	if (!(rows > 0) || !(cols > 0))
 		return 0;
-	double per = PP_FP8_QUANT_BYTES_PER_ELEM;
-	/* Tensor-wise and row-wise scales let the GEMM read the transposed operand
-	 * from the same FP8 copy only on Blackwell; Hopper's FP8 wgmma needs K-major
-	 * operands, so the backward's transposed copy is written too (TE). */
-	if (dt != PP_KDT_MXFP8)
-		per += PP_FP8_QUANT_TRANSPOSE_BYTES_PER_ELEM;
-	return pp_kernel_mem_s(g, rows * cols * per);
+	double elems = rows * cols;
+	const double rd = PP_FP8_QUANT_READ_BYTES, wr = PP_FP8_QUANT_WRITE_BYTES;
+	switch (r) {
+	case PP_FP8_MX: /* row-wise and column-wise copies, 1x32 and 32x1 scales */
+		return elems * (rd + 2 * wr * (1 + PP_FP8_MX_SCALE_BYTES / PP_FP8_MX_BLOCK));
+	case PP_FP8_BLOCKWISE: /* idem with FP32 scales per 128 */
+		return elems * (rd + 2 * wr) +
+		       2 * elems / PP_FP8_BLOCK_LEN * PP_FP8_BLOCK_SCALE_BYTES;
+	case PP_FP8_ROWWISE: /* two casts, scales per row and per column */
+		return PP_FP8_ROWWISE_CASTS * elems * (rd + wr) +
+		       (rows + cols) * PP_FP8_ROWWISE_SCALE_BYTES;
+	case PP_FP8_CURRENT:
+	case PP_FP8_DELAYED:
+	default: {
+		double b = elems * (rd + wr);
+		if (!pp_kernel_fp8_non_tn(arch))
+			b += elems * wr; /* the transposed copy for the weight gradient */
+		if (r == PP_FP8_CURRENT)
+			b += elems * PP_FP8_AMAX_READ_BYTES;
+		return b;
+	}
+	}
+}
+
+double pp_kernel_fp8_quant_s(const pp_gpu *g, double rows, double cols, pp_fp8_recipe r)
+{
+	double b = pp_kernel_fp8_quant_bytes(r, rows, cols, pp_kernel_datasheet_arch(g->name));
+	return b > 0 ? pp_kernel_mem_s(g, b) : 0;
+}
+
+double pp_fp8_saved_input_bytes(pp_fp8_recipe r)
+{
+	const double wr = PP_FP8_QUANT_WRITE_BYTES;
+	switch (r) {
+	case PP_FP8_MX: return wr * (1 + PP_FP8_MX_SCALE_BYTES / PP_FP8_MX_BLOCK);
+	case PP_FP8_BLOCKWISE: return wr + PP_FP8_BLOCK_SCALE_BYTES / PP_FP8_BLOCK_LEN;
+	case PP_FP8_ROWWISE: return PP_FP8_QUANT_READ_BYTES; /* the BF16 input itself */
+	case PP_FP8_CURRENT:
+	case PP_FP8_DELAYED:
+	default: return wr;
+	}
+}
+
+pp_kernel_dtype pp_kernel_dtype_of_recipe(pp_fp8_recipe r)
+{
+	switch (r) {
+	case PP_FP8_ROWWISE: return PP_KDT_FP8_ROWWISE;
+	case PP_FP8_BLOCKWISE: return PP_KDT_FP8_BLOCKWISE;
+	case PP_FP8_MX: return PP_KDT_MXFP8;
+	case PP_FP8_CURRENT:
+	case PP_FP8_DELAYED:
+	default: return PP_KDT_FP8_TENSORWISE;
+	}
 }
 
 double pp_kernel_attn_s(const pp_gpu *g, double b, double hq, double sq, double sk, double d,

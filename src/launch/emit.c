@@ -166,6 +166,23 @@ static void emit_megatron(const pp_estimate *e, FILE *out, char *notes, size_t n
 	case PP_PREC_FP8: fprintf(out, " --bf16 --fp8-format hybrid"); break;
 	case PP_PREC_FP32: break;
 	}
+	/* Megatron-LM's --fp8-recipe (arguments.py): tensorwise is current
+	 * scaling; delayed is its default; it has no row-wise recipe. */
+	if (j->precision == PP_PREC_FP8) {
+		switch (j->fp8_recipe) {
+		case PP_FP8_CURRENT: fprintf(out, " --fp8-recipe tensorwise"); break;
+		case PP_FP8_MX: fprintf(out, " --fp8-recipe mxfp8"); break;
+		case PP_FP8_BLOCKWISE: fprintf(out, " --fp8-recipe blockwise"); break;
+		case PP_FP8_ROWWISE:
+			note(notes, nn,
+			     "Megatron-LM: no row-wise FP8 recipe (--fp8-recipe tensorwise, "
+			     "delayed, "
+			     "mxfp8 or blockwise); left at its default, delayed");
+			break;
+		case PP_FP8_DELAYED:
+		default: break;
+		}
+	}
 	if (j->grad_bytes == 2)
 		fprintf(out, " --grad-reduce-in-bf16");
 	fprintf(out, " --optimizer %s", j->optimizer == PP_OPT_SGD ? "sgd" : "adam");
@@ -391,8 +408,17 @@ static void emit_torchtitan(const pp_estimate *e, FILE *out, char *notes, size_t
 	                                                 : "none");
 	if (p->recompute == PP_RECOMPUTE_SELECTIVE)
 		fprintf(out, "selective_ac_option = \"op\"\n");
-	if (j->precision == PP_PREC_FP8)
-		fprintf(out, "\n[float8]\nrecipe_name = \"tensorwise\"\n");
+	/* torchao's recipes: tensorwise (dynamic, i.e. current scaling) and
+	 * rowwise; no delayed, MXFP8 or block-wise one in [float8]. */
+	if (j->precision == PP_PREC_FP8) {
+		fprintf(out, "\n[float8]\nrecipe_name = \"%s\"\n",
+		        j->fp8_recipe == PP_FP8_ROWWISE ? "rowwise" : "tensorwise");
+		if (j->fp8_recipe == PP_FP8_MX || j->fp8_recipe == PP_FP8_BLOCKWISE)
+			note(notes, nn,
+			     "torchtitan: [float8] has no %s recipe (tensorwise or rowwise); "
+			     "tensorwise written",
+			     pp_fp8_recipe_name(j->fp8_recipe));
+	}
 }
 
 int pp_launch_emit(const pp_estimate *e, pp_launch_format format, FILE *out, char *notes,

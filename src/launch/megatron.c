@@ -312,6 +312,7 @@ enum {
 	F_BF16,
 	F_FP16,
 	F_FP8,
+	F_FP8_RECIPE,
 	F_GRAD_BF16,
 	F_OPTIMIZER,
 	F_EXPERTS,
@@ -389,6 +390,7 @@ static const flag_def FLAGS[F_COUNT] = {
     [F_BF16] = {"bf16", false},
     [F_FP16] = {"fp16", false},
     [F_FP8] = {"fp8-format", true},
+    [F_FP8_RECIPE] = {"fp8-recipe", true},
     [F_GRAD_BF16] = {"grad-reduce-in-bf16", false},
     [F_OPTIMIZER] = {"optimizer", true},
     [F_EXPERTS] = {"num-experts", true},
@@ -956,6 +958,18 @@ pp_status pp_launch_from_megatron(const char *text, size_t len, const char *sour
 		int k = 0;
 		st = get_choice(&s, F_FP8, g, src, &k, err);
 		j.precision = PP_PREC_FP8;
+	}
+	/* --fp8-recipe (arguments.py, default delayed): "tensorwise" is
+	 * Transformer Engine's Float8CurrentScaling; it applies only with
+	 * --fp8-format (Megatron ignores it otherwise, and so does paraplan). */
+	if (!st && s.set[F_FP8_RECIPE] && s.set[F_FP8]) {
+		static const char *const g[] = {"delayed", "tensorwise", "mxfp8", "blockwise",
+		                                NULL};
+		static const pp_fp8_recipe r[] = {PP_FP8_DELAYED, PP_FP8_CURRENT, PP_FP8_MX,
+		                                  PP_FP8_BLOCKWISE};
+		int k = 0;
+		st = get_choice(&s, F_FP8_RECIPE, g, src, &k, err);
+		j.fp8_recipe = r[k];
 	}
 	j.grad_bytes = s.set[F_GRAD_BF16] ? 2 : 4;
 	j.optimizer = PP_OPT_ADAM;

@@ -1,6 +1,6 @@
 /*
  * torchtitan job files in: the TOML sections [model], [training],
- * [parallelism], [activation_checkpoint] (and [float8] through
+ * [parallelism], [activation_checkpoint] (and [float8] recipe_name through
  * model.converters), with torchtitan's defaults (torchtitan/config/
  * job_config.py, commit 000204a4a8bf3d0f31adc44fc29855fbb6ea13d8).
  */
@@ -106,8 +106,18 @@ pp_status pp_launch_from_torchtitan(const char *text, size_t len, const char *so
 	j.grad_bytes = 4;           /* training.mixed_precision_reduce = "float32" */
 	j.optimizer = PP_OPT_ADAM;  /* AdamW */
 	ppi_toml_item *conv = take(&t, "model.converters");
-	if (conv && strstr(conv->value, "float8"))
+	if (conv && strstr(conv->value, "float8")) {
 		j.precision = PP_PREC_FP8;
+		/* torchao's Float8Linear scales dynamically, per tensor by default
+		 * (float8.recipe_name unset or "tensorwise": the tensor's own amax,
+		 * current scaling) or per row ("rowwise"); rowwise_with_gw_hp keeps
+		 * the weight gradient in BF16, which paraplan does not model. */
+		static const char *const recipes[] = {"tensorwise", "rowwise", NULL};
+		int r = 0;
+		if (!st)
+			st = get_choice(&t, "float8.recipe_name", recipes, source, &r, err);
+		j.fp8_recipe = r == 1 ? PP_FP8_ROWWISE : PP_FP8_CURRENT;
+	}
 	/* [training] */
 	int prec = 0;
 	static const char *const precs[] = {"bfloat16", "float32", NULL};

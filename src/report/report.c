@@ -61,8 +61,10 @@ int pp_report_text(const pp_estimate *e, FILE *out)
 			                                                  : "loss");
 		fputc('\n', out);
 	}
-	fprintf(out, "job     global batch %lld x %d tokens, %s, %s gradients, %s\n",
+	fprintf(out, "job     global batch %lld x %d tokens, %s%s%s, %s gradients, %s\n",
 	        e->job.global_batch, e->job.seq_len, pp_precision_name(e->job.precision),
+	        e->job.precision == PP_PREC_FP8 ? " recipe " : "",
+	        e->job.precision == PP_PREC_FP8 ? pp_fp8_recipe_name(e->job.fp8_recipe) : "",
 	        e->job.grad_bytes == 4 ? "fp32" : "16-bit",
 	        e->job.optimizer == PP_OPT_ADAM ? "adam" : "sgd");
 	const pp_system *sy = &e->system;
@@ -184,6 +186,9 @@ static json_t *estimate_json(const pp_estimate *e)
 	              "seq_len", e->job.seq_len, "train_tokens", e->job.train_tokens, "precision",
 	              pp_precision_name(e->job.precision), "grad_bytes", e->job.grad_bytes,
 	              "optimizer", e->job.optimizer == PP_OPT_ADAM ? "adam" : "sgd");
+	if (e->job.precision == PP_PREC_FP8)
+		json_object_set_new(job, "fp8_recipe",
+		                    json_string(pp_fp8_recipe_name(e->job.fp8_recipe)));
 	json_t *plan =
 	    json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:I,s:i,s:s,s:b,s:b,s:s,s:s}", "tp", p->tp,
 	              "pp", p->pp, "dp", p->dp, "cp", p->cp, "ep", p->ep, "etp", p->etp, "vp",

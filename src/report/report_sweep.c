@@ -38,11 +38,17 @@ static void header(const pp_sweep *sw, FILE *out)
 	}
 	fputc('\n', out);
 	if (sw->replica_batch > 0)
-		fprintf(out, "job     %lld sequences per replica x %d tokens, %s\n",
-		        sw->replica_batch, sw->job.seq_len, pp_precision_name(sw->job.precision));
+		fprintf(out, "job     %lld sequences per replica x %d tokens, %s%s%s\n",
+		        sw->replica_batch, sw->job.seq_len, pp_precision_name(sw->job.precision),
+		        sw->job.precision == PP_PREC_FP8 ? " recipe " : "",
+		        sw->job.precision == PP_PREC_FP8 ? pp_fp8_recipe_name(sw->job.fp8_recipe)
+		                                         : "");
 	else
-		fprintf(out, "job     global batch %lld x %d tokens, %s\n", sw->job.global_batch,
-		        sw->job.seq_len, pp_precision_name(sw->job.precision));
+		fprintf(out, "job     global batch %lld x %d tokens, %s%s%s\n",
+		        sw->job.global_batch, sw->job.seq_len, pp_precision_name(sw->job.precision),
+		        sw->job.precision == PP_PREC_FP8 ? " recipe " : "",
+		        sw->job.precision == PP_PREC_FP8 ? pp_fp8_recipe_name(sw->job.fp8_recipe)
+		                                         : "");
 	if (sw->job.train_tokens > 0) {
 		fprintf(out, "train   %.4g tokens", sw->job.train_tokens);
 		if (sw->usd_per_gpu_hour > 0)

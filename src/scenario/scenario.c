@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "paraplan/kernel.h"
 #include "scenario_int.h"
 #include "util/util.h"
 
@@ -67,6 +68,7 @@ void ppi_mb_shape_init(ppi_mb_shape *c, const pp_job *job, const pp_plan *p)
 	c->fp8 = job->precision == PP_PREC_FP8;
 	c->wb = job->precision == PP_PREC_FP32 ? 4.0 : 2.0;
 	c->nb = p->summa_nb > 1 ? p->summa_nb : 1;
+	c->saved_in_b = c->fp8 ? pp_fp8_saved_input_bytes(job->fp8_recipe) : 2.0;
 }
 
 /* pp_place_build reads the system's node and NVLink sizes, these degrees and

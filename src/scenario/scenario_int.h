@@ -21,6 +21,7 @@ typedef struct ppi_mb_shape {
 	double wb;       /* bytes per weight element: 4 under FP32, else 2 */
 	double nb;       /* SUMMA panels */
 	bool fp8;
+	double saved_in_b; /* bytes per element of a GEMM input kept for backward */
 } ppi_mb_shape;
 
 /* What one layer of a kind (0 dense, 1 MoE) puts on one GPU. */

@@ -1223,6 +1223,7 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 	PPI_TRY(pp_model_check(m, err));
 	PPI_TRY(pp_system_check(sys, err));
 	PPI_TRY(pp_job_check(job, err));
+	PPI_TRY(pp_job_check_gpu(job, sys, err));
 	if (gpus < 1 || gpus > 10000000)
 		return ppi_fail(err, "", "gpus", "expected 1..10000000 GPUs, got %lld", gpus);
 	if (opts->top_k < 1 || opts->top_k > 10000)

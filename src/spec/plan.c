@@ -6,15 +6,23 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "paraplan/kernel.h"
 #include "spec_int.h"
 
 static const char *const precision_names[] = {"fp32", "fp16", "bf16", "fp8"};
 static const char *const recompute_names[] = {"none", "selective", "full"};
 static const char *const schedule_names[] = {"1f1b", "gpipe", "interleaved", "zb", "wshape"};
+/* In pp_fp8_recipe's order. */
+static const char *const fp8_recipe_names[PP_FP8_RECIPES] = {"delayed", "current", "mxfp8",
+                                                             "rowwise", "blockwise"};
 
 const char *pp_precision_name(pp_precision p)
 {
 	return (unsigned)p < 4 ? precision_names[p] : "?";
+}
+const char *pp_fp8_recipe_name(pp_fp8_recipe r)
+{
+	return (unsigned)r < PP_FP8_RECIPES ? fp8_recipe_names[r] : "?";
 }
 const char *pp_recompute_name(pp_recompute r)
 {
@@ -48,6 +56,14 @@ pp_status pp_precision_parse(const char *s, const char *field, pp_precision *out
 	pp_status st = parse_name(s, field, precision_names, 4, &v, err);
 	if (!st)
 		*out = (pp_precision)v;
+	return st;
+}
+pp_status pp_fp8_recipe_parse(const char *s, const char *field, pp_fp8_recipe *out, pp_error *err)
+{
+	int v = 0;
+	pp_status st = parse_name(s, field, fp8_recipe_names, PP_FP8_RECIPES, &v, err);
+	if (!st)
+		*out = (pp_fp8_recipe)v;
 	return st;
 }
 pp_status pp_recompute_parse(const char *s, const char *field, pp_recompute *out, pp_error *err)
@@ -109,6 +125,14 @@ pp_status pp_job_check(const pp_job *j, pp_error *err)
 	if ((unsigned)j->precision > PP_PREC_FP8)
 		return ppi_fail(err, "", "job.precision", "unknown precision %d",
 		                (int)j->precision);
+	if ((unsigned)j->fp8_recipe >= PP_FP8_RECIPES)
+		return ppi_fail(err, "", "job.fp8_recipe", "unknown FP8 recipe %d",
+		                (int)j->fp8_recipe);
+	/* A recipe scales FP8 operands: it means nothing without them. */
+	if (j->fp8_recipe != PP_FP8_DELAYED && j->precision != PP_PREC_FP8)
+		return ppi_fail(err, "", "job.fp8_recipe",
+		                "the FP8 recipe %s applies under precision fp8 only, got %s",
+		                pp_fp8_recipe_name(j->fp8_recipe), pp_precision_name(j->precision));
 	return PP_OK;
 }
 
@@ -243,6 +267,32 @@ pp_status pp_plan_check_split(const pp_plan *p, const pp_model *m, pp_error *err
 	}
 	REQUIRE(L % (P * V) == 0, "plan.pp", "pp*vp = %d*%d does not divide the %d layers of %s", P,
 	        V, L, m->name);
+	return PP_OK;
+}
+
+pp_status pp_job_check_gpu(const pp_job *job, const pp_system *s, pp_error *err)
+{
+	if (job->precision == PP_PREC_FP8)
+		REQUIRE(s->gpu.fp8_flops > 0, "job.precision", "%s has no FP8 tensor cores",
+		        s->gpu.name);
+	/* MXFP8's block-scaled MMA (tcgen05.mma with E8M0 scales) exists from
+	 * Blackwell, compute capability 10.0, on (NVIDIA PTX ISA, "Block scaling
+	 * for tcgen05.mma"; TE's MXFP8BlockScaling needs it); a GPU whose
+	 * architecture paraplan does not know is not assumed to have it. */
+	if (job->precision == PP_PREC_FP8 && job->fp8_recipe == PP_FP8_MX) {
+		int arch = pp_kernel_datasheet_arch(s->gpu.name);
+		REQUIRE(
+		    arch == 0 || arch >= 100, "job.fp8_recipe",
+		    "mxfp8 needs a Blackwell GPU (compute capability 10.0 or newer); %s has %d.%d",
+		    s->gpu.name, arch / 10, arch % 10);
+		REQUIRE(arch > 0, "job.fp8_recipe",
+		        "mxfp8 needs a Blackwell GPU (compute capability 10.0 or newer); the "
+		        "architecture of %s is not known",
+		        s->gpu.name);
+	}
+	if (job->precision == PP_PREC_BF16)
+		REQUIRE(s->gpu.bf16_flops > 0, "job.precision", "%s has no BF16 tensor cores",
+		        s->gpu.name);
 	return PP_OK;
 }
 
@@ -445,12 +495,7 @@ static pp_status resolve(pp_plan *p, const pp_model *m, const pp_system *s, long
 	p->microbatches = job->global_batch / per;
 
 	/* Precision the GPU cannot run. */
-	if (job->precision == PP_PREC_FP8)
-		REQUIRE(s->gpu.fp8_flops > 0, "job.precision", "%s has no FP8 tensor cores",
-		        s->gpu.name);
-	if (job->precision == PP_PREC_BF16)
-		REQUIRE(s->gpu.bf16_flops > 0, "job.precision", "%s has no BF16 tensor cores",
-		        s->gpu.name);
+	PPI_TRY(pp_job_check_gpu(job, s, err));
 	return PP_OK;
 }
 

@@ -43,7 +43,7 @@ typedef struct act_ctx {
 	double t;        /* tensor-parallel degree */
 	double sp_div;   /* t with sequence parallelism, else 1 */
 	double gin_div;  /* divisor of a saved QKV / FC1 input: sp_div, 1 if kept gathered */
-	double lin_b;    /* bytes of a saved GEMM input: 1 under FP8, else 2 */
+	double lin_b;    /* bytes of a saved GEMM input: the FP8 recipe's copy, else 2 */
 	bool fp8;
 } act_ctx;
 
@@ -58,7 +58,7 @@ static void act_ctx_init(act_ctx *c, const ppi_mb_shape *mb, const pp_system *s)
 	 * all-gathered norm output for the weight gradient (dstb.py). */
 	c->gin_div = s->sp_gathered_gemm_inputs >= 0.5 ? 1.0 : mb->sd;
 	c->fp8 = mb->fp8;
-	c->lin_b = c->fp8 ? 1.0 : ACT_BYTES;
+	c->lin_b = c->fp8 ? mb->saved_in_b : ACT_BYTES;
 }
 
 /* Saved by a norm: its input and per-token statistics. */
@@ -99,7 +99,7 @@ static double attention_act(const pp_model *m, const pp_plan *p, const act_ctx *
 			/* Flash attention keeps the output (shared with the projection input
 			 * unless that is an FP8 copy) and the fp32 log-sum-exp per head. */
 			a += T * heads_local * FP32_BYTES;
-			if (c->fp8)
+			if (c->fp8 && c->lin_b < ACT_BYTES)
 				a += T * o_width * ACT_BYTES / t;
 		} else {
 			/* Scores: softmax output (2 bytes), and with dropout its mask (1) and

@@ -118,17 +118,24 @@ static pp_coll *add_coll(ctx *c, const char *name, pp_coll_kind kind, pp_group g
 }
 
 /*
- * Quantisation kernels Transformer Engine launches for the operand of `count`
- * GEMMs that quantise it themselves.  A single GEMM takes its FP8 input from
- * its producer (the cast fused into the norm, activation or dgrad kernel): 0.
- * A batched one (GroupedLinear: one GEMM per local expert) quantises each
- * expert's input (forward) or output gradient (backward) with
- * tex.fused_multi_quantize, which is one multi-tensor cast-transpose kernel
- * under delayed scaling and otherwise one quantisation per tensor
- * (transformer_engine/pytorch/csrc/extensions/cast.cpp): MXFP8's computes its
- * block scales itself (1 kernel); current scaling's is amax, scale and cast
- * (nvte_compute_amax, nvte_compute_scale_from_amax, nvte_quantize_v2:
- * Float8CurrentScalingQuantizer::quantize, 3 kernels).  The weight gradient
+ * Quantisation kernels launched for the operand of `count` GEMMs that
+ * quantise it themselves.  A single GEMM takes its FP8 input from its
+ * producer (the cast fused into the norm, activation or dgrad kernel): 0.
+ * A batched one (Transformer Engine's GroupedLinear: one GEMM per local
+ * expert) quantises each expert's input (forward) or output gradient
+ * (backward) with tex.fused_multi_quantize
+ * (transformer_engine/pytorch/csrc/extensions/cast.cpp
+ * multi_tensor_quantize_impl): one multi-tensor cast-transpose kernel under
+ * delayed scaling, otherwise one quantisation per tensor: MXFP8's and
+ * block-wise's compute their block scales inside the cast (1 kernel each:
+ * MXFP8Quantizer / Float8BlockQuantizer::quantize, nvte_quantize_v2);
+ * current scaling's is amax, scale and cast (nvte_compute_amax,
+ * nvte_compute_scale_from_amax, nvte_quantize_v2:
+ * Float8CurrentScalingQuantizer::quantize_impl, 3 kernels).  torchao's
+ * row-wise grouped GEMM casts the stacked tokens of all experts at once, a
+ * row-wise and a per-group column-wise cast (torchao prototype/moe_training
+ * kernels triton_fp8_rowwise_2d_scale_and_cast,
+ * triton_fp8_per_group_colwise_scales): 2 kernels.  The weight gradient
  * reads both operands already quantised.
  */
 static double quant_kernels(pp_fp8_recipe r, double count)
@@ -137,7 +144,9 @@ static double quant_kernels(pp_fp8_recipe r, double count)
 		return 0;
 	switch (r) {
 	case PP_FP8_CURRENT: return 3 * count;
-	case PP_FP8_MX: return count;
+	case PP_FP8_MX:
+	case PP_FP8_BLOCKWISE: return count;
+	case PP_FP8_ROWWISE: return 2;
 	case PP_FP8_DELAYED:
 	default: return 1;
 	}
@@ -177,6 +186,7 @@ static void gemm(ctx *c, const char *name, double M, double K, double N, double 
 		o->flops = flops;
 		o->bytes = bytes;
 		o->fp8 = true;
+		o->fp8_recipe = c->job->fp8_recipe;
 		if (c->fp8 && phases[i] != PP_PHASE_BWD_WEIGHT)
 			o->quant_kernels = quant_kernels(c->job->fp8_recipe, count);
 	}

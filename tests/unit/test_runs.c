@@ -36,6 +36,21 @@ static pp_runs *load_public(void)
 	return runs;
 }
 
+/* The job record i of `runs` describes (its inputs must read). */
+static pp_job record_job(const pp_runs *runs, size_t i)
+{
+	pp_model m;
+	pp_system s;
+	pp_job job;
+	pp_plan plan;
+	long long gpus;
+	pp_run_info info;
+	pp_error err;
+	pp_error_clear(&err);
+	assert_int_equal(pp_run_inputs(runs, i, &m, &s, &job, &plan, &gpus, &info, &err), PP_OK);
+	return job;
+}
+
 static void test_public_runs_fit(void **state)
 {
 	(void)state;
@@ -127,15 +142,7 @@ static void test_fp8_recipe(void **state)
 		for (size_t i = 0; i < pp_runs_count(runs); i++) {
 			if (strcmp(pp_runs_id(runs, i), want[k].id) != 0)
 				continue;
-			pp_model m;
-			pp_system s;
-			pp_job job;
-			pp_plan plan;
-			long long gpus;
-			pp_run_info info;
-			pp_error err;
-			assert_int_equal(
-			    pp_run_inputs(runs, i, &m, &s, &job, &plan, &gpus, &info, &err), PP_OK);
+			pp_job job = record_job(runs, i);
 			assert_int_equal(job.precision, PP_PREC_FP8);
 			assert_int_equal(job.fp8_recipe, want[k].recipe);
 			found = true;
@@ -143,6 +150,45 @@ static void test_fp8_recipe(void **state)
 		assert_true(found);
 	}
 	pp_runs_free(runs);
+}
+
+/* The phrases records (and launch logs quoted in them) use for a recipe, the
+ * first one named winning; a bare "FP8" is delayed scaling. */
+static void test_fp8_recipe_words(void **state)
+{
+	(void)state;
+	const struct {
+		const char *precision;
+		pp_fp8_recipe recipe;
+	} cases[] = {
+	    {"FP8", PP_FP8_DELAYED},
+	    {"FP8-CS", PP_FP8_CURRENT},
+	    {"FP8-MX (FP8-CS)", PP_FP8_MX},
+	    {"FP8-DS", PP_FP8_DELAYED},
+	    {"FP8 tensorwise (torchao)", PP_FP8_CURRENT},
+	    {"FP8 block-wise 1x128 / 128x128", PP_FP8_BLOCKWISE},
+	    {"FP8 blockwise", PP_FP8_BLOCKWISE},
+	    {"FP8 rowwise", PP_FP8_ROWWISE},
+	    {"MXFP8", PP_FP8_MX},
+	};
+	/* the mini record on a DGX B200: MXFP8 needs Blackwell */
+	const char *h100 = "H100-SXM5-80GB (DGX H100)", *b200 = "B200 (DGX B200)";
+	const char *hw = strstr(mini, h100), *at = strstr(mini, "BF16 (inferred)");
+	assert_true(hw && at && hw < at);
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		char json[4096];
+		snprintf(json, sizeof json, "%.*s%s%.*s%s%s", (int)(hw - mini), mini, b200,
+		         (int)(at - hw - strlen(h100)), hw + strlen(h100), cases[c].precision,
+		         at + strlen("BF16 (inferred)"));
+		pp_runs *runs = NULL;
+		pp_error err;
+		pp_error_clear(&err);
+		assert_int_equal(pp_runs_from_json(json, strlen(json), "mini", &runs, &err), PP_OK);
+		pp_job job = record_job(runs, 0);
+		assert_int_equal(job.precision, PP_PREC_FP8);
+		assert_int_equal(job.fp8_recipe, cases[c].recipe);
+		pp_runs_free(runs);
+	}
 }
 
 static void test_fill_rules(void **state)
@@ -239,9 +285,8 @@ static void test_wrong_types(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_fill_rules),
-	    cmocka_unit_test(test_fp8_recipe),
-	    cmocka_unit_test(test_wrong_types),
+	    cmocka_unit_test(test_fill_rules),       cmocka_unit_test(test_fp8_recipe),
+	    cmocka_unit_test(test_fp8_recipe_words), cmocka_unit_test(test_wrong_types),
 	    cmocka_unit_test(test_public_runs_fit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -43,11 +43,14 @@ void pp_schedule_iteration(const pp_plan *plan, const pp_system *s, const pp_sta
  * hides: the gradient reduction under dp_overlap of the last micro-batch's
  * backward (`bwd_compute_s`), the gather under param_gather_overlap of the
  * next iteration's first forward (`fwd_compute_s`), each at most itself.
- * The exposed rest is dp_s minus this; the closed form and the simulator
- * both take it from here.
+ * Under the interleaved schedule (`plan`, resolved) each of the vp model
+ * chunks' shares opens its window as its own last backward (first forward)
+ * runs, pp chunk-steps apart, so up to (vp - 1) pp / vp micro-batches more
+ * hide it.  The exposed rest is dp_s minus this, never below 0; the closed
+ * form and the simulator both take it from here.
  */
-double pp_schedule_dp_hide_s(const pp_system *s, double dp_s, double gather_s, double fwd_compute_s,
-                             double bwd_compute_s);
+double pp_schedule_dp_hide_s(const pp_system *s, const pp_plan *plan, double dp_s, double gather_s,
+                             double fwd_compute_s, double bwd_compute_s);
 
 /* Bubble fraction of the textbook forms (seed 004 §8.2-8.4):
  * (p-1)/(m+p-1), interleaved (p-1)/(v m + p - 1), ZB ~ 0. */

@@ -61,7 +61,10 @@ static pp_status si_speedup(const pp_scenario *sc, pp_stage_time *t, pp_work *ws
  * m t + max(0, D - ov t) grows with t when ov <= m (a fraction, m >= 1), so
  * with t_b >= T = max_i c_i + v pp_s the two terms are >= m T + max(0, D -
  * ov T): dp_s = D, overlap = ov (the term is left out if ov is outside
- * [0, m]).
+ * [0, m]).  Interleaved, the vp chunks' shares hide under windows up to
+ * (vp - 1) pp chunk-steps longer, but the first share (D / vp) has only its
+ * own: the term is >= (D - ov t_b) / vp, i.e. dp_s = D / vp, overlap =
+ * ov / vp.
  * time_floor gives the bound without the optimizer and DP terms, and
  * time_floor_dp with them (from some ranks only: still a lower bound).
  * *order_free_s: the bound with the compute alone in c_i, no sends and no
@@ -139,7 +142,9 @@ static double time_floor_dp(const pp_scenario *sc, pp_work *ws, const floor_part
 	 * time) rarely decides a cut, so the lists are not asked again (0). */
 	if (d - ov * (fp->xmax + v * fp->pp_s) <= 0)
 		return 0;
-	return bound(p, fp->xmax, fp->xsum, fp->pp_s, fp->overhead_s, opt, d, ov);
+	/* the chunks' shares (pp_schedule_dp_hide_s) */
+	double c = p->schedule == PP_SCHED_INTERLEAVED && p->vp > 1 ? p->vp : 1;
+	return bound(p, fp->xmax, fp->xsum, fp->pp_s, fp->overhead_s, opt, d / c, ov / c);
 }
 
 pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *job,
@@ -343,7 +348,7 @@ pp_status pp_estimate_simulate(pp_estimate *e, pp_sim *sim, pp_error *err)
 		s->send_bytes = t.pp_bytes / 2;
 		s->dp_s = t.dp_s;
 		s->dp_bytes = t.dp_bytes;
-		s->dp_hide_s = pp_schedule_dp_hide_s(&e->system, t.dp_s, t.dp_gather_s,
+		s->dp_hide_s = pp_schedule_dp_hide_s(&e->system, p, t.dp_s, t.dp_gather_s,
 		                                     t.fwd_compute_s, t.bwd_compute_s);
 		s->optimizer_s = t.optimizer_s;
 		s->fwd_flops = t.fwd_flops / v;

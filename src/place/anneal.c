@@ -597,8 +597,8 @@ pp_status pp_pipette_simulate(const pp_estimate *e, const pp_pipette_model *m, c
 		s->dp_bytes = t.dp_bytes;
 		/* the placed DP time keeps the stage cost's share of gather */
 		double gather = t.dp_s > 0 ? s->dp_s * (t.dp_gather_s / t.dp_s) : 0;
-		s->dp_hide_s = pp_schedule_dp_hide_s(&e->system, s->dp_s, gather, t.fwd_compute_s,
-		                                     t.bwd_compute_s);
+		s->dp_hide_s = pp_schedule_dp_hide_s(&e->system, &e->plan, s->dp_s, gather,
+		                                     t.fwd_compute_s, t.bwd_compute_s);
 		s->optimizer_s = t.optimizer_s;
 		s->fwd_flops = t.fwd_flops / v;
 		s->bwd_flops = t.bwd_flops / v;

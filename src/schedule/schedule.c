@@ -122,7 +122,7 @@ void pp_schedule_iteration(const pp_plan *p, const pp_system *s, const pp_stage_
 	 * with the first forward, up to the framework's overlap fractions. */
 	double dp_exposed = 0;
 	for (int i = 0; i < p->pp; i++) {
-		double hide = pp_schedule_dp_hide_s(s, st[i].dp_s, st[i].dp_gather_s,
+		double hide = pp_schedule_dp_hide_s(s, p, st[i].dp_s, st[i].dp_gather_s,
 		                                    st[i].fwd_compute_s, st[i].bwd_compute_s);
 		double e = st[i].dp_s - hide;
 		if (e > dp_exposed)
@@ -173,20 +173,45 @@ void pp_configtuner(const pp_ct_input *in, pp_ct_result *o)
 		o->T_ATA = l / 2.0 * 6.0 * 2.0 * 2.0 * in->g * s * h / (in->e * in->C_ATA);
 }
 
-/* ---------------------------------------------------- seed 001 (AMP, Pipette) */
+/* The part of `x` seconds of DP traffic that stays exposed when it hides
+ * under `w` seconds of compute per micro-batch at fraction `h`, split into v
+ * model chunks whose windows open p chunk-steps (w / v each) apart. */
+static double dp_exposed_part(double x, double w, double h, double v, double p)
+{
+	/* The network serves the chunks' shares in the order they are ready;
+	 * share j is ready (j p + h) w / v before the compute ends, so the last
+	 * of them ends max_j ((j + 1) x - (j p + h) w) / v after it: linear in
+	 * j, so at j = 0 or j = v - 1.  v = 1: x - h w. */
+	double first = (x - h * w) / v, all = (v * x - ((v - 1) * p + h) * w) / v;
+	double e = first > all ? first : all;
+	return e > 0 ? e : 0;
+}
 
-double pp_schedule_dp_hide_s(const pp_system *s, double dp_s, double gather_s, double fwd_compute_s,
-                             double bwd_compute_s)
+double pp_schedule_dp_hide_s(const pp_system *s, const pp_plan *plan, double dp_s, double gather_s,
+                             double fwd_compute_s, double bwd_compute_s)
 {
 	/* The gather follows the optimizer step, which waits for every gradient:
 	 * it cannot hide under the backward (Megatron-Core's distributed
 	 * optimizer, DeepSpeed's ZeRO-1/2 alike); it hides under the forward only
-	 * where the framework launches it asynchronously. */
+	 * where the framework launches it asynchronously.  Interleaved, each
+	 * model chunk's gradients are complete once its last backward has run,
+	 * p chunk-backwards before the next chunk's (Megatron's cooldown runs the
+	 * last p micro-batches chunk by chunk, v - 1 down to 0), and its reduction
+	 * starts then (Megatron-Core's grad_sync_func per chunk); the gather of
+	 * chunk k is waited for only at its first forward, k p chunk-forwards
+	 * into the warm-up (param_sync_func). */
+	double v = 1, p = 1;
+	if (plan->schedule == PP_SCHED_INTERLEAVED && plan->vp > 1) {
+		v = plan->vp;
+		p = plan->microbatches < plan->pp ? (double)plan->microbatches : plan->pp;
+	}
 	double reduce = dp_s - gather_s;
-	double h_red = s->dp_overlap * bwd_compute_s,
-	       h_gat = s->param_gather_overlap * fwd_compute_s;
-	return (reduce < h_red ? reduce : h_red) + (gather_s < h_gat ? gather_s : h_gat);
+	double er = dp_exposed_part(reduce, bwd_compute_s, s->dp_overlap, v, p);
+	double eg = dp_exposed_part(gather_s, fwd_compute_s, s->param_gather_overlap, v, p);
+	return dp_s - er - eg;
 }
+
+/* ---------------------------------------------------- seed 001 (AMP, Pipette) */
 
 double pp_amp_latency(double C, double T_tp, double T_pp, double T_dp, double n_mb, double pp)
 {

@@ -16,7 +16,11 @@
  *    --overlap-param-gather), never under the backward, exposed whole where
  *    the framework gathers inside the step (DeepSpeed ZeRO-1/2); the exposed
  *    DP time recomputed by hand from the stage's parts, and the simulator's
- *    equal to the closed form's.
+ *    equal to the closed form's;
+ * 4. interleaved, each model chunk's share of the DP traffic starts as its
+ *    own last backward (first forward) runs, pp chunk-steps apart
+ *    (Megatron-Core's per-chunk grad_sync_func / param_sync_func): a queue
+ *    worked by hand.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -241,6 +245,39 @@ static void test_param_gather_overlap(void **state)
 	pp_sim_free(sim);
 }
 
+static void test_dp_interleaved_windows(void **state)
+{
+	(void)state;
+	pp_system s;
+	pp_error err;
+	assert_int_equal(pp_system_preset("dgx-h100", &s, &err), PP_OK);
+	s.dp_overlap = 0.9;
+	s.param_gather_overlap = 0.9;
+	pp_plan p;
+	pp_plan_init(&p);
+	p.pp = 4;
+	p.vp = 4;
+	p.microbatches = 16;
+	p.schedule = PP_SCHED_INTERLEAVED;
+	/* 1 s of gradient reduction, 0.2 s of backward per micro-batch (0.05 s
+	 * per chunk): chunk 3's share (0.25 s) starts 12.9 chunk-steps = 0.645 s
+	 * before the compute ends, and the network serves the four shares one
+	 * after the other: done 0.355 s after the end, so 0.645 s hidden. */
+	assert_rel(pp_schedule_dp_hide_s(&s, &p, 1.0, 0, 0.1, 0.2), 0.645, 1e-12);
+	/* a short reduction: the earlier chunks' shares hide, and chunk 0's,
+	 * 0.125 s under only its own last backward (0.9 x 0.05 s), decides:
+	 * 0.08 s exposed */
+	assert_rel(pp_schedule_dp_hide_s(&s, &p, 0.5, 0, 0.1, 0.2), 0.5 - (0.125 - 0.045), 1e-12);
+	/* the gather the same way under the forwards */
+	assert_rel(pp_schedule_dp_hide_s(&s, &p, 1.0, 1.0, 0.2, 0), 0.645, 1e-12);
+	/* not interleaved: one window, a micro-batch's backward */
+	p.vp = 1;
+	p.schedule = PP_SCHED_1F1B;
+	assert_rel(pp_schedule_dp_hide_s(&s, &p, 1.0, 0, 0.1, 0.2), 0.18, 1e-12);
+	/* nothing hides more than there is */
+	assert_rel(pp_schedule_dp_hide_s(&s, &p, 0.1, 0.05, 1, 1), 0.1, 1e-12);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -248,6 +285,7 @@ int main(void)
 	    cmocka_unit_test(test_pp_scatter_gather),
 	    cmocka_unit_test(test_zero3_visible),
 	    cmocka_unit_test(test_param_gather_overlap),
+	    cmocka_unit_test(test_dp_interleaved_windows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -242,6 +242,18 @@ static int simulate(pp_estimate *e, const estimate_flags *f, const pp_model *mod
 	return rc;
 }
 
+/* Row `q` of a plan step's segment of `n` operators from `first` of `q`:
+ * "name (kind ms)", "-" on the first row of a strand with no segment, ""
+ * past the segment's end. */
+static void pairing_cell(char *buf, size_t size, const pp_dh_seq *seq, int first, int n, int q)
+{
+	if (q < n)
+		snprintf(buf, size, "%s (%s %.3f)", seq->s[first + q].name,
+		         pp_dh_kind_name(seq->s[first + q].kind), seq->s[first + q].seconds * 1e3);
+	else
+		snprintf(buf, size, "%s", q == 0 ? "-" : "");
+}
+
 /* DHelix's pairing plan of the first layer of each kind on stage 0 (text). */
 static int print_pairing(const pp_estimate *e, FILE *f)
 {
@@ -286,21 +298,9 @@ static int print_pairing(const pp_estimate *e, FILE *f)
 			const pp_dh_step *p = &r->plan.step[k2];
 			int rows = p->nf > p->nb ? p->nf : p->nb;
 			for (int q = 0; q < rows; q++) {
-				char a[64] = "", b[64] = "", n[16] = "", t[16] = "";
-				if (q < p->nf)
-					snprintf(a, sizeof a, "%s (%s %.3f)",
-					         l->fwd.s[p->f + q].name,
-					         pp_dh_kind_name(l->fwd.s[p->f + q].kind),
-					         l->fwd.s[p->f + q].seconds * 1e3);
-				else if (q == 0)
-					snprintf(a, sizeof a, "-");
-				if (q < p->nb)
-					snprintf(b, sizeof b, "%s (%s %.3f)",
-					         r->bwd.s[p->b + q].name,
-					         pp_dh_kind_name(r->bwd.s[p->b + q].kind),
-					         r->bwd.s[p->b + q].seconds * 1e3);
-				else if (q == 0)
-					snprintf(b, sizeof b, "-");
+				char a[64], b[64], n[16] = "", t[16] = "";
+				pairing_cell(a, sizeof a, &l->fwd, p->f, p->nf, q);
+				pairing_cell(b, sizeof b, &r->bwd, p->b, p->nb, q);
 				if (q == 0) {
 					snprintf(n, sizeof n, "%d", k2 + 1);
 					snprintf(t, sizeof t, "%9.3f", p->seconds * 1e3);

@@ -152,7 +152,9 @@ bool pp_dh_order_valid(const pp_dh_layer *l, const pp_dh_seq *seq);
  * its time, once, at the start of the paired segment (Table 7).  Two single
  * collectives on the same link: INFINITY (pp_dh_pair_time); inside longer
  * segments they co-run at the table's OEF (one stream per link, §5).  A
- * segment with nb == 0 (or nf == 0) runs alone: the sum of its times.
+ * segment with nb == 0 (or nf == 0) runs alone: the sum of its times; a
+ * pair with more than PP_DH_SEG_OPS operators on a side: INFINITY.  Reads
+ * the operators only (not owned), allocates nothing.
  */
 double pp_dh_segment_time(const pp_dh_overlap *o, const pp_dh_seg *f, int nf, const pp_dh_seg *b,
                           int nb);

@@ -244,6 +244,18 @@ static int simulate(pp_estimate *e, const estimate_flags *f, const pp_model *mod
 	return rc;
 }
 
+/* Row `q` of a plan step's segment of `n` operators from `first` of `q`:
+ * "name (kind ms)", "-" on the first row of a strand with no segment, ""
+ * past the segment's end. */
+static void pairing_cell(char *buf, size_t size, const pp_dh_seq *seq, int first, int n, int q)
+{
+	if (q < n)
+		snprintf(buf, size, "%s (%s %.3f)", seq->s[first + q].name,
+		         pp_dh_kind_name(seq->s[first + q].kind), seq->s[first + q].seconds * 1e3);
+	else
+		snprintf(buf, size, "%s", q == 0 ? "-" : "");
+}
+
 /* DHelix's pairing plan of the first layer of each kind on stage 0 (text). */
 static int print_pairing(const pp_estimate *e, FILE *f)
 {
@@ -275,24 +287,33 @@ static int print_pairing(const pp_estimate *e, FILE *f)
 		pp_dh_layer_pair(&o, l, r);
 		fprintf(f,
 		        "\nDHelix pairing, layer %d (%s), overlap table %s:\n"
-		        "  forward %d segments %.3f ms, backward %d segments %.3f ms (best of %d "
+		        "  forward %d operators %.3f ms, backward %d operators %.3f ms (best of %d "
 		        "orders of the weight gradients)\n"
+		        "  segments of up to %d operators each, a barrier after each step\n"
 		        "  SI block %.3f ms: s = (T_f + T_b) / T_SI = %.3f\n",
 		        i, k ? "MoE" : "dense", o.name, l->fwd.n, r->t_f * 1e3, l->bwd.n,
-		        r->t_b * 1e3, r->candidates, r->t_si * 1e3, r->speedup);
-		fprintf(f, "  %-4s %-28s %-28s %9s\n", "step", "forward", "backward", "ms");
+		        r->t_b * 1e3, r->candidates, PP_DH_SEG_OPS, r->t_si * 1e3, r->speedup);
+		fprintf(f, "  %-4s %-31s %-31s %9s\n", "step", "forward", "backward", "ms");
+		/* a segment of several operators: one line per operator, the
+		 * step's number and time on its first */
 		for (int k2 = 0; k2 < r->plan.nsteps; k2++) {
 			const pp_dh_step *p = &r->plan.step[k2];
-			char a[64] = "-", b[64] = "-";
-			if (p->f >= 0)
-				snprintf(a, sizeof a, "%s (%s %.3f)", l->fwd.s[p->f].name,
-				         pp_dh_kind_name(l->fwd.s[p->f].kind),
-				         l->fwd.s[p->f].seconds * 1e3);
-			if (p->b >= 0)
-				snprintf(b, sizeof b, "%s (%s %.3f)", r->bwd.s[p->b].name,
-				         pp_dh_kind_name(r->bwd.s[p->b].kind),
-				         r->bwd.s[p->b].seconds * 1e3);
-			fprintf(f, "  %-4d %-28s %-28s %9.3f\n", k2 + 1, a, b, p->seconds * 1e3);
+			int rows = p->nf > p->nb ? p->nf : p->nb;
+			for (int q = 0; q < rows; q++) {
+				char a[64], b[64], n[16] = "", t[16] = "";
+				pairing_cell(a, sizeof a, &l->fwd, p->f, p->nf, q);
+				pairing_cell(b, sizeof b, &r->bwd, p->b, p->nb, q);
+				if (q == 0) {
+					snprintf(n, sizeof n, "%d", k2 + 1);
+					snprintf(t, sizeof t, "%9.3f", p->seconds * 1e3);
+				}
+				char line[160];
+				int len = snprintf(line, sizeof line, "  %-4s %-31s %-31s %9s", n,
+				                   a, b, t);
+				while (len > 0 && line[len - 1] == ' ')
+					line[--len] = '\0';
+				fprintf(f, "%s\n", line);
+			}
 		}
 	}
 	free(ws);

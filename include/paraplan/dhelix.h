@@ -76,13 +76,19 @@ void pp_dh_system_set_overlap(pp_system *s, const pp_dh_overlap *o);
 
 /* Eq. 1 from measured times: (T_i + T_j - P_ij) / min(T_i, T_j). */
 double pp_dh_oef(double t_i, double t_j, double p_ij);
-/* P(i, j): the overlapped time of two segments under the model; INFINITY
- * for a forbidden pair (two collectives on the same link).  A solo segment
- * (t of the other 0) takes its own time. */
+/* P(i, j): the overlapped time of two single operators under the model;
+ * INFINITY for a forbidden pair (two collectives on the same link).  A solo
+ * operator (t of the other 0) takes its own time. */
 double pp_dh_pair_time(const pp_dh_overlap *o, pp_dh_kind ki, double ti, pp_dh_kind kj, double tj);
 
 /* ------------------------------------------------------------ sequences */
 
+/* Operators in one segment at most, K (seed 002 §4.2: a sequence is
+ * partitioned into contiguous segments, barriers between them).  2: the
+ * largest K whose search over wshape stays about 2x a search without it
+ * (K = 3 costs 2.9x); one layer pairs in well under 1 ms up to K = 4
+ * (docs/dhelix.md, "Pairing", K = 1..4 measured). */
+#define PP_DH_SEG_OPS 2
 #define PP_DH_MAX_SEGS 64
 #define PP_DH_MAX_MOVABLE 8 /* weight-gradient GEMMs whose place is searched */
 
@@ -135,8 +141,27 @@ bool pp_dh_order_valid(const pp_dh_layer *l, const pp_dh_seq *seq);
 
 /* ------------------------------------------------------------- pairing */
 
+/*
+ * P(segment_f, segment_b): the make-span of two segments, `nf` operators `f`
+ * (forward, in order) and `nb` operators `b`, co-run between two barriers.
+ * Each strand runs its operators in its own order; while operator x of one
+ * and y of the other are both active each progresses at rate
+ * 1 / (2 - OEF(x, y)), an operator alone at rate 1 (for two single operators
+ * this is Eq. 1 inverted: T_x + T_y - OEF min(T_x, T_y)).  A collective that
+ * co-runs with computation of the other strand adds the launch interval on
+ * its time, once, at the start of the paired segment (Table 7).  Two single
+ * collectives on the same link: INFINITY (pp_dh_pair_time); inside longer
+ * segments they co-run at the table's OEF (one stream per link, §5).  A
+ * segment with nb == 0 (or nf == 0) runs alone: the sum of its times; a
+ * pair with more than PP_DH_SEG_OPS operators on a side: INFINITY.  Reads
+ * the operators only (not owned), allocates nothing.
+ */
+double pp_dh_segment_time(const pp_dh_overlap *o, const pp_dh_seg *f, int nf, const pp_dh_seg *b,
+                          int nb);
+
 typedef struct pp_dh_step {
-	int f, b; /* segment indices; -1 = none (the other runs alone) */
+	int f, b;   /* first operator of each segment; -1 = none (the other runs alone) */
+	int nf, nb; /* operators in each segment (0 with -1) */
 	double seconds;
 } pp_dh_step;
 
@@ -146,8 +171,15 @@ typedef struct pp_dh_plan {
 	pp_dh_step step[2 * PP_DH_MAX_SEGS];
 } pp_dh_plan;
 
-/* Eq. 2 over one pair of sequences; the plan may be NULL (time only).
- * Returns T_opt. */
+/* Eq. 2 over segments of up to `k` operators (1 <= k <= PP_DH_SEG_OPS):
+ * T_opt(i, j) = min(T_opt(i-1, j) + T_f,i, T_opt(i, j-1) + T_b,j,
+ * min over 1 <= a, c <= k of T_opt(i-a, j-c) + P(f[i-a..i), b[j-c..j))).
+ * A segment alone is the sum of its operators, so alone one operator at a
+ * time is the same make-span.  The plan may be NULL (time only).  Returns
+ * T_opt. */
+double pp_dh_pair_k(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq *b, int k,
+                    pp_dh_plan *plan);
+/* pp_dh_pair_k with k = PP_DH_SEG_OPS. */
 double pp_dh_pair(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq *b, pp_dh_plan *plan);
 
 /* The best pairing of a layer over every candidate backward order. */
@@ -162,6 +194,9 @@ typedef struct pp_dh_result {
 	pp_dh_plan plan;
 } pp_dh_result;
 
+/* With segments of up to `k` operators (1..PP_DH_SEG_OPS); pp_dh_layer_pair
+ * uses PP_DH_SEG_OPS.  Scratch is thread-local: no allocation. */
+void pp_dh_layer_pair_k(const pp_dh_overlap *o, const pp_dh_layer *l, int k, pp_dh_result *out);
 void pp_dh_layer_pair(const pp_dh_overlap *o, const pp_dh_layer *l, pp_dh_result *out);
 
 /*

@@ -76,9 +76,17 @@ static void fill_table(pp_dh_overlap *o, const builtin *b)
 
 pp_status pp_dh_overlap_default(const char *platform, pp_dh_overlap *out, pp_error *err)
 {
-	for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+	/* filled once per thread: a search over wshape asks for it per plan */
+	enum { NB = sizeof builtins / sizeof builtins[0] };
+	static _Thread_local pp_dh_overlap filled[NB];
+	static _Thread_local bool done[NB];
+	for (size_t i = 0; i < NB; i++)
 		if (ppi_streq(builtins[i].name, platform)) {
-			fill_table(out, &builtins[i]);
+			if (!done[i]) {
+				fill_table(&filled[i], &builtins[i]);
+				done[i] = true;
+			}
+			*out = filled[i];
 			return PP_OK;
 		}
 	return ppi_fail(err, "", "overlap", "unknown overlap platform \"%s\" (a40, a800, h100)",
@@ -534,11 +542,127 @@ bool pp_dh_order_valid(const pp_dh_layer *l, const pp_dh_seq *q)
 
 /* ------------------------------------------------------------- pairing */
 
-double pp_dh_pair(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq *b, pp_dh_plan *plan)
+_Static_assert(PP_DH_SEG_OPS >= 1 && PP_DH_SEG_OPS <= 4, "segment length: 1..4 operators");
+
+/*
+ * The co-run of two operator chains between barriers (pp_dh_segment_time's
+ * model): kinds `ka`, times `ta` of one strand's `na` operators in order, the
+ * same for the other's `nb`.  While x and y are both active each advances at
+ * rate 1 / sigma, sigma = 2 - OEF(x, y), so the one with less work left ends
+ * after sigma x its remaining work; that strand's next operator then starts.
+ * For two single operators: sigma min + (max - min) = T_x + T_y - OEF min
+ * (Eq. 1), so the 1 x 1 case is pp_dh_pair_time itself (with its same-link
+ * rule).  out[a - 1] = P(ka[0..a), kb[0..nb)) for every a = 1..na: the
+ * shorter prefixes run the same until their last operator ends, and the
+ * other strand's rest then runs alone (one pass for all a).
+ */
+/* The overlap table as chain_prefixes reads it: sigma = 2 - OEF, and the
+ * launch interval a collective pays when co-run with computation. */
+typedef struct chain_model {
+	double sigma[PP_DH_NKINDS][PP_DH_NKINDS];
+	double launch[PP_DH_NKINDS][PP_DH_NKINDS]; /* row: the collective's kind */
+	const pp_dh_overlap *o;
+} chain_model;
+
+static void chain_model_of(const pp_dh_overlap *o, chain_model *m)
 {
-	const int nf = f->n, nb = b->n, W = PP_DH_MAX_SEGS + 1;
-	/* T[i][j]: best make-span of the first i forward and j backward segments;
-	 * how[i][j]: 0 forward alone, 1 backward alone, 2 paired. */
+	for (int a = 0; a < PP_DH_NKINDS; a++)
+		for (int b = 0; b < PP_DH_NKINDS; b++) {
+			m->sigma[a][b] = 2 - o->oef[a][b];
+			m->launch[a][b] = is_comm((pp_dh_kind)a) && !is_comm((pp_dh_kind)b)
+			                      ? o->launch_interval
+			                      : 0;
+		}
+	m->o = o;
+}
+
+static void chain_prefixes(const chain_model *m, const pp_dh_kind *ka, const double *ta, int na,
+                           const pp_dh_kind *kb, const double *tb, int nb, double *out)
+{
+	double rest[PP_DH_SEG_OPS + 1]; /* rest[j]: tb[j + 1..nb) */
+	rest[nb - 1] = 0;
+	for (int j = nb - 2; j >= 0; j--)
+		rest[j] = rest[j + 1] + tb[j + 1];
+	double t = 0, launch = 0;
+	int i = 0, j = 0;
+	double ra = ta[0], rb = tb[0];
+	bool ca = false, cb = false; /* launch interval charged for the current op */
+	while (i < na) {
+		if (ra <= 0) { /* prefix i + 1 ends here; the other strand's rest alone */
+			out[i] = t + launch + (j < nb ? (rb > 0 ? rb : 0) + rest[j] : 0);
+			if (++i < na)
+				ra = ta[i], ca = false;
+			continue;
+		}
+		if (j >= nb) { /* the other strand is done: this one alone */
+			t += ra;
+			ra = 0;
+			continue;
+		}
+		if (rb <= 0) {
+			if (++j < nb)
+				rb = tb[j], cb = false;
+			continue;
+		}
+		double d = ra < rb ? ra : rb;
+		t += m->sigma[ka[i]][kb[j]] * d;
+		ra -= d;
+		rb -= d;
+		/* Table 7: a collective co-run with computation of the other strand
+		 * leaves launch_interval of its time visible (paid at the start of
+		 * the paired segment, once per collective). */
+		double la = m->launch[ka[i]][kb[j]], lb = m->launch[kb[j]][ka[i]];
+		if (la > 0 && !ca) {
+			launch += la * ta[i];
+			ca = true;
+		}
+		if (lb > 0 && !cb) {
+			launch += lb * tb[j];
+			cb = true;
+		}
+	}
+	if (nb == 1) /* a single operator with a single operator: Eq. 1 */
+		out[0] = pp_dh_pair_time(m->o, ka[0], ta[0], kb[0], tb[0]);
+}
+
+double pp_dh_segment_time(const pp_dh_overlap *o, const pp_dh_seg *f, int nf, const pp_dh_seg *b,
+                          int nb)
+{
+	pp_dh_kind ka[PP_DH_SEG_OPS], kb[PP_DH_SEG_OPS];
+	double ta[PP_DH_SEG_OPS], tb[PP_DH_SEG_OPS];
+	double solo = 0;
+	if (nf == 0 || nb == 0 || nf > PP_DH_SEG_OPS || nb > PP_DH_SEG_OPS) {
+		if (nf && nb)
+			return INFINITY; /* longer than a segment may be */
+		for (int i = 0; i < nf; i++)
+			solo += f[i].seconds;
+		for (int i = 0; i < nb; i++)
+			solo += b[i].seconds;
+		return solo;
+	}
+	for (int i = 0; i < nf; i++)
+		ka[i] = f[i].kind, ta[i] = f[i].seconds;
+	for (int i = 0; i < nb; i++)
+		kb[i] = b[i].kind, tb[i] = b[i].seconds;
+	double out[PP_DH_SEG_OPS];
+	chain_model m;
+	chain_model_of(o, &m);
+	chain_prefixes(&m, ka, ta, nf, kb, tb, nb, out);
+	return out[nf - 1];
+}
+
+static int clamp_k(int k)
+{
+	return k < 1 ? 1 : k > PP_DH_SEG_OPS ? PP_DH_SEG_OPS : k;
+}
+
+double pp_dh_pair_k(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq *b, int k,
+                    pp_dh_plan *plan)
+{
+	const int nf = f->n, nb = b->n, W = PP_DH_MAX_SEGS + 1, K = clamp_k(k);
+	/* T[i][j]: best make-span of the first i forward and j backward operators;
+	 * how[i][j]: the last step's segment lengths, forward a and backward c
+	 * (a 0: the backward alone, c 0: the forward alone), as 16 a + c. */
 	static _Thread_local double T[(PP_DH_MAX_SEGS + 1) * (PP_DH_MAX_SEGS + 1)];
 	static _Thread_local unsigned char how[(PP_DH_MAX_SEGS + 1) * (PP_DH_MAX_SEGS + 1)];
 	T[0] = 0;
@@ -550,7 +674,7 @@ double pp_dh_pair(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq *b
 			unsigned char h = 0;
 			if (i > 0) {
 				best = T[(i - 1) * W + j] + f->s[i - 1].seconds;
-				h = 0;
+				h = 16;
 			}
 			if (j > 0) {
 				double t = T[i * W + j - 1] + b->s[j - 1].seconds;
@@ -559,15 +683,16 @@ double pp_dh_pair(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq *b
 					h = 1;
 				}
 			}
-			if (i > 0 && j > 0) {
-				double t = T[(i - 1) * W + j - 1] +
-				           pp_dh_pair_time(o, f->s[i - 1].kind, f->s[i - 1].seconds,
-				                           b->s[j - 1].kind, b->s[j - 1].seconds);
-				if (t < best) {
-					best = t;
-					h = 2;
+			for (int c = 1; c <= K && c <= j; c++)
+				for (int a = 1; a <= K && a <= i; a++) {
+					double t =
+					    T[(i - a) * W + j - c] +
+					    pp_dh_segment_time(o, &f->s[i - a], a, &b->s[j - c], c);
+					if (t < best) {
+						best = t;
+						h = (unsigned char)(16 * a + c);
+					}
 				}
-			}
 			T[i * W + j] = best;
 			how[i * W + j] = h;
 		}
@@ -577,112 +702,231 @@ double pp_dh_pair(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq *b
 		int i = nf, j = nb, n = 0;
 		pp_dh_step rev[2 * PP_DH_MAX_SEGS];
 		while (i > 0 || j > 0) {
-			unsigned char h = how[i * W + j];
+			int a = how[i * W + j] / 16, c = how[i * W + j] % 16;
 			pp_dh_step st;
-			if (h == 2) {
-				st.f = i - 1;
-				st.b = j - 1;
-				st.seconds =
-				    pp_dh_pair_time(o, f->s[i - 1].kind, f->s[i - 1].seconds,
-				                    b->s[j - 1].kind, b->s[j - 1].seconds);
-				i--, j--;
-			} else if (h == 1) {
-				st.f = -1;
-				st.b = j - 1;
-				st.seconds = b->s[j - 1].seconds;
-				j--;
-			} else {
-				st.f = i - 1;
-				st.b = -1;
-				st.seconds = f->s[i - 1].seconds;
-				i--;
-			}
+			st.nf = a;
+			st.nb = c;
+			st.f = a ? i - a : -1;
+			st.b = c ? j - c : -1;
+			st.seconds = pp_dh_segment_time(o, &f->s[i - a], a, &b->s[j - c], c);
+			i -= a;
+			j -= c;
 			rev[n++] = st;
 		}
 		plan->nsteps = n;
-		for (int k = 0; k < n; k++)
-			plan->step[k] = rev[n - 1 - k];
+		for (int s = 0; s < n; s++)
+			plan->step[s] = rev[n - 1 - s];
 	}
 	return t;
 }
 
-/* Candidate `idx`'s order as indices into the default backward order. */
-static void candidate_perm(const pp_dh_layer *l, int idx, int *perm)
+double pp_dh_pair(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq *b, pp_dh_plan *plan)
 {
-	int n = 0, k = 0, nd = 0, deferred[PP_DH_MAX_SEGS];
-	for (int i = 0; i < l->bwd.n; i++) {
-		if (l->bwd.s[i].movable && (idx >> k++ & 1)) {
-			deferred[nd++] = i;
-			continue;
-		}
-		perm[n++] = i;
-	}
-	for (int d = 0; d < nd; d++)
-		perm[n++] = deferred[d];
+	return pp_dh_pair_k(o, f, b, PP_DH_SEG_OPS, plan);
 }
 
-/* Eq. 2's make-span over a precomputed pair matrix (row i: forward segment,
- * column: default backward index), the backward in order `perm`. */
-static double dp_time(int nf, int nb, const double *P, const double *tf, const double *tb,
-                      const int *perm)
+/*
+ * Scratch of the pairing over candidate orders (thread-local, reused: no
+ * allocation).  A backward segment is a tuple of up to K default-order
+ * indices; the candidates share most of them, so P of every forward segment
+ * with a backward tuple (a column) is computed once per layer and found
+ * again by the tuple (open addressing, generation-stamped slots).
+ */
+#define DH_SLOTS 4096
+#define DH_COL_CAP (PP_DH_MAX_SEGS * PP_DH_SEG_OPS * PP_DH_MAX_SEGS * PP_DH_SEG_OPS)
+typedef struct pair_scratch {
+	unsigned gen;
+	unsigned stamp[DH_SLOTS];
+	uint32_t key[DH_SLOTS];
+	int col[DH_SLOTS]; /* offset of the column in P */
+	int used;          /* doubles of P in use */
+	int nkeys;         /* slots in use */
+	chain_model m;     /* the layer's table and forward sequence */
+	pp_dh_kind kf[PP_DH_MAX_SEGS];
+	double tf[PP_DH_MAX_SEGS];
+	double P[DH_COL_CAP];
+	double T[(PP_DH_MAX_SEGS + 1) * (PP_DH_MAX_SEGS + 1)];
+} pair_scratch;
+
+static void scratch_reset(pair_scratch *x)
 {
-	double row[PP_DH_MAX_SEGS + 1], prev[PP_DH_MAX_SEGS + 1];
-	prev[0] = 0;
-	for (int j = 1; j <= nb; j++)
-		prev[j] = prev[j - 1] + tb[perm[j - 1]];
-	for (int i = 1; i <= nf; i++) {
-		row[0] = prev[0] + tf[i - 1];
-		const double *Pi = P + (i - 1) * PP_DH_MAX_SEGS;
-		for (int j = 1; j <= nb; j++) {
-			int bj = perm[j - 1];
-			double a = prev[j] + tf[i - 1];
-			double b = row[j - 1] + tb[bj];
-			double c = prev[j - 1] + Pi[bj];
-			double m = a < b ? a : b;
-			row[j] = m < c ? m : c;
-		}
-		memcpy(prev, row, (size_t)(nb + 1) * sizeof *row);
+	if (++x->gen == 0) { /* wrapped: stamps of old generations could match */
+		memset(x->stamp, 0, sizeof x->stamp);
+		x->gen = 1;
 	}
-	return prev[nb];
+	x->used = 0;
+	x->nkeys = 0;
+}
+
+/* The column of backward tuple perm[j-c..j): P(f[i-a..i), tuple) at
+ * (i - 1) K + a - 1, INFINITY where a > i. */
+static const double *pair_column(pair_scratch *x, const pp_dh_layer *l, int K, const int *perm,
+                                 int j, int c)
+{
+	uint32_t key = (uint32_t)c;
+	for (int q = 0; q < c; q++)
+		key |= (uint32_t)perm[j - c + q] << (3 + 7 * q);
+	uint32_t h = (key * 2654435761u) >> 20; /* 12 bits: DH_SLOTS */
+	for (;; h = (h + 1) & (DH_SLOTS - 1)) {
+		if (x->stamp[h] != x->gen)
+			break;
+		if (x->key[h] == key)
+			return x->P + x->col[h];
+	}
+	const int nf = l->fwd.n;
+	double *col = x->P + x->used;
+	x->stamp[h] = x->gen;
+	x->key[h] = key;
+	x->col[h] = x->used;
+	x->used += nf * K;
+	x->nkeys++;
+	pp_dh_kind kb[PP_DH_SEG_OPS];
+	double tb[PP_DH_SEG_OPS];
+	for (int q = 0; q < c; q++) {
+		kb[q] = l->bwd.s[perm[j - c + q]].kind;
+		tb[q] = l->bwd.s[perm[j - c + q]].seconds;
+	}
+	for (int i = 1; i <= nf; i++)
+		for (int a = i + 1; a <= K; a++)
+			col[(i - 1) * K + a - 1] = INFINITY; /* longer than the forward so far */
+	/* each start i0: the segments f[i0..i0 + a) end at i0 + a */
+	double out[PP_DH_SEG_OPS];
+	for (int i0 = 0; i0 < nf; i0++) {
+		int na = nf - i0 < K ? nf - i0 : K;
+		chain_prefixes(&x->m, x->kf + i0, x->tf + i0, na, kb, tb, c, out);
+		for (int a = 1; a <= na; a++)
+			col[(i0 + a - 1) * K + a - 1] = out[a - 1];
+	}
+	return col;
+}
+
+/*
+ * The candidate orders share their prefixes: each movable weight gradient is
+ * either placed where it is or deferred to the end, so the orders form a
+ * binary tree over the default order, and the DP's columns (j: backward
+ * operators done, every i) of a common prefix are the same.  A depth-first
+ * walk of that tree computes each prefix's columns once and only the
+ * branches' own columns after it (for a dense layer about half of the
+ * candidates x N_b columns); the leaves are the candidates of
+ * pp_dh_candidate, numbered by the same bits.
+ */
+typedef struct order_walk {
+	pair_scratch *x;
+	const pp_dh_layer *l;
+	int K;
+	int ord[PP_DH_MAX_SEGS]; /* ordinal of each movable weight gradient */
+	int perm[PP_DH_MAX_SEGS];
+	double tf[PP_DH_MAX_SEGS];
+	double best;
+	int best_idx;
+} order_walk;
+
+/* Column jn of T (column-major, nf + 1 rows): Eq. 2 over segments of up to
+ * K operators, the backward's last operator perm[jn - 1], from the K
+ * columns before it.  K is a constant at each call (so the loops unroll). */
+static inline void dp_column(order_walk *w, int jn, const int K)
+{
+	pair_scratch *x = w->x;
+	const int nf = w->l->fwd.n, H = nf + 1;
+	/* this column's lookups must fit: start the cache afresh when not */
+	if (x->used + K * nf * K > DH_COL_CAP || x->nkeys + K > DH_SLOTS / 2)
+		scratch_reset(x);
+	const double *col[PP_DH_SEG_OPS + 1] = {NULL};
+	for (int c = 1; c <= K && c <= jn; c++)
+		col[c] = pair_column(x, w->l, K, w->perm, jn, c);
+	double *Tj = x->T + jn * H;
+	const double *Tp = Tj - H;
+	const double tb = w->l->bwd.s[w->perm[jn - 1]].seconds;
+	Tj[0] = Tp[0] + tb;
+	for (int i = 1; i <= nf; i++) {
+		double a = Tj[i - 1] + w->tf[i - 1], b = Tp[i] + tb;
+		double m = a < b ? a : b;
+		for (int c = 1; c <= K && c <= jn; c++) {
+			const double *Tq = Tj - c * H, *p = col[c] + (i - 1) * K;
+			for (int s = 1; s <= K && s <= i; s++) {
+				double t = Tq[i - s] + p[s - 1];
+				m = t < m ? t : m;
+			}
+		}
+		Tj[i] = m;
+	}
+}
+
+static void column(order_walk *w, int jn)
+{
+	switch (w->K) {
+	case 1: dp_column(w, jn, 1); break;
+	case 2: dp_column(w, jn, 2); break;
+	case 3: dp_column(w, jn, 3); break;
+	default: dp_column(w, jn, PP_DH_SEG_OPS); break;
+	}
+}
+
+/* Orders whose first j backward operators are perm[0..j) and whose
+ * remaining default operators from d on are still to place; `mask`: the
+ * weight gradients deferred so far (bit = ordinal). */
+static void walk(order_walk *w, int d, int j, unsigned mask)
+{
+	const pp_dh_seq *b = &w->l->bwd;
+	for (; d < b->n; d++) {
+		if (b->s[d].movable) /* deferred: the other branch */
+			walk(w, d + 1, j, mask | 1u << w->ord[d]);
+		w->perm[j++] = d;
+		column(w, j);
+	}
+	for (int e = 0; e < b->n; e++)
+		if (b->s[e].movable && (mask >> w->ord[e] & 1)) {
+			w->perm[j++] = e;
+			column(w, j);
+		}
+	double t = w->x->T[j * (w->l->fwd.n + 1) + w->l->fwd.n];
+	if (t < w->best || (t == w->best && (int)mask < w->best_idx)) {
+		w->best = t;
+		w->best_idx = (int)mask;
+	}
 }
 
 /* The best SI block time over the candidate orders, and which. */
-static double best_order(const pp_dh_overlap *o, const pp_dh_layer *l, int *best)
+static double best_order(const pp_dh_overlap *o, const pp_dh_layer *l, int K, int *best)
 {
-	double t_si = INFINITY;
-	*best = 0;
-	const int nf = l->fwd.n, nb = l->bwd.n;
-	static _Thread_local double P[PP_DH_MAX_SEGS * PP_DH_MAX_SEGS];
-	double tf[PP_DH_MAX_SEGS], tb[PP_DH_MAX_SEGS];
-	for (int i = 0; i < nf; i++)
-		tf[i] = l->fwd.s[i].seconds;
-	for (int j = 0; j < nb; j++)
-		tb[j] = l->bwd.s[j].seconds;
-	for (int i = 0; i < nf; i++)
-		for (int j = 0; j < nb; j++)
-			P[i * PP_DH_MAX_SEGS + j] =
-			    pp_dh_pair_time(o, l->fwd.s[i].kind, tf[i], l->bwd.s[j].kind, tb[j]);
-	int perm[PP_DH_MAX_SEGS];
-	for (int c = 0; c < pp_dh_candidate_count(l); c++) {
-		candidate_perm(l, c, perm);
-		double t = dp_time(nf, nb, P, tf, tb, perm);
-		if (t < t_si) {
-			t_si = t;
-			*best = c;
-		}
+	static _Thread_local pair_scratch x;
+	static _Thread_local order_walk w;
+	scratch_reset(&x);
+	w.x = &x;
+	w.l = l;
+	w.K = K;
+	w.best = INFINITY;
+	w.best_idx = 0;
+	for (int i = 0, k = 0; i < l->bwd.n; i++)
+		w.ord[i] = l->bwd.s[i].movable ? k++ : -1;
+	for (int i = 0; i < l->fwd.n; i++) {
+		w.tf[i] = x.tf[i] = l->fwd.s[i].seconds;
+		x.kf[i] = l->fwd.s[i].kind;
 	}
-	return t_si;
+	chain_model_of(o, &x.m);
+	/* column 0: the forward alone */
+	x.T[0] = 0;
+	for (int i = 1; i <= l->fwd.n; i++)
+		x.T[i] = x.T[i - 1] + w.tf[i - 1];
+	walk(&w, 0, 0, 0);
+	*best = w.best_idx;
+	return w.best;
 }
 
-void pp_dh_layer_pair(const pp_dh_overlap *o, const pp_dh_layer *l, pp_dh_result *out)
+void pp_dh_layer_pair_k(const pp_dh_overlap *o, const pp_dh_layer *l, int k, pp_dh_result *out)
 {
 	out->t_f = l->fwd_s;
 	out->t_b = l->bwd_s;
 	out->candidates = pp_dh_candidate_count(l);
-	out->t_si = best_order(o, l, &out->best);
+	out->t_si = best_order(o, l, clamp_k(k), &out->best);
 	pp_dh_candidate(l, out->best, &out->bwd);
-	pp_dh_pair(o, &l->fwd, &out->bwd, &out->plan);
+	pp_dh_pair_k(o, &l->fwd, &out->bwd, clamp_k(k), &out->plan);
 	out->speedup = out->t_si > 0 ? (out->t_f + out->t_b) / out->t_si : 1;
+}
+
+void pp_dh_layer_pair(const pp_dh_overlap *o, const pp_dh_layer *l, pp_dh_result *out)
+{
+	pp_dh_layer_pair_k(o, l, PP_DH_SEG_OPS, out);
 }
 
 /* Everything a layer's pairing depends on besides its index. */
@@ -730,6 +974,72 @@ static void make_key(dh_key *k, const pp_model *m, const pp_system *s, const pp_
 	memcpy(k->name, o->name, sizeof k->name);
 }
 
+/*
+ * A second memo, by what the pairing reads: the overlap table's OEFs and
+ * launch interval and the two sequences' times, kinds and movable flags.
+ * Plans with different keys often build the same layer (rank orders that
+ * give the same layouts, recompute or ZeRO choices that leave the layer's
+ * operators alike): in a search over wshape about a third of the pairings
+ * the plan memo misses are repeats of one already done.  The entry keeps
+ * the whole content and is compared in full (no hash-only match);
+ * thread-local, as the result is a function of the content alone.
+ */
+#define DH_CMEMO 256
+/* room for layers of up to 66 operators in all (a dense or MoE layer with
+ * full recompute has 49-65); longer ones are paired without the memo */
+#define DH_CLEN 160
+typedef struct content_memo {
+	int len[DH_CMEMO]; /* 0: empty */
+	double v[DH_CMEMO][DH_CLEN];
+	double t_si[DH_CMEMO];
+} content_memo;
+
+static int layer_content(const pp_dh_overlap *o, const pp_dh_layer *l, double *v)
+{
+	int n = 0;
+	if (PP_DH_NKINDS * PP_DH_NKINDS + 3 + 2 * (l->fwd.n + l->bwd.n) > DH_CLEN)
+		return -1;
+	for (int i = 0; i < PP_DH_NKINDS; i++)
+		for (int j = 0; j < PP_DH_NKINDS; j++)
+			v[n++] = o->oef[i][j];
+	v[n++] = o->launch_interval;
+	v[n++] = l->fwd.n;
+	v[n++] = l->bwd.n;
+	for (int i = 0; i < l->fwd.n; i++) {
+		v[n++] = l->fwd.s[i].seconds;
+		v[n++] = l->fwd.s[i].kind;
+	}
+	for (int i = 0; i < l->bwd.n; i++) {
+		v[n++] = l->bwd.s[i].seconds;
+		v[n++] = l->bwd.s[i].kind + 16 * l->bwd.s[i].movable;
+	}
+	return n;
+}
+
+/* best_order's T_SI through the content memo. */
+static double best_order_memo(const pp_dh_overlap *o, const pp_dh_layer *l)
+{
+	static _Thread_local content_memo cm;
+	static _Thread_local double v[DH_CLEN];
+	int n = layer_content(o, l, v), best;
+	if (n < 0)
+		return best_order(o, l, PP_DH_SEG_OPS, &best);
+	uint64_t h = 1469598103934665603ull;
+	for (int i = 0; i < n; i++) {
+		uint64_t b;
+		memcpy(&b, &v[i], sizeof b);
+		h = (h ^ b) * 1099511628211ull;
+	}
+	int slot = (int)(h % DH_CMEMO);
+	if (cm.len[slot] == n && memcmp(cm.v[slot], v, (size_t)n * sizeof *v) == 0)
+		return cm.t_si[slot];
+	double t = best_order(o, l, PP_DH_SEG_OPS, &best);
+	memcpy(cm.v[slot], v, (size_t)n * sizeof *v);
+	cm.len[slot] = n;
+	cm.t_si[slot] = t;
+	return t;
+}
+
 pp_status pp_dh_stage_speedup(const pp_model *m, const pp_system *s, const pp_job *job,
                               const pp_plan *plan, int stage, double stage_s,
                               const pp_dh_overlap *o, pp_work *ws, double *speedup, pp_error *err)
@@ -761,8 +1071,7 @@ pp_status pp_dh_stage_speedup(const pp_model *m, const pp_system *s, const pp_jo
 				st = pp_dh_layer_build(m, s, job, plan, g, ws, l, err);
 				if (st)
 					break;
-				int best;
-				saved_kind[k] = l->fwd_s + l->bwd_s - best_order(o, l, &best);
+				saved_kind[k] = l->fwd_s + l->bwd_s - best_order_memo(o, l);
 				memcpy(ws->dh_key[slot], &key, sizeof key);
 				ws->dh_saved[slot] = saved_kind[k];
 				ws->dh_valid[slot] = true;

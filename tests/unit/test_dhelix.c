@@ -103,20 +103,25 @@ static void test_eq2_hand(void **state)
 	assert_rel(pp_dh_pair(&o, &f, &e, NULL), 6, 1e-15);
 }
 
-/* Brute force: every monotone alignment of f[i..] with b[j..]. */
-static double brute(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq *b, int i, int j)
+/* Brute force: every segmentation of f[i..] and b[j..] into contiguous
+ * segments of up to k operators and every monotone pairing of them (a
+ * segment alone, or with one segment of the other strand). */
+static double brute(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq *b, int i, int j,
+                    int k)
 {
 	if (i == f->n && j == b->n)
 		return 0;
 	double best = INFINITY;
-	if (i < f->n)
-		best = fmin(best, f->s[i].seconds + brute(o, f, b, i + 1, j));
-	if (j < b->n)
-		best = fmin(best, b->s[j].seconds + brute(o, f, b, i, j + 1));
-	if (i < f->n && j < b->n)
-		best = fmin(best, pp_dh_pair_time(o, f->s[i].kind, f->s[i].seconds, b->s[j].kind,
-		                                  b->s[j].seconds) +
-		                      brute(o, f, b, i + 1, j + 1));
+	for (int a = 1; a <= k && i + a <= f->n; a++)
+		best = fmin(best, pp_dh_segment_time(o, &f->s[i], a, NULL, 0) +
+		                      brute(o, f, b, i + a, j, k));
+	for (int c = 1; c <= k && j + c <= b->n; c++)
+		best = fmin(best, pp_dh_segment_time(o, NULL, 0, &b->s[j], c) +
+		                      brute(o, f, b, i, j + c, k));
+	for (int a = 1; a <= k && i + a <= f->n; a++)
+		for (int c = 1; c <= k && j + c <= b->n; c++)
+			best = fmin(best, pp_dh_segment_time(o, &f->s[i], a, &b->s[j], c) +
+			                      brute(o, f, b, i + a, j + c, k));
 	return best;
 }
 
@@ -129,41 +134,140 @@ static double urand(void)
 	return (double)(rng >> 11) / 9007199254740992.0;
 }
 
+/* Eq. 2 over segments of up to K operators equals brute force over every
+ * segmentation and pairing, K = 1..3 (sizes up to 8 operators a strand for
+ * K <= 2, up to 6 for K = 3, where brute force has 10^6-10^7 leaves), and a
+ * larger K is never slower (the shorter segments are a special case). */
 static void test_dp_equals_brute_force(void **state)
 {
 	(void)state;
 	pp_dh_overlap o = table();
 	int cases = 0;
-	for (int nf = 0; nf <= 8; nf++)
-		for (int nb = 0; nb <= 8; nb++)
-			for (int rep = 0; rep < (nf + nb > 12 ? 2 : 6); rep++) {
-				pp_dh_kind kf[8], kb[8];
-				double tf[8], tb[8];
-				for (int i = 0; i < 8; i++) {
-					kf[i] = (pp_dh_kind)(urand() * PP_DH_NKINDS);
-					kb[i] = (pp_dh_kind)(urand() * PP_DH_NKINDS);
-					tf[i] = 0.1 + urand();
-					tb[i] = 0.1 + 2 * urand();
+	for (int k = 1; k <= PP_DH_SEG_OPS && k <= 3; k++) {
+		int nmax = k <= 2 ? 8 : 6;
+		for (int nf = 0; nf <= nmax; nf++)
+			for (int nb = 0; nb <= nmax; nb++)
+				for (int rep = 0; rep < (nf + nb > 12  ? 1
+				                         : nf + nb > 9 ? 2
+				                                       : 6);
+				     rep++) {
+					pp_dh_kind kf[8], kb[8];
+					double tf[8], tb[8];
+					for (int i = 0; i < 8; i++) {
+						kf[i] = (pp_dh_kind)(urand() * PP_DH_NKINDS);
+						kb[i] = (pp_dh_kind)(urand() * PP_DH_NKINDS);
+						tf[i] = 0.1 + urand();
+						tb[i] = 0.1 + 2 * urand();
+					}
+					pp_dh_seq f = seq(nf, kf, tf), b = seq(nb, kb, tb);
+					pp_dh_plan plan;
+					double dp = pp_dh_pair_k(&o, &f, &b, k, &plan);
+					double bf = brute(&o, &f, &b, 0, 0, k);
+					assert_rel(dp, bf, 1e-12);
+					if (k > 1)
+						assert_true(dp <=
+						            pp_dh_pair_k(&o, &f, &b, k - 1, NULL));
+					/* the plan covers every operator once, in order,
+					 * and adds up */
+					double sum = 0;
+					int cf = 0, cb = 0;
+					for (int s = 0; s < plan.nsteps; s++) {
+						const pp_dh_step *st = &plan.step[s];
+						assert_true(st->nf <= k && st->nb <= k);
+						assert_true(st->nf + st->nb > 0);
+						if (st->nf)
+							assert_int_equal(st->f, cf);
+						if (st->nb)
+							assert_int_equal(st->b, cb);
+						sum += st->seconds;
+						cf += st->nf;
+						cb += st->nb;
+					}
+					assert_int_equal(cf, nf);
+					assert_int_equal(cb, nb);
+					assert_rel(sum, dp, 1e-12);
+					cases++;
 				}
-				pp_dh_seq f = seq(nf, kf, tf), b = seq(nb, kb, tb);
-				pp_dh_plan plan;
-				double dp = pp_dh_pair(&o, &f, &b, &plan);
-				double bf = brute(&o, &f, &b, 0, 0);
-				assert_rel(dp, bf, 1e-12);
-				/* the plan covers every segment once and adds up */
-				double sum = 0;
-				int cf = 0, cb = 0;
-				for (int k = 0; k < plan.nsteps; k++) {
-					sum += plan.step[k].seconds;
-					cf += plan.step[k].f >= 0;
-					cb += plan.step[k].b >= 0;
+	}
+	print_message("DP = brute force on %d random pairs of sequences of 0..8 operators, "
+	              "K = 1..%d\n",
+	              cases, PP_DH_SEG_OPS < 3 ? PP_DH_SEG_OPS : 3);
+}
+
+/*
+ * The chain co-run model reduces to Eq. 1 for single operators: while both
+ * run each advances at 1 / (2 - OEF), so the shorter ends after
+ * (2 - OEF) min and the longer's rest runs alone: (2 - OEF) min + max - min
+ * = T_i + T_j - OEF min.  Checked through the chain itself by giving one
+ * strand a second, empty operator (so the 1 x 1 shortcut is not taken), for
+ * every pair of kinds but two collectives on the same link (forbidden as a
+ * 1 x 1 pair, co-run at the table's OEF inside longer segments).
+ */
+static void test_chain_reduces_to_eq1(void **state)
+{
+	(void)state;
+	pp_dh_overlap o = table();
+	for (int rep = 0; rep < 200; rep++)
+		for (int x = 0; x < PP_DH_NKINDS; x++)
+			for (int y = 0; y < PP_DH_NKINDS; y++) {
+				double ti = 0.1 + urand(), tj = 0.1 + 3 * urand();
+				pp_dh_kind kf[2] = {(pp_dh_kind)x, PP_DH_ELEM};
+				pp_dh_kind kb[1] = {(pp_dh_kind)y};
+				double tf[2] = {ti, 0}, tb[1] = {tj};
+				pp_dh_seq f = seq(2, kf, tf), b = seq(1, kb, tb);
+				double p1 = pp_dh_pair_time(&o, kf[0], ti, kb[0], tj);
+				/* the single-operator segment is Eq. 1 by definition */
+				assert_true(pp_dh_segment_time(&o, f.s, 1, b.s, 1) == p1);
+				double chain = pp_dh_segment_time(&o, f.s, 2, b.s, 1);
+				if (x == y && x >= PP_DH_COMM_INTRA) {
+					assert_true(isinf(p1));
+					assert_rel(chain, ti + tj, 1e-12); /* OEF 0 */
+					continue;
 				}
-				assert_int_equal(cf, nf);
-				assert_int_equal(cb, nb);
-				assert_rel(sum, dp, 1e-12);
-				cases++;
+				double mn = fmin(ti, tj);
+				double eq1 = ti + tj - o.oef[x][y] * mn;
+				bool ci = x >= PP_DH_COMM_INTRA, cj = y >= PP_DH_COMM_INTRA;
+				if (ci != cj)
+					eq1 += o.launch_interval * (ci ? ti : tj);
+				assert_rel(chain, eq1, 1e-12);
+				assert_rel(chain, p1, 1e-12);
 			}
-	print_message("DP = brute force on %d random pairs of sequences of 0..8 segments\n", cases);
+}
+
+/*
+ * Two operators a strand by hand (the h100 table: GEMM-GEMM OEF 0.15,
+ * computation-communication 1 - 0.3248 = 0.6752, launch interval 0.0965):
+ * forward [GEMM 4, AG 2], backward [AG 3, GEMM 5], AG intra-node.
+ *   one segment each: GEMM || AG at sigma 1.3248 until the AG ends
+ *   (3 x 1.3248 = 3.9744, GEMM has 1 left); GEMM || GEMM at sigma 1.85 for
+ *   1 (1.85; the backward GEMM has 4 left); AG || GEMM at 1.3248 for 2
+ *   (2.6496); the GEMM's last 2 alone: 10.474, plus the launch interval of
+ *   both all-gathers, 0.0965 x (3 + 2): 10.9565.
+ *   single operators (K = 1): f1|b1 = 7 - 0.6752 x 3 + 0.0965 x 3 = 5.2639,
+ *   f2|b2 = 7 - 0.6752 x 2 + 0.0965 x 2 = 5.8426: 11.1065.
+ * The segment pair wins: the backward GEMM keeps running under the forward's
+ * all-gather where the barrier after the first pair would have idled it.
+ */
+static void test_two_operator_segments_hand(void **state)
+{
+	(void)state;
+	pp_dh_overlap o = table();
+	pp_dh_kind kf[] = {PP_DH_GEMM, PP_DH_COMM_INTRA}, kb[] = {PP_DH_COMM_INTRA, PP_DH_GEMM};
+	double tf[] = {4, 2}, tb[] = {3, 5};
+	pp_dh_seq f = seq(2, kf, tf), b = seq(2, kb, tb);
+	double sg = 2 - 0.6752, sgg = 2 - 0.15;
+	double p22 = 3 * sg + 1 * sgg + 2 * sg + 2 + 0.0965 * (3 + 2);
+	assert_rel(p22, 10.9565, 1e-12);
+	assert_rel(pp_dh_segment_time(&o, f.s, 2, b.s, 2), p22, 1e-12);
+	pp_dh_plan plan;
+	assert_rel(pp_dh_pair_k(&o, &f, &b, 1, &plan), 11.1065, 1e-12);
+	assert_int_equal(plan.nsteps, 2);
+	if (PP_DH_SEG_OPS >= 2) {
+		assert_rel(pp_dh_pair_k(&o, &f, &b, 2, &plan), p22, 1e-12);
+		assert_int_equal(plan.nsteps, 1);
+		assert_int_equal(plan.step[0].nf, 2);
+		assert_int_equal(plan.step[0].nb, 2);
+	}
 }
 
 static void plan_of(const char *model, const char *system, long long gpus, int tp, int pp, int cp,
@@ -192,6 +296,33 @@ static void print_seq(const char *what, const pp_dh_seq *q)
 		print_message(" %s[%s %.3gms]", q->s[i].name, pp_dh_kind_name(q->s[i].kind),
 		              q->s[i].seconds * 1e3);
 	print_message("\n");
+}
+
+/* The pairing over candidate orders (prefix-shared walk, cached pair
+ * columns) equals Eq. 2 run on each candidate order by pp_dh_pair_k, for
+ * every K; its plan adds up to T_SI; and s never decreases as K grows. */
+static void check_layer_pairing(const pp_dh_overlap *o, const pp_dh_layer *l)
+{
+	double prev = INFINITY;
+	for (int k = 1; k <= PP_DH_SEG_OPS; k++) {
+		pp_dh_result r;
+		pp_dh_layer_pair_k(o, l, k, &r);
+		double best = INFINITY;
+		for (int c = 0; c < pp_dh_candidate_count(l); c++) {
+			pp_dh_seq q;
+			pp_dh_candidate(l, c, &q);
+			best = fmin(best, pp_dh_pair_k(o, &l->fwd, &q, k, NULL));
+		}
+		assert_rel(r.t_si, best, 1e-12);
+		assert_rel(r.plan.t_opt, r.t_si, 1e-12);
+		double sum = 0;
+		for (int s = 0; s < r.plan.nsteps; s++)
+			sum += r.plan.step[s].seconds;
+		assert_rel(sum, r.t_si, 1e-12);
+		assert_true(r.t_si <= prev * (1 + 1e-12));
+		print_message("K = %d: T_SI %.3f ms, s = %.4f\n", k, r.t_si * 1e3, r.speedup);
+		prev = r.t_si;
+	}
 }
 
 /* A dense TP/SP layer: 14 forward operators as in §4.2 (norm, AG, QKV, rope,
@@ -261,6 +392,7 @@ static void test_layer_sequences(void **state)
 	assert_true(r.t_si <= r.t_f + r.t_b);
 	/* the best candidate is no worse than the default order */
 	assert_true(r.t_si <= pp_dh_pair(&o, &l.fwd, &l.bwd, NULL) + 1e-15);
+	check_layer_pairing(&o, &l);
 }
 
 /* MoE with EP and CP: the all-to-alls and the merged CP ring. */
@@ -289,6 +421,7 @@ static void test_layer_moe_cp(void **state)
 	print_message("MoE: T_f %.3f ms, T_b %.3f ms, T_SI %.3f ms, s = %.3f\n", r.t_f * 1e3,
 	              r.t_b * 1e3, r.t_si * 1e3, r.speedup);
 	assert_true(r.speedup > 1.0);
+	check_layer_pairing(&o, &l);
 }
 
 /* The pairing of one layer (all candidate orders) in <= 1 ms. */
@@ -315,8 +448,9 @@ static void test_pairing_cost(void **state)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	double per = ((b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9) / n;
-	print_message("build + pair one layer (%d x %d segments, %d candidate orders): %.1f us\n",
-	              l.fwd.n, l.bwd.n, r.candidates, per * 1e6);
+	print_message("build + pair one layer (%d x %d operators, %d candidate orders, segments "
+	              "of up to %d): %.1f us\n",
+	              l.fwd.n, l.bwd.n, r.candidates, PP_DH_SEG_OPS, per * 1e6);
 	/* The bound holds for an optimised build; sanitizer and debug builds
 	 * (no NDEBUG) run several times slower and only report the figure. */
 #if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
@@ -410,6 +544,8 @@ int main(void)
 	    cmocka_unit_test(test_eq1_hand),
 	    cmocka_unit_test(test_eq2_hand),
 	    cmocka_unit_test(test_dp_equals_brute_force),
+	    cmocka_unit_test(test_chain_reduces_to_eq1),
+	    cmocka_unit_test(test_two_operator_segments_hand),
 	    cmocka_unit_test(test_layer_sequences),
 	    cmocka_unit_test(test_layer_moe_cp),
 	    cmocka_unit_test(test_pairing_cost),

@@ -285,14 +285,19 @@ static int print_pairing(const pp_estimate *e, FILE *f)
 		if (st)
 			break;
 		pp_dh_layer_pair(&o, l, r);
+		char router[64] = "";
+		if (r->fwd_candidates > 1)
+			snprintf(router, sizeof router, ", x %d placements of the router",
+			         r->fwd_candidates);
 		fprintf(f,
 		        "\nDHelix pairing, layer %d (%s), overlap table %s:\n"
 		        "  forward %d operators %.3f ms, backward %d operators %.3f ms (best of %d "
-		        "orders of the weight gradients)\n"
+		        "orders of the weight gradients%s)\n"
 		        "  segments of up to %d operators each, a barrier after each step\n"
 		        "  SI block %.3f ms: s = (T_f + T_b) / T_SI = %.3f\n",
 		        i, k ? "MoE" : "dense", o.name, l->fwd.n, r->t_f * 1e3, l->bwd.n,
-		        r->t_b * 1e3, r->candidates, PP_DH_SEG_OPS, r->t_si * 1e3, r->speedup);
+		        r->t_b * 1e3, r->candidates, router, PP_DH_SEG_OPS, r->t_si * 1e3,
+		        r->speedup);
 		fprintf(f, "  %-4s %-31s %-31s %9s\n", "step", "forward", "backward", "ms");
 		/* a segment of several operators: one line per operator, the
 		 * step's number and time on its first */
@@ -301,7 +306,7 @@ static int print_pairing(const pp_estimate *e, FILE *f)
 			int rows = p->nf > p->nb ? p->nf : p->nb;
 			for (int q = 0; q < rows; q++) {
 				char a[64], b[64], n[16] = "", t[16] = "";
-				pairing_cell(a, sizeof a, &l->fwd, p->f, p->nf, q);
+				pairing_cell(a, sizeof a, &r->fwd, p->f, p->nf, q);
 				pairing_cell(b, sizeof b, &r->bwd, p->b, p->nb, q);
 				if (q == 0) {
 					snprintf(n, sizeof n, "%d", k2 + 1);

@@ -7,7 +7,8 @@
  *     operator, or an operator with the communication it already hides inside
  *     its own strand, §4.2 Fig. 10), built from the layer's operations and
  *     collectives (pp_layer_work) and timed by the cost model; the candidate
- *     backward orders in which the weight-gradient GEMMs move (§4.2).
+ *     backward orders in which the weight-gradient GEMMs move and the forward
+ *     orders in which the MoE router moves (§4.2).
  *   - The overlap model: OEF(i, j) = (T_i + T_j - P_ij) / min(T_i, T_j)
  *     (Eq. 1) per pair of operator kinds, per GPU platform, as data
  *     (data/overlap/NAME.json or built in), with Table 7's concurrent-kernel
@@ -91,14 +92,16 @@ double pp_dh_pair_time(const pp_dh_overlap *o, pp_dh_kind ki, double ti, pp_dh_k
 #define PP_DH_SEG_OPS 2
 #define PP_DH_MAX_SEGS 64
 #define PP_DH_MAX_MOVABLE 8 /* weight-gradient GEMMs whose place is searched */
+#define PP_DH_FWD_MOVABLE 2 /* forward operators that move: the MoE router's gate GEMM, top-k */
 
 typedef struct pp_dh_seg {
 	const char *name; /* static: "qkv", "tp_attn_in", "qkv.wgrad", ... */
 	pp_dh_kind kind;
 	double seconds;
-	int dep;      /* backward: index of the segment a weight gradient must follow;
-	                 -1 for the others (they keep their relative order) */
-	bool movable; /* a weight-gradient GEMM */
+	int dep;      /* a movable segment: index (default order) of the segment it must
+	                 follow; -1 for the others (they keep their relative order) */
+	int before;   /* a movable segment: index of the segment it must precede, -1 none */
+	bool movable; /* backward: a weight-gradient GEMM; forward: the MoE router */
 } pp_dh_seg;
 
 typedef struct pp_dh_seq {
@@ -108,7 +111,7 @@ typedef struct pp_dh_seq {
 
 /* One layer's two sequences for one micro-batch on one GPU. */
 typedef struct pp_dh_layer {
-	pp_dh_seq fwd;
+	pp_dh_seq fwd; /* default order: the MoE router right before its permute */
 	pp_dh_seq bwd; /* default order: each weight gradient right after its dgrad */
 	int nmovable;  /* movable weight gradients searched (<= PP_DH_MAX_MOVABLE) */
 	double fwd_s, bwd_s;
@@ -135,8 +138,21 @@ pp_status pp_dh_layer_build(const pp_model *m, const pp_system *s, const pp_job 
 int pp_dh_candidate_count(const pp_dh_layer *l);
 /* Candidate `idx` (bit k set: the k-th movable weight gradient deferred). */
 void pp_dh_candidate(const pp_dh_layer *l, int idx, pp_dh_seq *out);
-/* Is `seq` a valid order of `l`'s backward DAG (every weight gradient after
- * its dgrad, every other segment in its original relative order)? */
+/* Number of candidate forward orders: 1, or in an MoE layer whose router
+ * (gate GEMM, then top-k) has m fixed segments between its input's producer
+ * (the MLP norm) and itself, each placement of the two among them:
+ * (m + 1)(m + 2) / 2 (m is the TP/SP all-gather of the MLP input or none;
+ * docs/dhelix.md, "Operator sequences"). */
+int pp_dh_fwd_candidate_count(const pp_dh_layer *l);
+/* Forward candidate `idx` (0: the default order, the router after the
+ * fixed segments, right before the permute). */
+void pp_dh_fwd_candidate(const pp_dh_layer *l, int idx, pp_dh_seq *out);
+/* Is `seq` a valid order of `l`'s forward DAG or of its backward DAG?  The
+ * sequence is matched to `l`'s forward (if it holds the same segments) or
+ * backward; every movable segment must follow its `dep` (a weight gradient
+ * its dgrad; the router the MLP norm, the top-k the router) and precede its
+ * `before` (the router and top-k: the permute), every other segment keeps
+ * its original relative order.  Reads both, owns nothing. */
 bool pp_dh_order_valid(const pp_dh_layer *l, const pp_dh_seq *seq);
 
 /* ------------------------------------------------------------- pairing */
@@ -182,15 +198,19 @@ double pp_dh_pair_k(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq 
 /* pp_dh_pair_k with k = PP_DH_SEG_OPS. */
 double pp_dh_pair(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq *b, pp_dh_plan *plan);
 
-/* The best pairing of a layer over every candidate backward order. */
+/* The best pairing of a layer over every candidate forward and backward
+ * order. */
 typedef struct pp_dh_result {
-	double t_f, t_b; /* single-strand times */
-	double t_si;     /* the best SI block: forward of one micro-batch with
+	double t_f, t_b;    /* single-strand times */
+	double t_si;        /* the best SI block: forward of one micro-batch with
 	                    backward of another */
-	double speedup;  /* s = (t_f + t_b) / t_si */
-	int candidates;  /* backward orders tried */
-	int best;        /* the winning candidate */
-	pp_dh_seq bwd;   /* its order */
+	double speedup;     /* s = (t_f + t_b) / t_si */
+	int candidates;     /* backward orders tried (per forward order) */
+	int best;           /* the winning candidate */
+	pp_dh_seq bwd;      /* its order */
+	int fwd_candidates; /* forward orders tried (the MoE router's placements) */
+	int fwd_best;       /* the winning forward candidate */
+	pp_dh_seq fwd;      /* its order */
 	pp_dh_plan plan;
 } pp_dh_result;
 

@@ -330,6 +330,7 @@ static int push_seg(builder *b, const char *name, pp_dh_kind k, double s)
 	g->kind = k;
 	g->seconds = s;
 	g->dep = -1;
+	g->before = -1;
 	g->movable = false;
 	return b->q->n++;
 }
@@ -435,6 +436,47 @@ static void build_seq(builder *b, const pp_work *w, bool fwd, const pp_system *s
 	}
 }
 
+/*
+ * The MoE router's forward may move (seed 002 §4.2: "the router computation
+ * in MoE").  Its gate GEMM reads the MLP norm's output and its top-k reads
+ * the gate's logits; the permute is the first consumer of both (it sorts
+ * the tokens by the top-k's choice).  In src/workload/ops.c the router reads
+ * the tokens this rank holds, Td = T / sd: under SP the local shard, not the
+ * all-gathered tensor, so the TP/SP all-gather of the MLP input (present in
+ * an MoE layer only with a shared expert, whose column-parallel FC1 is its
+ * one consumer) is independent of the router, and the router may run before
+ * it, around it (the gate before, the top-k after) or after it, the
+ * default.  Nothing else lies between the norm and the permute in the
+ * forward (without SP or without a shared expert: nothing at all, one
+ * order).  The backward does not move: in paraplan's operation list the
+ * permute is one element-wise operation (permute and unpermute together)
+ * whose backward follows the dispatch's all-to-all, the top-k's backward
+ * needs it, and the router's dgrad must precede the MLP norm's backward,
+ * with nothing between them; the router's weight gradient already moves as
+ * every weight gradient does.  Marks the gate and top-k movable with their
+ * bounds (dep: the norm resp. the gate; before: the permute).
+ */
+static void mark_router(pp_dh_seq *q)
+{
+	int norm = -1, r = -1;
+	for (int i = 0; i < q->n && r < 0; i++) {
+		if (strcmp(q->s[i].name, "mlp_norm") == 0)
+			norm = i;
+		else if (strcmp(q->s[i].name, "router") == 0)
+			r = i;
+	}
+	if (norm < 0 || r < 0 || r + 2 >= q->n || strcmp(q->s[r + 1].name, "topk") != 0 ||
+	    strcmp(q->s[r + 2].name, "permute") != 0)
+		return;
+	for (int i = norm + 1; i < r; i++)
+		if (!is_comm(q->s[i].kind)) /* only the norm's own collectives lie between */
+			return;
+	q->s[r].movable = q->s[r + 1].movable = true;
+	q->s[r].dep = norm;
+	q->s[r + 1].dep = r;
+	q->s[r].before = q->s[r + 1].before = r + 2;
+}
+
 pp_status pp_dh_layer_build(const pp_model *m, const pp_system *s, const pp_job *job,
                             const pp_plan *plan, int layer, pp_work *ws, pp_dh_layer *out,
                             pp_error *err)
@@ -457,6 +499,7 @@ pp_status pp_dh_layer_build(const pp_model *m, const pp_system *s, const pp_job 
 		return ppi_fail(err, "", "workload",
 		                "internal: a layer has more operators than PP_DH_MAX_SEGS hold");
 	out->nmovable = nmov;
+	mark_router(&out->fwd);
 	for (int i = 0; i < out->fwd.n; i++)
 		out->fwd_s += out->fwd.s[i].seconds;
 	for (int i = 0; i < out->bwd.n; i++)
@@ -498,15 +541,79 @@ void pp_dh_candidate(const pp_dh_layer *l, int idx, pp_dh_seq *out)
 			out->s[i].dep = map[out->s[i].dep];
 }
 
-bool pp_dh_order_valid(const pp_dh_layer *l, const pp_dh_seq *q)
+/* The forward's movable block: its first segment r, n (1..2) segments, and
+ * the fixed segments between its dep and r, m; r < 0 when none. */
+static void fwd_block(const pp_dh_seq *f, int *r, int *n, int *m)
 {
-	const pp_dh_seq *b = &l->bwd;
+	*r = -1;
+	*n = *m = 0;
+	for (int i = 0; i < f->n; i++)
+		if (f->s[i].movable) {
+			*r = i;
+			break;
+		}
+	if (*r < 0)
+		return;
+	while (*r + *n < f->n && *n < PP_DH_FWD_MOVABLE && f->s[*r + *n].movable)
+		(*n)++;
+	*m = *r - f->s[*r].dep - 1;
+}
+
+int pp_dh_fwd_candidate_count(const pp_dh_layer *l)
+{
+	int r, n, m;
+	fwd_block(&l->fwd, &r, &n, &m);
+	return r < 0 ? 1 : n == 1 ? m + 1 : (m + 1) * (m + 2) / 2;
+}
+
+void pp_dh_fwd_candidate(const pp_dh_layer *l, int idx, pp_dh_seq *out)
+{
+	const pp_dh_seq *f = &l->fwd;
+	int r, nb, m;
+	fwd_block(f, &r, &nb, &m);
+	*out = *f;
+	if (r < 0 || idx <= 0 || idx >= pp_dh_fwd_candidate_count(l))
+		return;
+	/* placement idx: how many of the m fixed segments precede each movable
+	 * one, p[0] <= p[1], counted down from (m, m), the default */
+	int p[PP_DH_FWD_MOVABLE] = {m, m}, c = 0;
+	for (int p1 = m; p1 >= 0; p1--)
+		for (int p0 = p1; p0 >= (nb == 1 ? p1 : 0); p0--, c++)
+			if (c == idx) {
+				p[0] = p0;
+				p[1] = p1;
+			}
+	int g0 = r - m, map[PP_DH_MAX_SEGS], n = g0;
+	for (int i = 0; i < g0; i++)
+		map[i] = i;
+	for (int q = 0; q <= m; q++) {
+		for (int e = 0; e < nb; e++)
+			if (p[e] == q) {
+				map[r + e] = n;
+				out->s[n++] = f->s[r + e];
+			}
+		if (q < m) {
+			map[g0 + q] = n;
+			out->s[n++] = f->s[g0 + q];
+		}
+	}
+	for (int i = r + nb; i < f->n; i++)
+		map[i] = i;
+	for (int i = 0; i < f->n; i++) {
+		if (out->s[i].dep >= 0)
+			out->s[i].dep = map[out->s[i].dep];
+		if (out->s[i].before >= 0)
+			out->s[i].before = map[out->s[i].before];
+	}
+}
+
+/* q matched segment by segment to the default order b (name, time and
+ * movable flag): pos[i] its index there; false when q is not a permutation
+ * of b. */
+static bool match_order(const pp_dh_seq *b, const pp_dh_seq *q, int *pos)
+{
 	if (q->n != b->n)
 		return false;
-	/* Match each segment of q to the default order by name and kind: the
-	 * fixed ones must appear in default order, each weight gradient after
-	 * the dgrad it depends on. */
-	int pos[PP_DH_MAX_SEGS];
 	bool used[PP_DH_MAX_SEGS] = {false};
 	for (int i = 0; i < q->n; i++) {
 		pos[i] = -1;
@@ -521,6 +628,24 @@ bool pp_dh_order_valid(const pp_dh_layer *l, const pp_dh_seq *q)
 		if (pos[i] < 0)
 			return false;
 	}
+	return true;
+}
+
+bool pp_dh_order_valid(const pp_dh_layer *l, const pp_dh_seq *q)
+{
+	/* Match each segment of q to the default order by name, time and flag:
+	 * the fixed ones must appear in default order, each movable one after
+	 * its dep and before its bound. */
+	int pos[PP_DH_MAX_SEGS];
+	const pp_dh_seq *b = &l->fwd;
+	if (!match_order(b, q, pos)) {
+		b = &l->bwd;
+		if (!match_order(b, q, pos))
+			return false;
+	}
+	int at[PP_DH_MAX_SEGS]; /* default index -> place in q */
+	for (int i = 0; i < q->n; i++)
+		at[pos[i]] = i;
 	int last_fixed = -1;
 	for (int i = 0; i < q->n; i++) {
 		const pp_dh_seg *g = &b->s[pos[i]];
@@ -528,13 +653,9 @@ bool pp_dh_order_valid(const pp_dh_layer *l, const pp_dh_seq *q)
 			if (pos[i] < last_fixed)
 				return false;
 			last_fixed = pos[i];
-		} else {
-			/* its dgrad (default index g->dep) must come earlier in q */
-			bool ok = false;
-			for (int k = 0; k < i; k++)
-				ok |= pos[k] == g->dep;
-			if (!ok)
-				return false;
+		} else if ((g->dep >= 0 && at[g->dep] > i) ||
+		           (g->before >= 0 && at[g->before] < i)) {
+			return false;
 		}
 	}
 	return true;
@@ -729,24 +850,165 @@ double pp_dh_pair(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq *b
  * Scratch of the pairing over candidate orders (thread-local, reused: no
  * allocation).  A backward segment is a tuple of up to K default-order
  * indices; the candidates share most of them, so P of every forward segment
- * with a backward tuple (a column) is computed once per layer and found
- * again by the tuple (open addressing, generation-stamped slots).
+ * (a path of the forward's DAG, below) with a backward tuple (a column) is
+ * computed once per layer and found again by the tuple (open addressing,
+ * generation-stamped slots).
  */
 #define DH_SLOTS 4096
-#define DH_COL_CAP (PP_DH_MAX_SEGS * PP_DH_SEG_OPS * PP_DH_MAX_SEGS * PP_DH_SEG_OPS)
+#define DH_COL_CAP (DH_PATHS * PP_DH_MAX_SEGS * PP_DH_SEG_OPS)
+/*
+ * The forward as a DAG of states (rows of the DP).  A state is a set of
+ * forward operators done that every candidate forward order passes through:
+ * a prefix of the default order outside the MoE router's window, and inside
+ * it (x, y): the first x of the m fixed segments between the MLP norm and
+ * the router and the first y of the router's nb (gate, top-k), each a chain
+ * of its own, so (m + 1)(nb + 1) states whose paths from (0, 0) to (m, nb)
+ * are exactly the router's placements (pp_dh_fwd_candidate).  A forward
+ * segment of a operators is a path of a edges; Eq. 2 over this DAG is the
+ * minimum over the candidate forward orders of Eq. 2 over each (every order
+ * is a path, every path an order, segments are sub-paths), at the cost of
+ * m nb extra rows instead of one DP per order.  A dense layer's DAG is the
+ * chain of its forward: the DP as before, step for step.
+ */
+#define DH_ROWS (PP_DH_MAX_SEGS + 1 + 8)
+#define DH_PATHS (DH_ROWS * PP_DH_SEG_OPS + 64)
+typedef struct fwd_dag {
+	int rows;
+	int np[DH_ROWS];      /* predecessors of each state (1 or 2; 0 for state 0) */
+	int pred[DH_ROWS][2]; /* and the operator (default index) on each edge */
+	int op[DH_ROWS][2];
+	/* paths of up to K edges ending at each state: poff[i]..poff[i+1], by
+	 * length; start state and the operators in order */
+	int poff[DH_ROWS + 1];
+	bool lin[DH_ROWS]; /* the paths into it: the chain's, lengths 1..K in order */
+	int wa, wb;        /* the rows that are not: [wa, wb), empty for a chain */
+	int pstart[DH_PATHS];
+	int plen[DH_PATHS];
+	int pops[DH_PATHS][PP_DH_SEG_OPS];
+} fwd_dag;
+
+static int dag_add(fwd_dag *d, int p0, int o0, int p1, int o1)
+{
+	int r = d->rows++;
+	d->np[r] = p1 < 0 ? 1 : 2;
+	d->pred[r][0] = p0;
+	d->op[r][0] = o0;
+	d->pred[r][1] = p1;
+	d->op[r][1] = o1;
+	return r;
+}
+
+/* Paths of exactly `a` edges ending at state `r` (appended), ops[a - 1 - k]
+ * the k-th edge back from r; false when the table is full. */
+static bool dag_paths(fwd_dag *d, int r, int a, int at, int *ops, int end)
+{
+	if (at == a) {
+		int n = d->poff[end + 1];
+		if (n >= DH_PATHS)
+			return false;
+		d->pstart[n] = r;
+		d->plen[n] = a;
+		memcpy(d->pops[n], ops, (size_t)a * sizeof *ops);
+		d->poff[end + 1]++;
+		return true;
+	}
+	for (int p = 0; p < d->np[r]; p++) {
+		ops[a - 1 - at] = d->op[r][p];
+		if (!dag_paths(d, d->pred[r][p], a, at + 1, ops, end))
+			return false;
+	}
+	return true;
+}
+
 typedef struct pair_scratch {
 	unsigned gen;
 	unsigned stamp[DH_SLOTS];
 	uint32_t key[DH_SLOTS];
-	int col[DH_SLOTS]; /* offset of the column in P */
-	int used;          /* doubles of P in use */
-	int nkeys;         /* slots in use */
-	chain_model m;     /* the layer's table and forward sequence */
-	pp_dh_kind kf[PP_DH_MAX_SEGS];
-	double tf[PP_DH_MAX_SEGS];
+	int col[DH_SLOTS];      /* offset of the column in P */
+	int used;               /* doubles of P in use */
+	int nkeys;              /* slots in use */
+	chain_model m;          /* the layer's table */
+	fwd_dag d;              /* the layer's forward */
+	double tf[DH_ROWS];     /* the time of each state's first in-edge */
+	pp_dh_kind kf[DH_ROWS]; /* and its kind */
 	double P[DH_COL_CAP];
-	double T[(PP_DH_MAX_SEGS + 1) * (PP_DH_MAX_SEGS + 1)];
+	double T[DH_ROWS * (PP_DH_MAX_SEGS + 1)];
 } pair_scratch;
+
+/* The DAG of `f` (a movable block as pp_dh_fwd_candidate finds it); false
+ * when it does not fit (then the caller pairs the default order only). */
+static bool dag_build(fwd_dag *d, const pp_dh_seq *f, int K)
+{
+	int r, nb, m;
+	fwd_block(f, &r, &nb, &m);
+	if (r < 0)
+		r = f->n, nb = m = 0; /* a chain */
+	int g0 = r - m;
+	d->rows = 1;
+	d->np[0] = 0;
+	int last = 0;
+	for (int i = 0; i < g0; i++)
+		last = dag_add(d, last, i, -1, -1);
+	/* the window: state (x, y) at row id[x][y] */
+	int id[PP_DH_MAX_SEGS + 1][PP_DH_FWD_MOVABLE + 1];
+	if (d->rows + (m + 1) * (nb + 1) + (f->n - r - nb) > DH_ROWS)
+		return false;
+	id[0][0] = last;
+	for (int sum = 1; sum <= m + nb; sum++)
+		for (int y = 0; y <= nb; y++) {
+			int x = sum - y;
+			if (x < 0 || x > m)
+				continue;
+			int px = x > 0 ? id[x - 1][y] : -1, py = y > 0 ? id[x][y - 1] : -1;
+			if (px >= 0 && py >= 0)
+				id[x][y] = dag_add(d, px, g0 + x - 1, py, r + y - 1);
+			else if (px >= 0)
+				id[x][y] = dag_add(d, px, g0 + x - 1, -1, -1);
+			else
+				id[x][y] = dag_add(d, py, r + y - 1, -1, -1);
+		}
+	last = id[m][nb];
+	for (int i = r + nb; i < f->n; i++)
+		last = dag_add(d, last, i, -1, -1);
+	/* a chain row (its K rows back single in-edges, in order) takes K path
+	 * slots, the paths of lengths 1..K (those longer than the row's depth
+	 * are never read), so dp_rows finds them at an affine offset */
+	d->lin[0] = true;
+	for (int i = 1; i < d->rows; i++) {
+		d->lin[i] = true;
+		for (int q = 0; q < K && q < i; q++)
+			d->lin[i] &= d->np[i - q] == 1 && d->pred[i - q][0] == i - q - 1;
+	}
+	d->wa = d->wb = d->rows;
+	for (int i = 1; i < d->rows; i++)
+		if (!d->lin[i]) {
+			if (d->wa == d->rows)
+				d->wa = i;
+			d->wb = i + 1;
+		}
+	if (d->wa == d->rows)
+		d->wa = d->wb = 1;
+	for (int i = d->wa; i < d->wb; i++)
+		d->lin[i] = false; /* dp_column takes the window's rows as a DAG's */
+	d->poff[0] = d->poff[1] = 0;
+	for (int i = 1; i < d->rows; i++) {
+		d->poff[i + 1] = d->poff[i];
+		int ops[PP_DH_SEG_OPS];
+		for (int a = 1; a <= K; a++) {
+			if (d->lin[i] && a > i) { /* a slot never read */
+				int n = d->poff[i + 1]++;
+				if (n >= DH_PATHS)
+					return false;
+				d->pstart[n] = 0;
+				d->plen[n] = a;
+				continue;
+			}
+			if (!dag_paths(d, i, a, 0, ops, i))
+				return false;
+		}
+	}
+	return true;
+}
 
 static void scratch_reset(pair_scratch *x)
 {
@@ -758,8 +1020,8 @@ static void scratch_reset(pair_scratch *x)
 	x->nkeys = 0;
 }
 
-/* The column of backward tuple perm[j-c..j): P(f[i-a..i), tuple) at
- * (i - 1) K + a - 1, INFINITY where a > i. */
+/* The column of backward tuple perm[j-c..j): P(path, tuple) for every path
+ * of the forward's DAG, at the path's index. */
 static const double *pair_column(pair_scratch *x, const pp_dh_layer *l, int K, const int *perm,
                                  int j, int c)
 {
@@ -773,29 +1035,59 @@ static const double *pair_column(pair_scratch *x, const pp_dh_layer *l, int K, c
 		if (x->key[h] == key)
 			return x->P + x->col[h];
 	}
-	const int nf = l->fwd.n;
+	const fwd_dag *d = &x->d;
+	const int np = d->poff[d->rows];
 	double *col = x->P + x->used;
 	x->stamp[h] = x->gen;
 	x->key[h] = key;
 	x->col[h] = x->used;
-	x->used += nf * K;
+	x->used += np;
 	x->nkeys++;
-	pp_dh_kind kb[PP_DH_SEG_OPS];
-	double tb[PP_DH_SEG_OPS];
+	pp_dh_kind kb[PP_DH_SEG_OPS], ka[PP_DH_SEG_OPS];
+	double tb[PP_DH_SEG_OPS], ta[PP_DH_SEG_OPS], out[PP_DH_SEG_OPS];
 	for (int q = 0; q < c; q++) {
 		kb[q] = l->bwd.s[perm[j - c + q]].kind;
 		tb[q] = l->bwd.s[perm[j - c + q]].seconds;
 	}
-	for (int i = 1; i <= nf; i++)
-		for (int a = i + 1; a <= K; a++)
-			col[(i - 1) * K + a - 1] = INFINITY; /* longer than the forward so far */
-	/* each start i0: the segments f[i0..i0 + a) end at i0 + a */
-	double out[PP_DH_SEG_OPS];
-	for (int i0 = 0; i0 < nf; i0++) {
-		int na = nf - i0 < K ? nf - i0 : K;
-		chain_prefixes(&x->m, x->kf + i0, x->tf + i0, na, kb, tb, c, out);
+	/* along the chain, one pass from each start gives the paths of all
+	 * lengths from it (the shorter ones are its prefixes) */
+	if (d->wa == d->wb) { /* all of it a chain: row i is operator i - 1 */
+		for (int i0 = 0; i0 < d->rows - 1; i0++) {
+			int na = d->rows - 1 - i0 < K ? d->rows - 1 - i0 : K;
+			chain_prefixes(&x->m, x->kf + i0 + 1, x->tf + i0 + 1, na, kb, tb, c, out);
+			for (int a = 1; a <= na; a++)
+				col[(i0 + a - 1) * K + a - 1] = out[a - 1];
+		}
+		return col;
+	}
+	for (int i0 = 0; i0 < d->rows - 1; i0++) {
+		int na = 0;
+		while (na < K && i0 + na + 1 < d->rows && d->np[i0 + na + 1] == 1 &&
+		       d->pred[i0 + na + 1][0] == i0 + na) {
+			ka[na] = l->fwd.s[d->op[i0 + na + 1][0]].kind;
+			ta[na] = l->fwd.s[d->op[i0 + na + 1][0]].seconds;
+			na++;
+		}
+		if (!na)
+			continue;
+		chain_prefixes(&x->m, ka, ta, na, kb, tb, c, out);
 		for (int a = 1; a <= na; a++)
-			col[(i0 + a - 1) * K + a - 1] = out[a - 1];
+			if (d->lin[i0 + a])
+				col[d->poff[i0 + a] + a - 1] = out[a - 1];
+	}
+	/* the router's window: one pass per path */
+	for (int e = 1; e < d->rows; e++) {
+		if (d->lin[e])
+			continue;
+		for (int t = d->poff[e]; t < d->poff[e + 1]; t++) {
+			int a = d->plen[t];
+			for (int q = 0; q < a; q++) {
+				ka[q] = l->fwd.s[d->pops[t][q]].kind;
+				ta[q] = l->fwd.s[d->pops[t][q]].seconds;
+			}
+			chain_prefixes(&x->m, ka, ta, a, kb, tb, c, out);
+			col[t] = out[a - 1];
+		}
 	}
 	return col;
 }
@@ -804,10 +1096,10 @@ static const double *pair_column(pair_scratch *x, const pp_dh_layer *l, int K, c
  * The candidate orders share their prefixes: each movable weight gradient is
  * either placed where it is or deferred to the end, so the orders form a
  * binary tree over the default order, and the DP's columns (j: backward
- * operators done, every i) of a common prefix are the same.  A depth-first
- * walk of that tree computes each prefix's columns once and only the
- * branches' own columns after it (for a dense layer about half of the
- * candidates x N_b columns); the leaves are the candidates of
+ * operators done, every forward state) of a common prefix are the same.  A
+ * depth-first walk of that tree computes each prefix's columns once and
+ * only the branches' own columns after it (for a dense layer about half of
+ * the candidates x N_b columns); the leaves are the candidates of
  * pp_dh_candidate, numbered by the same bits.
  */
 typedef struct order_walk {
@@ -816,20 +1108,48 @@ typedef struct order_walk {
 	int K;
 	int ord[PP_DH_MAX_SEGS]; /* ordinal of each movable weight gradient */
 	int perm[PP_DH_MAX_SEGS];
-	double tf[PP_DH_MAX_SEGS];
 	double best;
 	int best_idx;
 } order_walk;
 
-/* Column jn of T (column-major, nf + 1 rows): Eq. 2 over segments of up to
- * K operators, the backward's last operator perm[jn - 1], from the K
- * columns before it.  K is a constant at each call (so the loops unroll). */
+/* Rows [i0, i1) of column Tj on the chain (each row's paths: lengths 1..K
+ * from i - a, in order), as the DP over one forward order. */
+static inline void dp_rows(const pair_scratch *x, double *Tj, const double *Tp, double tb,
+                           const double *const *col, int i0, int i1, int jn, const int K)
+{
+	const int H = x->d.rows, off = x->d.poff[i0] - (i0 - 1) * K;
+	for (int i = i0; i < i1; i++) {
+		double fa = Tj[i - 1] + x->tf[i], b = Tp[i] + tb;
+		double m = fa < b ? fa : b;
+		const int na = i < K ? i : K;
+		for (int c = 1; c <= K && c <= jn; c++) {
+			const double *Tq = Tj - c * H, *p = col[c] + off + (i - 1) * K;
+			if (na == K) /* all K lengths: the loop unrolls */
+				for (int a = 1; a <= K; a++) {
+					double v = Tq[i - a] + p[a - 1];
+					m = v < m ? v : m;
+				}
+			else
+				for (int a = 1; a <= na; a++) {
+					double v = Tq[i - a] + p[a - 1];
+					m = v < m ? v : m;
+				}
+		}
+		Tj[i] = m;
+	}
+}
+
+/* Column jn of T (column-major, one row per forward state): Eq. 2 over
+ * segments of up to K operators, the backward's last operator
+ * perm[jn - 1], from the K columns before it.  K is a constant at each call
+ * (so the loops unroll). */
 static inline void dp_column(order_walk *w, int jn, const int K)
 {
 	pair_scratch *x = w->x;
-	const int nf = w->l->fwd.n, H = nf + 1;
+	const fwd_dag *d = &x->d;
+	const int H = d->rows, np = d->poff[H];
 	/* this column's lookups must fit: start the cache afresh when not */
-	if (x->used + K * nf * K > DH_COL_CAP || x->nkeys + K > DH_SLOTS / 2)
+	if (x->used + K * np > DH_COL_CAP || x->nkeys + K > DH_SLOTS / 2)
 		scratch_reset(x);
 	const double *col[PP_DH_SEG_OPS + 1] = {NULL};
 	for (int c = 1; c <= K && c <= jn; c++)
@@ -837,19 +1157,26 @@ static inline void dp_column(order_walk *w, int jn, const int K)
 	double *Tj = x->T + jn * H;
 	const double *Tp = Tj - H;
 	const double tb = w->l->bwd.s[w->perm[jn - 1]].seconds;
+	const pp_dh_seg *f = w->l->fwd.s;
 	Tj[0] = Tp[0] + tb;
-	for (int i = 1; i <= nf; i++) {
-		double a = Tj[i - 1] + w->tf[i - 1], b = Tp[i] + tb;
-		double m = a < b ? a : b;
+	dp_rows(x, Tj, Tp, tb, col, 1, d->wa, jn, K);
+	/* the router's window: every in-edge and every path */
+	for (int i = d->wa; i < d->wb; i++) {
+		double m = Tp[i] + tb;
+		for (int e = 0; e < d->np[i]; e++) {
+			double v = Tj[d->pred[i][e]] + f[d->op[i][e]].seconds;
+			m = v < m ? v : m;
+		}
 		for (int c = 1; c <= K && c <= jn; c++) {
-			const double *Tq = Tj - c * H, *p = col[c] + (i - 1) * K;
-			for (int s = 1; s <= K && s <= i; s++) {
-				double t = Tq[i - s] + p[s - 1];
-				m = t < m ? t : m;
+			const double *Tq = Tj - c * H;
+			for (int t = d->poff[i]; t < d->poff[i + 1]; t++) {
+				double v = Tq[d->pstart[t]] + col[c][t];
+				m = v < m ? v : m;
 			}
 		}
 		Tj[i] = m;
 	}
+	dp_rows(x, Tj, Tp, tb, col, d->wb, H, jn, K);
 }
 
 static void column(order_walk *w, int jn)
@@ -879,15 +1206,76 @@ static void walk(order_walk *w, int d, int j, unsigned mask)
 			w->perm[j++] = e;
 			column(w, j);
 		}
-	double t = w->x->T[j * (w->l->fwd.n + 1) + w->l->fwd.n];
+	const int H = w->x->d.rows;
+	double t = w->x->T[j * H + H - 1];
 	if (t < w->best || (t == w->best && (int)mask < w->best_idx)) {
 		w->best = t;
 		w->best_idx = (int)mask;
 	}
 }
 
-/* The best SI block time over the candidate orders, and which. */
-static double best_order(const pp_dh_overlap *o, const pp_dh_layer *l, int K, int *best)
+/* The forward order of the best pairing: the DP's columns again for the
+ * winning backward order, then back from the last state along a step that
+ * gives its value exactly (the same sums as the DP's).  ops[k]: the
+ * default index of the k-th forward operator.  False when no step matches
+ * (not expected; the caller then tries the orders one by one). */
+static bool fwd_backtrack(order_walk *w, int *ops)
+{
+	pair_scratch *x = w->x;
+	const pp_dh_layer *l = w->l;
+	const fwd_dag *d = &x->d;
+	const pp_dh_seq *b = &l->bwd;
+	const int H = d->rows, K = w->K;
+	int j = 0;
+	for (int e = 0; e < b->n; e++)
+		if (!b->s[e].movable || !(w->best_idx >> w->ord[e] & 1))
+			w->perm[j++] = e;
+	for (int e = 0; e < b->n; e++)
+		if (b->s[e].movable && (w->best_idx >> w->ord[e] & 1))
+			w->perm[j++] = e;
+	for (int c = 1; c <= j; c++)
+		column(w, c);
+	int i = H - 1, n = l->fwd.n;
+	while (i > 0 || j > 0) {
+		const double v = x->T[j * H + i];
+		if (j > 0 && x->T[(j - 1) * H + i] + l->bwd.s[w->perm[j - 1]].seconds == v) {
+			j--;
+			continue;
+		}
+		bool found = false;
+		for (int e = 0; e < d->np[i] && !found; e++)
+			if (x->T[j * H + d->pred[i][e]] + l->fwd.s[d->op[i][e]].seconds == v ||
+			    (e == 0 && d->lin[i] && x->T[j * H + i - 1] + x->tf[i] == v)) {
+				ops[--n] = d->op[i][e];
+				i = d->pred[i][e];
+				found = true;
+			}
+		for (int c = 1; c <= K && c <= j && !found; c++) {
+			const double *col = pair_column(x, l, K, w->perm, j, c);
+			for (int t = d->poff[i]; t < d->poff[i + 1] && !found; t++) {
+				if (d->lin[i] && d->plen[t] > i)
+					continue; /* a slot never filled */
+				if (x->T[(j - c) * H + d->pstart[t]] + col[t] == v) {
+					for (int q = d->plen[t] - 1; q >= 0; q--)
+						ops[--n] = d->pops[t][q];
+					i = d->pstart[t];
+					j -= c;
+					found = true;
+				}
+			}
+		}
+		if (!found || n < 0)
+			return false;
+	}
+	return n == 0;
+}
+
+/* The best SI block time over the candidate orders (every forward order of
+ * the router's placements with every backward order), and the backward
+ * candidate.  A forward DAG that does not fit the scratch is paired in its
+ * default order only. */
+static double best_order(const pp_dh_overlap *o, const pp_dh_layer *l, int K, int *best,
+                         int *fwd_ops)
 {
 	static _Thread_local pair_scratch x;
 	static _Thread_local order_walk w;
@@ -899,17 +1287,33 @@ static double best_order(const pp_dh_overlap *o, const pp_dh_layer *l, int K, in
 	w.best_idx = 0;
 	for (int i = 0, k = 0; i < l->bwd.n; i++)
 		w.ord[i] = l->bwd.s[i].movable ? k++ : -1;
-	for (int i = 0; i < l->fwd.n; i++) {
-		w.tf[i] = x.tf[i] = l->fwd.s[i].seconds;
-		x.kf[i] = l->fwd.s[i].kind;
+	if (!dag_build(&x.d, &l->fwd, K)) {
+		static _Thread_local pp_dh_seq chain;
+		chain = l->fwd;
+		for (int i = 0; i < chain.n; i++)
+			chain.s[i].movable = false;
+		dag_build(&x.d, &chain, K); /* a chain always fits */
 	}
 	chain_model_of(o, &x.m);
-	/* column 0: the forward alone */
+	for (int i = 1; i < x.d.rows; i++) {
+		x.tf[i] = l->fwd.s[x.d.op[i][0]].seconds;
+		x.kf[i] = l->fwd.s[x.d.op[i][0]].kind;
+	}
+	/* column 0: the forward alone (every path to a state has the same sum
+	 * but for rounding; the least, as the other columns take) */
 	x.T[0] = 0;
-	for (int i = 1; i <= l->fwd.n; i++)
-		x.T[i] = x.T[i - 1] + w.tf[i - 1];
+	for (int i = 1; i < x.d.rows; i++) {
+		x.T[i] = x.T[x.d.pred[i][0]] + l->fwd.s[x.d.op[i][0]].seconds;
+		if (x.d.np[i] > 1)
+			x.T[i] = fmin(x.T[i], x.T[x.d.pred[i][1]] + l->fwd.s[x.d.op[i][1]].seconds);
+	}
 	walk(&w, 0, 0, 0);
 	*best = w.best_idx;
+	if (fwd_ops && x.d.wa == x.d.wb) /* a chain: the default order */
+		for (int i = 0; i < l->fwd.n; i++)
+			fwd_ops[i] = i;
+	else if (fwd_ops && !fwd_backtrack(&w, fwd_ops))
+		fwd_ops[0] = -1;
 	return w.best;
 }
 
@@ -918,9 +1322,43 @@ void pp_dh_layer_pair_k(const pp_dh_overlap *o, const pp_dh_layer *l, int k, pp_
 	out->t_f = l->fwd_s;
 	out->t_b = l->bwd_s;
 	out->candidates = pp_dh_candidate_count(l);
-	out->t_si = best_order(o, l, clamp_k(k), &out->best);
+	out->fwd_candidates = pp_dh_fwd_candidate_count(l);
+	int ops[PP_DH_MAX_SEGS];
+	out->t_si = best_order(o, l, clamp_k(k), &out->best, ops);
 	pp_dh_candidate(l, out->best, &out->bwd);
-	pp_dh_pair_k(o, &l->fwd, &out->bwd, clamp_k(k), &out->plan);
+	/* which forward order: the one the DP's best path takes (or, should the
+	 * path not be found, the first whose pairing reaches T_SI) */
+	out->fwd_best = -1;
+	for (int c = 0; c < out->fwd_candidates && out->fwd_best < 0 && ops[0] >= 0; c++) {
+		pp_dh_fwd_candidate(l, c, &out->fwd);
+		bool same = true;
+		for (int i = 0; i < l->fwd.n && same; i++)
+			same = out->fwd.s[i].name == l->fwd.s[ops[i]].name;
+		if (same)
+			out->fwd_best = c;
+	}
+	if (out->fwd_best >= 0) {
+		pp_dh_pair_k(o, &out->fwd, &out->bwd, clamp_k(k), &out->plan);
+	} else {
+		double t_best = INFINITY;
+		int last = 0;
+		out->fwd_best = 0;
+		for (int c = 0; c < out->fwd_candidates; c++) {
+			last = c;
+			pp_dh_fwd_candidate(l, c, &out->fwd);
+			double t = pp_dh_pair_k(o, &out->fwd, &out->bwd, clamp_k(k), &out->plan);
+			if (t < t_best) {
+				t_best = t;
+				out->fwd_best = c;
+			}
+			if (t <= out->t_si * (1 + 1e-12))
+				break;
+		}
+		if (last != out->fwd_best) { /* out->fwd and the plan: the last one tried */
+			pp_dh_fwd_candidate(l, out->fwd_best, &out->fwd);
+			pp_dh_pair_k(o, &out->fwd, &out->bwd, clamp_k(k), &out->plan);
+		}
+	}
 	out->speedup = out->t_si > 0 ? (out->t_f + out->t_b) / out->t_si : 1;
 }
 
@@ -1005,9 +1443,11 @@ static int layer_content(const pp_dh_overlap *o, const pp_dh_layer *l, double *v
 	v[n++] = o->launch_interval;
 	v[n++] = l->fwd.n;
 	v[n++] = l->bwd.n;
-	for (int i = 0; i < l->fwd.n; i++) {
-		v[n++] = l->fwd.s[i].seconds;
-		v[n++] = l->fwd.s[i].kind;
+	for (int i = 0; i < l->fwd.n; i++) { /* a movable one with its bounds */
+		const pp_dh_seg *g = &l->fwd.s[i];
+		v[n++] = g->seconds;
+		v[n++] =
+		    g->kind + 16 * g->movable * (1 + g->dep + PP_DH_MAX_SEGS * (1 + g->before));
 	}
 	for (int i = 0; i < l->bwd.n; i++) {
 		v[n++] = l->bwd.s[i].seconds;
@@ -1023,7 +1463,7 @@ static double best_order_memo(const pp_dh_overlap *o, const pp_dh_layer *l)
 	static _Thread_local double v[DH_CLEN];
 	int n = layer_content(o, l, v), best;
 	if (n < 0)
-		return best_order(o, l, PP_DH_SEG_OPS, &best);
+		return best_order(o, l, PP_DH_SEG_OPS, &best, NULL);
 	uint64_t h = 1469598103934665603ull;
 	for (int i = 0; i < n; i++) {
 		uint64_t b;
@@ -1033,7 +1473,7 @@ static double best_order_memo(const pp_dh_overlap *o, const pp_dh_layer *l)
 	int slot = (int)(h % DH_CMEMO);
 	if (cm.len[slot] == n && memcmp(cm.v[slot], v, (size_t)n * sizeof *v) == 0)
 		return cm.t_si[slot];
-	double t = best_order(o, l, PP_DH_SEG_OPS, &best);
+	double t = best_order(o, l, PP_DH_SEG_OPS, &best, NULL);
 	memcpy(cm.v[slot], v, (size_t)n * sizeof *v);
 	cm.len[slot] = n;
 	cm.t_si[slot] = t;

@@ -298,29 +298,38 @@ static void print_seq(const char *what, const pp_dh_seq *q)
 	print_message("\n");
 }
 
-/* The pairing over candidate orders (prefix-shared walk, cached pair
- * columns) equals Eq. 2 run on each candidate order by pp_dh_pair_k, for
- * every K; its plan adds up to T_SI; and s never decreases as K grows. */
+/* The pairing over candidate orders (prefix-shared walk over the backward
+ * orders, the forward's DAG of the router's placements, cached pair
+ * columns) equals Eq. 2 run on each pair of candidate orders by
+ * pp_dh_pair_k, for every K; the chosen orders are valid and their plan
+ * adds up to T_SI; and s never decreases as K grows. */
 static void check_layer_pairing(const pp_dh_overlap *o, const pp_dh_layer *l)
 {
 	double prev = INFINITY;
+	static pp_dh_seq f, q;
 	for (int k = 1; k <= PP_DH_SEG_OPS; k++) {
-		pp_dh_result r;
+		static pp_dh_result r;
 		pp_dh_layer_pair_k(o, l, k, &r);
 		double best = INFINITY;
-		for (int c = 0; c < pp_dh_candidate_count(l); c++) {
-			pp_dh_seq q;
-			pp_dh_candidate(l, c, &q);
-			best = fmin(best, pp_dh_pair_k(o, &l->fwd, &q, k, NULL));
+		for (int fc = 0; fc < pp_dh_fwd_candidate_count(l); fc++) {
+			pp_dh_fwd_candidate(l, fc, &f);
+			for (int c = 0; c < pp_dh_candidate_count(l); c++) {
+				pp_dh_candidate(l, c, &q);
+				best = fmin(best, pp_dh_pair_k(o, &f, &q, k, NULL));
+			}
 		}
 		assert_rel(r.t_si, best, 1e-12);
 		assert_rel(r.plan.t_opt, r.t_si, 1e-12);
+		assert_true(pp_dh_order_valid(l, &r.fwd));
+		assert_true(pp_dh_order_valid(l, &r.bwd));
+		assert_rel(pp_dh_pair_k(o, &r.fwd, &r.bwd, k, NULL), r.t_si, 1e-12);
 		double sum = 0;
 		for (int s = 0; s < r.plan.nsteps; s++)
 			sum += r.plan.step[s].seconds;
 		assert_rel(sum, r.t_si, 1e-12);
 		assert_true(r.t_si <= prev * (1 + 1e-12));
-		print_message("K = %d: T_SI %.3f ms, s = %.4f\n", k, r.t_si * 1e3, r.speedup);
+		print_message("K = %d: T_SI %.3f ms, s = %.4f (forward order %d of %d)\n", k,
+		              r.t_si * 1e3, r.speedup, r.fwd_best, r.fwd_candidates);
 		prev = r.t_si;
 	}
 }
@@ -422,6 +431,94 @@ static void test_layer_moe_cp(void **state)
 	              r.t_b * 1e3, r.t_si * 1e3, r.speedup);
 	assert_true(r.speedup > 1.0);
 	check_layer_pairing(&o, &l);
+}
+
+static int seg_at(const pp_dh_seq *q, const char *name)
+{
+	for (int i = 0; i < q->n; i++)
+		if (strcmp(q->s[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* The MoE router's forward moves: DeepSeek-V3's MoE layer (a shared
+ * expert, so the TP/SP all-gather of the MLP input lies between the MLP
+ * norm and the router) at TP 2 with SP has three forward orders — the
+ * router (gate, top-k) after the all-gather (default), around it, before
+ * it — each valid, and orders that break the router's dependencies are
+ * not; the pairing over them equals brute force, and here a moved router
+ * pairs better than the default (s never decreases: the default stays a
+ * candidate).  Layers with nothing between the norm and the router (no
+ * shared expert; no SP; dense) have one forward order. */
+static void test_router_moves(void **state)
+{
+	(void)state;
+	pp_model m;
+	pp_system s;
+	pp_job job;
+	pp_plan p;
+	plan_of("deepseek-v3", "dgx-h100", 1024, 2, 1, 1, 8, 4096, &m, &s, &job, &p);
+	static pp_work ws;
+	pp_work_init(&ws);
+	static pp_dh_layer l;
+	pp_error err;
+	assert_true(pp_model_layer_is_moe(&m, 3) && !pp_model_layer_is_moe(&m, 0));
+	assert_int_equal(pp_dh_layer_build(&m, &s, &job, &p, 3, &ws, &l, &err), PP_OK);
+	print_seq("forward", &l.fwd);
+	assert_int_equal(pp_dh_fwd_candidate_count(&l), 3);
+	static pp_dh_seq f[3];
+	const char *first[3] = {"tp_mlp_in", "router", "router"};
+	const char *second[3] = {"router", "tp_mlp_in", "topk"};
+	const char *third[3] = {"topk", "topk", "tp_mlp_in"};
+	int norm = seg_at(&l.fwd, "mlp_norm");
+	for (int c = 0; c < 3; c++) {
+		pp_dh_fwd_candidate(&l, c, &f[c]);
+		assert_true(pp_dh_order_valid(&l, &f[c]));
+		assert_string_equal(f[c].s[norm + 1].name, first[c]);
+		assert_string_equal(f[c].s[norm + 2].name, second[c]);
+		assert_string_equal(f[c].s[norm + 3].name, third[c]);
+		assert_string_equal(f[c].s[norm + 4].name, "permute");
+	}
+	for (int i = 0; i < l.fwd.n; i++) /* candidate 0: the default order */
+		assert_true(f[0].s[i].name == l.fwd.s[i].name);
+	/* invalid: the top-k before the gate; the gate before the norm; the
+	 * router after the permute */
+	pp_dh_seq bad = f[2];
+	bad.s[norm + 1] = f[2].s[norm + 2];
+	bad.s[norm + 2] = f[2].s[norm + 1];
+	assert_false(pp_dh_order_valid(&l, &bad));
+	bad = f[2];
+	bad.s[norm] = f[2].s[norm + 1];
+	bad.s[norm + 1] = f[2].s[norm];
+	assert_false(pp_dh_order_valid(&l, &bad));
+	bad = f[0];
+	bad.s[norm + 3] = f[0].s[norm + 4];
+	bad.s[norm + 4] = f[0].s[norm + 3];
+	assert_false(pp_dh_order_valid(&l, &bad));
+	pp_dh_overlap o = table();
+	check_layer_pairing(&o, &l);
+	static pp_dh_result r;
+	pp_dh_layer_pair(&o, &l, &r);
+	double t_default = INFINITY;
+	for (int c = 0; c < pp_dh_candidate_count(&l); c++) {
+		static pp_dh_seq q;
+		pp_dh_candidate(&l, c, &q);
+		t_default = fmin(t_default, pp_dh_pair(&o, &l.fwd, &q, NULL));
+	}
+	print_message("router moved: T_SI %.4f ms (default forward order %.4f ms), s %.5f, "
+	              "forward order %d\n",
+	              r.t_si * 1e3, t_default * 1e3, r.speedup, r.fwd_best);
+	assert_true(r.fwd_best != 0 && r.t_si < t_default);
+	/* one forward order: a dense layer, no SP, no shared expert */
+	assert_int_equal(pp_dh_layer_build(&m, &s, &job, &p, 0, &ws, &l, &err), PP_OK);
+	assert_int_equal(pp_dh_fwd_candidate_count(&l), 1);
+	plan_of("deepseek-v3", "dgx-h100", 1024, 2, 1, 1, 8, 4096, &m, &s, &job, &p);
+	p.sp = false;
+	assert_int_equal(pp_dh_layer_build(&m, &s, &job, &p, 3, &ws, &l, &err), PP_OK);
+	assert_int_equal(pp_dh_fwd_candidate_count(&l), 1);
+	plan_of("mixtral-8x7b", "dgx-h100", 64, 2, 1, 1, 8, 4096, &m, &s, &job, &p);
+	assert_int_equal(pp_dh_layer_build(&m, &s, &job, &p, 0, &ws, &l, &err), PP_OK);
+	assert_int_equal(pp_dh_fwd_candidate_count(&l), 1);
 }
 
 /* The pairing of one layer (all candidate orders) in <= 1 ms. */
@@ -548,6 +645,7 @@ int main(void)
 	    cmocka_unit_test(test_two_operator_segments_hand),
 	    cmocka_unit_test(test_layer_sequences),
 	    cmocka_unit_test(test_layer_moe_cp),
+	    cmocka_unit_test(test_router_moves),
 	    cmocka_unit_test(test_pairing_cost),
 	    cmocka_unit_test(test_overlap_files),
 	    cmocka_unit_test(test_stage_speedup_memo),

@@ -229,6 +229,44 @@ pp_status pp_dh_stage_speedup(const pp_model *m, const pp_system *s, const pp_jo
                               const pp_plan *plan, int stage, double stage_s,
                               const pp_dh_overlap *o, pp_work *ws, double *speedup, pp_error *err);
 
+/*
+ * pp_dh_stage_speedup's value bounded from above without pairing: from the
+ * pairing the workspace's memo already holds, else from each layer's
+ * pp_dh_layer_saved_bound (INFINITY if that bound reaches stage_s).  The
+ * wshape iteration time falls as any stage's speedup grows, so with these
+ * it is a floor under the plan's time (the search's branch and bound).
+ */
+pp_status pp_dh_stage_speedup_bound(const pp_model *m, const pp_system *s, const pp_job *job,
+                                    const pp_plan *plan, int stage, double stage_s,
+                                    const pp_dh_overlap *o, pp_work *ws, double *speedup,
+                                    pp_error *err);
+
+/* An upper bound of t_f + t_b - t_si of pp_dh_layer_pair_k for every k, from
+ * the layer's work per operator kind and the table alone (no pairing; the
+ * derivation is at its definition in dhelix.c). */
+double pp_dh_layer_saved_bound(const pp_dh_overlap *o, const pp_dh_layer *l);
+
+/* The rates pp_dh_stage_saved_cap counts the seconds of a stage at, from
+ * the overlap table: at most `cc` of the forward's computation and `beta`
+ * of the communication is saved (le1: every OEF <= 1, so neither strand
+ * runs faster than alone and the shorter one bounds the saving too). */
+typedef struct pp_dh_rates {
+	double cc, beta;
+	bool le1;
+} pp_dh_rates;
+void pp_dh_saving_rates(const pp_dh_overlap *o, pp_dh_rates *out);
+
+/* A cruder upper bound of what pairing saves on a stage's layers, from its
+ * per-micro-batch seconds alone (no layer is built): cc fwd_compute_s + beta
+ * (fwd_s + bwd_s - fwd_compute_s - bwd_compute_s), and with le1 at most
+ * min(fwd_s, bwd_s).  It holds for any parts at least the layers' own
+ * (forward computation, backward computation, exposed communication: the
+ * segments pp_dh_layer_build times sum to them), so also for the layers'
+ * shares that ppi_stage_layers_compute gives (tests/unit/test_wshape.c
+ * checks it against the pairing over a grid of plans). */
+double pp_dh_stage_saved_cap(const pp_dh_rates *r, double fwd_compute_s, double bwd_compute_s,
+                             double fwd_s, double bwd_s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -23,6 +23,10 @@ pp_status ppi_stage_profile(const pp_scenario *sc, int stage, pp_work *ws, pp_st
  * the rank's fwd_s + bwd_s; unlike the compute, it depends on where the
  * groups land. */
 double ppi_stage_layers_compute(const pp_scenario *sc, int stage, pp_work *ws, double *comm_s);
+/* The same with *fwd_s: the forward phase's share of the layers' seconds (a
+ * floor under the rank's fwd_compute_s). */
+double ppi_stage_layers_compute_fwd(const pp_scenario *sc, int stage, pp_work *ws, double *comm_s,
+                                    double *fwd_s);
 /* A rank's pp_s as its stage cost gives it (the same on every rank): the
  * pipeline transfers of one micro-batch, 0 without a pipeline. */
 double ppi_stage_pp_send_s(const pp_scenario *sc, pp_work *ws);

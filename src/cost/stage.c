@@ -360,13 +360,19 @@ static void unit_cost(acc *one, const pp_model *m, const pp_system *s, const pp_
  */
 double ppi_stage_layers_compute(const pp_scenario *sc, int stage, pp_work *ws, double *comm_s)
 {
+	return ppi_stage_layers_compute_fwd(sc, stage, ws, comm_s, NULL);
+}
+
+double ppi_stage_layers_compute_fwd(const pp_scenario *sc, int stage, pp_work *ws, double *comm_s,
+                                    double *fwd_s)
+{
 	ppi_stage_kinds k;
 	ppi_scenario_stage_kinds(sc, stage, &k);
 	const pp_plan *p = &sc->plan;
 	const pp_system *s = sc->system;
 	double ftp = p->tp_overlap ? 1 - s->tp_overlap_hidden : 1;
 	double fep = p->ep_overlap ? 1 - s->ep_overlap_hidden : 1;
-	double sum = 0, comm = 0;
+	double sum = 0, comm = 0, fwd = 0;
 	for (int i = 0; i < 2; i++) {
 		if (!k.counts[i])
 			continue;
@@ -374,12 +380,15 @@ double ppi_stage_layers_compute(const pp_scenario *sc, int stage, pp_work *ws, d
 		unit_cost(&one, sc->model, s, sc->job, p, sc->place.group, k.index[i], i, ws);
 		double c = one.compute[0] + one.compute[1] + one.compute[2] + one.compute[3];
 		sum += c * k.counts[i];
+		fwd += one.compute[PP_PHASE_FWD] * k.counts[i];
 		double x = one.exposed[PP_GROUP_TP2] + one.summa + one.exposed[PP_GROUP_CP];
 		x += one.exposed[PP_GROUP_TP] * ftp + one.exposed[PP_GROUP_EP] * fep;
 		comm += x * k.counts[i];
 	}
 	if (comm_s)
 		*comm_s = ftp >= 0 && fep >= 0 ? comm : 0;
+	if (fwd_s)
+		*fwd_s = fwd;
 	return sum;
 }
 

@@ -2,6 +2,7 @@
  * Estimate: resolve the plan, then run the models in flow order
  * (workload -> cost -> schedule as they land).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,29 @@ static pp_status si_speedup(const pp_scenario *sc, pp_stage_time *t, pp_work *ws
 	pp_dh_overlap_of_system(sc->system, &o);
 	return pp_dh_stage_speedup(sc->model, sc->system, sc->job, &sc->plan, t->stage,
 	                           t->fwd_s + t->bwd_s, &o, ws, &t->si_speedup, err);
+}
+
+/* si_speedup's upper bounds (pp_dh_stage_speedup_bound) for every stage of
+ * `st`, into their si_speedup. */
+static pp_status si_speedup_bounds(const pp_scenario *sc, pp_stage_time *st, pp_work *ws,
+                                   pp_error *err)
+{
+	const pp_plan *p = &sc->plan;
+	pp_dh_overlap o;
+	pp_dh_overlap_of_system(sc->system, &o);
+	for (int i = 0; i < p->pp; i++) {
+		pp_stage_time *t = &st[i];
+		if (i > 1 && i < p->pp - 1 && sc->uniform_layers) {
+			t->si_speedup = st[1].si_speedup;
+			continue;
+		}
+		pp_status rc =
+		    pp_dh_stage_speedup_bound(sc->model, sc->system, sc->job, p, t->stage,
+		                              t->fwd_s + t->bwd_s, &o, ws, &t->si_speedup, err);
+		if (rc)
+			return rc;
+	}
+	return PP_OK;
 }
 
 /*
@@ -147,6 +171,54 @@ static double time_floor_dp(const pp_scenario *sc, pp_work *ws, const floor_part
 	return bound(p, fp->xmax, fp->xsum, fp->pp_s, fp->overhead_s, opt, d / c, ov / c);
 }
 
+/*
+ * The floor of a wshape plan before its stages are costed (DHelix's W,
+ * schedule.c wshape_iteration): with t_i = fwd_s + bwd_s + 2 pp_s of rank i
+ * and s_i its SI speedup, for m > p micro-batches
+ *   iteration_s >= (m - p) t_b / s_b + p t_b + sum_{i != b} t_i / s_i + other,
+ * b the rank with the largest t.  t_i / s_i >= fwd_s + bwd_s - saved_i, and
+ * the saving is at most cc of the forward computation and beta of the
+ * exposed communication (pp_dh_stage_saved_cap), so with the layers' shares
+ * (ppi_stage_layers_compute_fwd: forward f_i, all phases c_i, communication
+ * x_i, each no more than the stage's)
+ *   t_i / s_i >= y_i = (1 - cc) f_i + (c_i - f_i) + (1 - beta) x_i,
+ * t_b >= max_i (c_i + x_i) + 2 pp_s, and the sum is >= (m - p - 1) min y +
+ * sum y + p (max (c + x) + 2 pp_s); with m <= p it is >= m t_b.  The
+ * order-free floor takes x = 0 and pp_s = 0 (the compute does not depend on
+ * where the groups land, nor do cc and beta).
+ */
+static double wshape_floor(const pp_scenario *sc, pp_work *ws, const pp_dh_rates *r,
+                           double *order_free_s)
+{
+	const pp_plan *p = &sc->plan;
+	double m = (double)p->microbatches, P = p->pp;
+	double ymin = INFINITY, ysum = 0, xmax = 0, y0min = INFINITY, y0sum = 0, cmax = 0;
+	for (int i = 0; i < p->pp; i++) {
+		double comm, f, n = 1;
+		double c = ppi_stage_layers_compute_fwd(sc, i, ws, &comm, &f);
+		if (i == 1 && p->pp > 3 && sc->uniform_layers) {
+			/* ranks 1 .. pp-2 of alike layers hold the same */
+			n = p->pp - 2;
+			i = p->pp - 2;
+		}
+		double y0 = (1 - r->cc) * f + (c - f), y = y0 + (1 - r->beta) * comm;
+		ysum += y * n;
+		y0sum += y0 * n;
+		ymin = y < ymin ? y : ymin;
+		y0min = y0 < y0min ? y0 : y0min;
+		xmax = c + comm > xmax ? c + comm : xmax;
+		cmax = c > cmax ? c : cmax;
+	}
+	double pp_s = ppi_stage_pp_send_s(sc, ws), other = sc->system->iteration_overhead_s;
+	double lo = 1 - 1e-9;
+	if (m <= P) {
+		*order_free_s = (m * cmax + other) * lo;
+		return (m * (xmax + 2 * pp_s) + other) * lo;
+	}
+	*order_free_s = ((m - P - 1) * y0min + y0sum + P * cmax + other) * lo;
+	return ((m - P - 1) * ymin + ysum + P * (xmax + 2 * pp_s) + other) * lo;
+}
+
 pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *job,
                            const pp_plan *plan, long long gpus, unsigned flags, pp_work *ws,
                            pp_estimate *out, pp_error *err)
@@ -221,6 +293,18 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 	out->fits = out->headroom_bytes >= 0;
 	if ((flags & PP_EVAL_MEMORY_ONLY) || (!out->fits && (flags & PP_EVAL_FIT_ONLY)))
 		return PP_OK;
+	pp_dh_rates rates;
+	double w_order_free_s = 0; /* wshape's order-free floor */
+	if (cut && out->fits && out->plan.schedule == PP_SCHED_WSHAPE) {
+		pp_dh_overlap o;
+		pp_dh_overlap_of_system(s, &o);
+		pp_dh_saving_rates(&o, &rates);
+		double floor_s = wshape_floor(&sc, ws, &rates, &w_order_free_s);
+		if (cut(ctx, out, floor_s, w_order_free_s)) {
+			*was_cut = true;
+			return PP_OK;
+		}
+	}
 	if (cut && out->fits && out->plan.schedule != PP_SCHED_WSHAPE) {
 		floor_parts fp;
 		double order_free_s, floor_s = time_floor(&sc, ws, &order_free_s, &fp);
@@ -249,6 +333,34 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 		pp_status rc = ppi_stage_cost(&sc, i, ws, &stt[i], err);
 		if (rc)
 			return rc;
+	}
+	if (cut && out->fits && p->schedule == PP_SCHED_WSHAPE) {
+		/* Two more floors of a wshape plan, now that its stages are costed:
+		 * its own closed form with each stage's speedup at an upper bound
+		 * (the time falls as a speedup grows; pp_dh_stage_saved_cap from the
+		 * stage's seconds, then the layers' pp_dh_layer_saved_bound), before
+		 * the pairing, which costs most of its evaluation. */
+		pp_iteration it;
+		for (int i = 0; i < p->pp; i++) {
+			pp_stage_time *t = &stt[i];
+			double st_s = t->fwd_s + t->bwd_s;
+			double cap = pp_dh_stage_saved_cap(&rates, t->fwd_compute_s,
+			                                   t->bwd_compute_s, t->fwd_s, t->bwd_s);
+			t->si_speedup = st_s - cap > 0 ? st_s / (st_s - cap) : INFINITY;
+		}
+		pp_schedule_iteration(p, s, stt, &it);
+		bool c = cut(ctx, out, it.iteration_s * (1 - 1e-9), w_order_free_s);
+		if (!c) {
+			pp_status rc = si_speedup_bounds(&sc, stt, ws, err);
+			if (rc)
+				return rc;
+			pp_schedule_iteration(p, s, stt, &it);
+			c = cut(ctx, out, it.iteration_s * (1 - 1e-9), w_order_free_s);
+		}
+		if (c) {
+			*was_cut = true;
+			return PP_OK;
+		}
 	}
 	if (p->schedule == PP_SCHED_WSHAPE)
 		for (int i = 0; i < p->pp; i++) {

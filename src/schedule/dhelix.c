@@ -746,8 +746,9 @@ static void chain_prefixes(const chain_model *m, const pp_dh_kind *ka, const dou
 		out[0] = pp_dh_pair_time(m->o, ka[0], ta[0], kb[0], tb[0]);
 }
 
-double pp_dh_segment_time(const pp_dh_overlap *o, const pp_dh_seg *f, int nf, const pp_dh_seg *b,
-                          int nb)
+/* pp_dh_segment_time under a table already in chain_prefixes' form. */
+static double segment_time(const chain_model *m, const pp_dh_seg *f, int nf, const pp_dh_seg *b,
+                           int nb)
 {
 	pp_dh_kind ka[PP_DH_SEG_OPS], kb[PP_DH_SEG_OPS];
 	double ta[PP_DH_SEG_OPS], tb[PP_DH_SEG_OPS];
@@ -766,10 +767,16 @@ double pp_dh_segment_time(const pp_dh_overlap *o, const pp_dh_seg *f, int nf, co
 	for (int i = 0; i < nb; i++)
 		kb[i] = b[i].kind, tb[i] = b[i].seconds;
 	double out[PP_DH_SEG_OPS];
+	chain_prefixes(m, ka, ta, nf, kb, tb, nb, out);
+	return out[nf - 1];
+}
+
+double pp_dh_segment_time(const pp_dh_overlap *o, const pp_dh_seg *f, int nf, const pp_dh_seg *b,
+                          int nb)
+{
 	chain_model m;
 	chain_model_of(o, &m);
-	chain_prefixes(&m, ka, ta, nf, kb, tb, nb, out);
-	return out[nf - 1];
+	return segment_time(&m, f, nf, b, nb);
 }
 
 static int clamp_k(int k)
@@ -786,6 +793,8 @@ double pp_dh_pair_k(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq 
 	 * (a 0: the backward alone, c 0: the forward alone), as 16 a + c. */
 	static _Thread_local double T[(PP_DH_MAX_SEGS + 1) * (PP_DH_MAX_SEGS + 1)];
 	static _Thread_local unsigned char how[(PP_DH_MAX_SEGS + 1) * (PP_DH_MAX_SEGS + 1)];
+	chain_model m;
+	chain_model_of(o, &m);
 	T[0] = 0;
 	for (int i = 0; i <= nf; i++)
 		for (int j = 0; j <= nb; j++) {
@@ -808,7 +817,7 @@ double pp_dh_pair_k(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq 
 				for (int a = 1; a <= K && a <= i; a++) {
 					double t =
 					    T[(i - a) * W + j - c] +
-					    pp_dh_segment_time(o, &f->s[i - a], a, &b->s[j - c], c);
+					    segment_time(&m, &f->s[i - a], a, &b->s[j - c], c);
 					if (t < best) {
 						best = t;
 						h = (unsigned char)(16 * a + c);
@@ -829,7 +838,7 @@ double pp_dh_pair_k(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq 
 			st.nb = c;
 			st.f = a ? i - a : -1;
 			st.b = c ? j - c : -1;
-			st.seconds = pp_dh_segment_time(o, &f->s[i - a], a, &b->s[j - c], c);
+			st.seconds = segment_time(&m, &f->s[i - a], a, &b->s[j - c], c);
 			i -= a;
 			j -= c;
 			rev[n++] = st;
@@ -1118,6 +1127,38 @@ static inline void dp_rows(const pair_scratch *x, double *Tj, const double *Tp, 
                            const double *const *col, int i0, int i1, int jn, const int K)
 {
 	const int H = x->d.rows, off = x->d.poff[i0] - (i0 - 1) * K;
+	if (K == 2 && jn >= 2) {
+		/* The common case written out (segments of up to 2 and both
+		 * columns there; the same sums and minima as the loop below): a
+		 * row's pairs read only the earlier columns, and the serial part
+		 * is the forward alone, Tj[i - 1] + tf[i]. */
+		for (; i0 < i1 && i0 < 2; i0++) {
+			const int i = i0;
+			double fa = Tj[i - 1] + x->tf[i], b = Tp[i] + tb, m = fa < b ? fa : b;
+			for (int c = 1; c <= 2; c++) {
+				double v = Tj[i - 1 - c * H] + col[c][off + (i - 1) * 2];
+				m = v < m ? v : m;
+			}
+			Tj[i] = m;
+		}
+		const double *T2 = Tj - 2 * H, *p1 = col[1] + off, *p2 = col[2] + off;
+		const double *tf = x->tf;
+		double prev = i0 > 0 ? Tj[i0 - 1] : 0;
+		for (int i = i0; i < i1; i++) {
+			const double *q1 = p1 + (i - 1) * 2, *q2 = p2 + (i - 1) * 2;
+			double a = Tp[i] + tb;
+			double v0 = Tp[i - 1] + q1[0], v1 = Tp[i - 2] + q1[1];
+			double v2 = T2[i - 1] + q2[0], v3 = T2[i - 2] + q2[1];
+			/* the pairs first: only the last step waits for Tj[i - 1] */
+			double m = v0 < a ? v0 : a;
+			m = v1 < m ? v1 : m;
+			m = v2 < m ? v2 : m;
+			m = v3 < m ? v3 : m;
+			double fa = prev + tf[i];
+			Tj[i] = prev = fa < m ? fa : m;
+		}
+		return;
+	}
 	for (int i = i0; i < i1; i++) {
 		double fa = Tj[i - 1] + x->tf[i], b = Tp[i] + tb;
 		double m = fa < b ? fa : b;
@@ -1274,6 +1315,75 @@ static bool fwd_backtrack(order_walk *w, int *ops)
  * the router's placements with every backward order), and the backward
  * candidate.  A forward DAG that does not fit the scratch is paired in its
  * default order only. */
+/*
+ * An upper bound of what pairing can save on a layer, fwd_s + bwd_s - t_si,
+ * over every order and segmentation (pp_dh_segment_time's model):
+ *
+ * While operator x of one strand and y of the other co-run, both advance
+ * d seconds of their own work in (2 - OEF(x, y)) d: the pair saves OEF d
+ * against running them one after the other, d of x's work and d of y's
+ * alike; an operator alone saves nothing, and the launch interval only
+ * adds.  So the saving is a sum of OEF(a, b) x_ab over kind pairs, x_ab the
+ * work co-run between forward kind a and backward kind b, with sum_b x_ab
+ * <= WF_a (the forward's work of kind a) and sum_a x_ab <= WB_b: for any
+ * u_a, v_b >= 0 with u_a + v_b >= OEF(a, b) on every pair present, the
+ * saving is at most sum u_a WF_a + sum v_b WB_b (the transport problem's
+ * dual).  Four such (u, v): each forward kind at its best partner (v = 0);
+ * each backward kind at its best; and a collective on either side at the
+ * larger of its best computation partner and half its best collective
+ * partner (two collectives cover their pair together), with the
+ * computation of one side at its best computation partner and the other's
+ * at 0 (a computation-collective pair is covered by the collective's
+ * share), either way round.  With every OEF <= 1 a strand
+ * advances no faster than alone, so the saving is also at most the shorter
+ * strand.  The search's floor for wshape plans (estimate.c) reads it before
+ * it pairs.
+ */
+static bool saving_duals(const pp_dh_overlap *o, const pp_dh_layer *l, double *wf, double *wb,
+                         double (*uf)[4], double (*vb)[4])
+{
+	for (int k = 0; k < PP_DH_NKINDS; k++)
+		wf[k] = wb[k] = 0;
+	for (int i = 0; i < l->fwd.n; i++)
+		wf[l->fwd.s[i].kind] += l->fwd.s[i].seconds;
+	for (int i = 0; i < l->bwd.n; i++)
+		wb[l->bwd.s[i].kind] += l->bwd.s[i].seconds;
+	/* best[side][kind][0]: its best computation partner in the other
+	 * strand, [1]: its best collective partner */
+	double best[2][PP_DH_NKINDS][2] = {{{0}}};
+	bool le1 = true;
+	for (int a = 0; a < PP_DH_NKINDS; a++)
+		for (int b = 0; b < PP_DH_NKINDS; b++) {
+			if (wf[a] <= 0 || wb[b] <= 0)
+				continue;
+			double e = o->oef[a][b] > 0 ? o->oef[a][b] : 0;
+			le1 = le1 && e <= 1;
+			double *fa = &best[0][a][is_comm((pp_dh_kind)b)];
+			double *bb = &best[1][b][is_comm((pp_dh_kind)a)];
+			*fa = *fa > e ? *fa : e;
+			*bb = *bb > e ? *bb : e;
+		}
+	for (int k = 0; k < PP_DH_NKINDS; k++) {
+		const double *f = best[0][k], *b = best[1][k];
+		uf[k][0] = f[0] > f[1] ? f[0] : f[1];
+		vb[k][0] = 0;
+		uf[k][1] = 0;
+		vb[k][1] = b[0] > b[1] ? b[0] : b[1];
+		if (is_comm((pp_dh_kind)k)) {
+			/* a collective: its best computation partner, or half its
+			 * best collective partner (the other half is that one's) */
+			uf[k][2] = uf[k][3] = f[0] > f[1] / 2 ? f[0] : f[1] / 2;
+			vb[k][2] = vb[k][3] = b[0] > b[1] / 2 ? b[0] : b[1] / 2;
+		} else {
+			uf[k][2] = f[0];
+			vb[k][2] = 0;
+			uf[k][3] = 0;
+			vb[k][3] = b[0];
+		}
+	}
+	return le1;
+}
+
 static double best_order(const pp_dh_overlap *o, const pp_dh_layer *l, int K, int *best,
                          int *fwd_ops)
 {
@@ -1480,46 +1590,154 @@ static double best_order_memo(const pp_dh_overlap *o, const pp_dh_layer *l)
 	return t;
 }
 
-pp_status pp_dh_stage_speedup(const pp_model *m, const pp_system *s, const pp_job *job,
-                              const pp_plan *plan, int stage, double stage_s,
-                              const pp_dh_overlap *o, pp_work *ws, double *speedup, pp_error *err)
+static double layer_saved_bound(const pp_dh_overlap *o, const pp_dh_layer *l)
 {
-	*speedup = 1;
+	double wf[PP_DH_NKINDS], wb[PP_DH_NKINDS], uf[PP_DH_NKINDS][4], vb[PP_DH_NKINDS][4];
+	bool le1 = saving_duals(o, l, wf, wb, uf, vb);
+	double d[4] = {0, 0, 0, 0}, tf = 0, tb = 0;
+	for (int k = 0; k < PP_DH_NKINDS; k++) {
+		for (int q = 0; q < 4; q++)
+			d[q] += wf[k] * uf[k][q] + wb[k] * vb[k][q];
+		tf += wf[k];
+		tb += wb[k];
+	}
+	double s = le1 ? (tf < tb ? tf : tb) : INFINITY;
+	for (int q = 0; q < 4; q++)
+		s = d[q] < s ? d[q] : s;
+	/* rounding: the DP sums in another order */
+	return s * (1 + 1e-9) + 1e-15;
+}
+
+double pp_dh_layer_saved_bound(const pp_dh_overlap *o, const pp_dh_layer *l)
+{
+	return layer_saved_bound(o, l);
+}
+
+void pp_dh_saving_rates(const pp_dh_overlap *o, pp_dh_rates *r)
+{
+	/* layer_saved_bound's third (u, v) with one rate per class: a
+	 * collective at beta = max(its best computation partner, half its best
+	 * collective partner) on both sides (two collectives then cover their
+	 * OEF together), forward computation at the best computation pair, the
+	 * backward's at 0; a second that is not computation is counted at beta
+	 * (raised to the computation pair's rate if that is higher). */
+	r->cc = r->beta = 0;
+	r->le1 = true;
+	for (int a = 0; a < PP_DH_NKINDS; a++)
+		for (int b = 0; b < PP_DH_NKINDS; b++) {
+			double e = o->oef[a][b] > 0 ? o->oef[a][b] : 0;
+			r->le1 = r->le1 && e <= 1;
+			bool ca = is_comm((pp_dh_kind)a), cb = is_comm((pp_dh_kind)b);
+			double x = ca && cb ? e / 2 : ca || cb ? e : 0;
+			r->beta = x > r->beta ? x : r->beta;
+			if (!ca && !cb)
+				r->cc = e > r->cc ? e : r->cc;
+		}
+	r->beta = r->beta > r->cc ? r->beta : r->cc;
+}
+
+double pp_dh_stage_saved_cap(const pp_dh_rates *r, double fwd_compute_s, double bwd_compute_s,
+                             double fwd_s, double bwd_s)
+{
+	double comm = fwd_s + bwd_s - fwd_compute_s - bwd_compute_s;
+	double s = r->cc * fwd_compute_s + r->beta * (comm > 0 ? comm : 0);
+	double shorter = fwd_s < bwd_s ? fwd_s : bwd_s;
+	if (r->le1 && shorter < s)
+		s = shorter;
+	return s * (1 + 1e-9) + 1e-15;
+}
+
+/* The layer stage_saved built last, for the workspace and memo slot that
+ * ws->dh_last_slot names: a bound asked first and the pairing after it
+ * read the same layer. */
+static _Thread_local pp_dh_layer last_layer;
+static _Thread_local const pp_work *last_ws;
+
+/* The seconds an SI block saves on stage `stage`'s layers: paired (exact),
+ * or bounded from above (layer_saved_bound) where the memo holds no
+ * pairing.  The memo keeps either, marked. */
+static pp_status stage_saved(const pp_model *m, const pp_system *s, const pp_job *job,
+                             const pp_plan *plan, int stage, const pp_dh_overlap *o, pp_work *ws,
+                             bool exact, double *out, pp_error *err)
+{
 	int n = pp_stage_layers(m, plan, stage);
 	double saved = 0;
 	/* One pairing per layer kind (dense, MoE): the layers of a kind are alike. */
 	double saved_kind[2] = {-1, -1};
-	static _Thread_local pp_dh_layer layer;
-	pp_dh_layer *l = &layer;
+	pp_dh_layer *l = &last_layer;
 	pp_status st = PP_OK;
 	bool dense = m->moe.num_experts == 0; /* every layer alike: one pairing, n times */
 	for (int i = 0; i < (dense && n ? 1 : n) && !st; i++) {
 		int g = pp_stage_layer_index(m, plan, stage, i);
 		int k = !dense && pp_model_layer_is_moe(m, g) ? 1 : 0;
-		if (saved_kind[k] < 0) {
-			dh_key key;
-			make_key(&key, m, s, job, plan, o, k);
-			_Static_assert(sizeof key <= sizeof ws->dh_key[0], "dhelix memo key");
-			/* FNV-1a of the key picks the memo slot */
-			uint64_t h = 1469598103934665603ull;
-			for (size_t b = 0; b < sizeof key; b++)
-				h = (h ^ ((const unsigned char *)&key)[b]) * 1099511628211ull;
-			int slot = (int)(h % PP_DH_MEMO);
-			if (ws->dh_valid[slot] && memcmp(ws->dh_key[slot], &key, sizeof key) == 0) {
-				saved_kind[k] = ws->dh_saved[slot];
-			} else {
-				st = pp_dh_layer_build(m, s, job, plan, g, ws, l, err);
-				if (st)
-					break;
-				saved_kind[k] = l->fwd_s + l->bwd_s - best_order_memo(o, l);
-				memcpy(ws->dh_key[slot], &key, sizeof key);
-				ws->dh_saved[slot] = saved_kind[k];
-				ws->dh_valid[slot] = true;
-			}
+		if (saved_kind[k] >= 0)
+			continue;
+		dh_key key;
+		make_key(&key, m, s, job, plan, o, k);
+		_Static_assert(sizeof key <= sizeof ws->dh_key[0], "dhelix memo key");
+		/* FNV-1a of the key picks the memo slot */
+		uint64_t h = 1469598103934665603ull;
+		for (size_t b = 0; b < sizeof key; b++)
+			h = (h ^ ((const unsigned char *)&key)[b]) * 1099511628211ull;
+		int slot = (int)(h % PP_DH_MEMO);
+		bool hit = ws->dh_valid[slot] && memcmp(ws->dh_key[slot], &key, sizeof key) == 0;
+		if (hit && (ws->dh_exact[slot] || !exact)) {
+			saved_kind[k] = ws->dh_saved[slot];
+			continue;
 		}
-		saved += saved_kind[k] * (dense ? n : 1);
+		/* the layer depends on g only through its kind (make_key's moe) */
+		if (!(hit && last_ws == ws && ws->dh_last_slot == slot)) {
+			ws->dh_last_slot = -1;
+			st = pp_dh_layer_build(m, s, job, plan, g, ws, l, err);
+			if (st)
+				break;
+		}
+		saved_kind[k] =
+		    exact ? l->fwd_s + l->bwd_s - best_order_memo(o, l) : layer_saved_bound(o, l);
+		memcpy(ws->dh_key[slot], &key, sizeof key);
+		ws->dh_saved[slot] = saved_kind[k];
+		ws->dh_exact[slot] = exact;
+		ws->dh_valid[slot] = true;
+		ws->dh_last_slot = slot;
+		last_ws = ws;
 	}
+	for (int i = 0; i < n && !st; i++) {
+		if (dense) {
+			saved = saved_kind[0] * n;
+			break;
+		}
+		int g = pp_stage_layer_index(m, plan, stage, i);
+		saved += saved_kind[pp_model_layer_is_moe(m, g) ? 1 : 0];
+	}
+	*out = saved;
+	return st;
+}
+
+pp_status pp_dh_stage_speedup(const pp_model *m, const pp_system *s, const pp_job *job,
+                              const pp_plan *plan, int stage, double stage_s,
+                              const pp_dh_overlap *o, pp_work *ws, double *speedup, pp_error *err)
+{
+	*speedup = 1;
+	double saved;
+	pp_status st = stage_saved(m, s, job, plan, stage, o, ws, true, &saved, err);
 	if (!st && stage_s > 0 && stage_s - saved > 0)
 		*speedup = stage_s / (stage_s - saved);
 	return st;
+}
+
+pp_status pp_dh_stage_speedup_bound(const pp_model *m, const pp_system *s, const pp_job *job,
+                                    const pp_plan *plan, int stage, double stage_s,
+                                    const pp_dh_overlap *o, pp_work *ws, double *speedup,
+                                    pp_error *err)
+{
+	*speedup = 1;
+	double saved;
+	pp_status st = stage_saved(m, s, job, plan, stage, o, ws, false, &saved, err);
+	if (st)
+		return st;
+	if (stage_s > 0 && stage_s - saved > 0)
+		*speedup = stage_s / (stage_s - saved);
+	else if (saved > 0)
+		*speedup = INFINITY;
+	return PP_OK;
 }

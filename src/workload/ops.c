@@ -46,6 +46,7 @@ void pp_work_init(pp_work *w)
 		w->cache_valid[i] = false;
 	for (int i = 0; i < PP_DH_MEMO; i++)
 		w->dh_valid[i] = false;
+	w->dh_last_slot = -1;
 	for (int i = 0; i < PP_COLL_MEMO; i++)
 		w->coll_valid[i] = false;
 	for (int i = 0; i < PP_STAGE_MEMO; i++)

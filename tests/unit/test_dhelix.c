@@ -635,6 +635,147 @@ static void test_stage_speedup_memo(void **state)
 			}
 }
 
+/* The seconds of each class of a sequence: forward or backward
+ * computation, and all of it. */
+static void class_seconds(const pp_dh_seq *q, double *compute, double *all)
+{
+	*compute = *all = 0;
+	for (int i = 0; i < q->n; i++) {
+		bool comm = q->s[i].kind == PP_DH_COMM_INTRA || q->s[i].kind == PP_DH_COMM_CROSS;
+		*compute += comm ? 0 : q->s[i].seconds;
+		*all += q->s[i].seconds;
+	}
+}
+
+/* The search's floors for wshape rest on two upper bounds of what pairing
+ * saves, t_f + t_b - t_si: pp_dh_layer_saved_bound from the work per kind,
+ * and pp_dh_stage_saved_cap from the seconds per class.  Both hold for
+ * random sequences of every kind, under the built-in table and random
+ * tables (OEFs in [0, 1], random launch intervals), for every K, and the
+ * layer bound is never looser than the cap. */
+static void test_saved_bounds_random(void **state)
+{
+	(void)state;
+	static pp_dh_layer l;
+	int cases = 0;
+	double worst = 0; /* the bound's slack against the saving, largest */
+	for (int tab = 0; tab < 40; tab++) {
+		pp_dh_overlap o = table();
+		if (tab) {
+			for (int a = 0; a < PP_DH_NKINDS; a++)
+				for (int b = 0; b <= a; b++)
+					o.oef[a][b] = o.oef[b][a] = urand();
+			o.launch_interval = urand() * 0.2;
+		}
+		pp_dh_rates r;
+		pp_dh_saving_rates(&o, &r);
+		for (int rep = 0; rep < 25; rep++) {
+			memset(&l, 0, sizeof l);
+			int nf = 1 + (int)(urand() * 8), nb = 1 + (int)(urand() * 8);
+			pp_dh_kind kf[8], kb[8];
+			double tf[8], tb[8];
+			for (int i = 0; i < 8; i++) {
+				kf[i] = (pp_dh_kind)(urand() * PP_DH_NKINDS);
+				kb[i] = (pp_dh_kind)(urand() * PP_DH_NKINDS);
+				tf[i] = 0.1 + urand();
+				tb[i] = 0.1 + 2 * urand();
+			}
+			l.fwd = seq(nf, kf, tf);
+			l.bwd = seq(nb, kb, tb);
+			double fc, fs, bc, bs;
+			class_seconds(&l.fwd, &fc, &fs);
+			class_seconds(&l.bwd, &bc, &bs);
+			l.fwd_s = fs;
+			l.bwd_s = bs;
+			double bound = pp_dh_layer_saved_bound(&o, &l);
+			double cap = pp_dh_stage_saved_cap(&r, fc, bc, fs, bs);
+			assert_true(bound <= cap * (1 + 1e-12));
+			for (int k = 1; k <= PP_DH_SEG_OPS; k++) {
+				double saved = fs + bs - pp_dh_pair_k(&o, &l.fwd, &l.bwd, k, NULL);
+				assert_true(saved <= bound);
+				if (k == PP_DH_SEG_OPS && bound - saved > worst)
+					worst = bound - saved;
+			}
+			cases++;
+		}
+	}
+	print_message("saving <= layer bound <= stage cap on %d random layers (40 tables), "
+	              "largest slack %.3f s\n",
+	              cases, worst);
+}
+
+/* The same on the layers paraplan builds, per stage as the estimate uses
+ * them: a wshape plan's bottleneck stage saves stage_s (1 - 1/s) under its
+ * pairing, and that is no more than the cap from the stage's own seconds
+ * (the layers' segments sum to no more than them), nor than n layer bounds;
+ * dense and MoE, TP inside and across nodes, CP, and recompute. */
+static void test_saved_bounds_layers(void **state)
+{
+	(void)state;
+	const struct {
+		const char *model, *system;
+		long long gpus;
+		int tp, pp, cp, ep, seq;
+	} cases[] = {
+	    {"llama3-70b", "dgx-h100", 64, 8, 2, 1, 1, 4096},
+	    {"gpt3-175b", "dgx-h100", 128, 16, 8, 1, 1, 2048},
+	    {"llama3-70b", "dgx-h100", 64, 2, 4, 2, 1, 8192},
+	    {"llama3-8b", "dgx-h100", 16, 1, 1, 1, 1, 4096},
+	    {"mixtral-8x7b", "dgx-h100", 64, 2, 2, 1, 8, 4096},
+	    {"deepseek-v3", "dgx-h100", 256, 2, 1, 1, 8, 4096},
+	    {"dhelix-llama-25b", "dhelix-a40", 64, 8, 2, 1, 1, 8192},
+	    {"dhelix-llama-39b", "dhelix-a40", 64, 8, 2, 2, 1, 16384},
+	    {"dhelix-phi-31b", "dhelix-a40", 64, 1, 2, 1, 8, 4096},
+	};
+	const pp_recompute rc[] = {PP_RECOMPUTE_NONE, PP_RECOMPUTE_SELECTIVE, PP_RECOMPUTE_FULL};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+		for (int k = 0; k < 3; k++) {
+			pp_model m;
+			pp_system s;
+			pp_job job;
+			pp_plan p;
+			pp_error err;
+			assert_int_equal(pp_model_preset(cases[c].model, &m, &err), PP_OK);
+			assert_int_equal(pp_system_preset(cases[c].system, &s, &err), PP_OK);
+			pp_job_init(&job);
+			job.seq_len = cases[c].seq;
+			job.global_batch = 4 * cases[c].gpus;
+			pp_plan_init(&p);
+			p.tp = cases[c].tp;
+			p.pp = cases[c].pp;
+			p.cp = cases[c].cp;
+			p.ep = cases[c].ep;
+			p.sp = p.tp > 1;
+			p.recompute = rc[k];
+			p.schedule = PP_SCHED_WSHAPE;
+			pp_estimate e;
+			if (pp_estimate_run(&m, &s, &job, &p, cases[c].gpus, &e, &err) != PP_OK)
+				fail_msg("%s: %s: %s", cases[c].model, err.field, err.text);
+			const pp_stage_time *t = &e.bottleneck;
+			pp_dh_overlap o;
+			pp_dh_overlap_of_system(&s, &o);
+			pp_dh_rates r;
+			pp_dh_saving_rates(&o, &r);
+			double stage_s = t->fwd_s + t->bwd_s;
+			double saved = stage_s - stage_s / t->si_speedup;
+			double cap = pp_dh_stage_saved_cap(&r, t->fwd_compute_s, t->bwd_compute_s,
+			                                   t->fwd_s, t->bwd_s);
+			double ub;
+			static pp_work ws;
+			pp_work_init(&ws);
+			assert_int_equal(pp_dh_stage_speedup_bound(&m, &s, &job, &e.plan, t->stage,
+			                                           stage_s, &o, &ws, &ub, &err),
+			                 PP_OK);
+			print_message("%-17s tp %2d cp %d ep %d %-9s: s %.4f, layer bound %.4f, "
+			              "stage cap %.4f\n",
+			              cases[c].model, p.tp, p.cp, p.ep, pp_recompute_name(rc[k]),
+			              t->si_speedup, ub, stage_s / (stage_s - cap));
+			assert_true(t->si_speedup > 1);
+			assert_true(saved <= cap * (1 + 1e-12));
+			assert_true(t->si_speedup <= ub * (1 + 1e-12));
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -649,6 +790,8 @@ int main(void)
 	    cmocka_unit_test(test_pairing_cost),
 	    cmocka_unit_test(test_overlap_files),
 	    cmocka_unit_test(test_stage_speedup_memo),
+	    cmocka_unit_test(test_saved_bounds_random),
+	    cmocka_unit_test(test_saved_bounds_layers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

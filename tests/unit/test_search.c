@@ -131,6 +131,58 @@ static void test_pruned_equals_exhaustive(void **state)
 	assert_true(by_time > 0);
 }
 
+/* With DHelix's wshape in the space: its floors (before the stages are
+ * costed, from the stages' seconds, from the layers' bounds; estimate.c)
+ * prune only plans that exhaustive evaluation, which pairs every one,
+ * leaves out of the top K and the front.  Dense and MoE, NVLink and the
+ * A40's PCIe, K = 20 and 1. */
+static void test_wshape_pruned_equals_exhaustive(void **state)
+{
+	(void)state;
+	long long by_time = 0, fit = 0;
+	for (int top = 20; top >= 1; top -= 19) {
+		g_top_k = top;
+		const struct {
+			const char *model, *system;
+			long long gpus, gbs;
+			int seq;
+		} cases[] = {{"llama3-8b", "dgx-h100", 16, 64, 4096},
+		             {"mixtral-8x7b", "dgx-h100", 16, 32, 4096},
+		             {"dhelix-llama-25b", "dhelix-a40", 32, 64, 8192}};
+		for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+			pp_search_space space;
+			pp_search_space_init(&space);
+			space.schedule_mask = 1u << PP_SCHED_1F1B | 1u << PP_SCHED_INTERLEAVED |
+			                      1u << PP_SCHED_ZB | 1u << PP_SCHED_WSHAPE;
+			pp_search *fast = run(cases[k].model, cases[k].system, cases[k].gpus,
+			                      cases[k].gbs, cases[k].seq, &space, false, 2);
+			pp_search *full = run(cases[k].model, cases[k].system, cases[k].gpus,
+			                      cases[k].gbs, cases[k].seq, &space, true, 1);
+			pp_search_stats a, b;
+			pp_search_get_stats(fast, &a);
+			pp_search_get_stats(full, &b);
+			print_message("%s on %lld with wshape, top %d: %lld of %lld that fit not "
+			              "timed\n",
+			              cases[k].model, cases[k].gpus, top, a.pruned_time,
+			              a.evaluated - a.infeasible);
+			assert_int_equal(a.evaluated + a.pruned, b.evaluated);
+			by_time += a.pruned_time;
+			fit += a.evaluated - a.infeasible;
+			bool any_wshape = false;
+			for (size_t i = 0; i < pp_search_count(full); i++)
+				any_wshape |=
+				    pp_search_plan(full, i)->plan.schedule == PP_SCHED_WSHAPE;
+			if (top > 1) /* wshape plans compete for the list */
+				assert_true(any_wshape);
+			assert_same_results(fast, full);
+			pp_search_free(fast);
+			pp_search_free(full);
+		}
+	}
+	g_top_k = 20;
+	assert_true(by_time > fit / 2);
+}
+
 /* The same answer with 1, 2 or 3 threads. */
 static void test_threads_deterministic(void **state)
 {
@@ -636,6 +688,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_pruned_equals_exhaustive),
+	    cmocka_unit_test(test_wshape_pruned_equals_exhaustive),
 	    cmocka_unit_test(test_memo_equals_fresh),
 	    cmocka_unit_test(test_floor_dp_equals_stage_cost),
 	    cmocka_unit_test(test_threads_deterministic),

@@ -263,7 +263,7 @@ static int print_pairing(const pp_estimate *e, FILE *f)
 	pp_error err;
 	pp_error_clear(&err);
 	pp_status st = PP_OK;
-	pp_dh_overlap_of_system(&e->system, &o);
+	pp_dh_overlap_of_system(&e->system, e->plan.tp, &o);
 	pp_work *ws = malloc(sizeof *ws);
 	pp_dh_layer *l = malloc(sizeof *l);
 	pp_dh_result *r = malloc(sizeof *r);

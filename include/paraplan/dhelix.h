@@ -43,6 +43,8 @@ typedef enum pp_dh_kind {
 
 const char *pp_dh_kind_name(pp_dh_kind k); /* "gemm", "attn", "elem", "comm-intra", ... */
 
+#define PP_DH_TP_ROWS 4
+
 /* The overlap model of one GPU platform. */
 typedef struct pp_dh_overlap {
 	char name[PP_NAME_MAX];
@@ -54,6 +56,15 @@ typedef struct pp_dh_overlap {
 	 * 1 - kernel_slowdown; the launch interval is added to P on top. */
 	double kernel_slowdown;
 	double launch_interval;
+	/* Table 7's rows for larger TP sizes: at a plan's TP the row with the
+	 * largest tp <= it replaces kernel_slowdown and launch_interval, and
+	 * every computation-collective OEF becomes 1 - its kernel_slowdown
+	 * (pp_dh_overlap_at_tp); below the first row the values above hold. */
+	int ntp;
+	struct pp_dh_tp_row {
+		int tp;
+		double kernel_slowdown, launch_interval;
+	} tp_row[PP_DH_TP_ROWS];
 	char source[PP_SOURCE_MAX];
 } pp_dh_overlap;
 
@@ -70,10 +81,15 @@ pp_status pp_dh_overlap_load(const char *path, pp_dh_overlap *out, pp_error *err
 /* A platform name or a file path. */
 pp_status pp_dh_overlap_resolve(const char *ref, pp_dh_overlap *out, pp_error *err);
 
-/* The table schedule wshape uses on `s`: the one set on it, or the built-in
- * table of its GPU; and setting one (pp_dh_overlap_resolve's result). */
-void pp_dh_overlap_of_system(const pp_system *s, pp_dh_overlap *out);
+/* The table schedule wshape uses on `s` for a plan of tensor-parallel size
+ * `tp`: the one set on it, or the built-in table of its GPU, at that TP
+ * (pp_dh_overlap_at_tp); and setting one (pp_dh_overlap_resolve's result,
+ * its TP rows with it). */
+void pp_dh_overlap_of_system(const pp_system *s, int tp, pp_dh_overlap *out);
 void pp_dh_system_set_overlap(pp_system *s, const pp_dh_overlap *o);
+/* `o` at tensor-parallel size `tp`: Table 7's row for it applied (see
+ * pp_dh_overlap.tp_row), the rows dropped; `out` may be `o`. */
+void pp_dh_overlap_at_tp(const pp_dh_overlap *o, int tp, pp_dh_overlap *out);
 
 /* Eq. 1 from measured times: (T_i + T_j - P_ij) / min(T_i, T_j). */
 double pp_dh_oef(double t_i, double t_j, double p_ij);

@@ -243,6 +243,8 @@ typedef struct pp_system {
 	bool dh_overlap_set;
 	double dh_oef[5][5]; /* [pp_dh_kind][pp_dh_kind] */
 	double dh_kernel_slowdown, dh_launch_interval;
+	int dh_ntp; /* Table 7's rows by TP size: tp, kernel slowdown, launch interval */
+	double dh_tp_row[4][3];
 	char dh_overlap_name[PP_NAME_MAX];
 } pp_system;
 

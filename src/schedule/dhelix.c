@@ -44,12 +44,28 @@ typedef struct builtin {
 	const char *name;
 	double gemm_gemm, gemm_attn, attn_attn, elem_gemm, elem_attn, elem_elem, intra_cross;
 	double slowdown, launch;
+	int ntp;
+	struct pp_dh_tp_row tp_row[PP_DH_TP_ROWS];
 } builtin;
 
+/* Table 7 measures the slowdown and the launch interval on H100 at TP 8, 16
+ * and 32; the A40 and A800 tables carry the TP 8 row (their TP stays inside
+ * a node in the paper's runs) and no others. */
 static const builtin builtins[] = {
-    {"a40", 0.15, 0.0, 0.10, 0.30, 0.20, 0.20, 0.80, 0.3248, 0.0965},
-    {"a800", 0.15, 0.0, 0.10, 0.30, 0.20, 0.20, 0.80, 0.3248, 0.0965},
-    {"h100", 0.15, 0.0, 0.10, 0.30, 0.20, 0.20, 0.80, 0.3248, 0.0965},
+    {"a40", 0.15, 0.0, 0.10, 0.30, 0.20, 0.20, 0.80, 0.3248, 0.0965, 0, {{0}}},
+    {"a800", 0.15, 0.0, 0.10, 0.30, 0.20, 0.20, 0.80, 0.3248, 0.0965, 0, {{0}}},
+    {"h100",
+     0.15,
+     0.0,
+     0.10,
+     0.30,
+     0.20,
+     0.20,
+     0.80,
+     0.3248,
+     0.0965,
+     2,
+     {{16, 0.2301, 0.1026}, {32, 0.2945, 0.1883}}},
 };
 
 static void fill_table(pp_dh_overlap *o, const builtin *b)
@@ -68,6 +84,8 @@ static void fill_table(pp_dh_overlap *o, const builtin *b)
 	memcpy(o->oef, t, sizeof t);
 	o->kernel_slowdown = b->slowdown;
 	o->launch_interval = b->launch;
+	o->ntp = b->ntp;
+	memcpy(o->tp_row, b->tp_row, sizeof o->tp_row);
 	snprintf(o->source, sizeof o->source,
 	         "built in (data/overlap/%s.json): seed 002 §3.1/Fig. 4 ranking, Table 7 (H100 "
 	         "TP 8) slowdown and launch interval",
@@ -111,6 +129,62 @@ static int kind_parse(const char *s, size_t n)
 	return -1;
 }
 
+/* "by_tp": [{"tp": N, "kernel_slowdown": x, "launch_interval": y}, ...],
+ * optional, at most PP_DH_TP_ROWS rows in increasing tp. */
+static pp_status tp_rows_from_json(const ppi_obj *r, pp_dh_overlap *out)
+{
+	json_t *a = json_object_get(r->obj, "by_tp");
+	out->ntp = 0;
+	if (!a)
+		return PP_OK;
+	if (!json_is_array(a) || json_array_size(a) > PP_DH_TP_ROWS)
+		return ppi_fail(r->err, r->source, "overlap.by_tp",
+		                "expected an array of at most %d rows {tp, kernel_slowdown, "
+		                "launch_interval}",
+		                PP_DH_TP_ROWS);
+	size_t i;
+	json_t *v;
+	json_array_foreach (a, i, v) {
+		static const char *const keys[] = {"tp", "kernel_slowdown", "launch_interval",
+		                                   NULL};
+		char path[64];
+		snprintf(path, sizeof path, "overlap.by_tp[%zu]", i);
+		if (!json_is_object(v))
+			return ppi_fail(r->err, r->source, path, "expected an object");
+		ppi_obj o = {v, r->source, path, r->err};
+		struct pp_dh_tp_row *row = &out->tp_row[i];
+		PPI_TRY(ppi_obj_keys(&o, keys));
+		PPI_TRY(ppi_get_int(&o, "tp", true, 2, 1 << 20, &row->tp));
+		PPI_TRY(ppi_get_num(&o, "kernel_slowdown", true, 0, 1, &row->kernel_slowdown));
+		PPI_TRY(ppi_get_num(&o, "launch_interval", true, 0, 1, &row->launch_interval));
+		if (i > 0 && row->tp <= out->tp_row[i - 1].tp)
+			return ppi_fail(r->err, r->source, path,
+			                "tp must be larger than the previous row's (%d), got %d",
+			                out->tp_row[i - 1].tp, row->tp);
+		out->ntp = (int)i + 1;
+	}
+	return PP_OK;
+}
+
+void pp_dh_overlap_at_tp(const pp_dh_overlap *o, int tp, pp_dh_overlap *out)
+{
+	if (out != o)
+		*out = *o;
+	int k = -1;
+	for (int i = 0; i < o->ntp; i++)
+		if (o->tp_row[i].tp <= tp)
+			k = i;
+	if (k >= 0) {
+		out->kernel_slowdown = o->tp_row[k].kernel_slowdown;
+		out->launch_interval = o->tp_row[k].launch_interval;
+		for (int a = 0; a < PP_DH_NKINDS; a++)
+			for (int b = 0; b < PP_DH_NKINDS; b++)
+				if (is_comm((pp_dh_kind)a) != is_comm((pp_dh_kind)b))
+					out->oef[a][b] = 1 - out->kernel_slowdown;
+	}
+	out->ntp = 0;
+}
+
 pp_status pp_dh_overlap_from_json(const char *text, size_t len, const char *source,
                                   pp_dh_overlap *out, pp_error *err)
 {
@@ -121,8 +195,8 @@ pp_status pp_dh_overlap_from_json(const char *text, size_t len, const char *sour
 		for (int j = 0; j < PP_DH_NKINDS; j++)
 			out->oef[i][j] = -1;
 	ppi_obj r = {root, source, "overlap", err};
-	static const char *const keys[] = {
-	    "name", "kernel_slowdown", "launch_interval", "oef", "source", "sources", NULL};
+	static const char *const keys[] = {"name",  "kernel_slowdown", "launch_interval", "oef",
+	                                   "by_tp", "source",          "sources",         NULL};
 	pp_status st = ppi_obj_keys(&r, keys);
 	if (!st)
 		st = ppi_get_str(&r, "name", true, out->name, sizeof out->name);
@@ -163,6 +237,8 @@ pp_status pp_dh_overlap_from_json(const char *text, size_t len, const char *sour
 			out->oef[a][b] = out->oef[b][a] = json_number_value(v);
 		}
 	}
+	if (!st)
+		st = tp_rows_from_json(&r, out);
 	for (int i = 0; i < PP_DH_NKINDS && !st; i++)
 		for (int j = 0; j < PP_DH_NKINDS && !st; j++)
 			if (out->oef[i][j] < 0)
@@ -191,12 +267,14 @@ pp_status pp_dh_overlap_resolve(const char *ref, pp_dh_overlap *out, pp_error *e
 	return pp_dh_overlap_default(ref, out, err);
 }
 
-void pp_dh_overlap_of_system(const pp_system *s, pp_dh_overlap *out)
+void pp_dh_overlap_of_system(const pp_system *s, int tp, pp_dh_overlap *out)
 {
 	if (!s->dh_overlap_set) {
 		pp_error err;
-		if (pp_dh_overlap_default(pp_dh_platform_of_gpu(s->gpu.name), out, &err) == PP_OK)
+		if (pp_dh_overlap_default(pp_dh_platform_of_gpu(s->gpu.name), out, &err) == PP_OK) {
+			pp_dh_overlap_at_tp(out, tp, out);
 			return;
+		}
 	}
 	memset(out, 0, sizeof *out);
 	memcpy(out->name, s->dh_overlap_name, sizeof out->name);
@@ -204,6 +282,15 @@ void pp_dh_overlap_of_system(const pp_system *s, pp_dh_overlap *out)
 	memcpy(out->oef, s->dh_oef, sizeof out->oef);
 	out->kernel_slowdown = s->dh_kernel_slowdown;
 	out->launch_interval = s->dh_launch_interval;
+	_Static_assert(PP_DH_TP_ROWS == sizeof s->dh_tp_row / sizeof s->dh_tp_row[0],
+	               "overlap TP rows");
+	out->ntp = s->dh_ntp;
+	for (int i = 0; i < s->dh_ntp; i++) {
+		out->tp_row[i].tp = (int)s->dh_tp_row[i][0];
+		out->tp_row[i].kernel_slowdown = s->dh_tp_row[i][1];
+		out->tp_row[i].launch_interval = s->dh_tp_row[i][2];
+	}
+	pp_dh_overlap_at_tp(out, tp, out);
 }
 
 void pp_dh_system_set_overlap(pp_system *s, const pp_dh_overlap *o)
@@ -213,6 +300,12 @@ void pp_dh_system_set_overlap(pp_system *s, const pp_dh_overlap *o)
 	memcpy(s->dh_oef, o->oef, sizeof s->dh_oef);
 	s->dh_kernel_slowdown = o->kernel_slowdown;
 	s->dh_launch_interval = o->launch_interval;
+	s->dh_ntp = o->ntp;
+	for (int i = 0; i < o->ntp; i++) {
+		s->dh_tp_row[i][0] = o->tp_row[i].tp;
+		s->dh_tp_row[i][1] = o->tp_row[i].kernel_slowdown;
+		s->dh_tp_row[i][2] = o->tp_row[i].launch_interval;
+	}
 }
 
 double pp_dh_oef(double ti, double tj, double pij)
@@ -795,9 +888,24 @@ double pp_dh_pair_k(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq 
 	static _Thread_local unsigned char how[(PP_DH_MAX_SEGS + 1) * (PP_DH_MAX_SEGS + 1)];
 	chain_model m;
 	chain_model_of(o, &m);
+	/* P of forward f[i0..i0 + a) with backward b[j - c..j): one chain pass
+	 * from each i0 gives every a (the shorter segments are its prefixes) */
+	static _Thread_local double P[PP_DH_SEG_OPS + 1][PP_DH_MAX_SEGS][PP_DH_SEG_OPS];
 	T[0] = 0;
-	for (int i = 0; i <= nf; i++)
-		for (int j = 0; j <= nb; j++) {
+	for (int j = 0; j <= nb; j++) {
+		for (int c = 1; c <= K && c <= j; c++) {
+			pp_dh_kind ka[PP_DH_SEG_OPS], kb[PP_DH_SEG_OPS];
+			double ta[PP_DH_SEG_OPS], tb[PP_DH_SEG_OPS];
+			for (int q = 0; q < c; q++)
+				kb[q] = b->s[j - c + q].kind, tb[q] = b->s[j - c + q].seconds;
+			for (int i0 = 0; i0 < nf; i0++) {
+				int na = nf - i0 < K ? nf - i0 : K;
+				for (int q = 0; q < na; q++)
+					ka[q] = f->s[i0 + q].kind, ta[q] = f->s[i0 + q].seconds;
+				chain_prefixes(&m, ka, ta, na, kb, tb, c, P[c][i0]);
+			}
+		}
+		for (int i = 0; i <= nf; i++) {
 			if (!i && !j)
 				continue;
 			double best = INFINITY;
@@ -815,9 +923,7 @@ double pp_dh_pair_k(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq 
 			}
 			for (int c = 1; c <= K && c <= j; c++)
 				for (int a = 1; a <= K && a <= i; a++) {
-					double t =
-					    T[(i - a) * W + j - c] +
-					    segment_time(&m, &f->s[i - a], a, &b->s[j - c], c);
+					double t = T[(i - a) * W + j - c] + P[c][i - a][a - 1];
 					if (t < best) {
 						best = t;
 						h = (unsigned char)(16 * a + c);
@@ -826,6 +932,7 @@ double pp_dh_pair_k(const pp_dh_overlap *o, const pp_dh_seq *f, const pp_dh_seq 
 			T[i * W + j] = best;
 			how[i * W + j] = h;
 		}
+	}
 	double t = T[nf * W + nb];
 	if (plan) {
 		plan->t_opt = t;

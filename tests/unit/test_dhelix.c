@@ -577,7 +577,41 @@ static void test_overlap_files(void **state)
 		for (int x = 0; x < PP_DH_NKINDS; x++)
 			for (int y = 0; y < PP_DH_NKINDS; y++)
 				assert_true(fabs(a.oef[x][y] - b.oef[x][y]) < 1e-12);
+		assert_int_equal(a.ntp, b.ntp);
+		for (int k = 0; k < a.ntp; k++) {
+			assert_int_equal(a.tp_row[k].tp, b.tp_row[k].tp);
+			assert_rel(a.tp_row[k].kernel_slowdown, b.tp_row[k].kernel_slowdown, 1e-15);
+			assert_rel(a.tp_row[k].launch_interval, b.tp_row[k].launch_interval, 1e-15);
+		}
 	}
+	/* Table 7's rows: TP 8 below 16, the TP 16 row up to 31, TP 32 from 32
+	 * on; the computation-collective OEF follows the row's slowdown */
+	pp_dh_overlap h = table(), at;
+	const struct {
+		int tp;
+		double slowdown, launch;
+	} rows[] = {{1, 0.3248, 0.0965},  {8, 0.3248, 0.0965},  {16, 0.2301, 0.1026},
+	            {24, 0.2301, 0.1026}, {32, 0.2945, 0.1883}, {64, 0.2945, 0.1883}};
+	for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+		pp_dh_overlap_at_tp(&h, rows[k].tp, &at);
+		assert_rel(at.kernel_slowdown, rows[k].slowdown, 1e-15);
+		assert_rel(at.launch_interval, rows[k].launch, 1e-15);
+		assert_rel(at.oef[PP_DH_GEMM][PP_DH_COMM_CROSS], 1 - rows[k].slowdown, 1e-15);
+		assert_rel(at.oef[PP_DH_COMM_INTRA][PP_DH_ATTN], 1 - rows[k].slowdown, 1e-15);
+		assert_rel(at.oef[PP_DH_GEMM][PP_DH_GEMM], 0.15, 1e-15);
+		assert_rel(at.oef[PP_DH_COMM_INTRA][PP_DH_COMM_CROSS], 0.80, 1e-15);
+		/* Table 7's hidden share at that TP: 1 - slowdown - launch */
+		double p = pp_dh_pair_time(&at, PP_DH_GEMM, 2.0, PP_DH_COMM_CROSS, 1.0);
+		assert_rel(2.0 + 1.0 - p, 1 - rows[k].slowdown - rows[k].launch, 1e-12);
+	}
+	/* the rows on a system, through pp_dh_system_set_overlap */
+	pp_system sys;
+	pp_error e2;
+	assert_int_equal(pp_system_preset("dgx-h100", &sys, &e2), PP_OK);
+	pp_dh_system_set_overlap(&sys, &h);
+	pp_dh_overlap_of_system(&sys, 32, &at);
+	assert_rel(at.kernel_slowdown, 0.2945, 1e-15);
+	assert_int_equal(at.ntp, 0);
 	/* errors name the field */
 	pp_dh_overlap o;
 	pp_error err;
@@ -590,6 +624,14 @@ static void test_overlap_files(void **state)
 	                     "\"oef\":{\"gemm-tpu\":0.1}}";
 	assert_int_equal(pp_dh_overlap_from_json(badkey, strlen(badkey), "t", &o, &err), PP_EINPUT);
 	assert_int_equal(pp_dh_overlap_default("tpu", &o, &err), PP_EINPUT);
+	const char *rowsdown =
+	    "{\"name\":\"x\",\"kernel_slowdown\":0.3,\"launch_interval\":0.1,"
+	    "\"by_tp\":[{\"tp\":32,\"kernel_slowdown\":0.2,\"launch_interval\":0.1},"
+	    "{\"tp\":16,\"kernel_slowdown\":0.2,\"launch_interval\":0.1}],"
+	    "\"oef\":{}}";
+	assert_int_equal(pp_dh_overlap_from_json(rowsdown, strlen(rowsdown), "t", &o, &err),
+	                 PP_EINPUT);
+	assert_string_equal(err.field, "overlap.by_tp[1]");
 }
 
 /* The stage speedup from the workspace's memo equals a fresh computation, for
@@ -753,7 +795,7 @@ static void test_saved_bounds_layers(void **state)
 				fail_msg("%s: %s: %s", cases[c].model, err.field, err.text);
 			const pp_stage_time *t = &e.bottleneck;
 			pp_dh_overlap o;
-			pp_dh_overlap_of_system(&s, &o);
+			pp_dh_overlap_of_system(&s, e.plan.tp, &o);
 			pp_dh_rates r;
 			pp_dh_saving_rates(&o, &r);
 			double stage_s = t->fwd_s + t->bwd_s;

@@ -298,6 +298,20 @@ static void check_object(const char *path, json_t *root, json_t *obj, const char
 			char sub[64];
 			snprintf(sub, sizeof sub, "%s.", key);
 			check_object(path, root, v, sub);
+		} else if (json_is_array(v) && strcmp(key, "aliases") != 0 && !prefix[0] &&
+		           json_array_size(v) > 0 && json_is_object(json_array_get(v, 0))) {
+			/* rows of objects (an overlap table's by_tp): each row's
+			 * numbers cited as fields of the array's name */
+			char sub[64];
+			snprintf(sub, sizeof sub, "%s.", key);
+			size_t i;
+			json_t *row;
+			json_array_foreach (v, i, row) {
+				if (!json_is_object(row))
+					problem(path, "%s[%zu] is not an object", key, i);
+				else
+					check_object(path, root, row, sub);
+			}
 		} else if (json_is_array(v) && strcmp(key, "aliases") != 0) {
 			problem(path, "unexpected array %s%s", prefix, key);
 		}

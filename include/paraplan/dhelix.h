@@ -101,10 +101,10 @@ double pp_dh_pair_time(const pp_dh_overlap *o, pp_dh_kind ki, double ti, pp_dh_k
 /* ------------------------------------------------------------ sequences */
 
 /* Operators in one segment at most, K (seed 002 §4.2: a sequence is
- * partitioned into contiguous segments, barriers between them).  2: the
- * largest K whose search over wshape stays about 2x a search without it
- * (K = 3 costs 2.9x); one layer pairs in well under 1 ms up to K = 4
- * (docs/dhelix.md, "Pairing", K = 1..4 measured). */
+ * partitioned into contiguous segments, barriers between them).  2: with
+ * K = 3 DeepSeek-V3's MoE layer (256 x 3 orders) would pair in more than
+ * 1 ms, and K = 3 was 2.9x a search without wshape before the search's
+ * floors (docs/dhelix.md, "Pairing", K = 1..4 measured). */
 #define PP_DH_SEG_OPS 2
 #define PP_DH_MAX_SEGS 64
 #define PP_DH_MAX_MOVABLE 8 /* weight-gradient GEMMs whose place is searched */

@@ -14,9 +14,7 @@
  * Prints min and median CPU time per layer (CLOCK_PROCESS_CPUTIME_ID).
  * Exit status 1 when a case fails or a median exceeds the issue's 1 ms.
  */
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L
-#endif
+#include "bench.h" /* first: it sets _POSIX_C_SOURCE */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,19 +25,6 @@
 #include "paraplan/paraplan.h"
 
 #define TARGET_S 1e-3
-
-static double cpu_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 /* Times `runs` pairings of layer `layer`; returns the median, or a negative
  * number on error. */
@@ -74,17 +59,16 @@ static double bench(const char *model, long long gpus, int tp, int ep, int layer
 	if (!t)
 		return -1;
 	for (int i = -1; i < runs; i++) { /* one warm-up */
-		double t0 = cpu_now();
+		double t0 = bench_cpu_now();
 		if (pp_dh_layer_build(&m, &s, &job, &p, layer, &ws, &l, &err) != PP_OK) {
 			free(t);
 			goto fail;
 		}
 		pp_dh_layer_pair(&o, &l, &r);
 		if (i >= 0)
-			t[i] = cpu_now() - t0;
+			t[i] = bench_cpu_now() - t0;
 	}
-	qsort(t, (size_t)runs, sizeof *t, cmp_double);
-	double med = runs % 2 ? t[runs / 2] : 0.5 * (t[runs / 2 - 1] + t[runs / 2]);
+	double med = bench_median(t, runs);
 	printf("%-13s tp %d ep %d layer %d: %2d x %2d operators, %3d x %d orders, s %.4f: "
 	       "min %6.1f us, median %6.1f us (target < %.0f ms)\n",
 	       model, tp, ep, layer, l.fwd.n, l.bwd.n, r.candidates, r.fwd_candidates, r.speedup,

@@ -18,9 +18,7 @@
  * Prints min, median and mean CPU time per call (CLOCK_PROCESS_CPUTIME_ID).
  * Exit status 1 when an estimate fails or the median exceeds 10 ms.
  */
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L
-#endif
+#include "bench.h" /* first: it sets _POSIX_C_SOURCE */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,19 +28,6 @@
 #include "paraplan/paraplan.h"
 
 #define TARGET_S 10e-3
-
-static double cpu_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 /* Times `runs` calls; returns the median, or a negative number on error. */
 static double bench(const char *label, const pp_model *m, const pp_system *s, const pp_job *job,
@@ -62,9 +47,9 @@ static double bench(const char *label, const pp_model *m, const pp_system *s, co
 	}
 	double sink = 0;
 	for (int i = 0; i < runs; i++) {
-		double t0 = cpu_now();
+		double t0 = bench_cpu_now();
 		pp_status st = pp_estimate_run(m, s, job, plan, gpus, &e, &err);
-		double t1 = cpu_now();
+		double t1 = bench_cpu_now();
 		if (st != PP_OK) {
 			free(t);
 			return -1;
@@ -75,8 +60,7 @@ static double bench(const char *label, const pp_model *m, const pp_system *s, co
 	double sum = 0;
 	for (int i = 0; i < runs; i++)
 		sum += t[i];
-	qsort(t, (size_t)runs, sizeof *t, cmp_double);
-	double med = runs % 2 ? t[runs / 2] : 0.5 * (t[runs / 2 - 1] + t[runs / 2]);
+	double med = bench_median(t, runs);
 	printf("%s\n", label);
 	printf("  plan      tp %d pp %d dp %d cp %d vp %d mbs %d microbatches %lld zero %d "
 	       "sp %s schedule %s\n",

@@ -8,6 +8,8 @@
  * exceeds the 1 ms target.  Run: cmake --build build --target bench_sim &&
  * ./build/bench/bench_sim [runs]
  */
+#include "bench.h" /* first: it sets _POSIX_C_SOURCE */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,25 +18,6 @@
 #include "paraplan/paraplan.h"
 
 #define TARGET_S 1e-3
-
-static double cpu_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *t, int n)
-{
-	qsort(t, (size_t)n, sizeof *t, cmp_double);
-	return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
 
 int main(int argc, char **argv)
 {
@@ -68,16 +51,16 @@ int main(int argc, char **argv)
 	for (size_t c = 0; c < 3; c++) {
 		pp_sim_result r;
 		for (int i = 0; i < runs; i++) {
-			double t0 = cpu_now();
+			double t0 = bench_cpu_now();
 			if (pp_sim_orders(sim, cases[c].s, p, m, cases[c].v, &err) ||
 			    pp_sim_run(sim, st, 0.01, &r, &err)) {
 				fprintf(stderr, "bench_sim: %s\n",
 				        pp_error_format(&err, buf, sizeof buf));
 				return 1;
 			}
-			t[i] = cpu_now() - t0;
+			t[i] = bench_cpu_now() - t0;
 		}
-		double med = median(t, runs);
+		double med = bench_median(t, runs);
 		printf("sim %-11s p %d m %lld v %d: %lld tasks, %zu events, iteration %.3f s; "
 		       "cpu min %.1f us, median %.1f us, max %.1f us (target < %.0f us)\n",
 		       pp_schedule_name(cases[c].s), p, m, cases[c].v, r.tasks,
@@ -107,12 +90,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = 0; i < runs; i++) {
-		double t0 = cpu_now();
+		double t0 = bench_cpu_now();
 		if (pp_estimate_simulate(&e, sim, &err))
 			return 1;
-		t[i] = cpu_now() - t0;
+		t[i] = bench_cpu_now() - t0;
 	}
-	double med = median(t, runs);
+	double med = bench_median(t, runs);
 	printf("estimate_simulate 405B (128 layers) tp 8 pp 16 dp 128, %lld micro-batches: "
 	       "iteration %.3f s (closed form %.3f s); cpu min %.1f us, median %.1f us\n",
 	       e.plan.microbatches, e.sim.iteration_s, e.time.iteration_s, 1e6 * t[0], 1e6 * med);

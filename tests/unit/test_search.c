@@ -16,6 +16,7 @@
 
 #include "paraplan/calib.h"
 #include "cost/cost_int.h"
+#include "estimate/estimate_int.h"
 #include "paraplan/paraplan.h"
 #include "pp_test.h"
 
@@ -181,6 +182,92 @@ static void test_wshape_pruned_equals_exhaustive(void **state)
 	}
 	g_top_k = 20;
 	assert_true(by_time > fit / 2);
+}
+
+/* What the floors of a wshape plan (estimate.c) asked the cut with: the
+ * largest floor and order-free floor over the calls of one evaluation. */
+typedef struct floor_seen {
+	double floor_s, order_free_s;
+	int calls;
+} floor_seen;
+
+static bool see_floor(void *ctx, const pp_estimate *e, double floor_s, double order_free_s)
+{
+	(void)e;
+	floor_seen *f = ctx;
+	f->calls++;
+	f->floor_s = fmax(f->floor_s, floor_s);
+	f->order_free_s = fmax(f->order_free_s, order_free_s);
+	return false; /* never cut: the evaluation runs every floor */
+}
+
+/* Every floor of a wshape plan lies under the plan's iteration time, over a
+ * grid of dense and MoE models on H100, A100 and the A40 cluster (tp 1-16,
+ * pp 1-8, mbs 1-2, each recompute and ZeRO stage). */
+static void test_wshape_floors_under_time(void **state)
+{
+	(void)state;
+	const struct {
+		const char *model, *system;
+		long long gpus;
+	} cases[] = {{"llama3-8b", "dgx-h100", 16},        {"llama3-70b", "dgx-h100", 64},
+	             {"mixtral-8x7b", "dgx-h100", 64},     {"dhelix-llama-25b", "dhelix-a40", 64},
+	             {"dhelix-phi-31b", "dhelix-a40", 64}, {"gpt3-175b", "dgx-a100-40g", 128}};
+	static pp_estimate e, full;
+	static pp_work ws;
+	int plans = 0;
+	double tightest = 0;
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		pp_model m;
+		pp_system s;
+		pp_job job;
+		pp_error err;
+		pp_work_init(&ws); /* a new model in the same object: the memo's contract */
+		assert_int_equal(pp_model_preset(cases[k].model, &m, &err), PP_OK);
+		assert_int_equal(pp_system_preset(cases[k].system, &s, &err), PP_OK);
+		pp_job_init(&job);
+		job.seq_len = 4096;
+		job.global_batch = 4 * cases[k].gpus;
+		for (int tp = 1; tp <= 16; tp *= 2)
+			for (int pp = 1; pp <= 8; pp *= 2)
+				for (int mbs = 1; mbs <= 2; mbs++)
+					for (int rc = 0; rc < 3; rc++)
+						for (int z = 0; z <= 3; z++) {
+							pp_plan p;
+							pp_plan_init(&p);
+							p.tp = tp;
+							p.pp = pp;
+							p.mbs = mbs;
+							p.recompute = (pp_recompute)rc;
+							p.zero = z;
+							p.sp = tp > 1;
+							p.ep = m.moe.num_experts ? 8 : 1;
+							p.schedule = PP_SCHED_WSHAPE;
+							floor_seen f = {0, 0, 0};
+							bool cut;
+							if (ppi_estimate_eval_cut(
+							        &m, &s, &job, &p, cases[k].gpus, 0,
+							        &ws, &e, see_floor, &f, &cut, NULL,
+							        &err) != PP_OK ||
+							    !e.fits)
+								continue;
+							assert_true(f.calls > 0 && !cut);
+							assert_int_equal(
+							    pp_estimate_run(&m, &s, &job, &p,
+							                    cases[k].gpus, &full,
+							                    &err),
+							    PP_OK);
+							double t = full.time.iteration_s;
+							assert_true(t == e.time.iteration_s);
+							assert_true(f.floor_s <= t &&
+							            f.order_free_s <= t);
+							tightest = fmax(tightest, f.floor_s / t);
+							plans++;
+						}
+	}
+	print_message("wshape floors under the time on %d plans that fit (tightest %.4f of it)\n",
+	              plans, tightest);
+	assert_true(plans > 500);
 }
 
 /* The same answer with 1, 2 or 3 threads. */
@@ -689,6 +776,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_pruned_equals_exhaustive),
 	    cmocka_unit_test(test_wshape_pruned_equals_exhaustive),
+	    cmocka_unit_test(test_wshape_floors_under_time),
 	    cmocka_unit_test(test_memo_equals_fresh),
 	    cmocka_unit_test(test_floor_dp_equals_stage_cost),
 	    cmocka_unit_test(test_threads_deterministic),

@@ -185,12 +185,16 @@ static double time_floor_dp(const pp_scenario *sc, pp_work *ws, const floor_part
  * t_b >= max_i (c_i + x_i) + 2 pp_s, and the sum is >= (m - p - 1) min y +
  * sum y + p (max (c + x) + 2 pp_s); with m <= p it is >= m t_b.  The
  * order-free floor takes x = 0 and pp_s = 0 (the compute does not depend on
- * where the groups land, nor do cc and beta).
+ * where the groups land, nor do cc and beta).  Both 0 when a table has an
+ * OEF above 1 (pp_dh_rates.le1 false).
  */
 static double wshape_floor(const pp_scenario *sc, pp_work *ws, const pp_dh_rates *r,
                            double *order_free_s)
 {
 	const pp_plan *p = &sc->plan;
+	*order_free_s = 0;
+	if (!r->le1) /* an OEF above 1: 1 - beta < 0 and the shares bound nothing */
+		return 0;
 	double m = (double)p->microbatches, P = p->pp;
 	double ymin = INFINITY, ysum = 0, xmax = 0, y0min = INFINITY, y0sum = 0, cmax = 0;
 	for (int i = 0; i < p->pp; i++) {

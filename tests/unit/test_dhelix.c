@@ -134,6 +134,18 @@ static double urand(void)
 	return (double)(rng >> 11) / 9007199254740992.0;
 }
 
+/* Eight operators of random kinds for each strand: forward times in
+ * [0.1, 1.1), backward in [0.1, 2.1). */
+static void random_ops(pp_dh_kind *kf, pp_dh_kind *kb, double *tf, double *tb)
+{
+	for (int i = 0; i < 8; i++) {
+		kf[i] = (pp_dh_kind)(urand() * PP_DH_NKINDS);
+		kb[i] = (pp_dh_kind)(urand() * PP_DH_NKINDS);
+		tf[i] = 0.1 + urand();
+		tb[i] = 0.1 + 2 * urand();
+	}
+}
+
 /* Eq. 2 over segments of up to K operators equals brute force over every
  * segmentation and pairing, K = 1..3 (sizes up to 8 operators a strand for
  * K <= 2, up to 6 for K = 3, where brute force has 10^6-10^7 leaves), and a
@@ -153,12 +165,7 @@ static void test_dp_equals_brute_force(void **state)
 				     rep++) {
 					pp_dh_kind kf[8], kb[8];
 					double tf[8], tb[8];
-					for (int i = 0; i < 8; i++) {
-						kf[i] = (pp_dh_kind)(urand() * PP_DH_NKINDS);
-						kb[i] = (pp_dh_kind)(urand() * PP_DH_NKINDS);
-						tf[i] = 0.1 + urand();
-						tb[i] = 0.1 + 2 * urand();
-					}
+					random_ops(kf, kb, tf, tb);
 					pp_dh_seq f = seq(nf, kf, tf), b = seq(nb, kb, tb);
 					pp_dh_plan plan;
 					double dp = pp_dh_pair_k(&o, &f, &b, k, &plan);
@@ -716,12 +723,7 @@ static void test_saved_bounds_random(void **state)
 			int nf = 1 + (int)(urand() * 8), nb = 1 + (int)(urand() * 8);
 			pp_dh_kind kf[8], kb[8];
 			double tf[8], tb[8];
-			for (int i = 0; i < 8; i++) {
-				kf[i] = (pp_dh_kind)(urand() * PP_DH_NKINDS);
-				kb[i] = (pp_dh_kind)(urand() * PP_DH_NKINDS);
-				tf[i] = 0.1 + urand();
-				tb[i] = 0.1 + 2 * urand();
-			}
+			random_ops(kf, kb, tf, tb);
 			l.fwd = seq(nf, kf, tf);
 			l.bwd = seq(nb, kb, tb);
 			double fc, fs, bc, bs;

@@ -73,30 +73,41 @@ static void assert_same_results(const pp_search *a, const pp_search *b)
 /* Spaces small enough to enumerate: dense, MoE, and one where memory is tight.
  * Pruning by memory and by time (the floor under a plan's time against the
  * K-th best and the front) returns the top K and the Pareto front that
- * exhaustive evaluation returns, for K = 20 and K = 1 (a tighter bound). */
+ * exhaustive evaluation returns, for K = 20 and K = 1 (a tighter bound).
+ * With DHelix's wshape in the space too: its floors (before the stages are
+ * costed, from their seconds, from the layers' bounds; estimate.c) prune
+ * only plans exhaustive evaluation, which pairs every one, leaves out. */
 static void test_pruned_equals_exhaustive(void **state)
 {
 	(void)state;
-	long long by_time = 0;
+	long long by_time = 0, w_by_time = 0, w_fit = 0;
 	for (int top = 20; top >= 1; top -= 19) {
 		g_top_k = top;
 		const struct {
 			const char *model, *system;
 			long long gpus, gbs;
 			int seq;
-			bool tp2; /* 2D TP and SUMMA too (n_2 gathers, panels in the floor) */
-		} cases[] = {{"llama3-8b", "dgx-h100", 16, 64, 4096, false},
-		             {"mixtral-8x7b", "dgx-h100", 16, 32, 4096, false},
-		             {"llama2-70b", "dgx-a100-40g", 64, 128, 4096, false},
-		             {"gpt-7.5b", "dgx-a100-80g", 32, 256, 2048, false},
-		             {"gpt-7.5b", "lbnl-b200", 32, 64, 2048, true},
+			bool tp2;    /* 2D TP and SUMMA too (n_2 gathers, panels in the floor) */
+			bool wshape; /* 1f1b, interleaved, zb and wshape */
+		} cases[] = {{"llama3-8b", "dgx-h100", 16, 64, 4096, false, false},
+		             {"mixtral-8x7b", "dgx-h100", 16, 32, 4096, false, false},
+		             {"llama2-70b", "dgx-a100-40g", 64, 128, 4096, false, false},
+		             {"gpt-7.5b", "dgx-a100-80g", 32, 256, 2048, false, false},
+		             {"gpt-7.5b", "lbnl-b200", 32, 64, 2048, true, false},
 		             /* data parallel up to 128 with 1 sequence per replica:
 		              * the exposed DP traffic is a large share of the
 		              * time, and its term in the floor cuts more plans */
-		             {"gpt-7.5b", "dgx-a100-80g", 128, 128, 2048, false}};
+		             {"gpt-7.5b", "dgx-a100-80g", 128, 128, 2048, false, false},
+		             {"llama3-8b", "dgx-h100", 16, 64, 4096, false, true},
+		             {"mixtral-8x7b", "dgx-h100", 16, 32, 4096, false, true},
+		             {"dhelix-llama-25b", "dhelix-a40", 32, 64, 8192, false, true}};
 		for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
 			pp_search_space space;
 			pp_search_space_init(&space);
+			if (cases[k].wshape)
+				space.schedule_mask = 1u << PP_SCHED_1F1B |
+				                      1u << PP_SCHED_INTERLEAVED |
+				                      1u << PP_SCHED_ZB | 1u << PP_SCHED_WSHAPE;
 			if (cases[k].tp2) {
 				space.tp2.count = 3;
 				space.tp2.values[0] = 1;
@@ -122,6 +133,16 @@ static void test_pruned_equals_exhaustive(void **state)
 			assert_int_equal(a.evaluated + a.pruned, b.evaluated);
 			assert_true(a.pruned_time <= a.evaluated - a.infeasible);
 			by_time += a.pruned_time;
+			if (cases[k].wshape) {
+				w_by_time += a.pruned_time;
+				w_fit += a.evaluated - a.infeasible;
+				bool any = false;
+				for (size_t i = 0; i < pp_search_count(full); i++)
+					any |= pp_search_plan(full, i)->plan.schedule ==
+					       PP_SCHED_WSHAPE;
+				if (top > 1) /* wshape plans compete for the list */
+					assert_true(any);
+			}
 			assert_same_results(fast, full);
 			pp_search_free(fast);
 			pp_search_free(full);
@@ -130,58 +151,7 @@ static void test_pruned_equals_exhaustive(void **state)
 	g_top_k = 20;
 	/* The time floor did prune (else the equality above tests nothing new). */
 	assert_true(by_time > 0);
-}
-
-/* With DHelix's wshape in the space: its floors (before the stages are
- * costed, from the stages' seconds, from the layers' bounds; estimate.c)
- * prune only plans that exhaustive evaluation, which pairs every one,
- * leaves out of the top K and the front.  Dense and MoE, NVLink and the
- * A40's PCIe, K = 20 and 1. */
-static void test_wshape_pruned_equals_exhaustive(void **state)
-{
-	(void)state;
-	long long by_time = 0, fit = 0;
-	for (int top = 20; top >= 1; top -= 19) {
-		g_top_k = top;
-		const struct {
-			const char *model, *system;
-			long long gpus, gbs;
-			int seq;
-		} cases[] = {{"llama3-8b", "dgx-h100", 16, 64, 4096},
-		             {"mixtral-8x7b", "dgx-h100", 16, 32, 4096},
-		             {"dhelix-llama-25b", "dhelix-a40", 32, 64, 8192}};
-		for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-			pp_search_space space;
-			pp_search_space_init(&space);
-			space.schedule_mask = 1u << PP_SCHED_1F1B | 1u << PP_SCHED_INTERLEAVED |
-			                      1u << PP_SCHED_ZB | 1u << PP_SCHED_WSHAPE;
-			pp_search *fast = run(cases[k].model, cases[k].system, cases[k].gpus,
-			                      cases[k].gbs, cases[k].seq, &space, false, 2);
-			pp_search *full = run(cases[k].model, cases[k].system, cases[k].gpus,
-			                      cases[k].gbs, cases[k].seq, &space, true, 1);
-			pp_search_stats a, b;
-			pp_search_get_stats(fast, &a);
-			pp_search_get_stats(full, &b);
-			print_message("%s on %lld with wshape, top %d: %lld of %lld that fit not "
-			              "timed\n",
-			              cases[k].model, cases[k].gpus, top, a.pruned_time,
-			              a.evaluated - a.infeasible);
-			assert_int_equal(a.evaluated + a.pruned, b.evaluated);
-			by_time += a.pruned_time;
-			fit += a.evaluated - a.infeasible;
-			bool any_wshape = false;
-			for (size_t i = 0; i < pp_search_count(full); i++)
-				any_wshape |=
-				    pp_search_plan(full, i)->plan.schedule == PP_SCHED_WSHAPE;
-			if (top > 1) /* wshape plans compete for the list */
-				assert_true(any_wshape);
-			assert_same_results(fast, full);
-			pp_search_free(fast);
-			pp_search_free(full);
-		}
-	}
-	g_top_k = 20;
-	assert_true(by_time > fit / 2);
+	assert_true(w_by_time > w_fit / 2);
 }
 
 /* What the floors of a wshape plan (estimate.c) asked the cut with: the
@@ -775,7 +745,6 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_pruned_equals_exhaustive),
-	    cmocka_unit_test(test_wshape_pruned_equals_exhaustive),
 	    cmocka_unit_test(test_wshape_floors_under_time),
 	    cmocka_unit_test(test_memo_equals_fresh),
 	    cmocka_unit_test(test_floor_dp_equals_stage_cost),

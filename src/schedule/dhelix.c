@@ -1697,7 +1697,7 @@ static double best_order_memo(const pp_dh_overlap *o, const pp_dh_layer *l)
 	return t;
 }
 
-static double layer_saved_bound(const pp_dh_overlap *o, const pp_dh_layer *l)
+double pp_dh_layer_saved_bound(const pp_dh_overlap *o, const pp_dh_layer *l)
 {
 	double wf[PP_DH_NKINDS], wb[PP_DH_NKINDS], uf[PP_DH_NKINDS][4], vb[PP_DH_NKINDS][4];
 	bool le1 = saving_duals(o, l, wf, wb, uf, vb);
@@ -1715,14 +1715,9 @@ static double layer_saved_bound(const pp_dh_overlap *o, const pp_dh_layer *l)
 	return s * (1 + 1e-9) + 1e-15;
 }
 
-double pp_dh_layer_saved_bound(const pp_dh_overlap *o, const pp_dh_layer *l)
-{
-	return layer_saved_bound(o, l);
-}
-
 void pp_dh_saving_rates(const pp_dh_overlap *o, pp_dh_rates *r)
 {
-	/* layer_saved_bound's third (u, v) with one rate per class: a
+	/* pp_dh_layer_saved_bound's third (u, v) with one rate per class: a
 	 * collective at beta = max(its best computation partner, half its best
 	 * collective partner) on both sides (two collectives then cover their
 	 * OEF together), forward computation at the best computation pair, the
@@ -1761,7 +1756,7 @@ static _Thread_local pp_dh_layer last_layer;
 static _Thread_local const pp_work *last_ws;
 
 /* The seconds an SI block saves on stage `stage`'s layers: paired (exact),
- * or bounded from above (layer_saved_bound) where the memo holds no
+ * or bounded from above (pp_dh_layer_saved_bound) where the memo holds no
  * pairing.  The memo keeps either, marked. */
 static pp_status stage_saved(const pp_model *m, const pp_system *s, const pp_job *job,
                              const pp_plan *plan, int stage, const pp_dh_overlap *o, pp_work *ws,
@@ -1799,8 +1794,8 @@ static pp_status stage_saved(const pp_model *m, const pp_system *s, const pp_job
 			if (st)
 				break;
 		}
-		saved_kind[k] =
-		    exact ? l->fwd_s + l->bwd_s - best_order_memo(o, l) : layer_saved_bound(o, l);
+		saved_kind[k] = exact ? l->fwd_s + l->bwd_s - best_order_memo(o, l)
+		                      : pp_dh_layer_saved_bound(o, l);
 		memcpy(ws->dh_key[slot], &key, sizeof key);
 		ws->dh_saved[slot] = saved_kind[k];
 		ws->dh_exact[slot] = exact;

@@ -135,14 +135,6 @@ pp_status pp_nccl_fit_logs(const pp_system *start, const pp_nccl_log *logs, size
                            pp_nccl_fit *out, pp_error *err);
 
 /*
- * The source JSON of a system reference (a preset name or a file path), as
- * paraplan reads it; *text is malloc'ed and NUL-terminated, the caller frees it.
- */
-pp_status pp_system_source_text(const char *ref, char **text, size_t *len, pp_error *err);
-/* The same for a GPU reference (calibrate --step-times writes it inline). */
-pp_status pp_gpu_source_text(const char *ref, char **text, size_t *len, pp_error *err);
-
-/*
  * The calibrated system as paraplan's system JSON: the start system's file
  * (`start_ref`, a preset name or a path) with name "<name>-nccl", no aliases,
  * and the fitted latency and efficiency of each fitted tier, each with a

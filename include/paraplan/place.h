@@ -77,6 +77,24 @@ typedef struct pp_placement {
  */
 void pp_place_build(const pp_plan *p, const pp_system *s, pp_placement *out);
 
+/*
+ * The last placement built, under what shapes it: the system (its node and
+ * NVLink sizes), the degrees and the rank order.  A workspace keeps one
+ * (pp_work, workload.h) so that a search places each (degrees, order) once.
+ */
+typedef struct pp_place_memo {
+	bool valid; /* false: empty (pp_work_init) */
+	const void *system;
+	int dims[9]; /* tp, tp2, cp, dp, pp, ep, etp, summa, order length */
+	char order[PP_ORDER_MAX];
+	pp_placement place;
+} pp_place_memo;
+
+/* pp_place_build through `memo`: the memo's placement when the system, the
+ * degrees and the order are its own, else built and kept in it. */
+void pp_place_build_memo(const pp_plan *p, const pp_system *s, pp_place_memo *memo,
+                         pp_placement *out);
+
 /* Coordinates of `rank` along each dimension (coords[PP_NDIMS], ep = 0). */
 void pp_place_coords(const pp_placement *pl, long long rank, int coords[PP_NDIMS]);
 /* The rank at `coords`; the inverse of pp_place_coords. */

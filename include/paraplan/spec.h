@@ -420,6 +420,23 @@ pp_status pp_gpu_from_json(const char *text, size_t len, const char *source, pp_
 pp_status pp_system_from_json(const char *text, size_t len, const char *source, pp_system *out,
                               pp_error *err);
 
+/*
+ * The source JSON of a system reference (a preset name or a file path), as
+ * paraplan reads it; *text is malloc'ed and NUL-terminated, the caller frees it.
+ * (The writers that start from it: calibrate --nccl-tests, --step-times.)
+ */
+pp_status pp_system_source_text(const char *ref, char **text, size_t *len, pp_error *err);
+/* The same for a GPU reference (calibrate --step-times writes it inline). */
+pp_status pp_gpu_source_text(const char *ref, char **text, size_t *len, pp_error *err);
+
+/* The SM count (AMD: compute units) of preset GPU `gpu` ("h100-sxm") from its
+ * vendor's architecture document; 0 when the table has no such GPU
+ * (src/spec/datasheet.c). */
+double pp_gpu_datasheet_sms(const char *gpu);
+/* The preset GPU's NVIDIA compute capability x 10 (80 Ampere GA100, 90 Hopper,
+ * 100 Blackwell), from the same table; 0 when unknown or not NVIDIA. */
+int pp_gpu_datasheet_arch(const char *gpu);
+
 /* --------------------------------------------------------------- checks */
 
 /* Range checks of one struct: positive sizes, heads dividing hidden, ... */
@@ -428,7 +445,7 @@ pp_status pp_gpu_check(const pp_gpu *g, pp_error *err);
 pp_status pp_system_check(const pp_system *s, pp_error *err);
 pp_status pp_job_check(const pp_job *j, pp_error *err);
 /* Whether the system's GPU runs the job's precision and FP8 recipe (FP8 or
- * BF16 tensor cores; MXFP8 needs Blackwell, pp_kernel_datasheet_arch >= 100).
+ * BF16 tensor cores; MXFP8 needs Blackwell, pp_gpu_datasheet_arch >= 100).
  * PP_EINPUT naming job.precision or job.fp8_recipe otherwise.  pp_plan_resolve
  * applies it; a search applies it once before its plans. */
 pp_status pp_job_check_gpu(const pp_job *j, const pp_system *s, pp_error *err);

@@ -191,14 +191,10 @@ typedef struct pp_work {
 	bool stage_valid[PP_STAGE_MEMO];
 	unsigned char stage_key[PP_STAGE_MEMO][288];
 	double stage_val[PP_STAGE_MEMO][32];
-	/* Memo of the estimate's placement (scenario.c, ppi_scenario_init_ws):
-	 * the last plan's rank grid and group layouts, under the system and the
-	 * degrees and rank order that shape them. */
-	bool place_valid;
-	const void *place_system;
-	int place_dims[9]; /* tp, tp2, cp, dp, pp, ep, etp, summa, order length */
-	char place_order[PP_ORDER_MAX];
-	pp_placement place;
+	/* Memo of the estimate's placement (place.h, pp_place_build_memo, through
+	 * ppi_scenario_init_ws): the last plan's rank grid and group layouts,
+	 * under the system and the degrees and rank order that shape them. */
+	pp_place_memo place_memo;
 } pp_work;
 
 /* Ready a workspace for use (empties its memo). */

@@ -409,7 +409,7 @@ pp_status pp_fit_kernel_model(pp_fit *f, pp_error *err)
 {
 	for (size_t i = 0; i < f->n; i++) {
 		pp_gpu *g = &f->cases[i].system.gpu;
-		double sms = pp_kernel_datasheet_sms(g->name);
+		double sms = pp_gpu_datasheet_sms(g->name);
 		if (!(sms > 0))
 			return ppi_fail(err, f->cases[i].info.id, "gpu",
 			                "no SM count known for GPU '%s': the kernel model cannot "
@@ -431,7 +431,7 @@ pp_status pp_fit_kernel_model(pp_fit *f, pp_error *err)
 		/* Bias-dropout-add as the stack runs it (data/framework). */
 		g->kern.fused_bias_dropout_add = f->cases[i].system.fused_bias_dropout_add >= 0.5;
 		double a = f->cases[i].system.attn_sm90_fraction;
-		if (pp_kernel_datasheet_arch(g->name) == 90 && a > 0 && a < 1) {
+		if (pp_gpu_datasheet_arch(g->name) == 90 && a > 0 && a < 1) {
 			g->kern.attn_fwd_eff *= a;
 			g->kern.attn_bwd_eff *= a;
 		}

@@ -270,7 +270,7 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 	out->nstages = out->plan.pp;
 	/* Everything derived from the inputs, once; memory and cost read it. */
 	pp_scenario sc;
-	ppi_scenario_init_ws(&sc, m, s, job, &out->plan, gpus, ws);
+	ppi_scenario_init_ws(&sc, m, s, job, &out->plan, gpus, &ws->place_memo);
 	/* With alike layers the peak is on the first stage (most micro-batches in
 	 * flight, the embedding) or the last (the head and the logits).  With an
 	 * uneven split the ends hold other layer counts than the middle stages,

@@ -179,3 +179,23 @@ pp_layout pp_group_layout(const pp_plan *p, const pp_system *s, pp_group g)
 	pp_plan_layouts(p, s, all);
 	return (unsigned)g < PP_NGROUPS ? all[g] : (pp_layout){1, 1};
 }
+
+/* pp_place_build reads the system's node and NVLink sizes, these degrees and
+ * the rank order: the same ones place the ranks the same. */
+void pp_place_build_memo(const pp_plan *p, const pp_system *s, pp_place_memo *memo,
+                         pp_placement *out)
+{
+	size_t n = strnlen(p->order, sizeof p->order);
+	int dims[9] = {p->tp, p->tp2, p->cp, p->dp, p->pp, p->ep, p->etp, p->summa, (int)n};
+	if (memo->valid && memo->system == s && memcmp(memo->dims, dims, sizeof dims) == 0 &&
+	    memcmp(memo->order, p->order, n) == 0) {
+		*out = memo->place;
+		return;
+	}
+	pp_place_build(p, s, out);
+	memo->place = *out;
+	memo->system = s;
+	memcpy(memo->dims, dims, sizeof dims);
+	memcpy(memo->order, p->order, n);
+	memo->valid = true;
+}

@@ -71,26 +71,6 @@ void ppi_mb_shape_init(ppi_mb_shape *c, const pp_job *job, const pp_plan *p)
 	c->saved_in_b = c->fp8 ? pp_fp8_saved_input_bytes(job->fp8_recipe) : 2.0;
 }
 
-/* pp_place_build reads the system's node and NVLink sizes, these degrees and
- * the rank order: the same ones place the ranks the same. */
-static void place_memo(const pp_plan *p, const pp_system *s, pp_work *ws, pp_placement *out)
-{
-	size_t n = strnlen(p->order, sizeof p->order);
-	int dims[9] = {p->tp, p->tp2, p->cp, p->dp, p->pp, p->ep, p->etp, p->summa, (int)n};
-	if (ws->place_valid && ws->place_system == s &&
-	    memcmp(ws->place_dims, dims, sizeof dims) == 0 &&
-	    memcmp(ws->place_order, p->order, n) == 0) {
-		*out = ws->place;
-		return;
-	}
-	pp_place_build(p, s, out);
-	ws->place = *out;
-	ws->place_system = s;
-	memcpy(ws->place_dims, dims, sizeof dims);
-	memcpy(ws->place_order, p->order, n);
-	ws->place_valid = true;
-}
-
 void ppi_scenario_init(pp_scenario *sc, const pp_model *m, const pp_system *s, const pp_job *job,
                        const pp_plan *p, long long gpus)
 {
@@ -98,15 +78,15 @@ void ppi_scenario_init(pp_scenario *sc, const pp_model *m, const pp_system *s, c
 }
 
 void ppi_scenario_init_ws(pp_scenario *sc, const pp_model *m, const pp_system *s, const pp_job *job,
-                          const pp_plan *p, long long gpus, pp_work *ws)
+                          const pp_plan *p, long long gpus, pp_place_memo *memo)
 {
 	sc->model = m;
 	sc->system = s;
 	sc->job = job;
 	sc->plan = *p;
 	sc->gpus = gpus;
-	if (ws)
-		place_memo(p, s, ws, &sc->place);
+	if (memo)
+		pp_place_build_memo(p, s, memo, &sc->place);
 	else
 		pp_place_build(p, s, &sc->place);
 	ppi_mb_shape_init(&sc->mb, job, p);

@@ -7,7 +7,6 @@
 #define PPI_SCENARIO_INT_H
 
 #include "paraplan/scenario.h"
-#include "paraplan/workload.h"
 
 /* The shape of one micro-batch on one GPU, as every activation, operation
  * and transfer sees it. */
@@ -71,10 +70,11 @@ void ppi_mb_shape_init(ppi_mb_shape *out, const pp_job *job, const pp_plan *p);
  * pointers to m, s and job are kept (they must outlive sc), the plan is
  * copied.  Allocates nothing.
  */
-/* ppi_scenario_init with the placement from the memo in `ws` when the
- * system, the degrees and the rank order are the last plan's (NULL: none). */
+/* ppi_scenario_init with the placement from `memo` (a workspace's,
+ * pp_work.place_memo) when the system, the degrees and the rank order are the
+ * last plan's (NULL: none). */
 void ppi_scenario_init_ws(pp_scenario *sc, const pp_model *m, const pp_system *s, const pp_job *job,
-                          const pp_plan *resolved, long long gpus, pp_work *ws);
+                          const pp_plan *resolved, long long gpus, pp_place_memo *memo);
 void ppi_scenario_init(pp_scenario *sc, const pp_model *m, const pp_system *s, const pp_job *job,
                        const pp_plan *resolved, long long gpus);
 

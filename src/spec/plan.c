@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "paraplan/kernel.h"
 #include "spec_int.h"
 
 static const char *const precision_names[] = {"fp32", "fp16", "bf16", "fp8"};
@@ -280,7 +279,7 @@ pp_status pp_job_check_gpu(const pp_job *job, const pp_system *s, pp_error *err)
 	 * for tcgen05.mma"; TE's MXFP8BlockScaling needs it); a GPU whose
 	 * architecture paraplan does not know is not assumed to have it. */
 	if (job->precision == PP_PREC_FP8 && job->fp8_recipe == PP_FP8_MX) {
-		int arch = pp_kernel_datasheet_arch(s->gpu.name);
+		int arch = pp_gpu_datasheet_arch(s->gpu.name);
 		REQUIRE(
 		    arch == 0 || arch >= 100, "job.fp8_recipe",
 		    "mxfp8 needs a Blackwell GPU (compute capability 10.0 or newer); %s has %d.%d",

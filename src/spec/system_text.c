@@ -1,12 +1,11 @@
 /*
  * The source JSON of a system reference, for writers that start from it
- * (paraplan calibrate --nccl-tests).
+ * (paraplan calibrate --nccl-tests, --step-times); declared in spec.h.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "paraplan/nccl.h"
 #include "spec_int.h"
 
 static pp_status source_text(pp_kind kind, const char *ref, char **text, size_t *len, pp_error *err)

@@ -51,7 +51,7 @@ void pp_work_init(pp_work *w)
 		w->coll_valid[i] = false;
 	for (int i = 0; i < PP_STAGE_MEMO; i++)
 		w->stage_valid[i] = false;
-	w->place_valid = false;
+	w->place_memo.valid = false;
 	w->params_model = NULL;
 	w->params_seq = 0;
 }

@@ -151,10 +151,10 @@ static void test_waves(void **state)
 	           pp_kernel_gemm_s(&g, m, k, n, 1, PP_KDT_BF16) / 2, 1e-9);
 	assert_int_equal(pp_kernel_scale(&h, 0, &err), PP_EINPUT);
 	/* datasheet SM counts of the presets */
-	assert_true(pp_kernel_datasheet_sms("h100-sxm") == 132);
-	assert_true(pp_kernel_datasheet_sms("H100-PCIE") == 114);
-	assert_true(pp_kernel_datasheet_sms("a100-80g") == 108);
-	assert_true(pp_kernel_datasheet_sms("no-such-gpu") == 0);
+	assert_true(pp_gpu_datasheet_sms("h100-sxm") == 132);
+	assert_true(pp_gpu_datasheet_sms("H100-PCIE") == 114);
+	assert_true(pp_gpu_datasheet_sms("a100-80g") == 108);
+	assert_true(pp_gpu_datasheet_sms("no-such-gpu") == 0);
 }
 
 /* Other parts' sustained GEMM rate: the H100's fraction of peak times the

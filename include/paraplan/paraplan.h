@@ -19,6 +19,7 @@
 #include "scenario.h"
 #include "sim.h"
 #include "traffic.h"
+#include "bandwidth.h"
 #include "netmap.h"
 #include "moe.h"
 #include "share.h"

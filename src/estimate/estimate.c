@@ -430,6 +430,50 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 	return PP_OK;
 }
 
+pp_status ppi_sim_stage_of(const pp_scenario *sc, int stage, pp_work *ws, pp_stage_time *t,
+                           pp_sim_stage *s, pp_error *err)
+{
+	const pp_plan *p = &sc->plan;
+	double v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
+	memset(s, 0, sizeof *s);
+	pp_status rc = ppi_stage_cost(sc, stage, ws, t, err);
+	if (rc)
+		return rc;
+	s->fwd_s = t->fwd_s;
+	s->bwd_s = t->bwd_s;
+	/* The closed form's zero-bubble W is the weight-gradient compute. */
+	s->wgrad_s = p->schedule == PP_SCHED_ZB ? t->wgrad_compute_s : 0;
+	/* pp_s is one activation and one gradient transfer per micro-batch. */
+	s->send_fwd_s = s->send_bwd_s = t->pp_s / 2;
+	s->send_bytes = t->pp_bytes / 2;
+	s->dp_s = t->dp_s;
+	s->dp_bytes = t->dp_bytes;
+	s->dp_hide_s = pp_schedule_dp_hide_s(sc->system, p, t->dp_s, t->dp_gather_s,
+	                                     t->fwd_compute_s, t->bwd_compute_s);
+	s->optimizer_s = t->optimizer_s;
+	s->fwd_flops = t->fwd_flops / v;
+	s->bwd_flops = t->bwd_flops / v;
+	s->wgrad_flops = t->wgrad_flops / v;
+	if (p->schedule == PP_SCHED_WSHAPE) {
+		/* the U: each chunk is half the stage */
+		s->fwd_flops /= 2;
+		s->bwd_flops /= 2;
+		s->wgrad_flops /= 2;
+		rc = si_speedup(sc, t, ws, err);
+		s->si_speedup = t->si_speedup;
+	}
+	return rc;
+}
+
+pp_status ppi_sim_orders_of(pp_sim *sim, const pp_plan *p, pp_error *err)
+{
+	int v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
+	/* Task lists given as data for this shape are kept; else the plan's. */
+	if (pp_sim_orders_custom(sim, p->pp, p->microbatches, v))
+		return PP_OK;
+	return pp_sim_orders(sim, p->schedule, p->pp, p->microbatches, v, err);
+}
+
 pp_status pp_estimate_simulate(pp_estimate *e, pp_sim *sim, pp_error *err)
 {
 	const pp_plan *p = &e->plan;
@@ -448,40 +492,12 @@ pp_status pp_estimate_simulate(pp_estimate *e, pp_sim *sim, pp_error *err)
 	pp_scenario sc;
 	ppi_scenario_init(&sc, &e->model, &e->system, &e->job, p, e->gpus);
 	pp_status rc = PP_OK;
-	double v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
 	for (int i = 0; i < p->pp && !rc; i++) {
 		pp_stage_time t;
-		rc = ppi_stage_cost(&sc, i, ws, &t, err);
-		if (rc)
-			break;
-		pp_sim_stage *s = &st[i];
-		s->fwd_s = t.fwd_s;
-		s->bwd_s = t.bwd_s;
-		/* The closed form's zero-bubble W is the weight-gradient compute. */
-		s->wgrad_s = p->schedule == PP_SCHED_ZB ? t.wgrad_compute_s : 0;
-		/* pp_s is one activation and one gradient transfer per micro-batch. */
-		s->send_fwd_s = s->send_bwd_s = t.pp_s / 2;
-		s->send_bytes = t.pp_bytes / 2;
-		s->dp_s = t.dp_s;
-		s->dp_bytes = t.dp_bytes;
-		s->dp_hide_s = pp_schedule_dp_hide_s(&e->system, p, t.dp_s, t.dp_gather_s,
-		                                     t.fwd_compute_s, t.bwd_compute_s);
-		s->optimizer_s = t.optimizer_s;
-		s->fwd_flops = t.fwd_flops / v;
-		s->bwd_flops = t.bwd_flops / v;
-		s->wgrad_flops = t.wgrad_flops / v;
-		if (p->schedule == PP_SCHED_WSHAPE) {
-			/* the U: each chunk is half the stage */
-			s->fwd_flops /= 2;
-			s->bwd_flops /= 2;
-			s->wgrad_flops /= 2;
-			rc = si_speedup(&sc, &t, ws, err);
-			s->si_speedup = t.si_speedup;
-		}
+		rc = ppi_sim_stage_of(&sc, i, ws, &t, &st[i], err);
 	}
-	/* Task lists given as data for this shape are kept; else the plan's. */
-	if (!rc && !pp_sim_orders_custom(sim, p->pp, p->microbatches, (int)v))
-		rc = pp_sim_orders(sim, p->schedule, p->pp, p->microbatches, (int)v, err);
+	if (!rc)
+		rc = ppi_sim_orders_of(sim, p, err);
 	if (!rc)
 		rc = pp_sim_run(sim, st, e->time.other_s, &e->sim, err);
 	e->simulated = rc == PP_OK;

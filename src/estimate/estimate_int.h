@@ -53,4 +53,18 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
                                 pp_estimate *out, ppi_time_cut cut, void *ctx, bool *was_cut,
                                 const ppi_eval_known *known, pp_error *err);
 
+/*
+ * The one adapter from a pipeline rank's stage time to the simulator's stage
+ * (pp_estimate_simulate, and the annealer's placed simulation,
+ * pp_pipette_simulate): the stage cost of rank `stage` into *t, and *out from
+ * it: the zero-bubble W, one send each way per micro-batch, the DP traffic
+ * and what the last backward hides of it, FLOPs per model chunk (interleaved:
+ * per v; wshape: each half of the U) and the wshape SI speedup.
+ */
+pp_status ppi_sim_stage_of(const pp_scenario *sc, int stage, pp_work *ws, pp_stage_time *t,
+                           pp_sim_stage *out, pp_error *err);
+/* The simulator's task lists for plan `p`: ones given as data for its shape
+ * (pp_sim_set_order) are kept, else the plan's schedule's. */
+pp_status ppi_sim_orders_of(pp_sim *sim, const pp_plan *p, pp_error *err);
+
 #endif

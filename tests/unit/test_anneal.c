@@ -301,6 +301,70 @@ static void test_simulate_slow_pair(void **state)
 	free(e);
 }
 
+/* Per pipeline rank, the seconds of the compute stream's events and the
+ * count of DHelix SI blocks of the last run of `sim`. */
+static void compute_per_rank(const pp_sim *sim, int pp, double *busy, int *si)
+{
+	for (int r = 0; r < pp; r++)
+		busy[r] = 0;
+	*si = 0;
+	for (size_t i = 0; i < pp_sim_event_count(sim); i++) {
+		const pp_sim_event *ev = pp_sim_event_at(sim, i);
+		if (ev->stream == PP_STREAM_COMPUTE && ev->kind != PP_EV_OTHER &&
+		    ev->kind != PP_EV_OPTIMIZER)
+			busy[ev->rank] += ev->end_s - ev->start_s;
+		*si += ev->kind == PP_EV_SI;
+	}
+}
+
+/* The annealer's simulation reads the stages through the estimate's one
+ * adapter (ppi_sim_stage_of): under DHelix's wshape its compute is the
+ * estimate's, SI blocks and halved chunks included (it used to skip them),
+ * and only the sends and the DP reduction come from the mapping. */
+static void test_simulate_wshape_adapter(void **state)
+{
+	(void)state;
+	pp_model md;
+	pp_system s;
+	pp_job j;
+	pp_plan p;
+	pp_error err;
+	assert_int_equal(pp_model_preset("llama3-70b", &md, NULL), PP_OK);
+	assert_int_equal(pp_system_preset("dgx-h100", &s, NULL), PP_OK);
+	pp_job_init(&j);
+	j.global_batch = 512;
+	j.seq_len = 8192;
+	pp_plan_init(&p);
+	p.tp = 8;
+	p.pp = 4;
+	p.sp = true;
+	p.recompute = PP_RECOMPUTE_FULL;
+	p.schedule = PP_SCHED_WSHAPE;
+	pp_estimate *e = malloc(sizeof *e);
+	if (pp_estimate_run(&md, &s, &j, &p, 64, e, &err))
+		fail_msg("%s", err.text);
+	pp_sim *sim;
+	assert_int_equal(pp_sim_new(&sim, &err), PP_OK);
+	assert_int_equal(pp_estimate_simulate(e, sim, &err), PP_OK);
+	double est[4], map[4];
+	int est_si, map_si;
+	compute_per_rank(sim, 4, est, &est_si);
+	pp_bandwidth *bw;
+	assert_int_equal(pp_bandwidth_new(8, 8, 25e9, &bw, &err), PP_OK);
+	pp_pipette_model m;
+	pp_pipette_model_of(e, bw, &m);
+	pp_sim_result r;
+	assert_int_equal(pp_pipette_simulate(e, &m, NULL, sim, &r, &err), PP_OK);
+	compute_per_rank(sim, 4, map, &map_si);
+	assert_true(est_si > 0);
+	assert_int_equal(map_si, est_si);
+	for (int k = 0; k < 4; k++)
+		assert_rel(map[k], est[k], 1e-12);
+	pp_sim_free(sim);
+	pp_bandwidth_free(bw);
+	free(e);
+}
+
 static const char *write_tmp(const char *text)
 {
 	static char path[64];
@@ -349,9 +413,13 @@ static void test_readers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_eq6_hierarchical),     cmocka_unit_test(test_slow_pair_avoided),
-	    cmocka_unit_test(test_anneal_deterministic), cmocka_unit_test(test_readers),
-	    cmocka_unit_test(test_simulate_slow_pair),   cmocka_unit_test(test_anneal_1024),
+	    cmocka_unit_test(test_eq6_hierarchical),
+	    cmocka_unit_test(test_slow_pair_avoided),
+	    cmocka_unit_test(test_anneal_deterministic),
+	    cmocka_unit_test(test_readers),
+	    cmocka_unit_test(test_simulate_slow_pair),
+	    cmocka_unit_test(test_simulate_wshape_adapter),
+	    cmocka_unit_test(test_anneal_1024),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

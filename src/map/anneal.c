@@ -14,7 +14,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "estimate/estimate_int.h"
 #include "paraplan/netmap.h"
+#include "scenario/scenario_int.h"
 #include "util/util.h"
 
 /* ---------------------------------------------------------- the groups */
@@ -544,30 +546,26 @@ pp_status pp_pipette_simulate(const pp_estimate *e, const pp_pipette_model *m, c
 	if (m->pp != p->pp || (long long)m->pp * m->tp * m->dp != e->gpus)
 		return ppi_fail(err, "", "mapping",
 		                "the model's pp x tp x dp is not the estimate's plan");
-	pp_scenario *sc = NULL;
-	pp_status rc = pp_scenario_new(&e->model, &e->system, &e->job, p, e->gpus, &sc, err);
-	if (rc)
-		return rc;
 	pp_work *ws = ppi_malloc(sizeof *ws);
 	pp_sim_stage *st = ppi_calloc((size_t)p->pp, sizeof *st);
 	if (!ws || !st) {
 		free(ws);
 		free(st);
-		pp_scenario_free(sc);
 		return ppi_fail(err, "", "sim", "out of memory");
 	}
 	pp_work_init(ws);
+	pp_scenario sc;
+	ppi_scenario_init(&sc, &e->model, &e->system, &e->job, p, e->gpus);
 	lat_ctx ctx = {m, NULL, NULL, 0};
-	double v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
 	long long stride = (long long)m->tp * m->dp;
+	pp_status rc = PP_OK;
 	for (int x = 0; x < p->pp && !rc; x++) {
+		/* the estimate's stage (the one adapter, estimate --sim's), then the
+		 * mapping's sends and DP reduction in place of the stage cost's */
 		pp_stage_time t;
-		if ((rc = pp_scenario_cost(sc, x, ws, &t, err)))
-			break;
 		pp_sim_stage *s = &st[x];
-		s->fwd_s = t.fwd_s;
-		s->bwd_s = t.bwd_s;
-		s->wgrad_s = p->schedule == PP_SCHED_ZB ? t.wgrad_compute_s : 0;
+		if ((rc = ppi_sim_stage_of(&sc, x, ws, &t, s, err)))
+			break;
 		/* Eq. 5 per hop: the slowest (y, z) pipeline's link to the next (previous)
 		 * stage carries this stage's activation (gradient) */
 		double bf = 0, bb = 0;
@@ -582,9 +580,10 @@ pp_status pp_pipette_simulate(const pp_estimate *e, const pp_pipette_model *m, c
 				bb = tt > bb ? tt : bb;
 			}
 		}
-		s->send_fwd_s = x + 1 < p->pp ? bf : t.pp_s / 2;
-		s->send_bwd_s = x > 0 ? bb : t.pp_s / 2;
-		s->send_bytes = t.pp_bytes / 2;
+		if (x + 1 < p->pp)
+			s->send_fwd_s = bf;
+		if (x > 0)
+			s->send_bwd_s = bb;
 		/* Eq. 6 for this stage's DP groups */
 		double di = 0, de = 0;
 		for (int y = 0; y < m->tp; y++) {
@@ -594,22 +593,16 @@ pp_status pp_pipette_simulate(const pp_estimate *e, const pp_pipette_model *m, c
 			de = b > de ? b : de;
 		}
 		s->dp_s = m->dp > 1 ? di + de : t.dp_s;
-		s->dp_bytes = t.dp_bytes;
 		/* the placed DP time keeps the stage cost's share of gather */
 		double gather = t.dp_s > 0 ? s->dp_s * (t.dp_gather_s / t.dp_s) : 0;
-		s->dp_hide_s = pp_schedule_dp_hide_s(&e->system, &e->plan, s->dp_s, gather,
+		s->dp_hide_s = pp_schedule_dp_hide_s(&e->system, p, s->dp_s, gather,
 		                                     t.fwd_compute_s, t.bwd_compute_s);
-		s->optimizer_s = t.optimizer_s;
-		s->fwd_flops = t.fwd_flops / v;
-		s->bwd_flops = t.bwd_flops / v;
-		s->wgrad_flops = t.wgrad_flops / v;
 	}
 	if (!rc)
-		rc = pp_sim_orders(sim, p->schedule, p->pp, p->microbatches, (int)v, err);
+		rc = ppi_sim_orders_of(sim, p, err);
 	if (!rc)
 		rc = pp_sim_run(sim, st, e->time.other_s, out, err);
 	free(ws);
 	free(st);
-	pp_scenario_free(sc);
 	return rc;
 }

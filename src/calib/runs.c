@@ -784,9 +784,12 @@ static pp_status resolve(const pp_runs *runs, size_t i, pp_plan *plan, const pp_
 	return st;
 }
 
-pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_system *system,
-                        pp_job *job, pp_plan *plan, long long *gpus_out, pp_run_info *info,
-                        pp_error *err)
+/* Record i's inputs as the record gives them, completed by the fills that
+ * need no model evaluation; *recompute_unknown when the record does not say
+ * which activation recompute ran (the plan is then left unresolved). */
+static pp_status read_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_system *system,
+                             pp_job *job, pp_plan *plan, long long *gpus_out, pp_run_info *info,
+                             bool *recompute_unknown, pp_error *err)
 {
 	pp_error_clear(err);
 	json_t *rec = runs ? json_array_get(runs->records, i) : NULL;
@@ -984,6 +987,15 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 	}
 	plan->vp = (int)vp;
 	plan->schedule = vp > 1 ? PP_SCHED_INTERLEAVED : PP_SCHED_1F1B;
+	/* Layers that pp x vp does not divide: Megatron-LM then needs an uneven
+	 * split (--decoder-first/last-pipeline-num-layers, or the embedding and
+	 * the loss counted as layers), and no record says which ran.  The model is
+	 * padded here, where the record is read, not in pp_plan_resolve, which
+	 * refuses such a plan from a user who can state the split (--first-stage-
+	 * layers ...): every stage then holds ceil(L / (pp vp)) layers per chunk,
+	 * at least what the fullest stage of any split held, so the stage that
+	 * paces the pipeline and holds the peak is modelled at its size or above
+	 * (an upper bound, listed as a fill). */
 	if (m->num_layers % (pp * vp)) {
 		int unit = (int)(pp * vp);
 		int padded = (m->num_layers + unit - 1) / unit * unit;
@@ -1064,15 +1076,26 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 		return SKIP(path, "unknown recompute setting '%s'", rs);
 	}
 
-	/* ---- resolve; an unknown recompute mode becomes the lightest that fits */
+	/* ---- resolve.  An unknown recompute mode is left to pick_recompute: the
+	 * reader only checks that the plan resolves (reading estimates nothing). */
 	*gpus_out = gpus;
 	if (rc >= 0) {
 		plan->recompute = (pp_recompute)rc;
 		return resolve(runs, i, plan, m, system, gpus, job, err);
 	}
+	*recompute_unknown = true;
 	pp_plan probe = *plan;
-	if ((st = resolve(runs, i, &probe, m, system, gpus, job, err)))
-		return st;
+	return resolve(runs, i, &probe, m, system, gpus, job, err);
+}
+
+/* The evaluation step after the read, for a record that does not state its
+ * activation recompute: the lightest mode under which the estimate fits
+ * (none, else selective, else full), noted as a fill; `plan` as read
+ * (unresolved) comes back resolved under it. */
+static pp_status pick_recompute(const pp_runs *runs, size_t i, pp_model *m, pp_system *system,
+                                pp_job *job, pp_plan *plan, long long gpus, pp_run_info *info,
+                                pp_error *err)
+{
 	static const pp_recompute order[] = {PP_RECOMPUTE_NONE, PP_RECOMPUTE_SELECTIVE,
 	                                     PP_RECOMPUTE_FULL};
 	pp_estimate *est = ppi_malloc(sizeof *est);
@@ -1081,7 +1104,7 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 	pp_recompute chosen = PP_RECOMPUTE_FULL;
 	for (int k = 0; k < 3; k++) {
 		plan->recompute = order[k];
-		st = pp_estimate_run(m, system, job, plan, gpus, est, err);
+		pp_status st = pp_estimate_run(m, system, job, plan, gpus, est, err);
 		if (st) {
 			free(est);
 			return st;
@@ -1098,4 +1121,16 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 	     "selective, else full)",
 	     pp_recompute_name(chosen));
 	return resolve(runs, i, plan, m, system, gpus, job, err);
+}
+
+pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_system *system,
+                        pp_job *job, pp_plan *plan, long long *gpus, pp_run_info *info,
+                        pp_error *err)
+{
+	bool recompute_unknown = false;
+	pp_status st =
+	    read_inputs(runs, i, model, system, job, plan, gpus, info, &recompute_unknown, err);
+	if (st || !recompute_unknown)
+		return st;
+	return pick_recompute(runs, i, model, system, job, plan, *gpus, info, err);
 }

@@ -20,8 +20,9 @@
 extern "C" {
 #endif
 
-/* An estimate (estimate.h, pp_estimate_run) is what the model is read from. */
-typedef struct pp_estimate pp_estimate;
+/* An estimate (estimate.h, pp_estimate_run) is what the model is read from;
+ * named by its tag so that this header needs no estimate.h. */
+struct pp_estimate;
 
 /* Pipette's latency model (seed 001 Eq. 3-6) of one plan on one matrix. */
 typedef struct pp_pipette_model {
@@ -38,7 +39,8 @@ typedef struct pp_pipette_model {
 
 /* The model of an estimate `e` (pp_estimate_run) on matrix `bw`: C and the
  * byte counts from its bottleneck stage, NVLink from its system. */
-void pp_pipette_model_of(const pp_estimate *e, const pp_bandwidth *bw, pp_pipette_model *out);
+void pp_pipette_model_of(const struct pp_estimate *e, const pp_bandwidth *bw,
+                         pp_pipette_model *out);
 
 /* B(g1, g2) for global GPUs. */
 double pp_pipette_bw(const pp_pipette_model *m, long long g1, long long g2);
@@ -69,8 +71,8 @@ double pp_pipette_map_latency(const pp_pipette_model *m, const long long *f, pp_
  * first stage's gradient and the last stage's activation keep the estimate's
  * times (they are never sent).  Writes *out; the events are the simulator's.
  */
-pp_status pp_pipette_simulate(const pp_estimate *e, const pp_pipette_model *m, const long long *f,
-                              pp_sim *sim, pp_sim_result *out, pp_error *err);
+pp_status pp_pipette_simulate(const struct pp_estimate *e, const pp_pipette_model *m,
+                              const long long *f, pp_sim *sim, pp_sim_result *out, pp_error *err);
 
 /* ------------------------------------------------------------- annealing */
 

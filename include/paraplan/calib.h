@@ -105,6 +105,9 @@ const char *pp_runs_id(const pp_runs *runs, size_t i);
  * job, plan (resolved by pp_plan_resolve), GPU count, and `info` (id, source,
  * measured values, fills).  `info` is filled as far as the record could be
  * read even when the call fails, so a caller can name a skipped record.
+ * The record is read first, with no model evaluated; only when it does not
+ * state its activation recompute is the plan then estimated under none,
+ * selective and full, and the lightest that fits taken (PP_FILL_RECOMPUTE).
  * Returns PP_EINPUT when the record cannot be evaluated; err->text says why.
  */
 pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_system *system,

@@ -15,22 +15,62 @@
 extern "C" {
 #endif
 
-typedef enum pp_algo {
-	PP_ALGO_RING = 0,
-	PP_ALGO_TREE = 1,
-	PP_ALGO_HIER = 2, /* two-tier: inside the domain, then across, then inside */
-	PP_ALGO_NVLS = 3,
-} pp_algo;
-
 /* Seconds of one GPU's share of `op` (all its instances) at `precision`. */
 double pp_op_time(const pp_gpu *g, pp_precision precision, const pp_op *op);
 
+/* ------------------------------------------------ collective algorithms */
+
 /*
- * Seconds of one collective on its group; `algo_out` (may be NULL) receives the
- * algorithm chosen.  A group of one costs nothing.
+ * A group's network as the collective algorithms see it: n GPUs, nd of them
+ * in each NVLink domain (1 <= nd <= n), and the bandwidth one GPU of the
+ * group sees inside a domain (bw_f, NVLink) and across domains (bw_s, its
+ * share of the node's NICs), efficiencies applied (pp_coll_net_init).
+ */
+typedef struct pp_coll_net {
+	const pp_system *system; /* latencies, NVLS */
+	int n, nd;
+	double bw_f_bytes_per_s, bw_s_bytes_per_s;
+} pp_coll_net;
+
+/*
+ * One collective algorithm (src/cost/coll_*.c, one file each; the registry
+ * is src/cost/coll_list.h).  It implements the kinds in `kinds` (bit 1u <<
+ * pp_coll_kind); `applies` (NULL: every group) says whether it runs on the
+ * group's layout and system; `time` is its alpha-beta seconds for a buffer
+ * of `bytes` (the sizes of pp_coll.bytes) on a group of n >= 2.  `opt_in`
+ * algorithms are candidates only on a system with `coll_recursive` set.
+ */
+typedef struct pp_coll_algo {
+	const char *name;
+	unsigned kinds;
+	bool opt_in;
+	bool (*applies)(pp_coll_kind kind, const pp_coll_net *net);
+	double (*time)(pp_coll_kind kind, double bytes, const pp_coll_net *net);
+} pp_coll_algo;
+
+/* The registry, in the order that breaks ties (the first of equal times
+ * wins), and its length. */
+extern const pp_coll_algo *const pp_coll_algos[];
+extern const int pp_coll_nalgos;
+
+/* The registered algorithm called `name`; NULL when none is. */
+const pp_coll_algo *pp_coll_algo_find(const char *name);
+
+/* `net` for group layout `l` on system `s`. */
+void pp_coll_net_init(pp_coll_net *net, const pp_system *s, const pp_layout *l);
+
+/* Whether `a` is a candidate for `kind` on `net`: it implements the kind, it
+ * applies to the layout, and it is in the system's candidate set. */
+bool pp_coll_algo_candidate(const pp_coll_algo *a, pp_coll_kind kind, const pp_coll_net *net);
+
+/*
+ * Seconds of one collective on its group: the fastest candidate algorithm's
+ * (NCCL's choice by its own cost model), ties to the earlier in the registry;
+ * `algo_out` (may be NULL) receives it.  A group of one, or nothing to move,
+ * costs nothing and chooses no algorithm (NULL).
  */
 double pp_coll_time(const pp_system *s, const pp_layout *l, pp_coll_kind kind, double bytes,
-                    pp_algo *algo_out);
+                    const pp_coll_algo **algo_out);
 
 /* Textbook single-tier forms (seed 004 §2.3-2.4, Exercise 1): all-reduce of
  * `bytes` over `n` GPUs on links of `bw` bytes/s with latency `alpha` s. */
@@ -83,15 +123,16 @@ typedef struct pp_profile_entry {
 	pp_phase phase;
 	pp_overlap_rule rule;
 	pp_profile_unit unit;
-	double count;      /* occurrences in one unit per micro-batch (per iteration for
+	double count;             /* occurrences in one unit per micro-batch (per iteration for
 	                      dp / emb-sync / optimizer) */
-	double times;      /* units of this kind on the stage (layers of the kind; else 1) */
-	double seconds;    /* one occurrence */
-	double flops;      /* one occurrence, all instances (operations) */
-	double bytes;      /* one occurrence: HBM bytes (operations), buffer (collectives) */
-	double wire_bytes; /* collectives: bytes this GPU sends per occurrence */
-	double panels;     /* SUMMA panels (1 otherwise) */
-	int overlap;       /* PP_RULE_SUMMA: index of the GEMM entry it hides under */
+	double times;             /* units of this kind on the stage (layers of the kind; else 1) */
+	double seconds;           /* one occurrence */
+	double flops;             /* one occurrence, all instances (operations) */
+	double bytes;             /* one occurrence: HBM bytes (operations), buffer (collectives) */
+	double wire_bytes;        /* collectives: bytes this GPU sends per occurrence */
+	double panels;            /* SUMMA panels (1 otherwise) */
+	int overlap;              /* PP_RULE_SUMMA: index of the GEMM entry it hides under */
+	const pp_coll_algo *algo; /* collectives: the algorithm chosen (NULL: nothing moves) */
 } pp_profile_entry;
 
 #define PP_PROFILE_MAX (4 * (PP_MAX_OPS + PP_MAX_COLLS) + 32)

@@ -180,6 +180,10 @@ typedef struct pp_system {
 	double nic_bytes_per_s; /* per NIC, one direction */
 	double nic_latency_s;
 	bool nvls; /* NVLink SHARP in-switch reductions */
+	/* Recursive doubling and Rabenseifner's all-reduce (src/cost/coll_rd.c,
+	 * coll_rabenseifner.c) join the collective algorithms the cost model
+	 * chooses from; off by default (NCCL runs neither). */
+	bool coll_recursive;
 	/* What the two tiers are (pp_link_label): the intra-node (domain) tier,
 	 * "nvlink", "pcie3", "pcie4", ... (stated, else "nvlink" for a GPU with
 	 * NVLink and "pcie" for one without), and the network between nodes,

@@ -126,6 +126,7 @@ static void fill_op(pp_profile_entry *e, const pp_op *o, const pp_system *s, con
 	e->wire_bytes = 0;
 	e->panels = 1;
 	e->overlap = -1;
+	e->algo = NULL;
 }
 
 /* Time one collective of a unit into entry `e`; `base` is the index of the
@@ -151,11 +152,11 @@ static void fill_coll(pp_profile_entry *e, const pp_coll *c, const pp_work *w, c
 	if (e->rule == PP_RULE_SUMMA && c->overlap_op < w->nops) {
 		e->panels = c->panels >= 1 ? c->panels : 1;
 		e->overlap = base + c->overlap_op;
-		e->seconds = pp_coll_time(s, l, c->kind, c->bytes / e->panels, NULL);
+		e->seconds = pp_coll_time(s, l, c->kind, c->bytes / e->panels, &e->algo);
 	} else {
 		if (e->rule == PP_RULE_SUMMA)
 			e->rule = PP_RULE_EXPOSED;
-		e->seconds = pp_coll_time(s, l, c->kind, c->bytes, NULL);
+		e->seconds = pp_coll_time(s, l, c->kind, c->bytes, &e->algo);
 	}
 }
 
@@ -436,16 +437,19 @@ static void stage_layers(const pp_scenario *sc, int stage, stage_ctx *c)
 		c->dense_params += sc->head_extra_params;
 }
 
-/* pp_coll_time(s, l, kind, bytes), from the workspace's memo when the same
- * (system, layout, kind, bytes) was timed before: the same seconds, to the
- * bit, since pp_coll_time reads nothing else.  ws NULL: no memo. */
+/* pp_coll_time(s, l, kind, bytes, algo), from the workspace's memo when the
+ * same (system, layout, kind, bytes) was timed before: the same seconds, to
+ * the bit, and the same algorithm, since pp_coll_time reads nothing else.
+ * ws NULL: no memo. */
 static double coll_time_memo(pp_work *ws, const pp_system *s, const pp_layout *l, pp_coll_kind kind,
-                             double bytes)
+                             double bytes, const pp_coll_algo **algo)
 {
-	if (l->size <= 1 || bytes <= 0)
-		return 0; /* pp_coll_time's answer: nothing moves */
+	if (l->size <= 1 || bytes <= 0) {
+		*algo = NULL; /* pp_coll_time's answer: nothing moves */
+		return 0;
+	}
 	if (!ws)
-		return pp_coll_time(s, l, kind, bytes, NULL);
+		return pp_coll_time(s, l, kind, bytes, algo);
 	struct pp_coll_memo_key k;
 	k.system = s;
 	k.bytes = bytes;
@@ -465,11 +469,14 @@ static double coll_time_memo(pp_work *ws, const pp_system *s, const pp_layout *l
 	unsigned slot = (unsigned)(h % PP_COLL_MEMO);
 	const struct pp_coll_memo_key *q = &ws->coll_key[slot];
 	if (ws->coll_valid[slot] && q->system == k.system && q->bytes == k.bytes &&
-	    q->kind == k.kind && q->size == k.size && q->per_domain == k.per_domain)
+	    q->kind == k.kind && q->size == k.size && q->per_domain == k.per_domain) {
+		*algo = ws->coll_algo[slot];
 		return ws->coll_s[slot];
-	double t = pp_coll_time(s, l, kind, bytes, NULL);
+	}
+	double t = pp_coll_time(s, l, kind, bytes, algo);
 	ws->coll_key[slot] = k;
 	ws->coll_s[slot] = t;
+	ws->coll_algo[slot] = *algo;
 	ws->coll_valid[slot] = true;
 	return t;
 }
@@ -489,7 +496,7 @@ static void coll_entry(ebuf *b, pp_work *ws, const char *name, pp_overlap_rule r
 	e->count = count;
 	e->bytes = bytes;
 	e->wire_bytes = wire_bytes(kind, bytes, l->size);
-	e->seconds = coll_time_memo(ws, s, l, kind, bytes);
+	e->seconds = coll_time_memo(ws, s, l, kind, bytes, &e->algo);
 }
 
 /*
@@ -502,11 +509,13 @@ static void coll_entry(ebuf *b, pp_work *ws, const char *name, pp_overlap_rule r
  * sends 1/tp of it from each rank over the inter-stage link and all-gathers
  * it over TP (NVLink) on the receiver before the next stage can start: the
  * gather is on the transfer's critical path, its bytes on the TP group's
- * links.  Returns its seconds; *act_bytes: the bytes sent.
+ * links.  Returns its seconds; *act_bytes: the bytes sent; *algo: the
+ * algorithm of the send.
  */
 enum { PP_SENDS = 2 }; /* per micro-batch: one activation, one gradient */
 
-static double pp_send(const pp_scenario *sc, pp_work *ws, double *act_bytes)
+static double pp_send(const pp_scenario *sc, pp_work *ws, double *act_bytes,
+                      const pp_coll_algo **algo)
 {
 	const pp_model *m = sc->model;
 	const pp_system *s = sc->system;
@@ -516,9 +525,12 @@ static double pp_send(const pp_scenario *sc, pp_work *ws, double *act_bytes)
 	double full = (double)p->mbs * sc->job->seq_len / p->cp / n2 * m->hidden * 2.0;
 	bool gather = p->tp > 1 && !(p->sp || p->summa) && s->pp_scatter_gather >= 0.5;
 	double act = p->tp > 1 && (p->sp || p->summa || gather) ? full / p->tp : full;
-	double seconds = coll_time_memo(ws, s, &lay[PP_GROUP_PP], PP_COLL_P2P, act);
-	if (gather)
-		seconds += coll_time_memo(ws, s, &lay[PP_GROUP_TP], PP_COLL_ALLGATHER, full);
+	double seconds = coll_time_memo(ws, s, &lay[PP_GROUP_PP], PP_COLL_P2P, act, algo);
+	if (gather) {
+		const pp_coll_algo *gather_algo;
+		seconds +=
+		    coll_time_memo(ws, s, &lay[PP_GROUP_TP], PP_COLL_ALLGATHER, full, &gather_algo);
+	}
 	*act_bytes = act;
 	return seconds;
 }
@@ -526,8 +538,9 @@ static double pp_send(const pp_scenario *sc, pp_work *ws, double *act_bytes)
 double ppi_stage_pp_send_s(const pp_scenario *sc, pp_work *ws)
 {
 	double act;
+	const pp_coll_algo *algo;
 	/* as finish sums it: the entry's seconds times its count */
-	return sc->plan.pp > 1 ? pp_send(sc, ws, &act) * PP_SENDS : 0;
+	return sc->plan.pp > 1 ? pp_send(sc, ws, &act, &algo) * PP_SENDS : 0;
 }
 
 /* One data-parallel collective of a rank (PP_RULE_DP, or PP_RULE_DP_GATHER
@@ -540,7 +553,8 @@ static double dp_coll(ebuf *b, pp_work *ws, const char *name, pp_group g, pp_col
 	if (b)
 		coll_entry(b, ws, name, kind == PP_COLL_ALLGATHER ? PP_RULE_DP_GATHER : PP_RULE_DP,
 		           g, kind, s, l, bytes, 1, 1);
-	return coll_time_memo(ws, s, l, kind, bytes);
+	const pp_coll_algo *algo;
+	return coll_time_memo(ws, s, l, kind, bytes, &algo);
 }
 
 /* The data-parallel traffic of rank `c` per iteration, as entries into b
@@ -620,7 +634,8 @@ static void stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage
 	const pp_layout *lay = sc->place.group;
 	/* Pipeline: activations forward and their gradients backward (pp_send). */
 	if (p->pp > 1) {
-		double act, seconds = pp_send(sc, ws, &act);
+		const pp_coll_algo *algo;
+		double act, seconds = pp_send(sc, ws, &act, &algo);
 		pp_profile_entry *e = entry_new(b, "pp-sendrecv", PP_UNIT_STAGE, 1);
 		if (e) {
 			e->coll = true;
@@ -631,6 +646,7 @@ static void stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage
 			e->count = PP_SENDS; /* one activation, one gradient */
 			e->bytes = e->wire_bytes = act;
 			e->seconds = seconds;
+			e->algo = algo;
 		}
 	}
 	/* ZeRO-3: each layer's parameters gathered for forward and again for

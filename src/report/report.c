@@ -261,7 +261,10 @@ int ppi_report_dump(json_t *root, long long mark, FILE *out)
 int pp_report_json(const pp_estimate *e, FILE *out)
 {
 	long long mark = ppi_alloc_failed();
-	return ppi_report_dump(estimate_json(e), mark, out);
+	json_t *root = estimate_json(e);
+	if (root) /* the collectives of the paced stage, each with its algorithm */
+		json_object_set_new(root, "collectives", ppi_report_colls_json(e));
+	return ppi_report_dump(root, mark, out);
 }
 
 /* ------------------------------------------------------------ search */

@@ -22,6 +22,9 @@ int ppi_report_dump(json_t *root, long long mark, FILE *out);
 struct pp_estimate;
 void ppi_report_goodput_text(const struct pp_estimate *e, FILE *out);
 json_t *ppi_report_goodput_json(const struct pp_estimate *e);
+/* The collectives of the estimate's paced stage, each with the algorithm
+ * chosen for it (report_colls.c); NULL when it cannot be built. */
+json_t *ppi_report_colls_json(const struct pp_estimate *e);
 
 /* Charts (report_svg.c): `s` escaped for XML text and attributes; a chart's title. */
 void ppi_xml_text(FILE *f, const char *s);

@@ -311,6 +311,7 @@ static const char *const system_keys[] = {"name",
                                           "intra_node_latency_s",
                                           "inter_node_network",
                                           "nvls",
+                                          "coll_recursive",
                                           "usd_per_gpu_hour",
                                           "framework",
                                           NULL};
@@ -418,6 +419,7 @@ pp_status ppi_system_read(json_t *obj, const char *source, const char *prefix, p
 	PPI_TRY(ppi_get_num(&r, "nic_bytes_per_s", true, 0, MAX_BW, &s.nic_bytes_per_s));
 	PPI_TRY(ppi_get_num(&r, "nic_latency_s", true, 0, 1e-2, &s.nic_latency_s));
 	PPI_TRY(ppi_get_bool(&r, "nvls", false, &s.nvls));
+	PPI_TRY(ppi_get_bool(&r, "coll_recursive", false, &s.coll_recursive));
 	PPI_TRY(get_price(&r, "usd_per_gpu_hour", 1e4, &s.usd_per_gpu_hour));
 	PPI_TRY(ppi_framework_defaults(&s, err));
 	json_t *fw = NULL;

@@ -1,0 +1,105 @@
+/*
+ * Collective algorithms as a type table: the registry (coll_list.h), the
+ * group's network as the algorithms see it, and the choice among them.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "coll_int.h"
+
+#define PPI_COLL_ALGO(id) extern const pp_coll_algo ppi_coll_##id;
+#include "coll_list.h"
+#undef PPI_COLL_ALGO
+
+const pp_coll_algo *const pp_coll_algos[] = {
+#define PPI_COLL_ALGO(id) &ppi_coll_##id,
+#include "coll_list.h"
+#undef PPI_COLL_ALGO
+};
+
+const int pp_coll_nalgos = (int)(sizeof pp_coll_algos / sizeof pp_coll_algos[0]);
+
+const pp_coll_algo *pp_coll_algo_find(const char *name)
+{
+	for (int i = 0; i < pp_coll_nalgos; i++)
+		if (strcmp(pp_coll_algos[i]->name, name) == 0)
+			return pp_coll_algos[i];
+	return NULL;
+}
+
+/* Bandwidths one GPU of the group sees: NVLink inside the domain, and its share
+ * of the node's NICs across domains. */
+void pp_coll_net_init(pp_coll_net *net, const pp_system *s, const pp_layout *l)
+{
+	int n = l->size, nd = l->per_domain < 1 ? 1 : l->per_domain;
+	if (nd > n)
+		nd = n;
+	net->system = s;
+	net->n = n;
+	net->nd = nd;
+	double bw_f = s->nvlink_bytes_per_s * s->nvlink_eff;
+	double nic_share = s->gpus_per_node > 0 ? (double)s->nics_per_node / s->gpus_per_node : 0;
+	double bw_s = s->nic_bytes_per_s * nic_share * s->nic_eff;
+	/* No NVLink: peer traffic at the NIC share (pp_plan_resolve refuses a
+	 * plan whose GPUs have neither). */
+	if (bw_f <= 0)
+		bw_f = bw_s;
+	if (bw_s <= 0)
+		bw_s = bw_f;
+	net->bw_f_bytes_per_s = bw_f;
+	net->bw_s_bytes_per_s = bw_s;
+}
+
+bool pp_coll_algo_candidate(const pp_coll_algo *a, pp_coll_kind kind, const pp_coll_net *net)
+{
+	if (!(a->kinds & PPI_COLL_KIND(kind)))
+		return false;
+	if (a->opt_in && !net->system->coll_recursive)
+		return false;
+	return !a->applies || a->applies(kind, net);
+}
+
+double pp_coll_time(const pp_system *s, const pp_layout *l, pp_coll_kind kind, double V,
+                    const pp_coll_algo **algo_out)
+{
+	const pp_coll_algo *best = NULL;
+	double t = 0;
+	if (l->size > 1 && V > 0) {
+		pp_coll_net net;
+		pp_coll_net_init(&net, s, l);
+		for (int i = 0; i < pp_coll_nalgos; i++) {
+			const pp_coll_algo *a = pp_coll_algos[i];
+			if (!pp_coll_algo_candidate(a, kind, &net))
+				continue;
+			double ta = a->time(kind, V, &net);
+			if (!best || ta < t) {
+				best = a;
+				t = ta;
+			}
+		}
+	}
+	if (algo_out)
+		*algo_out = best;
+	return t;
+}
+
+double ppi_coll_intra_pair(const pp_coll_net *net, double V)
+{
+	int nd = net->nd;
+	if (nd <= 1)
+		return 0;
+	return 2 * (net->system->nvlink_latency_s * (nd - 1) +
+	            (double)(nd - 1) / nd * V / net->bw_f_bytes_per_s);
+}
+
+int ppi_coll_log2_exact(int n)
+{
+	if (n < 1 || (n & (n - 1)) != 0)
+		return -1;
+	int k = 0;
+	while (n > 1) {
+		n >>= 1;
+		k++;
+	}
+	return k;
+}

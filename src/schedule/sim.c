@@ -17,6 +17,12 @@
 struct pp_sim {
 	int p, v;
 	bool folded; /* DHelix U layout: rank r holds virtual stages r and 2p - 1 - r */
+	/* A placement given as data (pp_sim_set_placement); lines == 0: none.
+	 * stage_at[r v + c] is rank r's chunk c's virtual stage, where_at its
+	 * inverse; the p v stages are cut into `lines` pipelines of line_len. */
+	int lines, line_len;
+	int *stage_at, *where_at;
+	size_t cap_place;
 	long long m;
 	/* Task lists: rank r's tasks are tasks[off[r] .. off[r] + len[r]). */
 	pp_task *tasks;
@@ -75,6 +81,8 @@ void pp_sim_free(pp_sim *sim)
 	free(sim->send_f);
 	free(sim->send_b);
 	free(sim->ptr);
+	free(sim->stage_at);
+	free(sim->where_at);
 	free(sim);
 }
 
@@ -105,6 +113,7 @@ pp_status pp_sim_reset(pp_sim *sim, int p, long long m, int v, pp_error *err)
 	sim->m = m;
 	sim->v = v;
 	sim->folded = false;
+	sim->lines = 0;
 	sim->ntasks = 0;
 	sim->nev = 0;
 	sim->custom = true; /* pp_sim_orders clears it */
@@ -170,6 +179,8 @@ static const char *task_name(pp_task_kind k)
 /* Virtual stage of (rank, chunk), and back. */
 static int vs_of(const pp_sim *sim, int r, int c)
 {
+	if (sim->lines)
+		return sim->stage_at[r * sim->v + c];
 	if (sim->folded)
 		return c == 0 ? r : 2 * sim->p - 1 - r;
 	return c * sim->p + r;
@@ -177,13 +188,66 @@ static int vs_of(const pp_sim *sim, int r, int c)
 
 static void rank_chunk_of(const pp_sim *sim, int vs, int *r, int *c)
 {
-	if (sim->folded) {
+	if (sim->lines) {
+		*r = sim->where_at[vs] / sim->v;
+		*c = sim->where_at[vs] % sim->v;
+	} else if (sim->folded) {
 		*c = vs < sim->p ? 0 : 1;
 		*r = vs < sim->p ? vs : 2 * sim->p - 1 - vs;
 	} else {
 		*r = vs % sim->p;
 		*c = vs / sim->p;
 	}
+}
+
+/* Whether virtual stage vs is the last (first) of its pipeline line. */
+static bool vs_last(const pp_sim *sim, int vs)
+{
+	if (sim->lines)
+		return vs % sim->line_len == sim->line_len - 1;
+	return vs == sim->p * sim->v - 1;
+}
+
+static bool vs_first(const pp_sim *sim, int vs)
+{
+	return sim->lines ? vs % sim->line_len == 0 : vs == 0;
+}
+
+pp_status pp_sim_set_placement(pp_sim *sim, const int *stage, int lines, pp_error *err)
+{
+	const int n = sim->p * sim->v;
+	if (sim->p < 1)
+		return ppi_fail(err, "", "sim", "no task lists (call pp_sim_reset first)");
+	if (lines < 1 || n % lines != 0)
+		return ppi_fail(err, "", "sim.placement",
+		                "%d virtual stages do not cut into %d lines of equal length", n,
+		                lines);
+	size_t cap = sim->cap_place;
+	bool ok = grow((void **)&sim->stage_at, &cap, (size_t)n, sizeof(int));
+	cap = sim->cap_place;
+	ok = ok && grow((void **)&sim->where_at, &cap, (size_t)n, sizeof(int));
+	if (!ok) {
+		ppi_fail(err, "", "sim", "out of memory");
+		return PP_ENOMEM;
+	}
+	sim->cap_place = cap;
+	for (int i = 0; i < n; i++)
+		sim->where_at[i] = -1;
+	for (int i = 0; i < n; i++) {
+		if (stage[i] < 0 || stage[i] >= n || sim->where_at[stage[i]] >= 0) {
+			sim->lines = 0;
+			return ppi_fail(err, "", "sim.placement",
+			                "rank %d chunk %d: virtual stage %d is outside 0..%d or "
+			                "placed twice",
+			                i / sim->v, i % sim->v, stage[i], n - 1);
+		}
+		sim->where_at[stage[i]] = i;
+		sim->stage_at[i] = stage[i];
+	}
+	sim->lines = lines;
+	sim->line_len = n / lines;
+	sim->folded = false;
+	return PP_OK;
 }
 
 pp_status pp_sim_set_order(pp_sim *sim, int rank, const pp_task *tasks, size_t n, pp_error *err)
@@ -408,6 +472,25 @@ static void record(pp_sim *sim, int rank, pp_stream s, pp_event_kind k, int mb, 
 		    (pp_sim_event){rank, s, k, mb, chunk, t0, t1, flops, bytes, -1, -1};
 }
 
+/* Send an activation (a gradient where `grad`) of (mb, chunk) that rank r
+ * finished at t1 to rank nr; returns when it arrives.  The link is the
+ * sender's stream: activations on send-fwd and gradients on send-bwd, or,
+ * under a placement (pp_sim_set_placement), where both travel either way,
+ * send-fwd to a higher rank and send-bwd to a lower one. */
+static double ship(pp_sim *sim, const pp_sim_stage *s, int r, int nr, bool grad, double t1, int mb,
+                   int chunk)
+{
+	bool up = sim->lines ? nr > r : !grad;
+	double *link = up ? &sim->send_f[r] : &sim->send_b[r];
+	double dur = grad ? s->send_bwd_s : s->send_fwd_s;
+	double a = t1 > *link ? t1 : *link;
+	*link = a + dur;
+	if (dur > 0)
+		record(sim, r, up ? PP_STREAM_SEND_FWD : PP_STREAM_SEND_BWD, PP_EV_SEND, mb, chunk,
+		       a, *link, 0, s->send_bytes);
+	return *link;
+}
+
 /* Check that every (micro-batch, chunk) runs its forward once and its
  * backward once (as B, or as BI and W) on every rank. */
 static pp_status check_orders(const pp_sim *sim, unsigned char *seen, pp_error *err)
@@ -460,9 +543,15 @@ pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim
 	for (size_t i = 0; i < slots; i++)
 		sim->f_arrive[i] = sim->b_arrive[i] = sim->f_end[i] = sim->bi_end[i] = -1;
 #define SLOT(r, c, mb) ((((size_t)(r) * (size_t)v) + (size_t)(c)) * (size_t)m + (size_t)(mb))
-	/* The first virtual stage's inputs are there from the start. */
-	for (long long i = 0; i < m; i++)
-		sim->f_arrive[SLOT(0, 0, i)] = 0;
+	/* The first virtual stage's inputs are there from the start (each line's). */
+	for (int vs = 0; vs < p * v; vs++) {
+		if (!vs_first(sim, vs))
+			continue;
+		int r0, c0;
+		rank_chunk_of(sim, vs, &r0, &c0);
+		for (long long i = 0; i < m; i++)
+			sim->f_arrive[SLOT(r0, c0, i)] = 0;
+	}
 	double *free_at = sim->free_at, *send_f = sim->send_f, *send_b = sim->send_b;
 	size_t *ptr = sim->ptr;
 	for (int r = 0; r < p; r++)
@@ -472,7 +561,6 @@ pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim
 		ppi_fail(err, "", "sim", "out of memory");
 		return PP_ENOMEM;
 	}
-	const int last_vs = p * v - 1;
 	size_t done = 0;
 	while (done < sim->ntasks) {
 		size_t before = done;
@@ -501,7 +589,7 @@ pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim
 				}
 				if (has_b && ready >= 0) {
 					double rb =
-					    bvs == last_vs ? sim->f_end[kb] : sim->b_arrive[kb];
+					    vs_last(sim, bvs) ? sim->f_end[kb] : sim->b_arrive[kb];
 					if (sim->f_end[kb] < 0)
 						rb = -1;
 					ready = rb < 0 ? -1 : (rb > ready ? rb : ready);
@@ -533,41 +621,32 @@ pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim
 				}
 				if (has_f) {
 					sim->f_end[k] = t1;
-					if (vs <
-					    last_vs) { /* activation to the next virtual stage */
+					if (!vs_last(
+					        sim,
+					        vs)) { /* activation to the next virtual stage */
 						int nr, nc;
 						rank_chunk_of(sim, vs + 1, &nr, &nc);
 						if (nr == r) { /* the fold: the same rank */
 							sim->f_arrive[SLOT(nr, nc, t->mb)] = t1;
 						} else {
-							double a = t1 > send_f[r] ? t1 : send_f[r];
-							send_f[r] = a + s->send_fwd_s;
 							sim->f_arrive[SLOT(nr, nc, t->mb)] =
-							    send_f[r];
-							if (s->send_fwd_s > 0)
-								record(sim, r, PP_STREAM_SEND_FWD,
-								       PP_EV_SEND, t->mb, t->chunk,
-								       a, send_f[r], 0,
-								       s->send_bytes);
+							    ship(sim, s, r, nr, false, t1, t->mb,
+							         t->chunk);
 						}
 					}
 				}
 				if (has_b) {
 					sim->bi_end[kb] = t1;
-					if (bvs > 0) { /* gradient to the previous virtual stage */
+					if (!vs_first(
+					        sim,
+					        bvs)) { /* gradient to the previous virtual stage */
 						int nr, nc;
 						rank_chunk_of(sim, bvs - 1, &nr, &nc);
 						if (nr == r) {
 							sim->b_arrive[SLOT(nr, nc, bmb)] = t1;
 						} else {
-							double a = t1 > send_b[r] ? t1 : send_b[r];
-							send_b[r] = a + s->send_bwd_s;
-							sim->b_arrive[SLOT(nr, nc, bmb)] =
-							    send_b[r];
-							if (s->send_bwd_s > 0)
-								record(sim, r, PP_STREAM_SEND_BWD,
-								       PP_EV_SEND, bmb, bchunk, a,
-								       send_b[r], 0, s->send_bytes);
+							sim->b_arrive[SLOT(nr, nc, bmb)] = ship(
+							    sim, s, r, nr, true, t1, bmb, bchunk);
 						}
 					}
 				}
@@ -598,8 +677,9 @@ pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim
 			crit = r;
 		}
 		/* (the list's sum; the product form kept for the other schedules) */
-		double b =
-		    sim->folded ? busy[r] : st[r].fwd_s * (double)m + st[r].bwd_s * (double)m;
+		double b = sim->folded || sim->lines
+		               ? busy[r]
+		               : st[r].fwd_s * (double)m + st[r].bwd_s * (double)m;
 		if (b > busiest)
 			busiest = b;
 	}

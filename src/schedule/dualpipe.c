@@ -286,6 +286,21 @@ double pp_dualpipe_table2_bubble_s(int stages, const pp_dualpipe_times *t)
 	return (stages / 2.0 - 1) * (pair_s(t) + t->b_s - 3 * t->w_s);
 }
 
+double pp_dualpipe_pair_s(const pp_stage_time *st, double chunks)
+{
+	const double f = st->fwd_s / chunks, b = st->bwd_s / chunks;
+	if (st->si_speedup > 0)
+		return (f + b) / st->si_speedup;
+	const double c = (st->fwd_compute_s + st->bwd_compute_s) / chunks, e = st->ep_s / chunks;
+	double rest = f + b - c - e; /* TP, CP, ZeRO-3: not overlapped */
+	double pair = (c > e ? c : e) + (rest > 0 ? rest : 0);
+	if (pair < f)
+		pair = f;
+	if (pair < b)
+		pair = b;
+	return pair;
+}
+
 /* The rank whose chunks are slowest paces the pipeline: the closed form of
  * alike chunks at its times (exact for alike stages). */
 static void pipeline_part(const pp_plan *plan, const pp_stage_time *st, bool dual,
@@ -302,21 +317,26 @@ static void pipeline_part(const pp_plan *plan, const pp_stage_time *st, bool dua
 		}
 	}
 	const pp_stage_time *k = &st[b];
-	const double s = k->si_speedup > 0 ? k->si_speedup : 1;
-	pp_dualpipe_times t = {k->fwd_s / per, k->bwd_s / per, k->wgrad_compute_s / per, 0};
-	t.fb_s = (t.f_s + t.b_s) / s;
+	pp_dualpipe_times t = {k->fwd_s / per, k->bwd_s / per, k->wgrad_compute_s / per,
+	                       pp_dualpipe_pair_s(k, per)};
 	const double n = dual ? plan->pp / 2 : plan->pp;
 	const double kk = (double)(dual ? plan->microbatches / 2 : plan->microbatches);
 	const double T = v_pipeline_s(n, kk, &t), work = v_work_s(n, kk, &t);
-	/* The turning rank's work in micro-batches' worth of this rank's F + B. */
-	const double x = ((2 * kk - 2 * n - 1) / s + 2 * n + 1) / per;
+	/* The turning rank runs 2k chunk passes (a forward and a backward each),
+	 * 2k - 2n - 1 of them as pairs.  Where the pairs hide the all-to-all,
+	 * its compute, TP, CP and ZeRO-3 time are in full and what is left of its
+	 * work is the exposed all-to-all; under a given overlap factor every
+	 * part shrinks alike. */
+	const double passes = 2 * kk / per; /* in micro-batches' worth of st */
+	const double scale = k->si_speedup > 0 ? work / (passes * (k->fwd_s + k->bwd_s)) : 1;
 	out->bottleneck_stage = b;
-	out->compute_s = x * (k->fwd_compute_s + k->bwd_compute_s);
-	out->tp_s = x * k->tp_s;
-	out->cp_s = x * k->cp_s;
-	out->ep_s = x * k->ep_s;
-	out->zero3_s = x * k->zero3_s;
-	out->pp_s = x * k->pp_s * per;
+	out->compute_s = scale * passes * (k->fwd_compute_s + k->bwd_compute_s);
+	out->tp_s = scale * passes * k->tp_s;
+	out->cp_s = scale * passes * k->cp_s;
+	out->zero3_s = scale * passes * k->zero3_s;
+	double ep = work - out->compute_s - out->tp_s - out->cp_s - out->zero3_s;
+	out->ep_s = ep > 0 ? ep : 0;
+	out->pp_s = 2 * kk * k->pp_s; /* a pass's sends, on the critical path as 1F1B's */
 	out->bubble_s = T - work > 0 ? T - work : 0;
 }
 

@@ -68,14 +68,26 @@ double pp_dualpipev_bubble_s(int pp, long long m, const pp_dualpipe_times *t);
 double pp_dualpipe_table2_bubble_s(int stages, const pp_dualpipe_times *t);
 
 /*
+ * The F&B pair time of one chunk of stage time st (`chunks`: 1 for DualPipe,
+ * 2 for DualPipeV, the chunks a micro-batch crosses on the rank): (F + B) /
+ * si_speedup where the cost model gives an overlap factor; else the pair's
+ * compute and expert all-to-all hide each other (DeepSeek-V3 §3.2.1: one
+ * micro-batch's dispatch and combine under the other's compute), max(compute,
+ * all-to-all) plus the rest of the exposed communication (TP, CP, ZeRO-3),
+ * never below F or B alone.
+ */
+double pp_dualpipe_pair_s(const pp_stage_time *st, double chunks);
+
+/*
  * The pipeline part of pp_schedule_iteration (bottleneck_stage, compute_s,
  * tp/cp/ep/zero3_s, pp_s, bubble_s; the caller adds dp, optimizer and other
  * as for every schedule), as wshape_iteration does for DHelix: the rank of
  * the slowest fwd_s + bwd_s + pp_s paces it at its chunk times (DualPipe:
  * st[r] is one micro-batch through one copy's stage, a chunk; DualPipeV: one
- * micro-batch through both chunks, a chunk half of it), F&B = (F + B) /
- * si_speedup (0 = no overlap).  The turning rank's work is the compute and
- * communication parts, the rest of the closed form the bubble.
+ * micro-batch through both chunks, a chunk half of it), F&B of
+ * pp_dualpipe_pair_s.  The turning rank's work is the compute, TP, CP, ZeRO-3
+ * and exposed all-to-all parts (the all-to-all what its pairs leave exposed),
+ * the rest of the closed form the bubble; pp_s is 2k passes' sends.
  */
 void pp_dualpipe_iteration_part(const pp_plan *plan, const pp_stage_time *st, pp_iteration *out);
 void pp_dualpipev_iteration_part(const pp_plan *plan, const pp_stage_time *st, pp_iteration *out);

@@ -281,6 +281,25 @@ double pp_dualpipev_bubble_s(int pp, long long m, const pp_dualpipe_times *t)
 	return v_pipeline_s(pp, (double)m, t) - v_work_s(pp, (double)m, t);
 }
 
+/* The turning rank's work with the pairs at their fastest, max(F, B): under
+ * T for every F&B >= max(F, B), since T - work >= (n - 1)(F&B - B + F). */
+static double v_floor_s(double n, double k, const pp_dualpipe_times *t)
+{
+	pp_dualpipe_times fast = *t;
+	fast.fb_s = t->f_s > t->b_s ? t->f_s : t->b_s;
+	return v_work_s(n, k, &fast);
+}
+
+double pp_dualpipe_floor_s(int pp, long long m, const pp_dualpipe_times *t)
+{
+	return v_floor_s(pp / 2, (double)(m / 2), t);
+}
+
+double pp_dualpipev_floor_s(int pp, long long m, const pp_dualpipe_times *t)
+{
+	return v_floor_s(pp, (double)m, t);
+}
+
 double pp_dualpipe_table2_bubble_s(int stages, const pp_dualpipe_times *t)
 {
 	return (stages / 2.0 - 1) * (pair_s(t) + t->b_s - 3 * t->w_s);

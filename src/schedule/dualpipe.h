@@ -66,6 +66,10 @@ double pp_dualpipev_pipeline_s(int pp, long long m, const pp_dualpipe_times *t);
 double pp_dualpipe_bubble_s(int pp, long long m, const pp_dualpipe_times *t);
 double pp_dualpipev_bubble_s(int pp, long long m, const pp_dualpipe_times *t);
 double pp_dualpipe_table2_bubble_s(int stages, const pp_dualpipe_times *t);
+/* A floor for search: the turning rank's work with every pair at max(F, B),
+ * under the pipeline for every F&B the cost model may give. */
+double pp_dualpipe_floor_s(int pp, long long m, const pp_dualpipe_times *t);
+double pp_dualpipev_floor_s(int pp, long long m, const pp_dualpipe_times *t);
 
 /*
  * The F&B pair time of one chunk of stage time st (`chunks`: 1 for DualPipe,

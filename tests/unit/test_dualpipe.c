@@ -150,7 +150,8 @@ static void test_table2_grid(void **state)
 
 /* Chunk times spread over the closed form's domain (W from 0 to B, F&B from
  * max(F, B) to F + B, F above and below B): the simulator equals it within
- * 1e-6 in all four regimes. */
+ * 1e-6 in all four regimes, the bubble is not negative and the search floor
+ * lies under it. */
 static void test_closed_equals_sim(void **state)
 {
 	(void)state;
@@ -172,7 +173,12 @@ static void test_closed_equals_sim(void **state)
 		double F = 0.3 + 1.7 * u[0], B = 0.3 + 2.7 * u[1], W = B * u[2];
 		double lo = F > B ? F : B, FB = lo + (F + B - lo) * u[3];
 		pp_dualpipe_times t = {F, B, W, FB};
-		assert_rel(simulate(sim, dual, pp, m, &t, 0), closed(dual, pp, m, &t), 1e-6);
+		double cf = closed(dual, pp, m, &t);
+		assert_rel(simulate(sim, dual, pp, m, &t, 0), cf, 1e-6);
+		double floor_s =
+		    dual ? pp_dualpipe_floor_s(pp, m, &t) : pp_dualpipev_floor_s(pp, m, &t);
+		assert_true(floor_s <= cf * (1 + 1e-12));
+		assert_true(bubble(dual, pp, m, &t) >= -1e-9 * cf);
 	}
 	pp_sim_free(sim);
 }

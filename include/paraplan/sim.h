@@ -33,13 +33,17 @@ extern "C" {
 #endif
 
 typedef enum pp_task_kind {
-	PP_TASK_F = 0,  /* forward */
-	PP_TASK_B = 1,  /* backward: input and weight gradients together */
-	PP_TASK_BI = 2, /* backward, input gradients only (zero-bubble B) */
-	PP_TASK_W = 3,  /* weight gradients (zero-bubble W) */
-	PP_TASK_SI = 4, /* DHelix SI block: the forward of (mb, chunk) co-executed with
+	PP_TASK_F = 0,           /* forward */
+	PP_TASK_B = 1,           /* backward: input and weight gradients together */
+	PP_TASK_BI = 2,          /* backward, input gradients only (zero-bubble B) */
+	PP_TASK_W = 3,           /* weight gradients (zero-bubble W) */
+	PP_TASK_SI = 4,          /* DHelix SI block: the forward of (mb, chunk) co-executed with
 	                   the PP_TASK_B that follows it in the list, the two
 	                   (fwd + bwd) / si_speedup long */
+	PP_TASK_FB = PP_TASK_SI, /* DualPipe's overlapped F&B pair: the same task, the
+	                            forward and the backward that follows it run as
+	                            one, (fwd + bwd) / si_speedup long, si_speedup
+	                            the F&B overlap factor (F + B) / F&B */
 } pp_task_kind;
 
 /* One entry of a rank's task list. */
@@ -140,6 +144,17 @@ pp_status pp_sim_orders(pp_sim *sim, pp_schedule sched, int p, long long m, int 
  */
 pp_status pp_sim_reset(pp_sim *sim, int p, long long m, int v, pp_error *err);
 pp_status pp_sim_set_order(pp_sim *sim, int rank, const pp_task *tasks, size_t n, pp_error *err);
+/*
+ * A placement of the virtual stages, after pp_sim_reset(sim, p, m, v) and
+ * before pp_sim_run: stage[r * v + c] is the virtual stage rank r's chunk c
+ * runs, a permutation of 0 .. p v - 1, cut into `lines` pipelines of L = p v
+ * / lines stages each (line k: stages k L .. k L + L - 1).  A micro-batch of
+ * line k enters at its first stage and turns back at its last; micro-batch i
+ * of one line is not micro-batch i of another.  DualPipe runs two lines, one
+ * per direction (dualpipe.h); without a placement rank r's chunk c runs
+ * virtual stage c p + r of one line (wshape's fold: r and 2p - 1 - r).
+ */
+pp_status pp_sim_set_placement(pp_sim *sim, const int *stage, int lines, pp_error *err);
 /*
  * Task lists from a JSON schedule (text of `len` bytes; `source` names it in
  * errors): {"pp": P, "microbatches": M, "vp": V, "ranks": [["F0", "B0", ...],

@@ -17,6 +17,12 @@
 struct pp_sim {
 	int p, v;
 	bool folded; /* DHelix U layout: rank r holds virtual stages r and 2p - 1 - r */
+	/* A placement given as data (pp_sim_set_placement); lines == 0: none.
+	 * stage_at[r v + c] is rank r's chunk c's virtual stage, where_at its
+	 * inverse; the p v stages are cut into `lines` pipelines of line_len. */
+	int lines, line_len;
+	int *stage_at, *where_at;
+	size_t cap_place;
 	long long m;
 	/* Task lists: rank r's tasks are tasks[off[r] .. off[r] + len[r]). */
 	pp_task *tasks;
@@ -75,6 +81,8 @@ void pp_sim_free(pp_sim *sim)
 	free(sim->send_f);
 	free(sim->send_b);
 	free(sim->ptr);
+	free(sim->stage_at);
+	free(sim->where_at);
 	free(sim);
 }
 
@@ -105,6 +113,7 @@ pp_status pp_sim_reset(pp_sim *sim, int p, long long m, int v, pp_error *err)
 	sim->m = m;
 	sim->v = v;
 	sim->folded = false;
+	sim->lines = 0;
 	sim->ntasks = 0;
 	sim->nev = 0;
 	sim->custom = true; /* pp_sim_orders clears it */
@@ -170,6 +179,8 @@ static const char *task_name(pp_task_kind k)
 /* Virtual stage of (rank, chunk), and back. */
 static int vs_of(const pp_sim *sim, int r, int c)
 {
+	if (sim->lines)
+		return sim->stage_at[r * sim->v + c];
 	if (sim->folded)
 		return c == 0 ? r : 2 * sim->p - 1 - r;
 	return c * sim->p + r;
@@ -177,13 +188,66 @@ static int vs_of(const pp_sim *sim, int r, int c)
 
 static void rank_chunk_of(const pp_sim *sim, int vs, int *r, int *c)
 {
-	if (sim->folded) {
+	if (sim->lines) {
+		*r = sim->where_at[vs] / sim->v;
+		*c = sim->where_at[vs] % sim->v;
+	} else if (sim->folded) {
 		*c = vs < sim->p ? 0 : 1;
 		*r = vs < sim->p ? vs : 2 * sim->p - 1 - vs;
 	} else {
 		*r = vs % sim->p;
 		*c = vs / sim->p;
 	}
+}
+
+/* Whether virtual stage vs is the last (first) of its pipeline line. */
+static bool vs_last(const pp_sim *sim, int vs)
+{
+	if (sim->lines)
+		return vs % sim->line_len == sim->line_len - 1;
+	return vs == sim->p * sim->v - 1;
+}
+
+static bool vs_first(const pp_sim *sim, int vs)
+{
+	return sim->lines ? vs % sim->line_len == 0 : vs == 0;
+}
+
+pp_status pp_sim_set_placement(pp_sim *sim, const int *stage, int lines, pp_error *err)
+{
+	const int n = sim->p * sim->v;
+	if (sim->p < 1)
+		return ppi_fail(err, "", "sim", "no task lists (call pp_sim_reset first)");
+	if (lines < 1 || n % lines != 0)
+		return ppi_fail(err, "", "sim.placement",
+		                "%d virtual stages do not cut into %d lines of equal length", n,
+		                lines);
+	size_t cap = sim->cap_place;
+	bool ok = grow((void **)&sim->stage_at, &cap, (size_t)n, sizeof(int));
+	cap = sim->cap_place;
+	ok = ok && grow((void **)&sim->where_at, &cap, (size_t)n, sizeof(int));
+	if (!ok) {
+		ppi_fail(err, "", "sim", "out of memory");
+		return PP_ENOMEM;
+	}
+	sim->cap_place = cap;
+	for (int i = 0; i < n; i++)
+		sim->where_at[i] = -1;
+	for (int i = 0; i < n; i++) {
+		if (stage[i] < 0 || stage[i] >= n || sim->where_at[stage[i]] >= 0) {
+			sim->lines = 0;
+			return ppi_fail(err, "", "sim.placement",
+			                "rank %d chunk %d: virtual stage %d is outside 0..%d or "
+			                "placed twice",
+			                i / sim->v, i % sim->v, stage[i], n - 1);
+		}
+		sim->where_at[stage[i]] = i;
+		sim->stage_at[i] = stage[i];
+	}
+	sim->lines = lines;
+	sim->line_len = n / lines;
+	sim->folded = false;
+	return PP_OK;
 }
 
 pp_status pp_sim_set_order(pp_sim *sim, int rank, const pp_task *tasks, size_t n, pp_error *err)
@@ -408,6 +472,25 @@ static void record(pp_sim *sim, int rank, pp_stream s, pp_event_kind k, int mb, 
 		    (pp_sim_event){rank, s, k, mb, chunk, t0, t1, flops, bytes, -1, -1};
 }
 
+/* Send an activation (a gradient where `grad`) of (mb, chunk) that rank r
+ * finished at t1 to rank nr; returns when it arrives.  The link is the
+ * sender's stream: activations on send-fwd and gradients on send-bwd, or,
+ * under a placement (pp_sim_set_placement), where both travel either way,
+ * send-fwd to a higher rank and send-bwd to a lower one. */
+static double ship(pp_sim *sim, const pp_sim_stage *s, int r, int nr, bool grad, double t1, int mb,
+                   int chunk)
+{
+	bool up = sim->lines ? nr > r : !grad;
+	double *link = up ? &sim->send_f[r] : &sim->send_b[r];
+	double dur = grad ? s->send_bwd_s : s->send_fwd_s;
+	double a = t1 > *link ? t1 : *link;
+	*link = a + dur;
+	if (dur > 0)
+		record(sim, r, up ? PP_STREAM_SEND_FWD : PP_STREAM_SEND_BWD, PP_EV_SEND, mb, chunk,
+		       a, *link, 0, s->send_bytes);
+	return *link;
+}
+
 /* Check that every (micro-batch, chunk) runs its forward once and its
  * backward once (as B, or as BI and W) on every rank. */
 static pp_status check_orders(const pp_sim *sim, unsigned char *seen, pp_error *err)
@@ -439,157 +522,97 @@ static pp_status check_orders(const pp_sim *sim, unsigned char *seen, pp_error *
 	return PP_OK;
 }
 
-pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim_result *out,
-                     pp_error *err)
+/* Index of (rank, chunk, micro-batch) in the per-slot arrays. */
+static size_t slot(const pp_sim *sim, int r, int c, int mb)
 {
-	memset(out, 0, sizeof *out);
-	const int p = sim->p, v = sim->v;
+	return ((size_t)r * (size_t)sim->v + (size_t)c) * (size_t)sim->m + (size_t)mb;
+}
+
+/* Hand the output of rank r's virtual stage `vs` for micro-batch mb, ready at
+ * t1, to the virtual stage after it (before it, a gradient where `grad`): on
+ * the same rank at once (the fold), else over the sender's link. */
+static void pass_on(pp_sim *sim, const pp_sim_stage *s, int r, int vs, int chunk, int mb, bool grad,
+                    double t1)
+{
+	int nr, nc;
+	rank_chunk_of(sim, grad ? vs - 1 : vs + 1, &nr, &nc);
+	double *arrive = grad ? sim->b_arrive : sim->f_arrive;
+	arrive[slot(sim, nr, nc, mb)] = nr == r ? t1 : ship(sim, s, r, nr, grad, t1, mb, chunk);
+}
+
+/* Run rank r's next task if its inputs are there: the tasks it consumed (2
+ * for an SI block, 0 when it must wait). */
+static int run_task(pp_sim *sim, int r, const pp_sim_stage *s, double *busy)
+{
+	const int v = sim->v;
+	const double fwd = s->fwd_s / v, bwd = s->bwd_s / v, w = s->wgrad_s / v;
+	const pp_task *t = &rank_tasks(sim, r)[sim->ptr[r]];
+	size_t k = slot(sim, r, t->chunk, t->mb);
+	int vs = vs_of(sim, r, t->chunk);
+	/* the backward part: the task itself, or an SI block's second */
+	bool has_f = t->kind == PP_TASK_F || t->kind == PP_TASK_SI;
+	bool has_b = t->kind == PP_TASK_B || t->kind == PP_TASK_BI || t->kind == PP_TASK_SI;
+	const pp_task *tb = t->kind == PP_TASK_SI ? t + 1 : t;
+	int bmb = tb->mb, bchunk = tb->chunk;
+	size_t kb = slot(sim, r, bchunk, bmb);
+	int bvs = vs_of(sim, r, bchunk);
+	double ready = 0, dur = 0, flops = 0;
+	pp_event_kind ek = PP_EV_F;
+	if (has_f) {
+		ready = sim->f_arrive[k];
+		dur = fwd;
+		flops = s->fwd_flops;
+	}
+	if (has_b && ready >= 0) {
+		double rb = vs_last(sim, bvs) ? sim->f_end[kb] : sim->b_arrive[kb];
+		if (sim->f_end[kb] < 0)
+			rb = -1;
+		ready = rb < 0 ? -1 : (rb > ready ? rb : ready);
+		bool split = t->kind == PP_TASK_BI;
+		dur += split ? bwd - w : bwd;
+		flops += split ? s->bwd_flops - s->wgrad_flops : s->bwd_flops;
+		ek = t->kind == PP_TASK_SI ? PP_EV_SI : split ? PP_EV_BI : PP_EV_B;
+	}
+	if (t->kind == PP_TASK_SI && s->si_speedup > 0)
+		dur /= s->si_speedup;
+	if (t->kind == PP_TASK_W) {
+		ready = sim->bi_end[k];
+		dur = w;
+		flops = s->wgrad_flops;
+		ek = PP_EV_W;
+	}
+	if (ready < 0)
+		return 0; /* input not there yet */
+	double *free_at = &sim->free_at[r];
+	double t0 = ready > *free_at ? ready : *free_at, t1 = t0 + dur;
+	*free_at = t1;
+	record(sim, r, PP_STREAM_COMPUTE, ek, t->mb, t->chunk, t0, t1, flops, 0);
+	if (t->kind == PP_TASK_SI && sim->nev) {
+		sim->ev[sim->nev - 1].mb2 = bmb;
+		sim->ev[sim->nev - 1].chunk2 = bchunk;
+	}
+	if (has_f) {
+		sim->f_end[k] = t1;
+		if (!vs_last(sim, vs)) /* activation to the next virtual stage */
+			pass_on(sim, s, r, vs, t->chunk, t->mb, false, t1);
+	}
+	if (has_b) {
+		sim->bi_end[kb] = t1;
+		if (!vs_first(sim, bvs)) /* gradient to the previous virtual stage */
+			pass_on(sim, s, r, bvs, bchunk, bmb, true, t1);
+	}
+	busy[r] += dur;
+	return t->kind == PP_TASK_SI ? 2 : 1;
+}
+
+/* After the pipeline: data parallelism, then the optimizer after a global
+ * sync, then `other_s`; fills out. */
+static void finish(pp_sim *sim, const pp_sim_stage *st, double other_s, const double *busy,
+                   pp_sim_result *out)
+{
+	const int p = sim->p;
 	const long long m = sim->m;
-	if (p < 1)
-		return ppi_fail(err, "", "sim", "no task lists (call pp_sim_orders first)");
-	size_t slots = (size_t)p * (size_t)v * (size_t)m;
-	/* Events: every task, its send, and per rank DP, optimizer, other. */
-	if (!grow((void **)&sim->ev, &sim->cap_ev, 2 * sim->ntasks + 3 * (size_t)p,
-	          sizeof(pp_sim_event))) {
-		ppi_fail(err, "", "sim", "out of memory");
-		return PP_ENOMEM;
-	}
-	/* f_end doubles as scratch for the order check before the run. */
-	PPI_TRY(check_orders(sim, (unsigned char *)sim->f_end, err));
-	sim->nev = 0;
-	for (size_t i = 0; i < slots; i++)
-		sim->f_arrive[i] = sim->b_arrive[i] = sim->f_end[i] = sim->bi_end[i] = -1;
-#define SLOT(r, c, mb) ((((size_t)(r) * (size_t)v) + (size_t)(c)) * (size_t)m + (size_t)(mb))
-	/* The first virtual stage's inputs are there from the start. */
-	for (long long i = 0; i < m; i++)
-		sim->f_arrive[SLOT(0, 0, i)] = 0;
-	double *free_at = sim->free_at, *send_f = sim->send_f, *send_b = sim->send_b;
-	size_t *ptr = sim->ptr;
-	for (int r = 0; r < p; r++)
-		free_at[r] = send_f[r] = send_b[r] = 0, ptr[r] = 0;
-	double *busy = ppi_calloc((size_t)p, sizeof *busy); /* compute-stream time per rank */
-	if (!busy) {
-		ppi_fail(err, "", "sim", "out of memory");
-		return PP_ENOMEM;
-	}
-	const int last_vs = p * v - 1;
-	size_t done = 0;
-	while (done < sim->ntasks) {
-		size_t before = done;
-		for (int r = 0; r < p; r++) {
-			const pp_sim_stage *s = &st[r];
-			const double fwd = s->fwd_s / v, bwd = s->bwd_s / v, w = s->wgrad_s / v;
-			const pp_task *list = rank_tasks(sim, r);
-			while (ptr[r] < sim->len[r]) {
-				const pp_task *t = &list[ptr[r]];
-				size_t k = SLOT(r, t->chunk, t->mb);
-				int vs = vs_of(sim, r, t->chunk);
-				/* the backward part: the task itself, or an SI block's second */
-				bool has_f = t->kind == PP_TASK_F || t->kind == PP_TASK_SI;
-				bool has_b = t->kind == PP_TASK_B || t->kind == PP_TASK_BI ||
-				             t->kind == PP_TASK_SI;
-				const pp_task *tb = t->kind == PP_TASK_SI ? t + 1 : t;
-				int bmb = tb->mb, bchunk = tb->chunk;
-				size_t kb = SLOT(r, bchunk, bmb);
-				int bvs = vs_of(sim, r, bchunk);
-				double ready = 0, dur = 0, flops = 0;
-				pp_event_kind ek = PP_EV_F;
-				if (has_f) {
-					ready = sim->f_arrive[k];
-					dur = fwd;
-					flops = s->fwd_flops;
-				}
-				if (has_b && ready >= 0) {
-					double rb =
-					    bvs == last_vs ? sim->f_end[kb] : sim->b_arrive[kb];
-					if (sim->f_end[kb] < 0)
-						rb = -1;
-					ready = rb < 0 ? -1 : (rb > ready ? rb : ready);
-					bool split = t->kind == PP_TASK_BI;
-					dur += split ? bwd - w : bwd;
-					flops +=
-					    split ? s->bwd_flops - s->wgrad_flops : s->bwd_flops;
-					ek = t->kind == PP_TASK_SI ? PP_EV_SI
-					     : split               ? PP_EV_BI
-					                           : PP_EV_B;
-				}
-				if (t->kind == PP_TASK_SI && s->si_speedup > 0)
-					dur /= s->si_speedup;
-				if (t->kind == PP_TASK_W) {
-					ready = sim->bi_end[k];
-					dur = w;
-					flops = s->wgrad_flops;
-					ek = PP_EV_W;
-				}
-				if (ready < 0)
-					break; /* input not there yet: next rank */
-				double t0 = ready > free_at[r] ? ready : free_at[r], t1 = t0 + dur;
-				free_at[r] = t1;
-				record(sim, r, PP_STREAM_COMPUTE, ek, t->mb, t->chunk, t0, t1,
-				       flops, 0);
-				if (t->kind == PP_TASK_SI && sim->nev) {
-					sim->ev[sim->nev - 1].mb2 = bmb;
-					sim->ev[sim->nev - 1].chunk2 = bchunk;
-				}
-				if (has_f) {
-					sim->f_end[k] = t1;
-					if (vs <
-					    last_vs) { /* activation to the next virtual stage */
-						int nr, nc;
-						rank_chunk_of(sim, vs + 1, &nr, &nc);
-						if (nr == r) { /* the fold: the same rank */
-							sim->f_arrive[SLOT(nr, nc, t->mb)] = t1;
-						} else {
-							double a = t1 > send_f[r] ? t1 : send_f[r];
-							send_f[r] = a + s->send_fwd_s;
-							sim->f_arrive[SLOT(nr, nc, t->mb)] =
-							    send_f[r];
-							if (s->send_fwd_s > 0)
-								record(sim, r, PP_STREAM_SEND_FWD,
-								       PP_EV_SEND, t->mb, t->chunk,
-								       a, send_f[r], 0,
-								       s->send_bytes);
-						}
-					}
-				}
-				if (has_b) {
-					sim->bi_end[kb] = t1;
-					if (bvs > 0) { /* gradient to the previous virtual stage */
-						int nr, nc;
-						rank_chunk_of(sim, bvs - 1, &nr, &nc);
-						if (nr == r) {
-							sim->b_arrive[SLOT(nr, nc, bmb)] = t1;
-						} else {
-							double a = t1 > send_b[r] ? t1 : send_b[r];
-							send_b[r] = a + s->send_bwd_s;
-							sim->b_arrive[SLOT(nr, nc, bmb)] =
-							    send_b[r];
-							if (s->send_bwd_s > 0)
-								record(sim, r, PP_STREAM_SEND_BWD,
-								       PP_EV_SEND, bmb, bchunk, a,
-								       send_b[r], 0, s->send_bytes);
-						}
-					}
-				}
-				busy[r] += dur;
-				ptr[r] += t->kind == PP_TASK_SI ? 2 : 1;
-				done += t->kind == PP_TASK_SI ? 2 : 1;
-			}
-		}
-		if (done == before) {
-			int r = 0;
-			while (r < p && ptr[r] >= sim->len[r])
-				r++;
-			const pp_task *t = sim->tasks + sim->off[r] + ptr[r];
-			free(busy);
-			return ppi_fail(err, "", "sim.order",
-			                "the task lists deadlock: rank %d waits forever for the "
-			                "input of %s micro-batch %d chunk %d",
-			                r, task_name(t->kind), t->mb, t->chunk);
-		}
-	}
-#undef SLOT
-	/* Data parallelism, then the optimizer after a global sync. */
+	const double *free_at = sim->free_at;
 	double pipe = 0, fin = 0, opt = 0, busiest = 0;
 	int crit = 0;
 	for (int r = 0; r < p; r++) {
@@ -598,8 +621,9 @@ pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim
 			crit = r;
 		}
 		/* (the list's sum; the product form kept for the other schedules) */
-		double b =
-		    sim->folded ? busy[r] : st[r].fwd_s * (double)m + st[r].bwd_s * (double)m;
+		double b = sim->folded || sim->lines
+		               ? busy[r]
+		               : st[r].fwd_s * (double)m + st[r].bwd_s * (double)m;
 		if (b > busiest)
 			busiest = b;
 	}
@@ -632,11 +656,73 @@ pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim
 	out->optimizer_s = opt;
 	out->other_s = other_s;
 	out->iteration_s = fin + opt + other_s;
-	free(busy);
 	out->busy_s = busiest;
 	out->bubble_s = pipe - busiest > 0 ? pipe - busiest : 0;
 	out->critical_rank = crit;
 	out->tasks = (long long)sim->ntasks;
+}
+
+pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim_result *out,
+                     pp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	const int p = sim->p, v = sim->v;
+	const long long m = sim->m;
+	if (p < 1)
+		return ppi_fail(err, "", "sim", "no task lists (call pp_sim_orders first)");
+	size_t slots = (size_t)p * (size_t)v * (size_t)m;
+	/* Events: every task, its send, and per rank DP, optimizer, other. */
+	if (!grow((void **)&sim->ev, &sim->cap_ev, 2 * sim->ntasks + 3 * (size_t)p,
+	          sizeof(pp_sim_event))) {
+		ppi_fail(err, "", "sim", "out of memory");
+		return PP_ENOMEM;
+	}
+	/* f_end doubles as scratch for the order check before the run. */
+	PPI_TRY(check_orders(sim, (unsigned char *)sim->f_end, err));
+	sim->nev = 0;
+	for (size_t i = 0; i < slots; i++)
+		sim->f_arrive[i] = sim->b_arrive[i] = sim->f_end[i] = sim->bi_end[i] = -1;
+	/* The first virtual stage's inputs are there from the start (each line's). */
+	for (int vs = 0; vs < p * v; vs++) {
+		if (!vs_first(sim, vs))
+			continue;
+		int r0, c0;
+		rank_chunk_of(sim, vs, &r0, &c0);
+		for (long long i = 0; i < m; i++)
+			sim->f_arrive[slot(sim, r0, c0, (int)i)] = 0;
+	}
+	size_t *ptr = sim->ptr;
+	for (int r = 0; r < p; r++)
+		sim->free_at[r] = sim->send_f[r] = sim->send_b[r] = 0, ptr[r] = 0;
+	double *busy = ppi_calloc((size_t)p, sizeof *busy); /* compute-stream time per rank */
+	if (!busy) {
+		ppi_fail(err, "", "sim", "out of memory");
+		return PP_ENOMEM;
+	}
+	size_t done = 0;
+	while (done < sim->ntasks) {
+		size_t before = done;
+		for (int r = 0; r < p; r++) {
+			int n = 1;
+			while (ptr[r] < sim->len[r] && (n = run_task(sim, r, &st[r], busy)) > 0) {
+				ptr[r] += (size_t)n;
+				done += (size_t)n;
+			}
+		}
+		if (done == before) {
+			int r = 0;
+			while (r < p && ptr[r] >= sim->len[r])
+				r++;
+			const pp_task *t = sim->tasks + sim->off[r] + ptr[r];
+			free(busy);
+			return ppi_fail(err, "", "sim.order",
+			                "the task lists deadlock: rank %d waits forever for the "
+			                "input of %s micro-batch %d chunk %d",
+			                r, task_name(t->kind), t->mb, t->chunk);
+		}
+	}
+	finish(sim, st, other_s, busy, out);
+	free(busy);
 	return PP_OK;
 }
 

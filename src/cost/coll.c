@@ -2,6 +2,8 @@
  * Collective algorithms as a type table: the registry (coll_list.h), the
  * group's network as the algorithms see it, and the choice among them.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -18,6 +20,36 @@ const pp_coll_algo *const pp_coll_algos[] = {
 };
 
 const int pp_coll_nalgos = (int)(sizeof pp_coll_algos / sizeof pp_coll_algos[0]);
+
+/* The candidates of each kind, in registry order, NULL-terminated: [0] the
+ * default set, [1] with the opt-in algorithms (pp_system.coll_recursive).
+ * Built once from the registry (candidates_init), so that pp_coll_time, on
+ * the search's hot path, visits only the algorithms that implement the kind. */
+#define PPI_COLL_KINDS (PP_COLL_REDUCE + 1)
+enum {
+#define PPI_COLL_ALGO(id) PPI_COLL_SLOT_##id,
+#include "coll_list.h"
+#undef PPI_COLL_ALGO
+	PPI_COLL_NALGOS
+};
+static const pp_coll_algo *candidates[PPI_COLL_KINDS][2][PPI_COLL_NALGOS + 1];
+static pthread_once_t candidates_once = PTHREAD_ONCE_INIT;
+static atomic_bool candidates_ready;
+
+static void candidates_init(void)
+{
+	for (int k = 0; k < PPI_COLL_KINDS; k++)
+		for (int opt = 0; opt < 2; opt++) {
+			int n = 0;
+			for (int i = 0; i < pp_coll_nalgos; i++) {
+				const pp_coll_algo *a = pp_coll_algos[i];
+				if ((a->kinds & PPI_COLL_KIND(k)) && (opt || !a->opt_in))
+					candidates[k][opt][n++] = a;
+			}
+			candidates[k][opt][n] = NULL;
+		}
+	atomic_store_explicit(&candidates_ready, true, memory_order_release);
+}
 
 const pp_coll_algo *pp_coll_algo_find(const char *name)
 {
@@ -64,12 +96,15 @@ double pp_coll_time(const pp_system *s, const pp_layout *l, pp_coll_kind kind, d
 {
 	const pp_coll_algo *best = NULL;
 	double t = 0;
-	if (l->size > 1 && V > 0) {
+	if (l->size > 1 && V > 0 && (unsigned)kind < PPI_COLL_KINDS) {
+		if (!atomic_load_explicit(&candidates_ready, memory_order_acquire))
+			pthread_once(&candidates_once, candidates_init);
 		pp_coll_net net;
 		pp_coll_net_init(&net, s, l);
-		for (int i = 0; i < pp_coll_nalgos; i++) {
-			const pp_coll_algo *a = pp_coll_algos[i];
-			if (!pp_coll_algo_candidate(a, kind, &net))
+		/* pp_coll_algo_candidate, the kind and the opt-in already sorted */
+		for (const pp_coll_algo *const *c = candidates[kind][s->coll_recursive]; *c; c++) {
+			const pp_coll_algo *a = *c;
+			if (a->applies && !a->applies(kind, &net))
 				continue;
 			double ta = a->time(kind, V, &net);
 			if (!best || ta < t) {

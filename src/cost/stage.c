@@ -149,15 +149,20 @@ static void fill_coll(pp_profile_entry *e, const pp_coll *c, const pp_work *w, c
 	e->wire_bytes = wire_bytes(c->kind, c->bytes, l->size);
 	e->panels = 1;
 	e->overlap = -1;
+	/* the algorithm through a local: `e` itself does not escape to
+	 * pp_coll_time, so the search's hot path (acc_work) keeps it in
+	 * registers */
+	const pp_coll_algo *algo;
 	if (e->rule == PP_RULE_SUMMA && c->overlap_op < w->nops) {
 		e->panels = c->panels >= 1 ? c->panels : 1;
 		e->overlap = base + c->overlap_op;
-		e->seconds = pp_coll_time(s, l, c->kind, c->bytes / e->panels, &e->algo);
+		e->seconds = pp_coll_time(s, l, c->kind, c->bytes / e->panels, &algo);
 	} else {
 		if (e->rule == PP_RULE_SUMMA)
 			e->rule = PP_RULE_EXPOSED;
-		e->seconds = pp_coll_time(s, l, c->kind, c->bytes, &e->algo);
+		e->seconds = pp_coll_time(s, l, c->kind, c->bytes, &algo);
 	}
+	e->algo = algo;
 }
 
 /* SUMMA panel time gathered per GEMM of one unit. */

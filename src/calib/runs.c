@@ -21,6 +21,7 @@
 
 #include "paraplan/calib.h"
 #include "paraplan/estimate.h"
+#include "paraplan/schedule_type.h"
 #include "util/util.h"
 
 struct pp_runs {
@@ -983,7 +984,7 @@ pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_syste
 		vp = 1;
 	}
 	plan->vp = (int)vp;
-	plan->schedule = vp > 1 ? PP_SCHED_INTERLEAVED : PP_SCHED_1F1B;
+	plan->schedule = pp_schedule_for_vp(PP_SCHED_1F1B, (int)vp); /* vp > 1: interleaved */
 	if (m->num_layers % (pp * vp)) {
 		int unit = (int)(pp * vp);
 		int padded = (m->num_layers + unit - 1) / unit * unit;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cost_int.h"
+#include "paraplan/schedule_type.h"
 #include "util/util.h"
 
 /* Bytes one GPU puts on the wire for a collective of a `bytes` buffer on n GPUs. */
@@ -402,7 +403,7 @@ typedef struct stage_ctx {
  * the first, next to the embedding. */
 static int head_stage(const pp_plan *p)
 {
-	return p->schedule == PP_SCHED_WSHAPE ? 0 : p->pp - 1;
+	return pp_schedule_type_of(p->schedule)->head_stage(p);
 }
 
 /* The layer kinds of pipeline rank `stage` and the parameters this GPU owns
@@ -799,6 +800,8 @@ typedef struct stage_key {
 	const void *model, *system, *job;
 	double grad_bytes;
 	int seq, precision, fp8_recipe, optimizer, stage;
+	int head;            /* the schedule's head rank */
+	double param_copies; /* the schedule's parameter copies */
 	long long gpus;
 	pp_plan plan;
 	pp_layout lay[PP_NGROUPS];
@@ -836,7 +839,11 @@ static void stage_key_set(stage_key *key, const pp_scenario *sc, int stage,
 	q->flash = p->flash;
 	q->tp_overlap = p->tp_overlap;
 	q->ep_overlap = p->ep_overlap;
-	q->schedule = p->schedule == PP_SCHED_WSHAPE ? PP_SCHED_WSHAPE : PP_SCHED_1F1B;
+	/* The schedule shapes a stage's cost only through the head's rank and
+	 * the parameter copies (schedule_type.h): those, not its id, key it. */
+	q->schedule = PP_SCHED_1F1B;
+	key->head = head_stage(p);
+	key->param_copies = pp_schedule_type_of(p->schedule)->param_copies;
 	q->tp2 = p->tp2;
 	q->summa = p->summa;
 	q->summa_nb = p->summa_nb;

@@ -11,6 +11,7 @@
 #include "spec/spec_int.h"
 #include "paraplan/dhelix.h"
 #include "paraplan/estimate.h"
+#include "paraplan/schedule_type.h"
 #include "util/util.h"
 #include "workload/workload_int.h"
 
@@ -98,12 +99,11 @@ static pp_status si_speedup_bounds(const pp_scenario *sc, pp_stage_time *st, pp_
 static double bound(const pp_plan *p, double cmax, double sum, double pp_s, double overhead_s,
                     double opt_s, double dp_s, double overlap)
 {
+	const pp_schedule_type *sched = pp_schedule_type_of(p->schedule);
 	double m = (double)p->microbatches, bubble = 0;
-	double v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
-	if (p->pp > 1 && p->schedule == PP_SCHED_1F1B)
-		bubble = sum - cmax + (p->pp - 1) * pp_s;
-	else if (p->pp > 1 && p->schedule == PP_SCHED_INTERLEAVED)
-		bubble = (sum - cmax + (p->pp - 1) * pp_s) / (p->vp > 1 ? p->vp : 1);
+	double v = sched->sends_per_microbatch(p); /* sends on the critical path */
+	if (sched->floor_bubble_s)
+		bubble = sched->floor_bubble_s(p, sum - cmax, pp_s);
 	if (bubble < 0)
 		bubble = 0;
 	double t = cmax + v * pp_s, dp = 0;
@@ -158,7 +158,8 @@ static double time_floor_dp(const pp_scenario *sc, pp_work *ws, const floor_part
 {
 	const pp_plan *p = &sc->plan;
 	double opt, d = ppi_stage_dp_s(sc, 0, ws, &opt);
-	double v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
+	const pp_schedule_type *sched = pp_schedule_type_of(p->schedule);
+	double v = sched->sends_per_microbatch(p);
 	double ov = sc->system->dp_overlap > sc->system->param_gather_overlap
 	                ? sc->system->dp_overlap
 	                : sc->system->param_gather_overlap;
@@ -167,7 +168,7 @@ static double time_floor_dp(const pp_scenario *sc, pp_work *ws, const floor_part
 	if (d - ov * (fp->xmax + v * fp->pp_s) <= 0)
 		return 0;
 	/* the chunks' shares (pp_schedule_dp_hide_s) */
-	double c = p->schedule == PP_SCHED_INTERLEAVED && p->vp > 1 ? p->vp : 1;
+	double c = sched->dp_per_chunk && p->vp > 1 ? p->vp : 1;
 	return bound(p, fp->xmax, fp->xsum, fp->pp_s, fp->overhead_s, opt, d / c, ov / c);
 }
 
@@ -299,7 +300,8 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 		return PP_OK;
 	pp_dh_rates rates;
 	double w_order_free_s = 0; /* wshape's order-free floor */
-	if (cut && out->fits && out->plan.schedule == PP_SCHED_WSHAPE) {
+	const pp_schedule_type *sched = pp_schedule_type_of(out->plan.schedule);
+	if (cut && out->fits && sched->si) {
 		pp_dh_overlap o;
 		pp_dh_overlap_of_system(s, out->plan.tp, &o);
 		pp_dh_saving_rates(&o, &rates);
@@ -309,7 +311,7 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 			return PP_OK;
 		}
 	}
-	if (cut && out->fits && out->plan.schedule != PP_SCHED_WSHAPE) {
+	if (cut && out->fits && !sched->si) {
 		floor_parts fp;
 		double order_free_s, floor_s = time_floor(&sc, ws, &order_free_s, &fp);
 		bool c = cut(ctx, out, floor_s, order_free_s);
@@ -338,7 +340,7 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 		if (rc)
 			return rc;
 	}
-	if (cut && out->fits && p->schedule == PP_SCHED_WSHAPE) {
+	if (cut && out->fits && sched->si) {
 		/* Two more floors of a wshape plan, now that its stages are costed:
 		 * its own closed form with each stage's speedup at an upper bound
 		 * (the time falls as a speedup grows; pp_dh_stage_saved_cap from the
@@ -366,7 +368,7 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 			return PP_OK;
 		}
 	}
-	if (p->schedule == PP_SCHED_WSHAPE)
+	if (sched->si)
 		for (int i = 0; i < p->pp; i++) {
 			if (i > 1 && i < p->pp - 1 && sc.uniform_layers) {
 				stt[i].si_speedup = stt[1].si_speedup;
@@ -422,10 +424,9 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 	out->tp_bytes = b->tp_bytes * mb;
 	out->cp_bytes = b->cp_bytes * mb;
 	out->ep_bytes = b->ep_bytes * mb;
-	out->pp_bytes = b->pp_bytes * mb *
-	                (p->schedule == PP_SCHED_INTERLEAVED ? p->vp
-	                 : p->schedule == PP_SCHED_WSHAPE    ? 2
-	                                                     : 1);
+	/* one activation and one gradient per send (schedule_type.h) */
+	out->pp_bytes =
+	    b->pp_bytes * mb * pp_schedule_type_of(p->schedule)->sends_per_microbatch(p);
 	out->dp_bytes = b->dp_bytes * (p->zero >= 3 ? mb : 1);
 	return PP_OK;
 }
@@ -448,7 +449,11 @@ pp_status pp_estimate_simulate(pp_estimate *e, pp_sim *sim, pp_error *err)
 	pp_scenario sc;
 	ppi_scenario_init(&sc, &e->model, &e->system, &e->job, p, e->gpus);
 	pp_status rc = PP_OK;
-	double v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
+	const pp_schedule_type *sched = pp_schedule_type_of(p->schedule);
+	/* the chunks the caller names to the simulator: vp (1 unless interleaved) */
+	double v = sched->uses_vp ? p->vp : 1;
+	/* FLOPs of one chunk: the stage's over its chunks (vp, or the U's two) */
+	double nchunks = sched->chunks(p);
 	for (int i = 0; i < p->pp && !rc; i++) {
 		pp_stage_time t;
 		rc = ppi_stage_cost(&sc, i, ws, &t, err);
@@ -458,7 +463,7 @@ pp_status pp_estimate_simulate(pp_estimate *e, pp_sim *sim, pp_error *err)
 		s->fwd_s = t.fwd_s;
 		s->bwd_s = t.bwd_s;
 		/* The closed form's zero-bubble W is the weight-gradient compute. */
-		s->wgrad_s = p->schedule == PP_SCHED_ZB ? t.wgrad_compute_s : 0;
+		s->wgrad_s = sched->split_wgrad ? t.wgrad_compute_s : 0;
 		/* pp_s is one activation and one gradient transfer per micro-batch. */
 		s->send_fwd_s = s->send_bwd_s = t.pp_s / 2;
 		s->send_bytes = t.pp_bytes / 2;
@@ -467,14 +472,10 @@ pp_status pp_estimate_simulate(pp_estimate *e, pp_sim *sim, pp_error *err)
 		s->dp_hide_s = pp_schedule_dp_hide_s(&e->system, p, t.dp_s, t.dp_gather_s,
 		                                     t.fwd_compute_s, t.bwd_compute_s);
 		s->optimizer_s = t.optimizer_s;
-		s->fwd_flops = t.fwd_flops / v;
-		s->bwd_flops = t.bwd_flops / v;
-		s->wgrad_flops = t.wgrad_flops / v;
-		if (p->schedule == PP_SCHED_WSHAPE) {
-			/* the U: each chunk is half the stage */
-			s->fwd_flops /= 2;
-			s->bwd_flops /= 2;
-			s->wgrad_flops /= 2;
+		s->fwd_flops = t.fwd_flops / nchunks;
+		s->bwd_flops = t.bwd_flops / nchunks;
+		s->wgrad_flops = t.wgrad_flops / nchunks;
+		if (sched->si) {
 			rc = si_speedup(&sc, &t, ws, err);
 			s->si_speedup = t.si_speedup;
 		}

@@ -172,7 +172,8 @@ typedef struct pp_schedule_type {
 	const char *const *torchtitan;
 	/* Part of the search's default space (no --schedule given). */
 	bool search_default;
-	/* Differs from 1F1B without a pipeline (pp = 1): searched there too. */
+	/* Searched with pp = 1 too: 1F1B itself, and a schedule that still
+	 * differs from it without a pipeline (DHelix's co-execution). */
 	bool at_pp1;
 } pp_schedule_type;
 

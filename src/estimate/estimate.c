@@ -174,7 +174,7 @@ static double time_floor_dp(const pp_scenario *sc, pp_work *ws, const floor_part
 
 /*
  * The floor of a wshape plan before its stages are costed (DHelix's W,
- * schedule.c wshape_iteration): with t_i = fwd_s + bwd_s + 2 pp_s of rank i
+ * sched_wshape.c iteration): with t_i = fwd_s + bwd_s + 2 pp_s of rank i
  * and s_i its SI speedup, for m > p micro-batches
  *   iteration_s >= (m - p) t_b / s_b + p t_b + sum_{i != b} t_i / s_i + other,
  * b the rank with the largest t.  t_i / s_i >= fwd_s + bwd_s - saved_i, and

@@ -198,7 +198,7 @@ static bool order(int p, long long m, int v, int r, pp_sched_push push, void *ct
 	return ok;
 }
 
-static const char *const aliases[] = {"w", "dhelix", NULL};
+static const char *const aliases[] = {"dhelix", NULL};
 
 const pp_schedule_type pp_sched_wshape = {
     .id = PP_SCHED_WSHAPE,

@@ -401,9 +401,9 @@ typedef struct stage_ctx {
 
 /* The rank holding the LM head: the last, or under DHelix's U (wshape)
  * the first, next to the embedding. */
-static int head_stage(const pp_plan *p)
+static int head_stage(const pp_scenario *sc)
 {
-	return pp_schedule_type_of(p->schedule)->head_stage(p);
+	return sc->head_stage;
 }
 
 /* The layer kinds of pipeline rank `stage` and the parameters this GPU owns
@@ -426,14 +426,14 @@ static void stage_layers(const pp_scenario *sc, int stage, stage_ctx *c)
 	c->emb = (double)m->vocab * m->hidden / p->tp; /* vocab-parallel over n_1 */
 	if (stage == 0)
 		c->emb_params += c->emb;
-	if (stage == head_stage(p) && (!m->tied_embeddings || head_stage(p) != 0))
+	if (stage == head_stage(sc) && (!m->tied_embeddings || head_stage(sc) != 0))
 		c->emb_params += c->emb;
 	c->dense_params += c->emb_params;
 	/* The position table and the norms outside the layers have gradients and
 	 * optimizer state too (replicated over TP, as the memory model holds). */
 	if (stage == 0)
 		c->dense_params += sc->first_extra_params;
-	if (stage == head_stage(p))
+	if (stage == head_stage(sc))
 		c->dense_params += sc->head_extra_params;
 }
 
@@ -655,7 +655,7 @@ static void stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage
 		           c->k.layers);
 	}
 	dp_colls(b, sc, c, ws);
-	if (m->tied_embeddings && head_stage(p) != 0 && (stage == 0 || stage == p->pp - 1))
+	if (m->tied_embeddings && head_stage(sc) != 0 && (stage == 0 || stage == p->pp - 1))
 		coll_entry(b, ws, "embedding-sync", PP_RULE_EMB_SYNC, PP_GROUP_EMB,
 		           PP_COLL_ALLREDUCE, s, &lay[PP_GROUP_EMB], c->emb * job->grad_bytes, 1,
 		           1);
@@ -842,8 +842,8 @@ static void stage_key_set(stage_key *key, const pp_scenario *sc, int stage,
 	/* The schedule shapes a stage's cost only through the head's rank and
 	 * the parameter copies (schedule_type.h): those, not its id, key it. */
 	q->schedule = PP_SCHED_1F1B;
-	key->head = head_stage(p);
-	key->param_copies = pp_schedule_type_of(p->schedule)->param_copies;
+	key->head = head_stage(sc);
+	key->param_copies = sc->sched->param_copies;
 	q->tp2 = p->tp2;
 	q->summa = p->summa;
 	q->summa_nb = p->summa_nb;
@@ -904,7 +904,7 @@ pp_status ppi_stage_cost(const pp_scenario *sc, int stage, pp_work *ws, pp_stage
 		unit_cost(&one, m, s, job, p, lay, -1, SLOT_EMBEDDING, ws);
 		acc_add(&a, &one, 1);
 	}
-	if (stage == head_stage(p)) {
+	if (stage == head_stage(sc)) {
 		acc one;
 		unit_cost(&one, m, s, job, p, lay, -1, SLOT_HEAD, ws);
 		acc_add(&a, &one, 1);
@@ -961,7 +961,7 @@ pp_status ppi_stage_profile(const pp_scenario *sc, int stage, pp_work *ws, pp_st
 		unit_entries(&b, ws, s, job, lay, k ? PP_UNIT_MOE_LAYERS : PP_UNIT_DENSE_LAYERS,
 		             c.k.counts[k]);
 	}
-	if (stage == head_stage(p)) {
+	if (stage == head_stage(sc)) {
 		pp_head_work(m, job, p, ws);
 		unit_entries(&b, ws, s, job, lay, PP_UNIT_HEAD, 1);
 	}

@@ -95,13 +95,13 @@ static pp_status si_speedup_bounds(const pp_scenario *sc, pp_stage_time *st, pp_
  * *order_free_s: the bound with the compute alone in c_i, no sends and no
  * optimizer or data-parallel term, which does not depend on where the groups
  * land (the same for every rank order).
+ * `sched` is the plan's schedule type, `v` its sends per micro-batch.
  */
-static double bound(const pp_plan *p, double cmax, double sum, double pp_s, double overhead_s,
-                    double opt_s, double dp_s, double overlap)
+static double bound(const pp_plan *p, const pp_schedule_type *sched, double v, double cmax,
+                    double sum, double pp_s, double overhead_s, double opt_s, double dp_s,
+                    double overlap)
 {
-	const pp_schedule_type *sched = pp_schedule_type_of(p->schedule);
 	double m = (double)p->microbatches, bubble = 0;
-	double v = sched->sends_per_microbatch(p); /* sends on the critical path */
 	if (sched->floor_bubble_s)
 		bubble = sched->floor_bubble_s(p, sum - cmax, pp_s);
 	if (bubble < 0)
@@ -115,6 +115,7 @@ static double bound(const pp_plan *p, double cmax, double sum, double pp_s, doub
 /* What time_floor found, for time_floor_dp. */
 typedef struct floor_parts {
 	double xmax, xsum, pp_s, overhead_s;
+	double v; /* the schedule's sends per micro-batch, on the critical path */
 } floor_parts;
 
 /* The floor without the optimizer and data-parallel terms (and, in
@@ -143,8 +144,10 @@ static double time_floor(const pp_scenario *sc, pp_work *ws, double *order_free_
 	fp->xsum = xsum;
 	fp->pp_s = ppi_stage_pp_send_s(sc, ws);
 	fp->overhead_s = sc->system->iteration_overhead_s;
-	*order_free_s = bound(p, cmax, sum, 0, fp->overhead_s, 0, 0, 0);
-	return bound(p, xmax, xsum, fp->pp_s, fp->overhead_s, 0, 0, 0);
+	const pp_schedule_type *sched = sc->sched;
+	fp->v = sched->sends_per_microbatch(p);
+	*order_free_s = bound(p, sched, fp->v, cmax, sum, 0, fp->overhead_s, 0, 0, 0);
+	return bound(p, sched, fp->v, xmax, xsum, fp->pp_s, fp->overhead_s, 0, 0, 0);
 }
 
 /* time_floor's floor with the optimizer and data-parallel terms, from rank
@@ -158,8 +161,8 @@ static double time_floor_dp(const pp_scenario *sc, pp_work *ws, const floor_part
 {
 	const pp_plan *p = &sc->plan;
 	double opt, d = ppi_stage_dp_s(sc, 0, ws, &opt);
-	const pp_schedule_type *sched = pp_schedule_type_of(p->schedule);
-	double v = sched->sends_per_microbatch(p);
+	const pp_schedule_type *sched = sc->sched;
+	double v = fp->v;
 	double ov = sc->system->dp_overlap > sc->system->param_gather_overlap
 	                ? sc->system->dp_overlap
 	                : sc->system->param_gather_overlap;
@@ -169,7 +172,7 @@ static double time_floor_dp(const pp_scenario *sc, pp_work *ws, const floor_part
 		return 0;
 	/* the chunks' shares (pp_schedule_dp_hide_s) */
 	double c = sched->dp_per_chunk && p->vp > 1 ? p->vp : 1;
-	return bound(p, fp->xmax, fp->xsum, fp->pp_s, fp->overhead_s, opt, d / c, ov / c);
+	return bound(p, sched, v, fp->xmax, fp->xsum, fp->pp_s, fp->overhead_s, opt, d / c, ov / c);
 }
 
 /*

@@ -38,8 +38,37 @@ double ppi_sched_1f1b_floor_bubble_s(const pp_plan *p, double others_s, double s
  * per micro-batch (v = vp interleaved, else 1): out's bottleneck, compute,
  * tp/cp/ep/zero3 and pp seconds; returns the fill before the schedule's own
  * correction (every other stage's micro-batch once), *sum_w the stages'
- * summed weight-gradient compute.
+ * summed weight-gradient compute.  Inline: the closed form runs once per
+ * plan the search times.
  */
-double ppi_sched_linear_steady(const pp_plan *p, const pp_stage_time *st, double v,
-                               pp_iteration *out, double *sum_w);
+static inline double ppi_sched_linear_steady(const pp_plan *p, const pp_stage_time *st, double v,
+                                             pp_iteration *out, double *sum_w)
+{
+	double m = (double)p->microbatches;
+	/* Slowest stage per micro-batch (compute + exposed comm + its sends). */
+	int b = 0;
+	double slow = -1, sum_stage = 0, sw = 0;
+	for (int i = 0; i < p->pp; i++) {
+		double t = st[i].fwd_s + st[i].bwd_s + st[i].pp_s * v;
+		sum_stage += st[i].fwd_s + st[i].bwd_s + st[i].pp_s;
+		sw += st[i].wgrad_compute_s;
+		if (t > slow) {
+			slow = t;
+			b = i;
+		}
+	}
+	const pp_stage_time *k = &st[b];
+	out->bottleneck_stage = b;
+	/* Steady state: m micro-batches at the bottleneck's pace. */
+	out->compute_s = m * (k->fwd_compute_s + k->bwd_compute_s);
+	out->tp_s = m * k->tp_s;
+	out->cp_s = m * k->cp_s;
+	out->ep_s = m * k->ep_s;
+	out->zero3_s = m * k->zero3_s;
+	out->pp_s = m * k->pp_s * v;
+	*sum_w = sw;
+	/* Fill and drain: every other stage's micro-batch once (uneven stages add
+	 * their own time, not the bottleneck's). */
+	return sum_stage - (k->fwd_s + k->bwd_s + k->pp_s);
+}
 #endif

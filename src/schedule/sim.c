@@ -17,7 +17,7 @@
 
 struct pp_sim {
 	int p, v;
-	bool folded; /* DHelix U layout: rank r holds virtual stages r and 2p - 1 - r */
+	bool folded; /* U or V fold: rank r holds virtual stages r and 2p - 1 - r */
 	long long m;
 	/* Task lists: rank r's tasks are tasks[off[r] .. off[r] + len[r]). */
 	pp_task *tasks;
@@ -251,7 +251,9 @@ pp_status pp_sim_orders(pp_sim *sim, pp_schedule sched, int p, long long m, int 
 	int chunks = 1;
 	PPI_TRY(t->sim_shape(p, m, v, &chunks, err));
 	PPI_TRY(pp_sim_reset(sim, p, m, chunks, err));
-	sim->folded = t->fold == PP_FOLD_U;
+	/* the U and the V put chunks r and 2p - 1 - r on rank r (vs_of); two
+	 * model copies (PP_FOLD_DUAL) need chains per copy, not done here */
+	sim->folded = t->fold == PP_FOLD_U || t->fold == PP_FOLD_V;
 	sim->custom = false;
 	bool ok = true;
 	for (int r = 0; r < p && ok; r++)

@@ -238,8 +238,8 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 	out->layers = sk.layers;
 	/* The schedule's placement: the head on the last rank, or under DHelix's
 	 * U (wshape) on rank 0 with the embedding (schedule_type.h). */
-	const pp_schedule_type *sched = pp_schedule_type_of(p->schedule);
-	int head = sched->head_stage(p);
+	const pp_schedule_type *sched = sc->sched;
+	int head = sc->head_stage;
 	bool first = stage == 0, last = stage == head;
 	double t = p->tp, h = m->hidden;
 

@@ -77,10 +77,18 @@ typedef struct pp_sched_link {
 #define PP_SCHED_MAX_LINKS 2
 
 /*
- * A schedule.  Units: seconds, micro-batches, layer x micro-batch sets.
- * Every function member takes a resolved plan (pp_plan_resolve) unless said;
- * members marked optional may be NULL.  The type owns nothing at run time:
- * instances are const and static, the registry only points at them.
+ * A schedule.  Units: seconds (times), micro-batches, ranks (pipeline stages
+ * 0 .. pp - 1), layer x micro-batch activation sets (residency), activations
+ * per micro-batch (sends; the bytes of one are the stage profile's
+ * pp-sendrecv wire bytes, cost's business).  Every function member takes a
+ * resolved plan (pp_plan_resolve) unless said, is pure (no state, no
+ * allocation, no output) and is read-only on its arguments except `out`
+ * parameters, which the caller owns.  Members marked optional may be NULL;
+ * the others are required (tests/unit/test_schedule_type.c checks).  The
+ * type owns nothing at run time: each instance is a const static object in
+ * its sched_<name>.c, the registry only points at it, and the aliases and
+ * launch names are static strings.  Section by section, who reads what:
+ * docs/design.md, "Schedules as types".
  */
 typedef struct pp_schedule_type {
 	/* ---- identity (registry, plan parsing, reports) */

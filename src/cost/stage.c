@@ -399,8 +399,9 @@ typedef struct stage_ctx {
 	double layer_params_max, dense_params, expert_params, emb_params, emb;
 } stage_ctx;
 
-/* The rank holding the LM head: the last, or under DHelix's U (wshape)
- * the first, next to the embedding. */
+/* The rank holding the LM head, from the schedule's placement (the last,
+ * or under DHelix's U the first, next to the embedding; schedule_type.h),
+ * looked up once per plan by the scenario. */
 static int head_stage(const pp_scenario *sc)
 {
 	return sc->head_stage;

@@ -221,7 +221,7 @@ static int simulate(pp_estimate *e, const estimate_flags *f, const pp_model *mod
 	pp_status st = pp_sim_new(&sim, &err);
 	if (!st && f->schedule_file) {
 		const pp_plan *p = &e->plan;
-		int v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
+		int v = pp_schedule_type_of(p->schedule)->uses_vp ? p->vp : 1;
 		st = pp_sim_orders_load(sim, f->schedule_file, p->pp, p->microbatches, v, &err);
 	}
 	if (!st)

@@ -314,7 +314,8 @@ static int common_flag(int c, const char *v, cli_opts *o, pp_error *err, pp_stat
 		int rc = parse_onoff(n, v, &on);
 		if (!rc && on)
 			plan->schedule = PP_SCHED_WSHAPE;
-		else if (!rc && plan->schedule == PP_SCHED_WSHAPE)
+		else if (!rc && pp_schedule_type_of(plan->schedule) &&
+		         pp_schedule_type_of(plan->schedule)->si)
 			plan->schedule = PP_SCHED_1F1B;
 		return rc;
 	}

@@ -444,15 +444,18 @@ static int take(const char *flag, const char *v, void *vctx)
 		if (strcmp(flag, dims[i].flag) == 0)
 			return parse_dim(f, v, dims[i].lo, dims[i].hi, dims[i].d);
 	static const char *const rc_names[] = {"none", "selective", "full"};
-	static const char *const sched_names[] = {"1f1b", "gpipe", "interleaved", "zb", "wshape"};
 	if (strcmp(flag, "sp") == 0)
 		return parse_names(f, v, onoff_names, 2, &sp->sp_mask);
 	if (strcmp(flag, "summa") == 0) /* bit 0: 2D TP with shared weights, bit 1: SUMMA */
 		return parse_names(f, v, onoff_names, 2, &sp->summa_mask);
 	if (strcmp(flag, "recompute") == 0)
 		return parse_names(f, v, rc_names, 3, &sp->recompute_mask);
-	if (strcmp(flag, "schedule") == 0)
-		return parse_names(f, v, sched_names, 5, &sp->schedule_mask);
+	if (strcmp(flag, "schedule") == 0) {
+		const char *sched_names[PP_SCHED_MAX]; /* the registry's, by id */
+		for (int i = 0; i < pp_schedule_type_n; i++)
+			sched_names[i] = pp_schedule_types[i]->name;
+		return parse_names(f, v, sched_names, pp_schedule_type_n, &sp->schedule_mask);
+	}
 	if (strcmp(flag, "order") == 0)
 		return parse_orders(v, sp);
 	return EXIT_INTERNAL; /* a SEARCHED rule above with no parser here */

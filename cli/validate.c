@@ -568,8 +568,7 @@ static int best_plan(row *r, const pp_model *m, const pp_system *s, const pp_job
 	pp_search_space space;
 	pp_search_space_init(&space);
 	space.base = *theirs;
-	space.schedule_mask = (1u << PP_SCHED_1F1B) | (1u << PP_SCHED_INTERLEAVED) |
-	                      (1u << PP_SCHED_ZB) | (1u << theirs->schedule);
+	space.schedule_mask = pp_schedule_search_default_mask() | (1u << theirs->schedule);
 	static const char *const orders[] = {"tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp", "tp-pp-cp-ep-dp",
 	                                     "cp-tp-ep-dp-pp"};
 	space.norders = 0;

@@ -17,6 +17,7 @@
 #include "workload.h"
 #include "place.h"
 #include "scenario.h"
+#include "schedule_type.h"
 #include "sim.h"
 #include "traffic.h"
 #include "bandwidth.h"

@@ -27,24 +27,13 @@
 #define PARAPLAN_SIM_H
 
 #include "schedule.h"
+#include "schedule_type.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum pp_task_kind {
-	PP_TASK_F = 0,           /* forward */
-	PP_TASK_B = 1,           /* backward: input and weight gradients together */
-	PP_TASK_BI = 2,          /* backward, input gradients only (zero-bubble B) */
-	PP_TASK_W = 3,           /* weight gradients (zero-bubble W) */
-	PP_TASK_SI = 4,          /* DHelix SI block: the forward of (mb, chunk) co-executed with
-	                   the PP_TASK_B that follows it in the list, the two
-	                   (fwd + bwd) / si_speedup long */
-	PP_TASK_FB = PP_TASK_SI, /* DualPipe's overlapped F&B pair: the same task, the
-	                            forward and the backward that follows it run as
-	                            one, (fwd + bwd) / si_speedup long, si_speedup
-	                            the F&B overlap factor (F + B) / F&B */
-} pp_task_kind;
+/* pp_task_kind: schedule_type.h (the schedule types build the task lists). */
 
 /* One entry of a rank's task list. */
 typedef struct pp_task {

@@ -21,6 +21,7 @@
 
 #include "paraplan/calib.h"
 #include "paraplan/estimate.h"
+#include "paraplan/schedule_type.h"
 #include "util/util.h"
 
 struct pp_runs {
@@ -986,7 +987,7 @@ static pp_status read_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_
 		vp = 1;
 	}
 	plan->vp = (int)vp;
-	plan->schedule = vp > 1 ? PP_SCHED_INTERLEAVED : PP_SCHED_1F1B;
+	plan->schedule = pp_schedule_for_vp(PP_SCHED_1F1B, (int)vp); /* vp > 1: interleaved */
 	/* Layers that pp x vp does not divide: Megatron-LM then needs an uneven
 	 * split (--decoder-first/last-pipeline-num-layers, or the embedding and
 	 * the loss counted as layers), and no record says which ran.  The model is

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cost_int.h"
+#include "paraplan/schedule_type.h"
 #include "util/util.h"
 
 /* Bytes one GPU puts on the wire for a collective of a `bytes` buffer on n GPUs. */
@@ -404,11 +405,12 @@ typedef struct stage_ctx {
 	double layer_params_max, dense_params, expert_params, emb_params, emb;
 } stage_ctx;
 
-/* The rank holding the LM head: the last, or under DHelix's U (wshape)
- * the first, next to the embedding. */
-static int head_stage(const pp_plan *p)
+/* The rank holding the LM head, from the schedule's placement (the last,
+ * or under DHelix's U the first, next to the embedding; schedule_type.h),
+ * looked up once per plan by the scenario. */
+static int head_stage(const pp_scenario *sc)
 {
-	return p->schedule == PP_SCHED_WSHAPE ? 0 : p->pp - 1;
+	return sc->head_stage;
 }
 
 /* The layer kinds of pipeline rank `stage` and the parameters this GPU owns
@@ -431,14 +433,14 @@ static void stage_layers(const pp_scenario *sc, int stage, stage_ctx *c)
 	c->emb = (double)m->vocab * m->hidden / p->tp; /* vocab-parallel over n_1 */
 	if (stage == 0)
 		c->emb_params += c->emb;
-	if (stage == head_stage(p) && (!m->tied_embeddings || head_stage(p) != 0))
+	if (stage == head_stage(sc) && (!m->tied_embeddings || head_stage(sc) != 0))
 		c->emb_params += c->emb;
 	c->dense_params += c->emb_params;
 	/* The position table and the norms outside the layers have gradients and
 	 * optimizer state too (replicated over TP, as the memory model holds). */
 	if (stage == 0)
 		c->dense_params += sc->first_extra_params;
-	if (stage == head_stage(p))
+	if (stage == head_stage(sc))
 		c->dense_params += sc->head_extra_params;
 }
 
@@ -675,7 +677,7 @@ static void stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage
 		           c->k.layers);
 	}
 	dp_colls(b, sc, c, ws);
-	if (m->tied_embeddings && head_stage(p) != 0 && (stage == 0 || stage == p->pp - 1))
+	if (m->tied_embeddings && head_stage(sc) != 0 && (stage == 0 || stage == p->pp - 1))
 		coll_entry(b, ws, "embedding-sync", PP_RULE_EMB_SYNC, PP_GROUP_EMB,
 		           PP_COLL_ALLREDUCE, s, &lay[PP_GROUP_EMB], c->emb * job->grad_bytes, 1,
 		           1);
@@ -820,6 +822,8 @@ typedef struct stage_key {
 	const void *model, *system, *job;
 	double grad_bytes;
 	int seq, precision, fp8_recipe, optimizer, stage;
+	int head;            /* the schedule's head rank */
+	double param_copies; /* the schedule's parameter copies */
 	long long gpus;
 	pp_plan plan;
 	pp_layout lay[PP_NGROUPS];
@@ -857,7 +861,11 @@ static void stage_key_set(stage_key *key, const pp_scenario *sc, int stage,
 	q->flash = p->flash;
 	q->tp_overlap = p->tp_overlap;
 	q->ep_overlap = p->ep_overlap;
-	q->schedule = p->schedule == PP_SCHED_WSHAPE ? PP_SCHED_WSHAPE : PP_SCHED_1F1B;
+	/* The schedule shapes a stage's cost only through the head's rank and
+	 * the parameter copies (schedule_type.h): those, not its id, key it. */
+	q->schedule = PP_SCHED_1F1B;
+	key->head = head_stage(sc);
+	key->param_copies = sc->sched->param_copies;
 	q->tp2 = p->tp2;
 	q->summa = p->summa;
 	q->summa_nb = p->summa_nb;
@@ -918,7 +926,7 @@ pp_status ppi_stage_cost(const pp_scenario *sc, int stage, pp_work *ws, pp_stage
 		unit_cost(&one, m, s, job, p, lay, -1, SLOT_EMBEDDING, ws);
 		acc_add(&a, &one, 1);
 	}
-	if (stage == head_stage(p)) {
+	if (stage == head_stage(sc)) {
 		acc one;
 		unit_cost(&one, m, s, job, p, lay, -1, SLOT_HEAD, ws);
 		acc_add(&a, &one, 1);
@@ -975,7 +983,7 @@ pp_status ppi_stage_profile(const pp_scenario *sc, int stage, pp_work *ws, pp_st
 		unit_entries(&b, ws, s, job, lay, k ? PP_UNIT_MOE_LAYERS : PP_UNIT_DENSE_LAYERS,
 		             c.k.counts[k]);
 	}
-	if (stage == head_stage(p)) {
+	if (stage == head_stage(sc)) {
 		pp_head_work(m, job, p, ws);
 		unit_entries(&b, ws, s, job, lay, PP_UNIT_HEAD, 1);
 	}

@@ -11,6 +11,7 @@
 #include "spec/spec_int.h"
 #include "paraplan/dhelix.h"
 #include "paraplan/estimate.h"
+#include "paraplan/schedule_type.h"
 #include "util/util.h"
 #include "workload/workload_int.h"
 
@@ -94,16 +95,15 @@ static pp_status si_speedup_bounds(const pp_scenario *sc, pp_stage_time *st, pp_
  * *order_free_s: the bound with the compute alone in c_i, no sends and no
  * optimizer or data-parallel term, which does not depend on where the groups
  * land (the same for every rank order).
+ * `sched` is the plan's schedule type, `v` its sends per micro-batch.
  */
-static double bound(const pp_plan *p, double cmax, double sum, double pp_s, double overhead_s,
-                    double opt_s, double dp_s, double overlap)
+static double bound(const pp_plan *p, const pp_schedule_type *sched, double v, double cmax,
+                    double sum, double pp_s, double overhead_s, double opt_s, double dp_s,
+                    double overlap)
 {
 	double m = (double)p->microbatches, bubble = 0;
-	double v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
-	if (p->pp > 1 && p->schedule == PP_SCHED_1F1B)
-		bubble = sum - cmax + (p->pp - 1) * pp_s;
-	else if (p->pp > 1 && p->schedule == PP_SCHED_INTERLEAVED)
-		bubble = (sum - cmax + (p->pp - 1) * pp_s) / (p->vp > 1 ? p->vp : 1);
+	if (sched->floor_bubble_s)
+		bubble = sched->floor_bubble_s(p, sum - cmax, pp_s);
 	if (bubble < 0)
 		bubble = 0;
 	double t = cmax + v * pp_s, dp = 0;
@@ -115,6 +115,7 @@ static double bound(const pp_plan *p, double cmax, double sum, double pp_s, doub
 /* What time_floor found, for time_floor_dp. */
 typedef struct floor_parts {
 	double xmax, xsum, pp_s, overhead_s;
+	double v; /* the schedule's sends per micro-batch, on the critical path */
 } floor_parts;
 
 /* The floor without the optimizer and data-parallel terms (and, in
@@ -143,8 +144,10 @@ static double time_floor(const pp_scenario *sc, pp_work *ws, double *order_free_
 	fp->xsum = xsum;
 	fp->pp_s = ppi_stage_pp_send_s(sc, ws);
 	fp->overhead_s = sc->system->iteration_overhead_s;
-	*order_free_s = bound(p, cmax, sum, 0, fp->overhead_s, 0, 0, 0);
-	return bound(p, xmax, xsum, fp->pp_s, fp->overhead_s, 0, 0, 0);
+	const pp_schedule_type *sched = sc->sched;
+	fp->v = sched->sends_per_microbatch(p);
+	*order_free_s = bound(p, sched, fp->v, cmax, sum, 0, fp->overhead_s, 0, 0, 0);
+	return bound(p, sched, fp->v, xmax, xsum, fp->pp_s, fp->overhead_s, 0, 0, 0);
 }
 
 /* time_floor's floor with the optimizer and data-parallel terms, from rank
@@ -158,7 +161,8 @@ static double time_floor_dp(const pp_scenario *sc, pp_work *ws, const floor_part
 {
 	const pp_plan *p = &sc->plan;
 	double opt, d = ppi_stage_dp_s(sc, 0, ws, &opt);
-	double v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
+	const pp_schedule_type *sched = sc->sched;
+	double v = fp->v;
 	double ov = sc->system->dp_overlap > sc->system->param_gather_overlap
 	                ? sc->system->dp_overlap
 	                : sc->system->param_gather_overlap;
@@ -167,13 +171,13 @@ static double time_floor_dp(const pp_scenario *sc, pp_work *ws, const floor_part
 	if (d - ov * (fp->xmax + v * fp->pp_s) <= 0)
 		return 0;
 	/* the chunks' shares (pp_schedule_dp_hide_s) */
-	double c = p->schedule == PP_SCHED_INTERLEAVED && p->vp > 1 ? p->vp : 1;
-	return bound(p, fp->xmax, fp->xsum, fp->pp_s, fp->overhead_s, opt, d / c, ov / c);
+	double c = sched->dp_per_chunk && p->vp > 1 ? p->vp : 1;
+	return bound(p, sched, v, fp->xmax, fp->xsum, fp->pp_s, fp->overhead_s, opt, d / c, ov / c);
 }
 
 /*
  * The floor of a wshape plan before its stages are costed (DHelix's W,
- * schedule.c wshape_iteration): with t_i = fwd_s + bwd_s + 2 pp_s of rank i
+ * sched_wshape.c iteration): with t_i = fwd_s + bwd_s + 2 pp_s of rank i
  * and s_i its SI speedup, for m > p micro-batches
  *   iteration_s >= (m - p) t_b / s_b + p t_b + sum_{i != b} t_i / s_i + other,
  * b the rank with the largest t.  t_i / s_i >= fwd_s + bwd_s - saved_i, and
@@ -299,7 +303,8 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 		return PP_OK;
 	pp_dh_rates rates;
 	double w_order_free_s = 0; /* wshape's order-free floor */
-	if (cut && out->fits && out->plan.schedule == PP_SCHED_WSHAPE) {
+	const pp_schedule_type *sched = pp_schedule_type_of(out->plan.schedule);
+	if (cut && out->fits && sched->si) {
 		pp_dh_overlap o;
 		pp_dh_overlap_of_system(s, out->plan.tp, &o);
 		pp_dh_saving_rates(&o, &rates);
@@ -309,7 +314,7 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 			return PP_OK;
 		}
 	}
-	if (cut && out->fits && out->plan.schedule != PP_SCHED_WSHAPE) {
+	if (cut && out->fits && !sched->si) {
 		floor_parts fp;
 		double order_free_s, floor_s = time_floor(&sc, ws, &order_free_s, &fp);
 		bool c = cut(ctx, out, floor_s, order_free_s);
@@ -338,7 +343,7 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 		if (rc)
 			return rc;
 	}
-	if (cut && out->fits && p->schedule == PP_SCHED_WSHAPE) {
+	if (cut && out->fits && sched->si) {
 		/* Two more floors of a wshape plan, now that its stages are costed:
 		 * its own closed form with each stage's speedup at an upper bound
 		 * (the time falls as a speedup grows; pp_dh_stage_saved_cap from the
@@ -366,7 +371,7 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 			return PP_OK;
 		}
 	}
-	if (p->schedule == PP_SCHED_WSHAPE)
+	if (sched->si)
 		for (int i = 0; i < p->pp; i++) {
 			if (i > 1 && i < p->pp - 1 && sc.uniform_layers) {
 				stt[i].si_speedup = stt[1].si_speedup;
@@ -422,10 +427,9 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 	out->tp_bytes = b->tp_bytes * mb;
 	out->cp_bytes = b->cp_bytes * mb;
 	out->ep_bytes = b->ep_bytes * mb;
-	out->pp_bytes = b->pp_bytes * mb *
-	                (p->schedule == PP_SCHED_INTERLEAVED ? p->vp
-	                 : p->schedule == PP_SCHED_WSHAPE    ? 2
-	                                                     : 1);
+	/* one activation and one gradient per send (schedule_type.h) */
+	out->pp_bytes =
+	    b->pp_bytes * mb * pp_schedule_type_of(p->schedule)->sends_per_microbatch(p);
 	out->dp_bytes = b->dp_bytes * (p->zero >= 3 ? mb : 1);
 	return PP_OK;
 }
@@ -434,7 +438,9 @@ pp_status ppi_sim_stage_of(const pp_scenario *sc, int stage, pp_work *ws, pp_sta
                            pp_sim_stage *s, pp_error *err)
 {
 	const pp_plan *p = &sc->plan;
-	double v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
+	const pp_schedule_type *sched = pp_schedule_type_of(p->schedule);
+	/* FLOPs of one chunk: the stage's over its chunks (vp, or the U's two) */
+	double nchunks = sched->chunks(p);
 	memset(s, 0, sizeof *s);
 	pp_status rc = ppi_stage_cost(sc, stage, ws, t, err);
 	if (rc)
@@ -442,7 +448,7 @@ pp_status ppi_sim_stage_of(const pp_scenario *sc, int stage, pp_work *ws, pp_sta
 	s->fwd_s = t->fwd_s;
 	s->bwd_s = t->bwd_s;
 	/* The closed form's zero-bubble W is the weight-gradient compute. */
-	s->wgrad_s = p->schedule == PP_SCHED_ZB ? t->wgrad_compute_s : 0;
+	s->wgrad_s = sched->split_wgrad ? t->wgrad_compute_s : 0;
 	/* pp_s is one activation and one gradient transfer per micro-batch. */
 	s->send_fwd_s = s->send_bwd_s = t->pp_s / 2;
 	s->send_bytes = t->pp_bytes / 2;
@@ -451,14 +457,10 @@ pp_status ppi_sim_stage_of(const pp_scenario *sc, int stage, pp_work *ws, pp_sta
 	s->dp_hide_s = pp_schedule_dp_hide_s(sc->system, p, t->dp_s, t->dp_gather_s,
 	                                     t->fwd_compute_s, t->bwd_compute_s);
 	s->optimizer_s = t->optimizer_s;
-	s->fwd_flops = t->fwd_flops / v;
-	s->bwd_flops = t->bwd_flops / v;
-	s->wgrad_flops = t->wgrad_flops / v;
-	if (p->schedule == PP_SCHED_WSHAPE) {
-		/* the U: each chunk is half the stage */
-		s->fwd_flops /= 2;
-		s->bwd_flops /= 2;
-		s->wgrad_flops /= 2;
+	s->fwd_flops = t->fwd_flops / nchunks;
+	s->bwd_flops = t->bwd_flops / nchunks;
+	s->wgrad_flops = t->wgrad_flops / nchunks;
+	if (sched->si) {
 		rc = si_speedup(sc, t, ws, err);
 		s->si_speedup = t->si_speedup;
 	}
@@ -467,7 +469,8 @@ pp_status ppi_sim_stage_of(const pp_scenario *sc, int stage, pp_work *ws, pp_sta
 
 pp_status ppi_sim_orders_of(pp_sim *sim, const pp_plan *p, pp_error *err)
 {
-	int v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
+	/* the chunks the caller names to the simulator: vp (1 unless interleaved) */
+	int v = pp_schedule_type_of(p->schedule)->uses_vp ? p->vp : 1;
 	/* Task lists given as data for this shape are kept; else the plan's. */
 	if (pp_sim_orders_custom(sim, p->pp, p->microbatches, v))
 		return PP_OK;

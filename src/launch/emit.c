@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "paraplan/launch.h"
+#include "paraplan/schedule_type.h"
 #include "util/util.h"
 
 pp_status pp_launch_format_parse(const char *s, const char *field, pp_launch_format *out,
@@ -192,9 +193,10 @@ static void emit_megatron(const pp_estimate *e, FILE *out, char *notes, size_t n
 	        "--context-parallel-size %d --expert-model-parallel-size %d "
 	        "--expert-tensor-parallel-size %d",
 	        p->tp, p->pp, p->cp, p->ep, p->etp);
-	if (p->schedule == PP_SCHED_INTERLEAVED && p->vp > 1)
+	pp_sched_megatron how = pp_schedule_type_of(p->schedule)->megatron;
+	if (how == PP_MEGATRON_VIRTUAL && p->vp > 1)
 		fprintf(out, " --num-virtual-stages-per-pipeline-rank %d", p->vp);
-	else if (p->schedule == PP_SCHED_GPIPE || p->schedule == PP_SCHED_ZB)
+	else if (how == PP_MEGATRON_NONE)
 		note(notes, nn, "Megatron-LM runs 1F1B, not %s: the schedule is not expressed",
 		     pp_schedule_name(p->schedule));
 	if (p->first_stage_layers > 0)
@@ -251,7 +253,8 @@ static void emit_nemo(const pp_estimate *e, FILE *out, char *notes, size_t nn)
 	fprintf(out, "trainer.num_nodes=%lld trainer.devices=%d \\\n", nodes,
 	        e->gpus < per_node ? (int)e->gpus : per_node);
 	char vp[16] = "None";
-	if (p->schedule == PP_SCHED_INTERLEAVED && p->vp > 1)
+	pp_sched_megatron how = pp_schedule_type_of(p->schedule)->megatron;
+	if (how == PP_MEGATRON_VIRTUAL && p->vp > 1)
 		snprintf(vp, sizeof vp, "%d", p->vp);
 	fprintf(out,
 	        "trainer.strategy.tensor_model_parallel_size=%d "
@@ -262,7 +265,7 @@ static void emit_nemo(const pp_estimate *e, FILE *out, char *notes, size_t nn)
 	        "trainer.strategy.expert_tensor_parallel_size=%d "
 	        "trainer.strategy.sequence_parallel=%s",
 	        p->tp, p->pp, vp, p->cp, p->ep, p->etp, p->sp ? "True" : "False");
-	if (p->schedule == PP_SCHED_GPIPE || p->schedule == PP_SCHED_ZB)
+	if (how == PP_MEGATRON_NONE)
 		note(notes, nn, "NeMo runs Megatron's 1F1B, not %s: the schedule is not expressed",
 		     pp_schedule_name(p->schedule));
 	if (p->first_stage_layers > 0)
@@ -385,10 +388,11 @@ static void emit_torchtitan(const pp_estimate *e, FILE *out, char *notes, size_t
 		     p->etp);
 	fprintf(out, "pipeline_parallel_degree = %d\n", p->pp);
 	if (p->pp > 1) {
-		const char *sched = p->schedule == PP_SCHED_GPIPE         ? "GPipe"
-		                    : p->schedule == PP_SCHED_INTERLEAVED ? "Interleaved1F1B"
-		                    : p->schedule == PP_SCHED_ZB          ? "InterleavedZeroBubble"
-		                                                          : "1F1B";
+		/* the type's torchtitan name; torchtitan's 1F1B for one it has not */
+		const pp_schedule_type *st = pp_schedule_type_of(p->schedule);
+		if (!st->torchtitan)
+			st = pp_schedule_type_of(PP_SCHED_1F1B);
+		const char *sched = st->torchtitan[0];
 		fprintf(out, "pipeline_parallel_schedule = \"%s\"\n", sched);
 		fprintf(out, "pipeline_parallel_microbatch_size = %d\n", p->mbs);
 		if (p->first_stage_layers || p->last_stage_layers || p->embedding_as_layer ||

@@ -15,6 +15,7 @@
 
 #include "launch_int.h"
 #include "paraplan/launch.h"
+#include "paraplan/schedule_type.h"
 #include "util/util.h"
 
 /* ------------------------------------------------------------ shell words */
@@ -924,7 +925,7 @@ pp_status pp_launch_from_megatron(const char *text, size_t len, const char *sour
 				p.vp = layers / p.pp / per;
 		}
 	}
-	p.schedule = p.vp > 1 ? PP_SCHED_INTERLEAVED : PP_SCHED_1F1B;
+	p.schedule = pp_schedule_for_vp(PP_SCHED_1F1B, p.vp); /* Megatron: vp > 1 interleaves */
 	/* Recomputation: full recomputes layers (uniform, 1 layer a chunk = every
 	 * layer); selective the core attention. */
 	if (!st && s.set[F_RECOMP_GRAN]) {

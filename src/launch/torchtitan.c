@@ -12,6 +12,7 @@
 
 #include "launch_int.h"
 #include "paraplan/launch.h"
+#include "paraplan/schedule_type.h"
 #include "util/util.h"
 
 /* torchtitan's model flavors that are paraplan presets. */
@@ -168,9 +169,17 @@ pp_status pp_launch_from_torchtitan(const char *text, size_t len, const char *so
 	if (!st)
 		st = get_int(&t, "parallelism.pipeline_parallel_microbatch_size", 1, 1 << 20,
 		             source, &p.mbs, err);
-	static const char *const scheds[] = {
-	    "1F1B",      "GPipe", "Interleaved1F1B", "InterleavedZeroBubble", "ZBVZeroBubble",
-	    "LoopedBFS", NULL};
+	/* torchtitan's schedule names, from the schedule types (schedule_type.h) */
+	const char *scheds[4 * PP_SCHED_MAX + 1];
+	pp_schedule sched_of[4 * PP_SCHED_MAX];
+	int nsched = 0;
+	for (int i = 0; i < pp_schedule_type_n; i++)
+		for (const char *const *a = pp_schedule_types[i]->torchtitan;
+		     a && *a && nsched < 4 * PP_SCHED_MAX; a++) {
+			sched_of[nsched] = pp_schedule_types[i]->id;
+			scheds[nsched++] = *a;
+		}
+	scheds[nsched] = NULL;
 	int sched = 0;
 	if (!st)
 		st = get_choice(&t, "parallelism.pipeline_parallel_schedule", scheds, source,
@@ -204,10 +213,7 @@ pp_status pp_launch_from_torchtitan(const char *text, size_t len, const char *so
 	p.zero = shard == 1 ? 0 : 3; /* FSDP2 shards everything */
 	if (shard > 0)
 		p.dp = (int)(rep * shard);
-	p.schedule = sched == 1                 ? PP_SCHED_GPIPE
-	             : sched == 2 || sched == 5 ? PP_SCHED_INTERLEAVED
-	             : sched == 3 || sched == 4 ? PP_SCHED_ZB
-	                                        : PP_SCHED_1F1B;
+	p.schedule = sched_of[sched];
 	if (have_per_stage && p.pp > 1) {
 		if (!out->has_model) {
 			st = ppi_fail(
@@ -224,11 +230,11 @@ pp_status pp_launch_from_torchtitan(const char *text, size_t len, const char *so
 			else
 				p.vp = (int)(layers / (p.pp * per_stage));
 		}
-		if (!st && p.vp > 1 && p.schedule == PP_SCHED_1F1B)
-			p.schedule = PP_SCHED_INTERLEAVED;
+		if (!st && p.vp > 1)
+			p.schedule = pp_schedule_for_vp(p.schedule, p.vp);
 	}
-	if (p.vp <= 1 && p.schedule == PP_SCHED_INTERLEAVED)
-		p.schedule = PP_SCHED_1F1B;
+	if (p.vp <= 1)
+		p.schedule = pp_schedule_for_vp(p.schedule, 1);
 	if (st) {
 		ppi_toml_free(&t);
 		return st;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "paraplan/report.h"
+#include "paraplan/schedule_type.h"
 #include "line.h"
 #include "report_int.h"
 #include "util/util.h"
@@ -111,10 +112,11 @@ int pp_report_text(const pp_estimate *e, FILE *out)
 			fprintf(out, "  %-13s %10.2f ms  %5.1f%%\n", rows[i].name, rows[i].s * 1e3,
 			        100 * rows[i].s / it);
 	fprintf(out, "  %-13s %10.2f ms\n", "iteration", t->iteration_s * 1e3);
-	if (e->plan.schedule == PP_SCHED_WSHAPE)
+	if (pp_schedule_type_of(e->plan.schedule)->si)
 		fprintf(out,
-		        "  wshape: the paced stage's SI blocks run %.3fx faster than its forward + "
+		        "  %s: the paced stage's SI blocks run %.3fx faster than its forward + "
 		        "backward (seed 002's s)\n",
+		        pp_schedule_name(e->plan.schedule),
 		        e->bottleneck.si_speedup > 0 ? e->bottleneck.si_speedup : 1.0);
 	if (e->simulated) {
 		const pp_sim_result *r = &e->sim;
@@ -208,7 +210,7 @@ static json_t *estimate_json(const pp_estimate *e)
 	    "compute_s", t->compute_s, "tp_s", t->tp_s, "cp_s", t->cp_s, "ep_s", t->ep_s, "pp_s",
 	    t->pp_s, "dp_s", t->dp_s, "bubble_s", t->bubble_s, "optimizer_s", t->optimizer_s,
 	    "zero3_s", t->zero3_s, "other_s", t->other_s, "bottleneck_stage", t->bottleneck_stage);
-	if (p->schedule == PP_SCHED_WSHAPE) /* DHelix: the bottleneck's SI block speedup s */
+	if (pp_schedule_type_of(p->schedule)->si) /* DHelix: the bottleneck's SI block speedup s */
 		json_object_set_new(time, "si_speedup", json_real(e->bottleneck.si_speedup));
 	json_t *thr = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "tokens_per_s", e->tokens_per_s,
 	                        "tokens_per_iteration", e->tokens_per_iteration,

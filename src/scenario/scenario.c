@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "paraplan/kernel.h"
+#include "paraplan/schedule_type.h"
 #include "scenario_int.h"
 #include "util/util.h"
 
@@ -100,6 +101,11 @@ void ppi_scenario_init_ws(pp_scenario *sc, const pp_model *m, const pp_system *s
 	sc->shard_expert = (int)((double)p->tp * p->cp * p->dp / ((double)p->ep * sc->etp));
 	stage_split(m, p, &sc->split_first, &sc->split_mid, &sc->split_last);
 	sc->uniform_layers = m->moe.first_k_dense == 0 && m->moe.layer_freq <= 1;
+	/* an unchecked schedule counts as 1F1B, as the memory model always did */
+	sc->sched = pp_schedule_type_of(p->schedule);
+	if (!sc->sched)
+		sc->sched = pp_schedule_type_of(PP_SCHED_1F1B);
+	sc->head_stage = sc->sched->head_stage(p);
 	double h = m->hidden, norm = m->norm == PP_NORM_LAYERNORM ? 2 * h : h;
 	sc->first_extra_params = (m->position == PP_POS_LEARNED ? (double)m->max_position * h : 0) +
 	                         (m->embedding_norm ? norm : 0);

@@ -52,6 +52,10 @@ struct pp_scenario {
 	 * with the head the final norm. */
 	double first_extra_params, head_extra_params;
 	ppi_layer_kind kind[2];
+	/* The plan's schedule type and the rank of its head (schedule_type.h),
+	 * looked up once per plan. */
+	const struct pp_schedule_type *sched;
+	int head_stage;
 };
 
 /* Owned copies behind a public handle. */

@@ -4,119 +4,21 @@
 #include <string.h>
 
 #include "paraplan/schedule.h"
+#include "paraplan/schedule_type.h"
 
 double pp_bubble_fraction(pp_schedule sched, int p, long long m, int v)
 {
-	double P = p, M = (double)m;
-	switch (sched) {
-	case PP_SCHED_INTERLEAVED: return (P - 1) / (v * M + P - 1);
-	case PP_SCHED_ZB: return 0;
-	case PP_SCHED_WSHAPE: return pp_wshape_bubble_fraction(p, m, 1);
-	case PP_SCHED_GPIPE:
-	case PP_SCHED_1F1B:
-	default: return (P - 1) / (M + P - 1);
-	}
-}
-
-double pp_wshape_bubble_fraction(int p, long long m, double s)
-{
-	return (p - 1) / ((double)m - 1 + p * s);
-}
-
-/* DHelix's W shape (sim.h's order): with m > p micro-batches, m - p SI blocks
- * of (f + b) / s and p forwards and backwards alone on the bottleneck, and a
- * fill and drain of the other stages' SI blocks, (p - 1)(f + b) / s for alike
- * stages: ((m - 1)/s + p)(f + b) in all, the bubble ratio (p - 1)/(m - 1 + p s)
- * (seed 002 §4.1).  With m <= p there are no SI blocks: p (f + b) + (m - 1) b.
- * Both equal the simulator for alike stages with s <= (f + b)/max(f, b)
- * (tests/unit/test_wshape.c). */
-static void wshape_iteration(const pp_plan *p, const pp_stage_time *st, pp_iteration *out)
-{
-	double m = (double)p->microbatches, P = p->pp;
-	int b = 0;
-	double slow = -1, sum_si = 0, sum = 0;
-	for (int i = 0; i < p->pp; i++) {
-		double si = st[i].si_speedup > 0 ? st[i].si_speedup : 1;
-		double t = st[i].fwd_s + st[i].bwd_s + 2 * st[i].pp_s;
-		sum_si += t / si;
-		sum += t;
-		if (t > slow) {
-			slow = t;
-			b = i;
-		}
-	}
-	const pp_stage_time *k = &st[b];
-	double s = k->si_speedup > 0 ? k->si_speedup : 1;
-	double n = m > P ? (m - P) / s + P : m; /* micro-batches' worth on the bottleneck */
-	out->bottleneck_stage = b;
-	out->compute_s = n * (k->fwd_compute_s + k->bwd_compute_s);
-	out->tp_s = n * k->tp_s;
-	out->cp_s = n * k->cp_s;
-	out->ep_s = n * k->ep_s;
-	out->zero3_s = n * k->zero3_s;
-	out->pp_s = n * k->pp_s * 2; /* the U: twice 1F1B's sends */
-	if (p->pp > 1) {
-		double fill = sum_si - slow / s;
-		if (m <= P) /* no SI: the other stages' time, less the forwards that overlap */
-			fill = (sum - slow) - (m - 1) * k->fwd_s;
-		out->bubble_s = fill > 0 ? fill : 0;
-	}
+	const pp_schedule_type *t = pp_schedule_type_of(sched);
+	return (t ? t : pp_schedule_type_of(PP_SCHED_1F1B))->bubble_fraction(p, m, v);
 }
 
 void pp_schedule_iteration(const pp_plan *p, const pp_system *s, const pp_stage_time *st,
                            pp_iteration *out)
 {
 	memset(out, 0, sizeof *out);
-	double m = (double)p->microbatches;
-	double v = p->schedule == PP_SCHED_INTERLEAVED ? p->vp : 1;
-	/* Slowest stage per micro-batch (compute + exposed comm + its sends). */
-	int b = 0;
-	double slow = -1, sum_stage = 0, sum_w = 0;
-	for (int i = 0; i < p->pp; i++) {
-		double t = st[i].fwd_s + st[i].bwd_s + st[i].pp_s * v;
-		sum_stage += st[i].fwd_s + st[i].bwd_s + st[i].pp_s;
-		sum_w += st[i].wgrad_compute_s;
-		if (t > slow) {
-			slow = t;
-			b = i;
-		}
-	}
-	const pp_stage_time *k = &st[b];
-	out->bottleneck_stage = b;
-	/* Steady state: m micro-batches at the bottleneck's pace. */
-	out->compute_s = m * (k->fwd_compute_s + k->bwd_compute_s);
-	out->tp_s = m * k->tp_s;
-	out->cp_s = m * k->cp_s;
-	out->ep_s = m * k->ep_s;
-	out->zero3_s = m * k->zero3_s;
-	out->pp_s = m * k->pp_s * v;
-	/* Fill and drain: every other stage's micro-batch once (uneven stages add
-	 * their own time, not the bottleneck's), shortened by interleaving or by
-	 * zero-bubble's deferred weight gradients. */
-	if (p->pp > 1) {
-		double fill = sum_stage - (k->fwd_s + k->bwd_s + k->pp_s);
-		double P = p->pp;
-		if (p->schedule == PP_SCHED_INTERLEAVED) {
-			fill /= v;
-			/* Fewer micro-batches than ranks: the pipeline never fills, and
-			 * the last micro-batch walks all p x v chunks: (m + pv - 1)(f +
-			 * b)/v in all, (p - m)(v - 1)/v (f + b) more than the form above
-			 * (equal to the simulator for alike stages, tests/unit/test_sim.c). */
-			if (m < P)
-				fill += (P - m) * (v - 1) / v * (k->fwd_s + k->bwd_s);
-		} else if (p->schedule == PP_SCHED_ZB) {
-			/* ZB-H1: the input-gradient chain runs ahead of the deferred weight
-			 * gradients, (p - 1)(F + B); the drain hides the W that rank r > 0
-			 * deferred, up to one forward: min(F, (min(m, p) - 1) W) (the
-			 * simulator's ZB-H1 order, derived and checked in test_sim.c). */
-			fill -= sum_w - k->wgrad_compute_s;
-			double n = (m < P ? m : P) - 1, hid = n * k->wgrad_compute_s;
-			fill -= hid < k->fwd_s ? hid : k->fwd_s;
-		}
-		out->bubble_s = fill > 0 ? fill : 0;
-	}
-	if (p->schedule == PP_SCHED_WSHAPE)
-		wshape_iteration(p, st, out);
+	/* The schedule's own part: the steady state at the bottleneck's pace and
+	 * the pipeline's fill and drain (src/schedule/sched_*.c). */
+	pp_schedule_type_of(p->schedule)->iteration(p, st, out);
 	/* Data parallel: the gradient reduction overlapped with the last backward
 	 * of the stage that finishes last (stage 0 in 1F1B), the parameter gather
 	 * with the first forward, up to the framework's overlap fractions. */
@@ -201,7 +103,7 @@ double pp_schedule_dp_hide_s(const pp_system *s, const pp_plan *plan, double dp_
 	 * chunk k is waited for only at its first forward, k p chunk-forwards
 	 * into the warm-up (param_sync_func). */
 	double v = 1, p = 1;
-	if (plan->schedule == PP_SCHED_INTERLEAVED && plan->vp > 1) {
+	if (pp_schedule_type_of(plan->schedule)->dp_per_chunk && plan->vp > 1) {
 		v = plan->vp;
 		p = plan->microbatches < plan->pp ? (double)plan->microbatches : plan->pp;
 	}

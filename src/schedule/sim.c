@@ -11,12 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "paraplan/schedule_type.h"
 #include "paraplan/sim.h"
 #include "util/util.h"
 
 struct pp_sim {
 	int p, v;
-	bool folded; /* DHelix U layout: rank r holds virtual stages r and 2p - 1 - r */
+	bool folded; /* U or V fold: rank r holds virtual stages r and 2p - 1 - r */
 	/* A placement given as data (pp_sim_set_placement); lines == 0: none.
 	 * stage_at[r v + c] is rank r's chunk c's virtual stage, where_at its
 	 * inverse; the p v stages are cut into `lines` pipelines of line_len. */
@@ -300,163 +301,27 @@ const pp_task *pp_sim_order(const pp_sim *sim, int rank, size_t *n)
 	return rank_tasks(sim, rank);
 }
 
-/* Megatron's interleaved order: virtual micro-batch k -> (micro-batch, chunk),
- * micro-batches in groups of p, each group through every chunk in turn. */
-static void interleaved_id(long long k, int p, long long m, int v, bool fwd, long long *mb,
-                           int *chunk)
+/* The schedule types' way into push() (schedule_type.h's pp_sched_push). */
+static bool push_task(void *ctx, int rank, pp_task_kind kind, long long mb, int chunk)
 {
-	long long per = (long long)p * v;
-	long long g = k / per, in = k % per;
-	long long gs = m - g * p < p ? m - g * p : p; /* the last group may be short */
-	int c = (int)(in / gs);
-	*mb = g * p + in % gs;
-	*chunk = fwd ? c : v - 1 - c;
-}
-
-/* DHelix's W shape (sim.h): waves in slot order, SI blocks where a wave has
- * both a forward and a backward. */
-static bool wshape_order(pp_sim *sim, int r)
-{
-	const int p = sim->p;
-	const long long m = sim->m, waves = m + p;
-	long long w0 = 0, w1 = 0; /* next wave for chunk 0 and chunk 1 */
-	bool ok = true;
-	while (ok && (w0 < waves || w1 < waves)) {
-		long long s0 = w0 < waves ? 2 * w0 + r : -1;
-		long long s1 = w1 < waves ? 2 * w1 + 2LL * p - 1 - r : -1;
-		int c;
-		long long w;
-		if (s1 < 0 || (s0 >= 0 && s0 < s1)) {
-			c = 0;
-			w = w0++;
-		} else {
-			c = 1;
-			w = w1++;
-		}
-		bool f = w < m, b = w >= p;
-		if (f && b)
-			ok =
-			    push(sim, r, PP_TASK_SI, w, c) && push(sim, r, PP_TASK_B, w - p, 1 - c);
-		else if (f)
-			ok = push(sim, r, PP_TASK_F, w, c);
-		else if (b)
-			ok = push(sim, r, PP_TASK_B, w - p, 1 - c);
-	}
-	return ok;
+	return push(ctx, rank, kind, mb, chunk);
 }
 
 pp_status pp_sim_orders(pp_sim *sim, pp_schedule sched, int p, long long m, int v, pp_error *err)
 {
-	if (sched == PP_SCHED_WSHAPE) {
-		if (v != 1)
-			return ppi_fail(err, "", "plan.vp",
-			                "vp %d needs the interleaved schedule, not wshape", v);
-		PPI_TRY(pp_sim_reset(sim, p, m, 2, err));
-		sim->folded = true;
-		bool ok = true;
-		for (int r = 0; r < p && ok; r++)
-			ok = wshape_order(sim, r);
-		if (!ok) {
-			ppi_fail(err, "", "sim", "out of memory");
-			return PP_ENOMEM;
-		}
-		return PP_OK;
-	}
-	if (sched != PP_SCHED_INTERLEAVED && v != 1)
-		return ppi_fail(err, "", "plan.vp", "vp %d needs the interleaved schedule", v);
-	/* Megatron-Core orders a short last group of micro-batches with a table
-	 * this simulator does not reproduce; its fixed order deadlocks there. */
-	if (sched == PP_SCHED_INTERLEAVED && m > p && m % p != 0)
-		return ppi_fail(
-		    err, "", "plan.microbatches",
-		    "the interleaved schedule is simulated when the micro-batches (%lld) "
-		    "are fewer than or a multiple of pp (%d)",
-		    m, p);
-	PPI_TRY(pp_sim_reset(sim, p, m, v, err));
+	const pp_schedule_type *t = pp_schedule_type_of(sched);
+	if (!t)
+		return ppi_fail(err, "", "plan.schedule", "unknown schedule %d", (int)sched);
+	int chunks = 1;
+	PPI_TRY(t->sim_shape(p, m, v, &chunks, err));
+	PPI_TRY(pp_sim_reset(sim, p, m, chunks, err));
+	/* the U and the V put chunks r and 2p - 1 - r on rank r (vs_of); two
+	 * model copies (PP_FOLD_DUAL) need chains per copy, not done here */
+	sim->folded = t->fold == PP_FOLD_U || t->fold == PP_FOLD_V;
 	sim->custom = false;
 	bool ok = true;
-	for (int r = 0; r < p && ok; r++) {
-		switch (sched) {
-		case PP_SCHED_GPIPE:
-			for (long long i = 0; i < m; i++)
-				ok &= push(sim, r, PP_TASK_F, i, 0);
-			for (long long i = 0; i < m; i++)
-				ok &= push(sim, r, PP_TASK_B, i, 0);
-			break;
-		case PP_SCHED_INTERLEAVED: {
-			long long total = m * v, nw;
-			if (m == p)
-				nw = total; /* Megatron: all warm-up when m == p */
-			else
-				nw = 2LL * (p - r - 1) + (long long)(v - 1) * p;
-			if (nw > total)
-				nw = total;
-			long long mb;
-			int c;
-			for (long long k = 0; k < nw; k++) {
-				interleaved_id(k, p, m, v, true, &mb, &c);
-				ok &= push(sim, r, PP_TASK_F, mb, c);
-			}
-			for (long long k = 0; k < total - nw; k++) {
-				interleaved_id(nw + k, p, m, v, true, &mb, &c);
-				ok &= push(sim, r, PP_TASK_F, mb, c);
-				interleaved_id(k, p, m, v, false, &mb, &c);
-				ok &= push(sim, r, PP_TASK_B, mb, c);
-			}
-			for (long long k = total - nw; k < total; k++) {
-				interleaved_id(k, p, m, v, false, &mb, &c);
-				ok &= push(sim, r, PP_TASK_B, mb, c);
-			}
-			break;
-		}
-		case PP_SCHED_ZB: {
-			/* ZB-H1 (Qi et al. 2023, Fig. 3): 1F1B's in-flight count with one
-			 * more warm-up forward; rank r runs the first r backwards as B
-			 * only and their W at the very end, filling the drain. */
-			long long f = 0, b = 0, nw = p - r < m ? p - r : m;
-			long long deferred = 0;
-			for (; f < nw; f++)
-				ok &= push(sim, r, PP_TASK_F, f, 0);
-			for (int i = 0; i < r && b < m; i++) {
-				ok &= push(sim, r, PP_TASK_BI, b++, 0);
-				deferred++;
-				if (f < m)
-					ok &= push(sim, r, PP_TASK_F, f++, 0);
-			}
-			while (f < m) {
-				ok &= push(sim, r, PP_TASK_B, b++, 0);
-				ok &= push(sim, r, PP_TASK_F, f++, 0);
-			}
-			while (b < m - 1)
-				ok &= push(sim, r, PP_TASK_B, b++, 0);
-			if (b < m) {
-				if (r > 0) {
-					ok &= push(sim, r, PP_TASK_BI, b, 0);
-					ok &= push(sim, r, PP_TASK_W, b, 0);
-				} else {
-					ok &= push(sim, r, PP_TASK_B, b, 0);
-				}
-				b++;
-			}
-			for (long long i = 0; i < deferred; i++)
-				ok &= push(sim, r, PP_TASK_W, i, 0);
-			break;
-		}
-		case PP_SCHED_1F1B:
-		default: {
-			long long nw = p - r - 1 < m ? p - r - 1 : m;
-			for (long long i = 0; i < nw; i++)
-				ok &= push(sim, r, PP_TASK_F, i, 0);
-			for (long long i = 0; i < m - nw; i++) {
-				ok &= push(sim, r, PP_TASK_F, nw + i, 0);
-				ok &= push(sim, r, PP_TASK_B, i, 0);
-			}
-			for (long long i = m - nw; i < m; i++)
-				ok &= push(sim, r, PP_TASK_B, i, 0);
-			break;
-		}
-		}
-	}
+	for (int r = 0; r < p && ok; r++)
+		ok = t->sim_order(p, m, v, r, push_task, sim);
 	if (!ok) {
 		ppi_fail(err, "", "sim", "out of memory");
 		return PP_ENOMEM;

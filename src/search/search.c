@@ -21,6 +21,7 @@
 
 #include "estimate/estimate_int.h"
 #include "paraplan/cost.h"
+#include "paraplan/schedule_type.h"
 #include "paraplan/search.h"
 #include "topk.h"
 #include "util/util.h"
@@ -584,9 +585,9 @@ typedef struct tail {
 	pp_schedule schedule;
 } tail;
 
-/* At most every vp with the interleaved schedule and 1F1B, ZB and wshape
- * with vp = 1, times 4 ZeRO stages. */
-#define MAX_TAILS (4 * (PP_SEARCH_MAX_VALUES + PP_SCHED_WSHAPE + 1))
+/* At most every vp with each schedule that uses vp and every other
+ * schedule with vp = 1, times 4 ZeRO stages. */
+#define MAX_TAILS (4 * (PP_SEARCH_MAX_VALUES + PP_SCHED_MAX))
 
 /*
  * The plans of `plan` (every field set but mbs, order, vp, schedule and ZeRO)
@@ -737,9 +738,7 @@ static void run_outer(worker *w, slot *r, const outer *o)
 			zeros[nzero++] = z;
 	}
 	unsigned rmask = sp->recompute_mask ? sp->recompute_mask : 7u;
-	unsigned smask = sp->schedule_mask ? sp->schedule_mask
-	                                   : (1u << PP_SCHED_1F1B) | (1u << PP_SCHED_INTERLEAVED) |
-	                                         (1u << PP_SCHED_ZB);
+	unsigned smask = sp->schedule_mask ? sp->schedule_mask : pp_schedule_search_default_mask();
 	unsigned spmask = sp->sp_mask ? sp->sp_mask : 3u;
 
 	/* 2D TP variants: shared-weight 2D TP and SUMMA with its panel counts. */
@@ -771,15 +770,17 @@ static void run_outer(worker *w, slot *r, const outer *o)
 	tail tails[MAX_TAILS];
 	int ntails = 0;
 	for (int c = 0; c < nvp; c++)
-		for (int sc = 0; sc <= PP_SCHED_WSHAPE; sc++) {
+		for (int sc = 0; sc < pp_schedule_type_n; sc++) {
+			const pp_schedule_type *st = pp_schedule_types[sc];
 			if (!(smask & (1u << sc)))
 				continue;
-			/* vp > 1 is the interleaved schedule; vp = 1 is not */
-			if ((vps[c] > 1) != (sc == PP_SCHED_INTERLEAVED))
+			/* vp > 1 is a schedule with virtual stages (interleaved); vp = 1
+			 * is not */
+			if ((vps[c] > 1) != st->uses_vp)
 				continue;
-			/* no pipeline: every schedule is the same, but DHelix's
-			 * co-execution (SI without PP) */
-			if (o->pp == 1 && sc != PP_SCHED_1F1B && sc != PP_SCHED_WSHAPE)
+			/* no pipeline: every schedule is the same as 1F1B, but those
+			 * marked at_pp1 (DHelix's co-execution, SI without PP) */
+			if (o->pp == 1 && !st->at_pp1)
 				continue;
 			for (int z = 0; z < nzero && ntails < MAX_TAILS; z++)
 				tails[ntails++] = (tail){vps[c], zeros[z], (pp_schedule)sc};
@@ -1037,8 +1038,7 @@ static pp_status probe_one(const pp_search *s, worker *w, size_t i, probed *out)
 	plan.recompute = (pp_recompute)rc;
 	plan.sp = o->tp > 1 && (spmask & 2u);
 	plan.schedule = o->pp == 1 ? PP_SCHED_1F1B : (pp_schedule)first_bit(smask);
-	if (plan.schedule == PP_SCHED_INTERLEAVED)
-		plan.schedule = PP_SCHED_1F1B;
+	plan.schedule = pp_schedule_for_vp(plan.schedule, 1); /* the probe has vp = 1 */
 	ppi_strlcpy(plan.order, sp->norders ? sp->orders[0] : default_orders[0], sizeof plan.order);
 	pp_error err;
 	out->index = i;

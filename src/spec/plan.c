@@ -6,11 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "paraplan/schedule_type.h"
 #include "spec_int.h"
 
 static const char *const precision_names[] = {"fp32", "fp16", "bf16", "fp8"};
 static const char *const recompute_names[] = {"none", "selective", "full"};
-static const char *const schedule_names[] = {"1f1b", "gpipe", "interleaved", "zb", "wshape"};
 /* In pp_fp8_recipe's order. */
 static const char *const fp8_recipe_names[PP_FP8_RECIPES] = {"delayed", "current", "mxfp8",
                                                              "rowwise", "blockwise"};
@@ -29,7 +29,8 @@ const char *pp_recompute_name(pp_recompute r)
 }
 const char *pp_schedule_name(pp_schedule s)
 {
-	return (unsigned)s < 5 ? schedule_names[s] : "?";
+	const pp_schedule_type *t = pp_schedule_type_of(s);
+	return t ? t->name : "?";
 }
 
 static pp_status parse_name(const char *s, const char *field, const char *const *names, int n,
@@ -75,10 +76,20 @@ pp_status pp_recompute_parse(const char *s, const char *field, pp_recompute *out
 }
 pp_status pp_schedule_parse(const char *s, const char *field, pp_schedule *out, pp_error *err)
 {
+	/* The registry's names, then its aliases (which errors do not list). */
+	const char *names[PP_SCHED_MAX];
+	for (int i = 0; i < pp_schedule_type_n; i++)
+		names[i] = pp_schedule_types[i]->name;
 	int v = 0;
-	pp_status st = parse_name(s, field, schedule_names, 5, &v, err);
+	for (int i = 0; i < pp_schedule_type_n; i++)
+		for (const char *const *a = pp_schedule_types[i]->aliases; a && *a; a++)
+			if (ppi_streq(s, *a)) {
+				*out = pp_schedule_types[i]->id;
+				return PP_OK;
+			}
+	pp_status st = parse_name(s, field, names, pp_schedule_type_n, &v, err);
 	if (!st)
-		*out = (pp_schedule)v;
+		*out = pp_schedule_types[v]->id;
 	return st;
 }
 
@@ -321,7 +332,7 @@ static pp_status resolve(pp_plan *p, const pp_model *m, const pp_system *s, long
 	        p->zero);
 	REQUIRE((unsigned)p->recompute <= PP_RECOMPUTE_FULL, "plan.recompute",
 	        "unknown recompute mode %d", (int)p->recompute);
-	REQUIRE((unsigned)p->schedule <= PP_SCHED_WSHAPE, "plan.schedule", "unknown schedule %d",
+	REQUIRE(pp_schedule_type_of(p->schedule) != NULL, "plan.schedule", "unknown schedule %d",
 	        (int)p->schedule);
 	REQUIRE(p->tp2 >= 1 && p->tp2 <= lim, "plan.tp2", "expected a positive degree, got %d",
 	        p->tp2);
@@ -436,17 +447,11 @@ static pp_status resolve(pp_plan *p, const pp_model *m, const pp_system *s, long
 	                  : 0; /* embedding and loss counted as layers */
 	REQUIRE(p->pp <= m->num_layers + counted, "plan.pp", "%d stages for only %d layers of %s",
 	        p->pp, m->num_layers + counted, m->name);
-	if (p->vp > 1 && p->schedule == PP_SCHED_1F1B)
-		p->schedule = PP_SCHED_INTERLEAVED; /* Megatron: vp > 1 means interleaved 1F1B */
-	if (p->schedule == PP_SCHED_INTERLEAVED) {
-		REQUIRE(p->vp >= 2, "plan.vp", "the interleaved schedule needs vp >= 2, got %d",
-		        p->vp);
-		REQUIRE(p->pp >= 2, "plan.pp", "the interleaved schedule needs pp >= 2, got %d",
-		        p->pp);
-	} else {
-		REQUIRE(p->vp == 1, "plan.vp", "vp %d needs the interleaved schedule, not %s",
-		        p->vp, pp_schedule_name(p->schedule));
-	}
+	/* Megatron: vp > 1 means interleaved 1F1B (the schedule's virtual form). */
+	if (p->vp > 1)
+		p->schedule = pp_schedule_type_of(p->schedule)->virtual_form;
+	if ((st = pp_schedule_type_of(p->schedule)->validate(p, err)))
+		return st;
 	if ((st = pp_plan_check_split(p, m, err)))
 		return st;
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "paraplan/cost.h"
+#include "paraplan/schedule_type.h"
 #include "paraplan/traffic.h"
 #include "util/util.h"
 
@@ -213,15 +214,28 @@ static void entry_traffic(build *b, const pp_profile_entry *e, long long r, int 
 	const pp_plan *p = b->p;
 	long long R = b->R;
 	if (e->rule == PP_RULE_PP) {
-		int v = p->vp > 1 ? p->vp : 1;
+		/* The schedule's links (schedule_type.h): this rank's activations
+		 * along its own links, its gradients back along the links of the
+		 * ranks that send to it. */
+		const pp_schedule_type *sched = pp_schedule_type_of(p->schedule);
 		int c[PP_NDIMS];
 		pp_place_coords(b->pl, r, c);
 		double act = e->wire_bytes;
-		double nf = stage < p->pp - 1 ? v : v - 1, nb = stage > 0 ? v : v - 1;
-		c[PP_DIM_PP] = (stage + 1) % p->pp;
-		add(b, PP_TRAFFIC_PP_FWD, r, pp_place_rank(b->pl, c), act * nf * m);
-		c[PP_DIM_PP] = (stage + p->pp - 1) % p->pp;
-		add(b, PP_TRAFFIC_PP_BWD, r, pp_place_rank(b->pl, c), act * nb * m);
+		pp_sched_link l[PP_SCHED_MAX_LINKS];
+		int n = sched->links(p, stage, l);
+		for (int i = 0; i < n; i++) {
+			c[PP_DIM_PP] = l[i].peer;
+			add(b, PP_TRAFFIC_PP_FWD, r, pp_place_rank(b->pl, c), act * l[i].count * m);
+		}
+		for (int q = 0; q < p->pp; q++) {
+			n = sched->links(p, q, l);
+			for (int i = 0; i < n; i++)
+				if (l[i].peer == stage && q != stage) {
+					c[PP_DIM_PP] = q;
+					add(b, PP_TRAFFIC_PP_BWD, r, pp_place_rank(b->pl, c),
+					    act * l[i].count * m);
+				}
+		}
 		return;
 	}
 	double per =

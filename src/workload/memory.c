@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "paraplan/schedule_type.h"
 #include "util/util.h"
 #include "workload_int.h"
 
@@ -207,78 +208,6 @@ static double moe_dispatch_bytes(const pp_model *m, const act_ctx *c)
 	return 2.0 * (c->T / c->sp_div) * m->moe.top_k * m->hidden * ACT_BYTES;
 }
 
-/* Micro-batch activation sets a rank holds at its peak, in units of "all
- * layers of this rank for one micro-batch". */
-static double inflight(const pp_plan *p, int stage)
-{
-	double m = (double)p->microbatches, P = p->pp;
-	switch (p->schedule) {
-	case PP_SCHED_GPIPE: return m;
-	case PP_SCHED_INTERLEAVED: {
-		/* Megatron warm-up: 2(p-r-1) + (v-1)p chunk forwards, +1 in steady state;
-		 * each chunk is 1/v of the rank's layers. */
-		double chunks = 2.0 * (P - stage - 1) + (p->vp - 1.0) * P + 1.0;
-		double cap = m * p->vp;
-		return (chunks < cap ? chunks : cap) / p->vp;
-	}
-	case PP_SCHED_WSHAPE: /* counted layer by layer: wshape_held() */ return P < m ? P : m;
-	case PP_SCHED_1F1B:
-	case PP_SCHED_ZB:
-	default: {
-		double k = P - stage;
-		return k < m ? k : m;
-	}
-	}
-}
-
-/* Micro-batches of [lo, hi] that exist (0..m-1). */
-static double mb_count(long long lo, long long hi, long long m)
-{
-	if (lo < 0)
-		lo = 0;
-	if (hi > m - 1)
-		hi = m - 1;
-	return hi >= lo ? (double)(hi - lo + 1) : 0.0;
-}
-
-/*
- * Layer x micro-batch activation sets that pipeline rank r of P holds under
- * DHelix's W (seed 002 §4.1; the task order of sim.c's wshape_order), its n
- * layers folded into chunk 0 (the first c0 = floor(n/2) layers of the rank,
- * virtual stage r) and chunk 1 (c1 = n - c0, virtual stage 2P - 1 - r).
- * Wave y runs the forward of micro-batch y and the backward of y - P: chunk
- * 0 at slot 2y + r (F chunk 0 with B chunk 1), chunk 1 at slot 2y + 2P - 1 -
- * r (F chunk 1 with B chunk 0), so chunk 0 of a micro-batch lives from slot
- * 2y + r to 2y + 4P - 1 - r and chunk 1 from 2y + 2P - 1 - r to 2y + 2P + r.
- * Counted at the end of every block (between blocks nothing is half-built):
- * *any_out is the most at any block end (the steady state's (2P - r) c0 +
- * r c1 and (2P - r - 1) c0 + (r + 1) c1), *turn_out the most at the end of a
- * chunk-1 forward, where rank 0 has just run the head (its logits are alive
- * until the next block's backward starts with the loss).  Putting the odd
- * layer in chunk 1 makes rank 0's most P n - P + 1 layers instead of P n + P
- * with it in chunk 0.  O(P), allocates nothing.
- */
-static void wshape_held(int P, long long m, int r, int n, double *any_out, double *turn_out)
-{
-	double c0 = (double)(n / 2), c1 = (double)(n - n / 2);
-	/* After wave 2P every block end repeats until the forwards run out. */
-	long long end = m + P < 4LL * P + 2 ? m + P : 4LL * P + 2;
-	double any = 0, turn = 0;
-	for (long long y = 0; y < end; y++) {
-		double e0 =
-		    mb_count(y - 2 * P + r + 1, y, m) * c0 + mb_count(y - P + 1, y - P + r, m) * c1;
-		double e1 = mb_count(y - P + 1, y + P - 1 - r, m) * c0 + mb_count(y - r, y, m) * c1;
-		if (e0 > any)
-			any = e0;
-		if (e1 > any)
-			any = e1;
-		if (y < m && e1 > turn)
-			turn = e1;
-	}
-	*any_out = any;
-	*turn_out = turn;
-}
-
 pp_status pp_memory_stage(const pp_model *m, const pp_system *s, const pp_job *job,
                           const pp_plan *p, int stage, pp_stage_memory *out, pp_error *err)
 {
@@ -307,9 +236,10 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 	ppi_stage_kinds sk;
 	ppi_scenario_stage_kinds(sc, stage, &sk);
 	out->layers = sk.layers;
-	/* DHelix's U (wshape) puts the first and the last layers, with the
-	 * embedding and the head, on rank 0. */
-	int head = p->schedule == PP_SCHED_WSHAPE ? 0 : p->pp - 1;
+	/* The schedule's placement: the head on the last rank, or under DHelix's
+	 * U (wshape) on rank 0 with the embedding (schedule_type.h). */
+	const pp_schedule_type *sched = sc->sched;
+	int head = sc->head_stage;
 	bool first = stage == 0, last = stage == head;
 	double t = p->tp, h = m->hidden;
 
@@ -391,8 +321,10 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 		wx = (dense + experts) * cc;
 		copy_held = true;
 	}
-	out->weights_bytes = w1 + w2 + wx;
-	out->gradients_bytes = g1 + g2;
+	/* A schedule that runs two model copies per rank (DualPipe) holds their
+	 * parameters and gradients twice. */
+	out->weights_bytes = (w1 + w2 + wx) * sched->param_copies;
+	out->gradients_bytes = (g1 + g2) * sched->param_copies;
 	out->optimizer_bytes = o1 + o2;
 	if (job->precision == PP_PREC_FP8) {
 		double fp8_params = gemm;
@@ -402,19 +334,19 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 	}
 
 	/* ---- activations */
-	double n_in = inflight(p, stage);
+	double n_in = sched->inflight(p, stage);
 	double per_layer = out->layers ? act_sum / out->layers : 0;
-	bool wshape = p->schedule == PP_SCHED_WSHAPE && out->layers > 0;
+	bool wshape = sched->held_layers != NULL && out->layers > 0;
 	double w_any = 0, w_turn = 0, si_layer = 0;
 	if (wshape) {
-		wshape_held(p->pp, p->microbatches, stage, out->layers, &w_any, &w_turn);
+		sched->held_layers(p, stage, out->layers, &w_any, &w_turn);
 		n_in = w_any / out->layers;
 		/* DHelix SI (seed 002 §4.1, §6.5): inside a block, one strand's
 		 * forward of a layer allocates before the other strand's backward of
 		 * the layer it is paired with frees ("a few hundred MBs", §4.1): one
 		 * layer of one micro-batch, while a pair of layers runs.  Blocks with
 		 * both strands exist when m > p (wave y pairs F y with B y - p). */
-		if (p->microbatches > p->pp)
+		if (sched->si && p->microbatches > p->pp)
 			si_layer = per_layer;
 	}
 	out->inflight_layer_mbs = n_in * out->layers;
@@ -430,7 +362,7 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 	if (last) {
 		/* The head's micro-batch runs its backward right after its forward in
 		 * 1F1B-style schedules; GPipe keeps all of them. */
-		double held = p->schedule == PP_SCHED_GPIPE ? (double)p->microbatches : 1.0;
+		double held = sched->head_held(p);
 		double vocab_local = (double)m->vocab / t;
 		double per_mb = norm_act(&c, h) + c.T * h * c.lin_b / c.sp_div +
 		                c.T * vocab_local * s->logit_bytes + c.T * TOKEN_ID_BYTES;

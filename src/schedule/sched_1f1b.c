@@ -1,0 +1,59 @@
+/*
+ * 1F1B (PipeDream-Flush, Megatron-LM's default): after p - r - 1 warm-up
+ * forwards rank r alternates one forward and one backward.
+ */
+#include "sched_int.h"
+
+static void iteration(const pp_plan *p, const pp_stage_time *st, pp_iteration *out)
+{
+	double sum_w;
+	double fill = ppi_sched_linear_steady(p, st, 1, out, &sum_w);
+	if (p->pp > 1)
+		out->bubble_s = fill > 0 ? fill : 0;
+}
+
+static bool order(int p, long long m, int v, int r, pp_sched_push push, void *ctx)
+{
+	(void)v;
+	bool ok = true;
+	long long nw = p - r - 1 < m ? p - r - 1 : m;
+	for (long long i = 0; i < nw; i++)
+		ok &= push(ctx, r, PP_TASK_F, i, 0);
+	for (long long i = 0; i < m - nw; i++) {
+		ok &= push(ctx, r, PP_TASK_F, nw + i, 0);
+		ok &= push(ctx, r, PP_TASK_B, i, 0);
+	}
+	for (long long i = m - nw; i < m; i++)
+		ok &= push(ctx, r, PP_TASK_B, i, 0);
+	return ok;
+}
+
+static const char *const torchtitan[] = {"1F1B", NULL};
+
+const pp_schedule_type pp_sched_1f1b = {
+    .id = PP_SCHED_1F1B,
+    .name = "1f1b",
+    .description = "1F1B: one forward, one backward after p - r - 1 warm-up forwards",
+    .uses_vp = false,
+    .virtual_form = PP_SCHED_INTERLEAVED,
+    .flat_form = PP_SCHED_1F1B,
+    .validate = ppi_sched_flat_validate,
+    .fold = PP_FOLD_LINEAR,
+    .chunks = ppi_sched_linear_chunks,
+    .virtual_stage = ppi_sched_linear_virtual_stage,
+    .head_stage = ppi_sched_linear_head,
+    .param_copies = 1,
+    .inflight = ppi_sched_1f1b_inflight,
+    .head_held = ppi_sched_one_held,
+    .sends_per_microbatch = ppi_sched_linear_sends,
+    .links = ppi_sched_linear_links,
+    .iteration = iteration,
+    .bubble_fraction = ppi_sched_1f1b_bubble_fraction,
+    .floor_bubble_s = ppi_sched_1f1b_floor_bubble_s,
+    .sim_shape = ppi_sched_flat_sim_shape,
+    .sim_order = order,
+    .megatron = PP_MEGATRON_DEFAULT,
+    .torchtitan = torchtitan,
+    .search_default = true,
+    .at_pp1 = true,
+};

@@ -1,0 +1,67 @@
+/*
+ * GPipe: every forward, then every backward; each rank holds all m
+ * micro-batches' activations at its peak.
+ */
+#include "sched_int.h"
+
+static double inflight(const pp_plan *p, int stage)
+{
+	(void)stage;
+	return (double)p->microbatches;
+}
+
+/* The head's micro-batches wait for their backward too. */
+static double head_held(const pp_plan *p)
+{
+	return (double)p->microbatches;
+}
+
+static void iteration(const pp_plan *p, const pp_stage_time *st, pp_iteration *out)
+{
+	double sum_w;
+	double fill = ppi_sched_linear_steady(p, st, 1, out, &sum_w);
+	if (p->pp > 1)
+		out->bubble_s = fill > 0 ? fill : 0;
+}
+
+static bool order(int p, long long m, int v, int r, pp_sched_push push, void *ctx)
+{
+	(void)p;
+	(void)v;
+	bool ok = true;
+	for (long long i = 0; i < m; i++)
+		ok &= push(ctx, r, PP_TASK_F, i, 0);
+	for (long long i = 0; i < m; i++)
+		ok &= push(ctx, r, PP_TASK_B, i, 0);
+	return ok;
+}
+
+static const char *const torchtitan[] = {"GPipe", NULL};
+
+const pp_schedule_type pp_sched_gpipe = {
+    .id = PP_SCHED_GPIPE,
+    .name = "gpipe",
+    .description = "GPipe: all forwards, then all backwards",
+    .uses_vp = false,
+    .virtual_form = PP_SCHED_GPIPE,
+    .flat_form = PP_SCHED_GPIPE,
+    .validate = ppi_sched_flat_validate,
+    .fold = PP_FOLD_LINEAR,
+    .chunks = ppi_sched_linear_chunks,
+    .virtual_stage = ppi_sched_linear_virtual_stage,
+    .head_stage = ppi_sched_linear_head,
+    .param_copies = 1,
+    .inflight = inflight,
+    .head_held = head_held,
+    .sends_per_microbatch = ppi_sched_linear_sends,
+    .links = ppi_sched_linear_links,
+    .iteration = iteration,
+    .bubble_fraction = ppi_sched_1f1b_bubble_fraction,
+    .floor_bubble_s = NULL,
+    .sim_shape = ppi_sched_flat_sim_shape,
+    .sim_order = order,
+    .megatron = PP_MEGATRON_NONE,
+    .torchtitan = torchtitan,
+    .search_default = false,
+    .at_pp1 = false,
+};

@@ -93,7 +93,7 @@ double pp_kernel_gemm_s(const pp_gpu *g, double m, double k, double n, double co
                         pp_kernel_dtype dt);
 
 /* Seconds of the quantisation pass of a rows x cols BF16 operand under recipe
- * `r` on `g` (its architecture from pp_kernel_datasheet_arch(g->name)): the
+ * `r` on `g` (its architecture from g->compute_capability_x10): the
  * bytes of pp_kernel_fp8_quant_bytes at the memory-bound rate of
  * pp_kernel_mem_s; 0 for an empty tensor. */
 double pp_kernel_fp8_quant_s(const pp_gpu *g, double rows, double cols, pp_fp8_recipe r);
@@ -208,11 +208,14 @@ double pp_kernel_gemm_ceiling_ratio(const char *gpu);
  * the measured reference and for parts without one. */
 double pp_kernel_gemm_fit_ceiling(const char *gpu);
 
-/* The SM count (AMD: compute units) of preset GPU `gpu` ("h100-sxm") from its
- * vendor's architecture document; 0 when the table has no such GPU. */
+/* The SM count (AMD: compute units) of preset GPU `gpu` ("h100-sxm", or an
+ * alias), its file's sm_count (data/gpus, with its source); 0 when no preset
+ * has that name or its file states none.  A caller holding the pp_gpu reads
+ * pp_gpu.sm_count instead (a user's GPU file included). */
 double pp_kernel_datasheet_sms(const char *gpu);
 /* The preset GPU's NVIDIA compute capability x 10 (80 Ampere GA100, 90 Hopper,
- * 100 Blackwell), from the same table; 0 when unknown or not NVIDIA. */
+ * 100 Blackwell), its file's compute_capability; 0 when unknown or not NVIDIA
+ * (pp_gpu.compute_capability_x10 for a GPU in hand). */
 int pp_kernel_datasheet_arch(const char *gpu);
 
 #ifdef __cplusplus

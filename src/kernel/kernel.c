@@ -98,7 +98,7 @@ double pp_kernel_fp8_quant_bytes(pp_fp8_recipe r, double rows, double cols, int 
 
 double pp_kernel_fp8_quant_s(const pp_gpu *g, double rows, double cols, pp_fp8_recipe r)
 {
-	double b = pp_kernel_fp8_quant_bytes(r, rows, cols, pp_kernel_datasheet_arch(g->name));
+	double b = pp_kernel_fp8_quant_bytes(r, rows, cols, g->compute_capability_x10);
 	return b > 0 ? pp_kernel_mem_s(g, b) : 0;
 }
 
@@ -215,29 +215,6 @@ void pp_kernel_profile_mape(const pp_kernel_profile *p, const pp_gpu *g, double 
 #define PP_KERNEL_H100_HBM_EFF 0.9025
 #define PP_KERNEL_H100_MEM_FIXED_S 1.47e-5
 
-/* Streaming multiprocessors (AMD: compute units) of the preset GPUs, from
- * their vendors' architecture documents. */
-static const struct {
-	const char *gpu;
-	double sms;
-	int arch; /* NVIDIA compute capability x 10 (sm_80 = 80); 0: not NVIDIA */
-} datasheet_sms[] = {
-    {"v100-sxm2-32g", 80, 70}, /* NVIDIA Tesla V100 whitepaper: 80 SMs */
-    {"v100-pcie-32g", 80, 70}, /* idem */
-    {"a100-40g", 108, 80},     /* NVIDIA A100 Tensor Core GPU architecture: 108 SMs */
-    {"a100-80g", 108, 80},     /* idem */
-    {"a800-80g", 108, 80},     /* A100 silicon with NVLink cut to 400 GB/s */
-    {"a40", 84, 86},           /* NVIDIA A40 datasheet: 10752 CUDA cores = 84 GA102 SMs */
-    {"rtx-3090", 82, 86},      /* GeForce RTX 3090: 10496 CUDA cores = 82 SMs */
-    {"h100-sxm", 132, 90},     /* NVIDIA H100 whitepaper (SXM5); device.json of the measurements */
-    {"h800", 132, 90},         /* H100 SXM5 silicon with NVLink cut to 400 GB/s */
-    {"h200", 132, 90},         /* H100 silicon with 141 GB HBM3e */
-    {"h100-pcie", 114, 90},    /* NVIDIA H100 whitepaper (PCIe): 114 SMs */
-    {"b200", 148, 100},        /* Blackwell B200: 2 dies x 74 SMs (CUDA deviceQuery) */
-    {"gb200", 148, 100},       /* the same B200 GPU in a Grace Blackwell superchip */
-    {"mi300x", 304, 0},        /* AMD CDNA 3 white paper: 304 compute units */
-};
-
 /*
  * Sustained tensor-core GEMM rate relative to the reference H100's, as
  * fractions of each part's own datasheet BF16 peak: the largest BF16 matmul
@@ -289,20 +266,22 @@ double pp_kernel_gemm_fit_ceiling(const char *gpu)
 	return PP_MAMF_H100_SXM / PP_KERNEL_H100_GEMM_EFF;
 }
 
+/* The facts are data (data/gpus, sm_count and compute_capability, each with
+ * its source): these read the preset GPU's file (parsed once per process,
+ * preset.c).  A GPU's own file is read into pp_gpu.sm_count and
+ * compute_capability_x10, which the code that has the GPU reads instead. */
 int pp_kernel_datasheet_arch(const char *gpu)
 {
-	for (size_t i = 0; gpu && i < sizeof datasheet_sms / sizeof datasheet_sms[0]; i++)
-		if (ppi_streq(gpu, datasheet_sms[i].gpu))
-			return datasheet_sms[i].arch;
-	return 0;
+	pp_gpu g;
+	pp_error err;
+	return gpu && pp_gpu_preset(gpu, &g, &err) == PP_OK ? g.compute_capability_x10 : 0;
 }
 
 double pp_kernel_datasheet_sms(const char *gpu)
 {
-	for (size_t i = 0; gpu && i < sizeof datasheet_sms / sizeof datasheet_sms[0]; i++)
-		if (ppi_streq(gpu, datasheet_sms[i].gpu))
-			return datasheet_sms[i].sms;
-	return 0;
+	pp_gpu g;
+	pp_error err;
+	return gpu && pp_gpu_preset(gpu, &g, &err) == PP_OK ? g.sm_count : 0;
 }
 
 pp_status pp_kernel_scale(pp_gpu *g, double sms, pp_error *err)

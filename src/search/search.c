@@ -21,6 +21,7 @@
 
 #include "estimate/estimate_int.h"
 #include "paraplan/cost.h"
+#include "paraplan/dhelix.h"
 #include "paraplan/search.h"
 #include "search_int.h"
 #include "topk.h"
@@ -1255,6 +1256,12 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 	if (!(space->headroom_fraction >= 0 && space->headroom_fraction < 1))
 		return ppi_fail(err, "", "headroom", "expected a fraction in 0..1, got %g",
 		                space->headroom_fraction);
+	/* wshape needs the GPU's DHelix overlap table: refused here, once, rather
+	 * than in every wshape plan (pp_dh_overlap_of_system). */
+	if (space->schedule_mask & (1u << PP_SCHED_WSHAPE)) {
+		pp_dh_overlap ov;
+		PPI_TRY(pp_dh_overlap_of_system(sys, 1, &ov, err));
+	}
 	struct pp_search *s = ppi_calloc(1, sizeof *s);
 	if (!s)
 		return PP_ENOMEM;

@@ -41,31 +41,31 @@ static bool is_comm(pp_dh_kind k)
  * (data/gpus, "overlap_platform"; pp_dh_platform_of_gpu).
  */
 
-/* Overlap tables parsed per thread (a search over wshape asks per plan). */
+/* Overlap tables parsed per thread, looked up by name before the embedded
+ * files are walked (a search over wshape asks per plan and stage). */
 #define OVERLAP_CACHE_MAX 16
 
 pp_status pp_dh_overlap_default(const char *platform, pp_dh_overlap *out, pp_error *err)
 {
 	static _Thread_local pp_dh_overlap filled[OVERLAP_CACHE_MAX];
-	static _Thread_local bool done[OVERLAP_CACHE_MAX];
+	static _Thread_local int nfilled;
+	for (int i = 0; i < nfilled; i++)
+		if (ppi_streq(filled[i].name, platform)) {
+			*out = filled[i];
+			return PP_OK;
+		}
 	size_t n = pp_preset_count(PP_KIND_OVERLAP);
 	for (size_t i = 0; i < n; i++) {
 		const char *name = pp_preset_name(PP_KIND_OVERLAP, i);
 		if (!ppi_streq(name, platform))
 			continue;
-		if (i < OVERLAP_CACHE_MAX && done[i]) {
-			*out = filled[i];
-			return PP_OK;
-		}
 		const char *text, *path;
 		PPI_TRY(pp_preset_text(PP_KIND_OVERLAP, name, &text, &path, err));
 		pp_status st = pp_dh_overlap_from_json(text, strlen(text), path, out, err);
 		if (st) /* out of memory, or the build embedded a table that does not read */
 			return st == PP_ENOMEM ? st : PP_EINTERNAL;
-		if (i < OVERLAP_CACHE_MAX) {
-			filled[i] = *out;
-			done[i] = true;
-		}
+		if (nfilled < OVERLAP_CACHE_MAX && ppi_streq(out->name, platform))
+			filled[nfilled++] = *out;
 		return PP_OK;
 	}
 	char list[256] = "";

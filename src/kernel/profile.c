@@ -62,10 +62,20 @@ static void *grow(void *arr, int n, int *cap, size_t size)
 	return a;
 }
 
+/* Records in one table: the measured tables hold up to a few hundred (288
+ * GEMM shapes on the H100), and the fit (pp_kernel_fit) evaluates every
+ * record some ten thousand times, so a table is bounded to keep it seconds. */
+#define PROFILE_RECORDS_MAX 2048
+
 static pp_status read_record(pp_kernel_profile *p, pp_kernel_table t, json_t *o, const char *path,
                              int line, int *cap, pp_error *err)
 {
 	int n = p->n[t];
+	if (n >= PROFILE_RECORDS_MAX)
+		return ppi_fail_at(err, path, line, 1,
+		                   "more than %d records in one table: a profile holds hundreds "
+		                   "(thin the sweep)",
+		                   PROFILE_RECORDS_MAX);
 	switch (t) {
 	case PP_KT_GEMM_BF16:
 	case PP_KT_GEMM_FP8: {

@@ -251,6 +251,34 @@ static pp_status read_mpigraph(const char *path, const char *text, int gpn, pp_b
 	return st;
 }
 
+pp_status pp_bandwidth_parse(const char *text, size_t len, const char *source, int gpus_per_node,
+                             pp_bandwidth **out, pp_error *err)
+{
+	*out = NULL;
+	/* The text readers stop at a NUL: one inside is refused, and the copy
+	 * is terminated. */
+	if (memchr(text, '\0', len))
+		return ppi_fail(err, source, "bandwidth", "binary data (a NUL byte)");
+	char *copy = ppi_malloc(len + 1);
+	if (!copy)
+		return ppi_oom(err);
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	pp_status st;
+	const char *p = copy;
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	if (*p == '{')
+		st = read_pipette(source, copy, len, gpus_per_node, out, err);
+	else if (strstr(copy, "START mpiGraph"))
+		st = read_mpigraph(source, copy, gpus_per_node, out, err);
+	else
+		st = ppi_fail(err, source, "bandwidth",
+		              "neither a Pipette JSON object nor mpiGraph output");
+	free(copy);
+	return st;
+}
+
 pp_status pp_bandwidth_read(const char *path, int gpus_per_node, pp_bandwidth **out, pp_error *err)
 {
 	*out = NULL;
@@ -259,16 +287,7 @@ pp_status pp_bandwidth_read(const char *path, int gpus_per_node, pp_bandwidth **
 	pp_status st = ppi_read_file(path, &text, &len, err);
 	if (st)
 		return st;
-	const char *p = text;
-	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-		p++;
-	if (*p == '{')
-		st = read_pipette(path, text, len, gpus_per_node, out, err);
-	else if (strstr(text, "START mpiGraph"))
-		st = read_mpigraph(path, text, gpus_per_node, out, err);
-	else
-		st = ppi_fail(err, path, "bandwidth",
-		              "neither a Pipette JSON object nor mpiGraph output");
+	st = pp_bandwidth_parse(text, len, path, gpus_per_node, out, err);
 	free(text);
 	return st;
 }

@@ -996,20 +996,24 @@ pp_status pp_launch_from_megatron(const char *text, size_t len, const char *sour
 		st = get_choice(&s, F_RECOMP_GRAN, g, src, &k, err);
 		p.recompute = k == 0 ? PP_RECOMPUTE_FULL : PP_RECOMPUTE_SELECTIVE;
 	}
-	if (!st && s.set[F_RECOMP_METHOD]) {
+	if (!st && (s.set[F_RECOMP_METHOD] || s.set[F_RECOMP_NUM])) {
 		static const char *const g[] = {"uniform", "block", NULL};
 		int k = 0, num = 1;
-		st = get_choice(&s, F_RECOMP_METHOD, g, src, &k, err);
+		if (s.set[F_RECOMP_METHOD])
+			st = get_choice(&s, F_RECOMP_METHOD, g, src, &k, err);
 		if (!st && s.set[F_RECOMP_NUM])
 			st = get_int(&s, F_RECOMP_NUM, 1, 10000, src, &num, err);
 		/* Full recompute of every layer is uniform with 1 layer a chunk;
 		 * block (the first N layers of each stage) and larger chunks are
-		 * not what paraplan models: listed, and modelled as every layer. */
-		if (!st && p.recompute == PP_RECOMPUTE_FULL && (k == 1 || num != 1)) {
-			if (add_unused(out, &listed, FLAGS[F_RECOMP_METHOD].name,
-			               strlen(FLAGS[F_RECOMP_METHOD].name)) ||
-			    add_unused(out, &listed, FLAGS[F_RECOMP_NUM].name,
-			               strlen(FLAGS[F_RECOMP_NUM].name)))
+		 * not what paraplan models: listed, and modelled as every layer.
+		 * Without full granularity Megatron-LM takes neither flag: listed. */
+		if (!st && (p.recompute != PP_RECOMPUTE_FULL || k == 1 || num != 1)) {
+			if ((s.set[F_RECOMP_METHOD] &&
+			     add_unused(out, &listed, FLAGS[F_RECOMP_METHOD].name,
+			                strlen(FLAGS[F_RECOMP_METHOD].name))) ||
+			    (s.set[F_RECOMP_NUM] &&
+			     add_unused(out, &listed, FLAGS[F_RECOMP_NUM].name,
+			                strlen(FLAGS[F_RECOMP_NUM].name))))
 				st = (ppi_fail(err, src, "", "out of memory"), PP_ENOMEM);
 		}
 	}

@@ -44,6 +44,17 @@ static void write_part(int k, const uint8_t *p, size_t n)
 	fclose(f);
 }
 
+/* The directory goes when the process ends normally. */
+static void remove_dir(void)
+{
+	for (int k = 0; k < NFILES; k++) {
+		char path[128];
+		snprintf(path, sizeof path, "%s/%s", dir, files[k]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!dir[0]) {
@@ -53,6 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		         access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
 		if (!mkdtemp(dir))
 			abort();
+		atexit(remove_dir);
 	}
 	for (int k = 0; k < NFILES; k++) {
 		char path[128];

@@ -605,7 +605,10 @@ static void command_line_source(pp_error *err)
 	           {"job.precision", "--precision"},
 	           {"job.fp8_recipe", "--fp8-recipe"},
 	           {"job.train_tokens", "--tokens"},
-	           {"gpus", "--gpus"}};
+	           {"gpus", "--gpus"},
+	           {"goodput.mtbf_gpu_hours", "--mtbf-gpu-hours"},
+	           {"goodput.ckpt_write_bytes_per_s", "--ckpt-write-gbps"},
+	           {"goodput.restart_s", "--restart-min"}};
 	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
 		if (strcmp(err->field, map[i].field) == 0) {
 			snprintf(err->field, sizeof err->field, "%s", map[i].flag);

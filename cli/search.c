@@ -31,7 +31,8 @@ enum {
 	OPT_SVG,
 	OPT_QUIET,
 	OPT_DEADLINE,
-	OPT_BUDGET
+	OPT_BUDGET,
+	OPT_LARGE
 };
 
 static const struct option search_opts[] = {
@@ -52,6 +53,7 @@ static const struct option search_opts[] = {
     {"quiet", no_argument, 0, OPT_QUIET},
     {"deadline-days", required_argument, 0, OPT_DEADLINE},
     {"budget-usd", required_argument, 0, OPT_BUDGET},
+    {"large-output", no_argument, 0, OPT_LARGE},
     {0, 0, 0, 0}};
 
 typedef struct search_ctx {
@@ -115,6 +117,8 @@ static void search_usage(FILE *f)
 	        "                   (time vs memory), the top plans, and the winner's memory,\n"
 	        "                   iteration breakdown, simulated iteration and traffic\n"
 	        "  --svg DIR        also write the same charts as DIR/pareto.svg, ...\n"
+	        "  --large-output   the winner's charts above 65,536 GPUs too (refused\n"
+	        "                   there without it: their size grows with the GPUs)\n"
 	        "  --deadline-days D  with --tokens: the fewest GPUs whose best plan trains the\n"
 	        "                   budget within D days; --gpus may then be a list of counts\n"
 	        "                   (8,16,32,64), one search per count\n"
@@ -163,6 +167,7 @@ static int handle(int code, const char *v, void *vctx)
 		                        &c->inv);
 	case OPT_HTML:
 	case OPT_SVG: return cli_charts_flag(&c->charts, "search", code == OPT_SVG, v);
+	case OPT_LARGE: c->charts.large = true; return 0;
 	case OPT_MTBF:
 	case OPT_CKPT_GBPS:
 	case OPT_RESTART:

@@ -73,7 +73,10 @@ void cli_note(const char *fmt, ...)
 int cli_fail(pp_status st, const pp_error *err)
 {
 	char buf[1024];
-	if (st == PP_ENOMEM) {
+	/* An allocation that failed on the way (ppi_alloc_failed moved) is the
+	 * cause, whatever error it surfaced as ("bandwidth: out of memory", a
+	 * parse that stopped short). */
+	if (st == PP_ENOMEM || ppi_alloc_failed() > 0) {
 		cli_message("out of memory");
 		return EXIT_INTERNAL;
 	}
@@ -311,6 +314,12 @@ int cli_finish(int rc)
 	 * the answer did not arrive, whatever the verb wrote there. */
 	if ((fflush(stdout) != 0 || ferror(stdout)) && rc == EXIT_ANSWERED) {
 		cli_message("cannot write the output");
+		rc = EXIT_INTERNAL;
+	}
+	/* An answer built while an allocation failed (a step skipped, a
+	 * fallback taken) is no answer: out of memory, and no file written. */
+	if (rc == EXIT_ANSWERED && ppi_alloc_failed() > 0) {
+		cli_message("out of memory");
 		rc = EXIT_INTERNAL;
 	}
 	for (int i = 0; i < npending; i++) {

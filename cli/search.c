@@ -690,6 +690,10 @@ int cli_search(int argc, char **argv)
 	if ((rc = cli_out_check("search", "--output", o.output)) ||
 	    (rc = cli_charts_check("search", &ctx.charts)))
 		return rc;
+	if (cli_charts_wanted(&ctx.charts) && ctx.gpus_list.count == 0 &&
+	    (rc = cli_large_output_check("search", ctx.charts.html ? "--html" : "--svg", o.gpus,
+	                                 ctx.charts.large)))
+		return rc;
 	if (ctx.emit && o.json) {
 		cli_message("search: --emit and --json: give one of them");
 		return EXIT_BADINPUT;
@@ -740,8 +744,30 @@ int cli_search(int argc, char **argv)
 		pp_search_free(s);
 		return rc;
 	}
+	/* Before a word is written: the winner's goodput (refused when the run
+	 * never finishes), and a winner --emit cannot express. */
+	bool want_w = ctx.goodput && !o.json && !ctx.emit && s && pp_search_count(s) > 0;
+	pp_estimate *w = want_w ? malloc(sizeof *w) : NULL;
+	if (want_w && !w) {
+		cli_message("out of memory");
+		rc = EXIT_INTERNAL;
+	} else if (w) { /* on a copy (the search's plans are read-only) */
+		pp_error err;
+		pp_error_clear(&err);
+		*w = *pp_search_plan(s, 0);
+		pp_status st = pp_estimate_goodput(w, &ctx.gp, &err);
+		if (st)
+			rc = cli_plan_fail(st, &err, &w->model);
+	}
+	if (!rc && ctx.emit && s && pp_search_count(s) > 0 &&
+	    pp_search_plan(s, 0)->plan.schedule == PP_SCHED_WSHAPE) {
+		cli_message("search: --emit cannot express the winner's --schedule wshape (DHelix "
+		            "co-execution has no launch flag in any framework)");
+		rc = EXIT_BADINPUT;
+	}
 	cli_out out;
-	if ((rc = cli_out_open(&out, o.output))) {
+	if (rc || (rc = cli_out_open(&out, o.output))) {
+		free(w);
 		free(cands);
 		pp_search_free(s);
 		return rc;
@@ -774,19 +800,11 @@ int cli_search(int argc, char **argv)
 	} else {
 		wr = o.json ? pp_report_search_json(s, out.f) : pp_report_search_text(s, out.f);
 	}
-	pp_estimate *w = ctx.goodput && !o.json && !ctx.emit && s && pp_search_count(s) > 0
-	                     ? malloc(sizeof *w)
-	                     : NULL;
-	if (w) { /* the winner's goodput, on a copy (the search's plans are read-only) */
-		pp_error err;
-		pp_error_clear(&err);
-		*w = *pp_search_plan(s, 0);
-		if (pp_estimate_goodput(w, &ctx.gp, &err) == PP_OK && wr == 0) {
-			fprintf(out.f, "\n#1 under failures:");
-			wr = pp_report_goodput_text(w, out.f);
-		}
-		free(w);
+	if (w && wr == 0) { /* the winner's goodput */
+		fprintf(out.f, "\n#1 under failures:");
+		wr = pp_report_goodput_text(w, out.f);
 	}
+	free(w);
 	free(cands);
 	pp_search_free(s);
 	return cli_out_close(&out, cli_report_ok(wr, out.f));

@@ -82,7 +82,11 @@ full validate validate --data "$here/runs.json"
 rm -f system.json
 full calibrate-nccl calibrate --nccl-tests "$here/../data/nccl/h100x4_all_reduce.txt" \
 	--system dgx-h100 --output system.json
-if [ -e system.json ] || [ -n "$(ls -A | grep -v -e '^stdout$' -e '^stderr$' -e '^out$')" ]; then
+stray=
+for f in .* *; do
+	case $f in .|..|stdout|stderr|out|'*') ;; *) stray="$stray $f" ;; esac
+done
+if [ -e system.json ] || [ -n "$stray" ]; then
 	echo "calibrate-nccl: a file stayed although standard output failed:"; ls -la; fail=1
 fi
 exit $fail

@@ -214,6 +214,30 @@ static int out_resolve(cli_out *o, const char *verb, const char *flag, const cha
 	return 0;
 }
 
+/*
+ * The files the command's outputs name, as checked (their directory's real
+ * path and their name): two outputs of one command that name one file would
+ * leave only the last one written, so the second is refused.
+ */
+#define CHECKED_MAX 64
+static struct checked {
+	char file[PATH_MAX + 256];
+	const char *flag;
+} checked[CHECKED_MAX];
+static int nchecked;
+
+/* The canonical name of `target` (an output's resolved file) into `out`;
+ * false when its directory has no real path. */
+static bool canonical_file(const char *target, char *out, size_t n)
+{
+	char dir[4096], real[PATH_MAX];
+	dir_of(target, dir, sizeof dir);
+	const char *slash = strrchr(target, '/');
+	if (!realpath(dir, real))
+		return false;
+	return (size_t)snprintf(out, n, "%s/%s", real, slash ? slash + 1 : target) < n;
+}
+
 int cli_out_check(const char *verb, const char *flag, const char *path)
 {
 	cli_out o;
@@ -228,6 +252,19 @@ int cli_out_check(const char *verb, const char *flag, const char *path)
 	}
 	close(fd);
 	unlink(o.tmp);
+	char file[sizeof checked[0].file];
+	if (!canonical_file(o.target, file, sizeof file))
+		return 0;
+	for (int i = 0; i < nchecked; i++)
+		if (strcmp(checked[i].file, file) == 0) {
+			cli_message("%s: %s %s: %s writes that file too", verb, flag, path,
+			            checked[i].flag);
+			return EXIT_BADINPUT;
+		}
+	if (nchecked < CHECKED_MAX) {
+		snprintf(checked[nchecked].file, sizeof checked[nchecked].file, "%s", file);
+		checked[nchecked++].flag = flag;
+	}
 	return 0;
 }
 

@@ -358,12 +358,8 @@ static int estimate_consistent(const estimate_flags *f, const cli_opts *o)
 		return EXIT_BADINPUT;
 	}
 	bool wshape = o->plan.schedule == PP_SCHED_WSHAPE;
-	if (o->overlap && !wshape) {
-		cli_message("estimate: --overlap applies to --schedule wshape (DHelix) only; the "
-		            "plan's schedule is %s",
-		            pp_schedule_name(o->plan.schedule));
+	if (cli_overlap_check("estimate", o))
 		return EXIT_BADINPUT;
-	}
 	if (f->emit && wshape) {
 		cli_message("estimate: --emit cannot express --schedule wshape (DHelix "
 		            "co-execution has no launch flag in any framework)");

@@ -504,6 +504,16 @@ int cli_opts_parse(int argc, char **argv, const cli_verb *verb, cli_opts *o)
 	return rc;
 }
 
+int cli_overlap_check(const char *verb, const cli_opts *o)
+{
+	if (!o->overlap || o->plan.schedule == PP_SCHED_WSHAPE)
+		return 0;
+	cli_message("%s: --overlap applies to --schedule wshape (DHelix) only; the plan's "
+	            "schedule is %s",
+	            verb, pp_schedule_name(o->plan.schedule));
+	return EXIT_BADINPUT;
+}
+
 int cli_opts_require(const cli_opts *o, const char *verb, bool need_gpus, bool need_gbs)
 {
 	const char *missing = !o->model_ref && !o->has_flags_model ? "--model"

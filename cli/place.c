@@ -213,12 +213,8 @@ static int place_parse(int argc, char **argv, place_flags *fl, cli_opts *o)
 		cli_message("place: give one of --bandwidth FILE and --synthetic SEED");
 		return EXIT_BADINPUT;
 	}
-	if (o->overlap && o->plan.schedule != PP_SCHED_WSHAPE) {
-		cli_message("place: --overlap applies to --schedule wshape (DHelix) only; the "
-		            "plan's schedule is %s",
-		            pp_schedule_name(o->plan.schedule));
-		return EXIT_BADINPUT;
-	}
+	if ((rc = cli_overlap_check("place", o)))
+		return rc;
 	if (fl->traffic && (rc = cli_large_output_check("place", "--traffic", o->gpus, fl->large)))
 		return rc;
 	return CLI_CONTINUE;

@@ -276,6 +276,9 @@ int cli_calibrate_steps(const char *path, const char *output)
 {
 	pp_error err;
 	pp_status st;
+	int rc0 = cli_out_check("calibrate", "--output", output); /* before any work */
+	if (rc0)
+		return rc0;
 	FILE *fp = fopen(path, "rb");
 	if (!fp) {
 		cli_message("%s: cannot open", path);

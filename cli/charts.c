@@ -23,6 +23,16 @@ int cli_charts_flag(cli_charts *c, const char *verb, bool svg, const char *value
 	return 0;
 }
 
+/* DIR/NAME.svg of chart `k` into `path`.  0 or EXIT_BADINPUT. */
+static int svg_path(const char *verb, const char *dir, pp_chart k, char *path, size_t n)
+{
+	if ((size_t)snprintf(path, n, "%s/%s.svg", dir, pp_chart_name(k)) >= n) {
+		cli_message("%s: --svg %s: path too long", verb, dir);
+		return EXIT_BADINPUT;
+	}
+	return 0;
+}
+
 int cli_charts_check(const char *verb, const cli_charts *c)
 {
 	int rc;
@@ -38,8 +48,26 @@ int cli_charts_check(const char *verb, const cli_charts *c)
 			cli_message("%s: --svg %s: not a directory", verb, c->svg_dir);
 			return EXIT_BADINPUT;
 		}
+		/* each file the directory may receive, whichever charts the
+		 * verb's result turns out to have */
+		for (int k = 0; k < PP_NCHARTS; k++) {
+			char path[4096];
+			if ((rc = svg_path(verb, c->svg_dir, (pp_chart)k, path, sizeof path)) ||
+			    (rc = cli_out_check(verb, "--svg", path)))
+				return rc;
+		}
 	}
 	return 0;
+}
+
+int cli_large_output_check(const char *verb, const char *flag, long long gpus, bool large)
+{
+	if (gpus <= CLI_LARGE_OUTPUT_GPUS || large)
+		return 0;
+	cli_message("%s: %s at %lld GPUs: its size grows with the GPUs, %d at most without "
+	            "--large-output",
+	            verb, flag, gpus, CLI_LARGE_OUTPUT_GPUS);
+	return EXIT_BADINPUT;
 }
 
 int cli_charts_stages(const pp_estimate *e, pp_stage_memory **out)
@@ -82,11 +110,8 @@ int cli_charts_write(const cli_charts *c, const pp_report_inputs *in)
 		if (!pp_report_chart_available(in, (pp_chart)k))
 			continue;
 		char path[4096];
-		if ((size_t)snprintf(path, sizeof path, "%s/%s.svg", c->svg_dir,
-		                     pp_chart_name((pp_chart)k)) >= sizeof path) {
-			cli_message("--svg %s: path too long", c->svg_dir);
-			return EXIT_BADINPUT;
-		}
+		if ((rc = svg_path("paraplan", c->svg_dir, (pp_chart)k, path, sizeof path)))
+			return rc;
 		cli_out out;
 		if ((rc = cli_out_open(&out, path)))
 			return rc;
@@ -102,6 +127,10 @@ int cli_charts_emit(const cli_charts *c, const char *verb, const pp_estimate *e,
 {
 	if (!cli_charts_wanted(c))
 		return 0;
+	int rc = 0;
+	if (e &&
+	    (rc = cli_large_output_check(verb, c->html ? "--html" : "--svg", e->gpus, c->large)))
+		return rc;
 	char title[256];
 	pp_report_inputs in = {.title = title, .search = search, .sweep = sweep};
 	if (sweep)
@@ -117,7 +146,6 @@ int cli_charts_emit(const cli_charts *c, const char *verb, const pp_estimate *e,
 	pp_estimate *copy = NULL;
 	pp_sim *own_sim = NULL;
 	pp_traffic *own_traffic = NULL;
-	int rc = 0;
 	pp_error err;
 	pp_error_clear(&err);
 	if (e && (rc = cli_charts_stages(e, &stages)))

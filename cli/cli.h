@@ -53,11 +53,19 @@ typedef struct cli_out {
  */
 int cli_out_check(const char *verb, const char *flag, const char *path);
 int cli_out_open(cli_out *o, const char *path);
-/* Finish: rename into place (ok) or remove the temporary (!ok). Returns exit
- * code.  `ok` CLI_OUT_ENOMEM: the output could not be built (a report out of
+/* Finish: close the temporary and keep it for cli_finish (ok) or remove it
+ * (!ok). Returns exit code.  `ok` CLI_OUT_ENOMEM: the output could not be built (a report out of
  * memory): the temporary is removed and "out of memory" is the one message. */
 int cli_out_close(cli_out *o, int ok);
 #define CLI_OUT_ENOMEM (-2)
+/*
+ * The end of every command (main): standard output flushed and checked (a
+ * write error there is exit 1 and one message, whatever the verb), then
+ * every output the command closed renamed into place together when it
+ * answers (`rc` 0), or removed when it failed: all of a command's files or
+ * none.  The exit code.
+ */
+int cli_finish(int rc);
 /* cli_out_close's `ok` for a report's return (0, -1, PP_REPORT_ENOMEM) on `f`. */
 int cli_report_ok(int wr, FILE *f);
 /* Write a JSON document the CLI built (`root`, released here) to `f`: 0, -1,
@@ -76,14 +84,18 @@ int cli_search_parse_only(int argc, char **argv);
 int cli_sweep_parse_only(int argc, char **argv);
 int cli_validate_parse_only(int argc, char **argv);
 int cli_calibrate_parse_only(int argc, char **argv);
+int cli_kernel_parse_only(int argc, char **argv);
+int cli_place_parse_only(int argc, char **argv);
 
 int cli_estimate(int argc, char **argv);
 int cli_place(int argc, char **argv);
 
 /* estimate's traffic flags (cli/traffic.c): --traffic FILE, --traffic-csv
- * FILE, --timeline on|off; `which` 0, 1, 2 in that order. */
+ * FILE, --timeline on|off; `which` 0, 1, 2 in that order.  Both files are
+ * written when both flags are given. */
 typedef struct cli_traffic_opts {
-	const char *json, *csv;
+	const char *file; /* --traffic: JSON, CSV when the name ends in .csv */
+	const char *csv;  /* --traffic-csv */
 	bool timeline;
 } cli_traffic_opts;
 int cli_traffic_flag(cli_traffic_opts *o, int which, const char *value);
@@ -125,14 +137,27 @@ void cli_progress_end(cli_progress *p);
 typedef struct cli_charts {
 	const char *html;    /* the page, or NULL */
 	const char *svg_dir; /* a directory for one SVG per chart, or NULL */
+	bool large;          /* --large-output: above CLI_LARGE_OUTPUT_GPUS too */
 } cli_charts;
+/*
+ * The outputs whose size grows with the GPUs (the traffic matrix of --traffic
+ * and --traffic-csv, the traffic heat map and node lines of --html and --svg)
+ * are refused above this many GPUs unless --large-output is given: measured on
+ * llama3-8b, tp 8, 262,144 GPUs wrote an 18 MB traffic JSON in 9.8 s (206 MB
+ * peak), 4M GPUs take 3 GB; at 65,536 GPUs it is 4.3 MB in 3.1 s.
+ */
+#define CLI_LARGE_OUTPUT_GPUS 65536
+/* `flag` (an output of that kind) at `gpus`: 0, or EXIT_BADINPUT after one
+ * message when `gpus` is above the limit and `large` (--large-output) is not set. */
+int cli_large_output_check(const char *verb, const char *flag, long long gpus, bool large);
 static inline bool cli_charts_wanted(const cli_charts *c)
 {
 	return c->html || c->svg_dir;
 }
 /* A flag's value into `c` (`svg`: --svg, else --html).  0 or EXIT_BADINPUT. */
 int cli_charts_flag(cli_charts *c, const char *verb, bool svg, const char *value);
-/* Before any work: the page can be written, the directory exists.  0 or EXIT_BADINPUT. */
+/* Before any work: the page can be written, the directory exists and every
+ * file it may receive (DIR/memory.svg, ...) can be written.  0 or EXIT_BADINPUT. */
 int cli_charts_check(const char *verb, const cli_charts *c);
 /* pp_memory_stage of every stage of `e` into *out (malloc'ed; the caller frees).
  * 0 or an exit code. */

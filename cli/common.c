@@ -73,7 +73,10 @@ void cli_note(const char *fmt, ...)
 int cli_fail(pp_status st, const pp_error *err)
 {
 	char buf[1024];
-	if (st == PP_ENOMEM) {
+	/* An allocation that failed on the way (ppi_alloc_failed moved) is the
+	 * cause, whatever error it surfaced as ("bandwidth: out of memory", a
+	 * parse that stopped short). */
+	if (st == PP_ENOMEM || ppi_alloc_failed() > 0) {
 		cli_message("out of memory");
 		return EXIT_INTERNAL;
 	}
@@ -162,7 +165,10 @@ static int out_resolve(cli_out *o, const char *verb, const char *flag, const cha
 		return 0;
 	}
 	if (!path[0]) {
-		cli_message("%s: %s needs a file name", verb, flag);
+		if (verb)
+			cli_message("%s: %s needs a file name", verb, flag);
+		else
+			cli_message("%s needs a file name", flag);
 		return EXIT_BADINPUT;
 	}
 	/* A FIFO or a device, as the kernel resolves the path (/dev/stdout leads
@@ -208,6 +214,30 @@ static int out_resolve(cli_out *o, const char *verb, const char *flag, const cha
 	return 0;
 }
 
+/*
+ * The files the command's outputs name, as checked (their directory's real
+ * path and their name): two outputs of one command that name one file would
+ * leave only the last one written, so the second is refused.
+ */
+#define CHECKED_MAX 64
+static struct checked {
+	char file[PATH_MAX + 256];
+	const char *flag;
+} checked[CHECKED_MAX];
+static int nchecked;
+
+/* The canonical name of `target` (an output's resolved file) into `out`;
+ * false when its directory has no real path. */
+static bool canonical_file(const char *target, char *out, size_t n)
+{
+	char dir[4096], real[PATH_MAX];
+	dir_of(target, dir, sizeof dir);
+	const char *slash = strrchr(target, '/');
+	if (!realpath(dir, real))
+		return false;
+	return (size_t)snprintf(out, n, "%s/%s", real, slash ? slash + 1 : target) < n;
+}
+
 int cli_out_check(const char *verb, const char *flag, const char *path)
 {
 	cli_out o;
@@ -222,12 +252,25 @@ int cli_out_check(const char *verb, const char *flag, const char *path)
 	}
 	close(fd);
 	unlink(o.tmp);
+	char file[sizeof checked[0].file];
+	if (!canonical_file(o.target, file, sizeof file))
+		return 0;
+	for (int i = 0; i < nchecked; i++)
+		if (strcmp(checked[i].file, file) == 0) {
+			cli_message("%s: %s %s: %s writes that file too", verb, flag, path,
+			            checked[i].flag);
+			return EXIT_BADINPUT;
+		}
+	if (nchecked < CHECKED_MAX) {
+		snprintf(checked[nchecked].file, sizeof checked[nchecked].file, "%s", file);
+		checked[nchecked++].flag = flag;
+	}
 	return 0;
 }
 
 int cli_out_open(cli_out *o, const char *path)
 {
-	int rc = out_resolve(o, "paraplan", "--output", path);
+	int rc = out_resolve(o, NULL, "--output", path);
 	if (rc)
 		return rc;
 	if (!o->path) {
@@ -274,6 +317,62 @@ int cli_report_ok(int wr, FILE *f)
 	return wr == PP_REPORT_ENOMEM ? CLI_OUT_ENOMEM : wr == 0 && !ferror(f);
 }
 
+/*
+ * The outputs of the command, written and closed, waiting in their temporary
+ * files: renamed into place together once the verb has answered
+ * (cli_finish), removed if it fails, so a command that fails leaves every
+ * old file as it was and no new one.
+ */
+#define PENDING_MAX 64
+static struct pending {
+	char tmp[sizeof((cli_out *)0)->tmp];
+	char target[sizeof((cli_out *)0)->target];
+	char path[4096]; /* as given, for messages */
+} pending[PENDING_MAX];
+static int npending;
+
+/* Keep a closed temporary for cli_finish.  0, or -1 with errno set. */
+static int pending_add(const cli_out *o)
+{
+	if (npending == PENDING_MAX) {
+		errno = EMFILE;
+		return -1;
+	}
+	struct pending *p = &pending[npending++];
+	snprintf(p->tmp, sizeof p->tmp, "%s", o->tmp);
+	snprintf(p->target, sizeof p->target, "%s", o->target);
+	snprintf(p->path, sizeof p->path, "%s", o->path);
+	return 0;
+}
+
+int cli_finish(int rc)
+{
+	/* Standard output that could not be written (a full disk, /dev/full):
+	 * the answer did not arrive, whatever the verb wrote there. */
+	if ((fflush(stdout) != 0 || ferror(stdout)) && rc == EXIT_ANSWERED) {
+		cli_message("cannot write the output");
+		rc = EXIT_INTERNAL;
+	}
+	/* An answer built while an allocation failed (a step skipped, a
+	 * fallback taken) is no answer: out of memory, and no file written. */
+	if (rc == EXIT_ANSWERED && ppi_alloc_failed() > 0) {
+		cli_message("out of memory");
+		rc = EXIT_INTERNAL;
+	}
+	for (int i = 0; i < npending; i++) {
+		struct pending *p = &pending[i];
+		if (rc == EXIT_ANSWERED && rename(p->tmp, p->target) != 0) {
+			cli_message("%s: cannot write the output file: %s", p->path,
+			            strerror(errno));
+			rc = EXIT_INTERNAL;
+		}
+		if (rc != EXIT_ANSWERED)
+			unlink(p->tmp);
+	}
+	npending = 0;
+	return rc;
+}
+
 int cli_out_close(cli_out *o, int ok)
 {
 	if (ok == CLI_OUT_ENOMEM) {
@@ -299,7 +398,7 @@ int cli_out_close(cli_out *o, int ok)
 		if (!bad && ok)
 			return EXIT_ANSWERED;
 	} else {
-		if (!bad && ok && rename(o->tmp, o->target) == 0)
+		if (!bad && ok && pending_add(o) == 0)
 			return EXIT_ANSWERED;
 		if (!bad && ok)
 			e = errno;

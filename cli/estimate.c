@@ -59,7 +59,8 @@ static void estimate_usage(FILE *f)
 	       "  --pairing on|off print the operator pairing plan of a layer (default off)\n"
 	       "  --overlap T      the operator overlap table wshape pairs with: a40, a800,\n"
 	       "                   h100 or a file like data/overlap/h100.json (default: the\n"
-	       "                   one the GPU's file names, overlap_platform)\n"
+	       "                   one the GPU's file names, overlap_platform); refused\n"
+	       "                   with another schedule\n"
 	       "  --order O        rank order, default tp-cp-ep-dp-pp (tp-tp2-cp-ep-dp-pp\n"
 	       "                   with --tp2)\n"
 	       "  --sim on|off     also simulate the iteration event by event (default off)\n"
@@ -69,7 +70,8 @@ static void estimate_usage(FILE *f)
 	       "  --traffic FILE   write the GPU x GPU traffic of one iteration, per type\n"
 	       "                   and link tier (JSON; CSV when FILE ends in .csv) and\n"
 	       "                   print its totals with the text report\n"
-	       "  --traffic-csv FILE  the same as CSV, one line per GPU pair and type\n"
+	       "  --traffic-csv FILE  the same as CSV, one line per GPU pair and type (with\n"
+	       "                   --traffic too: both files are written)\n"
 	       "  --timeline on|off   print the on/off traffic timeline of the simulated\n"
 	       "                   iteration (implies --sim on)\n"
 	       "  --schedule-file FILE  simulate these task lists instead of the schedule's\n"
@@ -94,6 +96,9 @@ static void estimate_usage(FILE *f)
 	       "                   stage against HBM, the iteration breakdown, the simulated\n"
 	       "                   iteration per pipeline rank and the traffic heat map\n"
 	       "  --svg DIR        also write the same charts as DIR/memory.svg, ...\n"
+	       "  --large-output   write --traffic, --traffic-csv, --html and --svg above\n"
+	       "                   65,536 GPUs too (refused there without it: their size\n"
+	       "                   grows with the GPUs, 18 MB and 10 s at 262,144)\n"
 	       "  --json           JSON instead of text\n"
 	       "  --output FILE    write there (atomically) instead of standard output\n");
 }
@@ -112,7 +117,8 @@ enum {
 	OPT_CKPT_ASYNC,
 	OPT_EMIT,
 	OPT_HTML,
-	OPT_SVG
+	OPT_SVG,
+	OPT_LARGE
 };
 
 static const struct option estimate_opts[] = {
@@ -130,10 +136,12 @@ static const struct option estimate_opts[] = {
     {"emit", required_argument, 0, OPT_EMIT},
     {"html", required_argument, 0, OPT_HTML},
     {"svg", required_argument, 0, OPT_SVG},
+    {"large-output", no_argument, 0, OPT_LARGE},
     {0, 0, 0, 0}};
 
 typedef struct estimate_flags {
 	bool sim;
+	bool sim_off; /* "--sim off" given last: refused with what simulates */
 	const char *trace;
 	const char *schedule_file;
 	cli_traffic_opts traffic;
@@ -151,6 +159,7 @@ static int estimate_flag(int code, const char *value, void *ctx)
 	switch (code) {
 	case OPT_HTML:
 	case OPT_SVG: return cli_charts_flag(&f->charts, "estimate", code == OPT_SVG, value);
+	case OPT_LARGE: f->charts.large = true; return 0;
 	case OPT_EMIT: {
 		pp_error err;
 		pp_error_clear(&err);
@@ -200,11 +209,13 @@ static int estimate_flag(int code, const char *value, void *ctx)
 		f->sim = true;
 		return 0;
 	}
+	f->sim_off = false;
 	if (strcmp(value, "on") == 0)
 		f->sim = true;
-	else if (strcmp(value, "off") == 0)
+	else if (strcmp(value, "off") == 0) {
 		f->sim = f->trace != NULL || f->schedule_file != NULL || f->traffic.timeline;
-	else {
+		f->sim_off = true;
+	} else {
 		cli_message("estimate: --sim expects on or off, got '%s'", value);
 		return EXIT_BADINPUT;
 	}
@@ -228,6 +239,9 @@ static int simulate(pp_estimate *e, const estimate_flags *f, const pp_model *mod
 		st = pp_estimate_simulate(e, sim, &err);
 	if (st) {
 		pp_sim_free(sim);
+		/* the task lists of the file are what failed (a deadlock): name it */
+		if (f->schedule_file && !err.source[0])
+			snprintf(err.source, sizeof err.source, "%s", f->schedule_file);
 		return cli_plan_fail(st, &err, model);
 	}
 	int rc = 0;
@@ -330,6 +344,43 @@ static int print_pairing(const pp_estimate *e, FILE *f)
 	return 0;
 }
 
+/* Flags that contradict each other or have nothing to act on: refused, one
+ * line.  CLI_CONTINUE or EXIT_BADINPUT. */
+static int estimate_consistent(const estimate_flags *f, const cli_opts *o)
+{
+	const char *sim_by = f->schedule_file      ? "--schedule-file"
+	                     : f->trace            ? "--trace"
+	                     : f->traffic.timeline ? "--timeline on"
+	                                           : NULL;
+	if (f->sim_off && sim_by) {
+		cli_message("estimate: --sim off contradicts %s, which simulates the iteration",
+		            sim_by);
+		return EXIT_BADINPUT;
+	}
+	bool wshape = o->plan.schedule == PP_SCHED_WSHAPE;
+	if (cli_overlap_check("estimate", o))
+		return EXIT_BADINPUT;
+	if (f->emit && wshape) {
+		cli_message("estimate: --emit cannot express --schedule wshape (DHelix "
+		            "co-execution has no launch flag in any framework)");
+		return EXIT_BADINPUT;
+	}
+	if (f->emit && f->pairing) {
+		cli_message("estimate: --emit and --pairing on: give one of them (the pairing "
+		            "table is no launch flag)");
+		return EXIT_BADINPUT;
+	}
+	const char *big = f->traffic.file ? "--traffic" : f->traffic.csv ? "--traffic-csv" : NULL;
+	int rc;
+	if (big && (rc = cli_large_output_check("estimate", big, o->gpus, f->charts.large)))
+		return rc;
+	if (cli_charts_wanted(&f->charts) &&
+	    (rc = cli_large_output_check("estimate", f->charts.html ? "--html" : "--svg", o->gpus,
+	                                 f->charts.large)))
+		return rc;
+	return CLI_CONTINUE;
+}
+
 /* The options into `o` and `flags`, checked for form: CLI_CONTINUE or an
  * exit code.  Reads no file. */
 static int estimate_parse(int argc, char **argv, estimate_flags *flags, cli_opts *o)
@@ -348,7 +399,7 @@ static int estimate_parse(int argc, char **argv, estimate_flags *flags, cli_opts
 		cli_message("estimate: --emit and --json: give one of them");
 		return EXIT_BADINPUT;
 	}
-	return CLI_CONTINUE;
+	return estimate_consistent(flags, o);
 }
 
 int cli_estimate_parse_only(int argc, char **argv)
@@ -368,6 +419,8 @@ int cli_estimate(int argc, char **argv)
 		return rc;
 	if ((rc = cli_out_check("estimate", "--output", o.output)) ||
 	    (rc = cli_out_check("estimate", "--trace", flags.trace)) ||
+	    (rc = cli_out_check("estimate", "--traffic", flags.traffic.file)) ||
+	    (rc = cli_out_check("estimate", "--traffic-csv", flags.traffic.csv)) ||
 	    (rc = cli_charts_check("estimate", &flags.charts)))
 		return rc;
 	pp_model model;

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "options.h"
 #include "paraplan/kernel.h"
 #include "paraplan/paraplan.h"
 
@@ -21,38 +21,52 @@ static void usage(FILE *f)
 	           "GPU as fractions of its datasheet peaks, with its SM count.\n");
 }
 
+enum { OPT_PROFILE = 1, OPT_SYSTEM };
+
+static const struct option kernel_opts[] = {{"gpu-profile", required_argument, 0, OPT_PROFILE},
+                                            {"system", required_argument, 0, OPT_SYSTEM},
+                                            {0, 0, 0, 0}};
+
+typedef struct kernel_args {
+	const char *dir, *sys_ref;
+} kernel_args;
+
+static int kernel_flag(const struct option *opt, const char *value, void *ctx)
+{
+	kernel_args *a = ctx;
+	if (!*value) {
+		cli_message("kernel: --%s needs a %s", opt->name,
+		            opt->val == OPT_PROFILE ? "directory" : "name or file");
+		return EXIT_BADINPUT;
+	}
+	*(opt->val == OPT_PROFILE ? &a->dir : &a->sys_ref) = value;
+	return 0;
+}
+
+int cli_kernel_parse_only(int argc, char **argv)
+{
+	kernel_args a = {NULL, NULL};
+	const cli_args args = {"kernel", usage, kernel_opts, kernel_flag, NULL, &a};
+	int rc = cli_args_parse(argc, argv, &args);
+	if (rc != CLI_CONTINUE)
+		return rc;
+	if (!a.sys_ref) {
+		cli_message("kernel: --system is required (see 'paraplan kernel --help')");
+		return EXIT_BADINPUT;
+	}
+	return EXIT_ANSWERED;
+}
+
 int cli_kernel(int argc, char **argv)
 {
-	const char *dir = NULL, *sys_ref = NULL;
-	/* Long options named in full, "--name VALUE" or "--name=VALUE" (no
-	 * abbreviations, as every verb). */
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--help") == 0) {
-			usage(stdout);
-			return EXIT_ANSWERED;
-		}
-		const char **dst = NULL;
-		size_t len = 0;
-		if (strncmp(a, "--gpu-profile", len = strlen("--gpu-profile")) == 0)
-			dst = &dir;
-		else if (strncmp(a, "--system", len = strlen("--system")) == 0)
-			dst = &sys_ref;
-		if (!dst || (a[len] != '\0' && a[len] != '=')) {
-			cli_message("kernel: unknown option or argument '%s' (see 'paraplan kernel "
-			            "--help')",
-			            a);
-			return EXIT_BADINPUT;
-		}
-		if (a[len] == '=')
-			*dst = a + len + 1;
-		else if (i + 1 < argc)
-			*dst = argv[++i];
-		else {
-			cli_message("%s: missing value", a);
-			return EXIT_BADINPUT;
-		}
-	}
+	/* The one option layer (cli/options.c): long options named in full,
+	 * "--name VALUE" or "--name=VALUE", -h and --help. */
+	kernel_args a = {NULL, NULL};
+	const cli_args args = {"kernel", usage, kernel_opts, kernel_flag, NULL, &a};
+	int rc = cli_args_parse(argc, argv, &args);
+	if (rc != CLI_CONTINUE)
+		return rc;
+	const char *dir = a.dir, *sys_ref = a.sys_ref;
 	if (!sys_ref) {
 		cli_message("kernel: --system is required (see 'paraplan kernel --help')");
 		return EXIT_BADINPUT;

@@ -28,7 +28,7 @@ static void usage(FILE *f)
 	           "failure, 2 bad input or usage\n");
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
 	if (argc < 2) {
 		cli_message("missing command (try 'paraplan help' for the list)");
@@ -61,4 +61,9 @@ int main(int argc, char **argv)
 	}
 	cli_message("unknown command '%s' (try 'paraplan help')", verb);
 	return EXIT_BADINPUT;
+}
+
+int main(int argc, char **argv)
+{
+	return cli_finish(dispatch(argc, argv));
 }

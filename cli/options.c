@@ -505,6 +505,16 @@ int cli_opts_parse(int argc, char **argv, const cli_verb *verb, cli_opts *o)
 	return rc;
 }
 
+int cli_overlap_check(const char *verb, const cli_opts *o)
+{
+	if (!o->overlap || o->plan.schedule == PP_SCHED_WSHAPE)
+		return 0;
+	cli_message("%s: --overlap applies to --schedule wshape (DHelix) only; the plan's "
+	            "schedule is %s",
+	            verb, pp_schedule_name(o->plan.schedule));
+	return EXIT_BADINPUT;
+}
+
 int cli_opts_require(const cli_opts *o, const char *verb, bool need_gpus, bool need_gbs)
 {
 	const char *missing = !o->model_ref && !o->has_flags_model ? "--model"
@@ -606,7 +616,10 @@ static void command_line_source(pp_error *err)
 	           {"job.precision", "--precision"},
 	           {"job.fp8_recipe", "--fp8-recipe"},
 	           {"job.train_tokens", "--tokens"},
-	           {"gpus", "--gpus"}};
+	           {"gpus", "--gpus"},
+	           {"goodput.mtbf_gpu_hours", "--mtbf-gpu-hours"},
+	           {"goodput.ckpt_write_bytes_per_s", "--ckpt-write-gbps"},
+	           {"goodput.restart_s", "--restart-min"}};
 	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
 		if (strcmp(err->field, map[i].field) == 0) {
 			snprintf(err->field, sizeof err->field, "%s", map[i].flag);

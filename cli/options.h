@@ -87,6 +87,11 @@ int cli_parse_price(const char *flag, const char *s, double hi, double *out);
  */
 int cli_opts_require(const cli_opts *o, const char *verb, bool need_gpus, bool need_gbs);
 
+/* --overlap with a plan whose schedule is not wshape (it would change
+ * nothing): refused for a verb of one plan (estimate, sweep, place).  0 or
+ * EXIT_BADINPUT. */
+int cli_overlap_check(const char *verb, const cli_opts *o);
+
 /* Resolve --model, --system, --framework and the price.  0 or an exit code. */
 int cli_opts_inputs(const cli_opts *o, pp_model *model, pp_system *sys);
 

@@ -23,13 +23,18 @@ static void place_usage(FILE *f)
 	           "  --moves N         annealing budget in moves (default 100000)\n"
 	           "  --rankfile FILE   write the mapping as an Open MPI rankfile\n"
 	           "                    ('rank R=HOST slot=GPU'; hosts node0, node1, ...)\n"
+	           "  --traffic FILE    write the GPU x GPU traffic of the mapped placement\n"
+	           "                    (JSON; CSV when FILE ends in .csv) and print its totals\n"
+	           "  --large-output    --traffic above 65,536 GPUs too (refused without it)\n"
 	           "  --output FILE     write the report there (atomically)\n"
 	           "\n"
 	           "Every 'paraplan estimate' plan option applies (--tp, --pp, --mbs, ...);\n"
-	           "workers are ranked tp-dp-pp (Megatron's default order); cp must be 1.\n");
+	           "workers are ranked tp-dp-pp (Megatron's default order); cp must be 1.\n"
+	           "--json, --order, --tokens and --usd-per-gpu-hour are refused: the report\n"
+	           "is text, the order fixed, and it has no training time or cost.\n");
 }
 
-enum { OPT_BW = CLI_OPT_VERB, OPT_SYN, OPT_SEED, OPT_MOVES, OPT_RANKFILE, OPT_TRAFFIC };
+enum { OPT_BW = CLI_OPT_VERB, OPT_SYN, OPT_SEED, OPT_MOVES, OPT_RANKFILE, OPT_TRAFFIC, OPT_LARGE };
 
 static const struct option place_opts[] = {{"bandwidth", required_argument, 0, OPT_BW},
                                            {"synthetic", required_argument, 0, OPT_SYN},
@@ -37,11 +42,13 @@ static const struct option place_opts[] = {{"bandwidth", required_argument, 0, O
                                            {"moves", required_argument, 0, OPT_MOVES},
                                            {"rankfile", required_argument, 0, OPT_RANKFILE},
                                            {"traffic", required_argument, 0, OPT_TRAFFIC},
+                                           {"large-output", no_argument, 0, OPT_LARGE},
                                            {0, 0, 0, 0}};
 
 typedef struct place_flags {
 	const char *bandwidth, *rankfile, *traffic;
 	long long synthetic, seed, moves;
+	bool large; /* --large-output */
 } place_flags;
 
 static int place_flag(int code, const char *value, void *ctx)
@@ -64,10 +71,35 @@ static int place_flag(int code, const char *value, void *ctx)
 		}
 		*(code == OPT_TRAFFIC ? &f->traffic : &f->rankfile) = value;
 		return 0;
-	case OPT_SYN: return cli_parse_ll("--synthetic", value, 0, 1LL << 62, &f->synthetic);
-	case OPT_SEED: return cli_parse_ll("--seed", value, 0, 1LL << 62, &f->seed);
-	default: return cli_parse_ll("--moves", value, 1, 1000000000LL, &f->moves);
+	case OPT_SYN: return cli_parse_ll("synthetic", value, 0, 1LL << 62, &f->synthetic);
+	case OPT_SEED: return cli_parse_ll("seed", value, 0, 1LL << 62, &f->seed);
+	case OPT_LARGE: f->large = true; return 0;
+	default: return cli_parse_ll("moves", value, 1, 1000000000LL, &f->moves);
 	}
+}
+
+/*
+ * The shared flags that would change nothing in a mapping: refused, one line
+ * each (every other shared flag shapes the plan the mapping is of).
+ */
+static int place_take(const char *flag, const char *value, void *ctx)
+{
+	(void)value;
+	(void)ctx;
+	static const struct {
+		const char *flag, *why;
+	} none[] = {
+	    {"json", "the mapping report is text only"},
+	    {"order", "workers are ranked tp-dp-pp (Megatron's default), the mapping places them"},
+	    {"tokens", "the mapping is of one iteration; it has no training time"},
+	    {"usd-per-gpu-hour", "the mapping has no cost"},
+	};
+	for (size_t i = 0; i < sizeof none / sizeof none[0]; i++)
+		if (strcmp(flag, none[i].flag) == 0) {
+			cli_message("place: --%s does not apply: %s", flag, none[i].why);
+			return EXIT_BADINPUT;
+		}
+	return CLI_CONTINUE;
 }
 
 static void terms_row(FILE *o, const char *name, double a, double b, double scale)
@@ -166,20 +198,48 @@ static int mapped_traffic(const pp_estimate *e, const long long *f, const char *
 	return cli_out_close(&o, wr == 0);
 }
 
-int cli_place(int argc, char **argv)
+/* The options into `o` and `fl`, checked for form and consistency, no file
+ * read: CLI_CONTINUE or an exit code. */
+static int place_parse(int argc, char **argv, place_flags *fl, cli_opts *o)
 {
-	place_flags fl = {NULL, NULL, NULL, -1, 1, 100000};
-	const cli_verb verb = {"place", place_usage, place_opts, place_flag, &fl, NULL};
-	cli_opts o;
-	int rc = cli_opts_parse(argc, argv, &verb, &o);
+	*fl = (place_flags){NULL, NULL, NULL, -1, 1, 100000, false};
+	const cli_verb verb = {"place", place_usage, place_opts, place_flag, fl, place_take};
+	int rc = cli_opts_parse(argc, argv, &verb, o);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if ((rc = cli_opts_require(&o, "place", true, true)))
+	if ((rc = cli_opts_require(o, "place", true, true)))
 		return rc;
-	if (!fl.bandwidth == (fl.synthetic < 0)) {
+	if (!fl->bandwidth == (fl->synthetic < 0)) {
 		cli_message("place: give one of --bandwidth FILE and --synthetic SEED");
 		return EXIT_BADINPUT;
 	}
+	if ((rc = cli_overlap_check("place", o)))
+		return rc;
+	if (fl->traffic && (rc = cli_large_output_check("place", "--traffic", o->gpus, fl->large)))
+		return rc;
+	return CLI_CONTINUE;
+}
+
+int cli_place_parse_only(int argc, char **argv)
+{
+	place_flags fl;
+	cli_opts o;
+	int rc = place_parse(argc, argv, &fl, &o);
+	return rc == CLI_CONTINUE ? EXIT_ANSWERED : rc;
+}
+
+int cli_place(int argc, char **argv)
+{
+	place_flags fl;
+	cli_opts o;
+	int rc = place_parse(argc, argv, &fl, &o);
+	if (rc != CLI_CONTINUE)
+		return rc;
+	/* every output before any work */
+	if ((rc = cli_out_check("place", "--output", o.output)) ||
+	    (rc = cli_out_check("place", "--rankfile", fl.rankfile)) ||
+	    (rc = cli_out_check("place", "--traffic", fl.traffic)))
+		return rc;
 	pp_model model;
 	pp_system sys;
 	pp_estimate *e;

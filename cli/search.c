@@ -31,7 +31,8 @@ enum {
 	OPT_SVG,
 	OPT_QUIET,
 	OPT_DEADLINE,
-	OPT_BUDGET
+	OPT_BUDGET,
+	OPT_LARGE
 };
 
 static const struct option search_opts[] = {
@@ -52,6 +53,7 @@ static const struct option search_opts[] = {
     {"quiet", no_argument, 0, OPT_QUIET},
     {"deadline-days", required_argument, 0, OPT_DEADLINE},
     {"budget-usd", required_argument, 0, OPT_BUDGET},
+    {"large-output", no_argument, 0, OPT_LARGE},
     {0, 0, 0, 0}};
 
 typedef struct search_ctx {
@@ -115,6 +117,8 @@ static void search_usage(FILE *f)
 	        "                   (time vs memory), the top plans, and the winner's memory,\n"
 	        "                   iteration breakdown, simulated iteration and traffic\n"
 	        "  --svg DIR        also write the same charts as DIR/pareto.svg, ...\n"
+	        "  --large-output   the winner's charts above 65,536 GPUs too (refused\n"
+	        "                   there without it: their size grows with the GPUs)\n"
 	        "  --deadline-days D  with --tokens: the fewest GPUs whose best plan trains the\n"
 	        "                   budget within D days; --gpus may then be a list of counts\n"
 	        "                   (8,16,32,64), one search per count\n"
@@ -163,6 +167,7 @@ static int handle(int code, const char *v, void *vctx)
 		                        &c->inv);
 	case OPT_HTML:
 	case OPT_SVG: return cli_charts_flag(&c->charts, "search", code == OPT_SVG, v);
+	case OPT_LARGE: c->charts.large = true; return 0;
 	case OPT_MTBF:
 	case OPT_CKPT_GBPS:
 	case OPT_RESTART:
@@ -688,6 +693,10 @@ int cli_search(int argc, char **argv)
 	if ((rc = cli_out_check("search", "--output", o.output)) ||
 	    (rc = cli_charts_check("search", &ctx.charts)))
 		return rc;
+	if (cli_charts_wanted(&ctx.charts) && ctx.gpus_list.count == 0 &&
+	    (rc = cli_large_output_check("search", ctx.charts.html ? "--html" : "--svg", o.gpus,
+	                                 ctx.charts.large)))
+		return rc;
 	if (ctx.emit && o.json) {
 		cli_message("search: --emit and --json: give one of them");
 		return EXIT_BADINPUT;
@@ -738,8 +747,30 @@ int cli_search(int argc, char **argv)
 		pp_search_free(s);
 		return rc;
 	}
+	/* Before a word is written: the winner's goodput (refused when the run
+	 * never finishes), and a winner --emit cannot express. */
+	bool want_w = ctx.goodput && !o.json && !ctx.emit && s && pp_search_count(s) > 0;
+	pp_estimate *w = want_w ? malloc(sizeof *w) : NULL;
+	if (want_w && !w) {
+		cli_message("out of memory");
+		rc = EXIT_INTERNAL;
+	} else if (w) { /* on a copy (the search's plans are read-only) */
+		pp_error err;
+		pp_error_clear(&err);
+		*w = *pp_search_plan(s, 0);
+		pp_status st = pp_estimate_goodput(w, &ctx.gp, &err);
+		if (st)
+			rc = cli_plan_fail(st, &err, &w->model);
+	}
+	if (!rc && ctx.emit && s && pp_search_count(s) > 0 &&
+	    pp_search_plan(s, 0)->plan.schedule == PP_SCHED_WSHAPE) {
+		cli_message("search: --emit cannot express the winner's --schedule wshape (DHelix "
+		            "co-execution has no launch flag in any framework)");
+		rc = EXIT_BADINPUT;
+	}
 	cli_out out;
-	if ((rc = cli_out_open(&out, o.output))) {
+	if (rc || (rc = cli_out_open(&out, o.output))) {
+		free(w);
 		free(cands);
 		pp_search_free(s);
 		return rc;
@@ -772,19 +803,11 @@ int cli_search(int argc, char **argv)
 	} else {
 		wr = o.json ? pp_report_search_json(s, out.f) : pp_report_search_text(s, out.f);
 	}
-	pp_estimate *w = ctx.goodput && !o.json && !ctx.emit && s && pp_search_count(s) > 0
-	                     ? malloc(sizeof *w)
-	                     : NULL;
-	if (w) { /* the winner's goodput, on a copy (the search's plans are read-only) */
-		pp_error err;
-		pp_error_clear(&err);
-		*w = *pp_search_plan(s, 0);
-		if (pp_estimate_goodput(w, &ctx.gp, &err) == PP_OK && wr == 0) {
-			fprintf(out.f, "\n#1 under failures:");
-			wr = pp_report_goodput_text(w, out.f);
-		}
-		free(w);
+	if (w && wr == 0) { /* the winner's goodput */
+		fprintf(out.f, "\n#1 under failures:");
+		wr = pp_report_goodput_text(w, out.f);
 	}
+	free(w);
 	free(cands);
 	pp_search_free(s);
 	return cli_out_close(&out, cli_report_ok(wr, out.f));

@@ -183,7 +183,8 @@ static int sweep_parse(int argc, char **argv, sweep_args *a, cli_opts *o, pp_swe
 		cli_message("sweep: --over mbs needs --gpus or --dp");
 		return EXIT_BADINPUT;
 	}
-	if ((rc = cli_opts_require(o, "sweep", false, a->replica_batch == 0)))
+	if ((rc = cli_opts_require(o, "sweep", false, a->replica_batch == 0)) ||
+	    (rc = cli_overlap_check("sweep", o)))
 		return rc;
 	if (a->replica_batch > 0 && o->have_gbs) {
 		cli_message("sweep: --gbs and --replica-batch exclude each other");

@@ -32,10 +32,7 @@ int cli_traffic_flag(cli_traffic_opts *o, int which, const char *value)
 		cli_message("estimate: %s needs a file name", names[which]);
 		return EXIT_BADINPUT;
 	}
-	if (which == 0 && !ends_with(value, ".csv"))
-		o->json = value;
-	else
-		o->csv = value;
+	*(which == 0 ? &o->file : &o->csv) = value;
 	return 0;
 }
 
@@ -56,7 +53,7 @@ int cli_traffic_run(const cli_traffic_opts *o, const pp_estimate *e, const pp_si
 	out->timeline = NULL;
 	pp_error err;
 	pp_error_clear(&err);
-	if (o->json || o->csv) {
+	if (o->file || o->csv) {
 		pp_scenario *sc = NULL;
 		pp_status st =
 		    pp_scenario_new(&e->model, &e->system, &e->job, &e->plan, e->gpus, &sc, &err);
@@ -66,7 +63,7 @@ int cli_traffic_run(const cli_traffic_opts *o, const pp_estimate *e, const pp_si
 		if (st)
 			return cli_plan_fail(st, &err, model);
 		int rc = 0;
-		if (o->json && (rc = write_file(o->json, out->traffic, false)))
+		if (o->file && (rc = write_file(o->file, out->traffic, ends_with(o->file, ".csv"))))
 			return rc;
 		if (o->csv && (rc = write_file(o->csv, out->traffic, true)))
 			return rc;

@@ -1,12 +1,12 @@
 /*
- * libFuzzer target: the command line of estimate, search, sweep, validate
- * and calibrate, parsed only (cli_*_parse_only: no file is read, no plan
- * estimated).
+ * libFuzzer target: the command line of estimate, search, sweep, validate,
+ * calibrate, place and kernel, parsed only (cli_*_parse_only: no file is
+ * read, no plan estimated).
  *
  * The input is split into arguments at NUL bytes when it has any, else at
  * white space (so the seeds are the tests' args files).  A first argument
- * "search", "sweep", "validate" or "calibrate" picks that verb's parser,
- * anything else estimate's.
+ * "search", "sweep", "validate", "calibrate", "place" or "kernel" picks that
+ * verb's parser, anything else estimate's.
  * Beyond "does not crash": the exit code is 0, 1 or 2; a refusal (2) says
  * exactly one line, and a parse that goes on (0) says nothing; every line is
  * one line (no control character left unescaped).
@@ -88,6 +88,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		parse = cli_validate_parse_only;
 	else if (argc > 1 && strcmp(argv[1], "calibrate") == 0)
 		parse = cli_calibrate_parse_only;
+	else if (argc > 1 && strcmp(argv[1], "place") == 0)
+		parse = cli_place_parse_only;
+	else if (argc > 1 && strcmp(argv[1], "kernel") == 0)
+		parse = cli_kernel_parse_only;
 	lines = 0;
 	int rc = parse(argc - 1, argv + 1);
 	if (rc != EXIT_ANSWERED && rc != EXIT_INTERNAL && rc != EXIT_BADINPUT)

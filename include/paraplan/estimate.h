@@ -105,7 +105,8 @@ pp_status pp_estimate_simulate(pp_estimate *e, pp_sim *sim, pp_error *err);
  * writing their share, as Megatron's fully parallel distributed checkpoint
  * does), its write and blocking time, Daly's interval and the goodput; with a
  * token budget, the effective days and cost.  Writes e->goodput and sets
- * e->has_goodput.  PP_EINPUT on a parameter out of range.
+ * e->has_goodput.  PP_EINPUT on a parameter out of range, and on inputs under
+ * which the run never finishes (goodput under PP_GOODPUT_MIN).
  */
 pp_status pp_estimate_goodput(pp_estimate *e, const pp_goodput_params *gp, pp_error *err);
 

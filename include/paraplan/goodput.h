@@ -52,6 +52,13 @@ typedef struct pp_goodput_params {
 
 void pp_goodput_params_init(pp_goodput_params *p);
 
+/*
+ * The least goodput an estimate reports: below it the run takes a million
+ * times its failure-free time (or never ends, goodput 0 in doubles), and
+ * pp_estimate_goodput refuses the inputs instead of printing 0 days and 0 USD.
+ */
+#define PP_GOODPUT_MIN 1e-6
+
 typedef struct pp_goodput {
 	pp_goodput_params params;
 	double ckpt_total_bytes; /* model weights + optimizer state, whole job */

@@ -809,7 +809,7 @@ static size_t tier_rows(const tier *t)
  * the curve, where NCCL's protocol changes make any alpha-beta model wrong by
  * tens of percent; the middle would pull the latency up.)
  */
-static void fit_tier(tier *t, bool *at_bound, double *rms)
+static bool fit_tier(tier *t, bool *at_bound, double *rms)
 {
 	double lat = t->intra ? t->s.nvlink_latency_s : t->s.nic_latency_s;
 	double eff = t->intra ? t->s.nvlink_eff : t->s.nic_eff;
@@ -820,9 +820,10 @@ static void fit_tier(tier *t, bool *at_bound, double *rms)
 	size_t total = 0;
 	for (size_t k = 0; k < t->nlogs; k++)
 		total += t->logs[k].nrows;
-	t->mask = ppi_calloc(total ? total : 1, sizeof *t->mask); /* NULL: every row */
-	if (t->mask)
-		latency_rows(t);
+	t->mask = ppi_calloc(total ? total : 1, sizeof *t->mask);
+	if (!t->mask)
+		return false; /* out of memory: no fit on every row in its place */
+	latency_rows(t);
 	for (int it = 0; it < 60; it++) {
 		double e = golden(t, cost_abs, lnlat, t->eff_lo, t->eff_hi, &v, NULL);
 		double l = golden(t, cost_ln, e, log(t->lat_lo), log(t->lat_hi), &v, NULL);
@@ -840,6 +841,7 @@ static void fit_tier(tier *t, bool *at_bound, double *rms)
 	            lnlat > hi - 1e-3;
 	size_t n = tier_rows(t);
 	*rms = n ? sqrt(tier_cost(t, exp(lnlat), eff) / (double)n) : 0;
+	return true;
 }
 
 pp_status pp_nccl_fit_logs(const pp_system *start, const pp_nccl_log *logs, size_t nlogs,
@@ -870,14 +872,15 @@ pp_status pp_nccl_fit_logs(const pp_system *start, const pp_nccl_log *logs, size
 	const pp_param *nv = pp_param_find("framework.nvlink_eff");
 	const pp_param *nic = pp_param_find("framework.nic_eff");
 	tier t = {logs, nlogs, true, *start, 1e-8, 1e-3, nv->valid_lo, nv->valid_hi, NULL};
-	if (out->intra_logs)
-		fit_tier(&t, &out->intra_at_bound, &out->intra_rms);
+	if (out->intra_logs && !fit_tier(&t, &out->intra_at_bound, &out->intra_rms))
+		return ppi_oom(err);
 	if (out->inter_logs) {
 		t.intra = false;
 		t.lat_hi = 1e-2;
 		t.eff_lo = nic->valid_lo;
 		t.eff_hi = nic->valid_hi;
-		fit_tier(&t, &out->inter_at_bound, &out->inter_rms);
+		if (!fit_tier(&t, &out->inter_at_bound, &out->inter_rms))
+			return ppi_oom(err);
 	}
 	out->system = t.s;
 	return PP_OK;
@@ -949,6 +952,7 @@ pp_status pp_nccl_system_json(const char *start_ref, const pp_nccl_fit *fit,
 	*json = NULL;
 	char *text;
 	size_t len;
+	long long mark = ppi_alloc_failed(); /* a value dropped out of memory: PP_ENOMEM */
 	PPI_TRY(pp_system_source_text(start_ref, &text, &len, err));
 	json_t *root;
 	pp_status st = ppi_json_parse_object(text, len, start_ref, &root, err);
@@ -988,8 +992,10 @@ pp_status pp_nccl_system_json(const char *start_ref, const pp_nccl_fit *fit,
 	char *out =
 	    json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 	json_decref(root);
-	if (!out)
+	if (!out || ppi_alloc_failed() != mark) {
+		free(out);
 		return ppi_fail(err, start_ref, NULL, "out of memory"), PP_ENOMEM;
+	}
 	/* What was written must read back as a system. */
 	pp_system back;
 	st = pp_system_from_json(out, strlen(out), name, &back, err);

@@ -114,6 +114,23 @@ pp_status pp_estimate_goodput(pp_estimate *e, const pp_goodput_params *gp, pp_er
 	g->interval_iterations = it > 0 ? g->interval_s / it : 0;
 	g->lost_work_s = (g->interval_s + delta) / 2 + (gp->async ? g->write_s : 0);
 	g->goodput = pp_daly_goodput(g->interval_s, delta, r, m);
+	if (!isfinite(m)) {
+		memset(g, 0, sizeof *g);
+		return ppi_fail(err, "", "goodput.mtbf_gpu_hours",
+		                "too large: the job's time between failures is %g s", m);
+	}
+	/* A run that cannot finish (a failure sooner than a checkpoint and a
+	 * restart, Daly's wall-clock time beyond any double) has no days, no
+	 * cost: refused rather than reported as 0. */
+	if (!(g->goodput >= PP_GOODPUT_MIN) || !isfinite(g->interval_s) ||
+	    (e->train_tokens > 0 && !isfinite(e->train_days / g->goodput))) {
+		memset(g, 0, sizeof *g);
+		return ppi_fail(err, "", "goodput",
+		                "the run never finishes: a failure every %.3g s, a checkpoint "
+		                "blocks training %.3g s, a restart takes %.3g s (goodput %.3g, "
+		                "under %g)",
+		                m, delta, r, g->goodput, PP_GOODPUT_MIN);
+	}
 	if (e->train_tokens > 0 && g->goodput > 0) {
 		g->days = e->train_days;
 		g->effective_days = e->train_days / g->goodput;

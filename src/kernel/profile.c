@@ -177,7 +177,9 @@ static pp_status read_table(pp_kernel_profile *p, const char *dir, pp_kernel_tab
 		if (!*s)
 			continue;
 		json_error_t je;
+		ppi_alloc_shield(true); /* as ppi_json_parse_object: the parser is not failed */
 		json_t *o = json_loads(s, JSON_REJECT_DUPLICATES, &je);
+		ppi_alloc_shield(false);
 		if (!o) {
 			st = ppi_fail_at(err, path, line, je.column, "%s", je.text);
 			break;

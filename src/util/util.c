@@ -532,6 +532,14 @@ pp_status ppi_get_str(const ppi_obj *r, const char *key, bool required, char *ou
 	if (json_string_length(v) >= n)
 		return ppi_fail(r->err, r->source, path, "string longer than %zu characters",
 		                n - 1);
+	/* A name or note is echoed into reports and launch flags: a control
+	 * character (a newline, an escape sequence, a NUL) in it is refused
+	 * rather than printed raw. */
+	const unsigned char *c = (const unsigned char *)json_string_value(v);
+	for (size_t i = 0; i < json_string_length(v); i++)
+		if (c[i] < 0x20 || c[i] == 0x7f)
+			return ppi_fail(r->err, r->source, path,
+			                "control character \\x%02x in the string at %zu", c[i], i);
 	ppi_strlcpy(out, json_string_value(v), n);
 	return PP_OK;
 }

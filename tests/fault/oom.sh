@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fault injection over the four verbs that compute (tests/fault/oom.c): every
+# Fault injection over the verbs that compute (tests/fault/oom.c): every
 # allocation of the library (jansson's included) on a representative input
 # fails once in turn; each run must exit 1 with the one line "paraplan: out of
 # memory", without a crash or (under the ASan build) a leak.
@@ -7,6 +7,10 @@
 set -e
 bin=$1
 here=$(cd "$(dirname "$0")" && pwd)
+data=$here/../data
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" # the files place and calibrate write land here
 "$bin" estimate --model llama3-8b --system dgx-h100 --gpus 16 --gbs 64 --seq 4096 --tp 2 \
 	--pp 2 --json
 # search: the whole space on two threads (the engine allocates up front),
@@ -20,3 +24,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 	--replica-batch 8 --tokens 1T
 "$bin" validate --data "$here/runs.json"
 "$bin" validate --data "$here/runs.json" --memory --json
+# place: the annealing, the simulated mappings, the rankfile and the mapped
+# traffic (a file each); kernel: a GPU profile's tables fitted
+"$bin" place --model llama3-8b --system dgx-h100 --gpus 16 --gbs 64 --seq 4096 --tp 2 --pp 2 \
+	--synthetic 1 --moves 200 --rankfile rankfile.txt --traffic traffic.json
+"$bin" kernel --system dgx-h100 --gpu-profile "$here/kernel" # 28 records of h100-subset
+# calibrate --nccl-tests: a log read, both tiers fitted, the system JSON written
+"$bin" calibrate --nccl-tests "$data/nccl/h100x4_all_reduce.txt" --system dgx-h100 \
+	--output system.json
+# --from-megatron: a launch script read (every flag used: no note)
+"$bin" estimate --from-megatron "@$here/train_llama3_8b.sh" --system dgx-h100 --gpus 16 --json

@@ -139,12 +139,55 @@ static void test_estimate(void **state)
 	free(e);
 }
 
+/* Inputs under which the run never finishes are refused, the goodput left
+ * unset: never goodput 0 with 0 days and 0 USD. */
+static void test_never_finishes(void **state)
+{
+	(void)state;
+	pp_estimate *e = malloc(sizeof *e);
+	assert_non_null(e);
+	estimate("llama3-8b", 64, 2, 2, 1, 1e12, e);
+	struct {
+		double mtbf_gpu_hours, write_bytes_per_s, restart_s;
+		const char *field;
+	} bad[] = {
+	    {1e-300, 2e12, 600, "goodput"},  /* a failure every 1e-298 s */
+	    {1e-3, 2e12, 600, "goodput"},    /* 0.06 s between failures, 600 s restart */
+	    {50677, 1e-300, 600, "goodput"}, /* a checkpoint that never ends */
+	    {50677, 2e12, 1e300, "goodput"}, /* a restart that never ends */
+	    {1e308, 2e12, 600, "goodput.mtbf_gpu_hours"}, /* the job's MTBF overflows */
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		pp_goodput_params p;
+		pp_goodput_params_init(&p);
+		p.mtbf_gpu_hours = bad[i].mtbf_gpu_hours;
+		p.ckpt_write_bytes_per_s = bad[i].write_bytes_per_s;
+		p.restart_s = bad[i].restart_s;
+		pp_error err;
+		e->has_goodput = false;
+		assert_int_equal(pp_estimate_goodput(e, &p, &err), PP_EINPUT);
+		assert_string_equal(err.field, bad[i].field);
+		assert_false(e->has_goodput);
+		assert_true(e->goodput.goodput == 0 && e->goodput.effective_days == 0);
+	}
+	/* The least goodput reported: a failure every few seconds still finishes. */
+	pp_goodput_params p;
+	pp_goodput_params_init(&p);
+	p.mtbf_gpu_hours = 64 * 60.0 / 3600; /* a failure a minute on 64 GPUs */
+	p.restart_s = 1;
+	pp_error err;
+	assert_int_equal(pp_estimate_goodput(e, &p, &err), PP_OK);
+	assert_true(e->goodput.goodput >= PP_GOODPUT_MIN && isfinite(e->goodput.effective_days));
+	free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hand_worked),
 	    cmocka_unit_test(test_defaults),
 	    cmocka_unit_test(test_estimate),
+	    cmocka_unit_test(test_never_finishes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

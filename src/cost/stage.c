@@ -484,7 +484,7 @@ static double pp_send(const pp_scenario *sc, pp_work *ws, double *act_bytes,
 	const pp_plan *p = &sc->plan;
 	const pp_layout *lay = sc->place.group;
 	double n2 = p->tp2 > 1 ? p->tp2 : 1;
-	double full = (double)p->mbs * sc->job->seq_len / p->cp / n2 * m->hidden * 2.0;
+	double full = (double)p->mbs * sc->job->seq_len / p->cp / n2 * m->hidden * sc->mb.ab;
 	bool gather = p->tp > 1 && !(p->sp || p->summa) && s->pp_scatter_gather >= 0.5;
 	double act = p->tp > 1 && (p->sp || p->summa || gather) ? full / p->tp : full;
 	double seconds = coll_time_memo(ws, s, &lay[PP_GROUP_PP], PP_COLL_P2P, act, algo);

@@ -359,6 +359,13 @@ typedef struct pp_plan {
 /* --------------------------------------------------------------- names */
 
 const char *pp_precision_name(pp_precision p);
+/* Bytes of one activation element under precision p, as Megatron-LM keeps
+ * activations (docs/memory.md): 4 under fp32, 2 under bf16 and fp16, and 2
+ * under fp8 too: FP8 runs the GEMMs, the activations stay BF16 except the
+ * GEMM inputs the recipe saves for the weight gradient
+ * (pp_fp8_saved_input_bytes, kernel.h).  Every activation, operation and
+ * pipeline send of the library sizes its elements by this. */
+double pp_activation_bytes(pp_precision p);
 /* How output names the system's tiers and the GPU's memory: "NVLink", "PCIe
  * 4.0", "InfiniBand", "RoCE", "network" (a network not stated), "none" (no
  * NICs); "HBM3", "GDDR6X", "memory" (not stated).  Static strings. */

@@ -163,7 +163,7 @@ typedef struct pp_work {
 	 * mapped by a hash of them (pp_work_init empties it too). */
 #define PP_DH_MEMO 64
 	bool dh_valid[PP_DH_MEMO];
-	unsigned char dh_key[PP_DH_MEMO][160];
+	unsigned char dh_key[PP_DH_MEMO][344];
 	double dh_saved[PP_DH_MEMO];
 	/* dh_saved holds the pairing's saving (true) or only an upper bound of
 	 * it (pp_dh_stage_speedup_bound: the search's floor, asked first) */

@@ -7,7 +7,9 @@
 
 #include "cost_int.h"
 #include "paraplan/schedule_type.h"
+#include "util/hash.h"
 #include "util/util.h"
+#include "workload/workload_int.h"
 
 /* Bytes one GPU puts on the wire for a collective of a `bytes` buffer on n GPUs. */
 static double wire_bytes(pp_coll_kind kind, double bytes, int n)
@@ -37,15 +39,6 @@ typedef struct acc {
 	double flops[4]; /* executed FLOPs by phase */
 	bool overflow;
 } acc;
-
-/* Everything a layer's cost depends on besides its kind. */
-typedef struct layer_key {
-	const void *model, *system;
-	int seq, precision, fp8_recipe, tp, tp2, summa, summa_nb, cp, ep, etp, mbs, sp, recompute,
-	    flash;
-	int tp_overlap, ep_overlap;
-	pp_layout lay[PP_NGROUPS];
-} layer_key;
 
 /* a += n * b */
 static void acc_add(acc *a, const acc *b, double n)
@@ -293,33 +286,13 @@ enum { SLOT_DENSE = 0, SLOT_MOE = 1, SLOT_EMBEDDING = 2, SLOT_HEAD = 3 };
 static void unit_cost(acc *one, const pp_model *m, const pp_system *s, const pp_job *job,
                       const pp_plan *p, const pp_layout *lay, int layer, int slot, pp_work *ws)
 {
-	layer_key k;
-	memset(&k, 0, sizeof k);
-	k.model = m;
-	k.system = s;
-	k.seq = job->seq_len;
-	k.precision = job->precision;
-	k.fp8_recipe = job->fp8_recipe;
-	k.tp = p->tp;
-	k.tp2 = p->tp2;
-	k.summa = p->summa;
-	k.summa_nb = p->summa_nb;
-	k.cp = p->cp;
-	k.ep = p->ep;
-	k.etp = p->etp;
-	k.mbs = p->mbs;
-	k.sp = p->sp;
-	k.recompute = p->recompute;
-	k.flash = p->flash;
-	k.tp_overlap = p->tp_overlap;
-	k.ep_overlap = p->ep_overlap;
-	/* Only the groups a unit's own collectives use shape its cost. */
-	const pp_group used[] = {PP_GROUP_TP, PP_GROUP_TP2, PP_GROUP_CP, PP_GROUP_EP, PP_GROUP_ETP};
-	for (size_t i = 0; i < sizeof used / sizeof used[0]; i++)
-		k.lay[used[i]] = lay[used[i]];
+	/* the slot is the unit's kind: the key is the layer's (the embedding
+	 * and the head read no more) */
+	ppi_layer_key k;
+	ppi_layer_key_set(&k, m, s, job, p, lay);
 	_Static_assert(sizeof k <= sizeof ws->cache_key[0], "memo key does not fit");
 	_Static_assert(sizeof *one <= sizeof ws->cache[0], "memo value does not fit");
-	if (ws->cache_valid[slot] && memcmp(ws->cache_key[slot], &k, sizeof k) == 0) {
+	if (ws->cache_valid[slot] && ppi_key_equal(ws->cache_key[slot], &k, sizeof k)) {
 		memcpy(one, ws->cache[slot], sizeof *one);
 		return;
 	}
@@ -458,30 +431,19 @@ static double coll_time_memo(pp_work *ws, const pp_system *s, const pp_layout *l
 	if (!ws)
 		return pp_coll_time(s, l, kind, bytes, algo);
 	struct pp_coll_memo_key k;
+	memset(&k, 0, sizeof k); /* padding too: the key is compared as bytes */
 	k.system = s;
 	k.bytes = bytes;
 	k.kind = (int)kind;
 	k.size = l->size;
 	k.per_domain = l->per_domain;
-	uint64_t bits;
-	memcpy(&bits, &bytes, sizeof bits);
-	/* splitmix64's finaliser over the fields */
-	uint64_t h = bits + 0x9E3779B97F4A7C15ull * (uint64_t)(k.kind + 1) +
-	             ((uint64_t)k.size << 24) + (uint64_t)k.per_domain;
-	h ^= h >> 30;
-	h *= 0xBF58476D1CE4E5B9ull;
-	h ^= h >> 27;
-	h *= 0x94D049BB133111EBull;
-	h ^= h >> 31;
-	unsigned slot = (unsigned)(h % PP_COLL_MEMO);
-	const struct pp_coll_memo_key *q = &ws->coll_key[slot];
-	if (ws->coll_valid[slot] && q->system == k.system && q->bytes == k.bytes &&
-	    q->kind == k.kind && q->size == k.size && q->per_domain == k.per_domain) {
+	unsigned slot = (unsigned)(ppi_key_hash(&k, sizeof k) % PP_COLL_MEMO);
+	if (ws->coll_valid[slot] && ppi_key_equal(&ws->coll_key[slot], &k, sizeof k)) {
 		*algo = ws->coll_algo[slot];
 		return ws->coll_s[slot];
 	}
 	double t = pp_coll_time(s, l, kind, bytes, algo);
-	ws->coll_key[slot] = k;
+	memcpy(&ws->coll_key[slot], &k, sizeof k);
 	ws->coll_s[slot] = t;
 	ws->coll_algo[slot] = *algo;
 	ws->coll_valid[slot] = true;
@@ -529,7 +491,7 @@ static double pp_send(const pp_scenario *sc, pp_work *ws, double *act_bytes,
 	const pp_plan *p = &sc->plan;
 	const pp_layout *lay = sc->place.group;
 	double n2 = p->tp2 > 1 ? p->tp2 : 1;
-	double full = (double)p->mbs * sc->job->seq_len / p->cp / n2 * m->hidden * 2.0;
+	double full = (double)p->mbs * sc->job->seq_len / p->cp / n2 * m->hidden * sc->mb.ab;
 	bool gather = p->tp > 1 && !(p->sp || p->summa) && s->pp_scatter_gather >= 0.5;
 	double act = p->tp > 1 && (p->sp || p->summa || gather) ? full / p->tp : full;
 	double seconds = coll_time_memo(ws, s, &lay[PP_GROUP_PP], PP_COLL_P2P, act, algo);
@@ -906,7 +868,7 @@ pp_status ppi_stage_cost(const pp_scenario *sc, int stage, pp_work *ws, pp_stage
 		stage_key_set(&key, sc, stage, &c.k);
 		int cls = stage == 0 ? 0 : stage == p->pp - 1 ? 1 : 2;
 		slot = (unsigned)(cls * 4 + (p->zero & 3)) % PP_STAGE_MEMO;
-		if (ws->stage_valid[slot] && memcmp(ws->stage_key[slot], &key, sizeof key) == 0) {
+		if (ws->stage_valid[slot] && ppi_key_equal(ws->stage_key[slot], &key, sizeof key)) {
 			memcpy(out, ws->stage_val[slot], sizeof *out);
 			return PP_OK;
 		}

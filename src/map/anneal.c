@@ -17,6 +17,7 @@
 #include "estimate/estimate_int.h"
 #include "paraplan/netmap.h"
 #include "scenario/scenario_int.h"
+#include "util/hash.h"
 #include "util/util.h"
 
 /* ---------------------------------------------------------- the groups */
@@ -208,27 +209,14 @@ struct pp_anneal {
 	int ndt, ndp, ndd;
 	double cur, best_s, identity_s, temp;
 	long long moves, accepted, moves_per_step;
-	unsigned long long rng;
+	uint64_t rng; /* SplitMix64 (util/hash.h) */
 	struct timespec t0, c0;
 	double wall_s, cpu_s;
 };
 
-static unsigned long long next(unsigned long long *s)
+static long long below(uint64_t *s, long long n)
 {
-	unsigned long long z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static double uniform(unsigned long long *s)
-{
-	return (double)(next(s) >> 11) * 0x1.0p-53;
-}
-
-static long long below(unsigned long long *s, long long n)
-{
-	return (long long)(next(s) % (unsigned long long)n);
+	return (long long)ppi_splitmix64_below(s, (uint64_t)n);
 }
 
 static double now_s(clockid_t clk, const struct timespec *t0)
@@ -447,7 +435,7 @@ static void move(pp_anneal *a)
 	long long n = a->nb;
 	if (n < 2)
 		return;
-	double r = uniform(&a->rng);
+	double r = ppi_splitmix64_unit(&a->rng);
 	int kind = r < a->p.p_migrate ? 0 : r < a->p.p_migrate + a->p.p_swap ? 1 : 2;
 	long long i = below(&a->rng, n), j;
 	if (kind == 1) {
@@ -474,7 +462,7 @@ static void move(pp_anneal *a)
 	double cand = refresh(a);
 	double delta = cand - a->cur;
 	a->moves++;
-	if (delta <= 0 || uniform(&a->rng) < exp(-delta / a->temp)) {
+	if (delta <= 0 || ppi_splitmix64_unit(&a->rng) < exp(-delta / a->temp)) {
 		a->cur = cand;
 		a->accepted++;
 		if (cand < a->best_s) {

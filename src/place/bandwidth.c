@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "paraplan/bandwidth.h"
+#include "util/hash.h"
 #include "util/util.h"
 
 pp_status pp_bandwidth_new(int n, int gpus_per_endpoint, double bytes_per_s, pp_bandwidth **out,
@@ -41,20 +42,6 @@ void pp_bandwidth_free(pp_bandwidth *bw)
 	free(bw);
 }
 
-/* SplitMix64 (Steele, Lea, Flood 2014): a seeded, portable stream. */
-static unsigned long long splitmix(unsigned long long *s)
-{
-	unsigned long long z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static double unit(unsigned long long *s)
-{
-	return (double)(splitmix(s) >> 11) * 0x1.0p-53;
-}
-
 pp_status pp_bandwidth_synthetic(int nodes, int gpus_per_node, double nominal, double spread,
                                  double asym, unsigned long long seed, pp_bandwidth **out,
                                  pp_error *err)
@@ -66,13 +53,15 @@ pp_status pp_bandwidth_synthetic(int nodes, int gpus_per_node, double nominal, d
 	if (st)
 		return st;
 	double *b = (*out)->bytes_per_s;
-	unsigned long long s = seed;
+	uint64_t s = seed; /* SplitMix64 (util/hash.h): seeded, portable */
 	for (int i = 0; i < nodes; i++)
 		for (int j = i + 1; j < nodes; j++) {
-			double u = unit(&s);
+			double u = ppi_splitmix64_unit(&s);
 			double pair = nominal * (1 - spread * u * u);
-			b[(size_t)i * nodes + j] = pair * (1 + asym * (2 * unit(&s) - 1));
-			b[(size_t)j * nodes + i] = pair * (1 + asym * (2 * unit(&s) - 1));
+			b[(size_t)i * nodes + j] =
+			    pair * (1 + asym * (2 * ppi_splitmix64_unit(&s) - 1));
+			b[(size_t)j * nodes + i] =
+			    pair * (1 + asym * (2 * ppi_splitmix64_unit(&s) - 1));
 		}
 	return PP_OK;
 }

@@ -69,7 +69,8 @@ void ppi_mb_shape_init(ppi_mb_shape *c, const pp_job *job, const pp_plan *p)
 	c->fp8 = job->precision == PP_PREC_FP8;
 	c->wb = job->precision == PP_PREC_FP32 ? 4.0 : 2.0;
 	c->nb = p->summa_nb > 1 ? p->summa_nb : 1;
-	c->saved_in_b = c->fp8 ? pp_fp8_saved_input_bytes(job->fp8_recipe) : 2.0;
+	c->ab = pp_activation_bytes(job->precision);
+	c->saved_in_b = c->fp8 ? pp_fp8_saved_input_bytes(job->fp8_recipe) : c->ab;
 }
 
 void ppi_scenario_init(pp_scenario *sc, const pp_model *m, const pp_system *s, const pp_job *job,

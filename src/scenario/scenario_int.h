@@ -20,6 +20,7 @@ typedef struct ppi_mb_shape {
 	double wb;       /* bytes per weight element: 4 under FP32, else 2 */
 	double nb;       /* SUMMA panels */
 	bool fp8;
+	double ab;         /* bytes per activation element: pp_activation_bytes */
 	double saved_in_b; /* bytes per element of a GEMM input kept for backward */
 } ppi_mb_shape;
 

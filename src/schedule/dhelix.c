@@ -11,7 +11,9 @@
 
 #include "paraplan/cost.h"
 #include "paraplan/dhelix.h"
+#include "util/hash.h"
 #include "util/util.h"
+#include "workload/workload_int.h"
 
 static const char *const kind_names[PP_DH_NKINDS] = {"gemm", "attn", "elem", "comm-intra",
                                                      "comm-cross"};
@@ -1564,49 +1566,28 @@ void pp_dh_layer_pair(const pp_dh_overlap *o, const pp_dh_layer *l, pp_dh_result
 	pp_dh_layer_pair_k(o, l, PP_DH_SEG_OPS, out);
 }
 
-/* Everything a layer's pairing depends on besides its index. */
+/* Everything a layer's pairing depends on besides its index: the layer's
+ * work (the key every memo of it uses, workload_int.h; it includes the FP8
+ * recipe, which sets the GEMMs' seconds), its kind and the overlap table
+ * the pairing reads. */
 typedef struct dh_key {
-	const void *model, *system;
-	int seq, precision, tp, tp2, summa, cp, ep, etp, mbs, sp, recompute, flash;
-	int tp_overlap, ep_overlap, moe;
-	pp_layout lay[4];
-	double slowdown, launch, oef_sum;
-	char name[16];
+	ppi_layer_key layer;
+	int moe;
+	double slowdown, launch;
+	double oef[PP_DH_NKINDS][PP_DH_NKINDS];
 } dh_key;
 
 static void make_key(dh_key *k, const pp_model *m, const pp_system *s, const pp_job *job,
                      const pp_plan *p, const pp_dh_overlap *o, int moe)
 {
 	memset(k, 0, sizeof *k);
-	k->model = m;
-	k->system = s;
-	k->seq = job->seq_len;
-	k->precision = job->precision;
-	k->tp = p->tp;
-	k->tp2 = p->tp2;
-	k->summa = p->summa;
-	k->cp = p->cp;
-	k->ep = p->ep;
-	k->etp = p->etp;
-	k->mbs = p->mbs;
-	k->sp = p->sp;
-	k->recompute = p->recompute;
-	k->flash = p->flash;
-	k->tp_overlap = p->tp_overlap;
-	k->ep_overlap = p->ep_overlap;
-	k->moe = moe;
 	pp_layout lay[PP_NGROUPS];
-	pp_plan_layouts(p, s, lay);
-	k->lay[0] = lay[PP_GROUP_TP];
-	k->lay[1] = lay[PP_GROUP_CP];
-	k->lay[2] = lay[PP_GROUP_EP];
-	k->lay[3] = lay[PP_GROUP_ETP];
+	pp_plan_layouts(p, s, lay); /* as pp_dh_layer_build places the layer */
+	ppi_layer_key_set(&k->layer, m, s, job, p, lay);
+	k->moe = moe;
 	k->slowdown = o->kernel_slowdown;
 	k->launch = o->launch_interval;
-	for (int i = 0; i < PP_DH_NKINDS; i++)
-		for (int j = 0; j < PP_DH_NKINDS; j++)
-			k->oef_sum += o->oef[i][j] * (1 + i * PP_DH_NKINDS + j);
-	memcpy(k->name, o->name, sizeof k->name);
+	memcpy(k->oef, o->oef, sizeof k->oef);
 }
 
 /*
@@ -1757,12 +1738,8 @@ static pp_status stage_saved(const pp_model *m, const pp_system *s, const pp_job
 		dh_key key;
 		make_key(&key, m, s, job, plan, o, k);
 		_Static_assert(sizeof key <= sizeof ws->dh_key[0], "dhelix memo key");
-		/* FNV-1a of the key picks the memo slot */
-		uint64_t h = 1469598103934665603ull;
-		for (size_t b = 0; b < sizeof key; b++)
-			h = (h ^ ((const unsigned char *)&key)[b]) * 1099511628211ull;
-		int slot = (int)(h % PP_DH_MEMO);
-		bool hit = ws->dh_valid[slot] && memcmp(ws->dh_key[slot], &key, sizeof key) == 0;
+		int slot = (int)(ppi_key_hash(&key, sizeof key) % PP_DH_MEMO);
+		bool hit = ws->dh_valid[slot] && ppi_key_equal(ws->dh_key[slot], &key, sizeof key);
 		if (hit && (ws->dh_exact[slot] || !exact)) {
 			saved_kind[k] = ws->dh_saved[slot];
 			continue;

@@ -19,6 +19,11 @@ const char *pp_precision_name(pp_precision p)
 {
 	return (unsigned)p < 4 ? precision_names[p] : "?";
 }
+double pp_activation_bytes(pp_precision p)
+{
+	const double fp32_bytes = 4, bf16_bytes = 2; /* FP16 elements are as wide */
+	return p == PP_PREC_FP32 ? fp32_bytes : bf16_bytes;
+}
 const char *pp_fp8_recipe_name(pp_fp8_recipe r)
 {
 	return (unsigned)r < PP_FP8_RECIPES ? fp8_recipe_names[r] : "?";

@@ -6,20 +6,8 @@
 #include <string.h>
 
 #include "paraplan/moe.h"
+#include "util/hash.h"
 #include "util/util.h"
-
-static unsigned long long next(unsigned long long *s)
-{
-	unsigned long long z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static double uniform01(unsigned long long *s)
-{
-	return (double)(next(s) >> 11) * 0x1.0p-53;
-}
 
 /* Expert popularity at skew s (or the histogram), normalised. */
 static void popularity(const pp_moe_routing *r, double s, double *p)
@@ -153,13 +141,13 @@ pp_status pp_moe_alltoall(const pp_moe_routing *r, double step, int samples, dou
 	double acc = 0;
 	for (int e = 0; e < E; e++)
 		cdf[e] = (acc += p[e]);
-	unsigned long long rng = seed;
+	uint64_t rng = seed; /* SplitMix64 (util/hash.h) */
 	long long picks = (long long)llround(r->tokens * r->top_k);
 	for (int k = 0; k < samples; k++) {
 		memset(slots, 0, (size_t)n * E * sizeof *slots);
 		for (int i = 0; i < n; i++)
 			for (long long t = 0; t < picks; t++) {
-				double u = uniform01(&rng) * acc;
+				double u = ppi_splitmix64_unit(&rng) * acc;
 				int lo = 0, hi = E - 1;
 				while (lo < hi) {
 					int mid = (lo + hi) / 2;

@@ -14,8 +14,7 @@
 #include "util/util.h"
 #include "workload_int.h"
 
-/* Bytes per element of BF16/FP16 activations and of FP32 statistics. */
-#define ACT_BYTES 2.0
+/* Bytes per element of FP32 statistics (activations: act_ctx.ab). */
 #define FP32_BYTES 4.0
 #define TOKEN_ID_BYTES 8.0 /* int64 token ids and labels (Megatron data loader) */
 
@@ -44,7 +43,8 @@ typedef struct act_ctx {
 	double t;        /* tensor-parallel degree */
 	double sp_div;   /* t with sequence parallelism, else 1 */
 	double gin_div;  /* divisor of a saved QKV / FC1 input: sp_div, 1 if kept gathered */
-	double lin_b;    /* bytes of a saved GEMM input: the FP8 recipe's copy, else 2 */
+	double ab;       /* bytes per activation element: pp_activation_bytes */
+	double lin_b;    /* bytes of a saved GEMM input: the FP8 recipe's copy, else ab */
 	bool fp8;
 } act_ctx;
 
@@ -59,13 +59,14 @@ static void act_ctx_init(act_ctx *c, const ppi_mb_shape *mb, const pp_system *s)
 	 * all-gathered norm output for the weight gradient (dstb.py). */
 	c->gin_div = s->sp_gathered_gemm_inputs >= 0.5 ? 1.0 : mb->sd;
 	c->fp8 = mb->fp8;
-	c->lin_b = c->fp8 ? mb->saved_in_b : ACT_BYTES;
+	c->ab = mb->ab;
+	c->lin_b = mb->saved_in_b;
 }
 
 /* Saved by a norm: its input and per-token statistics. */
 static double norm_act(const act_ctx *c, double width)
 {
-	return c->T * (width * ACT_BYTES + 2 * FP32_BYTES) / c->sp_div;
+	return c->T * (width * c->ab + 2 * FP32_BYTES) / c->sp_div;
 }
 
 /* Activations of the attention half of one layer, one micro-batch. */
@@ -82,16 +83,16 @@ static double attention_act(const pp_model *m, const pp_plan *p, const act_ctx *
 		if (ml->q_lora_rank > 0)
 			a += norm_act(c, ml->q_lora_rank) + T * ml->q_lora_rank * c->lin_b / sd;
 		a += norm_act(c, ml->kv_lora_rank) + T * ml->kv_lora_rank * c->lin_b / sd;
-		a += T * ml->qk_rope_head_dim * ACT_BYTES / sd;               /* shared rope key */
-		a += T * H * (2 * qk + ml->v_head_dim) * ACT_BYTES / t;       /* q, k, v */
-		a += c->kv_extra * H * (qk + ml->v_head_dim) * ACT_BYTES / t; /* 2D TP */
+		a += T * ml->qk_rope_head_dim * c->ab / sd;               /* shared rope key */
+		a += T * H * (2 * qk + ml->v_head_dim) * c->ab / t;       /* q, k, v */
+		a += c->kv_extra * H * (qk + ml->v_head_dim) * c->ab / t; /* 2D TP */
 		o_width = H * ml->v_head_dim;
 	} else {
 		double d = m->head_dim, kv = m->num_kv_heads;
-		a += T * h * c->lin_b / c->gin_div;        /* QKV GEMM input */
-		a += T * (H + 2 * kv) * d * ACT_BYTES / t; /* q, k, v */
+		a += T * h * c->lin_b / c->gin_div;    /* QKV GEMM input */
+		a += T * (H + 2 * kv) * d * c->ab / t; /* q, k, v */
 		/* 2D TP (seed 003 Table II): K, V gathered over n_2 to all l tokens. */
-		a += c->kv_extra * 2 * kv * d * ACT_BYTES / t;
+		a += c->kv_extra * 2 * kv * d * c->ab / t;
 		o_width = H * d;
 	}
 	double heads_local = H / t;
@@ -100,12 +101,13 @@ static double attention_act(const pp_model *m, const pp_plan *p, const act_ctx *
 			/* Flash attention keeps the output (shared with the projection input
 			 * unless that is an FP8 copy) and the fp32 log-sum-exp per head. */
 			a += T * heads_local * FP32_BYTES;
-			if (c->fp8 && c->lin_b < ACT_BYTES)
-				a += T * o_width * ACT_BYTES / t;
+			if (c->fp8 && c->lin_b < c->ab)
+				a += T * o_width * c->ab / t;
 		} else {
-			/* Scores: softmax output (2 bytes), and with dropout its mask (1) and
-			 * output (2): Korthikanti's 5as/h term. */
-			double per = m->dropout ? 5.0 : 2.0;
+			/* Scores: softmax output (2 bytes in BF16), and with dropout its
+			 * mask (1) and output (2): Korthikanti's 5as/h term. */
+			const double mask_b = 1;
+			double per = m->dropout ? 2 * c->ab + mask_b : c->ab;
 			a += per * heads_local * T * c->seq;
 		}
 	}
@@ -120,8 +122,8 @@ static double dense_mlp_act(const pp_model *m, const act_ctx *c, double ffn, boo
 {
 	double T = c->T, t = c->t;
 	double a = with_input ? T * m->hidden * c->lin_b / c->gin_div : 0;
-	a += T * ffn * (m->gated_mlp ? 2.0 : 1.0) * ACT_BYTES / t; /* activation-function input */
-	a += T * ffn * c->lin_b / t;                               /* second GEMM input */
+	a += T * ffn * (m->gated_mlp ? 2.0 : 1.0) * c->ab / t; /* activation-function input */
+	a += T * ffn * c->lin_b / t;                           /* second GEMM input */
 	return a;
 }
 
@@ -135,16 +137,16 @@ static double mlp_act(const pp_model *m, const pp_plan *p, const act_ctx *c, boo
 		return a + dense_mlp_act(m, c, m->ffn_hidden, true);
 	const pp_moe *e = &m->moe;
 	double Td = T / c->sp_div;             /* tokens this rank routes */
-	a += Td * h * ACT_BYTES;               /* router / shared-expert input */
+	a += Td * h * c->ab;                   /* router / shared-expert input */
 	a += Td * e->num_experts * FP32_BYTES; /* router probabilities (fp32) */
 	double etp = p->etp > 0 ? p->etp : p->tp;
 	double gather = c->sp_div > 1 ? etp : 1; /* expert-TP all-gathers the tokens */
 	double R = Td * e->top_k * gather;       /* token copies this rank's experts run */
 	double fe = e->expert_ffn_hidden / etp;
-	a += R * h * c->lin_b;                                /* expert FC1 input */
-	a += R * fe * (m->gated_mlp ? 2.0 : 1.0) * ACT_BYTES; /* activation input */
-	a += R * fe * c->lin_b;                               /* expert FC2 input */
-	a += Td * e->top_k * h * ACT_BYTES; /* expert outputs kept for the weighting */
+	a += R * h * c->lin_b;                            /* expert FC1 input */
+	a += R * fe * (m->gated_mlp ? 2.0 : 1.0) * c->ab; /* activation input */
+	a += R * fe * c->lin_b;                           /* expert FC2 input */
+	a += Td * e->top_k * h * c->ab; /* expert outputs kept for the weighting */
 	if (e->shared_ffn_hidden > 0)
 		a += dense_mlp_act(m, c, e->shared_ffn_hidden, false);
 	return a;
@@ -165,24 +167,24 @@ static double mlp_act(const pp_model *m, const pp_plan *p, const act_ctx *c, boo
 static double op_sac_act(const pp_model *m, const pp_plan *p, const act_ctx *c, bool moe)
 {
 	double T = c->T, h = m->hidden, t = c->t, sd = c->sp_div;
-	double a = T * h * ACT_BYTES / sd; /* the region's input */
+	double a = T * h * c->ab / sd; /* the region's input */
 	if (m->mla.kv_lora_rank > 0) {
 		a += attention_act(m, p, c, false);
 	} else {
 		double H = m->num_heads, kv = m->num_kv_heads, d = m->head_dim;
-		a += T * H * d * ACT_BYTES / t;                            /* wq output (1st mm) */
-		a += T * kv * d * ACT_BYTES / t;                           /* wv output (3rd mm) */
-		a += T * H * d * ACT_BYTES / t + T * (H / t) * FP32_BYTES; /* SDPA out, lse */
+		a += T * H * d * c->ab / t;                            /* wq output (1st mm) */
+		a += T * kv * d * c->ab / t;                           /* wv output (3rd mm) */
+		a += T * H * d * c->ab / t + T * (H / t) * FP32_BYTES; /* SDPA out, lse */
 		if (sd > 1)
-			a += T * h * ACT_BYTES / sd; /* wo's reduce-scatter output */
+			a += T * h * c->ab / sd; /* wo's reduce-scatter output */
 	}
 	if (moe)
 		return a + mlp_act(m, p, c, true);
-	a += T * m->ffn_hidden * ACT_BYTES / t; /* w1 / fc1 output (5th mm) */
+	a += T * m->ffn_hidden * c->ab / t; /* w1 / fc1 output (5th mm) */
 	if (m->gated_mlp)
-		a += T * h * ACT_BYTES; /* w2 output (7th mm), partial sums before the reduce */
+		a += T * h * c->ab; /* w2 output (7th mm), partial sums before the reduce */
 	if (sd > 1)
-		a += T * h * ACT_BYTES / sd; /* the MLP's reduce-scatter output */
+		a += T * h * c->ab / sd; /* the MLP's reduce-scatter output */
 	return a;
 }
 
@@ -192,7 +194,7 @@ static double layer_act(const pp_model *m, const pp_plan *p, const act_ctx *c, i
                         pp_recompute mode, bool op_sac)
 {
 	if (mode == PP_RECOMPUTE_FULL)
-		return c->T * m->hidden * ACT_BYTES / c->sp_div; /* the layer's input only */
+		return c->T * m->hidden * c->ab / c->sp_div; /* the layer's input only */
 	bool moe = pp_model_layer_is_moe(m, layer);
 	if (mode == PP_RECOMPUTE_SELECTIVE && op_sac) {
 		double full = attention_act(m, p, c, false) + mlp_act(m, p, c, moe);
@@ -205,7 +207,7 @@ static double layer_act(const pp_model *m, const pp_plan *p, const act_ctx *c, i
 /* Transient buffers of MoE token dispatch: send and receive copies. */
 static double moe_dispatch_bytes(const pp_model *m, const act_ctx *c)
 {
-	return 2.0 * (c->T / c->sp_div) * m->moe.top_k * m->hidden * ACT_BYTES;
+	return 2.0 * (c->T / c->sp_div) * m->moe.top_k * m->hidden * c->ab;
 }
 
 pp_status pp_memory_stage(const pp_model *m, const pp_system *s, const pp_job *job,

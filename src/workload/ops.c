@@ -19,8 +19,7 @@
 
 #include "paraplan/workload.h"
 #include "scenario/scenario_int.h"
-
-#define ACT 2.0 /* bytes per BF16/FP16 activation element */
+#include "workload_int.h"
 
 typedef struct ctx {
 	const pp_model *m;
@@ -33,6 +32,7 @@ typedef struct ctx {
 	double n2; /* 2D TP: n_2 (plan.tp2), splits the sequence; 1 = 1D TP */
 	double sd; /* sequence-parallel divisor: t with SP (or SUMMA), else 1 */
 	double wb; /* bytes per weight element in GEMMs */
+	double ab; /* bytes per activation element (pp_activation_bytes) */
 	double nb; /* SUMMA panels */
 	bool summa;
 	bool fp8;
@@ -78,6 +78,7 @@ static void ctx_init(ctx *c, const pp_model *m, const pp_job *job, const pp_plan
 	c->sd = mb.sd;
 	c->fp8 = mb.fp8;
 	c->wb = mb.wb;
+	c->ab = mb.ab;
 }
 
 static pp_op *add_op(ctx *c, const char *name, pp_op_kind kind, pp_phase phase)
@@ -163,9 +164,9 @@ static void gemm(ctx *c, const char *name, double M, double K, double N, double 
 {
 	if (M <= 0 || K <= 0 || N <= 0 || count <= 0)
 		return;
-	double ab = c->fp8 ? 1.0 : ACT;
+	double ab = c->fp8 ? 1.0 : c->ab;
 	double flops = 2.0 * M * K * N * count;
-	double bytes = (M * K * ab + K * N * (c->fp8 ? 1.0 : c->wb) + M * N * ACT) * count;
+	double bytes = (M * K * ab + K * N * (c->fp8 ? 1.0 : c->wb) + M * N * c->ab) * count;
 	const pp_phase phases[] = {PP_PHASE_FWD, PP_PHASE_BWD_INPUT, PP_PHASE_BWD_WEIGHT,
 	                           PP_PHASE_RECOMPUTE};
 	for (int i = 0; i < (recompute ? 4 : 3); i++) {
@@ -219,19 +220,20 @@ static void elem(ctx *c, const char *name, double bytes, double flops, bool reco
  * dropout + add into one kernel (Narayanan et al. SC'21 Sec. 4.2; Megatron-
  * Core megatron/core/fusions/fused_bias_dropout.py, bias_dropout_fusion on by
  * default): forward reads x and the residual and writes the sum and the
- * 1-byte dropout mask (2 ACT + ACT + 1 per element); backward reads the
- * gradient and the mask and writes the gradient of x (ACT + 1 + ACT), the
- * residual's gradient passing through.  That count is `fused_bytes`.
+ * 1-byte dropout mask (2a + a + 1 bytes per element, a the bytes of an
+ * activation element); backward reads the gradient and the mask and writes
+ * the gradient of x (a + 1 + a), the residual's gradient passing through.  That count is `fused_bytes`.
  */
 static void residual(ctx *c, double n, bool recompute)
 {
 	int first = c->w->nops;
-	elem(c, "residual", n * ACT * 3 * (c->m->dropout ? 2 : 1), n, recompute);
+	elem(c, "residual", n * c->ab * 3 * (c->m->dropout ? 2 : 1), n, recompute);
 	if (!c->m->dropout)
 		return;
 	for (int i = first; i < c->w->nops; i++) {
 		pp_op *o = &c->w->ops[i];
-		o->fused_bytes = n * (o->phase == PP_PHASE_BWD_INPUT ? 2 * ACT + 1 : 3 * ACT + 1);
+		o->fused_bytes =
+		    n * (o->phase == PP_PHASE_BWD_INPUT ? 2 * c->ab + 1 : 3 * c->ab + 1);
 	}
 }
 
@@ -239,7 +241,7 @@ static void residual(ctx *c, double n, bool recompute)
 static void norm(ctx *c, const char *name, double width, bool recompute)
 {
 	double n = c->T / c->sd * width;
-	elem(c, name, n * ACT * 2, n * 5, recompute);
+	elem(c, name, n * c->ab * 2, n * 5, recompute);
 }
 
 /* Tensor-parallel entry/exit of a column/row-parallel pair: all-reduce without
@@ -248,7 +250,7 @@ static void tp_pair(ctx *c, const char *in, const char *out, bool recompute)
 {
 	if (c->t <= 1)
 		return;
-	double buf = c->T * c->m->hidden * ACT;
+	double buf = c->T * c->m->hidden * c->ab;
 	int fwd_count = recompute ? 2 : 1;
 	if (c->sd > 1) {
 		add_coll(c, in, PP_COLL_ALLGATHER, PP_GROUP_TP, PP_PHASE_FWD, buf, fwd_count,
@@ -295,7 +297,7 @@ static void summa_gemm(ctx *c, const char *name, double M, double K, double N, d
 	gemm(c, name, M, K / c->nb, N, c->nb, recompute);
 	if (c->w->nops < base + 3)
 		return; /* overflow, reported by the cost */
-	double A = M * K * ACT, B = K * N * c->wb;
+	double A = M * K * c->ab, B = K * N * c->wb;
 	summa_coll(c, "summa_a", PP_COLL_BROADCAST, PP_GROUP_TP, PP_PHASE_FWD, A, a_count, base);
 	summa_coll(c, "summa_b", PP_COLL_BROADCAST, PP_GROUP_TP2, PP_PHASE_FWD, B, 1, base);
 	summa_coll(c, "summa_b", PP_COLL_BROADCAST, PP_GROUP_TP2, PP_PHASE_BWD_INPUT, B, 1,
@@ -320,7 +322,7 @@ static void summa_norm_ar(ctx *c, const char *name, bool recompute)
 {
 	if (c->t <= 1)
 		return;
-	double buf = c->T * c->m->hidden * ACT;
+	double buf = c->T * c->m->hidden * c->ab;
 	add_coll(c, name, PP_COLL_ALLREDUCE, PP_GROUP_TP, PP_PHASE_FWD, buf, recompute ? 2 : 1,
 	         false);
 	add_coll(c, name, PP_COLL_ALLREDUCE, PP_GROUP_TP, PP_PHASE_BWD_INPUT, buf, 1, false);
@@ -363,9 +365,9 @@ static void attention(ctx *c, bool full_rc)
 			gemm(c, "qkv", T, h, (H + 2 * kv_heads) * m->head_dim / t, 1, full_rc);
 	}
 	if (m->qk_norm)
-		elem(c, "qk_norm", T * (H + kv_heads) / t * qk_dim * ACT * 2, 0, full_rc);
+		elem(c, "qk_norm", T * (H + kv_heads) / t * qk_dim * c->ab * 2, 0, full_rc);
 	if (m->position == PP_POS_ROPE)
-		elem(c, "rope", T * (H + kv_heads) / t * qk_dim * ACT * 2, 0, full_rc);
+		elem(c, "rope", T * (H + kv_heads) / t * qk_dim * c->ab * 2, 0, full_rc);
 
 	/* Attention core: 2·T·S·(qk + v) FLOPs per head forward over the full score
 	 * matrix; causal masking halves the work a fused kernel does.  Flash
@@ -373,8 +375,8 @@ static void attention(ctx *c, bool full_rc)
 	double heads = H / t;
 	double causal = 0.5;
 	double fl = 2.0 * T * c->S * heads * (qk_dim + v_dim) * causal;
-	double io = T * heads * (2 * qk_dim + 2 * v_dim) * ACT; /* q, k, v in, o out */
-	double score_bytes = p->flash ? 0 : T * c->S * heads * ACT * (m->dropout ? 5.0 : 3.0);
+	double io = T * heads * (2 * qk_dim + 2 * v_dim) * c->ab; /* q, k, v in, o out */
+	double score_bytes = p->flash ? 0 : T * c->S * heads * c->ab * (m->dropout ? 5.0 : 3.0);
 	pp_op *o;
 	/* Shape for the kernel model (src/kernel/): queries m, keys n, head dim k.
 	 * Under CP the ring runs cp kernels, each over S/cp keys (Transformer
@@ -402,7 +404,7 @@ static void attention(ctx *c, bool full_rc)
 	} else if (t > 1) {
 		/* Table A2 keeps Table II's row-parallel projection: a reduce-scatter of
 		 * b (l/n_2) e over n_1, its all-gather conjugate in backward. */
-		double buf = T * h * ACT;
+		double buf = T * h * c->ab;
 		add_coll(c, "summa_attn_out", PP_COLL_REDUCESCATTER, PP_GROUP_TP, PP_PHASE_FWD, buf,
 		         full_rc ? 2 : 1, false);
 		add_coll(c, "summa_attn_out", PP_COLL_ALLGATHER, PP_GROUP_TP, PP_PHASE_BWD_INPUT,
@@ -415,8 +417,8 @@ static void attention(ctx *c, bool full_rc)
 	 * re-gathered only under full recompute. */
 	if (c->n2 > 1) {
 		double full = (double)p->mbs * c->S;
-		double kb = full * kv_heads / t * qk_dim * ACT,
-		       vb = full * kv_heads / t * v_dim * ACT;
+		double kb = full * kv_heads / t * qk_dim * c->ab,
+		       vb = full * kv_heads / t * v_dim * c->ab;
 		int fc = full_rc ? 2 : 1;
 		add_coll(c, "tp2_k", PP_COLL_ALLGATHER, PP_GROUP_TP2, PP_PHASE_FWD, kb, fc, false);
 		add_coll(c, "tp2_v", PP_COLL_ALLGATHER, PP_GROUP_TP2, PP_PHASE_FWD, vb, fc, false);
@@ -430,7 +432,7 @@ static void attention(ctx *c, bool full_rc)
 	 * with their gradients (backward) around cp-1 steps, under the attention
 	 * compute of the previous step (Megatron-Core's ring attention). */
 	if (p->cp > 1) {
-		double kv = T * kv_heads / t * (qk_dim + v_dim) * ACT;
+		double kv = T * kv_heads / t * (qk_dim + v_dim) * c->ab;
 		add_coll(c, "cp_kv", PP_COLL_P2P, PP_GROUP_CP, PP_PHASE_FWD, kv, p->cp - 1, true);
 		add_coll(c, "cp_dkv", PP_COLL_P2P, PP_GROUP_CP, PP_PHASE_BWD_INPUT, 2 * kv,
 		         p->cp - 1, true);
@@ -446,12 +448,12 @@ static void dense_mlp(ctx *c, double ffn, bool full_rc, const char *a, const cha
 	double T = c->T, t = c->t, g = m->gated_mlp ? 2.0 : 1.0;
 	if (c->summa) { /* FC1: A = Y~ (T x e); FC2: A = Z (T x f), B = W2 (f x e/n_1) */
 		summa_gemm(c, a, T, m->hidden, g * ffn / t, 1, full_rc);
-		elem(c, "act", T * ffn / t * (g + 1) * ACT, T * ffn / t * 8, full_rc);
+		elem(c, "act", T * ffn / t * (g + 1) * c->ab, T * ffn / t * 8, full_rc);
 		summa_gemm(c, b, T, ffn, m->hidden / t, 1, full_rc);
 		return;
 	}
 	gemm(c, a, T, m->hidden, g * ffn / t, 1, full_rc);
-	elem(c, "act", T * ffn / t * (g + 1) * ACT, T * ffn / t * 8, full_rc);
+	elem(c, "act", T * ffn / t * (g + 1) * c->ab, T * ffn / t * 8, full_rc);
 	gemm(c, b, T, ffn / t, m->hidden, 1, full_rc);
 }
 
@@ -467,18 +469,18 @@ static void moe_mlp(ctx *c, bool full_rc)
 	double R = Td * e->top_k * (c->sd > 1 ? etp : 1); /* token copies on this rank */
 	gemm(c, "router", Td, h, e->num_experts, 1, full_rc);
 	elem(c, "topk", Td * e->num_experts * 4.0 * 2, Td * e->num_experts * 4, full_rc);
-	elem(c, "permute", Td * e->top_k * h * ACT * 4, 0, full_rc);
+	elem(c, "permute", Td * e->top_k * h * c->ab * 4, 0, full_rc);
 	double per_expert = R / local_experts;
 	gemm(c, "expert_fc1", per_expert, h, g * e->expert_ffn_hidden / etp, local_experts,
 	     full_rc);
-	elem(c, "expert_act", R * e->expert_ffn_hidden / etp * (g + 1) * ACT,
+	elem(c, "expert_act", R * e->expert_ffn_hidden / etp * (g + 1) * c->ab,
 	     R * e->expert_ffn_hidden / etp * 8, full_rc);
 	gemm(c, "expert_fc2", per_expert, e->expert_ffn_hidden / etp, h, local_experts, full_rc);
 	if (e->shared_ffn_hidden > 0)
 		dense_mlp(c, e->shared_ffn_hidden, full_rc, "shared_fc1", "shared_fc2");
 	/* Dispatch and combine: each routes Td·k token copies of h elements through
 	 * an all-to-all over the EP group, forward and backward. */
-	double a2a = Td * e->top_k * h * ACT;
+	double a2a = Td * e->top_k * h * c->ab;
 	int fc = full_rc ? 2 : 1;
 	if (p->ep > 1) {
 		add_coll(c, "ep_dispatch", PP_COLL_ALLTOALL, PP_GROUP_EP, PP_PHASE_FWD, a2a, fc,
@@ -501,6 +503,35 @@ static void moe_mlp(ctx *c, bool full_rc)
 		add_coll(c, "etp_scatter", PP_COLL_ALLGATHER, PP_GROUP_ETP, PP_PHASE_BWD_INPUT,
 		         a2a * etp, 1, false);
 	}
+}
+
+void ppi_layer_key_set(ppi_layer_key *k, const pp_model *m, const pp_system *s, const pp_job *job,
+                       const pp_plan *p, const pp_layout *lay)
+{
+	memset(k, 0, sizeof *k);
+	k->model = m;
+	k->system = s;
+	k->seq = job->seq_len;
+	k->precision = (int)job->precision;
+	k->fp8_recipe = (int)job->fp8_recipe;
+	k->tp = p->tp;
+	k->tp2 = p->tp2;
+	k->summa = p->summa;
+	k->summa_nb = p->summa_nb;
+	k->cp = p->cp;
+	k->ep = p->ep;
+	k->etp = p->etp;
+	k->mbs = p->mbs;
+	k->sp = p->sp;
+	k->recompute = (int)p->recompute;
+	k->flash = p->flash;
+	k->tp_overlap = p->tp_overlap;
+	k->ep_overlap = p->ep_overlap;
+	/* Only the groups a layer's own collectives use shape its cost. */
+	const pp_group used[PPI_LAYER_KEY_GROUPS] = {PP_GROUP_TP, PP_GROUP_TP2, PP_GROUP_CP,
+	                                             PP_GROUP_EP, PP_GROUP_ETP};
+	for (int i = 0; i < PPI_LAYER_KEY_GROUPS; i++)
+		k->lay[i] = lay[used[i]];
 }
 
 void pp_layer_work(const pp_model *m, const pp_job *job, const pp_plan *plan, int layer,
@@ -530,9 +561,9 @@ void pp_embedding_work(const pp_model *m, const pp_job *job, const pp_plan *plan
 	ctx c;
 	ctx_init(&c, m, job, plan, out);
 	/* A gather of rows and, with TP, the vocab-parallel partial sums reduced. */
-	elem(&c, "embedding", c.T * m->hidden * ACT * 2, 0, false);
+	elem(&c, "embedding", c.T * m->hidden * c.ab * 2, 0, false);
 	if (plan->tp > 1) {
-		double buf = c.T * m->hidden * ACT;
+		double buf = c.T * m->hidden * c.ab;
 		add_coll(&c, "tp_embedding", c.sd > 1 ? PP_COLL_REDUCESCATTER : PP_COLL_ALLREDUCE,
 		         PP_GROUP_TP, PP_PHASE_FWD, buf, 1, false);
 	}
@@ -546,9 +577,9 @@ void pp_head_work(const pp_model *m, const pp_job *job, const pp_plan *plan, pp_
 	double vl = (double)m->vocab / c.t;
 	gemm(&c, "lm_head", c.T, m->hidden, vl, 1, false);
 	/* Vocab-parallel cross entropy in fp32: read logits, exp, normalise, grad. */
-	elem(&c, "loss", c.T * vl * (ACT + 4 + 4), c.T * vl * 6, false);
+	elem(&c, "loss", c.T * vl * (c.ab + 4 + 4), c.T * vl * 6, false);
 	if (plan->tp > 1) {
-		double buf = c.T * m->hidden * ACT;
+		double buf = c.T * m->hidden * c.ab;
 		add_coll(&c, "tp_head_in", c.sd > 1 ? PP_COLL_ALLGATHER : PP_COLL_ALLREDUCE,
 		         PP_GROUP_TP, PP_PHASE_BWD_INPUT, buf, 1, false);
 		if (c.sd > 1)

@@ -11,4 +11,28 @@
  * this).  Allocates nothing. */
 pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *out, pp_error *err);
 
+/*
+ * The key of every memo of one layer's work (the cost model's unit memo,
+ * DHelix's pairing memo): all that pp_layer_work and the costing of its
+ * operations and collectives read besides the layer's index.  The model and
+ * system by address (a workspace's memo is emptied when they change, see
+ * pp_work), the job's and the plan's fields by value, and the layouts of the
+ * groups a layer's own collectives use.  Built by ppi_layer_key_set only, and
+ * hashed and compared as bytes (util/hash.h).
+ */
+enum { PPI_LAYER_KEY_GROUPS = 5 }; /* TP, TP2, CP, EP, ETP */
+typedef struct ppi_layer_key {
+	const void *model, *system;
+	int seq, precision, fp8_recipe, tp, tp2, summa, summa_nb, cp, ep, etp, mbs, sp, recompute,
+	    flash;
+	int tp_overlap, ep_overlap;
+	pp_layout lay[PPI_LAYER_KEY_GROUPS];
+} ppi_layer_key;
+
+/* Fill *k (zeroed first, padding included) from the inputs and the plan's
+ * group layouts `lay` (PP_NGROUPS of them, as pp_plan_layouts or the
+ * placement gives them). */
+void ppi_layer_key_set(ppi_layer_key *k, const pp_model *m, const pp_system *s, const pp_job *job,
+                       const pp_plan *p, const pp_layout *lay);
+
 #endif

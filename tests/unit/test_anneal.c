@@ -15,6 +15,7 @@
 
 #include "paraplan/paraplan.h"
 #include "pp_test.h"
+#include "util/hash.h"
 
 /* The <= 1 s claim holds for an optimised build; sanitizer and debug builds
  * check the same properties on a tenth of the budget, untimed. */
@@ -67,13 +68,10 @@ static pp_bandwidth *cluster_1024(void)
 	return bw;
 }
 
-static unsigned long long rng_state = 7;
-static unsigned long long rnd(void)
+static uint64_t rng_state = 7;
+static uint64_t rnd(void)
 {
-	unsigned long long z = (rng_state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return ppi_splitmix64(&rng_state);
 }
 
 static double anneal(const pp_pipette_model *m, unsigned long long seed, long long moves,

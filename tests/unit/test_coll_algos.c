@@ -21,6 +21,7 @@
 
 #include "paraplan/paraplan.h"
 #include "pp_test.h"
+#include "util/hash.h"
 
 /* ------------------------------------------------ the reference (431fcf1) */
 
@@ -322,15 +323,12 @@ static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
 
 static uint64_t next_u64(void)
 {
-	uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
+	return ppi_splitmix64(&rng_state);
 }
 
 static double uniform(void)
 {
-	return (double)(next_u64() >> 11) / 9007199254740992.0;
+	return ppi_splitmix64_unit(&rng_state);
 }
 
 static int pick(int lo, int hi)

@@ -18,6 +18,7 @@
 
 #include "paraplan/paraplan.h"
 #include "paraplan/dhelix.h"
+#include "paraplan/kernel.h"
 #include "pp_test.h"
 
 static pp_dh_overlap table(void)
@@ -731,6 +732,48 @@ static void test_stage_speedup_memo(void **state)
 			}
 }
 
+/* Two plans that differ only in the FP8 recipe (the same job object, as a
+ * caller that changes --fp8-recipe between estimates holds it) do not share
+ * a memo entry: the recipe sets the GEMMs' seconds, so the pairing's saving
+ * moves with it, and the shared workspace answers what a fresh one does. */
+static void test_stage_speedup_memo_fp8_recipe(void **state)
+{
+	(void)state;
+	static pp_work shared, fresh;
+	pp_work_init(&shared);
+	pp_dh_overlap o = table();
+	pp_model m;
+	pp_system s;
+	pp_job job;
+	pp_plan p;
+	plan_of("mixtral-8x7b", "dgx-h100", 64, 2, 2, 1, 4, 4096, &m, &s, &job, &p);
+	job.precision = PP_PREC_FP8;
+	/* the kernel model (H100 SXM's 132 SMs), under which the recipe sets
+	 * the FP8 GEMMs' kernels and the quantisation passes before them */
+	pp_error kerr;
+	assert_int_equal(pp_kernel_scale(&s.gpu, 132, &kerr), PP_OK);
+	const pp_fp8_recipe recipes[] = {PP_FP8_DELAYED, PP_FP8_ROWWISE, PP_FP8_BLOCKWISE,
+	                                 PP_FP8_CURRENT, PP_FP8_MX,      PP_FP8_DELAYED};
+	double first = 0;
+	for (size_t i = 0; i < sizeof recipes / sizeof recipes[0]; i++) {
+		job.fp8_recipe = recipes[i];
+		pp_error err;
+		double a, b;
+		pp_work_init(&fresh);
+		assert_int_equal(
+		    pp_dh_stage_speedup(&m, &s, &job, &p, 0, 1.0, &o, &shared, &a, &err), PP_OK);
+		assert_int_equal(
+		    pp_dh_stage_speedup(&m, &s, &job, &p, 0, 1.0, &o, &fresh, &b, &err), PP_OK);
+		assert_true(a == b);
+		if (i == 0)
+			first = a;
+		else if (recipes[i] != recipes[0]) /* the test means something */
+			assert_true(a != first);
+		else
+			assert_true(a == first);
+	}
+}
+
 /* The seconds of each class of a sequence: forward or backward
  * computation, and all of it. */
 static void class_seconds(const pp_dh_seq *q, double *compute, double *all)
@@ -957,6 +1000,7 @@ int main(void)
 	    cmocka_unit_test(test_pairing_cost),
 	    cmocka_unit_test(test_overlap_files),
 	    cmocka_unit_test(test_stage_speedup_memo),
+	    cmocka_unit_test(test_stage_speedup_memo_fp8_recipe),
 	    cmocka_unit_test(test_saved_bounds_random),
 	    cmocka_unit_test(test_saved_bounds_layers),
 	    cmocka_unit_test(test_overlap_platform_is_data),

@@ -201,13 +201,10 @@ void cli_skips_add(cli_skips *s, const char *reason);
 void cli_skips_format(const cli_skips *s, char *buf, size_t n);
 /* The default run-records file (public-runs.json) into `out`; false if none. */
 bool cli_default_data(char *out, size_t n);
-/* Short name of a run record's source: its title up to the first comma or
- * parenthesis (what validate groups by). */
-void cli_source_name(const char *title, char *out, size_t n);
-/* calibrate --cross-validate source (cli/calibrate_cv.c): fit each GPU on the
- * records of the other sources, predict the held-out source's; MAPE per
- * source, GPU, stack, dense/MoE and scale, in-sample and out of sample;
- * `kernel`: every fit under pp_fit_kernel_model. */
+/* calibrate --cross-validate source (cli/calibrate_cv.c): pp_calib_cross_validate
+ * (each GPU fitted on the records of the other sources, the held-out source's
+ * predicted) printed: MAPE per source, GPU, stack, dense/MoE and scale,
+ * in-sample and out of sample; `kernel`: every fit under pp_fit_kernel_model. */
 int cli_calibrate_cv_source(const pp_runs *runs, const char *data, const char *const *gpus,
                             int ngpus, bool kernel, bool json);
 

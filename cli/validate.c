@@ -9,6 +9,10 @@
  * --memory: every published run ran, so it fit in GPU memory; a plan paraplan
  * judges not to fit is a wrong prediction.  Per record: the plan as read
  * (fills listed), the predicted peak per-GPU memory and its fraction of HBM.
+ *
+ * The judging and the summary are the library's (pp_validate_record,
+ * pp_validate_summarise: src/calib/validate.c); this file parses the flags,
+ * calls them record by record (with progress) and prints.
  */
 #include <jansson.h>
 #include <limits.h>
@@ -184,26 +188,12 @@ static int no_usable(const char *verb, const char *data, const cli_skips *s)
 }
 
 /* One evaluated record. */
-typedef struct row {
-	pp_run_info info;
-	pp_estimate est;
-	double fraction; /* peak / HBM */
-	pp_comparison speed, mem;
-	bool searched; /* --search: the best plan for the record's model, GPUs, batch */
-	double best_s;
-	pp_plan best;
-} row;
+typedef pp_validate_row row;
 
 typedef struct skip {
 	char id[PP_RUN_ID_MAX];
 	char reason[PP_ERROR_TEXT_MAX];
 } skip;
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static void fill_keys(unsigned fills, char *buf, size_t n)
 {
@@ -220,19 +210,17 @@ static void fill_keys(unsigned fills, char *buf, size_t n)
 }
 
 static void print_text(FILE *f, const char *data, const row *rows, size_t nrows, const skip *skips,
-                       size_t nskips, const double *sorted)
+                       size_t nskips, const pp_validate_summary *sum)
 {
 	fprintf(f, "paraplan validate --memory: %zu records from %s\n\n", nrows + nskips, data);
 	fprintf(f, "%-52s %-13s %5s %3s %3s %4s %3s %3s %3s %1s %-9s %8s %6s %4s  %s\n", "id",
 	        "system", "gpus", "tp", "pp", "dp", "cp", "ep", "mbs", "z", "recompute", "peak GiB",
 	        "of HBM", "fits", "filled");
-	size_t fit = 0;
 	for (size_t i = 0; i < nrows; i++) {
 		const row *r = &rows[i];
 		const pp_plan *p = &r->est.plan;
 		char keys[256];
 		fill_keys(r->info.fills, keys, sizeof keys);
-		fit += r->est.fits;
 		fprintf(
 		    f, "%-52s %-13s %5lld %3d %3d %4d %3d %3d %3d %1d %-9s %8.1f %6.3f %4s  %s\n",
 		    r->info.id, r->info.system, r->est.gpus, p->tp, p->pp, p->dp, p->cp, p->ep,
@@ -271,12 +259,10 @@ static void print_text(FILE *f, const char *data, const row *rows, size_t nrows,
 			c += strcmp(skips[j].reason, skips[i].reason) == 0;
 		fprintf(f, "%s %zu: %s", i == 0 ? " --" : ";", c, skips[i].reason);
 	}
-	fprintf(f, "\nfit: %zu of %zu evaluated\n", fit, nrows);
+	fprintf(f, "\nfit: %zu of %zu evaluated\n", sum->fit, nrows);
 	if (nrows)
-		fprintf(f, "fraction of HBM: min %.3f, median %.3f, max %.3f\n", sorted[0],
-		        nrows % 2 ? sorted[nrows / 2]
-		                  : 0.5 * (sorted[nrows / 2 - 1] + sorted[nrows / 2]),
-		        sorted[nrows - 1]);
+		fprintf(f, "fraction of HBM: min %.3f, median %.3f, max %.3f\n", sum->fraction_min,
+		        sum->fraction_median, sum->fraction_max);
 }
 
 static json_t *num_or_null(double v)
@@ -285,18 +271,16 @@ static json_t *num_or_null(double v)
 }
 
 static int print_json(FILE *f, const char *data, const row *rows, size_t nrows, const skip *skips,
-                      size_t nskips, const double *sorted)
+                      size_t nskips, const pp_validate_summary *sum)
 {
 	long long mark = ppi_alloc_failed(); /* a value dropped: out of memory */
 	json_t *root = json_object();
 	json_object_set_new(root, "data", json_string(data));
 	json_t *arr = json_array();
-	size_t fit = 0;
 	for (size_t i = 0; i < nrows; i++) {
 		const row *r = &rows[i];
 		const pp_plan *p = &r->est.plan;
 		const pp_stage_memory *sm = &r->est.memory;
-		fit += r->est.fits;
 		json_t *o = json_object();
 		json_object_set_new(o, "id", json_string(r->info.id));
 		json_object_set_new(o, "gpu_type", json_string(r->info.gpu_type));
@@ -359,106 +343,29 @@ static int print_json(FILE *f, const char *data, const row *rows, size_t nrows, 
 		json_array_append_new(sk, o);
 	}
 	json_object_set_new(root, "skipped", sk);
-	json_t *sum = json_object();
-	json_object_set_new(sum, "evaluated", json_integer((json_int_t)nrows));
-	json_object_set_new(sum, "skipped", json_integer((json_int_t)nskips));
-	json_object_set_new(sum, "fit", json_integer((json_int_t)fit));
+	json_t *js = json_object();
+	json_object_set_new(js, "evaluated", json_integer((json_int_t)nrows));
+	json_object_set_new(js, "skipped", json_integer((json_int_t)nskips));
+	json_object_set_new(js, "fit", json_integer((json_int_t)sum->fit));
 	if (nrows) {
-		json_object_set_new(sum, "fraction_min", json_real(sorted[0]));
-		json_object_set_new(
-		    sum, "fraction_median",
-		    json_real(nrows % 2 ? sorted[nrows / 2]
-		                        : 0.5 * (sorted[nrows / 2 - 1] + sorted[nrows / 2])));
-		json_object_set_new(sum, "fraction_max", json_real(sorted[nrows - 1]));
+		json_object_set_new(js, "fraction_min", json_real(sum->fraction_min));
+		json_object_set_new(js, "fraction_median", json_real(sum->fraction_median));
+		json_object_set_new(js, "fraction_max", json_real(sum->fraction_max));
 	}
-	json_object_set_new(root, "summary", sum);
+	json_object_set_new(root, "summary", js);
 	return cli_json_dump(root, mark, f);
 }
 
-/* Short name of a source: its title up to the first comma or parenthesis. */
-static void source_name(const char *title, char *out, size_t n)
-{
-	size_t k = strcspn(title, ",(");
-	if (k >= n)
-		k = n - 1;
-	memcpy(out, title, k);
-	while (k > 0 && out[k - 1] == ' ')
-		k--;
-	out[k] = '\0';
-}
-
-void cli_source_name(const char *title, char *out, size_t n)
-{
-	source_name(title, out, n);
-}
-
-/* Mean absolute error of the rows `keep` selects; *count gets how many. */
-typedef bool (*row_filter)(const row *r, const void *arg);
-static double mape(const row *rows, size_t nrows, bool mem, row_filter keep, const void *arg,
-                   size_t *count)
-{
-	double sum = 0;
-	size_t k = 0;
-	for (size_t i = 0; i < nrows; i++) {
-		const pp_comparison *c = mem ? &rows[i].mem : &rows[i].speed;
-		if (c->metric == PP_METRIC_NONE || !isfinite(c->error))
-			continue;
-		if (keep && !keep(&rows[i], arg))
-			continue;
-		sum += fabs(c->error);
-		k++;
-	}
-	*count = k;
-	return k ? sum / k : NAN;
-}
-
-static bool same_source(const row *r, const void *arg)
-{
-	char a[96];
-	source_name(r->info.title, a, sizeof a);
-	return strcmp(a, (const char *)arg) == 0;
-}
-
-/* GPU-count bands for "how error varies with scale". */
-static const long long scale_edges[] = {64, 512, 4096, 1LL << 40};
-static const char *const scale_names[] = {"<=64 GPUs", "65-512 GPUs", "513-4096 GPUs",
-                                          ">4096 GPUs"};
-static bool in_scale(const row *r, const void *arg)
-{
-	int b = *(const int *)arg;
-	long long lo = b ? scale_edges[b - 1] : 0;
-	return r->est.gpus > lo && r->est.gpus <= scale_edges[b];
-}
-
-/* Distinct source names of the rows, in order of first appearance. */
-static size_t sources_of(const row *rows, size_t nrows, char (*names)[96], size_t max)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < nrows; i++) {
-		char a[96];
-		source_name(rows[i].info.title, a, sizeof a);
-		size_t k = 0;
-		while (k < n && strcmp(names[k], a) != 0)
-			k++;
-		if (k == n && n < max)
-			snprintf(names[n++], sizeof names[0], "%s", a);
-	}
-	return n;
-}
-
 static void print_speed_text(FILE *f, const char *data, const row *rows, size_t nrows,
-                             const skip *skips, size_t nskips)
+                             const skip *skips, size_t nskips, const pp_validate_summary *sum)
 {
 	fprintf(f, "paraplan validate: %zu records from %s\n\n", nrows + nskips, data);
 	fprintf(f, "%-52s %-20s %6s %12s %12s %8s\n", "id", "metric", "gpus", "measured",
 	        "predicted", "error");
-	size_t none = 0;
 	for (size_t i = 0; i < nrows; i++) {
 		const row *r = &rows[i];
-		if (r->speed.metric == PP_METRIC_NONE) {
-			none++;
+		if (r->speed.metric == PP_METRIC_NONE)
 			continue;
-		}
 		fprintf(f, "%-52s %-20s %6lld %12.4g %12.4g %+7.1f%%\n", r->info.id,
 		        pp_metric_name(r->speed.metric), r->est.gpus, r->speed.measured,
 		        r->speed.predicted, 100 * r->speed.error);
@@ -468,51 +375,44 @@ static void print_speed_text(FILE *f, const char *data, const row *rows, size_t 
 		for (size_t i = 0; i < nskips; i++)
 			fprintf(f, "  %-52s %s\n", skips[i].id, skips[i].reason);
 	}
-	size_t n;
-	double all = mape(rows, nrows, false, NULL, NULL, &n);
-	fprintf(f, "\nevaluated %zu, skipped %zu", n, nskips + none);
-	if (none)
-		fprintf(f, " (%zu without a throughput measurement)", none);
-	fprintf(f, "\nMAPE %.1f%% over %zu records\n", 100 * all, n);
-	char names[32][96];
-	size_t ns = sources_of(rows, nrows, names, 32);
+	fprintf(f, "\nevaluated %zu, skipped %zu", sum->all.records, nskips + sum->unmeasured);
+	if (sum->unmeasured)
+		fprintf(f, " (%zu without a throughput measurement)", sum->unmeasured);
+	fprintf(f, "\nMAPE %.1f%% over %zu records\n", 100 * sum->all.mape, sum->all.records);
 	fprintf(f, "\nby source:\n");
-	for (size_t k = 0; k < ns; k++) {
-		double e = mape(rows, nrows, false, same_source, names[k], &n);
-		if (n)
-			fprintf(f, "  %-60.60s %4zu records  MAPE %5.1f%%\n", names[k], n, 100 * e);
+	for (size_t k = 0; k < sum->nsources; k++) {
+		const pp_validate_group *g = &sum->by_source[k];
+		if (g->records)
+			fprintf(f, "  %-60.60s %4zu records  MAPE %5.1f%%\n", g->name, g->records,
+			        100 * g->mape);
 	}
 	fprintf(f, "\nby scale:\n");
-	for (int b = 0; b < 4; b++) {
-		double e = mape(rows, nrows, false, in_scale, &b, &n);
-		if (n)
-			fprintf(f, "  %-16s %4zu records  MAPE %5.1f%%\n", scale_names[b], n,
-			        100 * e);
+	for (int b = 0; b < PP_VALIDATE_SCALES; b++) {
+		const pp_validate_group *g = &sum->by_scale[b];
+		if (g->records)
+			fprintf(f, "  %-16s %4zu records  MAPE %5.1f%%\n", g->name, g->records,
+			        100 * g->mape);
 	}
-	double mm = mape(rows, nrows, true, NULL, NULL, &n);
-	if (n)
-		fprintf(f, "\nmemory MAPE %.1f%% over %zu records with a measured peak\n", 100 * mm,
-		        n);
+	if (sum->memory.records)
+		fprintf(f, "\nmemory MAPE %.1f%% over %zu records with a measured peak\n",
+		        100 * sum->memory.mape, sum->memory.records);
 	else
 		fprintf(f, "\nmemory: no record reports a measured peak (memory_mape null)\n");
 }
 
 static int print_speed_json(FILE *f, const char *data, const row *rows, size_t nrows,
-                            const skip *skips, size_t nskips)
+                            const skip *skips, size_t nskips, const pp_validate_summary *sum)
 {
 	long long mark = ppi_alloc_failed(); /* a value dropped: out of memory */
 	json_t *root = json_object();
 	json_object_set_new(root, "data", json_string(data));
 	json_t *arr = json_array();
-	size_t none = 0;
 	for (size_t i = 0; i < nrows; i++) {
 		const row *r = &rows[i];
-		if (r->speed.metric == PP_METRIC_NONE) {
-			none++;
+		if (r->speed.metric == PP_METRIC_NONE)
 			continue;
-		}
-		char src[96];
-		source_name(r->info.title, src, sizeof src);
+		char src[PP_RUN_SOURCE_NAME_MAX];
+		pp_run_source_name(r->info.title, src, sizeof src);
 		json_t *o =
 		    json_pack("{s:s,s:s,s:f,s:f,s:f,s:s,s:I,s:s}", "id", r->info.id, "metric",
 		              pp_metric_name(r->speed.metric), "measured", r->speed.measured,
@@ -528,29 +428,22 @@ static int print_speed_json(FILE *f, const char *data, const row *rows, size_t n
 		json_array_append_new(arr, o);
 	}
 	json_object_set_new(root, "records", arr);
-	size_t n;
-	double all = mape(rows, nrows, false, NULL, NULL, &n);
-	json_object_set_new(root, "evaluated", json_integer((json_int_t)n));
-	json_object_set_new(root, "skipped", json_integer((json_int_t)(nskips + none)));
-	json_object_set_new(root, "mape", num_or_null(all));
+	json_object_set_new(root, "evaluated", json_integer((json_int_t)sum->all.records));
+	json_object_set_new(root, "skipped", json_integer((json_int_t)(nskips + sum->unmeasured)));
+	json_object_set_new(root, "mape", num_or_null(sum->all.mape));
 	json_t *bys = json_object();
-	char names[32][96];
-	size_t ns = sources_of(rows, nrows, names, 32);
-	for (size_t k = 0; k < ns; k++) {
-		double e = mape(rows, nrows, false, same_source, names[k], &n);
-		if (n)
-			json_object_set_new(bys, names[k], json_real(e));
-	}
+	for (size_t k = 0; k < sum->nsources; k++)
+		if (sum->by_source[k].records)
+			json_object_set_new(bys, sum->by_source[k].name,
+			                    json_real(sum->by_source[k].mape));
 	json_object_set_new(root, "mape_by_source", bys);
 	json_t *byg = json_object();
-	for (int b = 0; b < 4; b++) {
-		double e = mape(rows, nrows, false, in_scale, &b, &n);
-		if (n)
-			json_object_set_new(byg, scale_names[b], json_real(e));
-	}
+	for (int b = 0; b < PP_VALIDATE_SCALES; b++)
+		if (sum->by_scale[b].records)
+			json_object_set_new(byg, sum->by_scale[b].name,
+			                    json_real(sum->by_scale[b].mape));
 	json_object_set_new(root, "mape_by_scale", byg);
-	double mm = mape(rows, nrows, true, NULL, NULL, &n);
-	json_object_set_new(root, "memory_mape", num_or_null(mm));
+	json_object_set_new(root, "memory_mape", num_or_null(sum->memory.mape));
 	json_t *sk = json_array();
 	for (size_t i = 0; i < nskips; i++)
 		json_array_append_new(
@@ -559,59 +452,11 @@ static int print_speed_json(FILE *f, const char *data, const row *rows, size_t n
 	return cli_json_dump(root, mark, f);
 }
 
-/* The fastest plan that fits for the record's model, system, GPUs and job, in
- * a space that contains the authors' plan (their schedule and order added, the
- * flags that are not searched taken from it). */
-static int best_plan(row *r, const pp_model *m, const pp_system *s, const pp_job *job,
-                     const pp_plan *theirs, long long gpus)
-{
-	pp_search_space space;
-	pp_search_space_init(&space);
-	space.base = *theirs;
-	space.schedule_mask = pp_schedule_search_default_mask() | (1u << theirs->schedule);
-	static const char *const orders[] = {"tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp", "tp-pp-cp-ep-dp",
-	                                     "cp-tp-ep-dp-pp"};
-	space.norders = 0;
-	for (size_t i = 0; i < sizeof orders / sizeof *orders; i++)
-		snprintf(space.orders[space.norders++], PP_ORDER_MAX, "%s", orders[i]);
-	bool listed = false;
-	for (int i = 0; i < space.norders; i++)
-		listed |= strcmp(space.orders[i], theirs->order) == 0;
-	if (!listed)
-		snprintf(space.orders[space.norders++], PP_ORDER_MAX, "%s", theirs->order);
-	if (theirs->etp != theirs->tp) {
-		space.etp.count = 2;
-		space.etp.values[0] = theirs->tp;
-		space.etp.values[1] = theirs->etp;
-	}
-	pp_search_options opts;
-	pp_search_options_init(&opts);
-	opts.top_k = 1;
-	pp_search *srch;
-	pp_error err;
-	pp_status st = pp_search_new(m, s, job, gpus, &space, &opts, &srch, &err);
-	while (!st && !pp_search_done(srch))
-		st = pp_search_iterate(srch, &err);
-	if (st) {
-		if (st != PP_EINPUT)
-			pp_search_free(srch);
-		return cli_fail(st, &err);
-	}
-	r->searched = pp_search_count(srch) > 0;
-	if (r->searched) {
-		r->best_s = pp_search_plan(srch, 0)->time.iteration_s;
-		r->best = pp_search_plan(srch, 0)->plan;
-	}
-	pp_search_free(srch);
-	return 0;
-}
-
-static void print_search_text(FILE *f, const row *rows, size_t nrows)
+static void print_search_text(FILE *f, const row *rows, size_t nrows,
+                              const pp_validate_summary *sum)
 {
 	fprintf(f, "%-52s %6s %10s %10s %7s  %s\n", "id", "gpus", "theirs s", "best s", "speedup",
 	        "best plan");
-	size_t n = 0, ok = 0;
-	double sum = 0;
 	for (size_t i = 0; i < nrows; i++) {
 		const row *r = &rows[i];
 		if (!r->searched)
@@ -629,14 +474,11 @@ static void print_search_text(FILE *f, const row *rows, size_t nrows)
 			fprintf(f, " first %d last %d", p->first_stage_layers,
 			        p->last_stage_layers);
 		fputc('\n', f);
-		n++;
-		ok += r->best_s <= their * (1 + 1e-12);
-		sum += their / r->best_s;
 	}
 	fprintf(f,
 	        "\n%zu records searched; the best plan is at least as fast as the authors' in %zu; "
 	        "mean predicted speedup %.2fx\n",
-	        n, ok, n ? sum / n : 0.0);
+	        sum->searched, sum->search_as_fast, sum->search_mean_speedup);
 }
 
 /* validate's flags into `a`: CLI_CONTINUE or the exit code. */
@@ -685,11 +527,9 @@ int cli_validate(int argc, char **argv)
 	size_t n = pp_runs_count(runs);
 	row *rows = calloc(n ? n : 1, sizeof *rows);
 	skip *skips = calloc(n ? n : 1, sizeof *skips);
-	double *sorted = calloc(n ? n : 1, sizeof *sorted);
-	if (!rows || !skips || !sorted) {
+	if (!rows || !skips) {
 		free(rows);
 		free(skips);
-		free(sorted);
 		pp_runs_free(runs);
 		cli_message("out of memory");
 		return EXIT_INTERNAL;
@@ -703,42 +543,19 @@ int cli_validate(int argc, char **argv)
 		double t = cli_progress_elapsed(&pr);
 		cli_progress_show(&pr, (double)i / (double)n, false, "%zu of %zu records (%.1f/s)",
 		                  i, n, t > 0 ? (double)i / t : 0.0);
-		pp_model m;
-		pp_system s;
-		pp_job job;
-		pp_plan plan;
-		long long gpus = 0;
 		row *r = &rows[nrows];
-		st = pp_run_inputs(runs, i, &m, &s, &job, &plan, &gpus, &r->info, &err);
-		if (st == PP_OK)
-			st = pp_estimate_run(&m, &s, &job, &plan, gpus, &r->est, &err);
-		if (st == PP_EINPUT) {
-			skip *k = &skips[nskips++];
-			snprintf(k->id, sizeof k->id, "%s", pp_runs_id(runs, i));
-			snprintf(k->reason, sizeof k->reason, "%s", err.text);
-			cli_skips_add(&why, err.text);
-			continue;
-		}
+		st = pp_validate_record(runs, i, search, r, &err);
 		if (st) {
 			rc = cli_fail(st, &err);
 			break;
 		}
-		r->fraction = r->est.memory.total_bytes / r->est.capacity_bytes;
-		pp_run_compare(&r->info, &r->est, &r->speed, &r->mem);
-		if (!isfinite(r->fraction) ||
-		    (r->speed.metric != PP_METRIC_NONE && !isfinite(r->speed.error)) ||
-		    (r->mem.metric != PP_METRIC_NONE && !isfinite(r->mem.error))) {
-			/* Never printed as nan: a prediction that is not a number is a
-			 * skipped record (and a bug to report). */
+		if (r->skipped) {
 			skip *k = &skips[nskips++];
 			snprintf(k->id, sizeof k->id, "%s", pp_runs_id(runs, i));
-			snprintf(k->reason, sizeof k->reason, "the prediction is not a number");
-			cli_skips_add(&why, k->reason);
+			snprintf(k->reason, sizeof k->reason, "%s", r->skip_reason);
+			cli_skips_add(&why, r->skip_reason);
 			continue;
 		}
-		if (search && (rc = best_plan(r, &m, &s, &job, &plan, gpus)))
-			break;
-		sorted[nrows] = r->fraction;
 		nrows++;
 	}
 	cli_progress_show(&pr, 1, true, "%zu of %zu records", n, n);
@@ -760,26 +577,27 @@ int cli_validate(int argc, char **argv)
 		if (usable == 0)
 			rc = no_usable("validate", data, &why);
 	}
+	pp_validate_summary sum;
+	if (rc == EXIT_ANSWERED && (st = pp_validate_summarise(rows, nrows, &sum, &err)))
+		rc = cli_fail(st, &err);
 	cli_out out;
 	if (rc == EXIT_ANSWERED && (rc = cli_out_open(&out, output)) == EXIT_ANSWERED) {
-		qsort(sorted, nrows, sizeof *sorted, cmp_double);
 		FILE *f = out.f;
 		int wr = 0;
 		if (search)
-			print_search_text(f, rows, nrows);
+			print_search_text(f, rows, nrows, &sum);
 		else if (!memory && json)
-			wr = print_speed_json(f, data, rows, nrows, skips, nskips);
+			wr = print_speed_json(f, data, rows, nrows, skips, nskips, &sum);
 		else if (!memory)
-			print_speed_text(f, data, rows, nrows, skips, nskips);
+			print_speed_text(f, data, rows, nrows, skips, nskips, &sum);
 		else if (json)
-			wr = print_json(f, data, rows, nrows, skips, nskips, sorted);
+			wr = print_json(f, data, rows, nrows, skips, nskips, &sum);
 		else
-			print_text(f, data, rows, nrows, skips, nskips, sorted);
+			print_text(f, data, rows, nrows, skips, nskips, &sum);
 		rc = cli_out_close(&out, cli_report_ok(wr, f));
 	}
 	free(rows);
 	free(skips);
-	free(sorted);
 	pp_runs_free(runs);
 	return rc;
 }

@@ -299,6 +299,154 @@ pp_status pp_fit_new_cases(const pp_fit_input *in, size_t n, pp_fit **out, pp_er
  * start and say nothing about the hardware); returns how many. */
 size_t pp_fit_used(const pp_fit *f, const pp_param **out, size_t max);
 
+/* ------------------------------------------------------------ validation */
+
+/*
+ * paraplan validate: each record of a runs file judged against paraplan's
+ * prediction for it, one record per call (so a caller can show progress),
+ * then the judged records summarised.
+ */
+#define PP_RUN_SOURCE_NAME_MAX 96
+#define PP_VALIDATE_SOURCES_MAX 32
+#define PP_VALIDATE_SCALES 4
+
+/* Short name of a source: its title up to the first comma or parenthesis,
+ * trailing blanks dropped, cut to n - 1 bytes. */
+void pp_run_source_name(const char *title, char *out, size_t n);
+/* The GPU-count band of `gpus` (0 <= band < PP_VALIDATE_SCALES) and its name
+ * ("<=64 GPUs", "65-512 GPUs", "513-4096 GPUs", ">4096 GPUs"). */
+int pp_validate_scale(long long gpus);
+const char *pp_validate_scale_name(int band);
+
+/* One record judged. */
+typedef struct pp_validate_row {
+	bool skipped; /* not evaluated: skip_reason says why */
+	char skip_reason[PP_ERROR_TEXT_MAX];
+	pp_run_info info;
+	pp_estimate est;          /* the record's plan, estimated */
+	double fraction;          /* predicted peak memory / HBM */
+	pp_comparison speed, mem; /* pp_run_compare */
+	bool searched;            /* search: a best plan was found */
+	double best_s;            /* its predicted seconds per iteration */
+	pp_plan best;
+} pp_validate_row;
+
+/*
+ * Record `i` of `runs` into *row: its inputs (pp_run_inputs), estimate and
+ * comparisons.  A record that cannot be evaluated, or whose prediction is not
+ * a number, is skipped (row->skipped, with the reason), not an error.  With
+ * `search`, an evaluated record also gets the fastest plan that fits for its
+ * model, system, GPUs and job, in a space that holds the authors' plan (their
+ * schedule and rank order added to 1F1B, interleaved, zero-bubble and four
+ * orders; the flags not searched taken from their plan).  Fails only when the
+ * estimate or the search fails otherwise (a search's PP_EINPUT included).
+ */
+pp_status pp_validate_record(const pp_runs *runs, size_t i, bool search, pp_validate_row *row,
+                             pp_error *err);
+
+/* A group of judged records: how many have a throughput comparison, and their
+ * mean absolute percentage error (a fraction; NAN when none). */
+typedef struct pp_validate_group {
+	char name[PP_RUN_SOURCE_NAME_MAX];
+	size_t records;
+	double mape;
+} pp_validate_group;
+
+typedef struct pp_validate_summary {
+	size_t unmeasured; /* rows with no throughput measurement */
+	pp_validate_group all;
+	size_t nsources; /* distinct sources, in order of first appearance (at most 32) */
+	pp_validate_group by_source[PP_VALIDATE_SOURCES_MAX];
+	pp_validate_group by_scale[PP_VALIDATE_SCALES];
+	pp_validate_group memory; /* peak memory, over the records that measured it */
+	size_t fit;               /* rows whose plan fits in HBM */
+	double fraction_min, fraction_median, fraction_max; /* peak / HBM; NAN with no row */
+	size_t searched;                                    /* rows with a best plan */
+	size_t search_as_fast;      /* ...at least as fast as the authors' (1e-12 relative) */
+	double search_mean_speedup; /* mean of theirs / best; 0 with none searched */
+} pp_validate_summary;
+
+/* Summary of n evaluated rows (none skipped).  PP_ENOMEM only. */
+pp_status pp_validate_summarise(const pp_validate_row *rows, size_t n, pp_validate_summary *out,
+                                pp_error *err);
+
+/*
+ * Cross-validation, leave one source out (calibrate --cross-validate source).
+ *
+ * Every fit named in `gpus` ("GPU", "GPU:STACK", "*", "*:STACK"; at most
+ * PP_CV_FITS_MAX, the rest ignored) is fitted on its records (in-sample),
+ * then, for each source in turn, refitted without that source's records and
+ * used to predict them (out of sample).  A GPU whose only records come from
+ * the held-out source borrows the held-out fit of the GPU on the same silicon
+ * (pp_fit_sibling); with none, the registry's neutral start, said in the
+ * record's `held_out`.  With `kernel`, every fit times compute with the
+ * measured kernel model (pp_fit_kernel_model).  Records no fit holds are
+ * listed as skipped with the reason.  MAPE is summed per source, GPU, stack,
+ * dense/MoE and GPU-count band (pp_validate_scale).
+ */
+#define PP_CV_FITS_MAX 16
+#define PP_CV_BOUND_MAX 16
+#define PP_CV_HOW_MAX 160
+
+enum { PP_CV_SOURCE, PP_CV_GPU, PP_CV_STACK, PP_CV_KIND, PP_CV_SCALE, PP_CV_DIMS };
+/* "source", "gpu", "stack", "dense/moe", "scale". */
+const char *pp_cv_dim_name(int dim);
+
+typedef struct pp_cv_record {
+	char id[PP_RUN_ID_MAX];
+	char source[PP_RUN_SOURCE_NAME_MAX];
+	char gpu[PP_NAME_MAX];   /* the fit's name, as given */
+	char stack[PP_NAME_MAX]; /* the framework preset the record runs under */
+	bool moe;
+	long long gpus;
+	int fit;                      /* index into the result's fits */
+	size_t k;                     /* record index inside that fit */
+	double error_in_sample;       /* signed; NAN when not measured */
+	double error_held_out;        /* signed; NAN when not predicted */
+	char held_out[PP_CV_HOW_MAX]; /* how it was predicted out of sample, or why not */
+} pp_cv_record;
+
+typedef struct pp_cv_fit {
+	const char *gpu; /* the caller's string */
+	size_t records;
+	double mape_in_sample;
+	size_t nparams;
+	double *params;    /* [nparams] in-sample values, registry order of the fitted ones */
+	size_t at_bound_n; /* in-sample parameters at a bound */
+	const pp_param *at_bound[PP_CV_BOUND_MAX];
+	double at_bound_v[PP_CV_BOUND_MAX];
+} pp_cv_fit;
+
+typedef struct pp_cv_skip {
+	char id[PP_RUN_ID_MAX];
+	char reason[PP_ERROR_TEXT_MAX];
+} pp_cv_skip;
+
+/* Absolute errors of a group summed (the MAPE is sum / records). */
+typedef struct pp_cv_group {
+	const char *key; /* into the result's records, or static */
+	size_t n_in, n_out;
+	double sum_in, sum_out;
+} pp_cv_group;
+
+/* Caller-owned; pp_cv_result_free frees what pp_calib_cross_validate put in it. */
+typedef struct pp_cv_result {
+	int nfits;
+	pp_cv_fit fits[PP_CV_FITS_MAX];
+	size_t nrecords;
+	pp_cv_record *records;
+	size_t nskips;
+	pp_cv_skip *skips;
+	size_t ngroups[PP_CV_DIMS];
+	pp_cv_group *groups[PP_CV_DIMS]; /* in order of first appearance */
+	pp_cv_group all;
+	size_t not_predicted; /* measured in sample, not predicted out of sample */
+} pp_cv_result;
+
+pp_status pp_calib_cross_validate(const pp_runs *runs, const char *const *gpus, int ngpus,
+                                  bool kernel, pp_cv_result *out, pp_error *err);
+void pp_cv_result_free(pp_cv_result *r);
+
 #ifdef __cplusplus
 }
 #endif

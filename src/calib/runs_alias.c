@@ -3,8 +3,9 @@
  * model, hardware, sharding, recompute and precision in free text; these
  * fixed tables map those words onto paraplan's (architecture families by
  * model name, system presets by GPU name, ZeRO stages and recompute modes by
- * phrase, FP8 recipes, the training framework).  Documented in
- * docs/validation.md; keep the two in step.
+ * phrase, FP8 recipes, the training framework).  The GPU-name table is data
+ * (data/runs/gpu-aliases.json, compiled in: runs_int.h); the others are
+ * here.  Documented in docs/validation.md; keep the two in step.
  */
 #include <ctype.h>
 #include <limits.h>
@@ -53,36 +54,6 @@ const family *ppi_run_family_of(const char *name)
 	return NULL;
 }
 
-static const gpu_alias gpu_aliases[] = {
-    {{"GB200", NULL}, NULL, "gb200-nvl72", NULL},
-    {{"B200", NULL}, NULL, "dgx-b200", NULL},
-    {{"Blackwell", NULL},
-     NULL,
-     "dgx-b200",
-     "architecture name 'Blackwell': B200 (DGX B200, the data-centre Blackwell part)"},
-    {{"H800", NULL}, NULL, "hgx-h800", NULL},
-    {{"H20", NULL}, NULL, "hgx-h20", NULL},
-    {{"H200", NULL}, NULL, "dgx-h200", NULL},
-    {{"H100", "PCIe"}, NULL, "h100-pcie-8", NULL},
-    {{"H100", "NVL"}, NULL, "h100-nvl-8", NULL},
-    {{"H100", NULL}, NULL, "dgx-h100", NULL},
-    {{"Hopper", NULL},
-     NULL,
-     "dgx-h100",
-     "architecture name 'Hopper': H100 SXM (DGX H100, the common Hopper training part)"},
-    {{"A800", NULL},
-     NULL,
-     "dhelix-a800",
-     "A800 80GB: the dhelix-a800 system preset (8 GPUs, NVLink 400 GB/s, 4 NICs per node)"},
-    {{"A100", "40G"}, "PCIe", "dgx-a100-40g", NULL},
-    {{"A100", "80G"}, "PCIe", "dgx-a100-80g", NULL},
-    {{"A100", NULL}, "PCIe", "dgx-a100-80g", "A100 memory size not stated: 80 GB (DGX A100)"},
-    {{"Ampere", NULL},
-     NULL,
-     "dgx-a100-80g",
-     "architecture name 'Ampere': A100 80GB (DGX A100, the data-centre Ampere training part)"},
-};
-
 /* Case-insensitive `word` in `hay`, not inside a longer number (the
  * characters beside it are not digits when its own ends are). */
 static bool has_word(const char *hay, const char *word)
@@ -106,8 +77,8 @@ static bool has_word(const char *hay, const char *word)
 
 const gpu_alias *ppi_run_gpu_alias_of(const char *gpu_type)
 {
-	for (size_t i = 0; i < sizeof gpu_aliases / sizeof gpu_aliases[0]; i++) {
-		const gpu_alias *a = &gpu_aliases[i];
+	for (size_t i = 0; i < ppi_run_gpu_aliases_n; i++) {
+		const gpu_alias *a = &ppi_run_gpu_aliases[i];
 		if (!has_word(gpu_type, a->all[0]) || (a->all[1] && !has_word(gpu_type, a->all[1])))
 			continue;
 		if (a->none && has(gpu_type, a->none))

@@ -23,6 +23,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "paraplan/calib.h"
 #include "util/util.h"
@@ -77,6 +78,11 @@ typedef struct gpu_alias {
 	const char *system;
 	const char *note;
 } gpu_alias;
+
+/* The table, in match order: data/runs/gpu-aliases.json (each entry with its
+ * source), compiled by cmake/gpu_aliases.cmake into gpu_aliases_data.c. */
+extern const gpu_alias ppi_run_gpu_aliases[];
+extern const size_t ppi_run_gpu_aliases_n;
 
 static inline bool has(const char *hay, const char *needle)
 {

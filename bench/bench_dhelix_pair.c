@@ -54,7 +54,8 @@ static double bench(const char *model, long long gpus, int tp, int ep, int layer
 	static pp_dh_result r;
 	pp_work_init(&ws);
 	pp_dh_overlap o;
-	pp_dh_overlap_of_system(&s, p.tp, &o);
+	if (pp_dh_overlap_of_system(&s, p.tp, &o, &err) != PP_OK)
+		goto fail;
 	double *t = malloc(sizeof *t * (size_t)runs);
 	if (!t)
 		return -1;

@@ -6,7 +6,10 @@
 #   - the speedup of 2 threads over 1 on both (wall, best of REPEATS each);
 #   - wall time of `paraplan search` for gpt-1t on 1,048,576 H100 (every dimension)
 #     and for GPT-3 175B on 512 ... 16,384 A100 (the search's own wall time, from
-#     its "search:" line, best of REPEATS).
+#     its "search:" line, best of REPEATS);
+#   - the CPU time per evaluated plan of gpt-1t on 1,048,576 H100 at gbs 16,384
+#     and 536,870,912 (bench_search_mbs, one thread, best of REPEATS; issue 21:
+#     within 2x of each other).
 # On a machine shared with other work the wall-clock figures are noisy; the CPU
 # seconds of a one-thread run are the steadier rate.  Instruction counts per
 # evaluated plan (callgrind) are the primary guide: see bench/README.md.
@@ -15,7 +18,7 @@
 set -eu
 build=${1:-build}
 reps=${2:-3}
-cmake --build "$build" --target paraplan_cli bench_search >/dev/null
+cmake --build "$build" --target paraplan_cli bench_search bench_search_mbs >/dev/null
 bin=$build/paraplan
 bs=$build/bench/bench_search
 
@@ -63,3 +66,4 @@ for g in 512 1024 2048 4096 8192 16384; do
 		"$(search_s --model gpt3-175b --system dgx-a100-80g --gpus "$g" --gbs 1536 --seq 2048 \
 			--threads 2) s"
 done
+"$build/bench/bench_search_mbs" 1 "$reps"

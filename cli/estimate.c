@@ -59,7 +59,7 @@ static void estimate_usage(FILE *f)
 	       "  --pairing on|off print the operator pairing plan of a layer (default off)\n"
 	       "  --overlap T      the operator overlap table wshape pairs with: a40, a800,\n"
 	       "                   h100 or a file like data/overlap/h100.json (default: the\n"
-	       "                   GPU's platform)\n"
+	       "                   one the GPU's file names, overlap_platform)\n"
 	       "  --order O        rank order, default tp-cp-ep-dp-pp (tp-tp2-cp-ep-dp-pp\n"
 	       "                   with --tp2)\n"
 	       "  --sim on|off     also simulate the iteration event by event (default off)\n"
@@ -262,8 +262,7 @@ static int print_pairing(const pp_estimate *e, FILE *f)
 	pp_dh_overlap o;
 	pp_error err;
 	pp_error_clear(&err);
-	pp_status st = PP_OK;
-	pp_dh_overlap_of_system(&e->system, e->plan.tp, &o);
+	pp_status st = pp_dh_overlap_of_system(&e->system, e->plan.tp, &o, &err);
 	pp_work *ws = malloc(sizeof *ws);
 	pp_dh_layer *l = malloc(sizeof *l);
 	pp_dh_result *r = malloc(sizeof *r);

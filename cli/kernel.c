@@ -70,7 +70,7 @@ int cli_kernel(int argc, char **argv)
 	if (!dir) {
 		/* No measurements: the reference H100 parameters as fractions of this
 		 * GPU's datasheet peaks, with its SM count. */
-		double sms = pp_gpu_datasheet_sms(sys.gpu.name);
+		double sms = sys.gpu.sm_count;
 		if (sms <= 0) {
 			cli_message("kernel: no SM count known for GPU '%s': measure it with "
 			            "tools/probe/paraplan_probe.py and pass --gpu-profile DIR",

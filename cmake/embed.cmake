@@ -1,5 +1,5 @@
 # Writes OUT: a C file embedding every preset JSON under DATA_DIR (models/,
-# gpus/, systems/, framework/) with its "name" and "aliases", so the library
+# gpus/, systems/, framework/, overlap/) with its "name" and "aliases", so the library
 # carries its presets without depending on an install path.
 file(GLOB_RECURSE files RELATIVE "${DATA_DIR}" "${DATA_DIR}/*.json")
 list(SORT files)
@@ -16,6 +16,8 @@ foreach(f IN LISTS files)
     set(kind PP_KIND_SYSTEM)
   elseif(dir STREQUAL "framework")
     set(kind PP_KIND_FRAMEWORK)
+  elseif(dir STREQUAL "overlap")
+    set(kind PP_KIND_OVERLAP)
   else()
     continue()
   endif()

@@ -68,12 +68,13 @@ typedef struct pp_dh_overlap {
 	char source[PP_SOURCE_MAX];
 } pp_dh_overlap;
 
-/* Built-in platforms: "a40", "a800", "h100" (data/overlap/NAME.json hold
- * the same values, with their sources). */
+/* The built-in platforms' tables: data/overlap/NAME.json ("a40", "a800",
+ * "h100"), embedded, each value with its source. */
 pp_status pp_dh_overlap_default(const char *platform, pp_dh_overlap *out, pp_error *err);
-/* The built-in platform for a GPU preset name: a40 -> a40, a100/a800 ->
- * a800, anything else -> h100. */
-const char *pp_dh_platform_of_gpu(const char *gpu_name);
+/* The platform whose table holds for a GPU, as its file names it
+ * (pp_gpu.overlap_platform; pp_gpu.overlap_assumed says whether that is an
+ * assumption); NULL when the file names none. */
+const char *pp_dh_platform_of_gpu(const pp_gpu *g);
 /* A measured table, in the format of data/overlap/NAME.json. */
 pp_status pp_dh_overlap_from_json(const char *text, size_t len, const char *source,
                                   pp_dh_overlap *out, pp_error *err);
@@ -82,10 +83,11 @@ pp_status pp_dh_overlap_load(const char *path, pp_dh_overlap *out, pp_error *err
 pp_status pp_dh_overlap_resolve(const char *ref, pp_dh_overlap *out, pp_error *err);
 
 /* The table schedule wshape uses on `s` for a plan of tensor-parallel size
- * `tp`: the one set on it, or the built-in table of its GPU, at that TP
- * (pp_dh_overlap_at_tp); and setting one (pp_dh_overlap_resolve's result,
- * its TP rows with it). */
-void pp_dh_overlap_of_system(const pp_system *s, int tp, pp_dh_overlap *out);
+ * `tp`: the one set on it, or the built-in table its GPU's file names, at
+ * that TP (pp_dh_overlap_at_tp); PP_EINPUT (field gpu.overlap_platform) when
+ * neither is there: never another GPU's table in silence.  And setting one
+ * (pp_dh_overlap_resolve's result, its TP rows with it). */
+pp_status pp_dh_overlap_of_system(const pp_system *s, int tp, pp_dh_overlap *out, pp_error *err);
 void pp_dh_system_set_overlap(pp_system *s, const pp_dh_overlap *o);
 /* `o` at tensor-parallel size `tp`: Table 7's row for it applied (see
  * pp_dh_overlap.tp_row), the rows dropped; `out` may be `o`. */

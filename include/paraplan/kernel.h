@@ -93,7 +93,7 @@ double pp_kernel_gemm_s(const pp_gpu *g, double m, double k, double n, double co
                         pp_kernel_dtype dt);
 
 /* Seconds of the quantisation pass of a rows x cols BF16 operand under recipe
- * `r` on `g` (its architecture from pp_gpu_datasheet_arch(g->name)): the
+ * `r` on `g` (its architecture from g->compute_capability_x10): the
  * bytes of pp_kernel_fp8_quant_bytes at the memory-bound rate of
  * pp_kernel_mem_s; 0 for an empty tensor. */
 double pp_kernel_fp8_quant_s(const pp_gpu *g, double rows, double cols, pp_fp8_recipe r);

@@ -10,23 +10,12 @@
 #define PARAPLAN_SCHEDULE_H
 
 #include "cost.h"
+#include "schedule_type.h"
+#include "stage_time.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* An iteration and its breakdown; the parts add up to iteration_s. */
-typedef struct pp_iteration {
-	double iteration_s;
-	double compute_s;                 /* microbatches x the bottleneck stage's compute */
-	double tp_s, cp_s, ep_s, zero3_s; /* exposed, microbatches x per micro-batch */
-	double pp_s;                      /* pipeline sends on the critical path */
-	double bubble_s;                  /* pipeline fill and drain */
-	double dp_s;                      /* exposed data-parallel traffic */
-	double optimizer_s;
-	double other_s; /* tied-embedding sync, fixed per-iteration overhead */
-	int bottleneck_stage;
-} pp_iteration;
 
 /*
  * Iteration time of a resolved plan from its stages' times (`st[0..plan->pp)`).
@@ -55,10 +44,6 @@ double pp_schedule_dp_hide_s(const pp_system *s, const pp_plan *plan, double dp_
 /* Bubble fraction of the textbook forms (seed 004 §8.2-8.4):
  * (p-1)/(m+p-1), interleaved (p-1)/(v m + p - 1), ZB ~ 0. */
 double pp_bubble_fraction(pp_schedule sched, int p, long long m, int v);
-
-/* DHelix's W shape (seed 002 §4.1): (p - 1) / (m - 1 + p s) of the
- * iteration, s the SI block speedup; 1F1B's (p - 1)/(m - 1 + p) at s = 1. */
-double pp_wshape_bubble_fraction(int p, long long m, double s);
 
 /* ------------------------------------------------ compatibility: seed 000 */
 

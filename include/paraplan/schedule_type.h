@@ -1,8 +1,8 @@
 /*
  * paraplan — schedule-type: the pipeline schedules as a table of types (GSL's
  * solver types are the model).  Each schedule is one `pp_schedule_type` in
- * its own file, src/schedule/sched_<name>.c; one registry
- * (src/schedule/registry.c) lists them, indexed by `pp_schedule` (spec.h).
+ * its own file, src/spec/sched_<name>.c; one registry
+ * (src/spec/sched_registry.c) lists them, indexed by `pp_schedule` (spec.h).
  * Everything that depends on which schedule a plan runs asks its type: plan
  * parsing and validation, memory (residency, the head's rank), the stage
  * cost (the head), traffic and pp bytes (the sends), the search (which
@@ -19,7 +19,7 @@
  * callback the simulator passes in).
  *
  * Adding a schedule: its file (a `const pp_schedule_type pp_sched_<name>`)
- * and one line in registry.c's table (plus, for C callers that name it, an
+ * and one line in sched_registry.c's table (plus, for C callers that name it, an
  * enum constant in spec.h; the registry's position is the id).
  */
 #ifndef PARAPLAN_SCHEDULE_TYPE_H
@@ -40,11 +40,11 @@ struct pp_system;
 
 /* A task of the simulator's per-rank lists (sim.h). */
 typedef enum pp_task_kind {
-	PP_TASK_F = 0,  /* forward */
-	PP_TASK_B = 1,  /* backward: input and weight gradients together */
-	PP_TASK_BI = 2, /* backward, input gradients only (zero-bubble B) */
-	PP_TASK_W = 3,  /* weight gradients (zero-bubble W) */
-	PP_TASK_SI = 4, /* DHelix SI block: the forward of (mb, chunk) co-executed with
+	PP_TASK_F = 0,           /* forward */
+	PP_TASK_B = 1,           /* backward: input and weight gradients together */
+	PP_TASK_BI = 2,          /* backward, input gradients only (zero-bubble B) */
+	PP_TASK_W = 3,           /* weight gradients (zero-bubble W) */
+	PP_TASK_SI = 4,          /* DHelix SI block: the forward of (mb, chunk) co-executed with
 	                   the PP_TASK_B that follows it in the list, the two
 	                   (fwd + bwd) / si_speedup long */
 	PP_TASK_FB = PP_TASK_SI, /* DualPipe's overlapped F&B pair: the same task, the
@@ -189,7 +189,7 @@ typedef struct pp_schedule_type {
 	bool at_pp1;
 } pp_schedule_type;
 
-/* The registry (src/schedule/registry.c), indexed by pp_schedule. */
+/* The registry (src/spec/sched_registry.c), indexed by pp_schedule. */
 extern const pp_schedule_type *const pp_schedule_types[];
 extern const int pp_schedule_type_n;
 
@@ -208,6 +208,10 @@ const pp_schedule_type *pp_schedule_type_torchtitan(const char *name);
 /* Schedule `s` with vp virtual stages per rank after Megatron's rules:
  * virtual_form when vp > 1, flat_form when vp <= 1. */
 pp_schedule pp_schedule_for_vp(pp_schedule s, int vp);
+
+/* DHelix's W shape (seed 002 §4.1): (p - 1) / (m - 1 + p s) of the
+ * iteration, s the SI block speedup; 1F1B's (p - 1)/(m - 1 + p) at s = 1. */
+double pp_wshape_bubble_fraction(int p, long long m, double s);
 
 /* Bit i set for every schedule i in the search's default space. */
 unsigned pp_schedule_search_default_mask(void);

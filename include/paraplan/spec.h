@@ -164,6 +164,19 @@ typedef struct pp_gpu {
 	/* The memory's kind as the GPU file states it ("HBM3", "GDDR6", ...; one of
 	 * pp_memory_types); "" when it does not (printed as "memory"). */
 	char memory_type[16];
+	/* Facts of the silicon, from the GPU file (data/gpus, each with its
+	 * source); 0 or "" when the file does not state them, and the code that
+	 * needs one refuses or says what it assumes (never a silent H100):
+	 * streaming multiprocessors (AMD: compute units) the kernel model spreads
+	 * tiles over; NVIDIA compute capability x 10 (sm_90 = 90; 0: not NVIDIA
+	 * or not known); the architecture's name ("Hopper", "CDNA 3"); the DHelix
+	 * overlap table (data/overlap/NAME.json) that holds for it, and whether
+	 * that table is an assumption (no measurement on this GPU or its silicon). */
+	double sm_count;
+	int compute_capability_x10;
+	char architecture[24];
+	char overlap_platform[16];
+	bool overlap_assumed;
 	pp_gpu_eff eff;
 	pp_kernel_params kern; /* measured kernel model (--gpu-profile); kern.valid false: none */
 	char source[PP_SOURCE_MAX];
@@ -370,11 +383,18 @@ typedef enum pp_kind {
 	PP_KIND_GPU = 1,
 	PP_KIND_SYSTEM = 2,
 	PP_KIND_FRAMEWORK = 3, /* software-stack overheads applied to systems */
+	PP_KIND_OVERLAP = 4,   /* DHelix overlap tables (data/overlap; dhelix.h) */
 } pp_kind;
 
 /* Number of built-in presets of `kind`, and the name of the i-th (static storage). */
 size_t pp_preset_count(pp_kind kind);
 const char *pp_preset_name(pp_kind kind, size_t i);
+/* The embedded JSON text of the preset `name` of `kind` (static storage) and
+ * its path under data/ ("data/overlap/h100.json"), for a kind whose reader
+ * lives outside spec (the overlap tables); an unknown name as
+ * pp_model_preset's. */
+pp_status pp_preset_text(pp_kind kind, const char *name, const char **text, const char **path,
+                         pp_error *err);
 
 /*
  * Fill `out` from the built-in preset `name` (case-insensitive; aliases

@@ -3,6 +3,7 @@
  * network efficiencies of the systems built from it).
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -409,7 +410,7 @@ pp_status pp_fit_kernel_model(pp_fit *f, pp_error *err)
 {
 	for (size_t i = 0; i < f->n; i++) {
 		pp_gpu *g = &f->cases[i].system.gpu;
-		double sms = pp_gpu_datasheet_sms(g->name);
+		double sms = g->sm_count;
 		if (!(sms > 0))
 			return ppi_fail(err, f->cases[i].info.id, "gpu",
 			                "no SM count known for GPU '%s': the kernel model cannot "
@@ -425,13 +426,19 @@ pp_status pp_fit_kernel_model(pp_fit *f, pp_error *err)
 		 * concurrent-kernel slowdown and launch gap of the GPU's overlap
 		 * table (seed 002 Table 7, data/overlap). */
 		pp_dh_overlap o;
-		if (pp_dh_overlap_default(pp_dh_platform_of_gpu(g->name), &o, err))
-			return PP_EINTERNAL;
+		const char *platform = pp_dh_platform_of_gpu(g);
+		if (!platform)
+			return ppi_fail(
+			    err, f->cases[i].info.id, "gpu.overlap_platform",
+			    "the overlap table of GPU '%s' is not known: its file names "
+			    "no overlap_platform",
+			    g->name);
+		PPI_TRY(pp_dh_overlap_default(platform, &o, err));
 		f->cases[i].system.zero3_visible = o.kernel_slowdown + o.launch_interval;
 		/* Bias-dropout-add as the stack runs it (data/framework). */
 		g->kern.fused_bias_dropout_add = f->cases[i].system.fused_bias_dropout_add >= 0.5;
 		double a = f->cases[i].system.attn_sm90_fraction;
-		if (pp_gpu_datasheet_arch(g->name) == 90 && a > 0 && a < 1) {
+		if (g->compute_capability_x10 == 90 && a > 0 && a < 1) {
 			g->kern.attn_fwd_eff *= a;
 			g->kern.attn_bwd_eff *= a;
 		}
@@ -477,29 +484,54 @@ size_t pp_fit_at_bounds(const pp_fit *f, const pp_param **out, double *values, s
 /*
  * GPUs built on the same silicon, whose efficiencies (fractions of each
  * part's own datasheet peaks) carry over when one of them has no record to
- * fit: the A100 40GB and 80GB (GA100, 108 SMs, same boost clock; they differ
- * in HBM capacity and bandwidth, which the model takes from the datasheets;
- * NVIDIA A100 datasheet), the B200 and the GB200's Blackwell GPU (the same
- * B200 die, two per Grace; GB200 NVL72 datasheet).
+ * fit, are data: a GPU file's "same_silicon_as" names the other preset, and
+ * its "sources" say why (data/gpus: the A100 40GB and 80GB, GA100 at the same
+ * clocks; the B200 and the GB200's Blackwell GPU, the same die).  Read once
+ * per process from the embedded files, into static storage.
  */
-static const struct {
-	const char *a, *b, *why;
-} siblings[] = {
-    {"a100-40g", "a100-80g", "same GA100 silicon and clocks (NVIDIA A100 datasheet)"},
-    {"b200", "gb200", "same B200 die (NVIDIA DGX B200 and GB200 NVL72 datasheets)"},
-};
+#define SIBLINGS_MAX 32
+static struct {
+	char gpu[PP_NAME_MAX], other[PP_NAME_MAX], why[PP_SOURCE_MAX];
+} siblings[SIBLINGS_MAX];
+static size_t nsiblings;
+static pthread_once_t siblings_once = PTHREAD_ONCE_INIT;
+
+static void siblings_read(void)
+{
+	for (size_t i = 0; i < pp_preset_count(PP_KIND_GPU) && nsiblings < SIBLINGS_MAX; i++) {
+		const char *name = pp_preset_name(PP_KIND_GPU, i), *text, *path;
+		pp_error err;
+		json_t *root;
+		if (pp_preset_text(PP_KIND_GPU, name, &text, &path, &err) != PP_OK)
+			continue;
+		/* read once for the process: not failed on purpose (util.h) */
+		ppi_alloc_shield(true);
+		pp_status st = ppi_json_parse_object(text, strlen(text), path, &root, &err);
+		ppi_alloc_shield(false);
+		if (st != PP_OK)
+			continue; /* the presets are checked by the tests */
+		const char *other = json_string_value(json_object_get(root, "same_silicon_as"));
+		const char *why = json_string_value(
+		    json_object_get(json_object_get(root, "sources"), "same_silicon_as"));
+		if (other) {
+			ppi_strlcpy(siblings[nsiblings].gpu, name, sizeof siblings[0].gpu);
+			ppi_strlcpy(siblings[nsiblings].other, other, sizeof siblings[0].other);
+			ppi_strlcpy(siblings[nsiblings].why, why ? why : "",
+			            sizeof siblings[0].why);
+			nsiblings++;
+		}
+		json_decref(root);
+	}
+}
 
 const char *pp_fit_sibling(const char *gpu, const char **why)
 {
-	for (size_t i = 0; i < sizeof siblings / sizeof *siblings; i++) {
-		const char *other = ppi_streq(gpu, siblings[i].a)   ? siblings[i].b
-		                    : ppi_streq(gpu, siblings[i].b) ? siblings[i].a
-		                                                    : NULL;
-		if (other) {
+	pthread_once(&siblings_once, siblings_read);
+	for (size_t i = 0; gpu && i < nsiblings; i++)
+		if (ppi_streq(gpu, siblings[i].gpu)) {
 			if (why)
 				*why = siblings[i].why;
-			return other;
+			return siblings[i].other;
 		}
-	}
 	return NULL;
 }

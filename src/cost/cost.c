@@ -121,7 +121,7 @@ static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 		 * multi_tensor_quantize_impl: with_fused_kernel only with
 		 * columnwise data). */
 		if (op->fp8_recipe == PP_FP8_DELAYED && op->count > 1 &&
-		    pp_kernel_fp8_non_tn(pp_gpu_datasheet_arch(g->name)))
+		    pp_kernel_fp8_non_tn(g->compute_capability_x10))
 			qk = op->count;
 		launches += qk;
 	}
@@ -135,7 +135,7 @@ static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 	 * report, arXiv:2412.19437, 3.3.2), which is the split accumulator's
 	 * promotion, so it keeps the measured rate.
 	 * The quantisation pass in t is not a GEMM and keeps its time. */
-	if (op->kind == PP_OP_GEMM && fp8 && t > 0 && pp_gpu_datasheet_arch(g->name) == 90 &&
+	if (op->kind == PP_OP_GEMM && fp8 && t > 0 && g->compute_capability_x10 == 90 &&
 	    op->fp8_recipe != PP_FP8_BLOCKWISE &&
 	    (op->phase == PP_PHASE_FWD || op->phase == PP_PHASE_RECOMPUTE)) {
 		double count = op->count > 0 ? op->count : 1;

@@ -33,7 +33,7 @@ pp_status pp_estimate_run(const pp_model *m, const pp_system *s, const pp_job *j
 static pp_status si_speedup(const pp_scenario *sc, pp_stage_time *t, pp_work *ws, pp_error *err)
 {
 	pp_dh_overlap o;
-	pp_dh_overlap_of_system(sc->system, sc->plan.tp, &o);
+	PPI_TRY(pp_dh_overlap_of_system(sc->system, sc->plan.tp, &o, err));
 	return pp_dh_stage_speedup(sc->model, sc->system, sc->job, &sc->plan, t->stage,
 	                           t->fwd_s + t->bwd_s, &o, ws, &t->si_speedup, err);
 }
@@ -45,7 +45,7 @@ static pp_status si_speedup_bounds(const pp_scenario *sc, pp_stage_time *st, pp_
 {
 	const pp_plan *p = &sc->plan;
 	pp_dh_overlap o;
-	pp_dh_overlap_of_system(sc->system, sc->plan.tp, &o);
+	PPI_TRY(pp_dh_overlap_of_system(sc->system, sc->plan.tp, &o, err));
 	for (int i = 0; i < p->pp; i++) {
 		pp_stage_time *t = &st[i];
 		if (i > 1 && i < p->pp - 1 && sc->uniform_layers) {
@@ -306,7 +306,7 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 	const pp_schedule_type *sched = pp_schedule_type_of(out->plan.schedule);
 	if (cut && out->fits && sched->si) {
 		pp_dh_overlap o;
-		pp_dh_overlap_of_system(s, out->plan.tp, &o);
+		PPI_TRY(pp_dh_overlap_of_system(s, out->plan.tp, &o, err));
 		pp_dh_saving_rates(&o, &rates);
 		double floor_s = wshape_floor(&sc, ws, &rates, &w_order_free_s);
 		if (cut(ctx, out, floor_s, w_order_free_s)) {

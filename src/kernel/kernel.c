@@ -98,7 +98,7 @@ double pp_kernel_fp8_quant_bytes(pp_fp8_recipe r, double rows, double cols, int 
 
 double pp_kernel_fp8_quant_s(const pp_gpu *g, double rows, double cols, pp_fp8_recipe r)
 {
-	double b = pp_kernel_fp8_quant_bytes(r, rows, cols, pp_gpu_datasheet_arch(g->name));
+	double b = pp_kernel_fp8_quant_bytes(r, rows, cols, g->compute_capability_x10);
 	return b > 0 ? pp_kernel_mem_s(g, b) : 0;
 }
 

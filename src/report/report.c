@@ -118,6 +118,13 @@ int pp_report_text(const pp_estimate *e, FILE *out)
 		        "backward (seed 002's s)\n",
 		        pp_schedule_name(e->plan.schedule),
 		        e->bottleneck.si_speedup > 0 ? e->bottleneck.si_speedup : 1.0);
+	if (e->plan.schedule == PP_SCHED_WSHAPE && !e->system.dh_overlap_set &&
+	    e->system.gpu.overlap_assumed)
+		fprintf(
+		    out,
+		    "  note: DHelix's overlap table for %s is assumed like %s (none measured on "
+		    "it; --overlap gives one)\n",
+		    e->system.gpu.name, e->system.gpu.overlap_platform);
 	if (e->simulated) {
 		const pp_sim_result *r = &e->sim;
 		fprintf(out,

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "paraplan/cost.h"
 #include "paraplan/dhelix.h"
@@ -30,94 +29,57 @@ static bool is_comm(pp_dh_kind k)
 /* ------------------------------------------------------- overlap model */
 
 /*
- * Built-in platforms.  Seed 002 §3.1 and Fig. 4 give the ranking of the
- * pairwise OEF, not numbers in its text: computation-computation pairs
- * overlap poorly, FlashAttention with GEMM worst; computation with
- * communication well; intra- with cross-node communication well; a
- * collective with one of its own kind poorly (forbidden on the same link,
- * §4.2).  The values below follow that ranking (data/overlap/NAME.json cite
- * each); Table 7 (H100, TP 8) gives kernel_slowdown 32.48% and launch
- * interval 9.65% of the communication time, and the computation-
- * communication OEF is 1 - kernel_slowdown.
+ * The platforms' tables are data: data/overlap/NAME.json (embedded like the
+ * presets, PP_KIND_OVERLAP), each value with its source.  Seed 002 §3.1 and
+ * Fig. 4 give the ranking of the pairwise OEF, not numbers in its text:
+ * computation-computation pairs overlap poorly, FlashAttention with GEMM
+ * worst; computation with communication well; intra- with cross-node
+ * communication well; a collective with one of its own kind poorly
+ * (forbidden on the same link, §4.2).  Table 7 (H100, TP 8, 16, 32) gives
+ * the kernel slowdown and launch interval, and the computation-communication
+ * OEF is 1 - kernel_slowdown.  A GPU names its table in its own file
+ * (data/gpus, "overlap_platform"; pp_dh_platform_of_gpu).
  */
-typedef struct builtin {
-	const char *name;
-	double gemm_gemm, gemm_attn, attn_attn, elem_gemm, elem_attn, elem_elem, intra_cross;
-	double slowdown, launch;
-	int ntp;
-	struct pp_dh_tp_row tp_row[PP_DH_TP_ROWS];
-} builtin;
 
-/* Table 7 measures the slowdown and the launch interval on H100 at TP 8, 16
- * and 32; the A40 and A800 tables carry the TP 8 row (their TP stays inside
- * a node in the paper's runs) and no others. */
-static const builtin builtins[] = {
-    {"a40", 0.15, 0.0, 0.10, 0.30, 0.20, 0.20, 0.80, 0.3248, 0.0965, 0, {{0}}},
-    {"a800", 0.15, 0.0, 0.10, 0.30, 0.20, 0.20, 0.80, 0.3248, 0.0965, 0, {{0}}},
-    {"h100",
-     0.15,
-     0.0,
-     0.10,
-     0.30,
-     0.20,
-     0.20,
-     0.80,
-     0.3248,
-     0.0965,
-     2,
-     {{16, 0.2301, 0.1026}, {32, 0.2945, 0.1883}}},
-};
-
-static void fill_table(pp_dh_overlap *o, const builtin *b)
-{
-	memset(o, 0, sizeof *o);
-	snprintf(o->name, sizeof o->name, "%s", b->name);
-	double comp_comm = 1 - b->slowdown;
-	double t[PP_DH_NKINDS][PP_DH_NKINDS] = {
-	    /* gemm       attn          elem          intra       cross */
-	    {b->gemm_gemm, b->gemm_attn, b->elem_gemm, comp_comm, comp_comm},
-	    {b->gemm_attn, b->attn_attn, b->elem_attn, comp_comm, comp_comm},
-	    {b->elem_gemm, b->elem_attn, b->elem_elem, comp_comm, comp_comm},
-	    {comp_comm, comp_comm, comp_comm, 0.0, b->intra_cross},
-	    {comp_comm, comp_comm, comp_comm, b->intra_cross, 0.0},
-	};
-	memcpy(o->oef, t, sizeof t);
-	o->kernel_slowdown = b->slowdown;
-	o->launch_interval = b->launch;
-	o->ntp = b->ntp;
-	memcpy(o->tp_row, b->tp_row, sizeof o->tp_row);
-	snprintf(o->source, sizeof o->source,
-	         "built in (data/overlap/%s.json): seed 002 §3.1/Fig. 4 ranking, Table 7 (H100 "
-	         "TP 8) slowdown and launch interval",
-	         b->name);
-}
+/* Overlap tables parsed per thread, looked up by name before the embedded
+ * files are walked (a search over wshape asks per plan and stage). */
+#define OVERLAP_CACHE_MAX 16
 
 pp_status pp_dh_overlap_default(const char *platform, pp_dh_overlap *out, pp_error *err)
 {
-	/* filled once per thread: a search over wshape asks for it per plan */
-	enum { NB = sizeof builtins / sizeof builtins[0] };
-	static _Thread_local pp_dh_overlap filled[NB];
-	static _Thread_local bool done[NB];
-	for (size_t i = 0; i < NB; i++)
-		if (ppi_streq(builtins[i].name, platform)) {
-			if (!done[i]) {
-				fill_table(&filled[i], &builtins[i]);
-				done[i] = true;
-			}
+	static _Thread_local pp_dh_overlap filled[OVERLAP_CACHE_MAX];
+	static _Thread_local int nfilled;
+	for (int i = 0; i < nfilled; i++)
+		if (ppi_streq(filled[i].name, platform)) {
 			*out = filled[i];
 			return PP_OK;
 		}
-	return ppi_fail(err, "", "overlap", "unknown overlap platform \"%s\" (a40, a800, h100)",
-	                platform);
+	size_t n = pp_preset_count(PP_KIND_OVERLAP);
+	for (size_t i = 0; i < n; i++) {
+		const char *name = pp_preset_name(PP_KIND_OVERLAP, i);
+		if (!ppi_streq(name, platform))
+			continue;
+		const char *text, *path;
+		PPI_TRY(pp_preset_text(PP_KIND_OVERLAP, name, &text, &path, err));
+		pp_status st = pp_dh_overlap_from_json(text, strlen(text), path, out, err);
+		if (st) /* out of memory, or the build embedded a table that does not read */
+			return st == PP_ENOMEM ? st : PP_EINTERNAL;
+		if (nfilled < OVERLAP_CACHE_MAX && ppi_streq(out->name, platform))
+			filled[nfilled++] = *out;
+		return PP_OK;
+	}
+	char list[256] = "";
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(list);
+		snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
+		         pp_preset_name(PP_KIND_OVERLAP, i));
+	}
+	return ppi_fail(err, "", "overlap", "unknown overlap platform \"%s\" (%s)", platform, list);
 }
 
-const char *pp_dh_platform_of_gpu(const char *g)
+const char *pp_dh_platform_of_gpu(const pp_gpu *g)
 {
-	if (strncasecmp(g, "a40", 3) == 0)
-		return "a40";
-	if (strncasecmp(g, "a100", 4) == 0 || strncasecmp(g, "a800", 4) == 0)
-		return "a800";
-	return "h100";
+	return g->overlap_platform[0] ? g->overlap_platform : NULL;
 }
 
 /* "gemm" .. "comm-cross" -> kind, -1 when unknown. */
@@ -267,14 +229,21 @@ pp_status pp_dh_overlap_resolve(const char *ref, pp_dh_overlap *out, pp_error *e
 	return pp_dh_overlap_default(ref, out, err);
 }
 
-void pp_dh_overlap_of_system(const pp_system *s, int tp, pp_dh_overlap *out)
+pp_status pp_dh_overlap_of_system(const pp_system *s, int tp, pp_dh_overlap *out, pp_error *err)
 {
 	if (!s->dh_overlap_set) {
-		pp_error err;
-		if (pp_dh_overlap_default(pp_dh_platform_of_gpu(s->gpu.name), out, &err) == PP_OK) {
-			pp_dh_overlap_at_tp(out, tp, out);
-			return;
-		}
+		const char *platform = pp_dh_platform_of_gpu(&s->gpu);
+		if (!platform)
+			return ppi_fail(
+			    err, s->gpu.name, "gpu.overlap_platform",
+			    "DHelix's overlap table for GPU '%s' is not known: name the "
+			    "table that holds for it in its GPU file (\"overlap_platform\", "
+			    "with \"overlap_assumed\": true when it was not measured there) "
+			    "or give one (--overlap)",
+			    s->gpu.name);
+		PPI_TRY(pp_dh_overlap_default(platform, out, err));
+		pp_dh_overlap_at_tp(out, tp, out);
+		return PP_OK;
 	}
 	memset(out, 0, sizeof *out);
 	memcpy(out->name, s->dh_overlap_name, sizeof out->name);
@@ -291,6 +260,7 @@ void pp_dh_overlap_of_system(const pp_system *s, int tp, pp_dh_overlap *out)
 		out->tp_row[i].launch_interval = s->dh_tp_row[i][2];
 	}
 	pp_dh_overlap_at_tp(out, tp, out);
+	return PP_OK;
 }
 
 void pp_dh_system_set_overlap(pp_system *s, const pp_dh_overlap *o)

@@ -21,8 +21,10 @@
 
 #include "estimate/estimate_int.h"
 #include "paraplan/cost.h"
+#include "paraplan/dhelix.h"
 #include "paraplan/schedule_type.h"
 #include "paraplan/search.h"
+#include "search_int.h"
 #include "topk.h"
 #include "util/util.h"
 
@@ -219,6 +221,10 @@ struct pp_search {
 	long long gpus;
 	pp_search_space space;
 	pp_search_options opts;
+	/* The divisors of the global batch, ascending: every replica's batch
+	 * divides it, and so does every micro-batch size (run_outer). */
+	int gbs_div[PPI_DIVISORS_MAX];
+	int ngbs_div;
 	outer *outers;
 	size_t nouters, next; /* sub-spaces; those done (merged) */
 	int nthreads;
@@ -660,6 +666,23 @@ static void outer_plan(const struct pp_search *s, const outer *o, pp_plan *plan)
 	plan->dp = (int)(s->gpus / ((long long)o->tp * o->tp2 * o->pp * o->cp));
 }
 
+int ppi_search_mbs_values(const int *gbs_div, int ngbs_div, long long per_replica,
+                          const pp_search_dim *mbs, int *out)
+{
+	int n = 0;
+	for (int d = 0; d < ngbs_div && n < PP_SEARCH_MAX_VALUES; d++) {
+		int v = gbs_div[d];
+		if (v > per_replica)
+			break;
+		bool want = mbs->count == 0;
+		for (int i = 0; i < mbs->count; i++)
+			want |= mbs->values[i] == v;
+		if (want && per_replica % v == 0)
+			out[n++] = v;
+	}
+	return n;
+}
+
 static void run_outer(worker *w, slot *r, const outer *o)
 {
 	struct pp_search *s = w->s;
@@ -721,14 +744,7 @@ static void run_outer(worker *w, slot *r, const outer *o)
 		if (want && vmax % v == 0 && (v == 1 || o->pp > 1))
 			vps[nvp++] = v;
 	}
-	nmbs = 0;
-	for (int v = 1; v <= per_replica && nmbs < PP_SEARCH_MAX_VALUES; v++) {
-		bool want = sp->mbs.count == 0;
-		for (int i = 0; i < sp->mbs.count; i++)
-			want |= sp->mbs.values[i] == v;
-		if (want && per_replica % v == 0)
-			mbss[nmbs++] = v;
-	}
+	nmbs = ppi_search_mbs_values(s->gbs_div, s->ngbs_div, per_replica, &sp->mbs, mbss);
 	nzero = 0;
 	for (int z = 0; z <= 3; z++) {
 		bool want = sp->zero.count == 0;
@@ -1240,6 +1256,14 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 	if (!(space->headroom_fraction >= 0 && space->headroom_fraction < 1))
 		return ppi_fail(err, "", "headroom", "expected a fraction in 0..1, got %g",
 		                space->headroom_fraction);
+	/* wshape needs the GPU's DHelix overlap table: refused here, once, rather
+	 * than in every wshape plan (pp_dh_overlap_of_system). */
+	for (int i = 0; i < pp_schedule_type_n; i++)
+		if ((space->schedule_mask & (1u << i)) && pp_schedule_types[i]->si) {
+			pp_dh_overlap ov;
+			PPI_TRY(pp_dh_overlap_of_system(sys, 1, &ov, err));
+			break;
+		}
 	struct pp_search *s = ppi_calloc(1, sizeof *s);
 	if (!s)
 		return PP_ENOMEM;
@@ -1249,6 +1273,7 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 	s->gpus = gpus;
 	s->space = *space;
 	s->opts = *opts;
+	s->ngbs_div = ppi_divisors(job->global_batch, s->gbs_div, PPI_DIVISORS_MAX);
 	s->started = now_s();
 	/* Every order checked once here (the search resolves its plans without
 	 * checking them again): the probe's other fields are valid, so a bad

@@ -3,6 +3,7 @@
  */
 #include <pthread.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,12 @@ static const char *const gpu_keys[] = {"name",
                                        "nvlink_bytes_per_s",
                                        "cuda_context_bytes",
                                        "memory_type",
+                                       "sm_count",
+                                       "compute_capability",
+                                       "architecture",
+                                       "overlap_platform",
+                                       "overlap_assumed",
+                                       "same_silicon_as",
                                        "efficiency",
                                        NULL};
 /*
@@ -237,6 +244,61 @@ static pp_status get_price(const ppi_obj *r, const char *key, double hi, double 
 	return PP_OK;
 }
 
+/* The most SMs / compute units of any GPU in sight is in the hundreds (MI300X
+ * 304); 4096 catches a count given as CUDA cores. */
+#define MAX_SM_COUNT 4096
+
+/* The silicon's facts (pp_gpu.sm_count .. overlap_assumed), all optional:
+ * "compute_capability" as NVIDIA writes it ("9.0", "10.0"). */
+static pp_status read_facts(const ppi_obj *r, pp_gpu *g)
+{
+	char path[PP_ERROR_FIELD_MAX];
+	int sms = 0;
+	PPI_TRY(ppi_get_int(r, "sm_count", false, 1, MAX_SM_COUNT, &sms));
+	g->sm_count = sms;
+	char cc[16] = "";
+	PPI_TRY(ppi_get_str(r, "compute_capability", false, cc, sizeof cc));
+	if (cc[0]) {
+		int major = 0, minor = 0, n = 0;
+		if (sscanf(cc, "%d.%d%n", &major, &minor, &n) != 2 || cc[n] != '\0' || major < 1 ||
+		    major > 99 || minor < 0 || minor > 9)
+			return ppi_fail(
+			    r->err, r->source,
+			    ppi_obj_path(r, "compute_capability", path, sizeof path),
+			    "expected MAJOR.MINOR as NVIDIA writes it (\"9.0\"), got '%s'", cc);
+		g->compute_capability_x10 = 10 * major + minor;
+	}
+	PPI_TRY(ppi_get_str(r, "architecture", false, g->architecture, sizeof g->architecture));
+	PPI_TRY(ppi_get_str(r, "overlap_platform", false, g->overlap_platform,
+	                    sizeof g->overlap_platform));
+	if (g->overlap_platform[0]) {
+		const ppi_preset_file *f;
+		pp_error e;
+		if (ppi_preset_find(PP_KIND_OVERLAP, g->overlap_platform, &f, &e) != PP_OK) {
+			char list[256] = "";
+			for (size_t i = 0; i < pp_preset_count(PP_KIND_OVERLAP); i++) {
+				size_t len = strlen(list);
+				snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
+				         pp_preset_name(PP_KIND_OVERLAP, i));
+			}
+			return ppi_fail(r->err, r->source,
+			                ppi_obj_path(r, "overlap_platform", path, sizeof path),
+			                "expected one of the overlap tables of data/overlap (%s), "
+			                "got '%s'",
+			                list, g->overlap_platform);
+		}
+	}
+	PPI_TRY(ppi_get_bool(r, "overlap_assumed", false, &g->overlap_assumed));
+	/* read where it is used (pp_fit_sibling); here only its type */
+	char sibling[PP_NAME_MAX];
+	PPI_TRY(ppi_get_str(r, "same_silicon_as", false, sibling, sizeof sibling));
+	if (g->overlap_assumed && !g->overlap_platform[0])
+		return ppi_fail(r->err, r->source,
+		                ppi_obj_path(r, "overlap_assumed", path, sizeof path),
+		                "overlap_assumed without the overlap_platform it assumes");
+	return PP_OK;
+}
+
 pp_status ppi_gpu_read(json_t *obj, const char *source, const char *prefix, pp_gpu *out,
                        pp_error *err)
 {
@@ -257,6 +319,7 @@ pp_status ppi_gpu_read(json_t *obj, const char *source, const char *prefix, pp_g
 	PPI_TRY(ppi_get_num(&r, "nvlink_bytes_per_s", false, 0, MAX_BW, &g.nvlink_bytes_per_s));
 	PPI_TRY(ppi_get_num(&r, "cuda_context_bytes", true, 0, 1e11, &g.cuda_context_bytes));
 	PPI_TRY(get_kind(&r, "memory_type", memory_kinds, g.memory_type, sizeof g.memory_type));
+	PPI_TRY(read_facts(&r, &g));
 	/* Efficiencies: the defaults of data/framework/megatron.json, then the GPU's own. */
 	json_t *fw;
 	const char *fw_path;

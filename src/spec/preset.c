@@ -7,8 +7,8 @@
 
 #include "spec_int.h"
 
-static const char *const kind_names[] = {"model", "GPU", "system", "framework"};
-static const char *const kind_lists[] = {"models", "gpus", "systems", "frameworks"};
+static const char *const kind_names[] = {"model", "GPU", "system", "framework", "overlap table"};
+static const char *const kind_lists[] = {"models", "gpus", "systems", "frameworks", "overlaps"};
 
 size_t pp_preset_count(pp_kind kind)
 {
@@ -65,6 +65,16 @@ pp_status ppi_preset_find(pp_kind kind, const char *name, const ppi_preset_file 
 		                near, kind_lists[kind]);
 	return ppi_fail(err, "", NULL, "unknown %s '%s' (paraplan list %s)", k, name,
 	                kind_lists[kind]);
+}
+
+pp_status pp_preset_text(pp_kind kind, const char *name, const char **text, const char **path,
+                         pp_error *err)
+{
+	const ppi_preset_file *f;
+	PPI_TRY(ppi_preset_find(kind, name, &f, err));
+	*text = f->text;
+	*path = f->path;
+	return PP_OK;
 }
 
 /*

@@ -80,6 +80,27 @@ pp_status ppi_fail_at(pp_error *err, const char *source, int line, int column, c
 	return st;
 }
 
+int ppi_divisors(long long n, int *out, int cap)
+{
+	/* The divisors up to sqrt(n) ascending in `lo`, their co-divisors n / d
+	 * (descending) in `hi`. */
+	int lo[PPI_DIVISORS_MAX], hi[PPI_DIVISORS_MAX];
+	int nlo = 0, nhi = 0, k = 0;
+	if (n < 1 || n > PPI_DIVISORS_N_MAX)
+		return 0;
+	for (long long d = 1; d * d <= n; d++)
+		if (n % d == 0) {
+			lo[nlo++] = (int)d;
+			if (d * d != n)
+				hi[nhi++] = (int)(n / d);
+		}
+	for (int i = 0; i < nlo && k < cap; i++)
+		out[k++] = lo[i];
+	for (int i = nhi - 1; i >= 0 && k < cap; i--)
+		out[k++] = hi[i];
+	return k;
+}
+
 long ppi_find_ci(const char *hay, const char *needle)
 {
 	size_t n = strlen(needle);

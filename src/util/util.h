@@ -64,6 +64,19 @@ pp_status ppi_fail(pp_error *err, const char *source, const char *field, const c
 pp_status ppi_fail_at(pp_error *err, const char *source, int line, int column, const char *fmt, ...)
     PPI_PRINTF(5, 6);
 
+/*
+ * The divisors of n (1 <= n <= PPI_DIVISORS_N_MAX) in increasing order, into
+ * out[0..cap); returns how many were written (all of them when cap is at
+ * least PPI_DIVISORS_MAX).  Trial division up to sqrt(n): O(sqrt(n)), so a
+ * caller that needs the divisors of many divisors of one n filters this list
+ * once instead of looping up to each.
+ */
+#define PPI_DIVISORS_N_MAX 1000000000LL
+/* The most divisors of any n <= 1e9: 1344, of 735134400 = 2^6 3^3 5^2 7 11 13 17
+ * (the largest highly composite number under 1e9, OEIS A002182). */
+#define PPI_DIVISORS_MAX 1344
+int ppi_divisors(long long n, int *out, int cap);
+
 /* Offset of the first case-insensitive occurrence of needle in hay, or -1. */
 long ppi_find_ci(const char *hay, const char *needle);
 /* Case-insensitive substring test; false when `hay` is NULL. */

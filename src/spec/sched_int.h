@@ -2,13 +2,13 @@
  * What the linear schedules (1F1B, GPipe, interleaved 1F1B, ZB-H1) share,
  * in sched_linear.c: the Megatron placement (rank r holds virtual stages r,
  * r + p, ...), the links to the neighbours, the rule vp = 1, and the steady
- * state of the closed form.  Part of schedule-type: spec types, and the
+ * state of the closed form.  Part of spec (the schedule types): spec types, and the
  * layouts of pp_stage_time and pp_iteration; no calls downstream.
  */
 #ifndef PP_SCHED_INT_H
 #define PP_SCHED_INT_H
 
-#include "paraplan/schedule.h"
+#include "paraplan/stage_time.h"
 #include "paraplan/schedule_type.h"
 
 /* vp = 1: the schedule has no virtual stages. */

@@ -17,11 +17,15 @@
 #include "paraplan/calib.h"
 #include "paraplan/nccl.h"
 #include "paraplan/params.h"
+#include "util/util.h"
 
 int cli_calibrate_steps(const char *path, const char *output);
 
 #define MAX_RUNS 256
 #define MAX_ARGS 96
+/* A measured iteration, in seconds: a microsecond to about 116 days. */
+#define STEP_S_MIN 1e-6
+#define STEP_S_MAX 1e7
 
 typedef struct step_run {
 	char id[64];
@@ -42,18 +46,30 @@ static void steps_usage(FILE *f)
 static int read_csv(const char *path, char *text, step_run *runs, size_t *n)
 {
 	int lineno = 0;
-	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+	char *next = text;
+	while (next && *next) {
+		char *line = next, *nl = strchr(next, '\n');
+		if (nl)
+			*nl = '\0';
+		next = nl ? nl + 1 : NULL;
 		lineno++;
 		while (isspace((unsigned char)*line))
 			line++;
 		if (!*line || *line == '#' || strncmp(line, "iteration_s", 11) == 0)
 			continue;
 		char *comma = strchr(line, ',');
-		char *end;
-		double s = strtod(line, &end);
-		if (!comma || end == line || !(s > 0)) {
+		if (!comma) {
 			cli_message("%s:%d: expected 'seconds per iteration,estimate flags'", path,
 			            lineno);
+			return EXIT_BADINPUT;
+		}
+		size_t k = (size_t)(comma - line);
+		while (k > 0 && isspace((unsigned char)line[k - 1]))
+			k--;
+		double s = 0;
+		char why[160];
+		if (!ppi_parse_double(line, k, STEP_S_MIN, STEP_S_MAX, &s, why, sizeof why)) {
+			cli_message("%s:%d: seconds per iteration: %s", path, lineno, why);
 			return EXIT_BADINPUT;
 		}
 		if (*n == MAX_RUNS) {
@@ -90,10 +106,11 @@ static int read_json(const char *path, const char *text, step_run *runs, size_t 
 		const char *flags = json_string_value(json_object_get(v, "flags"));
 		json_t *sv = json_object_get(v, "iteration_s");
 		const char *id = json_string_value(json_object_get(v, "id"));
-		if (!flags || !json_is_number(sv) || !(json_number_value(sv) > 0)) {
+		if (!flags || !json_is_number(sv) || !(json_number_value(sv) >= STEP_S_MIN) ||
+		    !(json_number_value(sv) <= STEP_S_MAX)) {
 			cli_message("%s: runs[%zu]: expected \"flags\" (a string) and "
-			            "\"iteration_s\" (seconds > 0)",
-			            path, i);
+			            "\"iteration_s\" (%g to %g seconds)",
+			            path, i, STEP_S_MIN, STEP_S_MAX);
 			json_decref(root);
 			return EXIT_BADINPUT;
 		}

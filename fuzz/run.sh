@@ -6,7 +6,9 @@
 # PARAPLAN_FUZZ_RUNS=N also stops each target after N executions (whichever
 # comes first: N runs or SECONDS), for "each target >= 10M executions";
 # PARAPLAN_FUZZ_TIMEOUT=S sets libFuzzer's per-input -timeout (wall clock,
-# default 10 s; raise it on a loaded machine).
+# default 10 s; raise it on a loaded machine); PARAPLAN_FUZZ_MAX_LEN=BYTES the
+# largest input (-max_len, default 1 MiB: the readers' bounds are about what a
+# large input does, issue 23).
 #
 # Every fuzz/fuzz_*.c becomes a target.  Its corpus starts from the JSON files
 # of data/, tests/data/ and the end-to-end cases in tests/cli/ (fuzz_runs: the
@@ -49,6 +51,12 @@ seeds() {
 	fuzz_megatron) ls "$here"/tests/cli/*megatron*/*.sh "$here"/tests/cli/emit_megatron*/stdout ;;
 	fuzz_torchtitan) ls "$here"/tests/data/torchtitan/*.toml "$here"/tests/cli/*torchtitan*/*.toml ;;
 	fuzz_runs) printf '%s\n' "$here"/tests/cli/*/runs.json "$here"/tests/cli/*validate*/stdin ;;
+	fuzz_bandwidth) printf '%s\n' "$here"/tests/cli/*mpigraph*/*.mpigraph \
+		"$here"/tests/cli/*pipette*/bw.json ;;
+	fuzz_overlap) printf '%s\n' "$here"/data/overlap/*.json "$here"/tests/data/dhelix-overlap*.json \
+		"$here"/tests/cli/*overlap*/*.json ;;
+	fuzz_gpu_profile) ;; # fuzz/seeds/fuzz_gpu_profile: a profile directory in one file
+	fuzz_steps) printf '%s\n' "$here"/tests/data/steps/* "$here"/tests/cli/*steps*/steps.csv ;;
 	fuzz_cli) printf '%s\n' "$here"/tests/cli/*/args ;;
 	*) find "$here/data" "$here/tests/data" -name '*.json' 2>/dev/null ;;
 	esac
@@ -87,7 +95,7 @@ for src in "$here"/fuzz/fuzz_*.c; do
 	[[ -n ${PARAPLAN_FUZZ_RUNS:-} ]] && runs=(-runs="$PARAPLAN_FUZZ_RUNS")
 	start_s=$(date +%s)
 	if "$bin" "${dict[@]}" "${runs[@]}" -max_total_time="$seconds" -timeout="${PARAPLAN_FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
-		-max_len=16384 -print_final_stats=1 -artifact_prefix="$build/artifacts/$name-" \
+		-max_len="${PARAPLAN_FUZZ_MAX_LEN:-1048576}" -print_final_stats=1 -artifact_prefix="$build/artifacts/$name-" \
 		"$corpus" "$seed" >"$log" 2>&1; then
 		grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "$log" | sed 's/^/   /'
 		echo "   wall_s: $(($(date +%s) - start_s))"

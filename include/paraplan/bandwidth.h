@@ -14,14 +14,21 @@
  *                  column j: i to j; a square matrix over the listed
  *                  endpoints; optional "unit": "B/s", "MB/s", "GB/s"
  *                  (default; 1e9 bytes/s) or "Gb/s"; optional
- *                  "gpus_per_endpoint" (1: a GPU matrix; default 1).
+ *                  "gpus_per_endpoint" (1: a GPU matrix, the default; or
+ *                  the system's GPUs per node: a node matrix; any other
+ *                  grouping is refused).
  *   mpiGraph       LLNL mpiGraph's text output: the "Send" table, rows
  *                  "host:k to" then one value per column, MB/s with MB =
  *                  2^20 bytes (mpiGraph.c: MBsec = size * 1e6 / 1024^2);
  *                  one rank per node, so endpoints are nodes.
+ * Both are bounded by what the file holds: the n x n matrix a header or the
+ * row count announces is allocated only once the file has room for its
+ * numbers; every link is 1 kB/s to 1e14 B/s (the diagonal may be 0).
  */
 #ifndef PARAPLAN_BANDWIDTH_H
 #define PARAPLAN_BANDWIDTH_H
+
+#include <stddef.h>
 
 #include "error.h"
 
@@ -43,6 +50,9 @@ void pp_bandwidth_free(pp_bandwidth *bw);
  * the endpoint size for a node matrix (mpiGraph, or JSON without
  * gpus_per_endpoint... given as 1 means a GPU matrix). */
 pp_status pp_bandwidth_read(const char *path, int gpus_per_node, pp_bandwidth **out, pp_error *err);
+/* The same from text in memory (`source` names it in errors). */
+pp_status pp_bandwidth_parse(const char *text, size_t len, const char *source, int gpus_per_node,
+                             pp_bandwidth **out, pp_error *err);
 
 /*
  * A synthetic node x node matrix with Pipette-like heterogeneity (seed 001

@@ -94,15 +94,27 @@ static pp_nccl_op find_op_name(const char *s)
 
 /* ------------------------------------------------------------ text parse */
 
+/* The most ranks a log may name: far above any nccl-tests run, and small
+ * enough that counts and products stay in an int. */
+#define NCCL_RANKS_MAX (1 << 24)
+/* A collective's logged time in microseconds: nothing completes in under a
+ * nanosecond, and a time above about 11.6 days is not a benchmark. */
+#define NCCL_TIME_MIN_US 1e-3
+#define NCCL_TIME_MAX_US 1e12
+/* algbw and busbw in GB/s: 0 up to 1 PB/s, far above any link. */
+#define NCCL_BW_MAX_GBPS 1e6
+/* A message size in bytes: 0 up to 2^60. */
+#define NCCL_BYTES_MAX 1152921504606846976.0
+
 typedef struct parse_state {
 	const char *source;
 	pp_error *err;
 	pp_nccl_row *rows;
 	size_t nrows, cap;
 	int ranks;
-	char **hosts; /* [ranks] host of each "Rank" line */
-	int hosts_cap;
-	int nthread, ngpus;
+	ppi_strmap hosts; /* each "Rank" line's host, with its count of ranks */
+	long long nthread, ngpus;
+	bool footer; /* the text table's footer ("# Out of bounds", "# Avg bus") was seen */
 	char device[PP_NCCL_DEVICE_MAX];
 } parse_state;
 
@@ -120,22 +132,19 @@ static pp_status add_row(parse_state *ps, pp_nccl_row r)
 	return PP_OK;
 }
 
+/* One rank on `host`: counted per host in a hash set (linear in the ranks). */
 static pp_status add_host(parse_state *ps, const char *host, size_t n)
 {
-	if (ps->ranks == ps->hosts_cap) {
-		int cap = ps->hosts_cap ? 2 * ps->hosts_cap : 16;
-		char **nh = ppi_realloc(ps->hosts, (size_t)cap * sizeof *nh);
-		if (!nh)
-			return ppi_fail(ps->err, ps->source, NULL, "out of memory"), PP_ENOMEM;
-		ps->hosts = nh;
-		ps->hosts_cap = cap;
-	}
-	char *h = ppi_malloc(n + 1);
-	if (!h)
+	if (ps->ranks >= NCCL_RANKS_MAX)
+		return ppi_fail(ps->err, ps->source, NULL,
+		                "more than %d ranks: not an nccl-tests log paraplan reads",
+		                NCCL_RANKS_MAX);
+	bool added;
+	ppi_strmap_entry *e = ppi_strmap_add(&ps->hosts, host, n, &added);
+	if (!e)
 		return ppi_fail(ps->err, ps->source, NULL, "out of memory"), PP_ENOMEM;
-	memcpy(h, host, n);
-	h[n] = '\0';
-	ps->hosts[ps->ranks++] = h;
+	e->value++;
+	ps->ranks++;
 	return PP_OK;
 }
 
@@ -180,20 +189,16 @@ static bool tok_digits(const tokens *t, int i)
 	return true;
 }
 
-/* A number filling the whole token; false otherwise. */
-static bool tok_num(const tokens *t, int i, double *out)
+/* A number filling the whole token, in [lo, hi]; false otherwise, and `why`
+ * says what is wrong (ppi_parse_double). */
+static bool tok_num(const tokens *t, int i, double lo, double hi, double *out, char *why,
+                    size_t n_why)
 {
-	if (i >= t->n || t->len[i] == 0 || t->len[i] >= 64)
+	if (i >= t->n) {
+		snprintf(why, n_why, "missing");
 		return false;
-	char buf[64];
-	memcpy(buf, t->s[i], t->len[i]);
-	buf[t->len[i]] = '\0';
-	char *end;
-	double v = strtod(buf, &end);
-	if (*end != '\0' || !isfinite(v))
-		return false;
-	*out = v;
-	return true;
+	}
+	return ppi_parse_double(t->s[i], t->len[i], lo, hi, out, why, n_why);
 }
 
 /* Past an mpirun --tag-output prefix such as "[1,0]<stdout>:". */
@@ -271,8 +276,21 @@ static pp_status parse_text(const char *text, parse_state *ps, pp_nccl_op *op)
 			*op = find_op(buf);
 		} else if (first && tok_is(&t, 1, "nThread") && tok_digits(&t, 2) &&
 		           tok_is(&t, 3, "nGpus") && tok_digits(&t, 4)) {
-			ps->nthread = atoi(t.s[2]);
-			ps->ngpus = atoi(t.s[4]);
+			char why[128];
+			long long ranks;
+			int bad = 2;
+			if (!ppi_parse_ll(t.s[2], t.len[2], 1, NCCL_RANKS_MAX, &ps->nthread, why,
+			                  sizeof why) ||
+			    (bad = 4, !ppi_parse_ll(t.s[4], t.len[4], 1, NCCL_RANKS_MAX, &ps->ngpus,
+			                            why, sizeof why)))
+				return ppi_fail_at(ps->err, ps->source, lineno,
+				                   (int)(t.s[bad] - line) + 1, "%s: %s",
+				                   bad == 2 ? "nThread" : "nGpus", why);
+			if (!ppi_mul_ll(ps->nthread, ps->ngpus, &ranks) || ranks > NCCL_RANKS_MAX)
+				return ppi_fail_at(ps->err, ps->source, lineno,
+				                   (int)(t.s[2] - line) + 1,
+				                   "nThread %lld x nGpus %lld: more than %d ranks",
+				                   ps->nthread, ps->ngpus, NCCL_RANKS_MAX);
 		} else if (first && tok_is(&t, 1, "size") && tok_is(&t, 2, "count")) {
 			if (ps->nrows > 0)
 				return ppi_fail_at(
@@ -289,7 +307,7 @@ static pp_status parse_text(const char *text, parse_state *ps, pp_nccl_op *op)
 				}
 		} else if (first) {
 			if (ps->nrows > 0 && (tok_is(&t, 1, "Out") || tok_is(&t, 1, "Avg")))
-				done = true; /* the table's footer */
+				done = ps->footer = true; /* the table's footer */
 		} else if (time_col >= 0 && !done && t.n > 0) {
 			/* A data row: size and count are integers; allow one leading
 			 * token (a timestamp) before them. */
@@ -298,18 +316,23 @@ static pp_status parse_text(const char *text, parse_state *ps, pp_nccl_op *op)
 			                                                 : -1;
 			if (o >= 0 && t.n > o + time_col + 2) {
 				double bytes, tm, alg, bus;
-				int c = o + time_col;
-				if (!tok_num(&t, o, &bytes) || !tok_num(&t, c, &tm) ||
-				    !tok_num(&t, c + 1, &alg) || !tok_num(&t, c + 2, &bus)) {
-					int bad = !tok_num(&t, c, &tm)        ? c
-					          : !tok_num(&t, c + 1, &alg) ? c + 1
-					                                      : c + 2;
-					return ppi_fail_at(
-					    ps->err, ps->source, lineno,
-					    bad < t.n ? (int)(t.s[bad] - line) + 1 : 1,
-					    "expected a number in the time/algbw/busbw columns of "
-					    "the table");
-				}
+				int c = o + time_col, bad = o;
+				char why[128];
+				const char *col = "size";
+				if (!tok_num(&t, o, 0, NCCL_BYTES_MAX, &bytes, why, sizeof why) ||
+				    (bad = c, col = "time (us)",
+				     !tok_num(&t, c, NCCL_TIME_MIN_US, NCCL_TIME_MAX_US, &tm, why,
+				              sizeof why)) ||
+				    (bad = c + 1, col = "algbw (GB/s)",
+				     !tok_num(&t, c + 1, 0, NCCL_BW_MAX_GBPS, &alg, why,
+				              sizeof why)) ||
+				    (bad = c + 2, col = "busbw (GB/s)",
+				     !tok_num(&t, c + 2, 0, NCCL_BW_MAX_GBPS, &bus, why,
+				              sizeof why)))
+					return ppi_fail_at(ps->err, ps->source, lineno,
+					                   bad < t.n ? (int)(t.s[bad] - line) + 1
+					                             : 1,
+					                   "%s column: %s", col, why);
 				if (bytes > 0 && tm > 0) {
 					pp_nccl_row r = {bytes, tm * 1e-6, alg * 1e9, bus * 1e9};
 					PPI_TRY(add_row(ps, r));
@@ -344,8 +367,16 @@ static pp_status parse_json(const char *text, size_t len, parse_state *ps, pp_nc
 		json_t *nt = json_object_get(config, "nthreads"),
 		       *ng = json_object_get(config, "ngpus");
 		if (json_is_integer(nt) && json_is_integer(ng)) {
-			ps->nthread = (int)json_integer_value(nt);
-			ps->ngpus = (int)json_integer_value(ng);
+			long long a = json_integer_value(nt), b = json_integer_value(ng), r;
+			if (a < 1 || b < 1 || a > NCCL_RANKS_MAX || b > NCCL_RANKS_MAX ||
+			    !ppi_mul_ll(a, b, &r) || r > NCCL_RANKS_MAX) {
+				st = ppi_fail(ps->err, ps->source, "config",
+				              "nthreads %lld x ngpus %lld: expected 1 to %d ranks",
+				              a, b, NCCL_RANKS_MAX);
+				goto out;
+			}
+			ps->nthread = a;
+			ps->ngpus = b;
 		}
 	}
 	json_t *devices = json_object_get(root, "devices");
@@ -390,6 +421,20 @@ static pp_status parse_json(const char *text, size_t len, parse_state *ps, pp_nc
 			tm = jnum(json_object_get(m, "cpu_time"));
 		double alg = jnum(json_object_get(m, "alg_bw")),
 		       bus = jnum(json_object_get(m, "bus_bw"));
+		if (!(bytes >= 0 && bytes <= NCCL_BYTES_MAX) ||
+		    (tm == tm && !(tm >= NCCL_TIME_MIN_US && tm <= NCCL_TIME_MAX_US)) ||
+		    (alg == alg && !(alg >= 0 && alg <= NCCL_BW_MAX_GBPS)) ||
+		    (bus == bus && !(bus >= 0 && bus <= NCCL_BW_MAX_GBPS))) {
+			char field[64];
+			snprintf(field, sizeof field, "results[%zu]", i);
+			st = ppi_fail(ps->err, ps->source, field,
+			              "size %g B, time %g us, alg_bw %g, bus_bw %g GB/s: expected "
+			              "a size up to 2^60 B, a time in [%g, %g] us and bandwidths "
+			              "up to %g GB/s",
+			              bytes, tm, alg, bus, NCCL_TIME_MIN_US, NCCL_TIME_MAX_US,
+			              NCCL_BW_MAX_GBPS);
+			goto out;
+		}
 		if (bytes > 0 && tm > 0) {
 			pp_nccl_row r = {bytes, tm * 1e-6, alg == alg ? alg * 1e9 : 0,
 			                 bus == bus ? bus * 1e9 : 0};
@@ -460,19 +505,38 @@ pp_status pp_nccl_parse(const char *text, size_t len, const char *source, pp_ncc
 		              out->json ? "no results with a positive size and time"
 		                        : "no nccl-tests table found (a '#  size  count  type ... "
 		                          "time  algbw  busbw' header followed by rows)");
+	if (!st && !out->json && !ps.footer)
+		st = ppi_fail(err, source, NULL,
+		              "the log is cut short: %zu sizes read, up to %.0f B, and no '# Out "
+		              "of bounds values' or '# Avg bus bandwidth' line after the table "
+		              "(the test did not finish; a "
+		              "fit on part of the curve is not trusted)",
+		              ps.nrows, ps.rows[ps.nrows - 1].bytes);
 	if (!st) {
 		int ranks = ps.ranks, nodes = 1;
 		if (ranks > 0) {
-			for (int i = 1; i < ps.ranks; i++) {
-				bool seen = false;
-				for (int k = 0; k < i && !seen; k++)
-					seen = strcmp(ps.hosts[k], ps.hosts[i]) == 0;
-				nodes += !seen;
+			/* nccl-tests runs the same number of ranks on every host. */
+			nodes = (int)ps.hosts.n;
+			const ppi_strmap_entry *a = NULL;
+			for (size_t i = 0; i < ps.hosts.cap && !st; i++) {
+				const ppi_strmap_entry *e = &ps.hosts.slot[i];
+				if (!e->key)
+					continue;
+				if (!a)
+					a = e;
+				else if (e->value != a->value)
+					st = ppi_fail(
+					    err, source, NULL,
+					    "%d ranks on %d hosts, not the same number on "
+					    "each: %.40s has %lld, %.40s has %lld",
+					    ranks, nodes, a->key, a->value, e->key, e->value);
 			}
 		} else if (ps.nthread > 0 && ps.ngpus > 0) {
-			ranks = ps.nthread * ps.ngpus;
+			ranks = (int)(ps.nthread * ps.ngpus); /* bounded when read */
 		}
-		if (ranks < 1)
+		if (st)
+			; /* said above */
+		else if (ranks < 1)
 			st = ppi_fail(err, source, NULL,
 			              "cannot tell the number of ranks: no '#  Rank N ... on HOST "
 			              "device ...' lines and no '# nThread T nGpus G' line");
@@ -486,9 +550,7 @@ pp_status pp_nccl_parse(const char *text, size_t len, const char *source, pp_ncc
 			out->per_node = ranks / nodes;
 		}
 	}
-	for (int i = 0; i < ps.ranks; i++)
-		free(ps.hosts[i]);
-	free(ps.hosts);
+	ppi_strmap_free(&ps.hosts);
 	free(copy);
 	if (st) {
 		free(ps.rows);

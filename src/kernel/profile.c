@@ -3,6 +3,7 @@
  * line, the field names of ../shared/measurements/h100-sxm) and device.json.
  */
 #include <jansson.h>
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +40,11 @@ static pp_status num(json_t *o, const char *key, const char *path, int line, dou
 	if (!v || !json_is_number(v))
 		return ppi_fail_at(err, path, line, 1, "field '%s' missing or not a number", key);
 	double x = json_number_value(v);
-	if (!(x > 0) || x > 1e18)
-		return ppi_fail_at(err, path, line, 1, "field '%s' must be positive, got %g", key,
+	/* Positive and normal: a subnormal time (1e-320 s) would make an
+	 * infinite throughput. */
+	if (!(x >= DBL_MIN) || x > 1e18)
+		return ppi_fail_at(err, path, line, 1,
+		                   "field '%s' must be positive (%g to 1e18), got %g", key, DBL_MIN,
 		                   x);
 	*out = x;
 	return PP_OK;
@@ -58,10 +62,20 @@ static void *grow(void *arr, int n, int *cap, size_t size)
 	return a;
 }
 
+/* Records in one table: the measured tables hold up to a few hundred (288
+ * GEMM shapes on the H100), and the fit (pp_kernel_fit) evaluates every
+ * record some ten thousand times, so a table is bounded to keep it seconds. */
+#define PROFILE_RECORDS_MAX 2048
+
 static pp_status read_record(pp_kernel_profile *p, pp_kernel_table t, json_t *o, const char *path,
                              int line, int *cap, pp_error *err)
 {
 	int n = p->n[t];
+	if (n >= PROFILE_RECORDS_MAX)
+		return ppi_fail_at(err, path, line, 1,
+		                   "more than %d records in one table: a profile holds hundreds "
+		                   "(thin the sweep)",
+		                   PROFILE_RECORDS_MAX);
 	switch (t) {
 	case PP_KT_GEMM_BF16:
 	case PP_KT_GEMM_FP8: {
@@ -133,7 +147,10 @@ static pp_status read_table(pp_kernel_profile *p, const char *dir, pp_kernel_tab
                             pp_error *err)
 {
 	char path[PP_ERROR_SOURCE_MAX];
-	snprintf(path, sizeof path, "%s/%s", dir, table_files[t]);
+	if (snprintf(path, sizeof path, "%s/%s", dir, table_files[t]) >= (int)sizeof path)
+		return ppi_fail(err, "", "gpu-profile",
+		                "the directory's path with '/%s' is longer than %d characters",
+		                table_files[t], (int)sizeof path - 1);
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		if (!required)
@@ -181,7 +198,11 @@ static pp_status read_table(pp_kernel_profile *p, const char *dir, pp_kernel_tab
 static pp_status read_device(pp_kernel_profile *p, const char *dir, pp_error *err)
 {
 	char path[PP_ERROR_SOURCE_MAX];
-	snprintf(path, sizeof path, "%s/device.json", dir);
+	if (snprintf(path, sizeof path, "%s/device.json", dir) >= (int)sizeof path)
+		return ppi_fail(err, "", "gpu-profile",
+		                "the directory's path with '/device.json' is longer than %d "
+		                "characters",
+		                (int)sizeof path - 1);
 	char *text = NULL;
 	size_t len = 0;
 	PPI_TRY(ppi_read_file(path, &text, &len, err));

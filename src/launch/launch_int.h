@@ -28,6 +28,9 @@ void ppi_words_free(ppi_words *w);
 /* The TOML subset of toml.c: each key = value as "table.key" and its text. */
 #define PPI_TOML_KEY_MAX 128
 #define PPI_TOML_VALUE_MAX 256
+/* Keys in one file: a torchtitan job has about a hundred; the bound keeps
+ * the items (about 400 bytes each) at a few MB whatever the input. */
+#define PPI_TOML_ITEMS_MAX 10000
 
 typedef struct ppi_toml_item {
 	char key[PPI_TOML_KEY_MAX];     /* "parallelism.tensor_parallel_degree" */

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,18 +25,30 @@ typedef struct var {
 	char *name, *value;
 } var;
 
+/* What variables may expand to, all words together: EXPAND_RATIO times the
+ * script plus EXPAND_SLACK_BYTES.  A launch script names each variable a few
+ * times; a script of doubling variables (B="$A $A", C="$B $B", ...) would
+ * grow without end. */
+#define EXPAND_RATIO 16
+#define EXPAND_SLACK_BYTES ((size_t)1 << 20)
+
 typedef struct lexer {
 	const char *s, *end;
 	ppi_words *out;
 	var *vars;
 	int nvars, capvars;
-	char *buf; /* the word being built */
+	ppi_strmap names; /* variable name -> its last index in vars */
+	char *buf;        /* the word being built */
 	size_t len, cap;
+	size_t produced, budget; /* bytes of words so far, and the most allowed */
 	bool in_word;
 } lexer;
 
+/* -4: the expansion budget is spent. */
 static int push_char(lexer *lx, char c)
 {
+	if (++lx->produced > lx->budget)
+		return -4;
 	if (lx->len + 2 > lx->cap) {
 		size_t cap = lx->cap ? lx->cap * 2 : 64;
 		char *b = ppi_realloc(lx->buf, cap);
@@ -52,19 +65,21 @@ static int push_char(lexer *lx, char c)
 
 static int push_str(lexer *lx, const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (push_char(lx, s[i]))
-			return -1;
+	if (n > lx->budget - lx->produced)
+		return -4; /* before copying any of it */
+	for (size_t i = 0; i < n; i++) {
+		int rc = push_char(lx, s[i]);
+		if (rc)
+			return rc;
+	}
 	lx->in_word = true;
 	return 0;
 }
 
 static const char *lookup(const lexer *lx, const char *name, size_t n)
 {
-	for (int i = lx->nvars - 1; i >= 0; i--)
-		if (strlen(lx->vars[i].name) == n && strncmp(lx->vars[i].name, name, n) == 0)
-			return lx->vars[i].value;
-	return NULL;
+	const ppi_strmap_entry *e = ppi_strmap_find(&lx->names, name, n);
+	return e ? lx->vars[e->value].value : NULL;
 }
 
 static bool name_char(char c, bool first)
@@ -96,6 +111,14 @@ static int record_assignment(lexer *lx, const char *w)
 	}
 	memcpy(name, w, n);
 	name[n] = '\0';
+	bool added;
+	ppi_strmap_entry *e = ppi_strmap_add(&lx->names, name, n, &added);
+	if (!e) {
+		free(name);
+		free(value);
+		return -1;
+	}
+	e->value = lx->nvars; /* the last assignment wins */
 	lx->vars[lx->nvars].name = name;
 	lx->vars[lx->nvars].value = value;
 	lx->nvars++;
@@ -192,7 +215,10 @@ pp_status ppi_shell_words(const char *text, size_t len, const char *source, ppi_
                           pp_error *err)
 {
 	memset(out, 0, sizeof *out);
-	lexer lx = {text, text + len, out, NULL, 0, 0, NULL, 0, 0, false};
+	lexer lx = {text, text + len, out, NULL, 0, 0, {0}, NULL, 0, 0, 0, 0, false};
+	lx.budget = len <= (SIZE_MAX - EXPAND_SLACK_BYTES) / EXPAND_RATIO
+	                ? EXPAND_RATIO * len + EXPAND_SLACK_BYTES
+	                : SIZE_MAX;
 	const char *p = text;
 	int rc = 0;
 	int line = 1;
@@ -269,8 +295,15 @@ pp_status ppi_shell_words(const char *text, size_t len, const char *source, ppi_
 		free(lx.vars[i].value);
 	}
 	free(lx.vars);
+	ppi_strmap_free(&lx.names);
 	if (rc) {
 		ppi_words_free(out);
+		if (rc == -4)
+			return ppi_fail_at(
+			    err, source, line, 0,
+			    "shell variables expand to more than %d times the script's "
+			    "size (%zu bytes): not a launch script paraplan reads",
+			    EXPAND_RATIO, len);
 		if (rc == -2)
 			return ppi_fail_at(err, source, line, 0, "a NUL byte in the flags");
 		if (rc == -3)
@@ -455,13 +488,10 @@ static pp_status get_ll(const seen *s, int f, long long lo, long long hi, const 
                         long long *out, pp_error *err)
 {
 	const char *v = s->val[f];
-	char *end;
-	errno = 0;
-	long long x = strtoll(v, &end, 10);
-	if (errno || end == v || *end)
-		return bad(err, source, f, "expected an integer, got '%s'", v);
-	if (x < lo || x > hi)
-		return bad(err, source, f, "expected %lld..%lld, got %s", lo, hi, v);
+	long long x = 0;
+	char why[160];
+	if (!ppi_parse_ll(v, (size_t)-1, lo, hi, &x, why, sizeof why))
+		return bad(err, source, f, "%s", why);
 	*out = x;
 	return PP_OK;
 }
@@ -469,7 +499,7 @@ static pp_status get_ll(const seen *s, int f, long long lo, long long hi, const 
 static pp_status get_int(const seen *s, int f, int lo, int hi, const char *source, int *out,
                          pp_error *err)
 {
-	long long x;
+	long long x = 0;
 	PPI_TRY(get_ll(s, f, lo, hi, source, &x, err));
 	*out = (int)x;
 	return PP_OK;
@@ -478,11 +508,10 @@ static pp_status get_int(const seen *s, int f, int lo, int hi, const char *sourc
 static pp_status get_double(const seen *s, int f, const char *source, double *out, pp_error *err)
 {
 	const char *v = s->val[f];
-	char *end;
-	errno = 0;
-	double x = strtod(v, &end);
-	if (errno || end == v || *end || !isfinite(x) || x < 0)
-		return bad(err, source, f, "expected a non-negative number, got '%s'", v);
+	double x;
+	char why[160];
+	if (!ppi_parse_double(v, (size_t)-1, 0, 1, &x, why, sizeof why)) /* a probability */
+		return bad(err, source, f, "%s", why);
 	*out = x;
 	return PP_OK;
 }
@@ -505,19 +534,24 @@ static pp_status get_choice(const seen *s, int f, const char *const *choices, co
 	return bad(err, source, f, "expected %s, got '%s'", msg, s->val[f]);
 }
 
-static void add_unused(pp_launch *out, const char *name, size_t n)
+/* Each unused flag once (`listed`: the names so far, a hash set); -1 when
+ * out of memory. */
+static int add_unused(pp_launch *out, ppi_strmap *listed, const char *name, size_t n)
 {
 	char flag[128];
 	snprintf(flag, sizeof flag, "--%.*s", (int)(n < 100 ? n : 100), name);
 	size_t fl = strlen(flag);
-	for (const char *p = out->unused_flags; (p = strstr(p, flag)) != NULL; p += fl)
-		if ((p == out->unused_flags || p[-1] == ' ') && (p[fl] == ' ' || p[fl] == '\0'))
-			return; /* listed once */
+	bool added;
+	if (!ppi_strmap_add(listed, flag, fl, &added))
+		return -1;
+	if (!added)
+		return 0; /* listed once */
 	out->unused++;
 	size_t l = strlen(out->unused_flags);
 	if (l + fl + 2 < sizeof out->unused_flags)
 		snprintf(out->unused_flags + l, sizeof out->unused_flags - l, "%s%s", l ? " " : "",
 		         flag);
+	return 0;
 }
 
 /* "([0]*3+[1]*58)" (Megatron's moe_freq_type, arguments.py:310): a sum of
@@ -526,7 +560,11 @@ static void add_unused(pp_launch *out, const char *name, size_t n)
 typedef struct pat {
 	const char *p;
 	int max;
+	int depth; /* parentheses open now, at most PAT_DEPTH_MAX */
 } pat;
+
+/* Nesting of parentheses in a pattern: Megatron's own are one deep. */
+#define PAT_DEPTH_MAX 32
 
 static void skip_ws(pat *q)
 {
@@ -544,7 +582,7 @@ static int pat_repeat(pat *q, int *out, int n, int max)
 		skip_ws(q);
 		char *end;
 		long k = strtol(q->p, &end, 10);
-		if (end == q->p || k < 0 || (long)n * k > max)
+		if (end == q->p || k < 0 || k > max || (long)n * k > max)
 			return -1;
 		q->p = end;
 		for (long r = 1; r < k; r++)
@@ -560,12 +598,15 @@ static int pat_term(pat *q, int *out, int max)
 	skip_ws(q);
 	int n = 0;
 	if (*q->p == '(') {
+		if (++q->depth > PAT_DEPTH_MAX)
+			return -1;
 		q->p++;
 		n = pat_expr(q, out, max);
 		skip_ws(q);
 		if (n < 0 || *q->p != ')')
 			return -1;
 		q->p++;
+		q->depth--;
 	} else if (*q->p == '[') {
 		q->p++;
 		for (;;) {
@@ -668,13 +709,16 @@ static pp_status read_moe_freq(const seen *s, const char *source, int layers, pp
 	int *p = ppi_calloc((size_t)layers + 1, sizeof *p);
 	if (!p)
 		return ppi_fail(err, source, "", "out of memory");
-	pat q = {v, layers + 1};
+	pat q = {v, layers + 1, 0};
 	int n = pat_expr(&q, p, layers + 1);
 	skip_ws(&q);
 	pp_status st = PP_OK;
-	if (n < 0 || *q.p)
+	if (q.depth > PAT_DEPTH_MAX)
+		st = bad(err, source, F_MOE_FREQ, "parentheses nested more than %d deep",
+		         PAT_DEPTH_MAX);
+	else if (n < 0 || *q.p)
 		st = bad(err, source, F_MOE_FREQ,
-		         "expected an integer or a pattern such as ([0]*3+[1]*58), got '%s'", v);
+		         "expected an integer or a pattern such as ([0]*3+[1]*58), got '%.64s'", v);
 	else if (n != layers)
 		st = bad(err, source, F_MOE_FREQ,
 		         "the pattern '%s' has %d entries, the model %d layers", v, n, layers);
@@ -825,8 +869,25 @@ pp_status pp_launch_from_megatron(const char *text, size_t len, const char *sour
 	seen s;
 	memset(&s, 0, sizeof s);
 	pp_status st = PP_OK;
+	ppi_strmap listed = {0};
 	for (int i = 0; i < w.n && !st; i++) {
 		const char *a = w.w[i];
+		if (a[0] == '-' && a[1] != '-' && a[1]) {
+			/* One dash: Megatron's argparse reads "-num-layers" as nothing
+			 * it knows and stops; a flag paraplan reads is refused rather
+			 * than dropped.  Other one-dash words (python -m, -u) are the
+			 * launcher's. */
+			const char *name = a + 1, *eq = strchr(name, '=');
+			size_t n = eq ? (size_t)(eq - name) : strlen(name);
+			for (int k = 0; k < F_COUNT; k++)
+				if (strlen(FLAGS[k].name) == n &&
+				    strncmp(FLAGS[k].name, name, n) == 0)
+					st = ppi_fail(
+					    err, source, "",
+					    "'-%s' has one dash: Megatron-LM's flag is --%s",
+					    FLAGS[k].name, FLAGS[k].name);
+			continue;
+		}
 		if (a[0] != '-' || a[1] != '-' || !a[2])
 			continue;
 		const char *name = a + 2, *eq = strchr(name, '=');
@@ -838,7 +899,8 @@ pp_status pp_launch_from_megatron(const char *text, size_t len, const char *sour
 				break;
 			}
 		if (f < 0) {
-			add_unused(out, name, n);
+			if (add_unused(out, &listed, name, n))
+				st = (ppi_fail(err, source, "", "out of memory"), PP_ENOMEM);
 			continue;
 		}
 		s.set[f] = true;
@@ -852,6 +914,7 @@ pp_status pp_launch_from_megatron(const char *text, size_t len, const char *sour
 			st = ppi_fail(err, source, "", "--%s needs a value", FLAGS[f].name);
 	}
 	if (st) {
+		ppi_strmap_free(&listed);
 		ppi_words_free(&w);
 		return st;
 	}
@@ -934,10 +997,26 @@ pp_status pp_launch_from_megatron(const char *text, size_t len, const char *sour
 		st = get_choice(&s, F_RECOMP_GRAN, g, src, &k, err);
 		p.recompute = k == 0 ? PP_RECOMPUTE_FULL : PP_RECOMPUTE_SELECTIVE;
 	}
-	if (!st && s.set[F_RECOMP_METHOD]) {
+	if (!st && (s.set[F_RECOMP_METHOD] || s.set[F_RECOMP_NUM])) {
 		static const char *const g[] = {"uniform", "block", NULL};
-		int k = 0;
-		st = get_choice(&s, F_RECOMP_METHOD, g, src, &k, err);
+		int k = 0, num = 1;
+		if (s.set[F_RECOMP_METHOD])
+			st = get_choice(&s, F_RECOMP_METHOD, g, src, &k, err);
+		if (!st && s.set[F_RECOMP_NUM])
+			st = get_int(&s, F_RECOMP_NUM, 1, 10000, src, &num, err);
+		/* Full recompute of every layer is uniform with 1 layer a chunk;
+		 * block (the first N layers of each stage) and larger chunks are
+		 * not what paraplan models: listed, and modelled as every layer.
+		 * Without full granularity Megatron-LM takes neither flag: listed. */
+		if (!st && (p.recompute != PP_RECOMPUTE_FULL || k == 1 || num != 1)) {
+			if ((s.set[F_RECOMP_METHOD] &&
+			     add_unused(out, &listed, FLAGS[F_RECOMP_METHOD].name,
+			                strlen(FLAGS[F_RECOMP_METHOD].name))) ||
+			    (s.set[F_RECOMP_NUM] &&
+			     add_unused(out, &listed, FLAGS[F_RECOMP_NUM].name,
+			                strlen(FLAGS[F_RECOMP_NUM].name))))
+				st = (ppi_fail(err, src, "", "out of memory"), PP_ENOMEM);
+		}
 	}
 	/* ZeRO: the distributed optimizer is ZeRO-1; Megatron FSDP's strategies. */
 	if (s.set[F_DIST_OPT])
@@ -953,6 +1032,10 @@ pp_status pp_launch_from_megatron(const char *text, size_t len, const char *sour
 	if (!st && s.set[F_TORCH_FSDP2] && !s.set[F_SHARDING])
 		p.zero = 3;
 	/* Precision (bf16/fp16 flags; FP8 GEMMs with --fp8-format). */
+	if (!st && s.set[F_BF16] && s.set[F_FP16])
+		st = ppi_fail(err, src, "--fp16",
+		              "not with --bf16 (Megatron-LM asserts: cannot have both fp16 and "
+		              "bf16 enabled)");
 	j.precision = s.set[F_BF16] ? PP_PREC_BF16 : s.set[F_FP16] ? PP_PREC_FP16 : PP_PREC_FP32;
 	if (!st && s.set[F_FP8]) {
 		static const char *const g[] = {"e4m3", "hybrid", NULL};
@@ -980,19 +1063,31 @@ pp_status pp_launch_from_megatron(const char *text, size_t len, const char *sour
 		st = get_choice(&s, F_OPTIMIZER, g, src, &k, err);
 		j.optimizer = k == 1 ? PP_OPT_SGD : PP_OPT_ADAM;
 	}
-	if (!st && s.set[F_TRAIN_SAMPLES]) {
-		long long n;
+	/* The tokens come from these flags alone, so that the order of the
+	 * command line (--gbs before or after --from-megatron) cannot change
+	 * them: iterations need the batch and the sequence among the flags. */
+	if (!st && (s.set[F_TRAIN_SAMPLES] || s.set[F_TRAIN_ITERS]) && !s.set[F_SEQ])
+		st =
+		    ppi_fail(err, src, s.set[F_TRAIN_SAMPLES] ? "--train-samples" : "--train-iters",
+		             "needs --seq-length among the same flags (tokens = %s x sequence)",
+		             s.set[F_TRAIN_SAMPLES] ? "samples" : "iterations x batch");
+	else if (!st && s.set[F_TRAIN_SAMPLES]) {
+		long long n = 0;
 		st = get_ll(&s, F_TRAIN_SAMPLES, 0, LLONG_MAX / 2, src, &n, err);
 		j.train_tokens = (double)n * j.seq_len;
-	} else if (!st && s.set[F_TRAIN_ITERS]) {
-		long long n;
+	} else if (!st && s.set[F_TRAIN_ITERS] && !s.set[F_GBS])
+		st = ppi_fail(err, src, "--train-iters",
+		              "needs --global-batch-size among the same flags (tokens = iterations "
+		              "x batch x sequence)");
+	else if (!st && s.set[F_TRAIN_ITERS]) {
+		long long n = 0;
 		st = get_ll(&s, F_TRAIN_ITERS, 0, LLONG_MAX / 2, src, &n, err);
 		j.train_tokens = (double)n * (double)j.global_batch * j.seq_len;
 	}
 	/* torchrun's world size, when a script gives both. */
 	int nproc_f = s.set[F_NPROC2] ? F_NPROC2 : F_NPROC;
 	if (!st && s.set[nproc_f] && s.set[F_NNODES]) {
-		long long a, b;
+		long long a = 0, b = 0;
 		if (get_ll(&s, nproc_f, 1, 1 << 20, src, &a, NULL) == PP_OK &&
 		    get_ll(&s, F_NNODES, 1, 1 << 20, src, &b, NULL) == PP_OK)
 			out->gpus = a * b;
@@ -1001,6 +1096,7 @@ pp_status pp_launch_from_megatron(const char *text, size_t len, const char *sour
 	if (!st && out->has_model)
 		st = build_model(&s, src, &p, j.seq_len, &out->model, err);
 #undef INT
+	ppi_strmap_free(&listed);
 	ppi_words_free(&w);
 	if (st)
 		return st;

@@ -7,6 +7,8 @@
  * arrays, dates) is an error with its line, never a guess.
  */
 #include <ctype.h>
+#include <float.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,9 +73,11 @@ static const char *read_scalar(const char *p, const char *end, char *out, size_t
 		*kind = 'b';
 		return p;
 	}
-	char *e;
-	(void)strtod(out, &e);
-	if (*e || !(isdigit((unsigned char)out[0]) || out[0] == '-' || out[0] == '+'))
+	/* A number (ppi_parse_double: finite, nothing after it); integers
+	 * are read again, exactly, by whoever uses them. */
+	double v;
+	char why[128];
+	if (!ppi_parse_double(out, (size_t)-1, -DBL_MAX, DBL_MAX, &v, why, sizeof why))
 		return NULL;
 	*kind = strpbrk(out, ".eE") ? 'f' : 'i';
 	return p;
@@ -85,6 +89,25 @@ void ppi_toml_free(ppi_toml *t)
 	memset(t, 0, sizeof *t);
 }
 
+/* Keys and tables are checked for a second definition in a hash set (linear
+ * in the file); a table header is kept as "[name". */
+static pp_status define_once(ppi_strmap *seen, const char *key, bool table, const char *source,
+                             int line, pp_error *err)
+{
+	char k[PPI_TOML_KEY_MAX + 1];
+	snprintf(k, sizeof k, "%s%s", table ? "[" : "", key);
+	bool added;
+	ppi_strmap_entry *e = ppi_strmap_add(seen, k, strlen(k), &added);
+	if (!e)
+		return ppi_fail(err, source, "", "out of memory"), PP_ENOMEM;
+	if (!added)
+		return ppi_fail_at(err, source, line, 1,
+		                   "%s%s%s is defined twice (first on line %lld)",
+		                   table ? "table [" : "", key, table ? "]" : "", e->value);
+	e->value = line;
+	return PP_OK;
+}
+
 pp_status ppi_toml_parse(const char *text, size_t len, const char *source, ppi_toml *out,
                          pp_error *err)
 {
@@ -93,6 +116,7 @@ pp_status ppi_toml_parse(const char *text, size_t len, const char *source, ppi_t
 	char table[PPI_TOML_KEY_MAX] = "";
 	int line = 0;
 	pp_status st = PP_OK;
+	ppi_strmap seen = {0};
 	while (p < end && !st) {
 		line++;
 		const char *eol = memchr(p, '\n', (size_t)(end - p));
@@ -119,10 +143,17 @@ pp_status ppi_toml_parse(const char *text, size_t len, const char *source, ppi_t
 			size_t l = 0;
 			q = skip_blank(q, eol);
 			while (q < eol && (bare_char(*q) || *q == '.')) {
-				if (l + 1 < sizeof table)
-					table[l++] = *q;
+				if (l + 1 >= sizeof table) {
+					st = ppi_fail_at(err, source, line, (int)(q - p) + 1,
+					                 "a table name longer than %d characters",
+					                 PPI_TOML_KEY_MAX - 1);
+					break;
+				}
+				table[l++] = *q;
 				q++;
 			}
+			if (st)
+				break;
 			table[l] = '\0';
 			q = skip_blank(q, eol);
 			if (l == 0 || q >= eol || *q != ']') {
@@ -136,6 +167,8 @@ pp_status ppi_toml_parse(const char *text, size_t len, const char *source, ppi_t
 				                 "unexpected text after the table header");
 				break;
 			}
+			if ((st = define_once(&seen, table, true, source, line, err)))
+				break;
 			p = eol + (eol < end);
 			continue;
 		}
@@ -145,10 +178,17 @@ pp_status ppi_toml_parse(const char *text, size_t len, const char *source, ppi_t
 		size_t l = strlen(it.key); /* a long table name is cut, never overrun */
 		const char *k0 = q;
 		while (q < eol && bare_char(*q)) {
-			if (l + 1 < sizeof it.key)
-				it.key[l++] = *q;
+			if (l + 1 >= sizeof it.key) {
+				st = ppi_fail_at(err, source, line, (int)(q - p) + 1,
+				                 "a key longer than %d characters (with its table)",
+				                 PPI_TOML_KEY_MAX - 1);
+				break;
+			}
+			it.key[l++] = *q;
 			q++;
 		}
+		if (st)
+			break;
 		it.key[l] = '\0';
 		q = skip_blank(q, eol);
 		if (q == k0 || q >= eol || *q != '=') {
@@ -206,12 +246,14 @@ pp_status ppi_toml_parse(const char *text, size_t len, const char *source, ppi_t
 			                 "unexpected text after the value");
 			break;
 		}
-		for (int i = 0; i < out->n; i++)
-			if (strcmp(out->items[i].key, it.key) == 0)
-				st = ppi_fail_at(err, source, line, 1, "%s is defined twice",
-				                 it.key);
-		if (st)
+		if ((st = define_once(&seen, it.key, false, source, line, err)))
 			break;
+		if (out->n == PPI_TOML_ITEMS_MAX) {
+			st = ppi_fail_at(err, source, line, 1,
+			                 "more than %d keys: not a job file paraplan reads",
+			                 PPI_TOML_ITEMS_MAX);
+			break;
+		}
 		if (out->n == out->cap) {
 			int cap = out->cap ? out->cap * 2 : 32;
 			ppi_toml_item *v = ppi_realloc(out->items, (size_t)cap * sizeof *v);
@@ -226,6 +268,7 @@ pp_status ppi_toml_parse(const char *text, size_t len, const char *source, ppi_t
 		out->items[out->n++] = it;
 		p = eol + (eol < end);
 	}
+	ppi_strmap_free(&seen);
 	if (st)
 		ppi_toml_free(out);
 	return st;

@@ -15,6 +15,9 @@
 #include "paraplan/schedule_type.h"
 #include "util/util.h"
 
+/* The largest parallel degree read (the get_int bounds below). */
+#define TT_DEGREE_MAX (1 << 20)
+
 /* torchtitan's model flavors that are paraplan presets. */
 static const struct {
 	const char *name, *flavor, *preset;
@@ -41,15 +44,13 @@ static pp_status get_ll(ppi_toml *t, const char *key, long long lo, long long hi
 		*given = it != NULL;
 	if (!it)
 		return PP_OK;
-	char *end;
-	errno = 0;
-	long long v = strtoll(it->value, &end, 10);
-	if (it->kind != 'i' || errno || *end)
+	long long v;
+	char why[160];
+	if (it->kind != 'i')
 		return ppi_fail_at(err, source, it->line, 0, "%s: expected an integer, got %s", key,
 		                   it->value);
-	if (v < lo || v > hi)
-		return ppi_fail_at(err, source, it->line, 0, "%s: expected %lld..%lld, got %lld",
-		                   key, lo, hi, v);
+	if (!ppi_parse_ll(it->value, (size_t)-1, lo, hi, &v, why, sizeof why))
+		return ppi_fail_at(err, source, it->line, 0, "%s: %s", key, why);
 	*out = v;
 	return PP_OK;
 }
@@ -107,7 +108,23 @@ pp_status pp_launch_from_torchtitan(const char *text, size_t len, const char *so
 	j.grad_bytes = 4;           /* training.mixed_precision_reduce = "float32" */
 	j.optimizer = PP_OPT_ADAM;  /* AdamW */
 	ppi_toml_item *conv = take(&t, "model.converters");
-	if (conv && strstr(conv->value, "float8")) {
+	/* torchtitan's converters: "float8" (torchao Float8Linear) is modelled;
+	 * "mx" (MX formats) and any other would change the GEMMs paraplan
+	 * times as BF16, so they are refused rather than ignored. */
+	if (conv && conv->value[0]) {
+		const char *c = conv->value;
+		while (*c && !st) {
+			size_t n = strcspn(c, ",");
+			if (!(n == 6 && strncmp(c, "float8", 6) == 0))
+				st = ppi_fail_at(err, source, conv->line, 0,
+				                 "model.converters: \"%.*s\" is not modelled (only "
+				                 "\"float8\" is; give --precision and --fp8-recipe "
+				                 "instead, e.g. --fp8-recipe mxfp8)",
+				                 (int)(n < 64 ? n : 64), c);
+			c += n + (c[n] == ',');
+		}
+	}
+	if (!st && conv && strstr(conv->value, "float8")) {
 		j.precision = PP_PREC_FP8;
 		/* torchao's Float8Linear scales dynamically, per tensor by default
 		 * (float8.recipe_name unset or "tensorwise": the tensor's own amax,
@@ -151,6 +168,9 @@ pp_status pp_launch_from_torchtitan(const char *text, size_t len, const char *so
 	if (!st)
 		st = get_ll(&t, "parallelism.data_parallel_shard_degree", -1, 10000000, source,
 		            NULL, &shard, err);
+	if (!st && shard == 0)
+		st = ppi_fail(err, source, "parallelism.data_parallel_shard_degree",
+		              "0 is not a degree: -1 (the GPUs left over) or 1 and up");
 	if (!st)
 		st = get_int(&t, "parallelism.tensor_parallel_degree", 1, 1 << 20, source, &p.tp,
 		             err);
@@ -211,10 +231,17 @@ pp_status pp_launch_from_torchtitan(const char *text, size_t len, const char *so
 	/* What it all means for paraplan's plan. */
 	p.sp = p.tp > 1;             /* torchtitan's TP splits the sequence (and the loss) */
 	p.zero = shard == 1 ? 0 : 3; /* FSDP2 shards everything */
-	if (shard > 0)
-		p.dp = (int)(rep * shard);
+	long long dp = 0, batch = 0;
+	if (shard > 0 && !(ppi_mul_ll(rep, shard, &dp) && dp <= TT_DEGREE_MAX &&
+	                   ppi_mul_ll(local, dp, &batch) && batch <= 1000000000))
+		st = ppi_fail(err, source, "parallelism.data_parallel_shard_degree",
+		              "replicate %lld x shard %lld x local batch %lld: more than %d "
+		              "data-parallel ranks or 10^9 sequences a step",
+		              rep, shard, local, TT_DEGREE_MAX);
+	else if (shard > 0)
+		p.dp = (int)dp;
 	p.schedule = sched_of[sched];
-	if (have_per_stage && p.pp > 1) {
+	if (!st && have_per_stage && p.pp > 1) {
 		if (!out->has_model) {
 			st = ppi_fail(
 			    err, source, "parallelism.pipeline_parallel_layers_per_stage",
@@ -245,7 +272,7 @@ pp_status pp_launch_from_torchtitan(const char *text, size_t len, const char *so
 		j.global_batch = global;
 		out->has_gbs = true;
 	} else if (shard > 0) {
-		j.global_batch = local * rep * shard;
+		j.global_batch = batch;
 		out->has_gbs = true;
 	}
 	(void)have_local;

@@ -33,6 +33,8 @@ double pp_pipette_bw(const pp_pipette_model *m, long long g1, long long g2)
 	const pp_bandwidth *bw = m->bw;
 	if (bw && bw->gpus_per_endpoint == 1 && g1 < bw->n && g2 < bw->n && g1 != g2)
 		return bw->bytes_per_s[g1 * bw->n + g2];
+	/* A matrix per node: its endpoints are the system's nodes (the reader
+	 * takes no other grouping). */
 	long long a = g1 / m->gpus_per_node, b = g2 / m->gpus_per_node;
 	if (a == b || !bw || a >= bw->n || b >= bw->n)
 		return m->intra_bytes_per_s;

@@ -5,6 +5,7 @@
  * netmap.h; seed 001 §V Eq. 3-6).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,6 +79,14 @@ pp_status pp_bandwidth_synthetic(int nodes, int gpus_per_node, double nominal, d
 
 /* ------------------------------------------------------------ readers */
 
+/* A link's bandwidth between two endpoints, in bytes/s: 1 kB/s (anything
+ * slower is a dead link, not a measurement) to 10^14 (the GPU presets'
+ * bound, src/spec/hardware.c MAX_BW).  The diagonal may be 0. */
+#define LINK_MIN_BYTES_PER_S 1e3
+#define LINK_MAX_BYTES_PER_S 1e14
+/* mpiGraph's MB: 2^20 bytes. */
+#define MPIGRAPH_MB 1048576.0
+
 static pp_status read_pipette(const char *path, const char *text, size_t len, int gpn,
                               pp_bandwidth **out, pp_error *err)
 {
@@ -109,7 +118,16 @@ static pp_status read_pipette(const char *path, const char *text, size_t len, in
 	int per = 1;
 	if ((st = ppi_get_int(&r, "gpus_per_endpoint", false, 1, 1024, &per)))
 		goto done;
-	(void)gpn;
+	/* One GPU an endpoint, or one node (the system's GPUs per node): the
+	 * two mappings pp_pipette_bw reads; any other grouping would be read
+	 * as one of them, so it is refused. */
+	if (per != 1 && per != gpn) {
+		st = ppi_fail(err, path, "gpus_per_endpoint",
+		              "%d: expected 1 (a matrix per GPU) or %d (per node, the system's "
+		              "GPUs per node)",
+		              per, gpn);
+		goto done;
+	}
 	json_t *gpus = json_object_get(root, "gpus");
 	json_t *m = json_object_get(root, "bandwidth");
 	if (!json_is_array(m) || json_array_size(m) == 0) {
@@ -120,6 +138,16 @@ static pp_status read_pipette(const char *path, const char *text, size_t len, in
 	if (gpus && (!json_is_array(gpus) || json_array_size(gpus) != n)) {
 		st = ppi_fail(err, path, "gpus", "expected an array of %zu names, one per row", n);
 		goto done;
+	}
+	/* Every row's size before the n x n matrix is allocated: the numbers
+	 * are then in the file, and the matrix a small multiple of it. */
+	for (size_t i = 0; i < n; i++) {
+		json_t *row = json_array_get(m, i);
+		if (!json_is_array(row) || json_array_size(row) != n) {
+			st =
+			    ppi_fail(err, path, "bandwidth", "row %zu: expected %zu numbers", i, n);
+			goto done;
+		}
 	}
 	if ((st = pp_bandwidth_new((int)n, per, 0, out, err)))
 		goto done;
@@ -132,13 +160,18 @@ static pp_status read_pipette(const char *path, const char *text, size_t len, in
 		}
 		for (size_t j = 0; j < n; j++) {
 			json_t *v = json_array_get(row, j);
-			double x = json_is_number(v) ? json_number_value(v) : -1;
-			if (!(x >= 0) || (i != j && !(x > 0))) {
-				st = ppi_fail(err, path, "bandwidth",
-				              "[%zu][%zu]: expected a positive number", i, j);
+			double x = json_is_number(v) ? json_number_value(v) * scale : -1;
+			if (!(i == j && x == 0) &&
+			    !(x >= LINK_MIN_BYTES_PER_S && x <= LINK_MAX_BYTES_PER_S)) {
+				st = ppi_fail(
+				    err, path, "bandwidth",
+				    "[%zu][%zu]: expected a bandwidth of %g to %g B/s (0 on "
+				    "the diagonal), got %g %s",
+				    i, j, LINK_MIN_BYTES_PER_S, LINK_MAX_BYTES_PER_S,
+				    json_is_number(v) ? json_number_value(v) : -1.0, unitname);
 				break;
 			}
-			(*out)->bytes_per_s[i * n + j] = x * scale;
+			(*out)->bytes_per_s[i * n + j] = x;
 		}
 	}
 	if (st) {
@@ -167,6 +200,15 @@ static pp_status read_mpigraph(const char *path, const char *text, int gpn, pp_b
 			n++;
 	if (n < 1)
 		return ppi_fail(err, path, "mpiGraph", "the 'Send' table names no ranks");
+	/* The header's n x n before allocating them: each of the n rows holds n
+	 * tab-separated numbers, at least two bytes each, so the rest of the file
+	 * must hold 2 n^2 bytes. */
+	size_t rest = eol ? strlen(eol) : 0;
+	if ((double)n * n * 2 > (double)rest)
+		return ppi_fail(err, path, "mpiGraph",
+		                "the 'Send' header names %d ranks, but the %zu bytes after it "
+		                "cannot hold %d rows of %d numbers",
+		                n, rest, n, n);
 	pp_status st = pp_bandwidth_new(n, gpn, 0, out, err);
 	if (st)
 		return st;
@@ -179,18 +221,27 @@ static pp_status read_mpigraph(const char *path, const char *text, int gpn, pp_b
 			              "Send table row %d: expected 'host:%d to'", i, i);
 			break;
 		}
-		char *q = (char *)to + 4;
+		const char *q = to + 4;
 		for (int j = 0; j < n; j++) {
-			char *end;
-			double v = strtod(q, &end);
-			if (end == q || !(v >= 0) || (i != j && !(v > 0))) {
-				st = ppi_fail(
-				    err, path, "mpiGraph",
-				    "Send table row %d column %d: expected a positive MB/s", i, j);
+			size_t k = strcspn(q, "\t\r\n");
+			double v = 0;
+			char why[160];
+			bool ok = ppi_parse_double(q, k, 0, LINK_MAX_BYTES_PER_S / MPIGRAPH_MB, &v,
+			                           why, sizeof why);
+			if (ok && !(i == j && v == 0) && v * MPIGRAPH_MB < LINK_MIN_BYTES_PER_S) {
+				ok = false;
+				snprintf(why, sizeof why, "%g MB/s is below %g B/s", v,
+				         LINK_MIN_BYTES_PER_S);
+			}
+			if (!ok) {
+				st = ppi_fail(err, path, "mpiGraph",
+				              "Send table row %d column %d: %s (MB/s)", i, j, why);
 				break;
 			}
-			(*out)->bytes_per_s[(size_t)i * n + j] = v * 1048576.0; /* MB = 2^20 B */
-			q = end;
+			(*out)->bytes_per_s[(size_t)i * n + j] = v * MPIGRAPH_MB;
+			q += k;
+			if (*q == '\t')
+				q++;
 		}
 		p = nl ? nl + 1 : NULL;
 	}
@@ -198,6 +249,34 @@ static pp_status read_mpigraph(const char *path, const char *text, int gpn, pp_b
 		pp_bandwidth_free(*out);
 		*out = NULL;
 	}
+	return st;
+}
+
+pp_status pp_bandwidth_parse(const char *text, size_t len, const char *source, int gpus_per_node,
+                             pp_bandwidth **out, pp_error *err)
+{
+	*out = NULL;
+	/* The text readers stop at a NUL: one inside is refused, and the copy
+	 * is terminated. */
+	if (memchr(text, '\0', len))
+		return ppi_fail(err, source, "bandwidth", "binary data (a NUL byte)");
+	char *copy = ppi_malloc(len + 1);
+	if (!copy)
+		return ppi_oom(err);
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	pp_status st;
+	const char *p = copy;
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	if (*p == '{')
+		st = read_pipette(source, copy, len, gpus_per_node, out, err);
+	else if (strstr(copy, "START mpiGraph"))
+		st = read_mpigraph(source, copy, gpus_per_node, out, err);
+	else
+		st = ppi_fail(err, source, "bandwidth",
+		              "neither a Pipette JSON object nor mpiGraph output");
+	free(copy);
 	return st;
 }
 
@@ -209,16 +288,7 @@ pp_status pp_bandwidth_read(const char *path, int gpus_per_node, pp_bandwidth **
 	pp_status st = ppi_read_file(path, &text, &len, err);
 	if (st)
 		return st;
-	const char *p = text;
-	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-		p++;
-	if (*p == '{')
-		st = read_pipette(path, text, len, gpus_per_node, out, err);
-	else if (strstr(text, "START mpiGraph"))
-		st = read_mpigraph(path, text, gpus_per_node, out, err);
-	else
-		st = ppi_fail(err, path, "bandwidth",
-		              "neither a Pipette JSON object nor mpiGraph output");
+	st = pp_bandwidth_parse(text, len, path, gpus_per_node, out, err);
 	free(text);
 	return st;
 }

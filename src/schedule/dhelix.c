@@ -196,6 +196,16 @@ pp_status pp_dh_overlap_from_json(const char *text, size_t len, const char *sour
 				              "oef.%s must be a number in [0, 1]", key);
 				break;
 			}
+			/* One pair, one value: "gemm-attn" and "attn-gemm" name the
+			 * same pair, and two values would leave the result to the
+			 * order of the keys. */
+			if (out->oef[a][b] >= 0 && out->oef[a][b] != json_number_value(v)) {
+				st = ppi_fail(err, source, "overlap.oef",
+				              "oef.%s is %g, but oef.%s-%s gave the same pair %g",
+				              key, json_number_value(v), kind_names[b],
+				              kind_names[a], out->oef[a][b]);
+				break;
+			}
 			out->oef[a][b] = out->oef[b][a] = json_number_value(v);
 		}
 	}

@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -487,6 +488,13 @@ pp_status ppi_get_num(const ppi_obj *r, const char *key, bool required, double m
 		}
 		return ppi_fail(r->err, r->source, path, "expected a number in %g..%g, got %g%s",
 		                min, max, x, hint);
+	}
+	/* A subnormal (1e-320) is no measurement and no setting: dividing by it
+	 * gives infinity (the same rule as ppi_parse_double). */
+	if (x != 0 && fabs(x) < DBL_MIN) {
+		ppi_json_repr(v, got, sizeof got);
+		return ppi_fail(r->err, r->source, path, "%s is too close to 0 to be a number read",
+		                got);
 	}
 	*out = x;
 	return PP_OK;

@@ -146,4 +146,47 @@ pp_status ppi_get_obj(const ppi_obj *r, const char *key, bool required, json_t *
 /* Value of a number the way a user wrote it, for messages. */
 void ppi_json_repr(const json_t *v, char *buf, size_t n);
 
+/* ---- Numbers in text --------------------------------------------------
+ * The one reader of numbers written in text (nccl-tests logs, mpiGraph,
+ * CSV and step-time files, Megatron flags, TOML): the whole of s[0..n)
+ * (n == (size_t)-1: up to the NUL) must be the number, with no blank before
+ * or characters after it ("9.07abc" is refused), finite, not subnormal
+ * (1e-320), within [lo, hi].  On failure false, and `why` (n_why bytes)
+ * says what is wrong, for the caller to put its place in front:
+ * "expected a number, got '9.07abc'", "1e999 is not a finite number",
+ * "expected a number in [0, 1], got 2".  Pass the parameter registry's
+ * valid range (pp_param valid_lo, valid_hi) where the value is one.
+ */
+bool ppi_parse_double(const char *s, size_t n, double lo, double hi, double *out, char *why,
+                      size_t n_why);
+/* The same for a decimal integer (an optional sign, digits only). */
+bool ppi_parse_ll(const char *s, size_t n, long long lo, long long hi, long long *out, char *why,
+                  size_t n_why);
+/* a * b into *out; false (and *out untouched) when it overflows. */
+bool ppi_mul_ll(long long a, long long b, long long *out);
+
+/* ---- A set of strings -------------------------------------------------
+ * Open addressing (FNV-1a), amortised O(1) per key, so that duplicate checks
+ * and de-duplication stay linear in their input.  Keys are copied; each
+ * carries a caller's value (a count, an index).
+ */
+typedef struct ppi_strmap_entry {
+	char *key; /* NULL: an empty slot */
+	size_t len;
+	unsigned long long hash;
+	long long value;
+} ppi_strmap_entry;
+
+typedef struct ppi_strmap {
+	ppi_strmap_entry *slot;
+	size_t cap, n;
+} ppi_strmap;
+
+/* The entry of key[0..len), or NULL. */
+ppi_strmap_entry *ppi_strmap_find(const ppi_strmap *m, const char *key, size_t len);
+/* The entry of key[0..len), added (value 0, *added true) when absent; NULL
+ * when out of memory.  An entry pointer is valid until the next add. */
+ppi_strmap_entry *ppi_strmap_add(ppi_strmap *m, const char *key, size_t len, bool *added);
+void ppi_strmap_free(ppi_strmap *m);
+
 #endif

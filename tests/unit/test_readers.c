@@ -1,5 +1,5 @@
 /*
- * What validate reads from the words people write (src/calib/runs.c): free-text
+ * What validate reads from the words people write (src/calib/runs_alias.c): free-text
  * GPU names, sharding phrases, the global batch derived from micro-batch x dp
  * x accumulation, the stack a record names; and that a record's plan gives the
  * same iteration time through validate (pp_run_inputs) as through estimate (a

@@ -1,0 +1,244 @@
+/*
+ * Published training runs: the words of the sources.  A record states its
+ * model, hardware, sharding, recompute and precision in free text; these
+ * fixed tables map those words onto paraplan's (architecture families by
+ * model name, system presets by GPU name, ZeRO stages and recompute modes by
+ * phrase, FP8 recipes, the training framework).  The GPU-name table is data
+ * (data/runs/gpu-aliases.json, compiled in: runs_int.h); the others are
+ * here.  Documented in docs/validation.md; keep the two in step.
+ */
+#include <ctype.h>
+#include <limits.h>
+#include <string.h>
+#include <strings.h>
+
+#include "runs_int.h"
+#include "util/util.h"
+
+/* ------------------------------------------------------------- tables */
+/*
+ * Architecture families, matched in order against model.name
+ * (case-insensitive substring; the first match wins).
+ */
+static const family families[] = {
+    /* match          gated  rms    bias   qkvb   drop   tied   embn   qkn    flash  pos */
+    {"deepseek-v3", true, true, false, false, false, false, false, false, true, PP_POS_ROPE, 0,
+     false, true},
+    {"deepseek", true, true, false, false, false, false, false, false, true, PP_POS_ROPE, 0, false,
+     false},
+    {"qwen3", true, true, false, false, false, false, false, true, true, PP_POS_ROPE, 128, false,
+     false},
+    {"qwen", true, true, false, true, false, false, false, false, true, PP_POS_ROPE, 0, false,
+     false},
+    {"mixtral", true, true, false, false, false, false, false, false, true, PP_POS_ROPE, 0, false,
+     false},
+    {"mistral", true, true, false, false, false, false, false, false, true, PP_POS_ROPE, 0, false,
+     false},
+    {"llama", true, true, false, false, false, false, false, false, true, PP_POS_ROPE, 0, false,
+     false},
+    {"mpt", false, false, false, false, false, true, false, false, true, PP_POS_ALIBI, 0, true,
+     false},
+    {"bloom", false, false, true, false, false, true, true, false, false, PP_POS_ALIBI, 0, true,
+     false},
+    {"megatron-core", false, false, true, false, true, true, false, false, true, PP_POS_LEARNED, 0,
+     true, false},
+    {"gpt", false, false, true, false, true, true, false, false, false, PP_POS_LEARNED, 0, true,
+     false},
+};
+
+const family *ppi_run_family_of(const char *name)
+{
+	for (size_t k = 0; k < sizeof families / sizeof families[0]; k++)
+		if (has(name, families[k].match))
+			return &families[k];
+	return NULL;
+}
+
+/* Case-insensitive `word` in `hay`, not inside a longer number (the
+ * characters beside it are not digits when its own ends are). */
+static bool has_word(const char *hay, const char *word)
+{
+	size_t n = strlen(word);
+	if (!hay || n == 0)
+		return false;
+	for (const char *p = hay; *p; p++) {
+		if (strncasecmp(p, word, n) != 0)
+			continue;
+		bool digit_end = isdigit((unsigned char)word[n - 1]);
+		bool digit_start = isdigit((unsigned char)word[0]);
+		if (digit_end && isdigit((unsigned char)p[n]))
+			continue;
+		if (digit_start && p > hay && isdigit((unsigned char)p[-1]))
+			continue;
+		return true;
+	}
+	return false;
+}
+
+const gpu_alias *ppi_run_gpu_alias_of(const char *gpu_type)
+{
+	for (size_t i = 0; i < ppi_run_gpu_aliases_n; i++) {
+		const gpu_alias *a = &ppi_run_gpu_aliases[i];
+		if (!has_word(gpu_type, a->all[0]) || (a->all[1] && !has_word(gpu_type, a->all[1])))
+			continue;
+		if (a->none && has(gpu_type, a->none))
+			continue;
+		return a;
+	}
+	return NULL;
+}
+
+const char *pp_run_gpu_system(const char *gpu_type)
+{
+	const gpu_alias *a = ppi_run_gpu_alias_of(gpu_type);
+	return a ? a->system : NULL;
+}
+
+/* The stage of a "ZeRO-3", "ZeRO 2", "zero_stage=1", "ZeRO stage 3" phrase,
+ * -1 when `s` names none. */
+static int zero_number(const char *s)
+{
+	for (const char *p = s; p && *p; p++) {
+		if (strncasecmp(p, "zero", 4) != 0)
+			continue;
+		const char *q = p + 4;
+		while (*q == '-' || *q == '_' || *q == ' ' || *q == '=' || *q == ':')
+			q++;
+		if (strncasecmp(q, "stage", 5) == 0) {
+			q += 5;
+			while (*q == '-' || *q == '_' || *q == ' ' || *q == '=' || *q == ':')
+				q++;
+		}
+		if (*q >= '0' && *q <= '3' && !isdigit((unsigned char)q[1]))
+			return *q - '0';
+	}
+	return -1;
+}
+
+int pp_run_zero_stage(const char *s)
+{
+	if (!s || has(s, "not stated") || has(s, "unknown"))
+		return -1;
+	int z = zero_number(s);
+	if (z >= 0)
+		return z;
+	/* PyTorch FSDP sharding strategies; FSDP2 (fully_shard) and HSDP shard
+	 * parameters, gradients and optimizer state (HSDP within a replica group). */
+	if (has(s, "NO_SHARD"))
+		return 0;
+	if (has(s, "SHARD_GRAD_OP"))
+		return 2;
+	if (has(s, "FULL_SHARD") || has(s, "HYBRID_SHARD") || has(s, "HSDP") ||
+	    has(s, "fully shard") || has(s, "fully_shard") || has(s, "FSDP") ||
+	    has(s, "Megatron FSDP"))
+		return 3;
+	if (has(s, "distributed optimizer") || has(s, "distributed optimiser") ||
+	    has(s, "distributed-optimizer") || has(s, "dist-opt") || has(s, "dist_opt"))
+		return 1;
+	if (has(s, "none") || has(s, "DDP") || has(s, "plain data parallel") ||
+	    has(s, "no sharding"))
+		return 0;
+	return -2; /* a phrase the table does not know */
+}
+
+/* Recompute mode from parallelism.activation_recompute; -1 when not stated. */
+int ppi_run_recompute_mode(const char *s)
+{
+	if (!s)
+		return -1;
+	if (has(s, "selective"))
+		return PP_RECOMPUTE_SELECTIVE;
+	if (has(s, "full"))
+		return PP_RECOMPUTE_FULL;
+	if (has(s, "none") || has(s, "no "))
+		return PP_RECOMPUTE_NONE;
+	return -2;
+}
+
+long long pp_run_global_batch(long long gbs, long long tokens, long long seq, long long mbs,
+                              long long dp, long long accum, pp_gbs_rule *rule)
+{
+	*rule = PP_GBS_NONE;
+	if (gbs > 0) {
+		*rule = PP_GBS_STATED;
+		return gbs;
+	}
+	if (tokens > 0 && seq > 0 && tokens % seq == 0) {
+		*rule = PP_GBS_TOKENS;
+		return tokens / seq;
+	}
+	if (mbs > 0 && dp > 0 && accum > 0 && mbs <= LLONG_MAX / dp / accum) {
+		*rule = PP_GBS_ACCUM;
+		return mbs * dp * accum;
+	}
+	return 0;
+}
+
+const char *pp_run_framework(const char *title, const char *sharding, const char *schedule,
+                             const char *other)
+{
+	const char *const said[] = {title, sharding, schedule, other};
+	for (size_t k = 0; k < sizeof said / sizeof *said; k++)
+		if (said[k] && (has(said[k], "llm-foundry") || has(said[k], "MosaicML")))
+			return "llm-foundry";
+	for (size_t k = 0; k < sizeof said / sizeof *said; k++)
+		if (said[k] && (has(said[k], "torchtitan") || has(said[k], "FSDP2") ||
+		                has(said[k], "fully_shard") || has(said[k], "HSDP")))
+			return "torchtitan";
+	/* PyTorch FSDP outside llm-foundry: the PyTorch-native layout (fp32
+	 * shards, bf16 gathered copies); not Megatron's own FSDP, not "FSDP=0". */
+	if (sharding && (has(sharding, "FSDP") || has(sharding, "fully shard")) &&
+	    !has(sharding, "Megatron FSDP") && !has(sharding, "FSDP=0"))
+		return "torchtitan";
+	for (size_t k = 0; k < sizeof said / sizeof *said; k++)
+		if (said[k] && has(said[k], "DeepSpeed"))
+			return "deepspeed";
+	/* Megatron-LM before Megatron-Core: a schedule naming the scatter/gather
+	 * of pipeline sends, or PTD-P, the method of Narayanan et al. SC'21 whose
+	 * implementation includes it (Sec. 4.1). */
+	if (schedule && (has(schedule, "scatter/gather") || has(schedule, "scatter-gather") ||
+	                 has(schedule, "PTD-P")))
+		return "megatron-lm-2021";
+	return "megatron";
+}
+
+/*
+ * The FP8 recipe a record's precision names.  The recipe named first is the
+ * one measured ("FP8-CS (FP8-MX)": the alternative's figures are in
+ * measured.other).  NeMo/Megatron-Bridge write FP8-CS (current scaling),
+ * FP8-MX (MXFP8) and FP8-DS (delayed); "tensorwise" is current scaling in
+ * Megatron-LM's --fp8-recipe and torchao's recipe names alike; block-wise
+ * (DeepSeek-V3, TE Float8BlockScaling) and row-wise (torchao) by name.  A
+ * bare "FP8" is Transformer Engine's default, delayed scaling.
+ */
+pp_fp8_recipe ppi_run_fp8_recipe(const char *prec)
+{
+	static const struct {
+		const char *phrase;
+		pp_fp8_recipe recipe;
+	} words[] = {
+	    {"fp8-cs", PP_FP8_CURRENT},
+	    {"current scaling", PP_FP8_CURRENT},
+	    {"tensorwise", PP_FP8_CURRENT},
+	    {"tensor-wise", PP_FP8_CURRENT},
+	    {"fp8-mx", PP_FP8_MX},
+	    {"mxfp8", PP_FP8_MX},
+	    {"fp8-ds", PP_FP8_DELAYED},
+	    {"delayed scaling", PP_FP8_DELAYED},
+	    {"blockwise", PP_FP8_BLOCKWISE},
+	    {"block-wise", PP_FP8_BLOCKWISE},
+	    {"block scaling", PP_FP8_BLOCKWISE},
+	    {"rowwise", PP_FP8_ROWWISE},
+	    {"row-wise", PP_FP8_ROWWISE},
+	};
+	pp_fp8_recipe r = PP_FP8_DELAYED;
+	long first = -1;
+	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+		long at = ppi_find_ci(prec, words[i].phrase);
+		if (at >= 0 && (first < 0 || at < first)) {
+			first = at;
+			r = words[i].recipe;
+		}
+	}
+	return r;
+}

@@ -1,0 +1,271 @@
+/*
+ * The stage-level entries of a rank: pipeline sends, ZeRO-3's per-layer
+ * traffic, the data-parallel collectives, the embedding sync and the
+ * optimizer's pass, each timed (through the workspace's memo of collective
+ * times) into an entry with its overlap rule.  Also the floors' views of
+ * the same code (ppi_stage_pp_send_s, ppi_stage_dp_s), equal to the stage
+ * cost's to the bit.  Allocates nothing.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "stage_int.h"
+#include "util/hash.h"
+#include "util/util.h"
+#include "workload/workload_int.h"
+
+#define UNIT_MAX (PP_MAX_OPS + PP_MAX_COLLS)
+
+static pp_profile_entry *entry_new(ebuf *b, const char *name, pp_profile_unit unit, double times)
+{
+	if (b->n >= b->cap) {
+		b->overflow = true;
+		return NULL;
+	}
+	pp_profile_entry *e = &b->e[b->n++];
+	memset(e, 0, sizeof *e);
+	e->name = name;
+	e->unit = unit;
+	e->count = 1;
+	e->times = times;
+	e->panels = 1;
+	e->overlap = -1;
+	return e;
+}
+
+/* pp_coll_time(s, l, kind, bytes, algo), from the workspace's memo when the
+ * same (system, layout, kind, bytes) was timed before: the same seconds, to
+ * the bit, and the same algorithm, since pp_coll_time reads nothing else.
+ * ws NULL: no memo. */
+static double coll_time_memo(pp_work *ws, const pp_system *s, const pp_layout *l, pp_coll_kind kind,
+                             double bytes, const pp_coll_algo **algo)
+{
+	if (l->size <= 1 || bytes <= 0) {
+		*algo = NULL; /* pp_coll_time's answer: nothing moves */
+		return 0;
+	}
+	if (!ws)
+		return pp_coll_time(s, l, kind, bytes, algo);
+	struct pp_coll_memo_key k;
+	memset(&k, 0, sizeof k); /* padding too: the key is compared as bytes */
+	k.system = s;
+	k.bytes = bytes;
+	k.kind = (int)kind;
+	k.size = l->size;
+	k.per_domain = l->per_domain;
+	unsigned slot = (unsigned)(ppi_key_hash(&k, sizeof k) % PP_COLL_MEMO);
+	if (ws->coll_valid[slot] && ppi_key_equal(&ws->coll_key[slot], &k, sizeof k)) {
+		*algo = ws->coll_algo[slot];
+		return ws->coll_s[slot];
+	}
+	double t = pp_coll_time(s, l, kind, bytes, algo);
+	memcpy(&ws->coll_key[slot], &k, sizeof k);
+	ws->coll_s[slot] = t;
+	ws->coll_algo[slot] = *algo;
+	ws->coll_valid[slot] = true;
+	return t;
+}
+
+static void coll_entry(ebuf *b, pp_work *ws, const char *name, pp_overlap_rule rule, pp_group g,
+                       pp_coll_kind kind, const pp_system *s, const pp_layout *l, double bytes,
+                       double count, double times)
+{
+	pp_profile_entry *e = entry_new(b, name, PP_UNIT_STAGE, times);
+	if (!e)
+		return;
+	e->coll = true;
+	e->kind = kind;
+	e->group = g;
+	e->phase = PP_PHASE_BWD_WEIGHT;
+	e->rule = rule;
+	e->count = count;
+	e->bytes = bytes;
+	e->wire_bytes = ppi_stage_wire_bytes(kind, bytes, l->size);
+	e->seconds = coll_time_memo(ws, s, l, kind, bytes, &e->algo);
+}
+
+/*
+ * One pipeline transfer of a rank (pp > 1; every rank has the same): the
+ * activations forward and their gradients backward, 1/tp of the tensor per
+ * GPU.  With SP (or SUMMA) the tensor is already sequence-sharded.  Without
+ * SP every TP rank holds the whole tensor and sends it whole (Megatron-Core),
+ * or, with framework.pp_scatter_gather, Megatron-LM 2021's scatter/gather
+ * (Narayanan et al. SC'21 Sec. 4.1, Megatron-LM scatter_gather_tensors_in_pipeline)
+ * sends 1/tp of it from each rank over the inter-stage link and all-gathers
+ * it over TP (NVLink) on the receiver before the next stage can start: the
+ * gather is on the transfer's critical path, its bytes on the TP group's
+ * links.  Returns its seconds; *act_bytes: the bytes sent; *algo: the
+ * algorithm of the send.
+ */
+enum { PP_SENDS = 2 }; /* per micro-batch: one activation, one gradient */
+
+static double pp_send(const pp_scenario *sc, pp_work *ws, double *act_bytes,
+                      const pp_coll_algo **algo)
+{
+	const pp_model *m = sc->model;
+	const pp_system *s = sc->system;
+	const pp_plan *p = &sc->plan;
+	const pp_layout *lay = sc->place.group;
+	double n2 = p->tp2 > 1 ? p->tp2 : 1;
+	double full = (double)p->mbs * sc->job->seq_len / p->cp / n2 * m->hidden * sc->mb.ab;
+	bool gather = p->tp > 1 && !(p->sp || p->summa) && s->pp_scatter_gather >= 0.5;
+	double act = p->tp > 1 && (p->sp || p->summa || gather) ? full / p->tp : full;
+	double seconds = coll_time_memo(ws, s, &lay[PP_GROUP_PP], PP_COLL_P2P, act, algo);
+	if (gather) {
+		const pp_coll_algo *gather_algo;
+		seconds +=
+		    coll_time_memo(ws, s, &lay[PP_GROUP_TP], PP_COLL_ALLGATHER, full, &gather_algo);
+	}
+	*act_bytes = act;
+	return seconds;
+}
+
+double ppi_stage_pp_send_s(const pp_scenario *sc, pp_work *ws)
+{
+	double act;
+	const pp_coll_algo *algo;
+	/* as finish sums it: the entry's seconds times its count */
+	return sc->plan.pp > 1 ? pp_send(sc, ws, &act, &algo) * PP_SENDS : 0;
+}
+
+/* One data-parallel collective of a rank (PP_RULE_DP, or PP_RULE_DP_GATHER
+ * for the parameter all-gather after the step; once per iteration): an
+ * entry into b when b is not NULL; returns its seconds as the entry holds
+ * them. */
+static double dp_coll(ebuf *b, pp_work *ws, const char *name, pp_group g, pp_coll_kind kind,
+                      const pp_system *s, const pp_layout *l, double bytes)
+{
+	if (b)
+		coll_entry(b, ws, name, kind == PP_COLL_ALLGATHER ? PP_RULE_DP_GATHER : PP_RULE_DP,
+		           g, kind, s, l, bytes, 1, 1);
+	const pp_coll_algo *algo;
+	return coll_time_memo(ws, s, l, kind, bytes, &algo);
+}
+
+/* The data-parallel traffic of rank `c` per iteration, as entries into b
+ * when b is not NULL (stage_entries); returns their seconds summed in the
+ * order finish sums the entries, so the sum is the stage's dp_s to the bit
+ * (ppi_stage_dp_s). */
+static double dp_colls(ebuf *b, const pp_scenario *sc, const stage_ctx *c, pp_work *ws)
+{
+	const pp_system *s = sc->system;
+	const pp_job *job = sc->job;
+	const pp_plan *p = &sc->plan;
+	const pp_layout *lay = sc->place.group;
+	double wb = sc->mb.wb, sum = 0;
+	/* Data parallelism, per iteration: gradients reduced (all-reduce, or
+	 * reduce-scatter with a sharded optimizer), parameters gathered after the
+	 * step (ZeRO-1/2).  ZeRO-3 already moved its traffic per micro-batch. */
+	if (p->zero < 3) {
+		const pp_layout *ld = &lay[PP_GROUP_DP], *le = &lay[PP_GROUP_EDP];
+		pp_coll_kind red = p->zero >= 1 ? PP_COLL_REDUCESCATTER : PP_COLL_ALLREDUCE;
+		const char *rn = p->zero >= 1 ? "dp-reducescatter" : "dp-allreduce";
+		sum +=
+		    dp_coll(b, ws, rn, PP_GROUP_DP, red, s, ld, c->dense_params * job->grad_bytes);
+		sum += dp_coll(b, ws, p->zero >= 1 ? "edp-reducescatter" : "edp-allreduce",
+		               PP_GROUP_EDP, red, s, le, c->expert_params * job->grad_bytes);
+		if (p->zero >= 1) {
+			sum += dp_coll(b, ws, "dp-allgather", PP_GROUP_DP, PP_COLL_ALLGATHER, s, ld,
+			               c->dense_params * wb);
+			sum += dp_coll(b, ws, "edp-allgather", PP_GROUP_EDP, PP_COLL_ALLGATHER, s,
+			               le, c->expert_params * wb);
+		}
+	}
+	/* 2D TP's weight-gradient reduction over n_2 rides in the DP group above
+	 * (dp x cp x tp2, seed 003 App. A).  SUMMA's weights are split, not
+	 * replicated, except the vocab-parallel embedding/head: all-reduce those
+	 * gradients over n_2 with the DP traffic. */
+	if (p->summa && p->tp2 > 1 && c->emb_params > 0)
+		sum += dp_coll(b, ws, "tp2-embedding-allreduce", PP_GROUP_TP2, PP_COLL_ALLREDUCE, s,
+		               &lay[PP_GROUP_TP2], c->emb_params * job->grad_bytes);
+	return sum;
+}
+
+/* Optimizer: memory-bound pass over this GPU's shard.  Adam reads the
+ * gradient, master weight, m and v and writes the last three and the
+ * low-precision weight.  Returns its seconds; *bytes: the bytes moved. */
+static double optimizer_pass(const pp_scenario *sc, const stage_ctx *c, double *bytes)
+{
+	const pp_system *s = sc->system;
+	const pp_job *job = sc->job;
+	const pp_plan *p = &sc->plan;
+	double shard_d = p->zero >= 1 ? sc->shard_dense : 1;
+	double shard_e = p->zero >= 1 ? sc->shard_expert : 1;
+	double local = c->dense_params / shard_d + c->expert_params / shard_e;
+	double state = job->optimizer == PP_OPT_ADAM ? 3 : 2; /* fp32 master (+ m) + v */
+	double per_param = job->grad_bytes + 2 * 4 * state + sc->mb.wb;
+	*bytes = local * per_param;
+	return local * per_param / (s->gpu.memory_bw_bytes_per_s * s->gpu.eff.memory);
+}
+
+double ppi_stage_dp_s(const pp_scenario *sc, int stage, pp_work *ws, double *optimizer_s)
+{
+	stage_ctx c;
+	ppi_stage_layers(sc, stage, &c);
+	double bytes;
+	*optimizer_s = optimizer_pass(sc, &c, &bytes);
+	return dp_colls(NULL, sc, &c, ws);
+}
+
+/* The stage's own transfers, ZeRO-3 traffic, data-parallel traffic,
+ * embedding sync and optimizer, as entries. */
+void ppi_stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage_ctx *c, pp_work *ws)
+{
+	const pp_model *m = sc->model;
+	const pp_system *s = sc->system;
+	const pp_job *job = sc->job;
+	const pp_plan *p = &sc->plan;
+	const pp_layout *lay = sc->place.group;
+	/* Pipeline: activations forward and their gradients backward (pp_send). */
+	if (p->pp > 1) {
+		const pp_coll_algo *algo;
+		double act, seconds = pp_send(sc, ws, &act, &algo);
+		pp_profile_entry *e = entry_new(b, "pp-sendrecv", PP_UNIT_STAGE, 1);
+		if (e) {
+			e->coll = true;
+			e->kind = PP_COLL_P2P;
+			e->group = PP_GROUP_PP;
+			e->phase = PP_PHASE_FWD;
+			e->rule = PP_RULE_PP;
+			e->count = PP_SENDS; /* one activation, one gradient */
+			e->bytes = e->wire_bytes = act;
+			e->seconds = seconds;
+			e->algo = algo;
+		}
+	}
+	/* ZeRO-3: each layer's parameters gathered for forward and again for
+	 * backward, gradients reduce-scattered, every micro-batch; prefetch hides
+	 * them under the layers' compute (FSDP's backward/forward prefetch). */
+	double wb = sc->mb.wb;
+	if (p->zero >= 3 && lay[PP_GROUP_DP].size > 1) {
+		const pp_layout *l = &lay[PP_GROUP_DP];
+		/* DeepSpeed moves a layer in buckets (prefetch/reduce bucket of
+		 * zero3_bucket_params), each paying a collective's latency; FSDP moves
+		 * the whole layer unit at once. */
+		double chunk = c->layer_params_max, chunks = 1;
+		if (s->zero3_bucket_params > 0 && s->zero3_bucket_params < c->layer_params_max) {
+			chunk = s->zero3_bucket_params;
+			chunks = c->layer_params_max / chunk;
+		}
+		coll_entry(b, ws, "zero3-allgather", PP_RULE_ZERO3, PP_GROUP_DP, PP_COLL_ALLGATHER,
+		           s, l, chunk * wb, 2 * chunks, c->k.layers);
+		coll_entry(b, ws, "zero3-reducescatter", PP_RULE_ZERO3, PP_GROUP_DP,
+		           PP_COLL_REDUCESCATTER, s, l, chunk * job->grad_bytes, chunks,
+		           c->k.layers);
+	}
+	dp_colls(b, sc, c, ws);
+	if (m->tied_embeddings && ppi_stage_head(sc) != 0 && (stage == 0 || stage == p->pp - 1))
+		coll_entry(b, ws, "embedding-sync", PP_RULE_EMB_SYNC, PP_GROUP_EMB,
+		           PP_COLL_ALLREDUCE, s, &lay[PP_GROUP_EMB], c->emb * job->grad_bytes, 1,
+		           1);
+
+	double bytes, seconds = optimizer_pass(sc, c, &bytes);
+	pp_profile_entry *e = entry_new(b, "optimizer", PP_UNIT_STAGE, 1);
+	if (e) {
+		e->kind = PP_OP_ELEM;
+		e->phase = PP_PHASE_BWD_WEIGHT;
+		e->rule = PP_RULE_OPTIMIZER;
+		e->bytes = bytes;
+		e->seconds = seconds;
+	}
+}

@@ -1,0 +1,295 @@
+/*
+ * The overlap rules of the stage cost, applied in one place: each operation
+ * and collective of a unit timed into an entry with its rule (fill_op,
+ * fill_coll), the per-unit sums under the per-layer rules (acc_entry,
+ * SUMMA's panels), and the rules that span the stage (finish: CP's ring,
+ * tp/ep overlap, ZeRO-3 prefetch, the phase split).  Allocates nothing.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "stage_int.h"
+#include "util/util.h"
+
+/* a += n * b */
+void ppi_stage_acc_add(acc *a, const acc *b, double n)
+{
+	for (int i = 0; i < 4; i++) {
+		a->compute[i] += n * b->compute[i];
+		a->attn[i] += n * b->attn[i];
+		a->hidden_cp[i] += n * b->hidden_cp[i];
+		a->flops[i] += n * b->flops[i];
+	}
+	for (int g = 0; g < PP_NGROUPS; g++) {
+		a->exposed[g] += n * b->exposed[g];
+		a->bytes[g] += n * b->bytes[g];
+	}
+	a->summa += n * b->summa;
+	a->model_flops += n * b->model_flops;
+	a->hw_flops += n * b->hw_flops;
+	a->overflow |= b->overflow;
+}
+
+/* The overlap rule of a layer's collective. */
+static pp_overlap_rule coll_rule(const pp_coll *c)
+{
+	if (c->overlap_op >= 0)
+		return PP_RULE_SUMMA;
+	if (c->group == PP_GROUP_CP && c->overlapped)
+		return PP_RULE_CP_RING;
+	if (c->overlapped)
+		return PP_RULE_HIDDEN; /* e.g. SP's re-gather for wgrad, under the dgrad GEMM */
+	if (c->group == PP_GROUP_TP)
+		return PP_RULE_TP;
+	if (c->group == PP_GROUP_EP || c->group == PP_GROUP_ETP)
+		return PP_RULE_EP;
+	return PP_RULE_EXPOSED;
+}
+
+/* Time one operation of a unit into entry `e` (every field written). */
+void ppi_stage_fill_op(pp_profile_entry *e, const pp_op *o, const pp_system *s, const pp_job *job,
+                       pp_profile_unit unit, double times)
+{
+	e->name = o->name;
+	e->coll = false;
+	e->kind = o->kind;
+	e->group = PP_GROUP_TP;
+	e->phase = o->phase;
+	e->rule = PP_RULE_EXPOSED;
+	e->unit = unit;
+	e->count = 1;
+	e->times = times;
+	e->seconds = pp_op_time(&s->gpu, job->precision, o);
+	e->flops = o->flops;
+	e->bytes = o->bytes;
+	e->wire_bytes = 0;
+	e->panels = 1;
+	e->overlap = -1;
+	e->algo = NULL;
+}
+
+/* Time one collective of a unit into entry `e`; `base` is the index of the
+ * unit's first operation entry (SUMMA panels point at their GEMM). */
+void ppi_stage_fill_coll(pp_profile_entry *e, const pp_coll *c, const pp_work *w,
+                         const pp_system *s, const pp_layout *lay, pp_profile_unit unit,
+                         double times, int base)
+{
+	const pp_layout *l = &lay[c->group];
+	e->name = c->name;
+	e->coll = true;
+	e->kind = c->kind;
+	e->group = c->group;
+	e->phase = c->phase;
+	e->rule = coll_rule(c);
+	e->unit = unit;
+	e->count = c->count;
+	e->times = times;
+	e->flops = 0;
+	e->bytes = c->bytes;
+	e->wire_bytes = ppi_stage_wire_bytes(c->kind, c->bytes, l->size);
+	e->panels = 1;
+	e->overlap = -1;
+	/* the algorithm through a local: `e` itself does not escape to
+	 * pp_coll_time, so the search's hot path (acc_work) keeps it in
+	 * registers */
+	const pp_coll_algo *algo;
+	if (e->rule == PP_RULE_SUMMA && c->overlap_op < w->nops) {
+		e->panels = c->panels >= 1 ? c->panels : 1;
+		e->overlap = base + c->overlap_op;
+		e->seconds = pp_coll_time(s, l, c->kind, c->bytes / e->panels, &algo);
+	} else {
+		if (e->rule == PP_RULE_SUMMA)
+			e->rule = PP_RULE_EXPOSED;
+		e->seconds = pp_coll_time(s, l, c->kind, c->bytes, &algo);
+	}
+	e->algo = algo;
+}
+
+/* SUMMA panel time gathered per GEMM of one unit. */
+typedef struct panel_acc {
+	bool any;
+	double s[PP_MAX_OPS], n[PP_MAX_OPS];
+} panel_acc;
+
+/* Accumulate one entry of a unit under the per-layer overlap rules (stage
+ * entries are left to ppi_stage_finish()); `from` is the unit's first entry index. */
+static void acc_entry(acc *a, const pp_profile_entry *x, int from, panel_acc *pa)
+{
+	double n = x->count * x->times;
+	if (!x->coll) {
+		double t = x->seconds * n;
+		a->compute[x->phase] += t;
+		if (x->kind == PP_OP_ATTN)
+			a->attn[x->phase] += t;
+		if (x->kind != PP_OP_ELEM) {
+			a->hw_flops += x->flops * n;
+			a->flops[x->phase] += x->flops * n;
+			if (x->phase != PP_PHASE_RECOMPUTE)
+				a->model_flops += x->flops * n;
+		}
+		return;
+	}
+	a->bytes[x->group] += x->wire_bytes * n;
+	double t = x->seconds * n;
+	switch (x->rule) {
+	case PP_RULE_SUMMA: {
+		int k = x->overlap - from;
+		if (k < 0 || k >= PP_MAX_OPS)
+			break;
+		if (!pa->any) {
+			memset(pa->s, 0, sizeof pa->s);
+			memset(pa->n, 0, sizeof pa->n);
+			pa->any = true;
+		}
+		pa->s[k] += x->seconds * x->count;
+		pa->n[k] = x->panels;
+		break;
+	}
+	case PP_RULE_CP_RING: a->hidden_cp[x->phase] += t; break;
+	case PP_RULE_HIDDEN: break;
+	default: a->exposed[x->group == PP_GROUP_ETP ? PP_GROUP_EP : x->group] += t; break;
+	}
+}
+
+/* Seed 003 App. A: t_comm = t_prologue + n_b t_exposed.  The first panel's
+ * broadcasts are the prologue; each later panel's run under the previous
+ * panel's GEMM and show only what exceeds it (n_b - 1 of them).  op_s[k]:
+ * seconds of the unit's k-th operation. */
+static void acc_panels(acc *a, const panel_acc *pa, const double *op_s, int nops, double times)
+{
+	for (int k = 0; pa->any && k < nops; k++) {
+		if (pa->s[k] <= 0)
+			continue;
+		double n = pa->n[k] >= 1 ? pa->n[k] : 1;
+		double per = op_s[k] / n;
+		double over = pa->s[k] - per;
+		a->summa += (pa->s[k] + (n - 1) * (over > 0 ? over : 0)) * times;
+	}
+}
+
+/* Accumulate the entries [from, to) of one unit (all of one `times`): the
+ * operations come first, then the collectives. */
+void ppi_stage_acc_unit(acc *a, const pp_profile_entry *e, int from, int to)
+{
+	panel_acc pa;
+	pa.any = false;
+	double op_s[PP_MAX_OPS];
+	int nops = 0;
+	for (int i = from; i < to; i++) {
+		if (!e[i].coll && nops < PP_MAX_OPS)
+			op_s[nops++] = e[i].seconds;
+		acc_entry(a, &e[i], from, &pa);
+	}
+	acc_panels(a, &pa, op_s, nops, to > from ? e[from].times : 1);
+}
+
+/* acc_unit of the work in `w` without keeping the entries: the same fill
+ * and accumulation, entry by entry (the search's hot path). */
+void ppi_stage_acc_work(acc *a, const pp_work *w, const pp_system *s, const pp_job *job,
+                        const pp_layout *lay, pp_profile_unit unit)
+{
+	if (w->overflow)
+		a->overflow = true;
+	panel_acc pa;
+	pa.any = false;
+	double op_s[PP_MAX_OPS];
+	pp_profile_entry e;
+	for (int i = 0; i < w->nops; i++) {
+		ppi_stage_fill_op(&e, &w->ops[i], s, job, unit, 1);
+		op_s[i] = e.seconds;
+		acc_entry(a, &e, 0, &pa);
+	}
+	for (int i = 0; i < w->ncolls; i++) {
+		ppi_stage_fill_coll(&e, &w->colls[i], w, s, lay, unit, 1, 0);
+		acc_entry(a, &e, 0, &pa);
+	}
+	acc_panels(a, &pa, op_s, w->nops, 1);
+}
+
+/* The stage's times from the layers' totals `a` and the stage entries
+ * [from, to) of `e`: the overlap rules that span the stage. */
+void ppi_stage_finish(pp_stage_time *out, acc *a, const pp_profile_entry *e, int from, int to,
+                      const pp_system *s, const pp_plan *p, int layers)
+{
+	out->fwd_compute_s = a->compute[PP_PHASE_FWD];
+	out->recompute_s = a->compute[PP_PHASE_RECOMPUTE];
+	out->wgrad_compute_s = a->compute[PP_PHASE_BWD_WEIGHT];
+	out->bwd_compute_s = a->compute[PP_PHASE_BWD_INPUT] + a->compute[PP_PHASE_BWD_WEIGHT] +
+	                     a->compute[PP_PHASE_RECOMPUTE];
+	/* CP's ring (Megatron-Core / Transformer Engine ring attention,
+	 * attn_forward_func_with_cp): a layer's attention runs as cp steps of
+	 * 1/cp of its work each (load-balanced causal chunks); step i's compute
+	 * overlaps the K/V (backward: K/V and dK/dV) transfer that step i+1
+	 * needs, and the last step has no transfer to hide.  Per step exposed =
+	 * max(0, comm_step - attn/cp), over cp - 1 steps.  Every layer of a
+	 * stage has the same attention, so the stage's sums give the same total:
+	 * (cp-1) max(0, hidden/(cp-1) - attn/cp) per phase. */
+	int steps = p->cp > 1 ? p->cp - 1 : 0;
+	for (int ph = 0; ph < 4 && steps > 0; ph++) {
+		double comm_step = a->hidden_cp[ph] / steps;
+		double compute_step = a->attn[ph] / p->cp;
+		if (comm_step > compute_step)
+			a->exposed[PP_GROUP_CP] += steps * (comm_step - compute_step);
+	}
+	/* tp_overlap (Megatron's userbuffers) hides n_1 traffic; 2D TP's n_2
+	 * gathers and SUMMA's panels (already overlapped) are added as they are. */
+	out->tp_s = a->exposed[PP_GROUP_TP] * (p->tp_overlap ? 1 - s->tp_overlap_hidden : 1) +
+	            a->exposed[PP_GROUP_TP2] + a->summa;
+	out->cp_s = a->exposed[PP_GROUP_CP];
+	out->ep_s = a->exposed[PP_GROUP_EP] * (p->ep_overlap ? 1 - s->ep_overlap_hidden : 1);
+	out->model_flops = a->model_flops;
+	out->hw_flops = a->hw_flops;
+	out->fwd_flops = a->flops[PP_PHASE_FWD];
+	out->wgrad_flops = a->flops[PP_PHASE_BWD_WEIGHT];
+	out->bwd_flops = a->flops[PP_PHASE_BWD_INPUT] + a->flops[PP_PHASE_BWD_WEIGHT] +
+	                 a->flops[PP_PHASE_RECOMPUTE];
+	out->tp_bytes = a->bytes[PP_GROUP_TP] + a->bytes[PP_GROUP_TP2];
+	out->cp_bytes = a->bytes[PP_GROUP_CP];
+	out->ep_bytes = a->bytes[PP_GROUP_EP] + a->bytes[PP_GROUP_ETP];
+
+	double z3_comm = 0, z3_bytes = 0;
+	bool z3 = false;
+	for (int i = from; i < to; i++) {
+		const pp_profile_entry *x = &e[i];
+		double t = x->seconds * x->count, w = x->wire_bytes * x->count;
+		switch (x->rule) {
+		case PP_RULE_PP:
+			out->pp_s += t;
+			out->pp_bytes += w;
+			break;
+		case PP_RULE_ZERO3:
+			z3 = true;
+			z3_comm += t; /* per layer */
+			z3_bytes += w * x->times;
+			break;
+		case PP_RULE_DP:
+			out->dp_s += t;
+			out->dp_bytes += w;
+			break;
+		case PP_RULE_DP_GATHER:
+			out->dp_s += t;
+			out->dp_gather_s += t;
+			out->dp_bytes += w;
+			break;
+		case PP_RULE_EMB_SYNC: out->emb_sync_s += t; break;
+		case PP_RULE_OPTIMIZER: out->optimizer_s += t; break;
+		default: break;
+		}
+	}
+	if (z3) {
+		double per_layer_comp =
+		    layers ? (out->fwd_compute_s + out->bwd_compute_s) / layers : 0;
+		double over = z3_comm - s->zero3_overlap * per_layer_comp;
+		/* What compute hides still costs its visible share (seed 002 Table 7). */
+		if (over < s->zero3_visible * z3_comm)
+			over = s->zero3_visible * z3_comm;
+		out->zero3_s = over > 0 ? over * layers : 0;
+		out->dp_bytes += z3_bytes;
+	}
+	/* Exposed communication splits over phases in proportion to compute. */
+	double comm = out->tp_s + out->cp_s + out->ep_s + out->zero3_s;
+	double comp = out->fwd_compute_s + out->bwd_compute_s;
+	double fwd_share = comp > 0 ? out->fwd_compute_s / comp : 0.5;
+	out->fwd_s = out->fwd_compute_s + comm * fwd_share;
+	out->bwd_s = out->bwd_compute_s + comm * (1 - fwd_share);
+}

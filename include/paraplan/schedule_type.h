@@ -110,7 +110,9 @@ typedef struct pp_schedule_type {
 	pp_schedule flat_form;    /* what it becomes with vp = 1 (interleaved -> 1F1B; a
 	                             launch reader's fallback); else itself */
 	/* The schedule's own rules on the plan (vp, pp); the error names the
-	 * field.  Called after the degrees are known, before the layer split. */
+	 * field.  Called after the degrees are known, before the layer split,
+	 * with p->microbatches 0, and again once the micro-batch count is known
+	 * (DualPipe's m >= 2 pp). */
 	pp_status (*validate)(const pp_plan *p, pp_error *err);
 
 	/* ---- placement: which rank holds which stage / chunk */
@@ -168,13 +170,22 @@ typedef struct pp_schedule_type {
 	/* Optional: a lower bound of the bubble for the search's floor, from the
 	 * other stages' summed time (sum minus the slowest) and one send's
 	 * seconds; NULL: 0 (schedule.c's closed form is at least the steady
-	 * state).  Not used for `si` schedules. */
+	 * state).  -INFINITY: no bound at all (DualPipe, whose F&B pairs run
+	 * under the steady state: the search's floor is then 0).  Not used for
+	 * `si` schedules. */
 	double (*floor_bubble_s)(const pp_plan *p, double others_s, double send_s);
 	/* The simulator's shape check for (p ranks, m micro-batches, v chunks as
 	 * the caller gives them) and the chunk count its task lists use. */
 	pp_status (*sim_shape)(int p, long long m, int v, int *chunks, pp_error *err);
 	/* Rank r's task list, pushed in order; false when a push fails. */
 	bool (*sim_order)(int p, long long m, int v, int r, pp_sched_push push, void *ctx);
+	/* Optional: the simulator's stage from the cost's stage time t, where
+	 * they differ: *scale multiplies its times and per-chunk FLOPs (DualPipe:
+	 * 2, a micro-batch crosses one of the rank's two chunks, each a whole
+	 * stage), *pair_speedup (> 0) the overlap factor (F + B) / F&B of its
+	 * PP_TASK_FB pairs.  NULL: 1 and none (DHelix's SI speedup is `si`'s). */
+	void (*sim_stage)(const pp_plan *p, const struct pp_stage_time *t, double *scale,
+	                  double *pair_speedup);
 
 	/* ---- launch flags (src/launch) */
 	pp_sched_megatron megatron;

@@ -313,10 +313,12 @@ typedef enum pp_schedule {
 	PP_SCHED_1F1B = 0,
 	PP_SCHED_GPIPE = 1,
 	PP_SCHED_INTERLEAVED = 2,
-	PP_SCHED_ZB = 3,     /* zero-bubble ZB-H1 */
-	PP_SCHED_WSHAPE = 4, /* DHelix W-shaped pipeline: model folded into a U, forward of
+	PP_SCHED_ZB = 3,        /* zero-bubble ZB-H1 */
+	PP_SCHED_WSHAPE = 4,    /* DHelix W-shaped pipeline: model folded into a U, forward of
 	                        one micro-batch co-executed with the backward of another
 	                        (seed 002 §4.1, dhelix.h) */
+	PP_SCHED_DUALPIPE = 5,  /* DeepSeek-V3's DualPipe (§3.2.1, sched_dualpipe.c) */
+	PP_SCHED_DUALPIPEV = 6, /* DualPipeV: DualPipe cut in half (sched_dualpipev.c) */
 } pp_schedule;
 
 typedef struct pp_plan {

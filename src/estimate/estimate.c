@@ -104,6 +104,8 @@ static double bound(const pp_plan *p, const pp_schedule_type *sched, double v, d
 	double m = (double)p->microbatches, bubble = 0;
 	if (sched->floor_bubble_s)
 		bubble = sched->floor_bubble_s(p, sum - cmax, pp_s);
+	if (bubble == -INFINITY) /* the type has no bound (DualPipe's pairs) */
+		return 0;
 	if (bubble < 0)
 		bubble = 0;
 	double t = cmax + v * pp_s, dp = 0;
@@ -463,6 +465,18 @@ pp_status ppi_sim_stage_of(const pp_scenario *sc, int stage, pp_work *ws, pp_sta
 	if (sched->si) {
 		rc = si_speedup(sc, t, ws, err);
 		s->si_speedup = t->si_speedup;
+	}
+	if (sched->sim_stage) {
+		double scale = 1, pair = 0;
+		sched->sim_stage(p, t, &scale, &pair);
+		s->fwd_s *= scale;
+		s->bwd_s *= scale;
+		s->wgrad_s *= scale;
+		s->fwd_flops *= scale;
+		s->bwd_flops *= scale;
+		s->wgrad_flops *= scale;
+		if (pair > 0)
+			s->si_speedup = pair;
 	}
 	return rc;
 }

@@ -390,8 +390,11 @@ static void emit_torchtitan(const pp_estimate *e, FILE *out, char *notes, size_t
 	if (p->pp > 1) {
 		/* the type's torchtitan name; torchtitan's 1F1B for one it has not */
 		const pp_schedule_type *st = pp_schedule_type_of(p->schedule);
-		if (!st->torchtitan)
+		if (!st->torchtitan) {
+			note(notes, nn, "torchtitan has no %s schedule: its 1F1B is written",
+			     st->name);
 			st = pp_schedule_type_of(PP_SCHED_1F1B);
+		}
 		const char *sched = st->torchtitan[0];
 		fprintf(out, "pipeline_parallel_schedule = \"%s\"\n", sched);
 		fprintf(out, "pipeline_parallel_microbatch_size = %d\n", p->mbs);

@@ -314,9 +314,23 @@ pp_status pp_sim_orders(pp_sim *sim, pp_schedule sched, int p, long long m, int 
 		return ppi_fail(err, "", "plan.schedule", "unknown schedule %d", (int)sched);
 	int chunks = 1;
 	PPI_TRY(t->sim_shape(p, m, v, &chunks, err));
-	PPI_TRY(pp_sim_reset(sim, p, m, chunks, err));
-	/* the U and the V put chunks r and 2p - 1 - r on rank r (vs_of); two
-	 * model copies (PP_FOLD_DUAL) need chains per copy, not done here */
+	/* two model copies (PP_FOLD_DUAL): half the micro-batches run through
+	 * each, chunk c of every rank on line c (the type's virtual_stage) */
+	const bool dual = t->fold == PP_FOLD_DUAL;
+	PPI_TRY(pp_sim_reset(sim, p, dual ? m / 2 : m, chunks, err));
+	if (dual) {
+		int *stage = ppi_calloc((size_t)p * (size_t)chunks, sizeof *stage);
+		if (!stage)
+			return ppi_oom(err);
+		pp_plan plan = {.pp = p, .vp = v, .microbatches = m};
+		for (int r = 0; r < p; r++)
+			for (int c = 0; c < chunks; c++)
+				stage[r * chunks + c] = t->virtual_stage(&plan, r, c);
+		pp_status st = pp_sim_set_placement(sim, stage, chunks, err);
+		free(stage);
+		PPI_TRY(st);
+	}
+	/* the U and the V put chunks r and 2p - 1 - r on rank r (vs_of) */
 	sim->folded = t->fold == PP_FOLD_U || t->fold == PP_FOLD_V;
 	sim->custom = false;
 	bool ok = true;

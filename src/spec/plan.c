@@ -455,6 +455,7 @@ static pp_status resolve(pp_plan *p, const pp_model *m, const pp_system *s, long
 	/* Megatron: vp > 1 means interleaved 1F1B (the schedule's virtual form). */
 	if (p->vp > 1)
 		p->schedule = pp_schedule_type_of(p->schedule)->virtual_form;
+	p->microbatches = 0; /* known below: the first validate checks the degrees */
 	if ((st = pp_schedule_type_of(p->schedule)->validate(p, err)))
 		return st;
 	if ((st = pp_plan_check_split(p, m, err)))
@@ -502,6 +503,9 @@ static pp_status resolve(pp_plan *p, const pp_model *m, const pp_system *s, long
 	        "dp*mbs = %d*%d = %lld does not divide the global batch of %lld", p->dp, p->mbs,
 	        per, job->global_batch);
 	p->microbatches = job->global_batch / per;
+	/* the schedule's rules on the micro-batch count (DualPipe's m >= 2 pp) */
+	if ((st = pp_schedule_type_of(p->schedule)->validate(p, err)))
+		return st;
 
 	/* Precision the GPU cannot run. */
 	PPI_TRY(pp_job_check_gpu(job, s, err));

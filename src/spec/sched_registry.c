@@ -7,7 +7,7 @@
 #include "paraplan/schedule_type.h"
 
 extern const pp_schedule_type pp_sched_1f1b, pp_sched_gpipe, pp_sched_interleaved, pp_sched_zb,
-    pp_sched_wshape;
+    pp_sched_wshape, pp_sched_dualpipe, pp_sched_dualpipev;
 
 const pp_schedule_type *const pp_schedule_types[] = {
     [PP_SCHED_1F1B] = &pp_sched_1f1b,
@@ -15,6 +15,8 @@ const pp_schedule_type *const pp_schedule_types[] = {
     [PP_SCHED_INTERLEAVED] = &pp_sched_interleaved,
     [PP_SCHED_ZB] = &pp_sched_zb,
     [PP_SCHED_WSHAPE] = &pp_sched_wshape,
+    [PP_SCHED_DUALPIPE] = &pp_sched_dualpipe,
+    [PP_SCHED_DUALPIPEV] = &pp_sched_dualpipev,
 };
 
 const int pp_schedule_type_n = (int)(sizeof pp_schedule_types / sizeof *pp_schedule_types);

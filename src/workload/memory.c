@@ -324,10 +324,10 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 		copy_held = true;
 	}
 	/* A schedule that runs two model copies per rank (DualPipe) holds their
-	 * parameters and gradients twice. */
+	 * parameters, gradients and optimizer states twice. */
 	out->weights_bytes = (w1 + w2 + wx) * sched->param_copies;
 	out->gradients_bytes = (g1 + g2) * sched->param_copies;
-	out->optimizer_bytes = o1 + o2;
+	out->optimizer_bytes = (o1 + o2) * sched->param_copies;
 	if (job->precision == PP_PREC_FP8) {
 		double fp8_params = gemm;
 		if (p->zero >= 3) /* only the gathered layers carry FP8 copies */

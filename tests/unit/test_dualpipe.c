@@ -324,6 +324,75 @@ static void test_iteration_part(void **state)
 		}
 }
 
+/* The registered types (schedule_type.h) as the estimate runs them: the
+ * closed form of the type's `iteration` member over alike stages whose
+ * pairs hide the all-to-all under the compute, against the simulator fed
+ * the type's task lists (pp_sim_orders) and its sim_stage (chunk scale,
+ * F&B overlap factor), within 1e-6 on a grid of (pp, m). */
+static void test_type_closed_equals_sim(void **state)
+{
+	(void)state;
+	pp_sim *sim;
+	pp_error err;
+	assert_int_equal(pp_sim_new(&sim, &err), PP_OK);
+	const pp_schedule ids[] = {PP_SCHED_DUALPIPE, PP_SCHED_DUALPIPEV};
+	for (size_t d = 0; d < 2; d++) {
+		const pp_schedule_type *t = pp_schedule_type_of(ids[d]);
+		assert_non_null(t);
+		assert_string_equal(t->name, d == 0 ? "dualpipe" : "dualpipev");
+		assert_true(t->param_copies == (d == 0 ? 2.0 : 1.0));
+		assert_false(t->search_default);
+		for (size_t g = 0; g < NGRID; g++) {
+			const int pp = grid_pp[g];
+			const long long ms[] = {2LL * pp, 2LL * pp + 2, 4LL * pp, 6LL * pp + 2};
+			for (size_t j = 0; j < 4; j++) {
+				const long long m = ms[j];
+				pp_plan p;
+				pp_plan_init(&p);
+				p.pp = pp;
+				p.microbatches = m;
+				p.schedule = ids[d];
+				assert_int_equal(t->validate(&p, &err), PP_OK);
+				pp_stage_time st[MAX_PP];
+				memset(st, 0, sizeof st);
+				for (int r = 0; r < pp; r++) {
+					st[r].stage = r;
+					st[r].fwd_s = 1.0;
+					st[r].bwd_s = 2.0;
+					st[r].fwd_compute_s = 0.7;
+					st[r].bwd_compute_s = 1.4;
+					st[r].wgrad_compute_s = 0.8;
+					st[r].ep_s = 0.9; /* f + b less the compute */
+				}
+				pp_iteration it;
+				memset(&it, 0, sizeof it);
+				t->iteration(&p, st, &it);
+				const double closed_s = it.compute_s + it.tp_s + it.cp_s + it.ep_s +
+				                        it.zero3_s + it.pp_s + it.bubble_s;
+				assert_int_equal(pp_sim_orders(sim, ids[d], pp, m, 1, &err), PP_OK);
+				pp_sim_stage ss[MAX_PP];
+				memset(ss, 0, sizeof ss);
+				for (int r = 0; r < pp; r++) {
+					double scale = 1, pair = 0;
+					t->sim_stage(&p, &st[r], &scale, &pair);
+					ss[r].fwd_s = st[r].fwd_s * scale;
+					ss[r].bwd_s = st[r].bwd_s * scale;
+					ss[r].wgrad_s = st[r].wgrad_compute_s * scale;
+					ss[r].si_speedup = pair;
+				}
+				pp_sim_result res;
+				assert_int_equal(pp_sim_run(sim, ss, 0, &res, &err), PP_OK);
+				if (fabs(res.pipeline_s - closed_s) > 1e-6 * closed_s)
+					fail_msg("%s pp %d m %lld: closed %.9f sim %.9f", t->name,
+					         pp, m, closed_s, res.pipeline_s);
+				/* the pairs hide the all-to-all: less exposed than 1F1B's m e */
+				assert_true(it.ep_s < (double)m * st[0].ep_s);
+			}
+		}
+	}
+	pp_sim_free(sim);
+}
+
 static void refused(pp_status s, const pp_error *err, const char *field, const char *words)
 {
 	assert_int_equal(s, PP_EINPUT);
@@ -374,6 +443,7 @@ int main(void)
 	    cmocka_unit_test(test_sends),
 	    cmocka_unit_test(test_iteration_part),
 	    cmocka_unit_test(test_validate),
+	    cmocka_unit_test(test_type_closed_equals_sim),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -104,11 +104,13 @@ static void test_links_and_placement(void **state)
 						assert_int_equal(seen[v], 0);
 						seen[v] = 1;
 					}
-				/* the head sits on the rank of the last virtual stage */
+				/* the head sits on the rank of the last virtual stage
+				 * (of the first copy's line where there are two) */
+				int last_vs = t->fold == PP_FOLD_DUAL ? pp - 1 : pp * c - 1;
 				int last_r = -1;
 				for (int r = 0; r < pp; r++)
 					for (int k = 0; k < c; k++)
-						if (t->virtual_stage(&p, r, k) == pp * c - 1)
+						if (t->virtual_stage(&p, r, k) == last_vs)
 							last_r = r;
 				assert_int_equal(last_r, head);
 			}
@@ -157,8 +159,10 @@ static void test_pp_bytes_equal_traffic(void **state)
 		assert_rel(e->pp_bytes, sent, 1e-12);
 		if (i == PP_SCHED_1F1B)
 			first = sent;
-		if (i == PP_SCHED_WSHAPE)
+		if (i == PP_SCHED_WSHAPE || i == PP_SCHED_DUALPIPEV) /* two trips */
 			assert_rel(sent, 2 * first, 1e-12);
+		if (i == PP_SCHED_DUALPIPE) /* one trip, half of them each way */
+			assert_rel(sent, first, 1e-12);
 		pp_traffic_free(tr);
 		pp_scenario_free(sc);
 	}

@@ -237,13 +237,14 @@ pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *
 	                             err);
 }
 
-pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_job *job,
-                                const pp_plan *plan, long long gpus, unsigned flags, pp_work *ws,
-                                pp_estimate *out, ppi_time_cut cut, void *ctx, bool *was_cut,
-                                const ppi_eval_known *known, pp_error *err)
+/* The resolved plan into out: with PPI_EVAL_TRUSTED only the plan and the
+ * GPUs are written (and resolved without the checks), else out is cleared
+ * and given copies of the inputs first.  PP_EINPUT for a refused plan or
+ * more than PP_MAX_STAGES stages. */
+static pp_status eval_resolve(const pp_model *m, const pp_system *s, const pp_job *job,
+                              const pp_plan *plan, long long gpus, unsigned flags, pp_estimate *out,
+                              pp_error *err)
 {
-	if (was_cut)
-		*was_cut = false;
 	bool trusted = flags & PPI_EVAL_TRUSTED;
 	if (!trusted) {
 		memset(out, 0, sizeof *out);
@@ -261,39 +262,51 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 		return ppi_fail(err, "", "plan.pp",
 		                "at most %d pipeline stages are supported, got %d", PP_MAX_STAGES,
 		                out->plan.pp);
-	pp_work local;
-	if (!ws) {
-		pp_work_init(&local);
-		ws = &local;
-	}
+	return PP_OK;
+}
+
+/* ws's parameter counts and FLOPs per token, for model m at the job's
+ * sequence length (computed once per model and sequence). */
+static void work_params(pp_work *ws, const pp_model *m, const pp_job *job)
+{
 	if (ws->params_model != m || ws->params_seq != job->seq_len) {
 		pp_model_params(m, &ws->params);
 		ws->flops_per_token = pp_model_flops_per_token(m, job->seq_len);
 		ws->params_model = m;
 		ws->params_seq = job->seq_len;
 	}
-	out->params = ws->params;
-	out->nstages = out->plan.pp;
-	/* Everything derived from the inputs, once; memory and cost read it. */
-	pp_scenario sc;
-	ppi_scenario_init_ws(&sc, m, s, job, &out->plan, gpus, &ws->place_memo);
+}
+
+/* The time cut an evaluation asks (ppi_estimate_eval_cut): the caller's
+ * function and context, and wshape's order-free floor once known
+ * (cut_wshape_before). */
+typedef struct eval_cut {
+	ppi_time_cut fn;
+	void *ctx;
+	double w_order_free_s;
+} eval_cut;
+
+/* The peak memory of the plan of sc into out (memory, stage_total_bytes of
+ * the stages sized, capacity, headroom and fits), or known's peak when
+ * given (a trusted plan whose peak is known). */
+static pp_status eval_memory(const pp_scenario *sc, const pp_system *s, unsigned flags,
+                             const ppi_eval_known *known, pp_estimate *out, pp_error *err)
+{
 	/* With alike layers the peak is on the first stage (most micro-batches in
 	 * flight, the embedding) or the last (the head and the logits).  With an
 	 * uneven split the ends hold other layer counts than the middle stages,
 	 * which are alike among themselves, and of those stage 1 has the most
 	 * micro-batches in flight (in-flight counts never grow with the stage
 	 * index): then stages 0, 1 and pp-1 can peak. */
-	bool ends_only = (flags & PP_EVAL_PEAK_ONLY) && sc.uniform_layers;
+	bool ends_only = (flags & PP_EVAL_PEAK_ONLY) && sc->uniform_layers;
 	int mid_too = uneven_split(&out->plan) ? 1 : 0;
-	if (known && trusted)
+	if (known)
 		out->memory.total_bytes = known->bytes;
-	for (int i = 0; i < out->plan.pp && !(known && trusted); i++) {
+	for (int i = 0; i < out->plan.pp && !known; i++) {
 		if (ends_only && i > mid_too && i < out->plan.pp - 1)
 			continue;
 		pp_stage_memory sm;
-		st = ppi_memory_stage(&sc, i, &sm, err);
-		if (st)
-			return st;
+		PPI_TRY(ppi_memory_stage(sc, i, &sm, err));
 		out->stage_total_bytes[i] = sm.total_bytes;
 		if (i == 0 || sm.total_bytes > out->memory.total_bytes)
 			out->memory = sm;
@@ -301,89 +314,118 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 	out->capacity_bytes = s->gpu.memory_bytes;
 	out->headroom_bytes = out->capacity_bytes - out->memory.total_bytes;
 	out->fits = out->headroom_bytes >= 0;
-	if ((flags & PP_EVAL_MEMORY_ONLY) || (!out->fits && (flags & PP_EVAL_FIT_ONLY)))
-		return PP_OK;
-	pp_dh_rates rates;
-	double w_order_free_s = 0; /* wshape's order-free floor */
-	const pp_schedule_type *sched = pp_schedule_type_of(out->plan.schedule);
-	if (cut && out->fits && sched->si) {
-		pp_dh_overlap o;
-		PPI_TRY(pp_dh_overlap_of_system(s, out->plan.tp, &o, err));
-		pp_dh_saving_rates(&o, &rates);
-		double floor_s = wshape_floor(&sc, ws, &rates, &w_order_free_s);
-		if (cut(ctx, out, floor_s, w_order_free_s)) {
-			*was_cut = true;
-			return PP_OK;
-		}
-	}
-	if (cut && out->fits && !sched->si) {
-		floor_parts fp;
-		double order_free_s, floor_s = time_floor(&sc, ws, &order_free_s, &fp);
-		bool c = cut(ctx, out, floor_s, order_free_s);
-		if (!c) {
-			double dp_floor_s = time_floor_dp(&sc, ws, &fp);
-			c = dp_floor_s > floor_s && cut(ctx, out, dp_floor_s, order_free_s);
-		}
-		if (c) {
-			*was_cut = true;
-			return PP_OK;
-		}
-	}
+	return PP_OK;
+}
 
-	/* Time: each stage's cost, then the schedule. */
-	pp_stage_time stt[PP_MAX_STAGES];
-	const pp_plan *p = &out->plan;
+/* A fitting wshape plan, before its stages are costed: its saving rates
+ * into *rates and the cut asked with wshape_floor (c->w_order_free_s set).
+ * *was_cut: the cut answered true. */
+static pp_status cut_wshape_before(const pp_scenario *sc, pp_work *ws, const pp_estimate *out,
+                                   eval_cut *c, pp_dh_rates *rates, bool *was_cut, pp_error *err)
+{
+	pp_dh_overlap o;
+	PPI_TRY(pp_dh_overlap_of_system(sc->system, out->plan.tp, &o, err));
+	pp_dh_saving_rates(&o, rates);
+	double floor_s = wshape_floor(sc, ws, rates, &c->w_order_free_s);
+	*was_cut = c->fn(c->ctx, out, floor_s, c->w_order_free_s);
+	return PP_OK;
+}
+
+/* A fitting plan of another schedule: the cut asked with time_floor's
+ * floor, then with time_floor_dp's when that is tighter.  Returns whether
+ * the cut answered true. */
+static bool cut_floor_before(const pp_scenario *sc, pp_work *ws, const pp_estimate *out,
+                             const eval_cut *c)
+{
+	floor_parts fp;
+	double order_free_s, floor_s = time_floor(sc, ws, &order_free_s, &fp);
+	if (c->fn(c->ctx, out, floor_s, order_free_s))
+		return true;
+	double dp_floor_s = time_floor_dp(sc, ws, &fp);
+	return dp_floor_s > floor_s && c->fn(c->ctx, out, dp_floor_s, order_free_s);
+}
+
+/* Each stage's cost of the plan of sc into stt[0 .. pp): inner stages of a
+ * uniform model are alike (an uneven split changes only the end stages), so
+ * only the distinct ones are costed. */
+static pp_status stage_costs(const pp_scenario *sc, pp_work *ws, pp_stage_time *stt, pp_error *err)
+{
+	const pp_plan *p = &sc->plan;
 	for (int i = 0; i < p->pp; i++) {
-		/* Inner stages of a uniform model are alike (an uneven split changes
-		 * only the end stages); cost the distinct ones. */
-		if (i > 1 && i < p->pp - 1 && sc.uniform_layers) {
+		if (i > 1 && i < p->pp - 1 && sc->uniform_layers) {
 			stt[i] = stt[1];
 			stt[i].stage = i;
 			continue;
 		}
-		pp_status rc = ppi_stage_cost(&sc, i, ws, &stt[i], err);
-		if (rc)
-			return rc;
+		PPI_TRY(ppi_stage_cost(sc, i, ws, &stt[i], err));
 	}
-	if (cut && out->fits && sched->si) {
-		/* Two more floors of a wshape plan, now that its stages are costed:
-		 * its own closed form with each stage's speedup at an upper bound
-		 * (the time falls as a speedup grows; pp_dh_stage_saved_cap from the
-		 * stage's seconds, then the layers' pp_dh_layer_saved_bound), before
-		 * the pairing, which costs most of its evaluation. */
-		pp_iteration it;
-		for (int i = 0; i < p->pp; i++) {
-			pp_stage_time *t = &stt[i];
-			double st_s = t->fwd_s + t->bwd_s;
-			double cap = pp_dh_stage_saved_cap(&rates, t->fwd_compute_s,
-			                                   t->bwd_compute_s, t->fwd_s, t->bwd_s);
-			t->si_speedup = st_s - cap > 0 ? st_s / (st_s - cap) : INFINITY;
-		}
-		pp_schedule_iteration(p, s, stt, &it);
-		bool c = cut(ctx, out, it.iteration_s * (1 - 1e-9), w_order_free_s);
-		if (!c) {
-			pp_status rc = si_speedup_bounds(&sc, stt, ws, err);
-			if (rc)
-				return rc;
-			pp_schedule_iteration(p, s, stt, &it);
-			c = cut(ctx, out, it.iteration_s * (1 - 1e-9), w_order_free_s);
-		}
-		if (c) {
-			*was_cut = true;
-			return PP_OK;
-		}
+	return PP_OK;
+}
+
+/* Two more floors of a wshape plan, now that its stages stt are costed:
+ * its own closed form with each stage's speedup at an upper bound (the time
+ * falls as a speedup grows; pp_dh_stage_saved_cap from the stage's seconds,
+ * then the layers' pp_dh_layer_saved_bound), before the pairing, which costs
+ * most of its evaluation.  Overwrites stt's si_speedup.  *was_cut: the cut
+ * answered true. */
+static pp_status cut_costed_wshape(const pp_scenario *sc, pp_work *ws, const pp_estimate *out,
+                                   const eval_cut *c, const pp_dh_rates *rates, pp_stage_time *stt,
+                                   bool *was_cut, pp_error *err)
+{
+	const pp_plan *p = &out->plan;
+	pp_iteration it;
+	for (int i = 0; i < p->pp; i++) {
+		pp_stage_time *t = &stt[i];
+		double st_s = t->fwd_s + t->bwd_s;
+		double cap = pp_dh_stage_saved_cap(rates, t->fwd_compute_s, t->bwd_compute_s,
+		                                   t->fwd_s, t->bwd_s);
+		t->si_speedup = st_s - cap > 0 ? st_s / (st_s - cap) : INFINITY;
 	}
-	if (sched->si)
-		for (int i = 0; i < p->pp; i++) {
-			if (i > 1 && i < p->pp - 1 && sc.uniform_layers) {
-				stt[i].si_speedup = stt[1].si_speedup;
-				continue;
-			}
-			pp_status rc = si_speedup(&sc, &stt[i], ws, err);
-			if (rc)
-				return rc;
+	pp_schedule_iteration(p, sc->system, stt, &it);
+	bool cut = c->fn(c->ctx, out, it.iteration_s * (1 - 1e-9), c->w_order_free_s);
+	if (!cut) {
+		PPI_TRY(si_speedup_bounds(sc, stt, ws, err));
+		pp_schedule_iteration(p, sc->system, stt, &it);
+		cut = c->fn(c->ctx, out, it.iteration_s * (1 - 1e-9), c->w_order_free_s);
+	}
+	*was_cut = cut;
+	return PP_OK;
+}
+
+/* Each stage's SI speedup of a wshape plan into stt (si_speedup; inner
+ * stages of alike layers share stage 1's). */
+static pp_status si_speedups(const pp_scenario *sc, pp_work *ws, pp_stage_time *stt, pp_error *err)
+{
+	const pp_plan *p = &sc->plan;
+	for (int i = 0; i < p->pp; i++) {
+		if (i > 1 && i < p->pp - 1 && sc->uniform_layers) {
+			stt[i].si_speedup = stt[1].si_speedup;
+			continue;
 		}
-	pp_schedule_iteration(p, s, stt, &out->time);
+		PPI_TRY(si_speedup(sc, &stt[i], ws, err));
+	}
+	return PP_OK;
+}
+
+/* The GPU's peak FLOP/s at the job's precision. */
+static double peak_flops(const pp_system *s, const pp_job *job)
+{
+	switch (job->precision) {
+	case PP_PREC_FP8:
+	case PP_PREC_BF16: return s->gpu.bf16_flops > 0 ? s->gpu.bf16_flops : s->gpu.fp16_flops;
+	case PP_PREC_FP16: return s->gpu.fp16_flops;
+	case PP_PREC_FP32:
+	default: return s->gpu.tf32_flops > 0 ? s->gpu.tf32_flops : s->gpu.fp32_flops;
+	}
+}
+
+/* What follows the iteration time (out->time set, its stages stt): the
+ * bottleneck stage, throughput, FLOPs and utilisation, training days and
+ * cost, and the bytes per iteration of each parallelism. */
+static void eval_results(pp_estimate *out, const pp_system *s, const pp_job *job, const pp_work *ws,
+                         const pp_stage_time *stt, long long gpus)
+{
+	const pp_plan *p = &out->plan;
 	out->bottleneck = stt[out->time.bottleneck_stage];
 	out->tokens_per_iteration = (double)job->global_batch * job->seq_len;
 	double it = out->time.iteration_s;
@@ -403,17 +445,7 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 	 * convention scaled by the executed/model ratio of the op list. */
 	double ratio = per_gpu_model > 0 ? per_gpu_hw / per_gpu_model : 1;
 	out->hardware_tflops_per_gpu = out->model_tflops_per_gpu * ratio;
-	switch (job->precision) {
-	case PP_PREC_FP8:
-	case PP_PREC_BF16:
-		out->peak_flops = s->gpu.bf16_flops > 0 ? s->gpu.bf16_flops : s->gpu.fp16_flops;
-		break;
-	case PP_PREC_FP16: out->peak_flops = s->gpu.fp16_flops; break;
-	case PP_PREC_FP32:
-	default:
-		out->peak_flops = s->gpu.tf32_flops > 0 ? s->gpu.tf32_flops : s->gpu.fp32_flops;
-		break;
-	}
+	out->peak_flops = peak_flops(s, job);
 	out->mfu = out->model_tflops_per_gpu * 1e12 / out->peak_flops;
 	out->hfu = out->hardware_tflops_per_gpu * 1e12 / out->peak_flops;
 	out->train_tokens = job->train_tokens;
@@ -433,6 +465,56 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 	out->pp_bytes =
 	    b->pp_bytes * mb * pp_schedule_type_of(p->schedule)->sends_per_microbatch(p);
 	out->dp_bytes = b->dp_bytes * (p->zero >= 3 ? mb : 1);
+}
+
+pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_job *job,
+                                const pp_plan *plan, long long gpus, unsigned flags, pp_work *ws,
+                                pp_estimate *out, ppi_time_cut cut, void *ctx, bool *was_cut,
+                                const ppi_eval_known *known, pp_error *err)
+{
+	if (was_cut)
+		*was_cut = false;
+	PPI_TRY(eval_resolve(m, s, job, plan, gpus, flags, out, err));
+	pp_work local;
+	if (!ws) {
+		pp_work_init(&local);
+		ws = &local;
+	}
+	work_params(ws, m, job);
+	out->params = ws->params;
+	out->nstages = out->plan.pp;
+	/* Everything derived from the inputs, once; memory and cost read it. */
+	pp_scenario sc;
+	ppi_scenario_init_ws(&sc, m, s, job, &out->plan, gpus, &ws->place_memo);
+	bool trusted = flags & PPI_EVAL_TRUSTED;
+	PPI_TRY(eval_memory(&sc, s, flags, trusted ? known : NULL, out, err));
+	if ((flags & PP_EVAL_MEMORY_ONLY) || (!out->fits && (flags & PP_EVAL_FIT_ONLY)))
+		return PP_OK;
+	const pp_schedule_type *sched = pp_schedule_type_of(out->plan.schedule);
+	eval_cut c = {cut, ctx, 0}; /* w_order_free_s: wshape's order-free floor */
+	pp_dh_rates rates;
+	bool was = false;
+	if (cut && out->fits && sched->si)
+		PPI_TRY(cut_wshape_before(&sc, ws, out, &c, &rates, &was, err));
+	if (cut && out->fits && !sched->si)
+		was = cut_floor_before(&sc, ws, out, &c);
+	if (was) {
+		*was_cut = true;
+		return PP_OK;
+	}
+	/* Time: each stage's cost, then the schedule. */
+	pp_stage_time stt[PP_MAX_STAGES];
+	PPI_TRY(stage_costs(&sc, ws, stt, err));
+	if (cut && out->fits && sched->si)
+		PPI_TRY(cut_costed_wshape(&sc, ws, out, &c, &rates, stt, &was, err));
+	if (was) {
+		*was_cut = true;
+		return PP_OK;
+	}
+	if (sched->si)
+		PPI_TRY(si_speedups(&sc, ws, stt, err));
+	pp_schedule_iteration(&out->plan, s, stt, &out->time);
+	eval_results(out, s, job, ws, stt, gpus);
 	return PP_OK;
 }
 

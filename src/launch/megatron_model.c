@@ -247,7 +247,7 @@ static pp_status read_sizes(const ppi_mseen *s, const char *source, const pp_pla
 	return PP_OK;
 }
 
-/* Biases, dropout, the norm, positions (core_transformer_config_from_args,
+/* Tied embeddings, biases, dropout, the norm, positions (core_transformer_config_from_args,
  * line 1276); `seq` is --max-position-embeddings' default. */
 static pp_status read_style(const ppi_mseen *s, const char *source, int seq, pp_model *m,
                             pp_error *err)

@@ -86,17 +86,10 @@ static void moe_pattern(const pp_model *m, char *buf, size_t n)
 		snprintf(buf + l, n - l, ")");
 }
 
-/* Megatron-LM flags, core_v0.15.3 names (see launch.h); a line per group. */
-static void emit_megatron(const pp_estimate *e, FILE *out, char *notes, size_t nn)
+/* The model's Megatron-LM flags (sizes, attention, vocabulary, norm,
+ * positions, biases, dropout, MLA, then a line of experts). */
+static void megatron_model(const pp_model *m, const pp_job *j, FILE *out)
 {
-	const pp_model *m = &e->model;
-	const pp_plan *p = &e->plan;
-	const pp_job *j = &e->job;
-	common_notes(e, "Megatron-LM", notes, nn);
-	fprintf(out,
-	        "# Megatron-LM flags (core_v0.15.3) for %s on %lld GPUs: paraplan estimate "
-	        "--from-megatron \"...\" --system %s --gpus %lld\n",
-	        m->name, e->gpus, e->system.name, e->gpus);
 	/* model; an all-MoE model has no dense MLP (ffn 0): Megatron's ffn width is
 	 * then only the experts' default */
 	fprintf(out,
@@ -147,6 +140,13 @@ static void emit_megatron(const pp_estimate *e, FILE *out, char *notes, size_t n
 		if (x->router_bias)
 			fprintf(out, " --moe-router-enable-expert-bias");
 	}
+}
+
+/* The job's Megatron-LM flags on a line of their own: sequence, batch,
+ * samples, precision and FP8 recipe, gradient width, optimizer; what they
+ * cannot say goes to `notes`. */
+static void megatron_job(const pp_job *j, const pp_plan *p, FILE *out, char *notes, size_t nn)
+{
 	/* job */
 	fprintf(out, " \\\n--seq-length %d --global-batch-size %lld --micro-batch-size %d",
 	        j->seq_len, j->global_batch, p->mbs);
@@ -187,6 +187,13 @@ static void emit_megatron(const pp_estimate *e, FILE *out, char *notes, size_t n
 	if (j->grad_bytes == 2)
 		fprintf(out, " --grad-reduce-in-bf16");
 	fprintf(out, " --optimizer %s", j->optimizer == PP_OPT_SGD ? "sgd" : "adam");
+}
+
+/* The parallelism (a line) and memory (a line) flags: degrees, virtual
+ * stages, uneven stages, rank order, recomputation, ZeRO, overlap, attention
+ * backend; what they cannot say goes to `notes`. */
+static void megatron_plan(const pp_plan *p, FILE *out, char *notes, size_t nn)
+{
 	/* parallelism */
 	fprintf(out,
 	        " \\\n--tensor-model-parallel-size %d --pipeline-model-parallel-size %d "
@@ -233,6 +240,20 @@ static void emit_megatron(const pp_estimate *e, FILE *out, char *notes, size_t n
 		fprintf(out, " --overlap-moe-expert-parallel-comm");
 	if (!p->flash)
 		fprintf(out, " --attention-backend unfused");
+}
+
+/* Megatron-LM flags, core_v0.15.3 names (see launch.h); a line per group. */
+static void emit_megatron(const pp_estimate *e, FILE *out, char *notes, size_t nn)
+{
+	const pp_model *m = &e->model;
+	common_notes(e, "Megatron-LM", notes, nn);
+	fprintf(out,
+	        "# Megatron-LM flags (core_v0.15.3) for %s on %lld GPUs: paraplan estimate "
+	        "--from-megatron \"...\" --system %s --gpus %lld\n",
+	        m->name, e->gpus, e->system.name, e->gpus);
+	megatron_model(m, &e->job, out);
+	megatron_job(&e->job, &e->plan, out, notes, nn);
+	megatron_plan(&e->plan, out, notes, nn);
 	fputc('\n', out);
 }
 

@@ -108,6 +108,130 @@ static pp_status define_once(ppi_strmap *seen, const char *key, bool table, cons
 	return PP_OK;
 }
 
+/* One line being read: its start (columns count from it), its end (the
+ * '\n' or the text's end), its number, and where errors go. */
+typedef struct toml_line {
+	const char *p, *eol;
+	int line;
+	const char *source;
+	pp_error *err;
+} toml_line;
+
+/* PP_EINPUT at column q of the line. */
+#define FAIL_AT(l, q, ...)                                                                         \
+	ppi_fail_at((l)->err, (l)->source, (l)->line, (int)((q) - (l)->p) + 1, __VA_ARGS__)
+
+/* A table header, q just past its '[': the name into table[n] (a bare or
+ * dotted name), defined once (`seen`).  PP_EINPUT for an array of tables, a
+ * name too long or malformed, or text after the ']'. */
+static pp_status read_header(const toml_line *l, const char *q, char *table, size_t n,
+                             ppi_strmap *seen)
+{
+	if (q < l->eol && *q == '[')
+		return FAIL_AT(l, q, "arrays of tables are not in the subset read");
+	size_t k = 0;
+	q = skip_blank(q, l->eol);
+	while (q < l->eol && (bare_char(*q) || *q == '.')) {
+		if (k + 1 >= n)
+			return FAIL_AT(l, q, "a table name longer than %d characters",
+			               PPI_TOML_KEY_MAX - 1);
+		table[k++] = *q;
+		q++;
+	}
+	table[k] = '\0';
+	q = skip_blank(q, l->eol);
+	if (k == 0 || q >= l->eol || *q != ']')
+		return FAIL_AT(l, q, "expected a table header such as [parallelism]");
+	q = skip_blank(q + 1, l->eol);
+	if (q < l->eol && *q != '#' && *q != '\r')
+		return FAIL_AT(l, q, "unexpected text after the table header");
+	return define_once(seen, table, true, l->source, l->line, l->err);
+}
+
+/* A bare key at *q, prefixed with "table." into it->key, then its '=';
+ * *q moves to the value (blanks skipped).  PP_EINPUT for a key too long or
+ * no '='. */
+static pp_status read_key(const toml_line *l, const char **q, const char *table, ppi_toml_item *it)
+{
+	snprintf(it->key, sizeof it->key, "%s%s", table, table[0] ? "." : "");
+	size_t k = strlen(it->key); /* a long table name is cut, never overrun */
+	const char *c = *q, *k0 = *q;
+	while (c < l->eol && bare_char(*c)) {
+		if (k + 1 >= sizeof it->key)
+			return FAIL_AT(l, c, "a key longer than %d characters (with its table)",
+			               PPI_TOML_KEY_MAX - 1);
+		it->key[k++] = *c;
+		c++;
+	}
+	it->key[k] = '\0';
+	c = skip_blank(c, l->eol);
+	if (c == k0 || c >= l->eol || *c != '=')
+		return FAIL_AT(l, c, "expected key = value (bare keys only)");
+	*q = skip_blank(c + 1, l->eol);
+	return PP_OK;
+}
+
+/* The value at q into it->value and it->kind: a scalar, or a one-line array
+ * (its elements joined with ','; a long array is cut), then nothing but a
+ * comment.  PP_EINPUT otherwise. */
+static pp_status read_value(const toml_line *l, const char *q, ppi_toml_item *it)
+{
+	const char *eol = l->eol;
+	if (q < eol && *q == '[') {
+		it->kind = 'a';
+		q = skip_blank(q + 1, eol);
+		size_t vl = 0;
+		while (q < eol && *q != ']') {
+			char v[PPI_TOML_VALUE_MAX], kind;
+			const char *r = read_scalar(q, eol, v, sizeof v, &kind);
+			if (!r)
+				return FAIL_AT(l, q, "expected a value in the array");
+			/* append ",v"; a long array is cut */
+			if (vl > 0 && vl + 1 < sizeof it->value)
+				it->value[vl++] = ',';
+			for (const char *c = v; *c && vl + 1 < sizeof it->value; c++)
+				it->value[vl++] = *c;
+			it->value[vl] = '\0';
+			q = skip_blank(r, eol);
+			if (q < eol && *q == ',')
+				q = skip_blank(q + 1, eol);
+		}
+		if (q >= eol)
+			return FAIL_AT(l, q, "arrays must close on their line");
+		q++;
+	} else {
+		const char *r =
+		    q < eol ? read_scalar(q, eol, it->value, sizeof it->value, &it->kind) : NULL;
+		if (!r)
+			return FAIL_AT(l, q,
+			               "expected a string, number, boolean or one-line array");
+		q = r;
+	}
+	q = skip_blank(q, eol);
+	if (q < eol && *q != '#' && *q != '\r')
+		return FAIL_AT(l, q, "unexpected text after the value");
+	return PP_OK;
+}
+
+/* *it appended to out (at most PPI_TOML_ITEMS_MAX items). */
+static pp_status add_item(ppi_toml *out, const ppi_toml_item *it, const toml_line *l)
+{
+	if (out->n == PPI_TOML_ITEMS_MAX)
+		return ppi_fail_at(l->err, l->source, l->line, 1,
+		                   "more than %d keys: not a job file paraplan reads",
+		                   PPI_TOML_ITEMS_MAX);
+	if (out->n == out->cap) {
+		int cap = out->cap ? out->cap * 2 : 32;
+		ppi_toml_item *v = ppi_realloc(out->items, (size_t)cap * sizeof *v);
+		if (!v)
+			return ppi_fail(l->err, l->source, "", "out of memory");
+		out->items = v;
+		out->cap = cap;
+	}
+	out->items[out->n++] = *it;
+	return PP_OK;
+}
+
 pp_status ppi_toml_parse(const char *text, size_t len, const char *source, ppi_toml *out,
                          pp_error *err)
 {
@@ -122,151 +246,28 @@ pp_status ppi_toml_parse(const char *text, size_t len, const char *source, ppi_t
 		const char *eol = memchr(p, '\n', (size_t)(end - p));
 		if (!eol)
 			eol = end;
-		if (memchr(p, '\0', (size_t)(eol - p))) {
+		toml_line l = {p, eol, line, source, err};
+		p = eol + (eol < end);
+		if (memchr(l.p, '\0', (size_t)(eol - l.p))) {
 			st = ppi_fail_at(err, source, line, 0, "a NUL byte");
 			break;
 		}
-		const char *q = skip_blank(p, eol);
+		const char *q = skip_blank(l.p, eol);
 		if (q < eol && *q == '\r' && q + 1 == eol)
 			q = eol;
-		if (q == eol || *q == '#') {
-			p = eol + (eol < end);
+		if (q == eol || *q == '#')
 			continue;
-		}
 		if (*q == '[') {
-			q++;
-			if (q < eol && *q == '[') {
-				st = ppi_fail_at(err, source, line, (int)(q - p) + 1,
-				                 "arrays of tables are not in the subset read");
-				break;
-			}
-			size_t l = 0;
-			q = skip_blank(q, eol);
-			while (q < eol && (bare_char(*q) || *q == '.')) {
-				if (l + 1 >= sizeof table) {
-					st = ppi_fail_at(err, source, line, (int)(q - p) + 1,
-					                 "a table name longer than %d characters",
-					                 PPI_TOML_KEY_MAX - 1);
-					break;
-				}
-				table[l++] = *q;
-				q++;
-			}
-			if (st)
-				break;
-			table[l] = '\0';
-			q = skip_blank(q, eol);
-			if (l == 0 || q >= eol || *q != ']') {
-				st = ppi_fail_at(err, source, line, (int)(q - p) + 1,
-				                 "expected a table header such as [parallelism]");
-				break;
-			}
-			q = skip_blank(q + 1, eol);
-			if (q < eol && *q != '#' && *q != '\r') {
-				st = ppi_fail_at(err, source, line, (int)(q - p) + 1,
-				                 "unexpected text after the table header");
-				break;
-			}
-			if ((st = define_once(&seen, table, true, source, line, err)))
-				break;
-			p = eol + (eol < end);
+			st = read_header(&l, q + 1, table, sizeof table, &seen);
 			continue;
 		}
 		ppi_toml_item it;
 		memset(&it, 0, sizeof it);
-		snprintf(it.key, sizeof it.key, "%s%s", table, table[0] ? "." : "");
-		size_t l = strlen(it.key); /* a long table name is cut, never overrun */
-		const char *k0 = q;
-		while (q < eol && bare_char(*q)) {
-			if (l + 1 >= sizeof it.key) {
-				st = ppi_fail_at(err, source, line, (int)(q - p) + 1,
-				                 "a key longer than %d characters (with its table)",
-				                 PPI_TOML_KEY_MAX - 1);
-				break;
-			}
-			it.key[l++] = *q;
-			q++;
-		}
-		if (st)
+		if ((st = read_key(&l, &q, table, &it)) || (st = read_value(&l, q, &it)) ||
+		    (st = define_once(&seen, it.key, false, source, line, err)))
 			break;
-		it.key[l] = '\0';
-		q = skip_blank(q, eol);
-		if (q == k0 || q >= eol || *q != '=') {
-			st = ppi_fail_at(err, source, line, (int)(q - p) + 1,
-			                 "expected key = value (bare keys only)");
-			break;
-		}
-		q = skip_blank(q + 1, eol);
-		if (q < eol && *q == '[') {
-			/* A one-line array: its elements joined with ',' into value. */
-			it.kind = 'a';
-			q = skip_blank(q + 1, eol);
-			size_t vl = 0;
-			while (q < eol && *q != ']') {
-				char v[PPI_TOML_VALUE_MAX], kind;
-				const char *r = read_scalar(q, eol, v, sizeof v, &kind);
-				if (!r) {
-					st = ppi_fail_at(err, source, line, (int)(q - p) + 1,
-					                 "expected a value in the array");
-					break;
-				}
-				/* append ",v"; a long array is cut */
-				if (vl > 0 && vl + 1 < sizeof it.value)
-					it.value[vl++] = ',';
-				for (const char *c = v; *c && vl + 1 < sizeof it.value; c++)
-					it.value[vl++] = *c;
-				it.value[vl] = '\0';
-				q = skip_blank(r, eol);
-				if (q < eol && *q == ',')
-					q = skip_blank(q + 1, eol);
-			}
-			if (st)
-				break;
-			if (q >= eol) {
-				st = ppi_fail_at(err, source, line, (int)(q - p) + 1,
-				                 "arrays must close on their line");
-				break;
-			}
-			q++;
-		} else {
-			const char *r =
-			    q < eol ? read_scalar(q, eol, it.value, sizeof it.value, &it.kind)
-			            : NULL;
-			if (!r) {
-				st = ppi_fail_at(
-				    err, source, line, (int)(q - p) + 1,
-				    "expected a string, number, boolean or one-line array");
-				break;
-			}
-			q = r;
-		}
-		q = skip_blank(q, eol);
-		if (q < eol && *q != '#' && *q != '\r') {
-			st = ppi_fail_at(err, source, line, (int)(q - p) + 1,
-			                 "unexpected text after the value");
-			break;
-		}
-		if ((st = define_once(&seen, it.key, false, source, line, err)))
-			break;
-		if (out->n == PPI_TOML_ITEMS_MAX) {
-			st = ppi_fail_at(err, source, line, 1,
-			                 "more than %d keys: not a job file paraplan reads",
-			                 PPI_TOML_ITEMS_MAX);
-			break;
-		}
-		if (out->n == out->cap) {
-			int cap = out->cap ? out->cap * 2 : 32;
-			ppi_toml_item *v = ppi_realloc(out->items, (size_t)cap * sizeof *v);
-			if (!v) {
-				st = ppi_fail(err, source, "", "out of memory");
-				break;
-			}
-			out->items = v;
-			out->cap = cap;
-		}
 		it.line = line;
-		out->items[out->n++] = it;
-		p = eol + (eol < end);
+		st = add_item(out, &it, &l);
 	}
 	ppi_strmap_free(&seen);
 	if (st)

@@ -85,111 +85,113 @@ static pp_status get_choice(ppi_toml *t, const char *key, const char *const *cho
 	                   it->value);
 }
 
-pp_status pp_launch_from_torchtitan(const char *text, size_t len, const char *source, pp_job *job,
-                                    pp_plan *plan, pp_launch *out, pp_error *err)
+/* What the job file says before it becomes paraplan's job and plan, with
+ * job_config.py's defaults. */
+typedef struct tt_job {
+	long long local, global, steps, seq; /* [training] */
+	bool have_global, have_steps;        /* global_batch_size and steps given */
+	long long rep, shard;                /* data_parallel_{replicate,shard}_degree */
+	pp_schedule schedule;                /* pipeline_parallel_schedule's type */
+	long long per_stage;                 /* pipeline_parallel_layers_per_stage */
+	bool have_per_stage;
+} tt_job;
+
+/* [model]: a flavor paraplan knows gives out->model; model.converters
+ * "float8" (with [float8] recipe_name) makes the GEMMs FP8; torchtitan's
+ * precision, gradient and optimizer defaults into *j.  PP_EINPUT for a
+ * converter paraplan does not model or a recipe it does not know. */
+static pp_status read_model(ppi_toml *t, const char *source, pp_job *j, pp_launch *out,
+                            pp_error *err)
 {
-	memset(out, 0, sizeof *out);
-	ppi_toml t;
-	PPI_TRY(ppi_toml_parse(text, len, source, &t, err));
-	pp_job j = *job;
-	pp_plan p;
-	pp_plan_init(&p);
-	pp_status st = PP_OK;
-	/* [model]: a flavor paraplan knows gives the model. */
-	ppi_toml_item *name = take(&t, "model.name"), *flavor = take(&t, "model.flavor");
+	ppi_toml_item *name = take(t, "model.name"), *flavor = take(t, "model.flavor");
 	if (name && flavor)
 		for (size_t i = 0; i < sizeof flavors / sizeof flavors[0]; i++)
 			if (strcmp(name->value, flavors[i].name) == 0 &&
 			    strcmp(flavor->value, flavors[i].flavor) == 0) {
-				st = pp_model_preset(flavors[i].preset, &out->model, err);
-				out->has_model = st == PP_OK;
+				PPI_TRY(pp_model_preset(flavors[i].preset, &out->model, err));
+				out->has_model = true;
 			}
-	j.precision = PP_PREC_BF16; /* training.mixed_precision_param = "bfloat16" */
-	j.grad_bytes = 4;           /* training.mixed_precision_reduce = "float32" */
-	j.optimizer = PP_OPT_ADAM;  /* AdamW */
-	ppi_toml_item *conv = take(&t, "model.converters");
+	j->precision = PP_PREC_BF16; /* training.mixed_precision_param = "bfloat16" */
+	j->grad_bytes = 4;           /* training.mixed_precision_reduce = "float32" */
+	j->optimizer = PP_OPT_ADAM;  /* AdamW */
+	ppi_toml_item *conv = take(t, "model.converters");
 	/* torchtitan's converters: "float8" (torchao Float8Linear) is modelled;
 	 * "mx" (MX formats) and any other would change the GEMMs paraplan
 	 * times as BF16, so they are refused rather than ignored. */
 	if (conv && conv->value[0]) {
-		const char *c = conv->value;
-		while (*c && !st) {
+		for (const char *c = conv->value; *c;) {
 			size_t n = strcspn(c, ",");
 			if (!(n == 6 && strncmp(c, "float8", 6) == 0))
-				st = ppi_fail_at(err, source, conv->line, 0,
-				                 "model.converters: \"%.*s\" is not modelled (only "
-				                 "\"float8\" is; give --precision and --fp8-recipe "
-				                 "instead, e.g. --fp8-recipe mxfp8)",
-				                 (int)(n < 64 ? n : 64), c);
+				return ppi_fail_at(
+				    err, source, conv->line, 0,
+				    "model.converters: \"%.*s\" is not modelled (only "
+				    "\"float8\" is; give --precision and --fp8-recipe "
+				    "instead, e.g. --fp8-recipe mxfp8)",
+				    (int)(n < 64 ? n : 64), c);
 			c += n + (c[n] == ',');
 		}
 	}
-	if (!st && conv && strstr(conv->value, "float8")) {
-		j.precision = PP_PREC_FP8;
+	if (conv && strstr(conv->value, "float8")) {
+		j->precision = PP_PREC_FP8;
 		/* torchao's Float8Linear scales dynamically, per tensor by default
 		 * (float8.recipe_name unset or "tensorwise": the tensor's own amax,
 		 * current scaling) or per row ("rowwise"); rowwise_with_gw_hp keeps
 		 * the weight gradient in BF16, which paraplan does not model. */
 		static const char *const recipes[] = {"tensorwise", "rowwise", NULL};
 		int r = 0;
-		if (!st)
-			st = get_choice(&t, "float8.recipe_name", recipes, source, &r, err);
-		j.fp8_recipe = r == 1 ? PP_FP8_ROWWISE : PP_FP8_CURRENT;
+		PPI_TRY(get_choice(t, "float8.recipe_name", recipes, source, &r, err));
+		j->fp8_recipe = r == 1 ? PP_FP8_ROWWISE : PP_FP8_CURRENT;
 	}
-	/* [training] */
+	return PP_OK;
+}
+
+/* [training]: the precision of parameters and of the reduction, and the
+ * batch, sequence and step counts into *tj. */
+static pp_status read_training(ppi_toml *t, const char *source, pp_job *j, tt_job *tj,
+                               pp_error *err)
+{
 	int prec = 0;
 	static const char *const precs[] = {"bfloat16", "float32", NULL};
-	if (!st)
-		st = get_choice(&t, "training.mixed_precision_param", precs, source, &prec, err);
-	if (!st && prec == 1)
-		j.precision = PP_PREC_FP32;
+	PPI_TRY(get_choice(t, "training.mixed_precision_param", precs, source, &prec, err));
+	if (prec == 1)
+		j->precision = PP_PREC_FP32;
 	static const char *const reduce[] = {"float32", NULL};
 	int red = 0;
-	if (!st)
-		st = get_choice(&t, "training.mixed_precision_reduce", reduce, source, &red, err);
-	long long local = 8, global = -1, steps = 0, seq = 2048; /* job_config.py defaults */
-	bool have_local = false, have_global = false, have_steps = false, have_seq = false;
-	if (!st)
-		st = get_ll(&t, "training.local_batch_size", 1, 1000000000, source, &have_local,
-		            &local, err);
-	if (!st)
-		st = get_ll(&t, "training.global_batch_size", -1, 1000000000, source, &have_global,
-		            &global, err);
-	if (!st)
-		st = get_ll(&t, "training.seq_len", 1, 100000000, source, &have_seq, &seq, err);
-	if (!st)
-		st = get_ll(&t, "training.steps", 0, LLONG_MAX / 4, source, &have_steps, &steps,
-		            err);
-	/* [parallelism] */
-	long long rep = 1, shard = -1;
-	if (!st)
-		st = get_ll(&t, "parallelism.data_parallel_replicate_degree", 1, 10000000, source,
-		            NULL, &rep, err);
-	if (!st)
-		st = get_ll(&t, "parallelism.data_parallel_shard_degree", -1, 10000000, source,
-		            NULL, &shard, err);
-	if (!st && shard == 0)
-		st = ppi_fail(err, source, "parallelism.data_parallel_shard_degree",
-		              "0 is not a degree: -1 (the GPUs left over) or 1 and up");
-	if (!st)
-		st = get_int(&t, "parallelism.tensor_parallel_degree", 1, 1 << 20, source, &p.tp,
-		             err);
-	if (!st)
-		st = get_int(&t, "parallelism.pipeline_parallel_degree", 1, 1 << 20, source, &p.pp,
-		             err);
-	if (!st)
-		st = get_int(&t, "parallelism.context_parallel_degree", 1, 1 << 20, source, &p.cp,
-		             err);
-	if (!st)
-		st = get_int(&t, "parallelism.expert_parallel_degree", 1, 1 << 20, source, &p.ep,
-		             err);
-	if (!st)
-		st = get_int(&t, "parallelism.expert_tensor_parallel_degree", 1, 1 << 20, source,
-		             &p.etp, err);
-	if (!st)
-		st = get_int(&t, "parallelism.pipeline_parallel_microbatch_size", 1, 1 << 20,
-		             source, &p.mbs, err);
-	/* torchtitan's schedule names, from the schedule types (schedule_type.h) */
+	PPI_TRY(get_choice(t, "training.mixed_precision_reduce", reduce, source, &red, err));
+	PPI_TRY(
+	    get_ll(t, "training.local_batch_size", 1, 1000000000, source, NULL, &tj->local, err));
+	PPI_TRY(get_ll(t, "training.global_batch_size", -1, 1000000000, source, &tj->have_global,
+	               &tj->global, err));
+	PPI_TRY(get_ll(t, "training.seq_len", 1, 100000000, source, NULL, &tj->seq, err));
+	PPI_TRY(get_ll(t, "training.steps", 0, LLONG_MAX / 4, source, &tj->have_steps, &tj->steps,
+	               err));
+	return PP_OK;
+}
+
+/* [parallelism]: the data-parallel degrees into *tj, the other degrees and
+ * the micro-batch into *p, the schedule's name (torchtitan's, from the
+ * schedule types) and the layers per stage into *tj. */
+static pp_status read_parallelism(ppi_toml *t, const char *source, pp_plan *p, tt_job *tj,
+                                  pp_error *err)
+{
+	PPI_TRY(get_ll(t, "parallelism.data_parallel_replicate_degree", 1, 10000000, source, NULL,
+	               &tj->rep, err));
+	PPI_TRY(get_ll(t, "parallelism.data_parallel_shard_degree", -1, 10000000, source, NULL,
+	               &tj->shard, err));
+	if (tj->shard == 0)
+		return ppi_fail(err, source, "parallelism.data_parallel_shard_degree",
+		                "0 is not a degree: -1 (the GPUs left over) or 1 and up");
+	const struct {
+		const char *key;
+		int *dst;
+	} degrees[] = {{"parallelism.tensor_parallel_degree", &p->tp},
+	               {"parallelism.pipeline_parallel_degree", &p->pp},
+	               {"parallelism.context_parallel_degree", &p->cp},
+	               {"parallelism.expert_parallel_degree", &p->ep},
+	               {"parallelism.expert_tensor_parallel_degree", &p->etp},
+	               {"parallelism.pipeline_parallel_microbatch_size", &p->mbs}};
+	for (size_t i = 0; i < sizeof degrees / sizeof degrees[0]; i++)
+		PPI_TRY(get_int(t, degrees[i].key, 1, TT_DEGREE_MAX, source, degrees[i].dst, err));
 	const char *scheds[4 * PP_SCHED_MAX + 1];
 	pp_schedule sched_of[4 * PP_SCHED_MAX];
 	int nsched = 0;
@@ -201,93 +203,126 @@ pp_status pp_launch_from_torchtitan(const char *text, size_t len, const char *so
 		}
 	scheds[nsched] = NULL;
 	int sched = 0;
-	if (!st)
-		st = get_choice(&t, "parallelism.pipeline_parallel_schedule", scheds, source,
-		                &sched, err);
-	long long per_stage = 0;
-	bool have_per_stage = false;
-	if (!st)
-		st = get_ll(&t, "parallelism.pipeline_parallel_layers_per_stage", 1, 1 << 20,
-		            source, &have_per_stage, &per_stage, err);
-	/* [activation_checkpoint]: "selective" with option "2" by default. */
+	PPI_TRY(
+	    get_choice(t, "parallelism.pipeline_parallel_schedule", scheds, source, &sched, err));
+	tj->schedule = sched_of[sched];
+	PPI_TRY(get_ll(t, "parallelism.pipeline_parallel_layers_per_stage", 1, TT_DEGREE_MAX,
+	               source, &tj->have_per_stage, &tj->per_stage, err));
+	return PP_OK;
+}
+
+/* [activation_checkpoint]: "selective" with option "2" by default; "op" is
+ * per-operation selective; an integer n: every n-th layer whole (n = 1: all
+ * of them, paraplan's full; otherwise selective, the nearest paraplan
+ * models). */
+static pp_status read_checkpoint(ppi_toml *t, const char *source, pp_plan *p, pp_error *err)
+{
 	static const char *const modes[] = {"selective", "full", "none", NULL};
 	int mode = 0;
-	if (!st)
-		st = get_choice(&t, "activation_checkpoint.mode", modes, source, &mode, err);
-	ppi_toml_item *opt = take(&t, "activation_checkpoint.selective_ac_option");
-	if (!st) {
-		/* "op": per-operation selective; an integer n: every n-th layer whole
-		 * (n = 1: all of them, paraplan's full; otherwise selective, the
-		 * nearest paraplan models). */
-		p.recompute = mode == 1                             ? PP_RECOMPUTE_FULL
-		              : mode == 2                           ? PP_RECOMPUTE_NONE
-		              : opt && strcmp(opt->value, "1") == 0 ? PP_RECOMPUTE_FULL
-		                                                    : PP_RECOMPUTE_SELECTIVE;
-	}
-	if (st) {
-		ppi_toml_free(&t);
-		return st;
-	}
-	/* What it all means for paraplan's plan. */
-	p.sp = p.tp > 1;             /* torchtitan's TP splits the sequence (and the loss) */
-	p.zero = shard == 1 ? 0 : 3; /* FSDP2 shards everything */
-	long long dp = 0, batch = 0;
-	if (shard > 0 && !(ppi_mul_ll(rep, shard, &dp) && dp <= TT_DEGREE_MAX &&
-	                   ppi_mul_ll(local, dp, &batch) && batch <= 1000000000))
-		st = ppi_fail(err, source, "parallelism.data_parallel_shard_degree",
-		              "replicate %lld x shard %lld x local batch %lld: more than %d "
-		              "data-parallel ranks or 10^9 sequences a step",
-		              rep, shard, local, TT_DEGREE_MAX);
-	else if (shard > 0)
-		p.dp = (int)dp;
-	p.schedule = sched_of[sched];
-	if (!st && have_per_stage && p.pp > 1) {
-		if (!out->has_model) {
-			st = ppi_fail(
+	PPI_TRY(get_choice(t, "activation_checkpoint.mode", modes, source, &mode, err));
+	ppi_toml_item *opt = take(t, "activation_checkpoint.selective_ac_option");
+	p->recompute = mode == 1                             ? PP_RECOMPUTE_FULL
+	               : mode == 2                           ? PP_RECOMPUTE_NONE
+	               : opt && strcmp(opt->value, "1") == 0 ? PP_RECOMPUTE_FULL
+	                                                     : PP_RECOMPUTE_SELECTIVE;
+	return PP_OK;
+}
+
+/* What the file means for paraplan's plan: sequence parallelism with tp,
+ * FSDP2's ZeRO-3, dp = replicate x shard, the schedule and the virtual stages
+ * from the layers per stage (which need out->model).  *batch: the global
+ * batch replicate x shard x local, when the shard degree is given. */
+static pp_status plan_from(const tt_job *tj, const pp_launch *out, const char *source, pp_plan *p,
+                           long long *batch, pp_error *err)
+{
+	p->sp = p->tp > 1;                /* torchtitan's TP splits the sequence (and the loss) */
+	p->zero = tj->shard == 1 ? 0 : 3; /* FSDP2 shards everything */
+	long long dp = 0;
+	*batch = 0;
+	if (tj->shard > 0 && !(ppi_mul_ll(tj->rep, tj->shard, &dp) && dp <= TT_DEGREE_MAX &&
+	                       ppi_mul_ll(tj->local, dp, batch) && *batch <= 1000000000))
+		return ppi_fail(err, source, "parallelism.data_parallel_shard_degree",
+		                "replicate %lld x shard %lld x local batch %lld: more than %d "
+		                "data-parallel ranks or 10^9 sequences a step",
+		                tj->rep, tj->shard, tj->local, TT_DEGREE_MAX);
+	if (tj->shard > 0)
+		p->dp = (int)dp;
+	p->schedule = tj->schedule;
+	if (tj->have_per_stage && p->pp > 1) {
+		if (!out->has_model)
+			return ppi_fail(
 			    err, source, "parallelism.pipeline_parallel_layers_per_stage",
-			    "needs the model's layers: a [model] flavor paraplan knows, or "
-			    "give --model and leave it out");
-		} else {
-			int layers = out->model.num_layers;
-			if (layers % (p.pp * per_stage))
-				st = ppi_fail(
-				    err, source, "parallelism.pipeline_parallel_layers_per_stage",
-				    "%lld layers per stage do not split %d layers over %d ranks",
-				    per_stage, layers, p.pp);
-			else
-				p.vp = (int)(layers / (p.pp * per_stage));
-		}
-		if (!st && p.vp > 1)
-			p.schedule = pp_schedule_for_vp(p.schedule, p.vp);
+			    "needs the model's layers: a [model] flavor paraplan knows, "
+			    "or give --model and leave it out");
+		int layers = out->model.num_layers;
+		if (layers % (p->pp * tj->per_stage))
+			return ppi_fail(
+			    err, source, "parallelism.pipeline_parallel_layers_per_stage",
+			    "%lld layers per stage do not split %d layers over %d ranks",
+			    tj->per_stage, layers, p->pp);
+		p->vp = (int)(layers / (p->pp * tj->per_stage));
+		if (p->vp > 1)
+			p->schedule = pp_schedule_for_vp(p->schedule, p->vp);
 	}
-	if (p.vp <= 1)
-		p.schedule = pp_schedule_for_vp(p.schedule, 1);
-	if (st) {
-		ppi_toml_free(&t);
-		return st;
-	}
-	j.seq_len = (int)seq;
-	out->has_seq = true;
-	if (have_global && global > 0) {
-		j.global_batch = global;
-		out->has_gbs = true;
-	} else if (shard > 0) {
-		j.global_batch = batch;
-		out->has_gbs = true;
-	}
-	(void)have_local;
-	(void)have_seq;
-	if (have_steps && out->has_gbs)
-		j.train_tokens = (double)steps * (double)j.global_batch * (double)j.seq_len;
-	for (int i = 0; i < t.n; i++)
-		if (!t.items[i].used) {
+	if (p->vp <= 1)
+		p->schedule = pp_schedule_for_vp(p->schedule, 1);
+	return PP_OK;
+}
+
+/* Every key of `t` no reader took, into out->unused_flags (counted in
+ * out->unused; the list is cut when full). */
+static void list_unused(const ppi_toml *t, pp_launch *out)
+{
+	for (int i = 0; i < t->n; i++)
+		if (!t->items[i].used) {
 			size_t l = strlen(out->unused_flags);
 			out->unused++;
-			if (l + strlen(t.items[i].key) + 2 < sizeof out->unused_flags)
+			if (l + strlen(t->items[i].key) + 2 < sizeof out->unused_flags)
 				snprintf(out->unused_flags + l, sizeof out->unused_flags - l,
-				         "%s%s", l ? " " : "", t.items[i].key);
+				         "%s%s", l ? " " : "", t->items[i].key);
 		}
+}
+
+/* The sections in the order they are checked: the first error is the one
+ * reported. */
+static pp_status read_job(ppi_toml *t, const char *source, pp_job *j, pp_plan *p, pp_launch *out,
+                          pp_error *err)
+{
+	tt_job tj = {.local = 8, .global = -1, .seq = 2048, .rep = 1, .shard = -1};
+	PPI_TRY(read_model(t, source, j, out, err));
+	PPI_TRY(read_training(t, source, j, &tj, err));
+	PPI_TRY(read_parallelism(t, source, p, &tj, err));
+	PPI_TRY(read_checkpoint(t, source, p, err));
+	long long batch = 0;
+	PPI_TRY(plan_from(&tj, out, source, p, &batch, err));
+	j->seq_len = (int)tj.seq;
+	out->has_seq = true;
+	if (tj.have_global && tj.global > 0) {
+		j->global_batch = tj.global;
+		out->has_gbs = true;
+	} else if (tj.shard > 0) {
+		j->global_batch = batch;
+		out->has_gbs = true;
+	}
+	if (tj.have_steps && out->has_gbs)
+		j->train_tokens = (double)tj.steps * (double)j->global_batch * (double)j->seq_len;
+	list_unused(t, out);
+	return PP_OK;
+}
+
+pp_status pp_launch_from_torchtitan(const char *text, size_t len, const char *source, pp_job *job,
+                                    pp_plan *plan, pp_launch *out, pp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	ppi_toml t;
+	PPI_TRY(ppi_toml_parse(text, len, source, &t, err));
+	pp_job j = *job;
+	pp_plan p;
+	pp_plan_init(&p);
+	pp_status st = read_job(&t, source, &j, &p, out, err);
 	ppi_toml_free(&t);
+	if (st)
+		return st;
 	*job = j;
 	*plan = p;
 	return PP_OK;

@@ -311,15 +311,10 @@ pp_status pp_job_check_gpu(const pp_job *job, const pp_system *s, pp_error *err)
 	return PP_OK;
 }
 
-/* pp_plan_resolve; `trusted`: the caller has checked the model, system and
- * job and the plan's rank order (ppi_plan_resolve_trusted). */
-static pp_status resolve(pp_plan *p, const pp_model *m, const pp_system *s, long long gpus,
-                         const pp_job *job, bool trusted, pp_error *err)
+/* The plan's degrees and counts in range, and the GPU count (before any
+ * rule between them). */
+static pp_status check_ranges(const pp_plan *p, long long gpus, pp_error *err)
 {
-	pp_status st;
-	if (!trusted && ((st = pp_model_check(m, err)) || (st = pp_system_check(s, err)) ||
-	                 (st = pp_job_check(job, err))))
-		return st;
 	REQUIRE(gpus >= 1 && gpus <= 10000000, "gpus", "expected 1..10000000 GPUs, got %lld", gpus);
 	const int lim = 1 << 20;
 	REQUIRE(p->tp >= 1 && p->tp <= lim, "plan.tp", "expected a positive degree, got %d", p->tp);
@@ -343,25 +338,33 @@ static pp_status resolve(pp_plan *p, const pp_model *m, const pp_system *s, long
 	        p->tp2);
 	REQUIRE(p->summa_nb >= 1 && p->summa_nb <= lim, "plan.summa_nb",
 	        "expected a positive panel count, got %d", p->summa_nb);
-	if (!trusted && (st = check_order(p->order, err)))
-		return st;
-	/* 2D TP: n_2 sits right outside tp unless the order places it. */
-	if (p->tp2 > 1 && !order_has(p->order, "tp2")) {
-		size_t n = strlen(p->order);
-		REQUIRE(n + 4 < PP_ORDER_MAX, "plan.order", "'%s' leaves no room for tp2",
-		        p->order);
-		char o[PP_ORDER_MAX];
-		if (strncmp(p->order, "tp-", 3) == 0) { /* tp-tp2-rest */
-			memcpy(o, "tp-tp2-", 7);
-			memcpy(o + 7, p->order + 3, n - 3 + 1);
-		} else { /* tp2-order */
-			memcpy(o, "tp2-", 4);
-			memcpy(o + 4, p->order, n + 1);
-		}
-		memcpy(p->order, o, sizeof o);
-	}
+	return PP_OK;
+}
 
-	/* Tensor parallelism splits heads, key/value groups and the MLP. */
+/* 2D TP: n_2 sits right outside tp unless the order places it (p->order
+ * rewritten). */
+static pp_status place_tp2(pp_plan *p, pp_error *err)
+{
+	if (p->tp2 <= 1 || order_has(p->order, "tp2"))
+		return PP_OK;
+	size_t n = strlen(p->order);
+	REQUIRE(n + 4 < PP_ORDER_MAX, "plan.order", "'%s' leaves no room for tp2", p->order);
+	char o[PP_ORDER_MAX];
+	if (strncmp(p->order, "tp-", 3) == 0) { /* tp-tp2-rest */
+		memcpy(o, "tp-tp2-", 7);
+		memcpy(o + 7, p->order + 3, n - 3 + 1);
+	} else { /* tp2-order */
+		memcpy(o, "tp2-", 4);
+		memcpy(o + 4, p->order, n + 1);
+	}
+	memcpy(p->order, o, sizeof o);
+	return PP_OK;
+}
+
+/* Tensor parallelism's splits of the model: heads, key/value groups, the
+ * MLP; 2D TP's of the sequence, SUMMA's of the GEMMs. */
+static pp_status check_tensor(const pp_plan *p, const pp_model *m, const pp_job *job, pp_error *err)
+{
 	REQUIRE(m->num_heads % p->tp == 0, "plan.tp",
 	        "%d does not divide the %d attention heads of %s", p->tp, m->num_heads, m->name);
 	if (m->mla.kv_lora_rank == 0)
@@ -408,7 +411,12 @@ static pp_status resolve(pp_plan *p, const pp_model *m, const pp_system *s, long
 		REQUIRE(p->summa_nb == 1, "plan.summa_nb",
 		        "a panel count (%d) needs SUMMA on (plan.summa)", p->summa_nb);
 	}
+	return PP_OK;
+}
 
+/* The GPUs split over tp x tp2 x pp x cp x dp; dp derived (p->dp) when 0. */
+static pp_status split_gpus(pp_plan *p, long long gpus, pp_error *err)
+{
 	long long mp = (long long)p->tp * p->tp2 * p->pp * p->cp;
 	if (p->dp == 0 && p->tp2 == 1) {
 		REQUIRE(gpus % mp == 0, "gpus",
@@ -429,8 +437,12 @@ static pp_status resolve(pp_plan *p, const pp_model *m, const pp_system *s, long
 	}
 	if (p->dp == 0)
 		p->dp = (int)(gpus / mp);
+	return PP_OK;
+}
 
-	/* Every link tier the plan uses must exist: no bandwidth is assumed. */
+/* Every link tier the plan uses must exist: no bandwidth is assumed. */
+static pp_status check_links(const pp_system *s, long long gpus, pp_error *err)
+{
 	long long per_node = s->gpus_per_node > 0 ? s->gpus_per_node : 1;
 	long long nodes = (gpus + per_node - 1) / per_node;
 	REQUIRE(nodes == 1 || (s->nics_per_node > 0 && s->nic_bytes_per_s > 0),
@@ -444,23 +456,13 @@ static pp_status resolve(pp_plan *p, const pp_model *m, const pp_system *s, long
 	        "%s has neither NVLink nor a network between its GPUs, so %lld GPUs cannot "
 	        "communicate",
 	        s->name, gpus);
+	return PP_OK;
+}
 
-	/* Pipeline: Megatron's split of layers over pp x vp model chunks (even, or
-	 * uneven end stages). */
-	int counted = p->first_stage_layers == 0 && p->last_stage_layers == 0
-	                  ? p->embedding_as_layer + p->loss_as_layer
-	                  : 0; /* embedding and loss counted as layers */
-	REQUIRE(p->pp <= m->num_layers + counted, "plan.pp", "%d stages for only %d layers of %s",
-	        p->pp, m->num_layers + counted, m->name);
-	/* Megatron: vp > 1 means interleaved 1F1B (the schedule's virtual form). */
-	if (p->vp > 1)
-		p->schedule = pp_schedule_type_of(p->schedule)->virtual_form;
-	p->microbatches = 0; /* known below: the first validate checks the degrees */
-	if ((st = pp_schedule_type_of(p->schedule)->validate(p, err)))
-		return st;
-	if ((st = pp_plan_check_split(p, m, err)))
-		return st;
-
+/* The sequence's splits: context parallelism's 2 x cp chunks, sequence
+ * parallelism's tp shares. */
+static pp_status check_sequence(const pp_plan *p, const pp_job *job, pp_error *err)
+{
 	/* Context parallelism: Megatron splits each sequence into 2*cp chunks. */
 	if (p->cp > 1)
 		REQUIRE(job->seq_len % (2 * p->cp) == 0, "plan.cp",
@@ -474,8 +476,13 @@ static pp_status resolve(pp_plan *p, const pp_model *m, const pp_system *s, long
 		REQUIRE((job->seq_len / p->tp2) % p->tp == 0, "plan.sp",
 		        "sequence parallelism needs seq_len/tp2 = %d divisible by tp = %d",
 		        job->seq_len / p->tp2, p->tp);
+	return PP_OK;
+}
 
-	/* Experts: ep x etp ranks hold disjoint experts inside the tp*cp*dp ranks of a stage. */
+/* Experts: ep x etp ranks hold disjoint experts inside the tp*cp*dp ranks of
+ * a stage (etp derived = tp when 0). */
+static pp_status check_experts(pp_plan *p, const pp_model *m, pp_error *err)
+{
 	if (p->etp == 0)
 		p->etp = p->tp;
 	if (m->moe.num_experts == 0) {
@@ -496,6 +503,45 @@ static pp_status resolve(pp_plan *p, const pp_model *m, const pp_system *s, long
 			        "expert parallelism with tp > 1 needs sequence parallelism on "
 			        "(Megatron asserts it)");
 	}
+	return PP_OK;
+}
+
+/* pp_plan_resolve; `trusted`: the caller has checked the model, system and
+ * job and the plan's rank order (ppi_plan_resolve_trusted).  The checks run
+ * in this order; the first that fails is the error. */
+static pp_status resolve(pp_plan *p, const pp_model *m, const pp_system *s, long long gpus,
+                         const pp_job *job, bool trusted, pp_error *err)
+{
+	pp_status st;
+	if (!trusted && ((st = pp_model_check(m, err)) || (st = pp_system_check(s, err)) ||
+	                 (st = pp_job_check(job, err))))
+		return st;
+	PPI_TRY(check_ranges(p, gpus, err));
+	if (!trusted && (st = check_order(p->order, err)))
+		return st;
+	PPI_TRY(place_tp2(p, err));
+	PPI_TRY(check_tensor(p, m, job, err));
+	PPI_TRY(split_gpus(p, gpus, err));
+	PPI_TRY(check_links(s, gpus, err));
+
+	/* Pipeline: Megatron's split of layers over pp x vp model chunks (even, or
+	 * uneven end stages). */
+	int counted = p->first_stage_layers == 0 && p->last_stage_layers == 0
+	                  ? p->embedding_as_layer + p->loss_as_layer
+	                  : 0; /* embedding and loss counted as layers */
+	REQUIRE(p->pp <= m->num_layers + counted, "plan.pp", "%d stages for only %d layers of %s",
+	        p->pp, m->num_layers + counted, m->name);
+	/* Megatron: vp > 1 means interleaved 1F1B (the schedule's virtual form). */
+	if (p->vp > 1)
+		p->schedule = pp_schedule_type_of(p->schedule)->virtual_form;
+	p->microbatches = 0; /* known below: the first validate checks the degrees */
+	if ((st = pp_schedule_type_of(p->schedule)->validate(p, err)))
+		return st;
+	if ((st = pp_plan_check_split(p, m, err)))
+		return st;
+
+	PPI_TRY(check_sequence(p, job, err));
+	PPI_TRY(check_experts(p, m, err));
 
 	/* Batch: dp replicas each run `microbatches` micro-batches of mbs. */
 	long long per = (long long)p->dp * p->mbs;

@@ -258,92 +258,6 @@ static int simulate(pp_estimate *e, const estimate_flags *f, const pp_model *mod
 	return rc;
 }
 
-/* Row `q` of a plan step's segment of `n` operators from `first` of `q`:
- * "name (kind ms)", "-" on the first row of a strand with no segment, ""
- * past the segment's end. */
-static void pairing_cell(char *buf, size_t size, const pp_dh_seq *seq, int first, int n, int q)
-{
-	if (q < n)
-		snprintf(buf, size, "%s (%s %.3f)", seq->s[first + q].name,
-		         pp_dh_kind_name(seq->s[first + q].kind), seq->s[first + q].seconds * 1e3);
-	else
-		snprintf(buf, size, "%s", q == 0 ? "-" : "");
-}
-
-/* DHelix's pairing plan of the first layer of each kind on stage 0 (text). */
-static int print_pairing(const pp_estimate *e, FILE *f)
-{
-	pp_dh_overlap o;
-	pp_error err;
-	pp_error_clear(&err);
-	pp_status st = pp_dh_overlap_of_system(&e->system, e->plan.tp, &o, &err);
-	pp_work *ws = malloc(sizeof *ws);
-	pp_dh_layer *l = malloc(sizeof *l);
-	pp_dh_result *r = malloc(sizeof *r);
-	if (!ws || !l || !r) {
-		free(ws);
-		free(l);
-		free(r);
-		cli_message("out of memory");
-		return EXIT_INTERNAL;
-	}
-	pp_work_init(ws);
-	bool done[2] = {false, false};
-	for (int i = 0; !st && i < e->model.num_layers; i++) {
-		int k = pp_model_layer_is_moe(&e->model, i) ? 1 : 0;
-		if (done[k])
-			continue;
-		done[k] = true;
-		st = pp_dh_layer_build(&e->model, &e->system, &e->job, &e->plan, i, ws, l, &err);
-		if (st)
-			break;
-		pp_dh_layer_pair(&o, l, r);
-		char router[64] = "";
-		if (r->fwd_candidates > 1)
-			snprintf(router, sizeof router, ", x %d placements of the router",
-			         r->fwd_candidates);
-		fprintf(f,
-		        "\nDHelix pairing, layer %d (%s), overlap table %s:\n"
-		        "  forward %d operators %.3f ms, backward %d operators %.3f ms (best of %d "
-		        "orders of the weight gradients%s)\n"
-		        "  segments of up to %d operators each, a barrier after each step\n"
-		        "  SI block %.3f ms: s = (T_f + T_b) / T_SI = %.3f\n",
-		        i, k ? "MoE" : "dense", o.name, l->fwd.n, r->t_f * 1e3, l->bwd.n,
-		        r->t_b * 1e3, r->candidates, router, PP_DH_SEG_OPS, r->t_si * 1e3,
-		        r->speedup);
-		fprintf(f, "  %-4s %-31s %-31s %9s\n", "step", "forward", "backward", "ms");
-		/* a segment of several operators: one line per operator, the
-		 * step's number and time on its first */
-		for (int k2 = 0; k2 < r->plan.nsteps; k2++) {
-			const pp_dh_step *p = &r->plan.step[k2];
-			int rows = p->nf > p->nb ? p->nf : p->nb;
-			for (int q = 0; q < rows; q++) {
-				char a[64], b[64], n[16] = "", t[16] = "";
-				pairing_cell(a, sizeof a, &r->fwd, p->f, p->nf, q);
-				pairing_cell(b, sizeof b, &r->bwd, p->b, p->nb, q);
-				if (q == 0) {
-					snprintf(n, sizeof n, "%d", k2 + 1);
-					snprintf(t, sizeof t, "%9.3f", p->seconds * 1e3);
-				}
-				char line[160];
-				int len = snprintf(line, sizeof line, "  %-4s %-31s %-31s %9s", n,
-				                   a, b, t);
-				while (len > 0 && line[len - 1] == ' ')
-					line[--len] = '\0';
-				fprintf(f, "%s\n", line);
-			}
-		}
-	}
-	free(ws);
-	free(l);
-	free(r);
-	if (st) {
-		cli_message("estimate: --pairing: %s", err.text);
-		return EXIT_BADINPUT;
-	}
-	return 0;
-}
-
 /* Flags that contradict each other or have nothing to act on: refused, one
  * line.  CLI_CONTINUE or EXIT_BADINPUT. */
 static int estimate_consistent(const estimate_flags *f, const cli_opts *o)
@@ -472,10 +386,14 @@ int cli_estimate(int argc, char **argv)
 			wr = cli_traffic_text(&tr, out.f);
 	}
 	cli_traffic_done(&tr);
-	if (flags.pairing && !o.json && wr == 0 && (rc = print_pairing(e, out.f))) {
+	if (flags.pairing && !o.json && wr == 0 && (st = pp_report_pairing_text(e, out.f, &err))) {
+		if (st == PP_ENOMEM)
+			cli_message("out of memory");
+		else
+			cli_message("estimate: --pairing: %s", err.text);
 		free(e);
 		cli_out_close(&out, false);
-		return rc;
+		return st == PP_ENOMEM ? EXIT_INTERNAL : EXIT_BADINPUT;
 	}
 	free(e);
 	return cli_out_close(&out, cli_report_ok(wr, out.f));

@@ -261,7 +261,7 @@ pp_status pp_dh_stage_speedup_bound(const pp_model *m, const pp_system *s, const
 
 /* An upper bound of t_f + t_b - t_si of pp_dh_layer_pair_k for every k, from
  * the layer's work per operator kind and the table alone (no pairing; the
- * derivation is at its definition in dhelix.c). */
+ * derivation is at its definition in src/schedule/dhelix_stage.c). */
 double pp_dh_layer_saved_bound(const pp_dh_overlap *o, const pp_dh_layer *l);
 
 /* The rates pp_dh_stage_saved_cap counts the seconds of a stage at, from

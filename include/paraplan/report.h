@@ -27,6 +27,17 @@ int pp_report_text(const pp_estimate *e, FILE *out);
  * PP_REPORT_ENOMEM (as every JSON report). */
 int pp_report_json(const pp_estimate *e, FILE *out);
 
+/* DHelix's pairing plan (seed 002, Eq. 2) as text, the table of
+ * `estimate --pairing on`: for the first layer of each kind (dense, MoE) of
+ * the model, its forward and backward sequences paired again under the
+ * overlap table of e->system at e->plan.tp (pp_dh_overlap_of_system), each
+ * step's operators and time.  Allocates its scratch (pp_work, a layer, a
+ * result) and frees it.  PP_OK (a write error is left on ferror(out) for the
+ * caller), PP_ENOMEM, or the error of the table
+ * or of a layer's build (PP_EINPUT: no overlap table for the GPU, 2D TP),
+ * with `err` filled; what was written before an error stays written. */
+pp_status pp_report_pairing_text(const pp_estimate *e, FILE *out, pp_error *err);
+
 /* The goodput block of an estimate whose goodput was computed
  * (pp_estimate_goodput), as in the text report.  0 or -1. */
 int pp_report_goodput_text(const pp_estimate *e, FILE *out);

@@ -168,7 +168,7 @@ typedef struct pp_work {
 	/* dh_saved holds the pairing's saving (true) or only an upper bound of
 	 * it (pp_dh_stage_speedup_bound: the search's floor, asked first) */
 	bool dh_exact[PP_DH_MEMO];
-	/* the slot whose layer dhelix.c built last (-1: none since init) */
+	/* the slot whose layer dhelix_stage.c built last (-1: none since init) */
 	int dh_last_slot;
 	/* Memo of the stage-level collectives' times (pipeline sends, data-
 	 * parallel and ZeRO traffic, embedding sync): pp_coll_time of (system,

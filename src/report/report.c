@@ -25,10 +25,11 @@ static bool uneven(const pp_plan *p)
 	       p->loss_as_layer;
 }
 
-int pp_report_text(const pp_estimate *e, FILE *out)
+/* The head of the text report: the model, the plan (with its 2D TP and
+ * uneven stages), the job and the links between GPUs, then a blank line. */
+static void text_setup(const pp_estimate *e, FILE *out)
 {
 	const pp_plan *p = &e->plan;
-	const pp_stage_memory *mem = &e->memory;
 	const pp_param_count *pc = &e->params;
 	fprintf(out, "paraplan estimate: %s on %lld x %s (%s)\n\n", e->model.name, e->gpus,
 	        e->system.gpu.name, e->system.name);
@@ -76,7 +77,13 @@ int pp_report_text(const pp_estimate *e, FILE *out)
 		        pp_inter_network_label(sy), sy->nics_per_node, sy->nic_bytes_per_s / 1e9);
 	else
 		fprintf(out, "; no network between nodes\n\n");
+}
 
+/* The memory of the peak stage, part by part, and the verdict. */
+static void text_memory(const pp_estimate *e, FILE *out)
+{
+	const pp_plan *p = &e->plan;
+	const pp_stage_memory *mem = &e->memory;
 	fprintf(out,
 	        "memory per GPU, peak stage %d of %d (%d layers, %.4g layer-micro-batches "
 	        "in flight)\n",
@@ -95,7 +102,12 @@ int pp_report_text(const pp_estimate *e, FILE *out)
 		fprintf(out, "\nverdict: fits, %.2f GiB headroom\n", e->headroom_bytes / GIB);
 	else
 		fprintf(out, "\nverdict: does not fit, %.2f GiB over\n", -e->headroom_bytes / GIB);
+}
 
+/* The iteration time, part by part as the closed form adds it, the SI note
+ * of a DHelix schedule and the simulator's figures when it ran. */
+static void text_time(const pp_estimate *e, FILE *out)
+{
 	const pp_iteration *t = &e->time;
 	double it = t->iteration_s > 0 ? t->iteration_s : 1;
 	fprintf(out, "\niteration time, paced by stage %d\n", t->bottleneck_stage);
@@ -135,6 +147,11 @@ int pp_report_text(const pp_estimate *e, FILE *out)
 		        r->pipeline_s * 1e3, r->busy_s * 1e3, r->bubble_s * 1e3,
 		        r->dp_exposed_s * 1e3, r->critical_rank, r->tasks);
 	}
+}
+
+/* Throughput, the training run's days and cost, and the goodput section. */
+static void text_throughput(const pp_estimate *e, FILE *out)
+{
 	fprintf(out,
 	        "\nthroughput  %.0f tokens/s, %.1f model TFLOP/s per GPU (MFU %.1f%%), "
 	        "%.1f hardware TFLOP/s (HFU %.1f%%)\n",
@@ -150,6 +167,14 @@ int pp_report_text(const pp_estimate *e, FILE *out)
 	}
 	if (e->has_goodput)
 		ppi_report_goodput_text(e, out);
+}
+
+int pp_report_text(const pp_estimate *e, FILE *out)
+{
+	text_setup(e, out);
+	text_memory(e, out);
+	text_time(e, out);
+	text_throughput(e, out);
 	return ferror(out) ? -1 : 0;
 }
 

@@ -225,66 +225,77 @@ pp_status pp_scenario_memory(const pp_scenario *sc, int stage, pp_stage_memory *
 	return ppi_memory_stage(sc, stage, out, err);
 }
 
-pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *out, pp_error *err)
+/* What the parts of ppi_memory_stage pass on, for one stage of one plan. */
+typedef struct stage_acc {
+	bool first, last; /* the stage holds the embedding / the LM head */
+	/* parameters owned by this GPU, split by sharding group */
+	double dense, experts, gemm;
+	double max_layer_params; /* the largest layer's parameters on this GPU */
+	double max_layer_act;    /* the largest layer's activations without recompute */
+	double act_sum;          /* the stage's layers' activations, one micro-batch each */
+	double cc;               /* bytes per parameter of the GEMMs' compute copy, 0: none */
+	bool copy_held;          /* that copy held from forward to backward */
+	double per_layer;        /* act_sum per layer */
+	bool wshape;             /* the schedule holds layers per strand (held_layers) */
+	double w_any, w_turn;    /* held_layers' activation sets (wshape) */
+	double si_layer;         /* DHelix SI's extra layer of activations (wshape) */
+	double logits_transient; /* what the loss holds beyond its logits while it runs */
+	double tr_layer, tr_z3;  /* transients: inside a layer, ZeRO-3's gathered layers */
+} stage_acc;
+
+/* Parameters owned by this GPU (a->dense, experts, gemm) and the largest
+ * layer's parameters and activations, from each layer kind of the stage
+ * (sk) once, scaled by its count, plus the embedding and the head where the
+ * schedule places them (a->first, a->last); a->act_sum under the plan's
+ * recompute.  Reads the scenario only. */
+static void stage_params(const pp_scenario *sc, const ppi_stage_kinds *sk, const act_ctx *c,
+                         stage_acc *a)
 {
 	const pp_model *m = sc->model;
 	const pp_system *s = sc->system;
-	const pp_job *job = sc->job;
 	const pp_plan *p = &sc->plan;
-	if (stage < 0 || stage >= p->pp)
-		return ppi_fail(err, "", "stage", "stage %d is outside 0..%d", stage, p->pp - 1);
-	memset(out, 0, sizeof *out);
-	out->stage = stage;
-	ppi_stage_kinds sk;
-	ppi_scenario_stage_kinds(sc, stage, &sk);
-	out->layers = sk.layers;
-	/* The schedule's placement: the head on the last rank, or under DHelix's
-	 * U (wshape) on rank 0 with the embedding (schedule_type.h). */
-	const pp_schedule_type *sched = sc->sched;
-	int head = sc->head_stage;
-	bool first = stage == 0, last = stage == head;
 	double t = p->tp, h = m->hidden;
-
-	/* ---- parameters owned by this GPU, split by sharding group */
-	double dense = 0, experts = 0, gemm = 0;
-	double max_layer_params = 0, max_layer_act = 0;
-	double act_sum = 0;
-	act_ctx c;
-	act_ctx_init(&c, &sc->mb, s);
-	/* Each layer kind on this stage once (its parameters come from the
-	 * scenario), scaled by its count. */
 	for (int k = 0; k < 2; k++) {
-		if (!sk.counts[k])
+		if (!sk->counts[k])
 			continue;
 		const ppi_layer_kind *x = &sc->kind[k];
-		int l = sk.index[k];
-		double n = sk.counts[k];
+		int l = sk->index[k];
+		double n = sk->counts[k];
 		bool op_sac = s->selective_op_sac >= 0.5;
-		double act = layer_act(m, p, &c, l, p->recompute, op_sac);
-		double full = layer_act(m, p, &c, l, PP_RECOMPUTE_NONE, op_sac);
-		dense += x->mine * n;
-		experts += x->mine_e * n;
-		gemm += x->gemm * n;
-		if (x->mine + x->mine_e > max_layer_params)
-			max_layer_params = x->mine + x->mine_e;
-		act_sum += act * n;
-		if (full > max_layer_act)
-			max_layer_act = full;
+		double act = layer_act(m, p, c, l, p->recompute, op_sac);
+		double full = layer_act(m, p, c, l, PP_RECOMPUTE_NONE, op_sac);
+		a->dense += x->mine * n;
+		a->experts += x->mine_e * n;
+		a->gemm += x->gemm * n;
+		if (x->mine + x->mine_e > a->max_layer_params)
+			a->max_layer_params = x->mine + x->mine_e;
+		a->act_sum += act * n;
+		if (full > a->max_layer_act)
+			a->max_layer_act = full;
 	}
 	double emb_local = (double)m->vocab * h / t;
-	if (first)
-		dense += emb_local + sc->first_extra_params;
-	if (last) {
-		dense += sc->head_extra_params;
+	if (a->first)
+		a->dense += emb_local + sc->first_extra_params;
+	if (a->last) {
+		a->dense += sc->head_extra_params;
 		/* Untied head; or, with pp > 1, Megatron's copy of tied embeddings. */
-		if (!m->tied_embeddings || head != 0) {
-			dense += emb_local;
-			gemm += emb_local;
+		if (!m->tied_embeddings || sc->head_stage != 0) {
+			a->dense += emb_local;
+			a->gemm += emb_local;
 		}
 	}
-	out->params = dense + experts;
+}
 
-	/* ---- model state: weights, gradients, optimizer */
+/* Model state: out->weights_bytes, gradients_bytes and optimizer_bytes of
+ * a's parameters under the job's precision and optimizer, the framework's
+ * layout and the plan's ZeRO stage; sets a->cc and a->copy_held. */
+static void model_state(const pp_scenario *sc, stage_acc *a, pp_stage_memory *out)
+{
+	const pp_system *s = sc->system;
+	const pp_job *job = sc->job;
+	const pp_plan *p = &sc->plan;
+	const pp_schedule_type *sched = sc->sched;
+	double dense = a->dense, experts = a->experts;
 	double wb = sc->mb.wb;
 	double ob;
 	if (job->optimizer == PP_OPT_SGD)
@@ -317,7 +328,7 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 	bool copy_held = false;
 	wx = 0;
 	if (cc > 0 && p->zero < 2) {
-		wx = gemm * cc;
+		wx = a->gemm * cc;
 		copy_held = true;
 	} else if (cc > 0 && (p->zero == 2 || (p->pp > 1 && s->reshard_after_forward_pp < 0.5))) {
 		wx = (dense + experts) * cc;
@@ -329,57 +340,78 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 	out->gradients_bytes = (g1 + g2) * sched->param_copies;
 	out->optimizer_bytes = (o1 + o2) * sched->param_copies;
 	if (job->precision == PP_PREC_FP8) {
-		double fp8_params = gemm;
+		double fp8_params = a->gemm;
 		if (p->zero >= 3) /* only the gathered layers carry FP8 copies */
-			fp8_params = max_layer_params * 2;
+			fp8_params = a->max_layer_params * 2;
 		out->weights_bytes += fp8_params * s->fp8_weight_copy_bytes;
 	}
+	a->cc = cc;
+	a->copy_held = copy_held;
+}
 
-	/* ---- activations */
+/* Activations held at the peak of an ordinary schedule: the layers' of the
+ * micro-batches in flight (out->inflight_layer_mbs, act_layers_bytes,
+ * act_per_layer_mb_bytes), the embedding's and the head's; for a schedule
+ * with held_layers (wshape) its sets a->w_any, w_turn and the SI layer,
+ * which wshape_peak weighs.  Sets a->per_layer and a->logits_transient. */
+static void activations(const pp_scenario *sc, int stage, const act_ctx *c, stage_acc *a,
+                        pp_stage_memory *out)
+{
+	const pp_model *m = sc->model;
+	const pp_system *s = sc->system;
+	const pp_plan *p = &sc->plan;
+	const pp_schedule_type *sched = sc->sched;
+	double t = p->tp, h = m->hidden;
 	double n_in = sched->inflight(p, stage);
-	double per_layer = out->layers ? act_sum / out->layers : 0;
-	bool wshape = sched->held_layers != NULL && out->layers > 0;
-	double w_any = 0, w_turn = 0, si_layer = 0;
-	if (wshape) {
-		sched->held_layers(p, stage, out->layers, &w_any, &w_turn);
-		n_in = w_any / out->layers;
+	double per_layer = out->layers ? a->act_sum / out->layers : 0;
+	a->wshape = sched->held_layers != NULL && out->layers > 0;
+	if (a->wshape) {
+		sched->held_layers(p, stage, out->layers, &a->w_any, &a->w_turn);
+		n_in = a->w_any / out->layers;
 		/* DHelix SI (seed 002 §4.1, §6.5): inside a block, one strand's
 		 * forward of a layer allocates before the other strand's backward of
 		 * the layer it is paired with frees ("a few hundred MBs", §4.1): one
 		 * layer of one micro-batch, while a pair of layers runs.  Blocks with
 		 * both strands exist when m > p (wave y pairs F y with B y - p). */
 		if (sched->si && p->microbatches > p->pp)
-			si_layer = per_layer;
+			a->si_layer = per_layer;
 	}
 	out->inflight_layer_mbs = n_in * out->layers;
-	out->act_layers_bytes = n_in * act_sum;
+	out->act_layers_bytes = n_in * a->act_sum;
 	out->act_per_layer_mb_bytes = per_layer;
-	if (first) {
-		double per_mb = c.T * TOKEN_ID_BYTES; /* token ids */
+	if (a->first) {
+		double per_mb = c->T * TOKEN_ID_BYTES; /* token ids */
 		if (m->dropout)
-			per_mb += c.T * h / c.sp_div; /* embedding dropout mask */
+			per_mb += c->T * h / c->sp_div; /* embedding dropout mask */
 		out->act_embedding_bytes = n_in * per_mb;
 	}
-	double logits_transient = 0;
-	if (last) {
+	if (a->last) {
 		/* The head's micro-batch runs its backward right after its forward in
 		 * 1F1B-style schedules; GPipe keeps all of them. */
 		double held = sched->head_held(p);
 		double vocab_local = (double)m->vocab / t;
-		double per_mb = norm_act(&c, h) + c.T * h * c.lin_b / c.sp_div +
-		                c.T * vocab_local * s->logit_bytes + c.T * TOKEN_ID_BYTES;
+		double per_mb = norm_act(c, h) + c->T * h * c->lin_b / c->sp_div +
+		                c->T * vocab_local * s->logit_bytes + c->T * TOKEN_ID_BYTES;
 		out->act_logits_bytes = held * per_mb;
 		/* What the loss holds beyond that while it runs (framework-specific). */
-		logits_transient = c.T * vocab_local * s->loss_transient_bytes;
+		a->logits_transient = c->T * vocab_local * s->loss_transient_bytes;
 	}
+	a->per_layer = per_layer;
+}
 
-	/* ---- transients: the largest buffer that comes and goes at the peak.
-	 * Inside a layer's computation: */
+/* The transients that come and go inside a layer's computation: a->tr_layer
+ * (a recomputed layer's activations, MoE dispatch buffers) and a->tr_z3
+ * (ZeRO-3's gathered layers and unsharded gradient). */
+static void transients(const pp_scenario *sc, const act_ctx *c, stage_acc *a)
+{
+	const pp_model *m = sc->model;
+	const pp_system *s = sc->system;
+	const pp_plan *p = &sc->plan;
 	double tr_layer = 0;
 	if (p->recompute != PP_RECOMPUTE_NONE) {
 		/* Backward of a recomputed layer re-materialises its full activations. */
-		double rc =
-		    p->recompute == PP_RECOMPUTE_FULL ? max_layer_act : max_layer_act - per_layer;
+		double rc = p->recompute == PP_RECOMPUTE_FULL ? a->max_layer_act
+		                                              : a->max_layer_act - a->per_layer;
 		if (rc > tr_layer)
 			tr_layer = rc;
 	}
@@ -388,45 +420,81 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 		/* FSDP/ZeRO-3: the current and the prefetched layer unsharded, plus the
 		 * current layer's unsharded gradient before its reduce-scatter; DeepSpeed
 		 * bounds both by its live-parameter and bucket budgets. */
-		double gathered = 2 * max_layer_params, grads = max_layer_params;
+		double gathered = 2 * a->max_layer_params, grads = a->max_layer_params;
 		if (s->zero3_live_params > 0 && s->zero3_live_params < gathered)
 			gathered = s->zero3_live_params; /* DeepSpeed gathers within a budget */
 		if (s->zero3_bucket_params > 0 && s->zero3_bucket_params < grads)
 			grads = s->zero3_bucket_params;
-		tr_z3 = (copy_held ? 0 : gathered * (cc > 0 ? cc : wb)) + grads * job->grad_bytes;
+		tr_z3 = (a->copy_held ? 0 : gathered * (a->cc > 0 ? a->cc : sc->mb.wb)) +
+		        grads * sc->job->grad_bytes;
 	}
 	if (m->moe.num_experts > 0) {
-		double d = moe_dispatch_bytes(m, &c);
+		double d = moe_dispatch_bytes(m, c);
 		if (d > tr_layer)
 			tr_layer = d;
 	}
-	double tr = fmax(logits_transient, fmax(tr_layer, tr_z3));
-	if (wshape) {
-		/* Two moments compete for the W's peak.  Inside a block (a pair of
-		 * layers running): the most activation sets any block end holds, the
-		 * SI layer and the layer's transients.  On rank 0 at the turn of the
-		 * U: the head has just run for a chunk-1 forward and the loss holds
-		 * its logits; the SI block's layers are done (DHelix's SI replaces
-		 * Megatron's transformer block; the head and loss are the
-		 * post-processing module after it, §5), and the next block's
-		 * backward starts with the loss.  So the SI layer and the logits are
-		 * never alive together. */
-		double in_block = w_any * per_layer + si_layer + fmax(tr_layer, tr_z3);
-		double at_turn = -1;
-		if (last)
-			at_turn = w_turn * per_layer + out->act_logits_bytes +
-			          fmax(logits_transient, tr_z3);
-		if (at_turn >= in_block) {
-			out->inflight_layer_mbs = w_turn;
-			out->act_layers_bytes = w_turn * per_layer;
-			tr = fmax(logits_transient, tr_z3);
-		} else {
-			out->inflight_layer_mbs = w_any + (si_layer > 0 ? 1 : 0);
-			out->act_layers_bytes = w_any * per_layer + si_layer;
-			out->act_logits_bytes = 0; /* freed by the loss's backward */
-			tr = fmax(tr_layer, tr_z3);
-		}
+	a->tr_layer = tr_layer;
+	a->tr_z3 = tr_z3;
+}
+
+/* Under a schedule with held_layers (wshape): the larger of its two peaks,
+ * inside an SI block or at the turn of the U, replaces the activations
+ * activations() set (out->inflight_layer_mbs, act_layers_bytes,
+ * act_logits_bytes); returns the transient bytes at that peak. */
+static double wshape_peak(const stage_acc *a, pp_stage_memory *out)
+{
+	/* Two moments compete for the W's peak.  Inside a block (a pair of
+	 * layers running): the most activation sets any block end holds, the
+	 * SI layer and the layer's transients.  On rank 0 at the turn of the
+	 * U: the head has just run for a chunk-1 forward and the loss holds
+	 * its logits; the SI block's layers are done (DHelix's SI replaces
+	 * Megatron's transformer block; the head and loss are the
+	 * post-processing module after it, §5), and the next block's
+	 * backward starts with the loss.  So the SI layer and the logits are
+	 * never alive together. */
+	double in_block = a->w_any * a->per_layer + a->si_layer + fmax(a->tr_layer, a->tr_z3);
+	double at_turn = -1;
+	if (a->last)
+		at_turn = a->w_turn * a->per_layer + out->act_logits_bytes +
+		          fmax(a->logits_transient, a->tr_z3);
+	if (at_turn >= in_block) {
+		out->inflight_layer_mbs = a->w_turn;
+		out->act_layers_bytes = a->w_turn * a->per_layer;
+		return fmax(a->logits_transient, a->tr_z3);
 	}
+	out->inflight_layer_mbs = a->w_any + (a->si_layer > 0 ? 1 : 0);
+	out->act_layers_bytes = a->w_any * a->per_layer + a->si_layer;
+	out->act_logits_bytes = 0; /* freed by the loss's backward */
+	return fmax(a->tr_layer, a->tr_z3);
+}
+
+pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *out, pp_error *err)
+{
+	const pp_system *s = sc->system;
+	const pp_plan *p = &sc->plan;
+	if (stage < 0 || stage >= p->pp)
+		return ppi_fail(err, "", "stage", "stage %d is outside 0..%d", stage, p->pp - 1);
+	memset(out, 0, sizeof *out);
+	out->stage = stage;
+	ppi_stage_kinds sk;
+	ppi_scenario_stage_kinds(sc, stage, &sk);
+	out->layers = sk.layers;
+	/* The schedule's placement: the head on the last rank, or under DHelix's
+	 * U (wshape) on rank 0 with the embedding (schedule_type.h). */
+	stage_acc a = {0};
+	a.first = stage == 0;
+	a.last = stage == sc->head_stage;
+	act_ctx c;
+	act_ctx_init(&c, &sc->mb, s);
+	stage_params(sc, &sk, &c, &a);
+	out->params = a.dense + a.experts;
+	model_state(sc, &a, out);
+	activations(sc, stage, &c, &a, out);
+	/* ---- transients: the largest buffer that comes and goes at the peak */
+	transients(sc, &c, &a);
+	double tr = fmax(a.logits_transient, fmax(a.tr_layer, a.tr_z3));
+	if (a.wshape)
+		tr = wshape_peak(&a, out);
 	out->activations_bytes =
 	    out->act_layers_bytes + out->act_embedding_bytes + out->act_logits_bytes;
 	out->transient_bytes = tr;

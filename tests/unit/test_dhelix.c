@@ -952,6 +952,65 @@ static void test_overlap_platform_is_data(void **state)
 	assert_true(e.time.iteration_s == named);
 }
 
+/* pp_report_pairing_text (estimate --pairing on): a table per layer kind
+ * whose steps are pp_dh_layer_pair's plan of that layer, and the table's
+ * errors returned with the field named, nothing written. */
+static void test_report_pairing_text(void **state)
+{
+	(void)state;
+	pp_model m;
+	pp_system s;
+	pp_job job;
+	pp_plan p;
+	pp_error err;
+	static pp_estimate e;
+	assert_int_equal(pp_model_preset("llama3-8b", &m, &err), PP_OK);
+	assert_int_equal(pp_system_preset("dgx-h100", &s, &err), PP_OK);
+	pp_job_init(&job);
+	job.global_batch = 16;
+	job.seq_len = 4096;
+	pp_plan_init(&p);
+	p.tp = 8;
+	p.pp = 1;
+	p.schedule = PP_SCHED_WSHAPE;
+	assert_int_equal(pp_estimate_run(&m, &s, &job, &p, 8, &e, &err), PP_OK);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(pp_report_pairing_text(&e, f, &err), PP_OK);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(text, "\nDHelix pairing, layer 0 (dense), overlap table h100:\n"));
+	assert_null(strstr(text, "(MoE)")); /* a dense model: one table */
+	/* its steps: the plan of the layer paired here */
+	static pp_work ws;
+	static pp_dh_layer l;
+	static pp_dh_result r;
+	pp_dh_overlap o;
+	pp_work_init(&ws);
+	assert_int_equal(pp_dh_overlap_of_system(&e.system, e.plan.tp, &o, &err), PP_OK);
+	assert_int_equal(pp_dh_layer_build(&e.model, &e.system, &e.job, &e.plan, 0, &ws, &l, &err),
+	                 PP_OK);
+	pp_dh_layer_pair(&o, &l, &r);
+	char last[64];
+	snprintf(last, sizeof last, "\n  %-4d ", r.plan.nsteps);
+	assert_non_null(strstr(text, last));
+	snprintf(last, sizeof last, "\n  %-4d ", r.plan.nsteps + 1);
+	assert_null(strstr(text, last));
+	free(text);
+	/* no overlap table for the GPU: refused, nothing written */
+	e.system.gpu.overlap_platform[0] = '\0';
+	e.system.dh_overlap_set = false;
+	text = NULL;
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(pp_report_pairing_text(&e, f, &err), PP_EINPUT);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(len, 0);
+	assert_string_equal(err.field, "gpu.overlap_platform");
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -969,6 +1028,7 @@ int main(void)
 	    cmocka_unit_test(test_saved_bounds_random),
 	    cmocka_unit_test(test_saved_bounds_layers),
 	    cmocka_unit_test(test_overlap_platform_is_data),
+	    cmocka_unit_test(test_report_pairing_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

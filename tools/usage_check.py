@@ -9,7 +9,7 @@ also takes the shared table common_opts of cli/options.c, or `cli_args NAME =
 {"verb", usage_fn, table, ...}`, which takes its own only) and the text its
 usage function prints (`cli_usage(f, "verb")`, docs/usage/verb.txt).  A verb
 parsed without a table (paraplan itself, list) accepts the "--name" literals
-of the file that prints its text.  Then, for each verb:
+of the file that prints its text (BY_HAND).  Then, for each verb:
   - every option it accepts appears as "--name" in its text (-h/--help is
     every verb's and need not); a verb whose text sends the reader to
     'paraplan estimate' for the shared options (DELEGATES) may leave those to
@@ -38,6 +38,10 @@ FOREIGN = {"decoder-first", "account-for-embedding-in-pipeline-split"}
 
 # The command's own text, an overview of the verbs, may name any verb's option.
 OVERVIEW = "paraplan"
+
+# Verbs parsed by hand (strcmp in cli/main.c, cli/list.c), without an option
+# table: they accept the "--name" literals of the file that prints their text.
+BY_HAND = {"paraplan", "list"}
 
 # Usage functions that print no docs/usage/ text, and why.
 EXEMPT = {
@@ -124,8 +128,11 @@ def check(root):
                 shared[verb] = True
             accepts.setdefault(verb, set()).update(names)
     for verb, fname in printed_by.items():
-        if verb not in accepts:  # parsed by hand: the flags its file compares
+        if verb in BY_HAND:  # the flags its file compares
             accepts[verb] = set(LITERAL_FLAG.findall(sources[fname]))
+        elif verb not in accepts:
+            errors.append(f"cli/{fname}: prints docs/usage/{verb}.txt but no cli_verb or "
+                          f"cli_args initializer of {verb} was found")
 
     files = sorted(n[:-4] for n in os.listdir(usage_dir) if n.endswith(".txt"))
     for verb in files:

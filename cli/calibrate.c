@@ -18,7 +18,7 @@
  * --nccl-tests, which add.  A flag of another mode is refused
  * (calibrate_mode), never ignored.  A new flag: a code, a row, a field of
  * calibrate_args, a case in calibrate_flag, the mode it belongs to in
- * calibrate_mode, and a line in calibrate_usage.
+ * calibrate_mode, and a line in docs/usage/calibrate.txt.
  */
 enum {
 	OPT_DATA = 256,
@@ -60,40 +60,7 @@ typedef struct calibrate_args {
 
 static void calibrate_usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: paraplan calibrate [--data FILE] [--gpu G[:STACK]]... [--cross-validate "
-	        "record|source]\n"
-	        "                          [--kernel-model] [--json] [--quiet]\n"
-	        "       paraplan calibrate --nccl-tests LOG [LOG...] --system S [--output FILE]\n"
-	        "       paraplan calibrate --step-times FILE [--output FILE]\n"
-	        "\n"
-	        "Fits each GPU's efficiencies (and its systems' network efficiencies)\n"
-	        "to the runs measured on it (default: every GPU the records use).\n"
-	        "  --data FILE       run records (default as for validate)\n"
-	        "  --gpu G           fit this GPU only (repeatable, at most %d)\n"
-	        "  --gpu G:STACK     fit only G's records of one training stack\n"
-	        "                    (megatron, llm-foundry, ...)\n"
-	        "  --gpu '*'         one fit over every GPU's records ('*:STACK':\n"
-	        "                    every GPU's records of one stack)\n"
-	        "  --kernel-model    time compute with the measured kernel model scaled\n"
-	        "                    to each GPU and fit the stack's fractions of it\n"
-	        "                    (gemm, gemm_fp8, attn, memory <= 1; gemm up to\n"
-	        "                    the GPU's own measured best where its GEMM rate\n"
-	        "                    is carried from the H100's) and kernel_s\n"
-	        "  --cross-validate record  refit without each record, predict it\n"
-	        "  --cross-validate source  refit without each source, predict its\n"
-	        "                    records; MAPE per source, GPU, stack, dense/MoE\n"
-	        "                    and scale (--json: as JSON)\n"
-	        "  --quiet           no progress on a terminal (any mode)\n"
-	        "--nccl-tests fits the NVLink tier (single-domain logs) and the NIC tier (logs\n"
-	        "across nodes) of system S to nccl-tests output (text or -J JSON) and writes\n"
-	        "the calibrated system JSON to FILE (default: stdout; the fit's summary then\n"
-	        "goes to stderr); at most %d logs.\n"
-	        "--step-times fits the efficiencies to measured step times (CSV).\n"
-	        "  -h, --help        this text\n"
-	        "Options are named in full (no abbreviations); one given twice: the last wins\n"
-	        "(--gpu and --nccl-tests add).  A flag of another mode is refused.\n",
-	        MAX_GPUS, CLI_NCCL_MAX_LOGS);
+	cli_usage(f, "calibrate"); /* docs/usage/calibrate.txt */
 }
 
 static int add_log(calibrate_args *a, const char *path)

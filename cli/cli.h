@@ -9,6 +9,7 @@
 
 #include "paraplan/calib.h"
 #include "paraplan/paraplan.h"
+#include "usage.h" /* cli_usage: the verbs' help texts, docs/usage/ */
 
 /* Documented exit codes. */
 enum { EXIT_ANSWERED = 0, EXIT_INTERNAL = 1, EXIT_BADINPUT = 2 };

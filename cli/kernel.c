@@ -13,12 +13,7 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: paraplan kernel [--gpu-profile DIR] --system S\n"
-	           "Fits the kernel model (docs/kernel.md) to the measured tables in DIR\n"
-	           "(tools/probe/paraplan_probe.py writes them) with the datasheet peaks of\n"
-	           "system S's GPU, and prints the parameters and each table's MAPE.\n"
-	           "Without --gpu-profile: the reference H100 parameters carried over to S's\n"
-	           "GPU as fractions of its datasheet peaks, with its SM count.\n");
+	cli_usage(f, "kernel"); /* docs/usage/kernel.txt */
 }
 
 enum { OPT_PROFILE = 1, OPT_SYSTEM };

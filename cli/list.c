@@ -40,12 +40,7 @@ int cli_list(int argc, char **argv)
 		pp_kind kind;
 	} kinds[] = {{"models", PP_KIND_MODEL}, {"gpus", PP_KIND_GPU}, {"systems", PP_KIND_SYSTEM}};
 	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		printf(
-		    "usage: paraplan list models|gpus|systems|params\n"
-		    "params: the named model parameters (GPU efficiencies, system and framework\n"
-		    "parameters): unit, the range the JSON readers accept, whether 'paraplan\n"
-		    "calibrate' fits them (bounds, log scale, neutral start) and what they "
-		    "mean.\n");
+		cli_usage(stdout, "list"); /* docs/usage/list.txt */
 		return EXIT_ANSWERED;
 	}
 	if (argc != 2) {

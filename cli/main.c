@@ -9,23 +9,7 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: paraplan <command> [options]\n"
-	           "\n"
-	           "commands:\n"
-	           "  estimate   memory of one plan, per GPU, and whether it fits\n"
-	           "  list       built-in presets and parameters: paraplan list "
-	           "models|gpus|systems|params\n"
-	           "  search     the fastest plans that fit, over every dimension and placement\n"
-	           "  validate   predictions vs. published, measured runs (throughput; --memory)\n"
-	           "  calibrate  fit a system's efficiency parameters to the published runs\n"
-	           "  kernel     fit the kernel model to a GPU profile's measured tables\n"
-	           "  sweep      one plan over GPUs, dp or micro-batch: time, scaling, cost\n"
-	           "  place      map workers to GPUs on a bandwidth matrix (annealing)\n"
-	           "  help       this text; 'paraplan estimate --help' for the options\n"
-	           "  version    print the version\n"
-	           "\n"
-	           "exit codes: 0 answered (a plan that does not fit is an answer), 1 internal "
-	           "failure, 2 bad input or usage\n");
+	cli_usage(f, "paraplan"); /* docs/usage/paraplan.txt */
 }
 
 static int dispatch(int argc, char **argv)

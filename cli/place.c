@@ -11,27 +11,7 @@
 
 static void place_usage(FILE *f)
 {
-	fprintf(f, "usage: paraplan place --model M --system S --gpus N --gbs B --seq L\n"
-	           "                      (--bandwidth FILE | --synthetic SEED) [options]\n"
-	           "\n"
-	           "  --bandwidth FILE  measured bandwidths: Pipette JSON {\"gpus\": [...],\n"
-	           "                    \"bandwidth\": [[...]]} (GB/s unless \"unit\" says B/s,\n"
-	           "                    MB/s or Gb/s) or mpiGraph output (node x node, MB/s)\n"
-	           "  --synthetic SEED  a synthetic node x node matrix instead: the system's NIC\n"
-	           "                    bandwidth, links down to half of it (Pipette-like)\n"
-	           "  --seed N          annealing seed (default 1; same seed, same mapping)\n"
-	           "  --moves N         annealing budget in moves (default 100000)\n"
-	           "  --rankfile FILE   write the mapping as an Open MPI rankfile\n"
-	           "                    ('rank R=HOST slot=GPU'; hosts node0, node1, ...)\n"
-	           "  --traffic FILE    write the GPU x GPU traffic of the mapped placement\n"
-	           "                    (JSON; CSV when FILE ends in .csv) and print its totals\n"
-	           "  --large-output    --traffic above 65,536 GPUs too (refused without it)\n"
-	           "  --output FILE     write the report there (atomically)\n"
-	           "\n"
-	           "Every 'paraplan estimate' plan option applies (--tp, --pp, --mbs, ...);\n"
-	           "workers are ranked tp-dp-pp (Megatron's default order); cp must be 1.\n"
-	           "--json, --order, --tokens and --usd-per-gpu-hour are refused: the report\n"
-	           "is text, the order fixed, and it has no training time or cost.\n");
+	cli_usage(f, "place"); /* docs/usage/place.txt */
 }
 
 enum { OPT_BW = CLI_OPT_VERB, OPT_SYN, OPT_SEED, OPT_MOVES, OPT_RANKFILE, OPT_TRAFFIC, OPT_LARGE };

@@ -53,42 +53,7 @@ typedef struct sweep_args {
 
 static void sweep_usage(FILE *f)
 {
-	fprintf(
-	    f,
-	    "usage: paraplan sweep --over gpus|dp|mbs --values LIST --model M --system S\n"
-	    "                      --seq L (--gbs B | --replica-batch B) [estimate options]\n"
-	    "\n"
-	    "Estimates one plan at every point of one axis (seed 000 §6, ConfigTuner):\n"
-	    "  --over gpus      GPU counts; dp = gpus / (tp pp cp)\n"
-	    "  --over dp        data-parallel degrees at fixed --tp --pp --cp; gpus = tp pp cp dp\n"
-	    "  --over mbs       micro-batch sizes at fixed --tp --pp --cp and --gpus (or --dp)\n"
-	    "  --values LIST    points: 1,2,4 or A:B or A:B:STEP, combined: 1:8,16,32:64:16\n"
-	    "  --replica-batch B  sequences per model replica, fixed: global batch = B x dp\n"
-	    "                   (default: the global batch --gbs is fixed)\n"
-	    "  --tokens T       training budget: days, GPU-hours and costs per point\n"
-	    "  --usd-per-gpu-hour P  rental price (default: the system preset's)\n"
-	    "  --usd-per-gpu P  purchase price of one GPU: cost of buying the point's GPUs\n"
-	    "  --csv            CSV instead of the table (SI units)\n"
-	    "  --json           JSON instead of the table (units in the names)\n"
-	    "  --html FILE      also write a self-contained HTML report: the scaling and\n"
-	    "                   cost curves and the points\n"
-	    "  --svg DIR        also write the same charts as DIR/scaling.svg, DIR/cost.svg\n"
-	    "  --output FILE    write there (atomically) instead of standard output\n"
-	    "  --quiet          no progress on stderr (shown only when it is a terminal)\n"
-	    "  --deadline-days D  with --tokens: the point with the fewest GPUs that trains\n"
-	    "                   the budget within D days, and what binds\n"
-	    "  --budget-usd B   with --tokens and a price: the fastest point whose rent is at\n"
-	    "                   most B (with --deadline-days: both must hold)\n"
-	    "  --mtbf-gpu-hours H, --ckpt-write-gbps G, --restart-min M, --ckpt-async on|off\n"
-	    "                   with --deadline-days or --budget-usd: days and rent under\n"
-	    "                   failures and checkpoints (as estimate's goodput)\n"
-	    "\n"
-	    "Every 'paraplan estimate' option sets the plan the sweep starts from\n"
-	    "(see 'paraplan estimate --help'), the pipeline split included\n"
-	    "(--first-stage-layers N, --last-stage-layers N, --embedding-as-layer on|off,\n"
-	    "--loss-as-layer on|off).  A point whose plan is invalid is listed\n"
-	    "with the reason; the fastest point that fits and the cheapest to rent are\n"
-	    "marked.\n");
+	cli_usage(f, "sweep"); /* docs/usage/sweep.txt */
 }
 
 /* pp_sweep_opts.progress: points done, their rate. */

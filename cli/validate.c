@@ -32,7 +32,7 @@
  * validate's flags (cli_args_parse: exact names, -h/--help; a flag given
  * twice: the last one wins).  A new flag: a code here, a row in
  * validate_opts, a field in validate_args, a case in validate_flag, a line in
- * validate_usage, and a refusal in validate_check if it does not combine.
+ * docs/usage/validate.txt, and a refusal in validate_check if it does not combine.
  */
 enum { OPT_DATA = 256, OPT_MEMORY, OPT_SEARCH, OPT_JSON, OPT_OUTPUT, OPT_QUIET };
 
@@ -78,24 +78,7 @@ static int validate_check(const validate_args *a)
 
 static void validate_usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: paraplan validate [--data FILE] [--memory | --search] [--json] "
-	        "[--output FILE]\n"
-	        "\n"
-	        "  --data FILE   run records (default: $PARAPLAN_SHARED_DIR/validation/"
-	        "public-runs.json,\n"
-	        "                else ../shared/validation/public-runs.json, else the installed\n"
-	        "                <prefix>/share/paraplan/public-runs.json); - reads standard\n"
-	        "                input.  A file with no usable record is an error (exit 2)\n"
-	        "  --memory      judge the predicted peak memory per GPU instead of throughput\n"
-	        "  --search      for each record, the fastest plan paraplan finds for its model,\n"
-	        "                GPUs and batch, next to the authors' plan (predicted times;\n"
-	        "                text only: not with --memory or --json)\n"
-	        "  --json        JSON instead of text\n"
-	        "  --output FILE write there (atomically) instead of standard output\n"
-	        "  --quiet       no progress on stderr (shown only when it is a terminal)\n"
-	        "  -h, --help    this text\n"
-	        "Options are named in full (no abbreviations); one given twice: the last wins.\n");
+	cli_usage(f, "validate"); /* docs/usage/validate.txt */
 }
 
 static bool readable(const char *path)

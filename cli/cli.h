@@ -186,21 +186,6 @@ int cli_calibrate_nccl(const char *const *paths, size_t np, const char *system, 
 int cli_calibrate_steps(const char *path, const char *output);
 int cli_sweep(int argc, char **argv);
 int cli_search(int argc, char **argv);
-/*
- * Why run records were skipped, counted by kind (a reason's words up to its
- * first " (", " '" or ": "), for "no usable record in FILE: 3 skipped (2
- * parallel plan not stated, 1 unknown GPU)".
- */
-#define CLI_SKIP_KINDS 12
-typedef struct cli_skips {
-	size_t total, n;
-	char kind[CLI_SKIP_KINDS][96];
-	size_t count[CLI_SKIP_KINDS];
-} cli_skips;
-void cli_skips_add(cli_skips *s, const char *reason);
-void cli_skips_format(const cli_skips *s, char *buf, size_t n);
-/* The default run-records file (public-runs.json) into `out`; false if none. */
-bool cli_default_data(char *out, size_t n);
 /* calibrate --cross-validate source (cli/calibrate_cv.c): pp_calib_cross_validate
  * (each GPU fitted on the records of the other sources, the held-out source's
  * predicted) printed: MAPE per source, GPU, stack, dense/MoE and scale,

@@ -26,6 +26,7 @@
 #include "share.h"
 #include "dhelix.h"
 #include "goodput.h"
+#include "inputs.h"
 #include "launch.h"
 #include "inverse.h"
 

@@ -12,6 +12,7 @@
 #include "params.h"
 #include "report.h"
 #include "search.h"
+#include "search_parse.h"
 #include "spec.h"
 #include "sweep.h"
 #include "workload.h"

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "paraplan/calib.h"
+#include "paraplan/output.h"
 #include "paraplan/paraplan.h"
 
 /* Documented exit codes. */
@@ -31,21 +32,11 @@ extern bool cli_message_is_note;
 int cli_fail(pp_status st, const pp_error *err);
 
 /*
- * Output sink: stdout ("-" or no path), or a temporary file (mode 0666 less the
- * umask; a file rewritten keeps its mode) in the directory of the file `path`
- * names, renamed over it on success so a failure never leaves half a file.
- * A symbolic link is followed: its target is written, the link stays.  An
- * existing FIFO or character device (/dev/null) is written in place.
+ * Output sink (pp_output, include/paraplan/output.h): stdout ("-" or no
+ * path), or a temporary file renamed over the file `path` names when the
+ * command answers (cli_finish), so a failure never leaves half a file.
  */
-typedef struct cli_out {
-	FILE *f;
-	const char *path;  /* as given, for messages; NULL for stdout */
-	char target[4096]; /* the file written: `path`, or where its links lead */
-	char tmp[4096 + 16];
-	bool direct; /* written in place */
-	bool keep_mode;
-	unsigned mode; /* of the file replaced */
-} cli_out;
+typedef pp_output cli_out;
 /*
  * Before any work: can `path` (given to `flag` of `verb`) be written?  An
  * empty name, a directory, a missing or unwritable directory are refused.

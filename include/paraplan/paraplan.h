@@ -8,6 +8,7 @@
 #define PARAPLAN_VERSION "0.1.0"
 
 #include "error.h"
+#include "output.h"
 #include "estimate.h"
 #include "params.h"
 #include "report.h"

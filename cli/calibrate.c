@@ -154,43 +154,23 @@ static char calibrate_mode(const calibrate_args *a)
 static cli_progress fit_progress;
 static const char *fit_gpu;
 
-/* The record states a throughput, something to fit to (pp_run_compare). */
-static bool measured(const pp_run_info *i)
+/* The progress line of the fits: after each sweep, before each record held out. */
+static void on_sweep(const pp_fit *f, void *ctx)
 {
-	const double v[] = {i->iteration_time_s, i->tokens_per_s_per_gpu, i->tflops_per_gpu, i->mfu,
-	                    i->hfu};
-	for (size_t k = 0; k < sizeof v / sizeof *v; k++)
-		if (isfinite(v[k]) && v[k] > 0)
-			return true;
-	return false;
+	(void)ctx;
+	cli_progress_show(&fit_progress, 0, false, "%s: %zu records, sweep %d, MAPE %.1f%%",
+	                  fit_gpu, pp_fit_records(f), pp_fit_iterations(f), 100 * pp_fit_mape(f));
 }
 
-static void run_fit(pp_fit *f)
+static void on_held_out(const pp_fit *f, size_t k, size_t n, void *ctx)
 {
-	do {
-		pp_fit_iterate(f);
-		cli_progress_show(&fit_progress, 0, false, "%s: %zu records, sweep %d, MAPE %.1f%%",
-		                  fit_gpu, pp_fit_records(f), pp_fit_iterations(f),
-		                  100 * pp_fit_mape(f));
-	} while (!pp_fit_test(f, 1e-4) && pp_fit_iterations(f) < 30);
+	(void)f;
+	(void)ctx;
+	cli_progress_show(&fit_progress, (double)k / (double)n, false,
+	                  "%s: leave-one-out, record %zu of %zu", fit_gpu, k + 1, n);
 }
 
-/* Leave-one-out: refit without each record and predict it. */
-static void cross_validate(pp_fit *f, double *sum, size_t *count)
-{
-	size_t n = pp_fit_records(f);
-	for (size_t k = 0; k < n; k++) {
-		cli_progress_show(&fit_progress, (double)k / (double)n, false,
-		                  "%s: leave-one-out, record %zu of %zu", fit_gpu, k + 1, n);
-		pp_fit_hold_out(f, k);
-		run_fit(f);
-		double e = pp_fit_error(f, k);
-		if (e == e) {
-			*sum += e < 0 ? -e : e;
-			(*count)++;
-		}
-	}
-}
+static const pp_fit_watch fit_watch = {on_sweep, on_held_out, NULL};
 
 /* The fitted parameters of the GPU's "efficiency" (gpu) or of the system's
  * "framework" object, as JSON to copy into the presets: fractions with three
@@ -221,7 +201,7 @@ static int fit_one(const pp_runs *runs, const char *gpu, bool kernel, bool cv, d
 	if (st)
 		return cli_fail(st, &err);
 	fit_gpu = gpu;
-	run_fit(f);
+	pp_fit_converge(f, &fit_watch);
 	cli_progress_end(&fit_progress);
 	if (!isfinite(pp_fit_mape_start(f))) {
 		/* Nothing to fit to: never print "MAPE inf%". */
@@ -259,7 +239,7 @@ static int fit_one(const pp_runs *runs, const char *gpu, bool kernel, bool cv, d
 	if (cv) {
 		double sum = 0;
 		size_t n = 0;
-		cross_validate(f, &sum, &n);
+		pp_fit_leave_one_out(f, &fit_watch, &sum, &n);
 		cli_progress_end(&fit_progress);
 		if (n)
 			printf("  leave-one-out MAPE %.1f%% over %zu records\n", 100 * sum / n, n);
@@ -312,7 +292,7 @@ int cli_calibrate(int argc, char **argv)
 	bool cv_source = a.cv_source, json = a.json, quiet = a.quiet, kernel = a.kernel;
 	char path[PATH_MAX + 64];
 	if (!data) {
-		if (!cli_default_data(path, sizeof path)) {
+		if (!pp_runs_default_path(path, sizeof path)) {
 			cli_message(
 			    "calibrate: no run records found: set PARAPLAN_SHARED_DIR or pass "
 			    "--data FILE");
@@ -328,39 +308,17 @@ int cli_calibrate(int argc, char **argv)
 	if (nsys == 0) {
 		/* Every GPU some record ran on, in order of appearance. */
 		static char names[MAX_GPUS][PP_NAME_MAX];
-		cli_skips why = {0};
-		for (size_t i = 0; i < pp_runs_count(runs) && nsys < MAX_GPUS; i++) {
-			pp_model m;
-			pp_system s;
-			pp_job j;
-			pp_plan p;
-			long long g;
-			pp_run_info info;
-			st = pp_run_inputs(runs, i, &m, &s, &j, &p, &g, &info, &err);
-			if (st == PP_EINPUT) {
-				cli_skips_add(&why, err.text);
-				continue;
-			}
-			if (st) {
-				pp_runs_free(runs);
-				return cli_fail(st, &err);
-			}
-			if (!measured(&info)) {
-				cli_skips_add(&why, "without a throughput measurement");
-				continue;
-			}
-			int k = 0;
-			while (k < nsys && strcmp(names[k], s.gpu.name) != 0)
-				k++;
-			if (k == nsys) {
-				snprintf(names[nsys], sizeof names[0], "%s", s.gpu.name);
-				systems[nsys] = names[nsys];
-				nsys++;
-			}
+		pp_skips why = {0};
+		size_t ng = 0;
+		if ((st = pp_runs_gpus(runs, names, MAX_GPUS, &ng, &why, &err))) {
+			pp_runs_free(runs);
+			return cli_fail(st, &err);
 		}
+		for (nsys = 0; nsys < (int)ng; nsys++)
+			systems[nsys] = names[nsys];
 		if (nsys == 0) {
 			char text[1024];
-			cli_skips_format(&why, text, sizeof text);
+			pp_skips_format(&why, text, sizeof text);
 			cli_message("calibrate: no usable record in %s: %s", data, text);
 			pp_runs_free(runs);
 			return EXIT_BADINPUT;

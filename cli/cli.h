@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "paraplan/calib.h"
+#include "paraplan/output.h"
 #include "paraplan/paraplan.h"
 #include "usage.h" /* cli_usage: the verbs' help texts, docs/usage/ */
 
@@ -32,21 +33,11 @@ extern bool cli_message_is_note;
 int cli_fail(pp_status st, const pp_error *err);
 
 /*
- * Output sink: stdout ("-" or no path), or a temporary file (mode 0666 less the
- * umask; a file rewritten keeps its mode) in the directory of the file `path`
- * names, renamed over it on success so a failure never leaves half a file.
- * A symbolic link is followed: its target is written, the link stays.  An
- * existing FIFO or character device (/dev/null) is written in place.
+ * Output sink (pp_output, include/paraplan/output.h): stdout ("-" or no
+ * path), or a temporary file renamed over the file `path` names when the
+ * command answers (cli_finish), so a failure never leaves half a file.
  */
-typedef struct cli_out {
-	FILE *f;
-	const char *path;  /* as given, for messages; NULL for stdout */
-	char target[4096]; /* the file written: `path`, or where its links lead */
-	char tmp[4096 + 16];
-	bool direct; /* written in place */
-	bool keep_mode;
-	unsigned mode; /* of the file replaced */
-} cli_out;
+typedef pp_output cli_out;
 /*
  * Before any work: can `path` (given to `flag` of `verb`) be written?  An
  * empty name, a directory, a missing or unwritable directory are refused.
@@ -187,21 +178,6 @@ int cli_calibrate_nccl(const char *const *paths, size_t np, const char *system, 
 int cli_calibrate_steps(const char *path, const char *output);
 int cli_sweep(int argc, char **argv);
 int cli_search(int argc, char **argv);
-/*
- * Why run records were skipped, counted by kind (a reason's words up to its
- * first " (", " '" or ": "), for "no usable record in FILE: 3 skipped (2
- * parallel plan not stated, 1 unknown GPU)".
- */
-#define CLI_SKIP_KINDS 12
-typedef struct cli_skips {
-	size_t total, n;
-	char kind[CLI_SKIP_KINDS][96];
-	size_t count[CLI_SKIP_KINDS];
-} cli_skips;
-void cli_skips_add(cli_skips *s, const char *reason);
-void cli_skips_format(const cli_skips *s, char *buf, size_t n);
-/* The default run-records file (public-runs.json) into `out`; false if none. */
-bool cli_default_data(char *out, size_t n);
 /* calibrate --cross-validate source (cli/calibrate_cv.c): pp_calib_cross_validate
  * (each GPU fitted on the records of the other sources, the held-out source's
  * predicted) printed: MAPE per source, GPU, stack, dense/MoE and scale,

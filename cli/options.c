@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "options.h"
-#include "paraplan/kernel.h"
 
 enum {
 	OPT_MODEL = 256,
@@ -530,61 +529,40 @@ int cli_opts_require(const cli_opts *o, const char *verb, bool need_gpus, bool n
 	return 0;
 }
 
-int cli_opts_inputs(const cli_opts *o, pp_model *model, pp_system *sys)
+int cli_inputs(const cli_opts *o, pp_inputs *in)
 {
 	if (o->model_ref && o->system_ref && strcmp(o->model_ref, "-") == 0 &&
 	    strcmp(o->system_ref, "-") == 0) {
 		cli_message("--model - and --system - cannot both read standard input");
 		return EXIT_BADINPUT;
 	}
+	const pp_input_refs refs = {o->model_ref,   o->system_ref, &o->flags_model, o->framework,
+	                            o->gpu_profile, o->overlap,    o->price};
+	pp_inputs_part part;
 	pp_error err;
 	pp_error_clear(&err);
-	pp_status st = PP_OK;
-	if (o->model_ref)
-		st = pp_model_resolve(o->model_ref, model, &err);
-	else
-		*model = o->flags_model;
-	if (st) {
-		if (!err.source[0])
-			snprintf(err.field, sizeof err.field, "--model");
-		return cli_fail(st, &err);
+	in->job = o->job;
+	in->plan = o->plan;
+	in->gpus = o->gpus;
+	pp_status st = pp_inputs_resolve(&refs, in, &part, &err);
+	/* The reference that failed, named by its flag where the reader named no file. */
+	static const char *const flag[] = {
+	    "", "--model", "--system", "--framework", "--gpu-profile", "--overlap"};
+	if (st && (part == PP_INPUTS_FRAMEWORK ||
+	           (!err.source[0] && (part != PP_INPUTS_GPU_PROFILE || !err.field[0]))))
+		snprintf(err.field, sizeof err.field, "%s", flag[part]);
+	return st ? cli_fail(st, &err) : 0;
+}
+
+int cli_opts_inputs(const cli_opts *o, pp_model *model, pp_system *sys)
+{
+	pp_inputs in;
+	int rc = cli_inputs(o, &in);
+	if (!rc) {
+		*model = in.model;
+		*sys = in.system;
 	}
-	st = pp_system_resolve(o->system_ref, sys, &err);
-	if (st) {
-		if (!err.source[0])
-			snprintf(err.field, sizeof err.field, "--system");
-		return cli_fail(st, &err);
-	}
-	if (o->framework && (st = pp_system_set_framework(sys, o->framework, &err))) {
-		snprintf(err.field, sizeof err.field, "--framework");
-		return cli_fail(st, &err);
-	}
-	if (o->gpu_profile) {
-		/* The GPU's measured kernel tables: its kernel model replaces the
-		 * roofline with fitted efficiencies for compute and memory-bound ops. */
-		pp_kernel_profile *prof = NULL;
-		st = pp_kernel_profile_read(o->gpu_profile, &prof, &err);
-		if (st == PP_OK)
-			st = pp_kernel_fit(prof, &sys->gpu, &err);
-		pp_kernel_profile_free(prof);
-		if (st) {
-			if (!err.source[0] && !err.field[0])
-				snprintf(err.field, sizeof err.field, "--gpu-profile");
-			return cli_fail(st, &err);
-		}
-	}
-	if (o->price >= 0)
-		sys->usd_per_gpu_hour = o->price;
-	if (o->overlap) {
-		pp_dh_overlap t;
-		if ((st = pp_dh_overlap_resolve(o->overlap, &t, &err))) {
-			if (!err.source[0])
-				snprintf(err.field, sizeof err.field, "--overlap");
-			return cli_fail(st, &err);
-		}
-		pp_dh_system_set_overlap(sys, &t);
-	}
-	return 0;
+	return rc;
 }
 
 /* Plan and job errors come back as "plan.tp"; say "--tp" instead. */

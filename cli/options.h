@@ -92,7 +92,16 @@ int cli_opts_require(const cli_opts *o, const char *verb, bool need_gpus, bool n
  * EXIT_BADINPUT. */
 int cli_overlap_check(const char *verb, const cli_opts *o);
 
-/* Resolve --model, --system, --framework and the price.  0 or an exit code. */
+/* The inputs bundle of the flags: --model, --system, --framework,
+ * --gpu-profile, --overlap and the price resolved (pp_inputs_resolve), the
+ * job, plan and GPU count copied.  0 or an exit code (after one message). */
+int cli_inputs(const cli_opts *o, pp_inputs *in);
+/* One run of a step-times file (cli/calibrate_steps.c): its `flags` (cut
+ * into words in place: whitespace, "double quotes" group) read as `paraplan
+ * estimate` reads them into *o, resolved into *in and estimated once.  `id`
+ * names the run in messages.  0 or an exit code (after one message). */
+int cli_step_inputs(const char *id, char *flags, cli_opts *o, pp_inputs *in);
+/* cli_inputs' model and system only.  0 or an exit code. */
 int cli_opts_inputs(const cli_opts *o, pp_model *model, pp_system *sys);
 
 /*

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "paraplan/search_parse.h"
 
 enum {
 	OPT_TOP = CLI_OPT_VERB,
@@ -157,141 +158,10 @@ static int handle(int code, const char *v, void *vctx)
 	return EXIT_BADINPUT;
 }
 
-/* "8", "1,2,4" or "4:16" into `d`, each value once (a range keeps every
- * integer; the search keeps those the model allows).  More values than the
- * space holds are refused, never cut. */
-static int parse_dim(const char *flag, const char *v, long long lo, long long hi, pp_search_dim *d)
+/* A library refusal of a flag's value: the one message, EXIT_BADINPUT. */
+static int space_fail(pp_status st, const pp_error *err)
 {
-	d->count = 0;
-	const char *colon = strchr(v, ':');
-	if (colon && !strchr(v, ',')) {
-		char a[32], b[32];
-		size_t la = (size_t)(colon - v);
-		if (la == 0 || la >= sizeof a || strlen(colon + 1) >= sizeof b) {
-			cli_message("%s: expected a range such as 4:16, got '%s'", flag, v);
-			return EXIT_BADINPUT;
-		}
-		memcpy(a, v, la);
-		a[la] = '\0';
-		strcpy(b, colon + 1);
-		long long x, y;
-		if (cli_parse_ll(flag + 2, a, lo, hi, &x) || cli_parse_ll(flag + 2, b, lo, hi, &y))
-			return EXIT_BADINPUT;
-		if (x > y) {
-			cli_message("%s: empty range '%s'", flag, v);
-			return EXIT_BADINPUT;
-		}
-		if (y - x + 1 > PP_SEARCH_MAX_VALUES) {
-			cli_message("search: %s %s has %lld values; at most %d (give a list or a "
-			            "shorter range)",
-			            flag, v, y - x + 1, PP_SEARCH_MAX_VALUES);
-			return EXIT_BADINPUT;
-		}
-		for (long long k = x; k <= y; k++)
-			d->values[d->count++] = (int)k;
-		return 0;
-	}
-	char buf[1024];
-	if (strlen(v) >= sizeof buf) {
-		cli_message("search: %s: list too long (at most %d values)", flag,
-		            PP_SEARCH_MAX_VALUES);
-		return EXIT_BADINPUT;
-	}
-	strcpy(buf, v);
-	int listed = 0;
-	char *save = NULL;
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		long long x;
-		if (cli_parse_ll(flag + 2, tok, lo, hi, &x))
-			return EXIT_BADINPUT;
-		bool dup = false;
-		for (int i = 0; i < d->count && i < PP_SEARCH_MAX_VALUES; i++)
-			dup |= d->values[i] == x;
-		if (dup)
-			continue;
-		if (listed < PP_SEARCH_MAX_VALUES)
-			d->values[d->count++] = (int)x;
-		listed++;
-	}
-	if (listed > PP_SEARCH_MAX_VALUES) {
-		cli_message("search: %s: the list has %d different values; at most %d", flag,
-		            listed, PP_SEARCH_MAX_VALUES);
-		return EXIT_BADINPUT;
-	}
-	if (d->count == 0) {
-		cli_message("%s: expected a value, a list or a range, got '%s'", flag, v);
-		return EXIT_BADINPUT;
-	}
-	return 0;
-}
-
-static const char *const onoff_names[] = {"off", "on"};
-
-/* A list of names into a bit mask (bit i = names[i]); an on/off list also
- * takes estimate's spellings true/false and 1/0. */
-static int parse_names(const char *flag, const char *v, const char *const *names, int n,
-                       unsigned *mask)
-{
-	char buf[256];
-	if (strlen(v) >= sizeof buf) {
-		cli_message("%s: list too long", flag);
-		return EXIT_BADINPUT;
-	}
-	strcpy(buf, v);
-	*mask = 0;
-	char *save = NULL;
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		const char *t = tok;
-		if (names == onoff_names)
-			t = strcmp(t, "true") == 0 || strcmp(t, "1") == 0    ? "on"
-			    : strcmp(t, "false") == 0 || strcmp(t, "0") == 0 ? "off"
-			                                                     : t;
-		int k = -1;
-		for (int i = 0; i < n; i++)
-			if (strcmp(t, names[i]) == 0)
-				k = i;
-		if (k < 0) {
-			char list[128] = "";
-			for (int i = 0; i < n; i++) {
-				strncat(list, names[i], sizeof list - strlen(list) - 1);
-				if (i + 1 < n)
-					strncat(list, ", ", sizeof list - strlen(list) - 1);
-			}
-			cli_message("%s: expected a list of %s, got '%s'", flag, list, tok);
-			return EXIT_BADINPUT;
-		}
-		*mask |= 1u << k;
-	}
-	if (!*mask) {
-		cli_message("%s: expected at least one value", flag);
-		return EXIT_BADINPUT;
-	}
-	return 0;
-}
-
-static int parse_orders(const char *v, pp_search_space *sp)
-{
-	char buf[PP_SEARCH_MAX_ORDERS * PP_ORDER_MAX];
-	if (strlen(v) >= sizeof buf) {
-		cli_message("--order: list too long (at most %d orders)", PP_SEARCH_MAX_ORDERS);
-		return EXIT_BADINPUT;
-	}
-	strcpy(buf, v);
-	char *save = NULL;
-	sp->norders = 0;
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		if (sp->norders == PP_SEARCH_MAX_ORDERS || strlen(t) >= PP_ORDER_MAX) {
-			cli_message("--order: at most %d orders of at most %d characters",
-			            PP_SEARCH_MAX_ORDERS, PP_ORDER_MAX - 1);
-			return EXIT_BADINPUT;
-		}
-		strcpy(sp->orders[sp->norders++], t);
-	}
-	if (sp->norders == 0) {
-		cli_message("--order: expected at least one order");
-		return EXIT_BADINPUT;
-	}
-	return 0;
+	return st ? cli_fail(st, err) : 0;
 }
 
 /*
@@ -366,88 +236,22 @@ static int take(const char *flag, const char *v, void *vctx)
 		            flag);
 		return EXIT_BADINPUT;
 	}
+	pp_error err;
+	pp_error_clear(&err);
 	if (strcmp(flag, "gpus") == 0) { /* a list: a search per count */
 		c->gpus_list.count = 0;
 		if (!strchr(v, ','))
 			return CLI_CONTINUE;
-		return parse_dim("--gpus", v, 1, 10000000, &c->gpus_list);
+		return space_fail(
+		    pp_search_dim_parse("--gpus", v, 1, 10000000, &c->gpus_list, &err), &err);
 	}
 	if (r->rule == EVERY_PLAN)
 		return CLI_CONTINUE;
 	char f[64];
 	snprintf(f, sizeof f, "--%s", flag);
-	const struct {
-		const char *flag;
-		pp_search_dim *d;
-		long long lo, hi;
-	} dims[] = {{"tp", &sp->tp, 1, 1 << 20},
-	            {"tp2", &sp->tp2, 1, 64}, /* the search's bound on n_2 */
-	            {"pp", &sp->pp, 1, 1 << 20},
-	            {"dp", &sp->dp, 1, 10000000},
-	            {"cp", &sp->cp, 1, 1 << 20},
-	            {"ep", &sp->ep, 1, 1 << 20},
-	            {"etp", &sp->etp, 1, 1 << 20},
-	            {"vp", &sp->vp, 1, 1 << 20},
-	            {"mbs", &sp->mbs, 1, 1 << 20},
-	            {"zero", &sp->zero, 0, 3},
-	            {"summa-nb", &sp->summa_nb, 1, 1 << 20}};
-	for (size_t i = 0; i < sizeof dims / sizeof *dims; i++)
-		if (strcmp(flag, dims[i].flag) == 0)
-			return parse_dim(f, v, dims[i].lo, dims[i].hi, dims[i].d);
-	static const char *const rc_names[] = {"none", "selective", "full"};
-	if (strcmp(flag, "sp") == 0)
-		return parse_names(f, v, onoff_names, 2, &sp->sp_mask);
-	if (strcmp(flag, "summa") == 0) /* bit 0: 2D TP with shared weights, bit 1: SUMMA */
-		return parse_names(f, v, onoff_names, 2, &sp->summa_mask);
-	if (strcmp(flag, "recompute") == 0)
-		return parse_names(f, v, rc_names, 3, &sp->recompute_mask);
-	if (strcmp(flag, "schedule") == 0) {
-		const char *sched_names[PP_SCHED_MAX]; /* the registry's, by id */
-		for (int i = 0; i < pp_schedule_type_n; i++)
-			sched_names[i] = pp_schedule_types[i]->name;
-		return parse_names(f, v, sched_names, pp_schedule_type_n, &sp->schedule_mask);
-	}
-	if (strcmp(flag, "order") == 0)
-		return parse_orders(v, sp);
-	return EXIT_INTERNAL; /* a SEARCHED rule above with no parser here */
-}
-
-static bool dim_has(const pp_search_dim *d, int v)
-{
-	for (int i = 0; i < d->count; i++)
-		if (d->values[i] == v)
-			return true;
-	return false;
-}
-
-/* Flags that would have no effect on this space: refused, with the reason. */
-static int check_space(const pp_search_space *sp, const pp_model *m)
-{
-	bool tp2d = false; /* some tp2 > 1 in the space (2D TP is opt-in) */
-	for (int i = 0; i < sp->tp2.count; i++)
-		tp2d |= sp->tp2.values[i] > 1;
-	if (sp->summa_mask == 2u && !tp2d) {
-		cli_message("search: --summa on needs --tp2 values above 1 (SUMMA runs on the tp "
-		            "x tp2 grid; 2D TP is searched only with --tp2)");
-		return EXIT_BADINPUT;
-	}
-	if (sp->summa_nb.count > 0 && (!tp2d || sp->summa_mask == 1u)) {
-		cli_message("search: --summa-nb sets the panels of SUMMA plans: it needs --tp2 "
-		            "values above 1 and not --summa off");
-		return EXIT_BADINPUT;
-	}
-	if (m->moe.num_experts == 0) {
-		if (sp->ep.count > 0 && !dim_has(&sp->ep, 1)) {
-			cli_message("search: --ep: %s is dense; ep must be 1", m->name);
-			return EXIT_BADINPUT;
-		}
-		if (sp->etp.count > 0) {
-			cli_message("search: --etp: %s is dense (etp is tp); leave --etp out",
-			            m->name);
-			return EXIT_BADINPUT;
-		}
-	}
-	return 0;
+	bool known;
+	pp_status st = pp_search_space_set(sp, flag, f, v, &known, &err);
+	return known ? space_fail(st, &err) : EXIT_INTERNAL; /* a SEARCHED rule with no parser */
 }
 
 /* The search's line of progress: sub-spaces, plans evaluated and their rate,
@@ -585,35 +389,16 @@ static int inverse_run(search_ctx *ctx, const cli_opts *o, const pp_model *model
 		if ((rc = run_one(ctx, o, model, sys, counts.values[k], counts.count > 1, &s)))
 			break;
 		pp_inverse_candidate *x = &c[(*n)++];
-		memset(x, 0, sizeof *x);
-		x->value = x->gpus = counts.values[k];
 		all[k] = s;
-		if (!s || pp_search_count(s) == 0)
-			continue;
-		pp_estimate *w = malloc(sizeof *w);
-		if (!w) {
-			cli_message("out of memory");
-			rc = EXIT_INTERNAL;
-			break;
-		}
-		*w = *pp_search_plan(s, 0);
 		pp_error err;
 		pp_error_clear(&err);
-		x->ok = x->fits = true;
-		x->plan = w->plan;
-		x->days = w->train_days;
-		x->usd = w->cost_usd;
-		if (ctx->goodput) {
-			pp_status st = pp_estimate_goodput(w, &ctx->gp, &err);
-			if (st) {
-				free(w);
-				rc = cli_fail(st, &err);
-				break;
-			}
-			x->days = w->goodput.effective_days;
-			x->usd = w->goodput.cost_usd;
+		pp_status st = pp_inverse_candidate_of(
+		    s && pp_search_count(s) ? pp_search_plan(s, 0) : NULL, counts.values[k],
+		    ctx->goodput ? &ctx->gp : NULL, x, &err);
+		if (st) {
+			rc = cli_fail(st, &err);
+			break;
 		}
-		free(w);
 		if (q->deadline_days > 0 && pp_inverse_meets(q, x))
 			break; /* ascending: the fewest GPUs that meet it */
 	}
@@ -627,6 +412,50 @@ static int inverse_run(search_ctx *ctx, const cli_opts *o, const pp_model *model
 	for (int k = 0; k < counts.count; k++)
 		pp_search_free(all[k]);
 	return rc;
+}
+
+/* The answer of an inverse question (NULL for none). */
+typedef struct inverse_answer {
+	pp_inverse_query q;
+	pp_inverse_candidate *cands;
+	size_t n;
+	pp_inverse_result res;
+} inverse_answer;
+
+/* The report of search `s` (the inverse question's answer `ia`) on `f`: 0,
+ * -1 or PP_REPORT_ENOMEM as the report writers return. */
+static int write_report(FILE *f, const search_ctx *ctx, const cli_opts *o, const pp_search *s,
+                        const inverse_answer *ia)
+{
+	int wr = 0;
+	if (ia && o->json) {
+		fputs("{\"inverse\": ", f);
+		wr = pp_report_inverse_json(&ia->q, ia->cands, ia->n, &ia->res, "gpus", f);
+		fputs(",\"search\": ", f);
+		if (!wr && s)
+			wr = pp_report_search_json(s, f);
+		else if (!wr)
+			fputs("null\n", f);
+		fputs("}\n", f);
+	} else if (ia && !ctx->emit) {
+		wr = pp_report_inverse_text(&ia->q, ia->cands, ia->n, &ia->res, "gpus", f);
+		if (!wr && s) {
+			fprintf(f, "\nthe search at %lld GPUs:\n", ia->cands[ia->res.pick].gpus);
+			wr = pp_report_search_text(s, f);
+		}
+	} else if (ctx->emit && s && pp_search_count(s) > 0) {
+		char notes[PP_LAUNCH_NOTES_MAX];
+		wr = pp_launch_emit(pp_search_plan(s, 0), ctx->format, f, notes, sizeof notes);
+		for (char *line = notes, *nl; *line && (nl = strchr(line, '\n')); line = nl + 1) {
+			*nl = '\0';
+			cli_note("--emit: %s", line);
+		}
+	} else if (ctx->emit && ia) {
+		cli_message("search: --emit: no GPU count answers the question; nothing to emit");
+	} else {
+		wr = o->json ? pp_report_search_json(s, f) : pp_report_search_text(s, f);
+	}
+	return wr;
 }
 
 int cli_search(int argc, char **argv)
@@ -663,21 +492,22 @@ int cli_search(int argc, char **argv)
 	}
 	pp_model model;
 	pp_system sys;
-	if ((rc = cli_opts_inputs(&o, &model, &sys)) || (rc = check_space(&ctx.space, &model)) ||
+	pp_error err;
+	pp_error_clear(&err);
+	if ((rc = cli_opts_inputs(&o, &model, &sys)) ||
+	    (rc = space_fail(pp_search_space_check(&ctx.space, &model, &err), &err)) ||
 	    (rc = cli_inverse_price("search", &ctx.inv, &sys)))
 		return rc;
 	pp_search *s = NULL;
+	inverse_answer ia = {.cands = NULL, .n = 0};
 	pp_inverse_candidate *cands = NULL;
-	size_t ncands = 0;
-	pp_inverse_query q;
-	pp_inverse_result res;
 	if (inverse) {
-		cands = calloc(PP_SEARCH_MAX_VALUES, sizeof *cands);
+		cands = ia.cands = calloc(PP_SEARCH_MAX_VALUES, sizeof *cands);
 		if (!cands) {
 			cli_message("out of memory");
 			return EXIT_INTERNAL;
 		}
-		rc = inverse_run(&ctx, &o, &model, &sys, cands, &ncands, &q, &res, &s);
+		rc = inverse_run(&ctx, &o, &model, &sys, cands, &ia.n, &ia.q, &ia.res, &s);
 	} else {
 		rc = run_one(&ctx, &o, &model, &sys, o.gpus, false, &s);
 	}
@@ -701,7 +531,6 @@ int cli_search(int argc, char **argv)
 		cli_message("out of memory");
 		rc = EXIT_INTERNAL;
 	} else if (w) { /* on a copy (the search's plans are read-only) */
-		pp_error err;
 		pp_error_clear(&err);
 		*w = *pp_search_plan(s, 0);
 		pp_status st = pp_estimate_goodput(w, &ctx.gp, &err);
@@ -721,34 +550,7 @@ int cli_search(int argc, char **argv)
 		pp_search_free(s);
 		return rc;
 	}
-	int wr = 0;
-	if (inverse && o.json) {
-		fputs("{\"inverse\": ", out.f);
-		wr = pp_report_inverse_json(&q, cands, ncands, &res, "gpus", out.f);
-		fputs(",\"search\": ", out.f);
-		if (!wr && s)
-			wr = pp_report_search_json(s, out.f);
-		else if (!wr)
-			fputs("null\n", out.f);
-		fputs("}\n", out.f);
-	} else if (inverse && !ctx.emit) {
-		wr = pp_report_inverse_text(&q, cands, ncands, &res, "gpus", out.f);
-		if (!wr && s) {
-			fprintf(out.f, "\nthe search at %lld GPUs:\n", cands[res.pick].gpus);
-			wr = pp_report_search_text(s, out.f);
-		}
-	} else if (ctx.emit && s && pp_search_count(s) > 0) {
-		char notes[PP_LAUNCH_NOTES_MAX];
-		wr = pp_launch_emit(pp_search_plan(s, 0), ctx.format, out.f, notes, sizeof notes);
-		for (char *line = notes, *nl; *line && (nl = strchr(line, '\n')); line = nl + 1) {
-			*nl = '\0';
-			cli_note("--emit: %s", line);
-		}
-	} else if (ctx.emit && inverse) {
-		cli_message("search: --emit: no GPU count answers the question; nothing to emit");
-	} else {
-		wr = o.json ? pp_report_search_json(s, out.f) : pp_report_search_text(s, out.f);
-	}
+	int wr = write_report(out.f, &ctx, &o, s, inverse ? &ia : NULL);
 	if (w && wr == 0) { /* the winner's goodput */
 		fprintf(out.f, "\n#1 under failures:");
 		wr = pp_report_goodput_text(w, out.f);

@@ -81,95 +81,6 @@ static void validate_usage(FILE *f)
 	cli_usage(f, "validate"); /* docs/usage/validate.txt */
 }
 
-static bool readable(const char *path)
-{
-	return access(path, R_OK) == 0;
-}
-
-/* The default data file; false when none of the places has it. */
-bool cli_default_data(char *out, size_t n)
-{
-	const char *shared = getenv("PARAPLAN_SHARED_DIR");
-	if (shared && shared[0]) {
-		snprintf(out, n, "%s/validation/public-runs.json", shared);
-		if (readable(out))
-			return true;
-	}
-	snprintf(out, n, "../shared/validation/public-runs.json");
-	if (readable(out))
-		return true;
-	/* Installed: <prefix>/bin/paraplan -> <prefix>/share/paraplan/. */
-	char exe[PATH_MAX];
-	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (len > 0) {
-		exe[len] = '\0';
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(out, n, "%s/../share/paraplan/public-runs.json", exe);
-			if (readable(out))
-				return true;
-		}
-	}
-	return false;
-}
-
-/* Short form of a skip reason: up to its first " (", " '" or ": ". */
-static void reason_kind(const char *reason, char *out, size_t n)
-{
-	size_t k = strlen(reason);
-	const char *cuts[] = {" (", " '", ": "};
-	for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++) {
-		const char *p = strstr(reason, cuts[i]);
-		if (p && (size_t)(p - reason) < k)
-			k = (size_t)(p - reason);
-	}
-	snprintf(out, n, "%.*s", (int)k, reason);
-}
-
-void cli_skips_add(cli_skips *s, const char *reason)
-{
-	char kind[sizeof s->kind[0]];
-	reason_kind(reason, kind, sizeof kind);
-	s->total++;
-	size_t k = 0;
-	while (k < s->n && strcmp(s->kind[k], kind) != 0)
-		k++;
-	if (k == s->n) {
-		if (s->n == CLI_SKIP_KINDS) {
-			k = CLI_SKIP_KINDS - 1; /* the last kind counts the rest */
-			snprintf(s->kind[k], sizeof s->kind[k], "other reasons");
-		} else {
-			snprintf(s->kind[k], sizeof s->kind[k], "%s", kind);
-			s->n++;
-		}
-	}
-	s->count[k]++;
-}
-
-void cli_skips_format(const cli_skips *s, char *buf, size_t n)
-{
-	if (s->total == 0) {
-		snprintf(buf, n, "it holds no record");
-		return;
-	}
-	size_t off = (size_t)snprintf(buf, n, "%zu skipped (", s->total);
-	for (size_t k = 0; k < s->n && off < n; k++)
-		off += (size_t)snprintf(buf + off, n - off, "%s%zu %s", k ? ", " : "", s->count[k],
-		                        s->kind[k]);
-	if (off < n)
-		snprintf(buf + off, n - off, ")");
-}
-
-/* "validate: no usable record in FILE: 3 skipped (...)"; EXIT_BADINPUT. */
-static int no_usable(const char *verb, const char *data, const cli_skips *s)
-{
-	char why[1024];
-	cli_skips_format(s, why, sizeof why);
-	cli_message("%s: no usable record in %s: %s", verb, data, why);
-	return EXIT_BADINPUT;
-}
-
 /* One evaluated record. */
 typedef pp_validate_row row;
 
@@ -491,7 +402,7 @@ int cli_validate(int argc, char **argv)
 	const bool json = a.json, memory = a.memory, search = a.search, quiet = a.quiet;
 	char path[PATH_MAX + 64];
 	if (!data) {
-		if (!cli_default_data(path, sizeof path)) {
+		if (!pp_runs_default_path(path, sizeof path)) {
 			cli_message(
 			    "validate: no run records found: set PARAPLAN_SHARED_DIR or pass "
 			    "--data FILE");
@@ -518,7 +429,7 @@ int cli_validate(int argc, char **argv)
 		return EXIT_INTERNAL;
 	}
 	size_t nrows = 0, nskips = 0;
-	cli_skips why = {0};
+	pp_skips why = {0};
 	cli_progress pr;
 	cli_progress_start(&pr, "validate", quiet, "%zu run records%s", n,
 	                   search ? ", a search for each" : "");
@@ -536,7 +447,7 @@ int cli_validate(int argc, char **argv)
 			skip *k = &skips[nskips++];
 			snprintf(k->id, sizeof k->id, "%s", pp_runs_id(runs, i));
 			snprintf(k->reason, sizeof k->reason, "%s", r->skip_reason);
-			cli_skips_add(&why, r->skip_reason);
+			pp_skips_add(&why, r->skip_reason);
 			continue;
 		}
 		nrows++;
@@ -545,20 +456,13 @@ int cli_validate(int argc, char **argv)
 	cli_progress_end(&pr);
 	if (rc == EXIT_ANSWERED) {
 		/* Usable: evaluated, and for throughput, measured. */
-		size_t usable = nrows;
-		if (!memory && !search) {
-			cli_skips w = why;
-			usable = 0;
-			for (size_t i = 0; i < nrows; i++) {
-				if (rows[i].speed.metric != PP_METRIC_NONE)
-					usable++;
-				else
-					cli_skips_add(&w, "without a throughput measurement");
-			}
-			why = w;
+		size_t usable = !memory && !search ? pp_validate_usable(rows, nrows, &why) : nrows;
+		if (usable == 0) {
+			char text[1024];
+			pp_skips_format(&why, text, sizeof text);
+			cli_message("validate: no usable record in %s: %s", data, text);
+			rc = EXIT_BADINPUT;
 		}
-		if (usable == 0)
-			rc = no_usable("validate", data, &why);
 	}
 	pp_validate_summary sum;
 	if (rc == EXIT_ANSWERED && (st = pp_validate_summarise(rows, nrows, &sum, &err)))

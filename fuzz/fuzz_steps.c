@@ -1,9 +1,8 @@
 /*
  * libFuzzer target: step-time files (`calibrate --step-times FILE`: CSV
- * "seconds,estimate flags" lines or JSON {"runs": [...]}), read by the CLI's
- * own readers (cli/calibrate_steps.c, included here for its static
- * functions) and the first runs' flags parsed and estimated as the verb
- * does.  A refusal says exactly one line; an accepted run has a finite
+ * "seconds,estimate flags" lines or JSON {"runs": [...]}), read by the
+ * library's reader (pp_steps_parse) and the first runs' flags parsed and
+ * estimated as the verb does (cli_step_inputs).  A refusal says exactly one line; an accepted run has a finite
  * positive time.
  */
 #include <stdint.h>
@@ -11,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calibrate_steps.c"
+#include "cli.h"
+#include "options.h"
+#include "paraplan/calib.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -47,27 +48,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(text, data, size);
 	text[size] = '\0';
-	static step_run runs[MAX_RUNS];
-	size_t n = 0;
+	static pp_steps steps;
+	static cli_opts opts;
+	static pp_inputs in;
 	lines = 0;
-	const char *p = text;
-	while (isspace((unsigned char)*p))
-		p++;
-	int rc = *p == '{' ? read_json("fuzz", text, runs, &n) : read_csv("fuzz", text, runs, &n);
+	pp_error err;
+	pp_status st = pp_steps_parse(text, "fuzz", &steps, &err);
+	int rc = st ? cli_fail(st, &err) : 0;
 	free(text);
 	if ((rc == EXIT_BADINPUT) != (lines == 1) || (rc && rc != EXIT_BADINPUT))
 		abort();
-	for (size_t i = 0; i < n; i++)
-		if (!(runs[i].seconds >= STEP_S_MIN && runs[i].seconds <= STEP_S_MAX))
+	for (size_t i = 0; i < steps.n; i++)
+		if (!(steps.run[i].iteration_s >= PP_STEP_S_MIN &&
+		      steps.run[i].iteration_s <= PP_STEP_S_MAX))
 			abort();
-	for (size_t i = 0; i < n && i < RUNS_ESTIMATED && !rc; i++) {
+	for (size_t i = 0; i < steps.n && i < RUNS_ESTIMATED && !rc; i++) {
 		lines = 0;
-		memset(&runs[i].o, 0, sizeof runs[i].o);
-		rc = parse_run(&runs[i]);
+		rc = cli_step_inputs(steps.run[i].id, steps.run[i].flags, &opts, &in);
 		if (rc == EXIT_BADINPUT && lines != 1)
 			abort();
 	}
-	for (size_t i = 0; i < n; i++)
-		free(runs[i].flags);
+	pp_steps_clear(&steps);
 	return 0;
 }

@@ -17,10 +17,12 @@
 #ifndef PARAPLAN_CALIB_H
 #define PARAPLAN_CALIB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "error.h"
 #include "estimate.h"
+#include "inputs.h"
 #include "params.h"
 #include "spec.h"
 
@@ -101,8 +103,9 @@ size_t pp_runs_count(const pp_runs *runs);
 const char *pp_runs_id(const pp_runs *runs, size_t i);
 
 /*
- * Inputs of record `i`: model, system (from the preset the GPU alias names),
- * job, plan (resolved by pp_plan_resolve), GPU count, and `info` (id, source,
+ * Inputs of record `i` into the bundle *in (caller-owned): model, system
+ * (from the preset the GPU alias names), job, plan (resolved by
+ * pp_plan_resolve), GPU count, and `info` (id, source,
  * measured values, fills).  `info` is filled as far as the record could be
  * read even when the call fails, so a caller can name a skipped record.
  * The record is read first, with no model evaluated; only when it does not
@@ -110,9 +113,16 @@ const char *pp_runs_id(const pp_runs *runs, size_t i);
  * selective and full, and the lightest that fits taken (PP_FILL_RECOMPUTE).
  * Returns PP_EINPUT when the record cannot be evaluated; err->text says why.
  */
+pp_status pp_run_read(const pp_runs *runs, size_t i, pp_inputs *in, pp_run_info *info,
+                      pp_error *err);
+/* pp_run_read into five separate outputs (the older form, kept for its callers). */
 pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_system *system,
                         pp_job *job, pp_plan *plan, long long *gpus, pp_run_info *info,
                         pp_error *err);
+
+/* The record states a throughput to fit to (pp_run_compare): an iteration
+ * time, tokens/s, TFLOP/s, MFU or HFU that is a positive number. */
+bool pp_run_measured(const pp_run_info *info);
 
 /*
  * The readers behind pp_run_inputs, for tools and tests.
@@ -252,6 +262,26 @@ double pp_fit_error(pp_fit *f, size_t k);
 void pp_fit_free(pp_fit *f);
 
 /*
+ * Watching a long fit (a progress line): `sweep` after each sweep of
+ * pp_fit_converge, `held_out` before record k of n is held out by
+ * pp_fit_leave_one_out; either may be NULL, as may the watch itself.
+ */
+typedef struct pp_fit_watch {
+	void (*sweep)(const pp_fit *f, void *ctx);
+	void (*held_out)(const pp_fit *f, size_t k, size_t n, void *ctx);
+	void *ctx;
+} pp_fit_watch;
+/* The sweeps of a fit until one improves the MAPE by less than PP_FIT_TOL
+ * or PP_FIT_SWEEPS_MAX have run (at least one). */
+#define PP_FIT_TOL 1e-4
+#define PP_FIT_SWEEPS_MAX 30
+void pp_fit_converge(pp_fit *f, const pp_fit_watch *w);
+/* Leave-one-out: each record in turn held out (pp_fit_hold_out), the fit
+ * converged without it and the record predicted; the absolute errors that
+ * are numbers are added to *sum_abs and counted in *count. */
+void pp_fit_leave_one_out(pp_fit *f, const pp_fit_watch *w, double *sum_abs, size_t *count);
+
+/*
  * Cross-validation by group (calibrate --cross-validate source).
  *
  * pp_fit_case: record k of the fit (0 <= k < pp_fit_records): what was read,
@@ -298,6 +328,55 @@ pp_status pp_fit_new_cases(const pp_fit_input *in, size_t n, pp_fit **out, pp_er
 /* The fitted parameters some run reacts to (the others stay at their neutral
  * start and say nothing about the hardware); returns how many. */
 size_t pp_fit_used(const pp_fit *f, const pp_param **out, size_t max);
+
+/* ------------------------------------------------------------ step times */
+
+/*
+ * A user's measured step times (paraplan calibrate --step-times FILE): one
+ * run per line of a small CSV ("seconds,estimate flags"; '#' comments, blank
+ * lines and an "iteration_s,..." header skipped) or a JSON file
+ * ({"runs": [{"flags": "...", "iteration_s": s, "id": "..."}]}).  The flags
+ * are kept as text for the caller to read (the command line's parser).
+ */
+#define PP_STEPS_MAX 256
+#define PP_STEP_ID_MAX 64
+#define PP_STEP_S_MIN 1e-6          /* a measured iteration: a microsecond */
+#define PP_STEP_S_MAX 1e7           /* ... to about 116 days */
+#define PP_STEPS_FILE_MAX (1 << 20) /* bytes: a step-times file is small */
+typedef struct pp_step_run {
+	char id[PP_STEP_ID_MAX]; /* "line 3", "runs[2]" or the run's "id" */
+	char *flags;             /* owned (pp_steps_clear frees it) */
+	double iteration_s;
+} pp_step_run;
+typedef struct pp_steps {
+	size_t n;
+	pp_step_run run[PP_STEPS_MAX];
+} pp_steps;
+
+/*
+ * Append the runs of `text` (NUL-terminated; the CSV reader cuts it into
+ * lines in place) to `out` (caller-owned, n 0 at first); `source` names it in
+ * errors ("file:3: ...", "file: runs[2]: ...").  On failure the runs read so
+ * far stay in `out`.  Release with pp_steps_clear.  PP_EINPUT or PP_ENOMEM.
+ */
+pp_status pp_steps_parse(char *text, const char *source, pp_steps *out, pp_error *err);
+/* The file `path` (at most PP_STEPS_FILE_MAX bytes, no NUL) read with
+ * pp_steps_parse; a file with no run is refused. */
+pp_status pp_steps_load(const char *path, pp_steps *out, pp_error *err);
+/* Free the runs' flags; `s` is empty after. */
+void pp_steps_clear(pp_steps *s);
+
+/*
+ * The calibrated system as JSON text (*out malloc'ed, the caller frees it):
+ * the system `system_ref` names (a preset or file) with its GPU written
+ * inline, each of the `nused` fitted parameters set to its value in `fitted`
+ * (four significant digits) with `note` as its source, and the name
+ * "<fitted->name>-steps".  The text is read back as a system before it is
+ * returned.  PP_EINPUT or PP_ENOMEM.
+ */
+pp_status pp_fit_system_json(const char *system_ref, const pp_system *fitted,
+                             const pp_param *const *used, size_t nused, const char *note,
+                             char **out, pp_error *err);
 
 /* ------------------------------------------------------------ validation */
 
@@ -369,6 +448,47 @@ typedef struct pp_validate_summary {
 /* Summary of n evaluated rows (none skipped).  PP_ENOMEM only. */
 pp_status pp_validate_summarise(const pp_validate_row *rows, size_t n, pp_validate_summary *out,
                                 pp_error *err);
+
+/*
+ * Why run records were skipped, counted by kind (a reason's words up to its
+ * first " (", " '" or ": "), for "3 skipped (2 parallel plan not stated, 1
+ * unknown GPU)".  Caller-owned; zero-initialised is empty.  Past
+ * PP_SKIP_KINDS kinds, the last counts "other reasons".
+ */
+#define PP_SKIP_KINDS 12
+#define PP_SKIP_KIND_MAX 96
+typedef struct pp_skips {
+	size_t total, n;
+	char kind[PP_SKIP_KINDS][PP_SKIP_KIND_MAX];
+	size_t count[PP_SKIP_KINDS];
+} pp_skips;
+void pp_skips_add(pp_skips *s, const char *reason);
+/* "3 skipped (2 ..., 1 ...)", or "it holds no record" when none was skipped,
+ * into `buf` (at most `n` bytes with the NUL). */
+void pp_skips_format(const pp_skips *s, char *buf, size_t n);
+
+/* The rows of `rows` with a throughput measurement to judge (the usable rows
+ * of a speed validation); each other row is added to `why` as "without a
+ * throughput measurement". */
+size_t pp_validate_usable(const pp_validate_row *rows, size_t nrows, pp_skips *why);
+
+/*
+ * The default run-records file (public-runs.json) into `out` (at most `n`
+ * bytes): $PARAPLAN_SHARED_DIR/validation/, else
+ * ../shared/validation/, else <prefix>/share/paraplan/ of the installed
+ * executable; the first that is readable.  false when none is.
+ */
+bool pp_runs_default_path(char *out, size_t n);
+
+/*
+ * The GPUs the usable records of `runs` were measured on, in order of
+ * appearance, at most `max`, into names[0..*n) (caller-owned).  A record that
+ * cannot be read or states no throughput (pp_run_measured) is added to `why`
+ * (caller-owned) with the reason.  PP_OK, or PP_ENOMEM / PP_EINTERNAL from
+ * the read.
+ */
+pp_status pp_runs_gpus(const pp_runs *runs, char (*names)[PP_NAME_MAX], size_t max, size_t *n,
+                       pp_skips *why, pp_error *err);
 
 /*
  * Cross-validation, leave one source out (calibrate --cross-validate source).

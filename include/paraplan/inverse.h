@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "estimate.h"
+#include "goodput.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,6 +60,17 @@ typedef struct pp_inverse_result {
 
 /* Does candidate `c` meet the query: ok, fits, within the deadline and the budget? */
 bool pp_inverse_meets(const pp_inverse_query *q, const pp_inverse_candidate *c);
+
+/*
+ * Candidate *x (caller-owned, cleared here) of `gpus` GPUs from the winner
+ * of a search at that count (NULL: none found; x is then not ok): the plan,
+ * the days to train and their rent; with `gp` (NULL: none) the goodput-aware
+ * days and rent (pp_estimate_goodput on a copy of the winner).  PP_OK, or
+ * pp_estimate_goodput's error (a run that never finishes) or PP_ENOMEM.
+ */
+pp_status pp_inverse_candidate_of(const pp_estimate *winner, long long gpus,
+                                  const pp_goodput_params *gp, pp_inverse_candidate *x,
+                                  pp_error *err);
 
 /*
  * With a deadline: the candidate with the fewest GPUs that meets every

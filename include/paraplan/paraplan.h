@@ -8,10 +8,12 @@
 #define PARAPLAN_VERSION "0.1.0"
 
 #include "error.h"
+#include "output.h"
 #include "estimate.h"
 #include "params.h"
 #include "report.h"
 #include "search.h"
+#include "search_parse.h"
 #include "spec.h"
 #include "sweep.h"
 #include "workload.h"
@@ -26,6 +28,7 @@
 #include "share.h"
 #include "dhelix.h"
 #include "goodput.h"
+#include "inputs.h"
 #include "launch.h"
 #include "inverse.h"
 

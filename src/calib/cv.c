@@ -34,9 +34,7 @@ typedef struct cv_work {
 
 static void run_fit(pp_fit *f)
 {
-	do
-		pp_fit_iterate(f);
-	while (!pp_fit_test(f, 1e-4) && pp_fit_iterations(f) < 30);
+	pp_fit_converge(f, NULL);
 }
 
 static const char *record_key(const pp_cv_record *r, int dim)
@@ -153,20 +151,18 @@ static pp_status load_fits(const pp_runs *runs, const char *const *gpus, int ngp
 static pp_status list_skips(const pp_runs *runs, pp_cv_result *res)
 {
 	for (size_t i = 0; i < pp_runs_count(runs); i++) {
-		pp_model m;
-		pp_system s;
-		pp_job j;
-		pp_plan p;
-		long long g;
+		pp_inputs in;
 		pp_run_info info;
 		pp_error err;
-		pp_status st = pp_run_inputs(runs, i, &m, &s, &j, &p, &g, &info, &err);
+		pp_status st = pp_run_read(runs, i, &in, &info, &err);
 		const char *why = NULL;
 		char text[PP_ERROR_TEXT_MAX];
 		if (st == PP_EINPUT) {
 			why = err.text;
-		} else if (st == PP_OK && !fits_hold(res, s.gpu.name, s.framework)) {
-			snprintf(text, sizeof text, "GPU %s not asked for (--gpu)", s.gpu.name);
+		} else if (st == PP_OK &&
+		           !fits_hold(res, in.system.gpu.name, in.system.framework)) {
+			snprintf(text, sizeof text, "GPU %s not asked for (--gpu)",
+			         in.system.gpu.name);
 			why = text;
 		}
 		if (why) {

@@ -535,3 +535,28 @@ const char *pp_fit_sibling(const char *gpu, const char **why)
 		}
 	return NULL;
 }
+
+void pp_fit_converge(pp_fit *f, const pp_fit_watch *w)
+{
+	do {
+		pp_fit_iterate(f);
+		if (w && w->sweep)
+			w->sweep(f, w->ctx);
+	} while (!pp_fit_test(f, PP_FIT_TOL) && pp_fit_iterations(f) < PP_FIT_SWEEPS_MAX);
+}
+
+void pp_fit_leave_one_out(pp_fit *f, const pp_fit_watch *w, double *sum_abs, size_t *count)
+{
+	size_t n = pp_fit_records(f);
+	for (size_t k = 0; k < n; k++) {
+		if (w && w->held_out)
+			w->held_out(f, k, n, w->ctx);
+		pp_fit_hold_out(f, k);
+		pp_fit_converge(f, w);
+		double e = pp_fit_error(f, k);
+		if (e == e) {
+			*sum_abs += e < 0 ? -e : e;
+			(*count)++;
+		}
+	}
+}

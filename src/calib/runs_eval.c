@@ -4,8 +4,10 @@
  * activation recompute is evaluated here (pick_recompute), under each mode
  * in turn.  pp_run_inputs is the read followed by this step.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "paraplan/estimate.h"
 #include "runs_int.h"
@@ -62,14 +64,66 @@ static pp_status pick_recompute(const pp_runs *runs, size_t i, pp_model *m, pp_s
 	return ppi_run_resolve(runs, i, plan, m, system, gpus, job, err);
 }
 
+pp_status pp_run_read(const pp_runs *runs, size_t i, pp_inputs *in, pp_run_info *info,
+                      pp_error *err)
+{
+	bool recompute_unknown = false;
+	in->gpus = 0;
+	pp_status st = ppi_run_read_inputs(runs, i, &in->model, &in->system, &in->job, &in->plan,
+	                                   &in->gpus, info, &recompute_unknown, err);
+	if (st || !recompute_unknown)
+		return st;
+	return pick_recompute(runs, i, &in->model, &in->system, &in->job, &in->plan, in->gpus, info,
+	                      err);
+}
+
 pp_status pp_run_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_system *system,
                         pp_job *job, pp_plan *plan, long long *gpus, pp_run_info *info,
                         pp_error *err)
 {
-	bool recompute_unknown = false;
-	pp_status st = ppi_run_read_inputs(runs, i, model, system, job, plan, gpus, info,
-	                                   &recompute_unknown, err);
-	if (st || !recompute_unknown)
-		return st;
-	return pick_recompute(runs, i, model, system, job, plan, *gpus, info, err);
+	pp_inputs in;
+	pp_status st = pp_run_read(runs, i, &in, info, err);
+	*model = in.model;
+	*system = in.system;
+	*job = in.job;
+	*plan = in.plan;
+	*gpus = in.gpus;
+	return st;
+}
+
+bool pp_run_measured(const pp_run_info *i)
+{
+	const double v[] = {i->iteration_time_s, i->tokens_per_s_per_gpu, i->tflops_per_gpu, i->mfu,
+	                    i->hfu};
+	for (size_t k = 0; k < sizeof v / sizeof *v; k++)
+		if (isfinite(v[k]) && v[k] > 0)
+			return true;
+	return false;
+}
+
+pp_status pp_runs_gpus(const pp_runs *runs, char (*names)[PP_NAME_MAX], size_t max, size_t *n,
+                       pp_skips *why, pp_error *err)
+{
+	*n = 0;
+	for (size_t i = 0; i < pp_runs_count(runs) && *n < max; i++) {
+		pp_inputs in;
+		pp_run_info info;
+		pp_status st = pp_run_read(runs, i, &in, &info, err);
+		if (st == PP_EINPUT) {
+			pp_skips_add(why, err->text);
+			continue;
+		}
+		if (st)
+			return st;
+		if (!pp_run_measured(&info)) {
+			pp_skips_add(why, "without a throughput measurement");
+			continue;
+		}
+		size_t k = 0;
+		while (k < *n && strcmp(names[k], in.system.gpu.name) != 0)
+			k++;
+		if (k == *n)
+			snprintf(names[(*n)++], PP_NAME_MAX, "%s", in.system.gpu.name);
+	}
+	return PP_OK;
 }

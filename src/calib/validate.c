@@ -5,9 +5,12 @@
  * per source and per GPU-count band, the memory MAPE, how many plans fit and
  * the spread of their fraction of HBM.  The CLI prints.
  */
+#include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "paraplan/calib.h"
 #include "paraplan/schedule_type.h"
@@ -46,9 +49,9 @@ const char *pp_validate_scale_name(int band)
 /* The fastest plan that fits for the record's model, system, GPUs and job, in
  * a space that contains the authors' plan (their schedule and order added, the
  * flags that are not searched taken from it). */
-static pp_status best_plan(pp_validate_row *r, const pp_model *m, const pp_system *s,
-                           const pp_job *job, const pp_plan *theirs, long long gpus, pp_error *err)
+static pp_status best_plan(pp_validate_row *r, const pp_inputs *in, pp_error *err)
 {
+	const pp_plan *theirs = &in->plan;
 	pp_search_space space;
 	pp_search_space_init(&space);
 	space.base = *theirs;
@@ -72,7 +75,8 @@ static pp_status best_plan(pp_validate_row *r, const pp_model *m, const pp_syste
 	pp_search_options_init(&opts);
 	opts.top_k = 1;
 	pp_search *srch;
-	pp_status st = pp_search_new(m, s, job, gpus, &space, &opts, &srch, err);
+	pp_status st =
+	    pp_search_new(&in->model, &in->system, &in->job, in->gpus, &space, &opts, &srch, err);
 	while (!st && !pp_search_done(srch))
 		st = pp_search_iterate(srch, err);
 	if (st) {
@@ -98,16 +102,12 @@ static void skip(pp_validate_row *row, const char *reason)
 pp_status pp_validate_record(const pp_runs *runs, size_t i, bool search, pp_validate_row *row,
                              pp_error *err)
 {
-	pp_model m;
-	pp_system s;
-	pp_job job;
-	pp_plan plan;
-	long long gpus = 0;
+	pp_inputs in;
 	row->skipped = false;
 	row->searched = false;
-	pp_status st = pp_run_inputs(runs, i, &m, &s, &job, &plan, &gpus, &row->info, err);
+	pp_status st = pp_run_read(runs, i, &in, &row->info, err);
 	if (st == PP_OK)
-		st = pp_estimate_run(&m, &s, &job, &plan, gpus, &row->est, err);
+		st = pp_inputs_estimate(&in, &row->est, err);
 	if (st == PP_EINPUT) {
 		skip(row, err->text);
 		return PP_OK;
@@ -124,7 +124,7 @@ pp_status pp_validate_record(const pp_runs *runs, size_t i, bool search, pp_vali
 		skip(row, "the prediction is not a number");
 		return PP_OK;
 	}
-	return search ? best_plan(row, &m, &s, &job, &plan, gpus, err) : PP_OK;
+	return search ? best_plan(row, &in, err) : PP_OK;
 }
 
 /* Which rows a group holds: all (kind 0), one source (1), one band (2). */
@@ -235,4 +235,96 @@ pp_status pp_validate_summarise(const pp_validate_row *rows, size_t n, pp_valida
 	}
 	out->search_mean_speedup = out->searched ? sum / out->searched : 0.0;
 	return memory_spread(rows, n, out, err);
+}
+
+static bool readable(const char *path)
+{
+	return access(path, R_OK) == 0;
+}
+
+/* The default data file; false when none of the places has it. */
+bool pp_runs_default_path(char *out, size_t n)
+{
+	const char *shared = getenv("PARAPLAN_SHARED_DIR");
+	if (shared && shared[0]) {
+		snprintf(out, n, "%s/validation/public-runs.json", shared);
+		if (readable(out))
+			return true;
+	}
+	snprintf(out, n, "../shared/validation/public-runs.json");
+	if (readable(out))
+		return true;
+	/* Installed: <prefix>/bin/paraplan -> <prefix>/share/paraplan/. */
+	char exe[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (len > 0) {
+		exe[len] = '\0';
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(out, n, "%s/../share/paraplan/public-runs.json", exe);
+			if (readable(out))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* Short form of a skip reason: up to its first " (", " '" or ": ". */
+static void reason_kind(const char *reason, char *out, size_t n)
+{
+	size_t k = strlen(reason);
+	const char *cuts[] = {" (", " '", ": "};
+	for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++) {
+		const char *p = strstr(reason, cuts[i]);
+		if (p && (size_t)(p - reason) < k)
+			k = (size_t)(p - reason);
+	}
+	snprintf(out, n, "%.*s", (int)k, reason);
+}
+
+void pp_skips_add(pp_skips *s, const char *reason)
+{
+	char kind[sizeof s->kind[0]];
+	reason_kind(reason, kind, sizeof kind);
+	s->total++;
+	size_t k = 0;
+	while (k < s->n && strcmp(s->kind[k], kind) != 0)
+		k++;
+	if (k == s->n) {
+		if (s->n == PP_SKIP_KINDS) {
+			k = PP_SKIP_KINDS - 1; /* the last kind counts the rest */
+			snprintf(s->kind[k], sizeof s->kind[k], "other reasons");
+		} else {
+			snprintf(s->kind[k], sizeof s->kind[k], "%s", kind);
+			s->n++;
+		}
+	}
+	s->count[k]++;
+}
+
+void pp_skips_format(const pp_skips *s, char *buf, size_t n)
+{
+	if (s->total == 0) {
+		snprintf(buf, n, "it holds no record");
+		return;
+	}
+	size_t off = (size_t)snprintf(buf, n, "%zu skipped (", s->total);
+	for (size_t k = 0; k < s->n && off < n; k++)
+		off += (size_t)snprintf(buf + off, n - off, "%s%zu %s", k ? ", " : "", s->count[k],
+		                        s->kind[k]);
+	if (off < n)
+		snprintf(buf + off, n - off, ")");
+}
+
+size_t pp_validate_usable(const pp_validate_row *rows, size_t nrows, pp_skips *why)
+{
+	size_t usable = 0;
+	for (size_t i = 0; i < nrows; i++) {
+		if (rows[i].speed.metric != PP_METRIC_NONE)
+			usable++;
+		else
+			pp_skips_add(why, "without a throughput measurement");
+	}
+	return usable;
 }

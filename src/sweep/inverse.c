@@ -4,6 +4,11 @@
  */
 #include "paraplan/inverse.h"
 
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/util.h"
+
 const char *pp_inverse_bind_name(pp_inverse_bind b)
 {
 	switch (b) {
@@ -112,4 +117,31 @@ void pp_inverse_pick(const pp_inverse_query *q, const pp_inverse_candidate *c, s
 		    (out->next < 0 || faster(&c[out->next], &c[i])))
 			out->next = (ptrdiff_t)i;
 	out->binds = out->next < 0 ? PP_BIND_NONE : PP_BIND_BUDGET;
+}
+
+pp_status pp_inverse_candidate_of(const pp_estimate *winner, long long gpus,
+                                  const pp_goodput_params *gp, pp_inverse_candidate *x,
+                                  pp_error *err)
+{
+	memset(x, 0, sizeof *x);
+	x->value = x->gpus = gpus;
+	if (!winner)
+		return PP_OK;
+	x->ok = x->fits = true;
+	x->plan = winner->plan;
+	x->days = winner->train_days;
+	x->usd = winner->cost_usd;
+	if (!gp)
+		return PP_OK;
+	pp_estimate *w = ppi_malloc(sizeof *w); /* pp_estimate_goodput fills it */
+	if (!w)
+		return ppi_oom(err);
+	*w = *winner;
+	pp_status st = pp_estimate_goodput(w, gp, err);
+	if (!st) {
+		x->days = w->goodput.effective_days;
+		x->usd = w->goodput.cost_usd;
+	}
+	free(w);
+	return st;
 }

@@ -96,9 +96,9 @@ static void estimate_usage(FILE *f)
 	       "                   stage against HBM, the iteration breakdown, the simulated\n"
 	       "                   iteration per pipeline rank and the traffic heat map\n"
 	       "  --svg DIR        also write the same charts as DIR/memory.svg, ...\n"
-	       "  --large-output   write --traffic, --traffic-csv, --html and --svg above\n"
-	       "                   65,536 GPUs too (refused there without it: their size\n"
-	       "                   grows with the GPUs, 18 MB and 10 s at 262,144)\n"
+	       "  --large-output   write --traffic and --traffic-csv above 65,536 GPUs, --html\n"
+	       "                   and --svg above 1,048,576 (refused there without it: the\n"
+	       "                   matrix grows with the GPUs, 18 MB and 10 s at 262,144)\n"
 	       "  --json           JSON instead of text\n"
 	       "  --output FILE    write there (atomically) instead of standard output\n");
 }
@@ -374,9 +374,7 @@ static int estimate_consistent(const estimate_flags *f, const cli_opts *o)
 	int rc;
 	if (big && (rc = cli_large_output_check("estimate", big, o->gpus, f->charts.large)))
 		return rc;
-	if (cli_charts_wanted(&f->charts) &&
-	    (rc = cli_large_output_check("estimate", f->charts.html ? "--html" : "--svg", o->gpus,
-	                                 f->charts.large)))
+	if ((rc = cli_charts_large_check("estimate", &f->charts, o->gpus)))
 		return rc;
 	return CLI_CONTINUE;
 }

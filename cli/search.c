@@ -117,8 +117,8 @@ static void search_usage(FILE *f)
 	        "                   (time vs memory), the top plans, and the winner's memory,\n"
 	        "                   iteration breakdown, simulated iteration and traffic\n"
 	        "  --svg DIR        also write the same charts as DIR/pareto.svg, ...\n"
-	        "  --large-output   the winner's charts above 65,536 GPUs too (refused\n"
-	        "                   there without it: their size grows with the GPUs)\n"
+	        "  --large-output   the winner's charts above 1,048,576 GPUs too (refused\n"
+	        "                   there without it: their traffic grows with the GPUs)\n"
 	        "  --deadline-days D  with --tokens: the fewest GPUs whose best plan trains the\n"
 	        "                   budget within D days; --gpus may then be a list of counts\n"
 	        "                   (8,16,32,64), one search per count\n"
@@ -693,9 +693,8 @@ int cli_search(int argc, char **argv)
 	if ((rc = cli_out_check("search", "--output", o.output)) ||
 	    (rc = cli_charts_check("search", &ctx.charts)))
 		return rc;
-	if (cli_charts_wanted(&ctx.charts) && ctx.gpus_list.count == 0 &&
-	    (rc = cli_large_output_check("search", ctx.charts.html ? "--html" : "--svg", o.gpus,
-	                                 ctx.charts.large)))
+	if (ctx.gpus_list.count == 0 &&
+	    (rc = cli_charts_large_check("search", &ctx.charts, o.gpus)))
 		return rc;
 	if (ctx.emit && o.json) {
 		cli_message("search: --emit and --json: give one of them");

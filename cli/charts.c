@@ -70,6 +70,16 @@ int cli_large_output_check(const char *verb, const char *flag, long long gpus, b
 	return EXIT_BADINPUT;
 }
 
+int cli_charts_large_check(const char *verb, const cli_charts *c, long long gpus)
+{
+	if (!cli_charts_wanted(c) || gpus <= CLI_LARGE_CHARTS_GPUS || c->large)
+		return 0;
+	cli_message("%s: %s at %lld GPUs: the traffic heat map sums every GPU pair (memory and "
+	            "time grow with the GPUs), %d at most without --large-output",
+	            verb, c->html ? "--html" : "--svg", gpus, CLI_LARGE_CHARTS_GPUS);
+	return EXIT_BADINPUT;
+}
+
 int cli_charts_stages(const pp_estimate *e, pp_stage_memory **out)
 {
 	*out = NULL;
@@ -128,8 +138,7 @@ int cli_charts_emit(const cli_charts *c, const char *verb, const pp_estimate *e,
 	if (!cli_charts_wanted(c))
 		return 0;
 	int rc = 0;
-	if (e &&
-	    (rc = cli_large_output_check(verb, c->html ? "--html" : "--svg", e->gpus, c->large)))
+	if (e && (rc = cli_charts_large_check(verb, c, e->gpus)))
 		return rc;
 	char title[256];
 	pp_report_inputs in = {.title = title, .search = search, .sweep = sweep};

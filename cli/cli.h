@@ -133,15 +133,26 @@ typedef struct cli_charts {
 } cli_charts;
 /*
  * The outputs whose size grows with the GPUs (the traffic matrix of --traffic
- * and --traffic-csv, the traffic heat map and node lines of --html and --svg)
- * are refused above this many GPUs unless --large-output is given: measured on
- * llama3-8b, tp 8, 262,144 GPUs wrote an 18 MB traffic JSON in 9.8 s (206 MB
- * peak), 4M GPUs take 3 GB; at 65,536 GPUs it is 4.3 MB in 3.1 s.
+ * and --traffic-csv) are refused above this many GPUs unless --large-output is
+ * given: measured on llama3-8b, tp 8, 262,144 GPUs wrote an 18 MB traffic JSON
+ * in 9.8 s (206 MB peak), 4M GPUs take 3 GB; at 65,536 GPUs it is 4.3 MB in
+ * 3.1 s.
  */
 #define CLI_LARGE_OUTPUT_GPUS 65536
 /* `flag` (an output of that kind) at `gpus`: 0, or EXIT_BADINPUT after one
  * message when `gpus` is above the limit and `large` (--large-output) is not set. */
 int cli_large_output_check(const char *verb, const char *flag, long long gpus, bool large);
+/*
+ * --html and --svg are bounded in size (the heat map bins GPU pairs and node
+ * lines into at most 64 a side: 74 KB at 1M GPUs), but the traffic they bin is
+ * built pair by pair: on llama3-8b, tp 8, 1,048,576 GPUs take 4.0 s and 815 MB
+ * (about 800 bytes a GPU), 131,072 GPUs 0.44 s and 105 MB.  Above this many
+ * GPUs they are refused unless --large-output is given.
+ */
+#define CLI_LARGE_CHARTS_GPUS 1048576
+/* The charts `c` asks for at `gpus`: 0, or EXIT_BADINPUT after one message
+ * above CLI_LARGE_CHARTS_GPUS without --large-output (c->large). */
+int cli_charts_large_check(const char *verb, const cli_charts *c, long long gpus);
 static inline bool cli_charts_wanted(const cli_charts *c)
 {
 	return c->html || c->svg_dir;

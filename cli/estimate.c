@@ -197,9 +197,7 @@ static int estimate_consistent(const estimate_flags *f, const cli_opts *o)
 	int rc;
 	if (big && (rc = cli_large_output_check("estimate", big, o->gpus, f->charts.large)))
 		return rc;
-	if (cli_charts_wanted(&f->charts) &&
-	    (rc = cli_large_output_check("estimate", f->charts.html ? "--html" : "--svg", o->gpus,
-	                                 f->charts.large)))
+	if ((rc = cli_charts_large_check("estimate", &f->charts, o->gpus)))
 		return rc;
 	return CLI_CONTINUE;
 }

@@ -468,9 +468,8 @@ int cli_search(int argc, char **argv)
 	if ((rc = cli_out_check("search", "--output", o.output)) ||
 	    (rc = cli_charts_check("search", &ctx.charts)))
 		return rc;
-	if (cli_charts_wanted(&ctx.charts) && ctx.gpus_list.count == 0 &&
-	    (rc = cli_large_output_check("search", ctx.charts.html ? "--html" : "--svg", o.gpus,
-	                                 ctx.charts.large)))
+	if (ctx.gpus_list.count == 0 &&
+	    (rc = cli_charts_large_check("search", &ctx.charts, o.gpus)))
 		return rc;
 	if (ctx.emit && o.json) {
 		cli_message("search: --emit and --json: give one of them");

@@ -3,7 +3,7 @@
 about 1 KB, 100 KB and 1 MB and check that its time and peak memory grow no
 faster than the input (issue 23).
 
-Each run's time and peak RSS are the child's own (os.wait4), so a loaded
+Each run's CPU time and peak RSS are the child's own (os.wait4), so a loaded
 machine slows all sizes alike.  The bounds are generous against load but
 catch a quadratic pass or an allocation driven by a declared size:
 
@@ -19,7 +19,8 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SIZES = (1 << 10, 100 << 10, 1 << 20)
 TIME_FACTOR = 25    # 1 MB is 10x 100 KB: 25x leaves room for a loaded machine
@@ -142,6 +143,87 @@ def profile(size, d):
         f.write(recs)
 
 
+def nest(depth):
+    """A JSON object `depth` levels deep: legal, far below the parser's limit."""
+    return '{"n": ' * depth + "1" + "}" * depth
+
+
+def _preset(path, drop=("aliases", "sources")):
+    import json
+    with open(os.path.join(ROOT, path)) as f:
+        d = json.load(f)
+    return json.dumps({k: v for k, v in d.items() if k not in drop})[:-1]
+
+
+def _aliases_sources(size):
+    # Half the bytes in aliases (a long array), half in sources (many keys,
+    # each a note nested 32 deep: legal, the notes are not read).
+    al = fill(lambda i: '"alias-%d", ' % i, size // 2)
+    so = fill(lambda i: '"note%d": %s, ' % (i, nest(32)), size // 2)
+    return ', "aliases": [%s"alias"], "sources": {%s"end": "x"}}\n' % (al, so)
+
+
+def model_json(size):
+    return _preset("data/models/llama3-8b.json") + _aliases_sources(size)
+
+
+def system_json(size):
+    # The GPU inline, its own sources as long as the system's.
+    gpu = _preset("data/gpus/h100-sxm.json") + _aliases_sources(size // 3)
+    return _preset("data/systems/dgx-h100.json", ("aliases", "sources", "gpu")) + \
+        ', "gpu": ' + gpu.rstrip("\n") + _aliases_sources(2 * size // 3)
+
+
+def hf_config(size):
+    # Qwen MoE: mlp_only_layers is read element by element (a long array of
+    # one dense layer, repeated); the rest are keys paraplan ignores, with
+    # arrays and nesting as real configs have (rope_scaling, quantization).
+    head = _preset("tests/data/hf/Qwen1.5-MoE-A2.7B.json", ())
+    mlp = ", ".join(["0"] * max(1, size // 6))
+    extra = fill(lambda i: '"extra_%d": {"list": [%s], "deep": %s}, '
+                 % (i, ", ".join(str(j) for j in range(16)), nest(16)), size // 2)
+    return head + ', "mlp_only_layers": [%s], %s"end": null}\n' % (mlp, extra)
+
+
+def runs_json(size):
+    # Published-run records (fuzz/seeds/fuzz_runs/00.json's), every other one
+    # without a parallel plan (skipped and counted), each its own source.
+    import copy
+    import json
+    with open(os.path.join(ROOT, "fuzz/seeds/fuzz_runs/00.json")) as f:
+        rec = json.load(f)["records"][0]
+    out, n, i = [], 0, 0
+    while not out or n < size - 2048:
+        r = copy.deepcopy(rec)
+        r["id"] = "run%d" % i
+        r["source"]["title"] = "source %d" % i
+        if i % 2:
+            r["parallelism"]["tp"] = None
+        s = json.dumps(r, separators=(",", ":"))
+        out.append(s)
+        n += len(s) + 1
+        i += 1
+    return '{"records": [\n%s]}\n' % ",\n".join(out)
+
+
+SCHED_PP = 32  # llama3-8b's 32 layers, one a stage
+
+
+def schedule_m(size):
+    """Micro-batches of the schedule file of `size` bytes (the plan's --gbs)."""
+    return max(1, size // (SCHED_PP * 2 * 7))
+
+
+def schedule_json(size):
+    # Every rank F0 B0 F1 B1 ...: no warm-up, so each micro-batch's backward
+    # walks the whole pipeline before the next forward (the most passes of
+    # the simulator over the ranks that a schedule of this length can make).
+    m = schedule_m(size)
+    rank = "[" + ",".join('"F%d","B%d"' % (i, i) for i in range(m)) + "]"
+    return '{"pp": %d, "microbatches": %d, "vp": 1, "source": "serial", "ranks": [\n%s]}\n' \
+        % (SCHED_PP, m, ",\n".join([rank] * SCHED_PP))
+
+
 CAL = ["calibrate", "--system", "dgx-h100", "--nccl-tests"]
 EST = ["estimate", "--model", "llama3-8b", "--system", "dgx-h100", "--gpus", "8", "--gbs",
        "64", "--seq", "4096"]
@@ -163,6 +245,18 @@ READERS = [
     ("step times", "steps.csv", steps, ["calibrate", "--output", "-", "--step-times"]),
     ("overlap table", "ov.json", overlap, OV),
     ("GPU profile", "prof", profile, EST + ["--tp", "2", "--gpu-profile"]),
+    ("model JSON", "model.json", model_json, ["estimate", "--system", "dgx-h100", "--gpus", "8",
+                                              "--gbs", "64", "--seq", "4096", "--model"]),
+    ("system JSON", "system.json", system_json, ["estimate", "--model", "llama3-8b", "--gpus",
+                                                 "8", "--gbs", "64", "--seq", "4096",
+                                                 "--system"]),
+    ("HF config.json", "config.json", hf_config, ["estimate", "--system", "dgx-h100", "--gpus",
+                                                  "8", "--gbs", "64", "--seq", "4096",
+                                                  "--model"]),
+    ("run records", "runs.json", runs_json, ["validate", "--data"]),
+    ("schedule file", "sched.json", schedule_json,
+     ["estimate", "--model", "llama3-8b", "--system", "dgx-h100", "--gpus", str(SCHED_PP),
+      "--pp", str(SCHED_PP), "--seq", "4096", "--gbs", "{m}", "--schedule-file"]),
 ]
 
 
@@ -170,7 +264,7 @@ GNU_TIME = "/usr/bin/time"
 
 
 def run(cmd, tmp):
-    """Seconds and peak RSS (KiB) of the command itself; its exit code.
+    """CPU seconds and peak RSS (KiB) of the command itself; its exit code.
 
     The peak comes from GNU time when it is installed: a process forked from
     this Python inherits Python's peak into its own (Linux keeps the larger of
@@ -180,11 +274,13 @@ def run(cmd, tmp):
     gnu = os.access(GNU_TIME, os.X_OK)
     if gnu:
         cmd = [GNU_TIME, "-f", "%M", "-o", rssfile] + cmd
-    t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     err = p.stderr.read()
     _, status, ru = os.wait4(p.pid, 0)
-    seconds = time.monotonic() - t0
+    # CPU seconds (user and system, GNU time's own included: a few ms), not
+    # the wall clock: on a loaded machine the wall clock of one size can
+    # stretch many times over while the CPU time stays the program's own.
+    seconds = ru.ru_utime + ru.ru_stime
     rc = os.waitstatus_to_exitcode(status)
     rss = ru.ru_maxrss
     if gnu:
@@ -215,7 +311,8 @@ def main():
                         f.write(gen(size))
                     nbytes = os.path.getsize(path)
                 arg = ("@" + path) if args[-1] == "--from-megatron" else path
-                t, rss, rc, err = run([exe] + args + [arg], tmp)
+                argv = [a.replace("{m}", str(schedule_m(size))) for a in args]
+                t, rss, rc, err = run([exe] + argv + [arg], tmp)
                 res.append((nbytes, t, rss, rc))
                 if rc not in (0, 2):
                     print("FAIL %s at %d bytes: exit %d: %s" % (name, nbytes, rc, err.strip()))

@@ -57,7 +57,8 @@ CONSTANTS = [
     ("calibrate", "CLI_NCCL_MAX_LOGS", "at most {} logs"),
     ("search", "PP_SEARCH_MAX_VALUES", "at most {} values"),
     ("estimate", "CLI_LARGE_OUTPUT_GPUS", "above {:,} GPUs"),
-    ("search", "CLI_LARGE_OUTPUT_GPUS", "above {:,} GPUs"),
+    ("estimate", "CLI_LARGE_CHARTS_GPUS", "above {:,} (refused"),
+    ("search", "CLI_LARGE_CHARTS_GPUS", "above {:,} GPUs"),
     ("place", "CLI_LARGE_OUTPUT_GPUS", "above {:,} GPUs"),
 ]
 

@@ -171,6 +171,25 @@ pp_status pp_kernel_profile_read(const char *dir, pp_kernel_profile **out, pp_er
 void pp_kernel_profile_free(pp_kernel_profile *p);
 
 /*
+ * The readers pp_kernel_profile_read runs on each file, for a profile held in
+ * memory.  pp_kernel_profile_new: an empty profile (no device name, sms 0, no
+ * records; caller frees with pp_kernel_profile_free), NULL when out of memory.
+ * pp_kernel_profile_parse_device: device.json's `len` bytes of `text` (no NUL
+ * needed at the end) into p->device and p->sms.  pp_kernel_profile_parse_table:
+ * one table's JSONL text (one record a line, blank lines skipped) into table
+ * `t` of p, replacing its records; a table of no records is not an error here
+ * (the directory reader requires gemm_bf16 and memory_bandwidth).  `source`
+ * names the text in messages; a malformed line is PP_EINPUT naming source, line
+ * and column or the field, and leaves the table empty.  The profile keeps no
+ * pointer into `text`.
+ */
+pp_kernel_profile *pp_kernel_profile_new(void);
+pp_status pp_kernel_profile_parse_device(pp_kernel_profile *p, const char *text, size_t len,
+                                         const char *source, pp_error *err);
+pp_status pp_kernel_profile_parse_table(pp_kernel_profile *p, pp_kernel_table t, const char *text,
+                                        size_t len, const char *source, pp_error *err);
+
+/*
  * Fit g->kern to the profile's tables, holding g's datasheet peaks
  * (bf16_flops, fp8_flops, memory_bw_bytes_per_s): the HBM parameters to the
  * memory table, the GEMM ones to gemm_bf16, the FP8 ceiling to the FP8 table,

@@ -143,6 +143,72 @@ static pp_status read_record(pp_kernel_profile *p, pp_kernel_table t, json_t *o,
 	return PP_OK;
 }
 
+/* The table's records: its array and count, emptied. */
+static void clear_table(pp_kernel_profile *p, pp_kernel_table t)
+{
+	void **arr = t == PP_KT_GEMM_BF16  ? (void **)&p->gemm
+	             : t == PP_KT_GEMM_FP8 ? (void **)&p->fp8
+	             : t == PP_KT_ATTN     ? (void **)&p->attn
+	             : t == PP_KT_MOE      ? (void **)&p->moe
+	                                   : (void **)&p->mem;
+	free(*arr);
+	*arr = NULL;
+	p->n[t] = 0;
+}
+
+/* One line's JSON record into table t (a blank line is none). */
+static pp_status parse_line(pp_kernel_profile *p, pp_kernel_table t, const char *s, size_t n,
+                            const char *source, int line, int *cap, pp_error *err)
+{
+	size_t lead = 0;
+	while (lead < n && (s[lead] == ' ' || s[lead] == '\t' || s[lead] == '\r'))
+		lead++;
+	if (lead == n)
+		return PP_OK;
+	/* A NUL byte is no JSON: as text up to it the rest of the file would
+	 * be lost without a word. */
+	const char *nul = memchr(s, '\0', n);
+	if (nul)
+		return ppi_fail_at(err, source, line, (int)(nul - s) + 1,
+		                   "a NUL byte: a table is JSON text, one record a line");
+	json_error_t je;
+	long long failed = ppi_alloc_failed();
+	ppi_alloc_shield(true); /* as ppi_json_parse_object: the parser is not failed */
+	json_t *o = json_loadb(s + lead, n - lead, JSON_REJECT_DUPLICATES, &je);
+	ppi_alloc_shield(false);
+	if (ppi_alloc_failed() != failed) {
+		json_decref(o);
+		return ppi_oom(err);
+	}
+	if (!o)
+		return ppi_fail_at(err, source, line, je.column + (int)lead, "%s", je.text);
+	pp_status st = json_is_object(o) ? read_record(p, t, o, source, line, cap, err)
+	                                 : ppi_fail_at(err, source, line, (int)lead + 1,
+	                                               "a record must be a JSON object");
+	json_decref(o);
+	return st;
+}
+
+pp_status pp_kernel_profile_parse_table(pp_kernel_profile *p, pp_kernel_table t, const char *text,
+                                        size_t len, const char *source, pp_error *err)
+{
+	if (t < 0 || t >= PP_KT_COUNT)
+		return ppi_fail(err, source, "gpu-profile", "no table %d", (int)t);
+	clear_table(p, t);
+	int cap = 0, line = 0;
+	pp_status st = PP_OK;
+	for (size_t at = 0; st == PP_OK && at < len;) {
+		const char *nl = memchr(text + at, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
+		line++;
+		st = parse_line(p, t, text + at, n, source, line, &cap, err);
+		at += n + 1;
+	}
+	if (st)
+		clear_table(p, t);
+	return st;
+}
+
 static pp_status read_table(pp_kernel_profile *p, const char *dir, pp_kernel_table t, bool required,
                             pp_error *err)
 {
@@ -160,41 +226,33 @@ static pp_status read_table(pp_kernel_profile *p, const char *dir, pp_kernel_tab
 	fclose(f);
 	char *text = NULL;
 	size_t len = 0;
-	pp_status st = ppi_read_file(path, &text, &len, err);
-	if (st)
-		return st;
-	int cap = 0, line = 0;
-	char *save = text;
-	while (st == PP_OK && save && *save) {
-		char *nl = strchr(save, '\n');
-		if (nl)
-			*nl = '\0';
-		line++;
-		char *s = save;
-		save = nl ? nl + 1 : NULL;
-		while (*s == ' ' || *s == '\t' || *s == '\r')
-			s++;
-		if (!*s)
-			continue;
-		json_error_t je;
-		ppi_alloc_shield(true); /* as ppi_json_parse_object: the parser is not failed */
-		json_t *o = json_loads(s, JSON_REJECT_DUPLICATES, &je);
-		ppi_alloc_shield(false);
-		if (!o) {
-			st = ppi_fail_at(err, path, line, je.column, "%s", je.text);
-			break;
-		}
-		if (!json_is_object(o)) {
-			st = ppi_fail_at(err, path, line, 1, "a record must be a JSON object");
-		} else {
-			st = read_record(p, t, o, path, line, &cap, err);
-		}
-		json_decref(o);
-	}
+	PPI_TRY(ppi_read_file(path, &text, &len, err));
+	pp_status st = pp_kernel_profile_parse_table(p, t, text, len, path, err);
 	free(text);
 	if (st == PP_OK && required && p->n[t] == 0)
 		return ppi_fail(err, path, "gpu-profile", "the table has no records");
 	return st;
+}
+
+pp_status pp_kernel_profile_parse_device(pp_kernel_profile *p, const char *text, size_t len,
+                                         const char *source, pp_error *err)
+{
+	json_t *root = NULL;
+	PPI_TRY(ppi_json_parse_object(text, len, source, &root, err));
+	const char *name = json_string_value(json_object_get(root, "name"));
+	ppi_strlcpy(p->device, name ? name : "", sizeof p->device);
+	p->sms = 0;
+	json_t *sms = json_object_get(root, "sms");
+	if (sms) {
+		double v = json_is_number(sms) ? json_number_value(sms) : -1;
+		if (!(v >= 1 && v <= 4096)) {
+			json_decref(root);
+			return ppi_fail(err, source, "sms", "must be an SM count from 1 to 4096");
+		}
+		p->sms = v;
+	}
+	json_decref(root);
+	return PP_OK;
 }
 
 static pp_status read_device(pp_kernel_profile *p, const char *dir, pp_error *err)
@@ -208,24 +266,14 @@ static pp_status read_device(pp_kernel_profile *p, const char *dir, pp_error *er
 	char *text = NULL;
 	size_t len = 0;
 	PPI_TRY(ppi_read_file(path, &text, &len, err));
-	json_t *root = NULL;
-	pp_status st = ppi_json_parse_object(text, len, path, &root, err);
+	pp_status st = pp_kernel_profile_parse_device(p, text, len, path, err);
 	free(text);
-	if (st)
-		return st;
-	const char *name = json_string_value(json_object_get(root, "name"));
-	ppi_strlcpy(p->device, name ? name : "", sizeof p->device);
-	json_t *sms = json_object_get(root, "sms");
-	if (sms) {
-		double v = json_is_number(sms) ? json_number_value(sms) : -1;
-		if (!(v >= 1 && v <= 4096)) {
-			json_decref(root);
-			return ppi_fail(err, path, "sms", "must be an SM count from 1 to 4096");
-		}
-		p->sms = v;
-	}
-	json_decref(root);
-	return PP_OK;
+	return st;
+}
+
+pp_kernel_profile *pp_kernel_profile_new(void)
+{
+	return ppi_calloc(1, sizeof(pp_kernel_profile));
 }
 
 pp_status pp_kernel_profile_read(const char *dir, pp_kernel_profile **out, pp_error *err)
@@ -233,7 +281,7 @@ pp_status pp_kernel_profile_read(const char *dir, pp_kernel_profile **out, pp_er
 	*out = NULL;
 	if (!dir || !*dir)
 		return ppi_fail(err, "command line", "gpu-profile", "no directory given");
-	pp_kernel_profile *p = ppi_calloc(1, sizeof *p);
+	pp_kernel_profile *p = pp_kernel_profile_new();
 	if (!p)
 		return PP_ENOMEM;
 	pp_status st = read_device(p, dir, err);

@@ -464,8 +464,14 @@ static int chart_traffic(const pp_report_inputs *in, FILE *f)
 		text(&g, "tick", a.x + k * cell + cell / 2, a.y + a.h + 14, "middle", "%lld",
 		     k * per);
 	}
-	if (t->gpus_per_node > 0 && t->gpus_per_node < t->gpus)
-		for (long long n = t->gpus_per_node; n < t->gpus; n += t->gpus_per_node) {
+	/* Node boundaries, binned as the cells are: a node smaller than a bin
+	 * gets no line of its own, a dash every `nodes` nodes (at most one a
+	 * bin, so at most HEAT_MAX_BINS a side however many GPUs). */
+	long long gpn = t->gpus_per_node, nodes = 1;
+	if (gpn > 0 && gpn < per)
+		nodes = (per + gpn - 1) / gpn;
+	if (gpn > 0 && gpn < t->gpus)
+		for (long long n = gpn * nodes; n < t->gpus; n += gpn * nodes) {
 			double pos = (double)n / per * cell;
 			line(&g, "traffic-node", a.x + pos, a.y, a.x + pos, a.y + a.h, "#888",
 			     "stroke-dasharray=\"2 2\"");
@@ -475,7 +481,11 @@ static int chart_traffic(const pp_report_inputs *in, FILE *f)
 	text(&g, "axis-label", a.x + a.w + 10, a.y + 14, "start", "busiest pair");
 	text(&g, "axis-label", a.x + a.w + 10, a.y + 30, "start", "%.4g GB", top / 1e9);
 	text(&g, "axis-label", a.x + a.w + 10, a.y + 50, "start", "%lld pairs", cells);
-	text(&g, "axis-label", a.x + a.w + 10, a.y + 66, "start", "dashes: nodes");
+	if (nodes > 1)
+		text(&g, "axis-label", a.x + a.w + 10, a.y + 66, "start",
+		     "dashes: every %lld nodes", nodes);
+	else
+		text(&g, "axis-label", a.x + a.w + 10, a.y + 66, "start", "dashes: nodes");
 	return close_svg(&g);
 }
 

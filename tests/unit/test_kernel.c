@@ -584,6 +584,49 @@ static void test_bad_profiles(void **state)
 	rmdir(dir);
 }
 
+/* A profile parsed from memory: the text needs no NUL at its end, blank lines
+ * are skipped, a second parse replaces the table, a bad line names its
+ * column within the line and empties the table, a NUL byte is refused. */
+static void test_profile_in_memory(void **state)
+{
+	(void)state;
+	pp_kernel_profile *p = pp_kernel_profile_new();
+	assert_non_null(p);
+	pp_error err;
+	pp_error_clear(&err);
+	static const char dev[] = "{\"name\": \"X\", \"sms\": 132}garbage";
+	assert_int_equal(pp_kernel_profile_parse_device(p, dev, 25, "dev", &err), PP_OK);
+	assert_string_equal(p->device, "X");
+	assert_true(p->sms == 132);
+	static const char two[] = "{\"m\": 1, \"k\": 2, \"n\": 3, \"s\": 1e-4}\n\n \r\n"
+	                          "{\"m\": 4, \"k\": 5, \"n\": 6, \"s\": 2e-4}";
+	assert_int_equal(
+	    pp_kernel_profile_parse_table(p, PP_KT_GEMM_BF16, two, sizeof two - 1, "t", &err),
+	    PP_OK);
+	assert_int_equal(p->n[PP_KT_GEMM_BF16], 2);
+	assert_true(p->gemm[1].n == 6);
+	/* only the first record's bytes: the second is not seen */
+	assert_int_equal(pp_kernel_profile_parse_table(p, PP_KT_GEMM_BF16, two, 36, "t", &err),
+	                 PP_OK);
+	assert_int_equal(p->n[PP_KT_GEMM_BF16], 1);
+	static const char bad[] = "{\"m\": 1, \"k\": 2, \"n\": 3, \"s\": 1e-4}\n  {\"m\": }";
+	assert_int_equal(
+	    pp_kernel_profile_parse_table(p, PP_KT_GEMM_BF16, bad, sizeof bad - 1, "t", &err),
+	    PP_EINPUT);
+	assert_int_equal(err.line, 2);
+	assert_int_equal(err.column, 9);
+	assert_int_equal(p->n[PP_KT_GEMM_BF16], 0);
+	assert_null(p->gemm);
+	static const char nul[] = "{\"kind\": \"copy\", \"bytes\": 1e9, \"s\": 1e-3}\n{\"ki\0nd\"";
+	pp_error_clear(&err);
+	assert_int_equal(
+	    pp_kernel_profile_parse_table(p, PP_KT_MEM, nul, sizeof nul - 1, "t", &err), PP_EINPUT);
+	assert_int_equal(err.line, 2);
+	assert_int_equal(err.column, 5);
+	assert_non_null(strstr(err.text, "NUL"));
+	pp_kernel_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -594,6 +637,7 @@ int main(void)
 	    cmocka_unit_test(test_stack_fractions),
 	    cmocka_unit_test(test_fused_bias_dropout_add_bytes),
 	    cmocka_unit_test(test_bad_profiles),
+	    cmocka_unit_test(test_profile_in_memory),
 	    cmocka_unit_test(test_quant_kernels),
 	    cmocka_unit_test(test_fp8_quant),
 	};

@@ -130,7 +130,7 @@ static void text_time(const pp_estimate *e, FILE *out)
 		        "backward (seed 002's s)\n",
 		        pp_schedule_name(e->plan.schedule),
 		        e->bottleneck.si_speedup > 0 ? e->bottleneck.si_speedup : 1.0);
-	if (e->plan.schedule == PP_SCHED_WSHAPE && !e->system.dh_overlap_set &&
+	if (pp_schedule_type_of(e->plan.schedule)->si && !e->system.dh_overlap_set &&
 	    e->system.gpu.overlap_assumed)
 		fprintf(
 		    out,

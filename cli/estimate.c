@@ -100,6 +100,7 @@ static void estimate_usage(FILE *f)
 	       "                   65,536 GPUs too (refused there without it: their size\n"
 	       "                   grows with the GPUs, 18 MB and 10 s at 262,144)\n"
 	       "  --json           JSON instead of text\n"
+	       "  --format NAME    an output format ('paraplan list formats'; default text)\n"
 	       "  --output FILE    write there (atomically) instead of standard output\n");
 }
 
@@ -395,10 +396,13 @@ static int estimate_parse(int argc, char **argv, estimate_flags *flags, cli_opts
 		return rc;
 	if ((rc = cli_opts_require(o, "estimate", true, true)))
 		return rc;
-	if (flags->emit && o->json) {
-		cli_message("estimate: --emit and --json: give one of them");
+	if (flags->emit && !cli_format_is_text(o->format)) {
+		cli_message("estimate: --emit and --%s: give one of them",
+		            o->json ? "json" : "format");
 		return EXIT_BADINPUT;
 	}
+	if ((rc = cli_format_check("estimate", o->format, PP_RESULT_ESTIMATE)))
+		return rc;
 	return estimate_consistent(flags, o);
 }
 
@@ -467,12 +471,16 @@ int cli_estimate(int argc, char **argv)
 			cli_note("--emit: %s", line);
 		}
 	} else {
-		wr = o.json ? pp_report_json(e, out.f) : pp_report_text(e, out.f);
-		if (!wr && !o.json)
-			wr = cli_traffic_text(&tr, out.f);
+		pp_result r = {.kind = PP_RESULT_ESTIMATE,
+		               .estimate = e,
+		               .traffic = tr.traffic,
+		               .timeline = tr.timeline,
+		               .timeline_place = tr.have_place ? &tr.place : NULL};
+		wr = cli_render(o.format, &r, out.f);
 	}
 	cli_traffic_done(&tr);
-	if (flags.pairing && !o.json && wr == 0 && (rc = print_pairing(e, out.f))) {
+	if (flags.pairing && cli_format_is_text(o.format) && wr == 0 &&
+	    (rc = print_pairing(e, out.f))) {
 		free(e);
 		cli_out_close(&out, false);
 		return rc;

@@ -127,6 +127,7 @@ static void search_usage(FILE *f)
 	        "                   goodput flags make both goodput-aware; says what binds\n"
 	        "  --quiet          no progress on stderr (shown only when it is a terminal)\n"
 	        "  --json           {\"plans\": [...], \"pareto\": [...], \"stats\": {...}}\n"
+	        "  --format NAME    an output format ('paraplan list formats'; default text)\n"
 	        "  --output FILE    write there (atomically) instead of standard output\n");
 }
 
@@ -396,6 +397,7 @@ static const struct flag_rule {
                   {"ep-overlap", EVERY_PLAN},
                   {"overlap", EVERY_PLAN},
                   {"json", EVERY_PLAN},
+                  {"format", EVERY_PLAN},
                   {"output", EVERY_PLAN},
                   {"first-stage-layers", EVERY_PLAN},
                   {"last-stage-layers", EVERY_PLAN},
@@ -697,11 +699,15 @@ int cli_search(int argc, char **argv)
 	    (rc = cli_large_output_check("search", ctx.charts.html ? "--html" : "--svg", o.gpus,
 	                                 ctx.charts.large)))
 		return rc;
-	if (ctx.emit && o.json) {
-		cli_message("search: --emit and --json: give one of them");
+	if (ctx.emit && !cli_format_is_text(o.format)) {
+		cli_message("search: --emit and --%s: give one of them",
+		            o.json ? "json" : "format");
 		return EXIT_BADINPUT;
 	}
 	bool inverse = cli_inverse_asked(&ctx.inv);
+	if ((rc = cli_format_check("search", o.format,
+	                           inverse ? PP_RESULT_SEARCH_INVERSE : PP_RESULT_SEARCH)))
+		return rc;
 	if (ctx.gpus_list.count > 0 && !inverse) {
 		cli_message("search: --gpus takes a list only with --deadline-days or --budget-usd "
 		            "(a search per GPU count)");
@@ -709,7 +715,8 @@ int cli_search(int argc, char **argv)
 	}
 	if (inverse && (rc = cli_inverse_check("search", &ctx.inv, o.job.train_tokens)))
 		return rc;
-	if (ctx.goodput && !inverse && (o.json || ctx.emit || o.job.train_tokens <= 0)) {
+	if (ctx.goodput && !inverse &&
+	    (!cli_format_is_text(o.format) || ctx.emit || o.job.train_tokens <= 0)) {
 		cli_message(
 		    "search: the goodput flags show the winner's goodput in the text report: "
 		    "they need --tokens, and not --json or --emit");
@@ -749,7 +756,8 @@ int cli_search(int argc, char **argv)
 	}
 	/* Before a word is written: the winner's goodput (refused when the run
 	 * never finishes), and a winner --emit cannot express. */
-	bool want_w = ctx.goodput && !o.json && !ctx.emit && s && pp_search_count(s) > 0;
+	bool want_w =
+	    ctx.goodput && cli_format_is_text(o.format) && !ctx.emit && s && pp_search_count(s) > 0;
 	pp_estimate *w = want_w ? malloc(sizeof *w) : NULL;
 	if (want_w && !w) {
 		cli_message("out of memory");
@@ -776,22 +784,12 @@ int cli_search(int argc, char **argv)
 		return rc;
 	}
 	int wr = 0;
-	if (inverse && o.json) {
-		fputs("{\"inverse\": ", out.f);
-		wr = pp_report_inverse_json(&q, cands, ncands, &res, "gpus", out.f);
-		fputs(",\"search\": ", out.f);
-		if (!wr && s)
-			wr = pp_report_search_json(s, out.f);
-		else if (!wr)
-			fputs("null\n", out.f);
-		fputs("}\n", out.f);
-	} else if (inverse && !ctx.emit) {
-		wr = pp_report_inverse_text(&q, cands, ncands, &res, "gpus", out.f);
-		if (!wr && s) {
-			fprintf(out.f, "\nthe search at %lld GPUs:\n", cands[res.pick].gpus);
-			wr = pp_report_search_text(s, out.f);
-		}
-	} else if (ctx.emit && s && pp_search_count(s) > 0) {
+	pp_inverse_report iv = {&q, cands, ncands, &res, "gpus"};
+	pp_result r = {.kind = inverse ? PP_RESULT_SEARCH_INVERSE : PP_RESULT_SEARCH,
+	               .search = s,
+	               .inverse = inverse ? &iv : NULL,
+	               .goodput = w};
+	if (ctx.emit && s && pp_search_count(s) > 0) {
 		char notes[PP_LAUNCH_NOTES_MAX];
 		wr = pp_launch_emit(pp_search_plan(s, 0), ctx.format, out.f, notes, sizeof notes);
 		for (char *line = notes, *nl; *line && (nl = strchr(line, '\n')); line = nl + 1) {
@@ -801,11 +799,7 @@ int cli_search(int argc, char **argv)
 	} else if (ctx.emit && inverse) {
 		cli_message("search: --emit: no GPU count answers the question; nothing to emit");
 	} else {
-		wr = o.json ? pp_report_search_json(s, out.f) : pp_report_search_text(s, out.f);
-	}
-	if (w && wr == 0) { /* the winner's goodput */
-		fprintf(out.f, "\n#1 under failures:");
-		wr = pp_report_goodput_text(w, out.f);
+		wr = cli_render(o.format, &r, out.f);
 	}
 	free(w);
 	free(cands);

@@ -28,5 +28,6 @@
 #include "goodput.h"
 #include "launch.h"
 #include "inverse.h"
+#include "format.h"
 
 #endif

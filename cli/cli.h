@@ -136,6 +136,7 @@ typedef struct cli_charts {
 	const char *html;    /* the page, or NULL */
 	const char *svg_dir; /* a directory for one SVG per chart, or NULL */
 	bool large;          /* --large-output: above CLI_LARGE_OUTPUT_GPUS too */
+	bool as_report;      /* --format html: the page is the verb's report */
 } cli_charts;
 /*
  * The outputs whose size grows with the GPUs (the traffic matrix of --traffic

@@ -401,7 +401,8 @@ static int estimate_parse(int argc, char **argv, estimate_flags *flags, cli_opts
 		            o->json ? "json" : "format");
 		return EXIT_BADINPUT;
 	}
-	if ((rc = cli_format_check("estimate", o->format, PP_RESULT_ESTIMATE)))
+	if ((rc = cli_format_check("estimate", o->format, PP_RESULT_ESTIMATE)) ||
+	    (rc = cli_charts_format(&flags->charts, "estimate", o)))
 		return rc;
 	return estimate_consistent(flags, o);
 }
@@ -421,7 +422,8 @@ int cli_estimate(int argc, char **argv)
 	int rc = estimate_parse(argc, argv, &flags, &o);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if ((rc = cli_out_check("estimate", "--output", o.output)) ||
+	if ((rc =
+	         cli_out_check("estimate", "--output", flags.charts.as_report ? NULL : o.output)) ||
 	    (rc = cli_out_check("estimate", "--trace", flags.trace)) ||
 	    (rc = cli_out_check("estimate", "--traffic", flags.traffic.file)) ||
 	    (rc = cli_out_check("estimate", "--traffic-csv", flags.traffic.csv)) ||
@@ -457,7 +459,7 @@ int cli_estimate(int argc, char **argv)
 	}
 	pp_sim_free(sim);
 	cli_out out;
-	if ((rc = cli_out_open(&out, o.output))) {
+	if (flags.charts.as_report || (rc = cli_out_open(&out, o.output))) {
 		cli_traffic_done(&tr);
 		free(e);
 		return rc;

@@ -88,6 +88,10 @@ int cli_render(const pp_format_type *f, const pp_result *r, FILE *out);
 /* The same into `path` (NULL or "-": standard output), atomically (cli_out).
  * 0 or an exit code. */
 int cli_render_to(const char *path, const pp_format_type *f, const pp_result *r);
+/* --format html (estimate, search, sweep): the page of the charts is the
+ * report, written to --output (or standard output) as --html would; refused
+ * with --html.  0 or EXIT_BADINPUT. */
+int cli_charts_format(cli_charts *c, const char *verb, const cli_opts *o);
 /* `f` is the text format (NULL included). */
 bool cli_format_is_text(const pp_format_type *f);
 

@@ -692,7 +692,8 @@ int cli_search(int argc, char **argv)
 	int rc = search_parse(argc, argv, &ctx, &o);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if ((rc = cli_out_check("search", "--output", o.output)) ||
+	if ((rc = cli_charts_format(&ctx.charts, "search", &o)) ||
+	    (rc = cli_out_check("search", "--output", ctx.charts.as_report ? NULL : o.output)) ||
 	    (rc = cli_charts_check("search", &ctx.charts)))
 		return rc;
 	if (cli_charts_wanted(&ctx.charts) && ctx.gpus_list.count == 0 &&
@@ -777,7 +778,7 @@ int cli_search(int argc, char **argv)
 		rc = EXIT_BADINPUT;
 	}
 	cli_out out;
-	if (rc || (rc = cli_out_open(&out, o.output))) {
+	if (rc || ctx.charts.as_report || (rc = cli_out_open(&out, o.output))) {
 		free(w);
 		free(cands);
 		pp_search_free(s);

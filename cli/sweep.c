@@ -178,7 +178,8 @@ static int sweep_parse(int argc, char **argv, sweep_args *a, cli_opts *o, pp_swe
 	}
 	if ((rc = cli_format_check("sweep", o->format,
 	                           cli_inverse_asked(&a->inv) ? PP_RESULT_SWEEP_INVERSE
-	                                                      : PP_RESULT_SWEEP)))
+	                                                      : PP_RESULT_SWEEP)) ||
+	    (rc = cli_charts_format(&a->charts, "sweep", o)))
 		return rc;
 	/* The swept quantity comes from --values only. */
 	const char *clash = *axis == PP_SWEEP_GPUS && o->gpus           ? "--gpus"
@@ -270,7 +271,7 @@ int cli_sweep(int argc, char **argv)
 	int rc = sweep_parse(argc, argv, &a, &o, &axis, &values, &n);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if ((rc = cli_out_check("sweep", "--output", o.output)) ||
+	if ((rc = cli_out_check("sweep", "--output", a.charts.as_report ? NULL : o.output)) ||
 	    (rc = cli_charts_check("sweep", &a.charts))) {
 		free(values);
 		return rc;
@@ -318,7 +319,7 @@ int cli_sweep(int argc, char **argv)
 		return rc;
 	}
 	cli_out out;
-	if ((rc = cli_out_open(&out, o.output))) {
+	if (a.charts.as_report || (rc = cli_out_open(&out, o.output))) {
 		pp_sweep_free(sw);
 		return rc;
 	}

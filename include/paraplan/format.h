@@ -150,6 +150,8 @@ typedef struct pp_kernel_report {
  *   SWEEP: sweep.  SWEEP_INVERSE: sweep and inverse.
  *   VALIDATE*: validate.  CROSS_VALIDATION: cv.  FIT: fit.  PLACE: place.
  *   KERNEL: kernel.  TRAFFIC: traffic.
+ *   charts: what the charts of an estimate, a search or a sweep draw from
+ *     (the html format renders them; NULL: the html format refuses).
  */
 typedef struct pp_result {
 	pp_result_kind kind;
@@ -166,6 +168,7 @@ typedef struct pp_result {
 	const pp_fit_report *fit;
 	const pp_place_report *place;
 	const pp_kernel_report *kernel;
+	const pp_report_inputs *charts;
 } pp_result;
 
 /* A renderer: 0, -1 (write error), PP_REPORT_ENOMEM or PP_REPORT_EUNSUPPORTED. */

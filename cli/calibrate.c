@@ -30,7 +30,8 @@ enum {
 	OPT_SYSTEM,
 	OPT_OUTPUT,
 	OPT_STEPS,
-	OPT_KERNEL
+	OPT_KERNEL,
+	OPT_FORMAT
 };
 
 static const struct option calibrate_opts[] = {{"data", required_argument, 0, OPT_DATA},
@@ -43,6 +44,7 @@ static const struct option calibrate_opts[] = {{"data", required_argument, 0, OP
                                                {"output", required_argument, 0, OPT_OUTPUT},
                                                {"step-times", required_argument, 0, OPT_STEPS},
                                                {"kernel-model", no_argument, 0, OPT_KERNEL},
+                                               {"format", required_argument, 0, OPT_FORMAT},
                                                {"help", no_argument, 0, 0},
                                                {0, 0, 0, 0}};
 
@@ -53,6 +55,7 @@ typedef struct calibrate_args {
 	const char *gpus[MAX_GPUS];
 	int ngpus;
 	bool cv, cv_source, json, quiet, kernel;
+	const pp_format_type *format;        /* --format, --json; NULL: text */
 	const char *logs[CLI_NCCL_MAX_LOGS]; /* --nccl-tests, and the operands after it */
 	size_t nlogs;
 	const char *operand; /* the first argument that is not an option */
@@ -98,7 +101,15 @@ static int calibrate_flag(const struct option *opt, const char *v, void *ctx)
 			return EXIT_BADINPUT;
 		}
 		return 0;
-	case OPT_JSON: a->json = true; return 0;
+	case OPT_JSON:
+		a->json = true;
+		a->format = pp_format_find("json");
+		return 0;
+	case OPT_FORMAT: {
+		int rc = cli_format_flag(v, &a->format);
+		a->json = false; /* --json given last: its own refusals */
+		return rc;
+	}
 	case OPT_QUIET: a->quiet = true; return 0;
 	case OPT_KERNEL: a->kernel = true; return 0;
 	case OPT_NCCL: return add_log(a, v);
@@ -129,6 +140,7 @@ static char calibrate_mode(const calibrate_args *a)
 		      : a->ngpus              ? "--gpu"
 		      : a->cv || a->cv_source ? "--cross-validate"
 		      : a->json               ? "--json"
+		      : a->format             ? "--format"
 		      : a->kernel             ? "--kernel-model"
 		                              : NULL;
 	if (!bad && mode == 's')
@@ -172,26 +184,8 @@ static void on_held_out(const pp_fit *f, size_t k, size_t n, void *ctx)
 
 static const pp_fit_watch fit_watch = {on_sweep, on_held_out, NULL};
 
-/* The fitted parameters of the GPU's "efficiency" (gpu) or of the system's
- * "framework" object, as JSON to copy into the presets: fractions with three
- * decimals, log-scale quantities with three significant digits. */
-static void print_fitted(const pp_system *s, bool gpu)
-{
-	printf(gpu ? "  gpu \"efficiency\": {" : "  system \"framework\": {");
-	const char *sep = "";
-	for (size_t i = 0; i < pp_param_registry_size(); i++) {
-		const pp_param *p = pp_param_at(i);
-		if (!p->fitted || (p->kind == PP_PARAM_GPU) != gpu)
-			continue;
-		printf(p->fit_log ? "%s\"%s\": %.3g" : "%s\"%s\": %.3f", sep, p->key,
-		       pp_param_get(p, s));
-		sep = ", ";
-	}
-	printf("}\n");
-}
-
-static int fit_one(const pp_runs *runs, const char *gpu, bool kernel, bool cv, double *cv_sum,
-                   size_t *cv_n)
+static int fit_one(const pp_runs *runs, const char *gpu, bool kernel, bool cv,
+                   const pp_format_type *format, double *cv_sum, size_t *cv_n)
 {
 	pp_fit *f;
 	pp_error err;
@@ -215,39 +209,30 @@ static int fit_one(const pp_runs *runs, const char *gpu, bool kernel, bool cv, d
 	pp_fit_result_system(f, &fitted);
 	const char *sys[16];
 	size_t ns = pp_fit_systems(f, sys, 16);
-	printf("%-14s %3zu records  MAPE %5.1f%% -> %5.1f%% after %d sweeps  systems:", gpu,
-	       pp_fit_records(f), 100 * pp_fit_mape_start(f), 100 * pp_fit_mape(f),
-	       pp_fit_iterations(f));
-	for (size_t k = 0; k < ns; k++)
-		printf(" %s", sys[k]);
-	putchar('\n');
-	if (kernel)
-		printf(
-		    "  (--kernel-model: gemm, gemm_fp8, attn, memory are the stack's fractions of "
-		    "the measured kernel rates, not preset values)\n");
-	print_fitted(&fitted, true);
-	print_fitted(&fitted, false);
 	const pp_param *bound[16];
 	double bound_v[16];
 	size_t nb = pp_fit_at_bounds(f, bound, bound_v, 16);
-	if (nb) {
-		printf("  AT BOUND (the fit wants a value outside the physical range):");
-		for (size_t k = 0; k < nb && k < 16; k++)
-			printf(" %s=%.3g", bound[k]->key, bound_v[k]);
-		putchar('\n');
-	}
+	pp_fit_report fr = {.gpu = gpu,
+	                    .records = pp_fit_records(f),
+	                    .mape_start = pp_fit_mape_start(f),
+	                    .mape = pp_fit_mape(f),
+	                    .sweeps = pp_fit_iterations(f),
+	                    .systems = sys,
+	                    .nsystems = ns < 16 ? ns : 16,
+	                    .kernel = kernel,
+	                    .fitted = &fitted,
+	                    .at_bound = bound,
+	                    .at_bound_v = bound_v,
+	                    .nat_bound = nb < 16 ? nb : 16,
+	                    .loo = cv};
 	if (cv) {
-		double sum = 0;
-		size_t n = 0;
-		pp_fit_leave_one_out(f, &fit_watch, &sum, &n);
+		pp_fit_leave_one_out(f, &fit_watch, &fr.loo_sum, &fr.loo_n);
 		cli_progress_end(&fit_progress);
-		if (n)
-			printf("  leave-one-out MAPE %.1f%% over %zu records\n", 100 * sum / n, n);
-		else
-			printf("  leave-one-out: no record could be predicted\n");
-		*cv_sum += sum;
-		*cv_n += n;
+		*cv_sum += fr.loo_sum;
+		*cv_n += fr.loo_n;
 	}
+	pp_result r = {.kind = PP_RESULT_FIT, .fit = &fr};
+	cli_render(format, &r, stdout); /* a write error: cli_finish's, on stdout */
 	pp_fit_free(f);
 	return EXIT_ANSWERED;
 }
@@ -262,7 +247,14 @@ static int calibrate_parse(int argc, char **argv, calibrate_args *a, char *mode)
 	if (rc != CLI_CONTINUE)
 		return rc;
 	*mode = calibrate_mode(a);
-	return *mode ? CLI_CONTINUE : EXIT_BADINPUT;
+	if (!*mode)
+		return EXIT_BADINPUT;
+	/* --json without --cross-validate source is refused with its own words below */
+	if (*mode == 'f' && !(a->json && !a->cv_source) &&
+	    (rc = cli_format_check("calibrate", a->format,
+	                           a->cv_source ? PP_RESULT_CROSS_VALIDATION : PP_RESULT_FIT)))
+		return rc;
+	return CLI_CONTINUE;
 }
 
 static calibrate_args args_store; /* 64 log paths: not on the stack */
@@ -330,7 +322,7 @@ int cli_calibrate(int argc, char **argv)
 		return EXIT_BADINPUT;
 	}
 	if (cv_source) {
-		int r = cli_calibrate_cv_source(runs, data, systems, nsys, kernel, json);
+		int r = cli_calibrate_cv_source(runs, data, systems, nsys, kernel, a.format);
 		pp_runs_free(runs);
 		return r;
 	}
@@ -340,11 +332,10 @@ int cli_calibrate(int argc, char **argv)
 	cli_progress_start(&fit_progress, "calibrate", quiet, "fitting %d GPU%s%s", nsys,
 	                   nsys == 1 ? "" : "s", cv ? ", leave-one-out" : "");
 	for (int k = 0; k < nsys && rc == EXIT_ANSWERED; k++)
-		rc = fit_one(runs, systems[k], kernel, cv, &cv_sum, &cv_n);
+		rc = fit_one(runs, systems[k], kernel, cv, a.format, &cv_sum, &cv_n);
 	cli_progress_end(&fit_progress);
-	if (cv && cv_n)
-		printf("\nleave-one-out MAPE over all GPUs: %.1f%% (%zu records)\n",
-		       100 * cv_sum / cv_n, cv_n);
+	pp_fit_report all = {.loo = cv, .loo_sum = cv_sum, .loo_n = cv_n};
+	cli_render(a.format, &(pp_result){.kind = PP_RESULT_FIT, .fit = &all}, stdout);
 	pp_runs_free(runs);
 	return rc;
 }

@@ -60,6 +60,19 @@ int cli_charts_check(const char *verb, const cli_charts *c)
 	return 0;
 }
 
+int cli_charts_format(cli_charts *c, const char *verb, const cli_opts *o)
+{
+	if (o->format != pp_format_find("html"))
+		return 0;
+	if (c->html) {
+		cli_message("%s: --format html and --html: give one of them", verb);
+		return EXIT_BADINPUT;
+	}
+	c->html = o->output ? o->output : "-";
+	c->as_report = true;
+	return 0;
+}
+
 int cli_large_output_check(const char *verb, const char *flag, long long gpus, bool large)
 {
 	if (gpus <= CLI_LARGE_OUTPUT_GPUS || large)
@@ -108,10 +121,11 @@ int cli_charts_write(const cli_charts *c, const pp_report_inputs *in)
 {
 	int rc = 0;
 	if (c->html) {
-		cli_out out;
-		if ((rc = cli_out_open(&out, c->html)))
-			return rc;
-		if ((rc = cli_out_close(&out, pp_report_html(in, out.f) == 0)))
+		pp_result r = {.kind = in->sweep    ? PP_RESULT_SWEEP
+		                       : in->search ? PP_RESULT_SEARCH
+		                                    : PP_RESULT_ESTIMATE,
+		               .charts = in};
+		if ((rc = cli_render_to(c->html, pp_format_find("html"), &r)))
 			return rc;
 	}
 	if (!c->svg_dir)

@@ -100,8 +100,6 @@ typedef struct cli_traffic_result {
 /* Build what the flags ask for and write the files.  0 or an exit code. */
 int cli_traffic_run(const cli_traffic_opts *o, const pp_estimate *e, const pp_sim *sim,
                     const pp_model *model, cli_traffic_result *out);
-/* Append the totals / timeline to a text report.  0 or -1. */
-int cli_traffic_text(const cli_traffic_result *r, FILE *f);
 void cli_traffic_done(cli_traffic_result *r);
 /*
  * Progress on long work (search, sweep, validate, calibrate), on stderr and
@@ -130,6 +128,7 @@ typedef struct cli_charts {
 	const char *html;    /* the page, or NULL */
 	const char *svg_dir; /* a directory for one SVG per chart, or NULL */
 	bool large;          /* --large-output: above CLI_LARGE_OUTPUT_GPUS too */
+	bool as_report;      /* --format html: the page is the verb's report */
 } cli_charts;
 /*
  * The outputs whose size grows with the GPUs (the traffic matrix of --traffic
@@ -192,8 +191,9 @@ int cli_search(int argc, char **argv);
 /* calibrate --cross-validate source (cli/calibrate_cv.c): pp_calib_cross_validate
  * (each GPU fitted on the records of the other sources, the held-out source's
  * predicted) printed: MAPE per source, GPU, stack, dense/MoE and scale,
- * in-sample and out of sample; `kernel`: every fit under pp_fit_kernel_model. */
+ * in-sample and out of sample; `kernel`: every fit under pp_fit_kernel_model;
+ * rendered in `format` (NULL: text). */
 int cli_calibrate_cv_source(const pp_runs *runs, const char *data, const char *const *gpus,
-                            int ngpus, bool kernel, bool json);
+                            int ngpus, bool kernel, const pp_format_type *format);
 
 #endif

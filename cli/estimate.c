@@ -216,10 +216,14 @@ static int estimate_parse(int argc, char **argv, estimate_flags *flags, cli_opts
 		return rc;
 	if ((rc = cli_opts_require(o, "estimate", true, true)))
 		return rc;
-	if (flags->emit && o->json) {
-		cli_message("estimate: --emit and --json: give one of them");
+	if (flags->emit && !cli_format_is_text(o->format)) {
+		cli_message("estimate: --emit and --%s: give one of them",
+		            o->json ? "json" : "format");
 		return EXIT_BADINPUT;
 	}
+	if ((rc = cli_format_check("estimate", o->format, PP_RESULT_ESTIMATE)) ||
+	    (rc = cli_charts_format(&flags->charts, "estimate", o)))
+		return rc;
 	return estimate_consistent(flags, o);
 }
 
@@ -238,7 +242,8 @@ int cli_estimate(int argc, char **argv)
 	int rc = estimate_parse(argc, argv, &flags, &o);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if ((rc = cli_out_check("estimate", "--output", o.output)) ||
+	if ((rc =
+	         cli_out_check("estimate", "--output", flags.charts.as_report ? NULL : o.output)) ||
 	    (rc = cli_out_check("estimate", "--trace", flags.trace)) ||
 	    (rc = cli_out_check("estimate", "--traffic", flags.traffic.file)) ||
 	    (rc = cli_out_check("estimate", "--traffic-csv", flags.traffic.csv)) ||
@@ -274,7 +279,7 @@ int cli_estimate(int argc, char **argv)
 	}
 	pp_sim_free(sim);
 	cli_out out;
-	if ((rc = cli_out_open(&out, o.output))) {
+	if (flags.charts.as_report || (rc = cli_out_open(&out, o.output))) {
 		cli_traffic_done(&tr);
 		free(e);
 		return rc;
@@ -288,12 +293,16 @@ int cli_estimate(int argc, char **argv)
 			cli_note("--emit: %s", line);
 		}
 	} else {
-		wr = o.json ? pp_report_json(e, out.f) : pp_report_text(e, out.f);
-		if (!wr && !o.json)
-			wr = cli_traffic_text(&tr, out.f);
+		pp_result r = {.kind = PP_RESULT_ESTIMATE,
+		               .estimate = e,
+		               .traffic = tr.traffic,
+		               .timeline = tr.timeline,
+		               .timeline_place = tr.have_place ? &tr.place : NULL};
+		wr = cli_render(o.format, &r, out.f);
 	}
 	cli_traffic_done(&tr);
-	if (flags.pairing && !o.json && wr == 0 && (st = pp_report_pairing_text(e, out.f, &err))) {
+	if (flags.pairing && cli_format_is_text(o.format) && wr == 0 &&
+	    (st = pp_report_pairing_text(e, out.f, &err))) {
 		if (st == PP_ENOMEM)
 			cli_message("out of memory");
 		else

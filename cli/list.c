@@ -1,4 +1,4 @@
-/* paraplan list models|gpus|systems|params */
+/* paraplan list models|gpus|systems|params|formats */
 #include <string.h>
 
 #include "cli.h"
@@ -33,6 +33,23 @@ static void list_params(void)
 	}
 }
 
+/* The output formats of --format (include/paraplan/format.h), one line each:
+ * the name, what it is for and the results it renders. */
+static void list_formats(void)
+{
+	for (size_t i = 0; i < pp_format_count(); i++) {
+		const pp_format_type *f = pp_format_at(i);
+		printf("%-9s %s; renders:", f->name, f->summary);
+		const char *sep = " ";
+		for (int k = 0; k < PP_RESULT_KINDS; k++)
+			if (pp_format_supports(f, (pp_result_kind)k)) {
+				printf("%s%s", sep, pp_result_kind_name((pp_result_kind)k));
+				sep = ", ";
+			}
+		putchar('\n');
+	}
+}
+
 int cli_list(int argc, char **argv)
 {
 	static const struct {
@@ -44,12 +61,16 @@ int cli_list(int argc, char **argv)
 		return EXIT_ANSWERED;
 	}
 	if (argc != 2) {
-		cli_message("list: expected one argument, models, gpus, systems or params "
-		            "(usage: paraplan list models|gpus|systems|params)");
+		cli_message("list: expected one argument, models, gpus, systems, params or formats "
+		            "(usage: paraplan list models|gpus|systems|params|formats)");
 		return EXIT_BADINPUT;
 	}
 	if (strcmp(argv[1], "params") == 0) {
 		list_params();
+		return EXIT_ANSWERED;
+	}
+	if (strcmp(argv[1], "formats") == 0) {
+		list_formats();
 		return EXIT_ANSWERED;
 	}
 	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
@@ -60,6 +81,6 @@ int cli_list(int argc, char **argv)
 			printf("%s\n", pp_preset_name(kinds[k].kind, i));
 		return EXIT_ANSWERED;
 	}
-	cli_message("list: expected models, gpus, systems or params, got '%s'", argv[1]);
+	cli_message("list: expected models, gpus, systems, params or formats, got '%s'", argv[1]);
 	return EXIT_BADINPUT;
 }

@@ -53,6 +53,7 @@ enum {
 	OPT_OVERLAP, /* --overlap: DHelix overlap table */
 	OPT_MEG,     /* --from-megatron */
 	OPT_TT,      /* --from-torchtitan */
+	OPT_FORMAT,  /* --format: an output format of report's table */
 	OPT_HELP
 };
 
@@ -98,6 +99,7 @@ static const struct option common_opts[] = {{"model", required_argument, 0, OPT_
                                             {"from-torchtitan", required_argument, 0, OPT_TT},
                                             {"output", required_argument, 0, OPT_OUTPUT},
                                             {"json", no_argument, 0, OPT_JSON},
+                                            {"format", required_argument, 0, OPT_FORMAT},
                                             {"help", no_argument, 0, OPT_HELP},
                                             {0, 0, 0, 0}};
 
@@ -325,12 +327,66 @@ static int common_flag(int c, const char *v, cli_opts *o, pp_error *err, pp_stat
 		}
 		snprintf(plan->order, sizeof plan->order, "%s", v);
 		return 0;
-	case OPT_JSON: o->json = true; return 0;
+	case OPT_JSON:
+		o->json = true;
+		o->format = pp_format_find("json");
+		return 0;
+	case OPT_FORMAT: {
+		int rc = cli_format_flag(v, &o->format);
+		if (!rc)
+			o->json = o->format == pp_format_find("json");
+		return rc;
+	}
 	case OPT_OUTPUT: o->output = v; return 0;
 	case OPT_MEG:
 	case OPT_TT: return from_launch(n, v, o);
 	default: return EXIT_INTERNAL;
 	}
+}
+
+int cli_format_flag(const char *value, const pp_format_type **out)
+{
+	const pp_format_type *f = pp_format_find(value);
+	if (!f) {
+		char names[256] = "";
+		size_t off = 0;
+		for (size_t i = 0; i < pp_format_count() && off < sizeof names; i++)
+			off += (size_t)snprintf(names + off, sizeof names - off, "%s%s",
+			                        i ? ", " : "", pp_format_at(i)->name);
+		cli_message("--format: unknown format '%s' (one of %s)", value, names);
+		return EXIT_BADINPUT;
+	}
+	*out = f;
+	return 0;
+}
+
+int cli_format_check(const char *verb, const pp_format_type *f, pp_result_kind kind)
+{
+	if (!f || pp_format_supports(f, kind))
+		return 0;
+	char names[256];
+	cli_message("%s: --format %s cannot render a %s (formats for it: %s)", verb, f->name,
+	            pp_result_kind_name(kind), pp_format_names_for(kind, names, sizeof names));
+	return EXIT_BADINPUT;
+}
+
+int cli_render(const pp_format_type *f, const pp_result *r, FILE *out)
+{
+	return pp_format_render(f ? f : pp_format_find("text"), r, out);
+}
+
+int cli_render_to(const char *path, const pp_format_type *f, const pp_result *r)
+{
+	cli_out out;
+	int rc = cli_out_open(&out, path);
+	if (rc)
+		return rc;
+	return cli_out_close(&out, cli_report_ok(cli_render(f, r, out.f), out.f));
+}
+
+bool cli_format_is_text(const pp_format_type *f)
+{
+	return !f || f == pp_format_find("text");
 }
 
 /* The option named by `name` (`len` characters): exactly, never a prefix. */

@@ -23,8 +23,9 @@ typedef struct cli_opts {
 	const char *gpu_profile; /* --gpu-profile: directory of measured kernel tables */
 	double price;            /* --usd-per-gpu-hour; < 0 when not given */
 	long long gpus;
-	bool json, have_gbs, have_seq;
-	bool fp8_recipe_given; /* --fp8-recipe given (refused without --precision fp8) */
+	bool json, have_gbs, have_seq; /* json: the format is json (--json, --format json) */
+	const pp_format_type *format;  /* --format, --json; NULL: text */
+	bool fp8_recipe_given;         /* --fp8-recipe given (refused without --precision fp8) */
 	pp_job job;
 	pp_plan plan;
 	/* --from-megatron: the model its flags describe, used when no --model. */
@@ -73,6 +74,26 @@ typedef struct cli_args {
 	void *ctx;
 } cli_args;
 int cli_args_parse(int argc, char **argv, const cli_args *args);
+
+/*
+ * --format NAME (every verb that renders a result): the format of report's
+ * table (paraplan/format.h) into *out, or EXIT_BADINPUT after one message
+ * naming the formats.  cli_format_check: `f` (NULL: text) renders results of
+ * `kind`, else EXIT_BADINPUT after one message naming the formats that do.
+ * cli_render: `r` rendered in `f` (NULL: text), the renderer's return.
+ */
+int cli_format_flag(const char *value, const pp_format_type **out);
+int cli_format_check(const char *verb, const pp_format_type *f, pp_result_kind kind);
+int cli_render(const pp_format_type *f, const pp_result *r, FILE *out);
+/* The same into `path` (NULL or "-": standard output), atomically (cli_out).
+ * 0 or an exit code. */
+int cli_render_to(const char *path, const pp_format_type *f, const pp_result *r);
+/* --format html (estimate, search, sweep): the page of the charts is the
+ * report, written to --output (or standard output) as --html would; refused
+ * with --html.  0 or EXIT_BADINPUT. */
+int cli_charts_format(cli_charts *c, const char *verb, const cli_opts *o);
+/* `f` is the text format (NULL included). */
+bool cli_format_is_text(const pp_format_type *f);
 
 /* The long name of an option code ("tp"), for messages. */
 const char *cli_opt_name(const cli_verb *verb, int code);

@@ -2,7 +2,8 @@
  * paraplan place: map a plan's workers to GPUs on a measured (or synthetic)
  * bandwidth matrix by simulated annealing over Pipette's latency model
  * (seed 001 §IV-V), print the mapping and its gain over the identity, and
- * write it as an Open MPI rankfile.
+ * write it as an Open MPI rankfile (rendered by report: PP_RESULT_PLACE in the
+ * text and rankfile formats).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -82,60 +83,6 @@ static int place_take(const char *flag, const char *value, void *ctx)
 	return CLI_CONTINUE;
 }
 
-static void terms_row(FILE *o, const char *name, double a, double b, double scale)
-{
-	fprintf(o, "  %-26s %12.3f %12.3f\n", name, a * scale, b * scale);
-}
-
-static int report(FILE *o, const pp_pipette_model *m, const place_flags *fl,
-                  const pp_anneal_result *r, const long long *f, const double sim_s[2])
-{
-	long long n = (long long)m->pp * m->tp * m->dp;
-	int g = m->gpus_per_node;
-	fprintf(o, "mapping of %lld workers (pp %d x tp %d x dp %d) on %lld nodes of %d GPUs\n", n,
-	        m->pp, m->tp, m->dp, (n + g - 1) / g, g);
-	if (fl->bandwidth)
-		fprintf(o, "bandwidth: %s (%d x %d %s)\n", fl->bandwidth, m->bw->n, m->bw->n,
-		        m->bw->gpus_per_endpoint == 1 ? "GPUs" : "nodes");
-	else
-		fprintf(o,
-		        "bandwidth: synthetic, seed %lld (NIC nominal, links down to 0.5x, 2%% "
-		        "asymmetry)\n",
-		        fl->synthetic);
-	pp_pipette_terms a, b;
-	pp_pipette_map_latency(m, NULL, &a);
-	pp_pipette_map_latency(m, f, &b);
-	fprintf(o, "\n  %-26s %12s %12s\n", "seed 001 Eq. 3-6", "identity", "annealed");
-	terms_row(o, "tp ring ms", a.tp_s, b.tp_s, 1e3);
-	terms_row(o, "pp path ms (Eq. 5)", a.pp_path_s, b.pp_path_s, 1e3);
-	terms_row(o, "dp all-reduce ms (Eq. 6)", a.dp_s, b.dp_s, 1e3);
-	terms_row(o, "iteration s (Eq. 3)", a.iteration_s, b.iteration_s, 1);
-	if (sim_s[0] > 0)
-		terms_row(o, "simulated iteration s", sim_s[0], sim_s[1], 1);
-	fprintf(o,
-	        "\ngain %.4fx over the identity (%lld moves, %lld accepted, seed %lld, %.3f s)\n",
-	        r->gain, r->moves, r->accepted, fl->seed, r->cpu_s);
-	int show = m->dp < 4 ? m->dp : 4;
-	for (int z = 0; z < show; z++) {
-		fprintf(o, "pipeline tp 0 dp %d: nodes", z);
-		for (int x = 0; x < m->pp; x++)
-			fprintf(o, " %lld", f[(long long)m->tp * (z + (long long)m->dp * x)] / g);
-		fprintf(o, "\n");
-	}
-	return ferror(o) ? -1 : 0;
-}
-
-static int write_rankfile(const char *path, const long long *f, long long n, int g)
-{
-	cli_out out;
-	int rc = cli_out_open(&out, path);
-	if (rc)
-		return rc;
-	for (long long w = 0; w < n; w++)
-		fprintf(out.f, "rank %lld=node%lld slot=%lld\n", w, f[w] / g, f[w] % g);
-	return cli_out_close(&out, !ferror(out.f));
-}
-
 /* The traffic of the mapped placement: worker (x, y, z) is the rank with pp,
  * tp, dp coordinates x, y, z under the plan's order.  0 or an exit code. */
 static int mapped_traffic(const pp_estimate *e, const long long *f, const char *path,
@@ -168,14 +115,10 @@ static int mapped_traffic(const pp_estimate *e, const long long *f, const char *
 	pp_scenario_free(sc);
 	if (st)
 		return cli_fail(st, &err);
-	cli_out o;
-	int rc = cli_out_open(&o, path);
-	if (rc)
-		return rc;
 	size_t n = strlen(path);
 	bool csv = n >= 4 && strcmp(path + n - 4, ".csv") == 0;
-	int wr = csv ? pp_report_traffic_csv(*out, o.f) : pp_report_traffic_json(*out, o.f);
-	return cli_out_close(&o, wr == 0);
+	return cli_render_to(path, pp_format_find(csv ? "csv" : "json"),
+	                     &(pp_result){.kind = PP_RESULT_TRAFFIC, .traffic = *out});
 }
 
 /* The options into `o` and `fl`, checked for form and consistency, no file
@@ -193,7 +136,8 @@ static int place_parse(int argc, char **argv, place_flags *fl, cli_opts *o)
 		cli_message("place: give one of --bandwidth FILE and --synthetic SEED");
 		return EXIT_BADINPUT;
 	}
-	if ((rc = cli_overlap_check("place", o)))
+	if ((rc = cli_overlap_check("place", o)) ||
+	    (rc = cli_format_check("place", o->format, PP_RESULT_PLACE)))
 		return rc;
 	if (fl->traffic && (rc = cli_large_output_check("place", "--traffic", o->gpus, fl->large)))
 		return rc;
@@ -270,7 +214,6 @@ int cli_place(int argc, char **argv)
 	pp_anneal_result r;
 	pp_anneal_result_get(a, &r);
 	const long long *f = pp_anneal_best(a);
-	long long n = (long long)m.pp * m.tp * m.dp;
 	/* the same mappings in the event simulator, Eq. 5-6 per stage */
 	double sim_s[2] = {0, 0};
 	pp_sim *sim = NULL;
@@ -286,18 +229,24 @@ int cli_place(int argc, char **argv)
 		pp_sim_free(sim);
 	}
 	pp_traffic *tr = NULL;
+	pp_place_report pr = {.m = &m,
+	                      .f = f,
+	                      .anneal = &r,
+	                      .seed = fl.seed,
+	                      .sim_s = {sim_s[0], sim_s[1]},
+	                      .bandwidth = fl.bandwidth,
+	                      .synthetic_seed = fl.synthetic};
+	pp_pipette_map_latency(&m, NULL, &pr.identity);
+	pp_pipette_map_latency(&m, f, &pr.annealed);
+	pp_result res = {.kind = PP_RESULT_PLACE, .place = &pr};
 	if (fl.rankfile)
-		rc = write_rankfile(fl.rankfile, f, n, g);
+		rc = cli_render_to(fl.rankfile, pp_format_find("rankfile"), &res);
 	if (!rc && fl.traffic)
 		rc = mapped_traffic(e, f, fl.traffic, &model, &tr);
 	free(e);
-	cli_out out;
-	if (!rc && !(rc = cli_out_open(&out, o.output))) {
-		int wr = report(out.f, &m, &fl, &r, f, sim_s);
-		if (!wr && tr)
-			wr = pp_report_traffic_text(tr, out.f);
-		rc = cli_out_close(&out, wr == 0);
-	}
+	pr.traffic = tr;
+	if (!rc)
+		rc = cli_render_to(o.output, o.format, &res);
 	pp_traffic_free(tr);
 	pp_anneal_free(a);
 	pp_bandwidth_free(bw);

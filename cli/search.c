@@ -212,6 +212,7 @@ static const struct flag_rule {
                   {"ep-overlap", EVERY_PLAN},
                   {"overlap", EVERY_PLAN},
                   {"json", EVERY_PLAN},
+                  {"format", EVERY_PLAN},
                   {"output", EVERY_PLAN},
                   {"first-stage-layers", EVERY_PLAN},
                   {"last-stage-layers", EVERY_PLAN},
@@ -422,40 +423,33 @@ typedef struct inverse_answer {
 	pp_inverse_result res;
 } inverse_answer;
 
-/* The report of search `s` (the inverse question's answer `ia`) on `f`: 0,
- * -1 or PP_REPORT_ENOMEM as the report writers return. */
+/* The report of search `s` (the inverse question's answer `ia`, the winner's
+ * goodput `w`; either may be NULL) on `f`, in the format of --format or as
+ * the winner's launch flags (--emit): 0, -1 or PP_REPORT_ENOMEM as the report
+ * writers return. */
 static int write_report(FILE *f, const search_ctx *ctx, const cli_opts *o, const pp_search *s,
-                        const inverse_answer *ia)
+                        const inverse_answer *ia, const pp_estimate *w)
 {
-	int wr = 0;
-	if (ia && o->json) {
-		fputs("{\"inverse\": ", f);
-		wr = pp_report_inverse_json(&ia->q, ia->cands, ia->n, &ia->res, "gpus", f);
-		fputs(",\"search\": ", f);
-		if (!wr && s)
-			wr = pp_report_search_json(s, f);
-		else if (!wr)
-			fputs("null\n", f);
-		fputs("}\n", f);
-	} else if (ia && !ctx->emit) {
-		wr = pp_report_inverse_text(&ia->q, ia->cands, ia->n, &ia->res, "gpus", f);
-		if (!wr && s) {
-			fprintf(f, "\nthe search at %lld GPUs:\n", ia->cands[ia->res.pick].gpus);
-			wr = pp_report_search_text(s, f);
-		}
-	} else if (ctx->emit && s && pp_search_count(s) > 0) {
+	if (ctx->emit && s && pp_search_count(s) > 0) {
 		char notes[PP_LAUNCH_NOTES_MAX];
-		wr = pp_launch_emit(pp_search_plan(s, 0), ctx->format, f, notes, sizeof notes);
+		int wr = pp_launch_emit(pp_search_plan(s, 0), ctx->format, f, notes, sizeof notes);
 		for (char *line = notes, *nl; *line && (nl = strchr(line, '\n')); line = nl + 1) {
 			*nl = '\0';
 			cli_note("--emit: %s", line);
 		}
-	} else if (ctx->emit && ia) {
-		cli_message("search: --emit: no GPU count answers the question; nothing to emit");
-	} else {
-		wr = o->json ? pp_report_search_json(s, f) : pp_report_search_text(s, f);
+		return wr;
 	}
-	return wr;
+	if (ctx->emit && ia) {
+		cli_message("search: --emit: no GPU count answers the question; nothing to emit");
+		return 0;
+	}
+	pp_inverse_report iv = {ia ? &ia->q : NULL, ia ? ia->cands : NULL, ia ? ia->n : 0,
+	                        ia ? &ia->res : NULL, "gpus"};
+	pp_result r = {.kind = ia ? PP_RESULT_SEARCH_INVERSE : PP_RESULT_SEARCH,
+	               .search = s,
+	               .inverse = ia ? &iv : NULL,
+	               .goodput = w};
+	return cli_render(o->format, &r, f);
 }
 
 int cli_search(int argc, char **argv)
@@ -465,17 +459,22 @@ int cli_search(int argc, char **argv)
 	int rc = search_parse(argc, argv, &ctx, &o);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if ((rc = cli_out_check("search", "--output", o.output)) ||
+	if ((rc = cli_charts_format(&ctx.charts, "search", &o)) ||
+	    (rc = cli_out_check("search", "--output", ctx.charts.as_report ? NULL : o.output)) ||
 	    (rc = cli_charts_check("search", &ctx.charts)))
 		return rc;
 	if (ctx.gpus_list.count == 0 &&
 	    (rc = cli_charts_large_check("search", &ctx.charts, o.gpus)))
 		return rc;
-	if (ctx.emit && o.json) {
-		cli_message("search: --emit and --json: give one of them");
+	if (ctx.emit && !cli_format_is_text(o.format)) {
+		cli_message("search: --emit and --%s: give one of them",
+		            o.json ? "json" : "format");
 		return EXIT_BADINPUT;
 	}
 	bool inverse = cli_inverse_asked(&ctx.inv);
+	if ((rc = cli_format_check("search", o.format,
+	                           inverse ? PP_RESULT_SEARCH_INVERSE : PP_RESULT_SEARCH)))
+		return rc;
 	if (ctx.gpus_list.count > 0 && !inverse) {
 		cli_message("search: --gpus takes a list only with --deadline-days or --budget-usd "
 		            "(a search per GPU count)");
@@ -483,7 +482,8 @@ int cli_search(int argc, char **argv)
 	}
 	if (inverse && (rc = cli_inverse_check("search", &ctx.inv, o.job.train_tokens)))
 		return rc;
-	if (ctx.goodput && !inverse && (o.json || ctx.emit || o.job.train_tokens <= 0)) {
+	if (ctx.goodput && !inverse &&
+	    (!cli_format_is_text(o.format) || ctx.emit || o.job.train_tokens <= 0)) {
 		cli_message(
 		    "search: the goodput flags show the winner's goodput in the text report: "
 		    "they need --tokens, and not --json or --emit");
@@ -524,7 +524,8 @@ int cli_search(int argc, char **argv)
 	}
 	/* Before a word is written: the winner's goodput (refused when the run
 	 * never finishes), and a winner --emit cannot express. */
-	bool want_w = ctx.goodput && !o.json && !ctx.emit && s && pp_search_count(s) > 0;
+	bool want_w =
+	    ctx.goodput && cli_format_is_text(o.format) && !ctx.emit && s && pp_search_count(s) > 0;
 	pp_estimate *w = want_w ? malloc(sizeof *w) : NULL;
 	if (want_w && !w) {
 		cli_message("out of memory");
@@ -543,17 +544,13 @@ int cli_search(int argc, char **argv)
 		rc = EXIT_BADINPUT;
 	}
 	cli_out out;
-	if (rc || (rc = cli_out_open(&out, o.output))) {
+	if (rc || ctx.charts.as_report || (rc = cli_out_open(&out, o.output))) {
 		free(w);
 		free(cands);
 		pp_search_free(s);
 		return rc;
 	}
-	int wr = write_report(out.f, &ctx, &o, s, inverse ? &ia : NULL);
-	if (w && wr == 0) { /* the winner's goodput */
-		fprintf(out.f, "\n#1 under failures:");
-		wr = pp_report_goodput_text(w, out.f);
-	}
+	int wr = write_report(out.f, &ctx, &o, s, inverse ? &ia : NULL, w);
 	free(w);
 	free(cands);
 	pp_search_free(s);

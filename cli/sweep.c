@@ -1,6 +1,7 @@
 /*
  * paraplan sweep: one plan along one axis (GPUs, dp or micro-batch) ->
- * pp_sweep_run -> table, CSV or JSON.  Takes every estimate flag.
+ * pp_sweep_run -> a format of report's table (text, CSV, JSON, ...).  Takes
+ * every estimate flag.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,12 @@ static int sweep_parse(int argc, char **argv, sweep_args *a, cli_opts *o, pp_swe
 		cli_message("sweep: --csv and --json exclude each other");
 		return EXIT_BADINPUT;
 	}
+	if (a->csv && o->format && o->format != pp_format_find("csv")) {
+		cli_message("sweep: --csv and --format %s exclude each other", o->format->name);
+		return EXIT_BADINPUT;
+	}
+	if (a->csv) /* --csv: --format csv */
+		o->format = pp_format_find("csv");
 	rc = cli_inverse_check("sweep", &a->inv, o->job.train_tokens);
 	if (rc == CLI_CONTINUE) {
 		cli_message("sweep: the goodput flags make the days of --deadline-days and "
@@ -133,6 +140,11 @@ static int sweep_parse(int argc, char **argv, sweep_args *a, cli_opts *o, pp_swe
 		            "--budget-usd: use the table or --json");
 		return EXIT_BADINPUT;
 	}
+	if ((rc = cli_format_check("sweep", o->format,
+	                           cli_inverse_asked(&a->inv) ? PP_RESULT_SWEEP_INVERSE
+	                                                      : PP_RESULT_SWEEP)) ||
+	    (rc = cli_charts_format(&a->charts, "sweep", o)))
+		return rc;
 	/* The swept quantity comes from --values only. */
 	const char *clash = *axis == PP_SWEEP_GPUS && o->gpus           ? "--gpus"
 	                    : *axis == PP_SWEEP_GPUS && o->plan.dp      ? "--dp"
@@ -183,9 +195,10 @@ int cli_sweep_parse_only(int argc, char **argv)
 	return rc == CLI_CONTINUE ? EXIT_ANSWERED : rc;
 }
 
-/* The sweep and the answer to --deadline-days / --budget-usd over its points:
- * the table then the answer, or {"sweep": ..., "inverse": ...}.  0 or -1. */
-static int sweep_inverse(const pp_sweep *sw, const cli_inverse *inv, bool json, FILE *f)
+/* The sweep and the answer to --deadline-days / --budget-usd over its points
+ * rendered in `format` (PP_RESULT_SWEEP_INVERSE).  The renderer's return. */
+static int sweep_inverse(const pp_sweep *sw, const cli_inverse *inv, const pp_format_type *format,
+                         FILE *f)
 {
 	pp_inverse_candidate *c = calloc(sw->nrows ? sw->nrows : 1, sizeof *c);
 	if (!c)
@@ -205,21 +218,9 @@ static int sweep_inverse(const pp_sweep *sw, const cli_inverse *inv, bool json, 
 	}
 	pp_inverse_result res;
 	pp_inverse_pick(&q, c, sw->nrows, &res);
-	const char *axis = pp_sweep_axis_name(sw->axis);
-	int wr;
-	if (json) {
-		fputs("{\"sweep\": ", f);
-		wr = pp_report_sweep_json(sw, f);
-		fputs(",\"inverse\": ", f);
-		if (!wr)
-			wr = pp_report_inverse_json(&q, c, sw->nrows, &res, axis, f);
-		fputs("}\n", f);
-	} else {
-		wr = pp_report_sweep_text(sw, f);
-		fputc('\n', f);
-		if (!wr)
-			wr = pp_report_inverse_text(&q, c, sw->nrows, &res, axis, f);
-	}
+	pp_inverse_report iv = {&q, c, sw->nrows, &res, pp_sweep_axis_name(sw->axis)};
+	pp_result r = {.kind = PP_RESULT_SWEEP_INVERSE, .sweep = sw, .inverse = &iv};
+	int wr = cli_render(format, &r, f);
 	free(c);
 	return wr;
 }
@@ -234,7 +235,7 @@ int cli_sweep(int argc, char **argv)
 	int rc = sweep_parse(argc, argv, &a, &o, &axis, &values, &n);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if ((rc = cli_out_check("sweep", "--output", o.output)) ||
+	if ((rc = cli_out_check("sweep", "--output", a.charts.as_report ? NULL : o.output)) ||
 	    (rc = cli_charts_check("sweep", &a.charts))) {
 		free(values);
 		return rc;
@@ -282,17 +283,16 @@ int cli_sweep(int argc, char **argv)
 		return rc;
 	}
 	cli_out out;
-	if ((rc = cli_out_open(&out, o.output))) {
+	if (a.charts.as_report || (rc = cli_out_open(&out, o.output))) {
 		pp_sweep_free(sw);
 		return rc;
 	}
 	int wr;
 	if (cli_inverse_asked(&a.inv))
-		wr = sweep_inverse(sw, &a.inv, o.json, out.f);
+		wr = sweep_inverse(sw, &a.inv, o.format, out.f);
 	else
-		wr = o.json  ? pp_report_sweep_json(sw, out.f)
-		     : a.csv ? pp_report_sweep_csv(sw, out.f)
-		             : pp_report_sweep_text(sw, out.f);
+		wr =
+		    cli_render(o.format, &(pp_result){.kind = PP_RESULT_SWEEP, .sweep = sw}, out.f);
 	pp_sweep_free(sw);
 	return cli_out_close(&out, cli_report_ok(wr, out.f));
 }

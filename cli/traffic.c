@@ -36,14 +36,11 @@ int cli_traffic_flag(cli_traffic_opts *o, int which, const char *value)
 	return 0;
 }
 
+/* The matrix into `path`: the csv or json format of report's table. */
 static int write_file(const char *path, const pp_traffic *t, bool csv)
 {
-	cli_out out;
-	int rc = cli_out_open(&out, path);
-	if (rc)
-		return rc;
-	int wr = csv ? pp_report_traffic_csv(t, out.f) : pp_report_traffic_json(t, out.f);
-	return cli_out_close(&out, wr == 0);
+	return cli_render_to(path, pp_format_find(csv ? "csv" : "json"),
+	                     &(pp_result){.kind = PP_RESULT_TRAFFIC, .traffic = t});
 }
 
 int cli_traffic_run(const cli_traffic_opts *o, const pp_estimate *e, const pp_sim *sim,
@@ -76,16 +73,6 @@ int cli_traffic_run(const cli_traffic_opts *o, const pp_estimate *e, const pp_si
 		pp_place_build(&e->plan, &e->system, &out->place);
 		out->have_place = true;
 	}
-	return 0;
-}
-
-int cli_traffic_text(const cli_traffic_result *r, FILE *f)
-{
-	if (r->traffic && pp_report_traffic_text(r->traffic, f))
-		return -1;
-	if (r->timeline &&
-	    pp_report_timeline_text(r->timeline, r->have_place ? &r->place : NULL, 16, f))
-		return -1;
 	return 0;
 }
 

@@ -58,6 +58,7 @@ framework|deepspeed|llm-foundry||applied
 gpu-profile|$src/../shared/measurements/h100-sxm|$src/tests/data/kernel/h100-subset||applied
 usd-per-gpu-hour|1|2|--tokens 1T|applied
 json|||--top 1|applied
+format|text|json|--top 1|applied
 output|$tmp/out.json|$tmp/alt.json||applied
 help|||--top 1|applied
 from-megatron|--seq-length=2048|--seq-length=8192||applied

@@ -31,5 +31,6 @@
 #include "inputs.h"
 #include "launch.h"
 #include "inverse.h"
+#include "format.h"
 
 #endif

@@ -33,39 +33,6 @@ static pp_profile_entry *entry_new(ebuf *b, const char *name, pp_profile_unit un
 	return e;
 }
 
-/* pp_coll_time(s, l, kind, bytes, algo), from the workspace's memo when the
- * same (system, layout, kind, bytes) was timed before: the same seconds, to
- * the bit, and the same algorithm, since pp_coll_time reads nothing else.
- * ws NULL: no memo. */
-static double coll_time_memo(pp_work *ws, const pp_system *s, const pp_layout *l, pp_coll_kind kind,
-                             double bytes, const pp_coll_algo **algo)
-{
-	if (l->size <= 1 || bytes <= 0) {
-		*algo = NULL; /* pp_coll_time's answer: nothing moves */
-		return 0;
-	}
-	if (!ws)
-		return pp_coll_time(s, l, kind, bytes, algo);
-	struct pp_coll_memo_key k;
-	memset(&k, 0, sizeof k); /* padding too: the key is compared as bytes */
-	k.system = s;
-	k.bytes = bytes;
-	k.kind = (int)kind;
-	k.size = l->size;
-	k.per_domain = l->per_domain;
-	unsigned slot = (unsigned)(ppi_key_hash(&k, sizeof k) % PP_COLL_MEMO);
-	if (ws->coll_valid[slot] && ppi_key_equal(&ws->coll_key[slot], &k, sizeof k)) {
-		*algo = ws->coll_algo[slot];
-		return ws->coll_s[slot];
-	}
-	double t = pp_coll_time(s, l, kind, bytes, algo);
-	memcpy(&ws->coll_key[slot], &k, sizeof k);
-	ws->coll_s[slot] = t;
-	ws->coll_algo[slot] = *algo;
-	ws->coll_valid[slot] = true;
-	return t;
-}
-
 static void coll_entry(ebuf *b, pp_work *ws, const char *name, pp_overlap_rule rule, pp_group g,
                        pp_coll_kind kind, const pp_system *s, const pp_layout *l, double bytes,
                        double count, double times)
@@ -81,7 +48,7 @@ static void coll_entry(ebuf *b, pp_work *ws, const char *name, pp_overlap_rule r
 	e->count = count;
 	e->bytes = bytes;
 	e->wire_bytes = ppi_stage_wire_bytes(kind, bytes, l->size);
-	e->seconds = coll_time_memo(ws, s, l, kind, bytes, &e->algo);
+	e->seconds = ppi_stage_coll_time(ws, s, l, kind, bytes, &e->algo);
 }
 
 /*
@@ -110,11 +77,11 @@ static double pp_send(const pp_scenario *sc, pp_work *ws, double *act_bytes,
 	double full = (double)p->mbs * sc->job->seq_len / p->cp / n2 * m->hidden * sc->mb.ab;
 	bool gather = p->tp > 1 && !(p->sp || p->summa) && s->pp_scatter_gather >= 0.5;
 	double act = p->tp > 1 && (p->sp || p->summa || gather) ? full / p->tp : full;
-	double seconds = coll_time_memo(ws, s, &lay[PP_GROUP_PP], PP_COLL_P2P, act, algo);
+	double seconds = ppi_stage_coll_time(ws, s, &lay[PP_GROUP_PP], PP_COLL_P2P, act, algo);
 	if (gather) {
 		const pp_coll_algo *gather_algo;
-		seconds +=
-		    coll_time_memo(ws, s, &lay[PP_GROUP_TP], PP_COLL_ALLGATHER, full, &gather_algo);
+		seconds += ppi_stage_coll_time(ws, s, &lay[PP_GROUP_TP], PP_COLL_ALLGATHER, full,
+		                               &gather_algo);
 	}
 	*act_bytes = act;
 	return seconds;
@@ -139,7 +106,7 @@ static double dp_coll(ebuf *b, pp_work *ws, const char *name, pp_group g, pp_col
 		coll_entry(b, ws, name, kind == PP_COLL_ALLGATHER ? PP_RULE_DP_GATHER : PP_RULE_DP,
 		           g, kind, s, l, bytes, 1, 1);
 	const pp_coll_algo *algo;
-	return coll_time_memo(ws, s, l, kind, bytes, &algo);
+	return ppi_stage_coll_time(ws, s, l, kind, bytes, &algo);
 }
 
 /* The data-parallel traffic of rank `c` per iteration, as entries into b

@@ -21,7 +21,11 @@
 #ifndef PPI_STAGE_INT_H
 #define PPI_STAGE_INT_H
 
+#include <stdint.h>
+#include <string.h>
+
 #include "cost_int.h"
+#include "util/hash.h"
 
 typedef struct acc {
 	double compute[4]; /* by phase */
@@ -67,6 +71,71 @@ static inline double ppi_stage_wire_bytes(pp_coll_kind kind, double bytes, int n
 	}
 }
 
+/*
+ * The memo of collective times (pp_work's coll_key, coll_s, coll_algo): the
+ * stage-level collectives (stage_entries.c) and a layer's own (the layer
+ * memo's misses, ppi_stage_acc_work) look their times up here.  The key is
+ * all that pp_coll_time reads, built by ppi_stage_coll_key_set only.  Five
+ * fields, so it is hashed from the four that vary within a workspace's life
+ * (the system is the same until the memo is emptied, see pp_work) and
+ * compared field by field: no padding to clear and no byte loop (the search
+ * asks it several times per plan it times).  Inline for that reason too.
+ */
+typedef struct pp_coll_memo_key ppi_coll_key;
+
+static inline void ppi_stage_coll_key_set(ppi_coll_key *k, const pp_system *s, const pp_layout *l,
+                                          pp_coll_kind kind, double bytes)
+{
+	k->system = s;
+	k->bytes = bytes;
+	k->kind = (int)kind;
+	k->size = l->size;
+	k->per_domain = l->per_domain;
+}
+
+static inline unsigned ppi_stage_coll_key_slot(const ppi_coll_key *k)
+{
+	uint64_t bits;
+	memcpy(&bits, &k->bytes, sizeof bits);
+	uint64_t h = bits + PPI_SPLITMIX64_GAMMA * (uint64_t)(k->kind + 1) +
+	             ((uint64_t)k->size << 24) + (uint64_t)k->per_domain;
+	return (unsigned)(ppi_mix64(h) % PP_COLL_MEMO);
+}
+
+static inline bool ppi_stage_coll_key_equal(const ppi_coll_key *a, const ppi_coll_key *b)
+{
+	return a->system == b->system && a->bytes == b->bytes && a->kind == b->kind &&
+	       a->size == b->size && a->per_domain == b->per_domain;
+}
+
+/* pp_coll_time(s, l, kind, bytes, algo), from the workspace's memo when the
+ * same (system, layout, kind, bytes) was timed before: the same seconds, to
+ * the bit, and the same algorithm, since pp_coll_time reads nothing else.
+ * ws NULL: no memo. */
+static inline double ppi_stage_coll_time(pp_work *ws, const pp_system *s, const pp_layout *l,
+                                         pp_coll_kind kind, double bytes, const pp_coll_algo **algo)
+{
+	if (l->size <= 1 || bytes <= 0) {
+		*algo = NULL; /* pp_coll_time's answer: nothing moves */
+		return 0;
+	}
+	if (!ws)
+		return pp_coll_time(s, l, kind, bytes, algo);
+	ppi_coll_key k;
+	ppi_stage_coll_key_set(&k, s, l, kind, bytes);
+	unsigned slot = ppi_stage_coll_key_slot(&k);
+	if (ws->coll_valid[slot] && ppi_stage_coll_key_equal(&ws->coll_key[slot], &k)) {
+		*algo = ws->coll_algo[slot];
+		return ws->coll_s[slot];
+	}
+	double t = pp_coll_time(s, l, kind, bytes, algo);
+	ws->coll_key[slot] = k;
+	ws->coll_s[slot] = t;
+	ws->coll_algo[slot] = *algo;
+	ws->coll_valid[slot] = true;
+	return t;
+}
+
 /* stage_rules.c: the overlap rules. */
 
 /* a += n * b */
@@ -75,16 +144,18 @@ void ppi_stage_acc_add(acc *a, const acc *b, double n);
 void ppi_stage_fill_op(pp_profile_entry *e, const pp_op *o, const pp_system *s, const pp_job *job,
                        pp_profile_unit unit, double times);
 /* Time one collective of a unit into entry `e`; `base` is the index of the
- * unit's first operation entry (SUMMA panels point at their GEMM). */
+ * unit's first operation entry (SUMMA panels point at their GEMM); `memo`:
+ * the workspace whose memo of collective times to use, or NULL. */
 void ppi_stage_fill_coll(pp_profile_entry *e, const pp_coll *c, const pp_work *w,
                          const pp_system *s, const pp_layout *lay, pp_profile_unit unit,
-                         double times, int base);
+                         double times, int base, pp_work *memo);
 /* Accumulate the entries [from, to) of one unit (all of one `times`): the
  * operations come first, then the collectives. */
 void ppi_stage_acc_unit(acc *a, const pp_profile_entry *e, int from, int to);
 /* ppi_stage_acc_unit of the work in `w` without keeping the entries (the
- * search's hot path: one call per unit the layer memo misses). */
-void ppi_stage_acc_work(acc *a, const pp_work *w, const pp_system *s, const pp_job *job,
+ * search's hot path: one call per unit the layer memo misses); the
+ * collectives' times through w's memo of them. */
+void ppi_stage_acc_work(acc *a, pp_work *w, const pp_system *s, const pp_job *job,
                         const pp_layout *lay, pp_profile_unit unit);
 /* The stage's times from the layers' totals `a` and the stage entries
  * [from, to) of `e`: the overlap rules that span the stage. */

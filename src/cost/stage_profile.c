@@ -25,7 +25,8 @@ static void unit_entries(ebuf *b, const pp_work *w, const pp_system *s, const pp
 	for (int i = 0; i < w->nops; i++)
 		ppi_stage_fill_op(&b->e[b->n++], &w->ops[i], s, job, unit, times);
 	for (int i = 0; i < w->ncolls; i++)
-		ppi_stage_fill_coll(&b->e[b->n++], &w->colls[i], w, s, lay, unit, times, base);
+		ppi_stage_fill_coll(&b->e[b->n++], &w->colls[i], w, s, lay, unit, times, base,
+		                    NULL);
 }
 
 pp_status pp_scenario_profile(const pp_scenario *sc, int stage, pp_work *ws, pp_stage_profile *out,

@@ -72,7 +72,7 @@ void ppi_stage_fill_op(pp_profile_entry *e, const pp_op *o, const pp_system *s, 
  * unit's first operation entry (SUMMA panels point at their GEMM). */
 void ppi_stage_fill_coll(pp_profile_entry *e, const pp_coll *c, const pp_work *w,
                          const pp_system *s, const pp_layout *lay, pp_profile_unit unit,
-                         double times, int base)
+                         double times, int base, pp_work *memo)
 {
 	const pp_layout *l = &lay[c->group];
 	e->name = c->name;
@@ -96,11 +96,11 @@ void ppi_stage_fill_coll(pp_profile_entry *e, const pp_coll *c, const pp_work *w
 	if (e->rule == PP_RULE_SUMMA && c->overlap_op < w->nops) {
 		e->panels = c->panels >= 1 ? c->panels : 1;
 		e->overlap = base + c->overlap_op;
-		e->seconds = pp_coll_time(s, l, c->kind, c->bytes / e->panels, &algo);
+		e->seconds = ppi_stage_coll_time(memo, s, l, c->kind, c->bytes / e->panels, &algo);
 	} else {
 		if (e->rule == PP_RULE_SUMMA)
 			e->rule = PP_RULE_EXPOSED;
-		e->seconds = pp_coll_time(s, l, c->kind, c->bytes, &algo);
+		e->seconds = ppi_stage_coll_time(memo, s, l, c->kind, c->bytes, &algo);
 	}
 	e->algo = algo;
 }
@@ -185,7 +185,7 @@ void ppi_stage_acc_unit(acc *a, const pp_profile_entry *e, int from, int to)
 
 /* acc_unit of the work in `w` without keeping the entries: the same fill
  * and accumulation, entry by entry (the search's hot path). */
-void ppi_stage_acc_work(acc *a, const pp_work *w, const pp_system *s, const pp_job *job,
+void ppi_stage_acc_work(acc *a, pp_work *w, const pp_system *s, const pp_job *job,
                         const pp_layout *lay, pp_profile_unit unit)
 {
 	if (w->overflow)
@@ -200,7 +200,7 @@ void ppi_stage_acc_work(acc *a, const pp_work *w, const pp_system *s, const pp_j
 		acc_entry(a, &e, 0, &pa);
 	}
 	for (int i = 0; i < w->ncolls; i++) {
-		ppi_stage_fill_coll(&e, &w->colls[i], w, s, lay, unit, 1, 0);
+		ppi_stage_fill_coll(&e, &w->colls[i], w, s, lay, unit, 1, 0, w);
 		acc_entry(a, &e, 0, &pa);
 	}
 	acc_panels(a, &pa, op_s, w->nops, 1);

@@ -12,7 +12,11 @@
  * A memo key is a struct of the inputs that shape a memoised value, zeroed
  * (memset) before its fields are set so that padding compares equal; it is
  * hashed by ppi_key_hash (to pick a slot) and compared by ppi_key_equal, byte
- * for byte, and by nothing else.
+ * for byte, and by nothing else.  One exception, for speed: the memo of
+ * collective times (five fields, asked several times per plan a search
+ * times) is hashed by one ppi_mix64 of the fields that vary and compared
+ * field by field (cost/stage_int.h, ppi_stage_coll_key_set and its two
+ * neighbours).
  */
 #ifndef PPI_HASH_H
 #define PPI_HASH_H

@@ -74,9 +74,6 @@ typedef struct cli_args {
 } cli_args;
 int cli_args_parse(int argc, char **argv, const cli_args *args);
 
-/* The long name of an option code ("tp"), for messages. */
-const char *cli_opt_name(const cli_verb *verb, int code);
-
 /* Reporters of flag values; 0 or EXIT_BADINPUT (after one message). */
 int cli_parse_ll(const char *flag, const char *s, long long lo, long long hi, long long *out);
 int cli_parse_price(const char *flag, const char *s, double hi, double *out);

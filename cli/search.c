@@ -166,36 +166,16 @@ static int space_fail(pp_status st, const pp_error *err)
 
 /*
  * The estimate flags search applies to every plan (the job, system, price,
- * unsearched plan flags, output); the searched ones are those
+ * unsearched plan flags, output; each between spaces); the searched ones are those
  * pp_search_space_set knows.  A shared flag in neither is refused: a flag
  * added to the estimate set is never silently ignored by search
  * (tests/search_flags.sh checks every one).
  */
-static const char *const every_plan[] = {"model",
-                                         "system",
-                                         "framework",
-                                         "gpu-profile",
-                                         "usd-per-gpu-hour",
-                                         "gpus",
-                                         "gbs",
-                                         "seq",
-                                         "tokens",
-                                         "precision",
-                                         "fp8-recipe",
-                                         "grad-dtype",
-                                         "optimizer",
-                                         "flash",
-                                         "tp-overlap",
-                                         "ep-overlap",
-                                         "overlap",
-                                         "json",
-                                         "output",
-                                         "first-stage-layers",
-                                         "last-stage-layers",
-                                         "embedding-as-layer",
-                                         "loss-as-layer",
-                                         "from-megatron",
-                                         "from-torchtitan"};
+static const char every_plan[] =
+    " model system framework gpu-profile usd-per-gpu-hour gpus gbs seq tokens "
+    "precision fp8-recipe grad-dtype optimizer flash tp-overlap ep-overlap "
+    "overlap json output first-stage-layers last-stage-layers "
+    "embedding-as-layer loss-as-layer from-megatron from-torchtitan ";
 
 /* An estimate flag: into the space (searched), to the shared parser (every
  * plan), or refused. */
@@ -217,9 +197,10 @@ static int take(const char *flag, const char *v, void *vctx)
 	pp_status st = pp_search_space_set(&c->space, flag, f, v, &known, &err);
 	if (known)
 		return space_fail(st, &err);
-	for (size_t i = 0; i < sizeof every_plan / sizeof *every_plan; i++)
-		if (strcmp(flag, every_plan[i]) == 0)
-			return CLI_CONTINUE;
+	char word[64];
+	snprintf(word, sizeof word, " %s ", flag);
+	if (strstr(every_plan, word))
+		return CLI_CONTINUE;
 	cli_message("search: --%s is not applied by search; leave it out (see 'paraplan "
 	            "search --help')",
 	            flag);

@@ -1,7 +1,8 @@
 /*
  * The run-describing flags shared by estimate, sweep and search: model,
- * system, job, plan, price and output.  Every flag value is checked here for form (a
- * number is a number); the library checks meaning (tp divides heads, ...).
+ * system, price and output here, the job's and plan's fields from their
+ * registry (include/paraplan/fields.h, which checks form: a number is a
+ * number); the library checks meaning (tp divides heads, ...) later.
  */
 #include <errno.h>
 #include <math.h>
@@ -9,112 +10,58 @@
 #include <string.h>
 
 #include "options.h"
+#include "paraplan/fields.h"
 
+/* The flags that are not fields of the job or plan (include/paraplan/fields.h). */
 enum {
 	OPT_MODEL = 256,
 	OPT_SYSTEM,
 	OPT_GPUS,
-	OPT_GBS,
-	OPT_SEQ,
-	OPT_TOKENS,
-	OPT_PRECISION,
-	OPT_FP8_RECIPE,
-	OPT_TP,
-	OPT_PP,
-	OPT_DP,
-	OPT_CP,
-	OPT_EP,
-	OPT_ETP,
-	OPT_VP,
-	OPT_MBS,
-	OPT_ZERO,
-	OPT_RECOMPUTE,
-	OPT_SP,
-	OPT_SCHEDULE,
-	OPT_ORDER,
 	OPT_JSON,
-	OPT_GRAD,
-	OPT_OPTIMIZER,
-	OPT_FLASH,
 	OPT_OUTPUT,
-	OPT_TP_OVERLAP,
-	OPT_EP_OVERLAP,
 	OPT_FRAMEWORK,
 	OPT_GPU_PROFILE,
 	OPT_PRICE,
-	OPT_TP2,
-	OPT_SUMMA,
-	OPT_SUMMA_NB,
-	OPT_FSL,     /* --first-stage-layers */
-	OPT_LSL,     /* --last-stage-layers */
-	OPT_EAL,     /* --embedding-as-layer */
-	OPT_LAL,     /* --loss-as-layer */
-	OPT_SI,      /* --si: DHelix strand interleaving (schedule wshape) */
 	OPT_OVERLAP, /* --overlap: DHelix overlap table */
 	OPT_MEG,     /* --from-megatron */
 	OPT_TT,      /* --from-torchtitan */
 	OPT_FORMAT,  /* --format: an output format of report's table */
-	OPT_HELP
+	OPT_HELP,
+	OPT_FIELD = 512 /* + the field's index in the registry */
 };
 
-static const struct option common_opts[] = {{"model", required_argument, 0, OPT_MODEL},
-                                            {"system", required_argument, 0, OPT_SYSTEM},
-                                            {"gpus", required_argument, 0, OPT_GPUS},
-                                            {"gbs", required_argument, 0, OPT_GBS},
-                                            {"seq", required_argument, 0, OPT_SEQ},
-                                            {"tokens", required_argument, 0, OPT_TOKENS},
-                                            {"precision", required_argument, 0, OPT_PRECISION},
-                                            {"fp8-recipe", required_argument, 0, OPT_FP8_RECIPE},
-                                            {"tp", required_argument, 0, OPT_TP},
-                                            {"tp2", required_argument, 0, OPT_TP2},
-                                            {"summa", required_argument, 0, OPT_SUMMA},
-                                            {"summa-nb", required_argument, 0, OPT_SUMMA_NB},
-                                            {"pp", required_argument, 0, OPT_PP},
-                                            {"first-stage-layers", required_argument, 0, OPT_FSL},
-                                            {"last-stage-layers", required_argument, 0, OPT_LSL},
-                                            {"embedding-as-layer", required_argument, 0, OPT_EAL},
-                                            {"loss-as-layer", required_argument, 0, OPT_LAL},
-                                            {"dp", required_argument, 0, OPT_DP},
-                                            {"cp", required_argument, 0, OPT_CP},
-                                            {"ep", required_argument, 0, OPT_EP},
-                                            {"etp", required_argument, 0, OPT_ETP},
-                                            {"vp", required_argument, 0, OPT_VP},
-                                            {"mbs", required_argument, 0, OPT_MBS},
-                                            {"zero", required_argument, 0, OPT_ZERO},
-                                            {"recompute", required_argument, 0, OPT_RECOMPUTE},
-                                            {"sp", required_argument, 0, OPT_SP},
-                                            {"schedule", required_argument, 0, OPT_SCHEDULE},
-                                            {"si", required_argument, 0, OPT_SI},
-                                            {"overlap", required_argument, 0, OPT_OVERLAP},
-                                            {"order", required_argument, 0, OPT_ORDER},
-                                            {"grad-dtype", required_argument, 0, OPT_GRAD},
-                                            {"optimizer", required_argument, 0, OPT_OPTIMIZER},
-                                            {"flash", required_argument, 0, OPT_FLASH},
-                                            {"tp-overlap", required_argument, 0, OPT_TP_OVERLAP},
-                                            {"ep-overlap", required_argument, 0, OPT_EP_OVERLAP},
-                                            {"framework", required_argument, 0, OPT_FRAMEWORK},
-                                            {"gpu-profile", required_argument, 0, OPT_GPU_PROFILE},
-                                            {"usd-per-gpu-hour", required_argument, 0, OPT_PRICE},
-                                            {"from-megatron", required_argument, 0, OPT_MEG},
-                                            {"from-torchtitan", required_argument, 0, OPT_TT},
-                                            {"output", required_argument, 0, OPT_OUTPUT},
-                                            {"json", no_argument, 0, OPT_JSON},
-                                            {"format", required_argument, 0, OPT_FORMAT},
-                                            {"help", no_argument, 0, OPT_HELP},
-                                            {0, 0, 0, 0}};
+static const struct option cli_only_opts[] = {
+    {"model", required_argument, 0, OPT_MODEL},
+    {"system", required_argument, 0, OPT_SYSTEM},
+    {"gpus", required_argument, 0, OPT_GPUS},
+    {"overlap", required_argument, 0, OPT_OVERLAP},
+    {"framework", required_argument, 0, OPT_FRAMEWORK},
+    {"gpu-profile", required_argument, 0, OPT_GPU_PROFILE},
+    {"usd-per-gpu-hour", required_argument, 0, OPT_PRICE},
+    {"from-megatron", required_argument, 0, OPT_MEG},
+    {"from-torchtitan", required_argument, 0, OPT_TT},
+    {"output", required_argument, 0, OPT_OUTPUT},
+    {"json", no_argument, 0, OPT_JSON},
+    {"format", required_argument, 0, OPT_FORMAT},
+    {"help", no_argument, 0, OPT_HELP},
+    {0, 0, 0, 0}};
 
-#define NCOMMON (sizeof common_opts / sizeof common_opts[0] - 1)
+#define NCLI_ONLY (sizeof cli_only_opts / sizeof cli_only_opts[0] - 1)
+#define NFIELDS_MAX (CLI_OPT_VERB - OPT_FIELD)
 
-const char *cli_opt_name(const cli_verb *verb, int code)
+/* The shared flags: the CLI's own, then every field of the registry. */
+static const struct option *common_opts(void)
 {
-	for (const struct option *o = common_opts; o->name; o++)
-		if (o->val == code)
-			return o->name;
-	for (const struct option *o = verb && verb->opts ? verb->opts : common_opts + NCOMMON;
-	     o->name; o++)
-		if (o->val == code)
-			return o->name;
-	return "?";
+	static struct option tab[NCLI_ONLY + NFIELDS_MAX + 1];
+	if (tab[0].name)
+		return tab;
+	memcpy(tab, cli_only_opts, sizeof cli_only_opts);
+	size_t n = NCLI_ONLY;
+	for (const pp_field *f; (f = pp_field_at(n - NCLI_ONLY)) && n < NCLI_ONLY + NFIELDS_MAX;
+	     n++)
+		tab[n] = (struct option){f->name, required_argument, 0,
+		                         OPT_FIELD + (int)(n - NCLI_ONLY)};
+	return tab;
 }
 
 /* A whole number in [lo, hi], nothing else on the string. */
@@ -135,51 +82,6 @@ int cli_parse_ll(const char *flag, const char *s, long long lo, long long hi, lo
 	return 0;
 }
 
-static int parse_int(const char *flag, const char *s, long long lo, long long hi, int *out)
-{
-	long long v;
-	int rc = cli_parse_ll(flag, s, lo, hi, &v);
-	if (!rc)
-		*out = (int)v;
-	return rc;
-}
-
-/* A count with an optional K/M/B/T suffix ("15T"), or a plain number ("1.5e13"). */
-static int parse_count(const char *flag, const char *s, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end != s && *end) {
-		static const char suf[] = "KMBT";
-		const char *p = strchr(suf, end[0] & ~0x20);
-		if (p && !end[1]) {
-			v *= pow(1e3, (double)(p - suf + 1));
-			end++;
-		}
-	}
-	if (errno || end == s || *end || !isfinite(v) || v < 0) {
-		cli_message("--%s: expected a non-negative count such as 15T or 1.5e13, got '%s'",
-		            flag, s);
-		return EXIT_BADINPUT;
-	}
-	*out = v;
-	return 0;
-}
-
-static int parse_onoff(const char *flag, const char *s, bool *out)
-{
-	if (strcmp(s, "on") == 0 || strcmp(s, "true") == 0 || strcmp(s, "1") == 0)
-		*out = true;
-	else if (strcmp(s, "off") == 0 || strcmp(s, "false") == 0 || strcmp(s, "0") == 0)
-		*out = false;
-	else {
-		cli_message("--%s: expected on or off, got '%s'", flag, s);
-		return EXIT_BADINPUT;
-	}
-	return 0;
-}
-
 /* A price in 0..hi (US dollars). */
 int cli_parse_price(const char *flag, const char *s, double hi, double *out)
 {
@@ -193,16 +95,6 @@ int cli_parse_price(const char *flag, const char *s, double hi, double *out)
 	}
 	*out = v;
 	return 0;
-}
-
-/* Library parse errors name a field; on the command line the flag is the field. */
-static int flag_fail(const char *flag, pp_status st, pp_error *err)
-{
-	char f[PP_ERROR_FIELD_MAX];
-	snprintf(f, sizeof f, "--%s", flag);
-	memcpy(err->field, f, sizeof f);
-	err->source[0] = '\0';
-	return cli_fail(st, err);
 }
 
 /*
@@ -244,89 +136,27 @@ static int from_launch(const char *flag, const char *v, cli_opts *o)
 	return 0;
 }
 
-/* One flag of the shared set. */
-static int common_flag(int c, const char *v, cli_opts *o, pp_error *err, pp_status *st)
+/* One flag of the shared set: a field of the job or plan, or the CLI's own. */
+static int common_flag(const struct option *opt, const char *v, cli_opts *o)
 {
-	const char *n = cli_opt_name(NULL, c);
-	pp_job *job = &o->job;
-	pp_plan *plan = &o->plan;
+	int c = opt->val;
+	if (c >= OPT_FIELD) {
+		o->have_gbs |= strcmp(opt->name, "gbs") == 0;
+		o->have_seq |= strcmp(opt->name, "seq") == 0;
+		o->fp8_recipe_given |= strcmp(opt->name, "fp8-recipe") == 0;
+		pp_error err;
+		pp_error_clear(&err);
+		pp_status st = pp_field_set(&o->job, &o->plan, opt->name, v, &err);
+		return st ? cli_fail(st, &err) : 0;
+	}
 	switch (c) {
 	case OPT_MODEL: o->model_ref = v; return 0;
 	case OPT_SYSTEM: o->system_ref = v; return 0;
-	case OPT_GPUS: return cli_parse_ll(n, v, 1, 10000000, &o->gpus);
-	case OPT_GBS:
-		o->have_gbs = true;
-		return cli_parse_ll(n, v, 1, 1000000000, &job->global_batch);
-	case OPT_SEQ: o->have_seq = true; return parse_int(n, v, 1, 100000000, &job->seq_len);
-	case OPT_TOKENS: return parse_count(n, v, &job->train_tokens);
-	case OPT_PRECISION: *st = pp_precision_parse(v, "", &job->precision, err); return 0;
-	case OPT_FP8_RECIPE:
-		o->fp8_recipe_given = true;
-		*st = pp_fp8_recipe_parse(v, "", &job->fp8_recipe, err);
-		return 0;
-	case OPT_GRAD:
-		if (strcmp(v, "fp32") == 0)
-			job->grad_bytes = 4;
-		else if (strcmp(v, "bf16") == 0 || strcmp(v, "fp16") == 0)
-			job->grad_bytes = 2;
-		else {
-			cli_message("--grad-dtype: expected fp32, bf16 or fp16, got '%s'", v);
-			return EXIT_BADINPUT;
-		}
-		return 0;
-	case OPT_OPTIMIZER:
-		if (strcmp(v, "adam") == 0 || strcmp(v, "adamw") == 0)
-			job->optimizer = PP_OPT_ADAM;
-		else if (strcmp(v, "sgd") == 0)
-			job->optimizer = PP_OPT_SGD;
-		else {
-			cli_message("--optimizer: expected adam or sgd, got '%s'", v);
-			return EXIT_BADINPUT;
-		}
-		return 0;
-	case OPT_TP: return parse_int(n, v, 1, 1 << 20, &plan->tp);
-	case OPT_TP2: return parse_int(n, v, 1, 1 << 20, &plan->tp2);
-	case OPT_SUMMA: return parse_onoff(n, v, &plan->summa);
-	case OPT_SUMMA_NB: return parse_int(n, v, 1, 1 << 20, &plan->summa_nb);
-	case OPT_PP: return parse_int(n, v, 1, 1 << 20, &plan->pp);
-	case OPT_FSL: return parse_int(n, v, 0, 1 << 20, &plan->first_stage_layers);
-	case OPT_LSL: return parse_int(n, v, 0, 1 << 20, &plan->last_stage_layers);
-	case OPT_EAL: return parse_onoff(n, v, &plan->embedding_as_layer);
-	case OPT_LAL: return parse_onoff(n, v, &plan->loss_as_layer);
-	case OPT_DP: return parse_int(n, v, 1, 10000000, &plan->dp);
-	case OPT_CP: return parse_int(n, v, 1, 1 << 20, &plan->cp);
-	case OPT_EP: return parse_int(n, v, 1, 1 << 20, &plan->ep);
-	case OPT_ETP: return parse_int(n, v, 1, 1 << 20, &plan->etp);
-	case OPT_VP: return parse_int(n, v, 1, 1 << 20, &plan->vp);
-	case OPT_MBS: return parse_int(n, v, 1, 1 << 20, &plan->mbs);
-	case OPT_ZERO: return parse_int(n, v, 0, 3, &plan->zero);
-	case OPT_RECOMPUTE: *st = pp_recompute_parse(v, "", &plan->recompute, err); return 0;
-	case OPT_SP: return parse_onoff(n, v, &plan->sp);
-	case OPT_FLASH: return parse_onoff(n, v, &plan->flash);
-	case OPT_TP_OVERLAP: return parse_onoff(n, v, &plan->tp_overlap);
-	case OPT_EP_OVERLAP: return parse_onoff(n, v, &plan->ep_overlap);
+	case OPT_GPUS: return cli_parse_ll(opt->name, v, 1, 10000000, &o->gpus);
 	case OPT_FRAMEWORK: o->framework = v; return 0;
 	case OPT_GPU_PROFILE: o->gpu_profile = v; return 0;
 	case OPT_OVERLAP: o->overlap = v; return 0;
-	case OPT_PRICE: return cli_parse_price(n, v, 1e4, &o->price);
-	case OPT_SCHEDULE: *st = pp_schedule_parse(v, "", &plan->schedule, err); return 0;
-	case OPT_SI: { /* on: co-execute two micro-batches (without PP too): wshape */
-		bool on;
-		int rc = parse_onoff(n, v, &on);
-		if (!rc && on)
-			plan->schedule = PP_SCHED_WSHAPE;
-		else if (!rc && pp_schedule_type_of(plan->schedule) &&
-		         pp_schedule_type_of(plan->schedule)->si)
-			plan->schedule = PP_SCHED_1F1B;
-		return rc;
-	}
-	case OPT_ORDER:
-		if (strlen(v) >= sizeof plan->order) {
-			cli_message("--order: too long: '%s'", v);
-			return EXIT_BADINPUT;
-		}
-		snprintf(plan->order, sizeof plan->order, "%s", v);
-		return 0;
+	case OPT_PRICE: return cli_parse_price(opt->name, v, 1e4, &o->price);
 	case OPT_JSON:
 		o->json = true;
 		o->format = pp_format_find("json");
@@ -339,7 +169,7 @@ static int common_flag(int c, const char *v, cli_opts *o, pp_error *err, pp_stat
 	}
 	case OPT_OUTPUT: o->output = v; return 0;
 	case OPT_MEG:
-	case OPT_TT: return from_launch(n, v, o);
+	case OPT_TT: return from_launch(opt->name, v, o);
 	default: return EXIT_INTERNAL;
 	}
 }
@@ -522,13 +352,7 @@ static int opts_flag(const struct option *opt, const char *v, void *ctx)
 	int rc = verb->take ? verb->take(opt->name, v, verb->ctx) : CLI_CONTINUE;
 	if (rc != CLI_CONTINUE)
 		return rc;
-	pp_error err;
-	pp_error_clear(&err);
-	pp_status st = PP_OK;
-	rc = common_flag(c, v, oc->o, &err, &st);
-	if (st)
-		return flag_fail(opt->name, st, &err);
-	return rc;
+	return common_flag(opt, v, oc->o);
 }
 
 /*
@@ -542,7 +366,8 @@ int cli_opts_parse(int argc, char **argv, const cli_verb *verb, cli_opts *o)
 	pp_job_init(&o->job);
 	pp_plan_init(&o->plan);
 	opts_ctx oc = {verb, o};
-	parse_spec ps = {verb->name, verb->usage, {common_opts, verb->opts}, opts_flag, NULL, &oc};
+	parse_spec ps = {verb->name, verb->usage, {common_opts(), verb->opts},
+	                 opts_flag,  NULL,        &oc};
 	int rc = parse_args(argc, argv, &ps);
 	/* A recipe scales FP8 operands: given without them it is a mistake,
 	 * whichever flag (--precision, --from-megatron) set the precision. */
@@ -626,39 +451,19 @@ static void command_line_source(pp_error *err)
 {
 	static const struct {
 		const char *field, *flag;
-	} map[] = {{"plan.tp", "--tp"},
-	           {"plan.tp2", "--tp2"},
-	           {"plan.summa", "--summa"},
-	           {"plan.summa_nb", "--summa-nb"},
-	           {"plan.pp", "--pp"},
-	           {"plan.first_stage_layers", "--first-stage-layers"},
-	           {"plan.last_stage_layers", "--last-stage-layers"},
-	           {"plan.embedding_as_layer", "--embedding-as-layer"},
-	           {"plan.loss_as_layer", "--loss-as-layer"},
-	           {"plan.dp", "--dp"},
-	           {"plan.cp", "--cp"},
-	           {"plan.ep", "--ep"},
-	           {"plan.etp", "--etp"},
-	           {"plan.vp", "--vp"},
-	           {"plan.mbs", "--mbs"},
-	           {"plan.zero", "--zero"},
-	           {"plan.sp", "--sp"},
-	           {"plan.order", "--order"},
-	           {"plan.schedule", "--schedule"},
-	           {"job.global_batch", "--gbs"},
-	           {"job.seq_len", "--seq"},
-	           {"job.precision", "--precision"},
-	           {"job.fp8_recipe", "--fp8-recipe"},
-	           {"job.train_tokens", "--tokens"},
-	           {"gpus", "--gpus"},
-	           {"goodput.mtbf_gpu_hours", "--mtbf-gpu-hours"},
-	           {"goodput.ckpt_write_bytes_per_s", "--ckpt-write-gbps"},
-	           {"goodput.restart_s", "--restart-min"}};
-	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-		if (strcmp(err->field, map[i].field) == 0) {
-			snprintf(err->field, sizeof err->field, "%s", map[i].flag);
-			break;
-		}
+	} other[] = {{"gpus", "--gpus"},
+	             {"goodput.mtbf_gpu_hours", "--mtbf-gpu-hours"},
+	             {"goodput.ckpt_write_bytes_per_s", "--ckpt-write-gbps"},
+	             {"goodput.restart_s", "--restart-min"}};
+	const char *flag = NULL;
+	for (size_t i = 0; !flag && pp_field_at(i); i++)
+		if (strcmp(err->field, pp_field_at(i)->member) == 0)
+			flag = pp_field_at(i)->name;
+	for (size_t i = 0; !flag && i < sizeof other / sizeof other[0]; i++)
+		if (strcmp(err->field, other[i].field) == 0)
+			flag = other[i].flag + 2;
+	if (flag)
+		snprintf(err->field, sizeof err->field, "--%s", flag);
 }
 
 int cli_plan_fail(pp_status st, pp_error *err, const pp_model *model)

@@ -95,9 +95,6 @@ int cli_charts_format(cli_charts *c, const char *verb, const cli_opts *o);
 /* `f` is the text format (NULL included). */
 bool cli_format_is_text(const pp_format_type *f);
 
-/* The long name of an option code ("tp"), for messages. */
-const char *cli_opt_name(const cli_verb *verb, int code);
-
 /* Reporters of flag values; 0 or EXIT_BADINPUT (after one message). */
 int cli_parse_ll(const char *flag, const char *s, long long lo, long long hi, long long *out);
 int cli_parse_price(const char *flag, const char *s, double hi, double *out);

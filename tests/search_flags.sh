@@ -1,6 +1,7 @@
 #!/bin/sh
-# paraplan search and every estimate flag (the common_opts table of
-# cli/options.c, read from the source so a new flag cannot be missed):
+# paraplan search and every estimate flag (the cli_only_opts table of
+# cli/options.c and the fields of src/spec/fields.c, read from the source so a
+# new flag cannot be missed):
 #   - the flag is applied (the search's output differs from the same search
 #     without it) or refused (exit 2, one line "paraplan: search: --FLAG ...");
 #   - given twice, the last one wins (--F ALT --F VALUE == --F VALUE);
@@ -66,8 +67,11 @@ from-torchtitan|$src/tests/data/torchtitan/llama3_8b.toml|$src/tests/data/torcht
 ROWS
 }
 
-flags=$(grep -o '{"[a-z0-9-]*", [a-z_]*_argument, 0, OPT_' "$src/cli/options.c" | cut -d'"' -f2)
-all=$(grep -ho '{"[a-z0-9-]*", [a-z_]*_argument, 0, OPT_' "$src/cli/options.c" "$src/cli/search.c" | cut -d'"' -f2)
+flags=$({
+	grep -o '{"[a-z0-9-]*", [a-z_]*_argument, 0, OPT_' "$src/cli/options.c"
+	grep -o '\(PLAN\|JOB\)_[A-Z]*("[a-z0-9-]*"' "$src/src/spec/fields.c"
+} | cut -d'"' -f2)
+all=$(printf '%s\n' $flags && grep -o '{"[a-z0-9-]*", [a-z_]*_argument, 0, OPT_' "$src/cli/search.c" | cut -d'"' -f2)
 [ -n "$flags" ] || { echo "no flags found in $src/cli/options.c"; exit 1; }
 
 # The output of `paraplan search ARGS`, without the wall-clock time, into $1;

@@ -11,6 +11,7 @@
 #include "output.h"
 #include "estimate.h"
 #include "params.h"
+#include "fields.h"
 #include "report.h"
 #include "search.h"
 #include "search_parse.h"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # tools/usage_check.py finds drift between a verb's help text and its options:
 # on a copy of the tree (cli/, docs/usage/, include/paraplan/, the schedule
-# types), each change below must exit 1 and name what drifted; the copy
+# types, the job's and plan's fields), each change below must exit 1 and name what drifted; the copy
 # unchanged must pass.
 #   drift.sh PYTHON SOURCE_DIR
 py=$1 src=$2
@@ -13,7 +13,7 @@ fresh() {
 	rm -rf "$tmp/root" && mkdir -p "$tmp/root/docs" "$tmp/root/include" "$tmp/root/src/spec" &&
 		cp -R "$src/cli" "$tmp/root/" && cp -R "$src/docs/usage" "$tmp/root/docs/" &&
 		cp -R "$src/include/paraplan" "$tmp/root/include/" &&
-		cp "$src"/src/spec/sched_*.c "$tmp/root/src/spec/" || exit 1
+		cp "$src"/src/spec/sched_*.c "$src/src/spec/fields.c" "$tmp/root/src/spec/" || exit 1
 }
 check() { "$py" "$src/tools/usage_check.py" --root "$tmp/root" >"$out" 2>&1; }
 # want WHAT LINE: the check exits 1 and prints LINE
@@ -42,6 +42,12 @@ fresh
 sed 's/{"quiet", no_argument, 0, OPT_QUIET},/&\n{"verbose", no_argument, 0, OPT_QUIET},/' \
 	"$src/cli/validate.c" >"$tmp/root/cli/validate.c"
 want "option undocumented" "docs/usage/validate.txt: --verbose is an option of validate but the text does not mention it"
+
+# A new field of the job or plan (a shared flag), not documented.
+fresh
+sed 's/PLAN_ONOFF("sp", sp),/&\nPLAN_ONOFF("new-field", sp),/' \
+	"$src/src/spec/fields.c" >"$tmp/root/src/spec/fields.c"
+want "field undocumented" "docs/usage/estimate.txt: --new-field is an option of estimate but the text does not mention it"
 
 # A constant the text states, changed in the code.
 fresh

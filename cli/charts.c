@@ -192,12 +192,7 @@ int cli_charts_emit(const cli_charts *c, const char *verb, const pp_estimate *e,
 		e = copy;
 	}
 	if (e && !traffic) {
-		pp_scenario *sc = NULL;
-		pp_status st =
-		    pp_scenario_new(&e->model, &e->system, &e->job, &e->plan, e->gpus, &sc, &err);
-		if (!st)
-			st = pp_traffic_build(sc, &own_traffic, &err);
-		pp_scenario_free(sc);
+		pp_status st = pp_traffic_of_estimate(e, &own_traffic, &err);
 		if (st) {
 			rc = cli_plan_fail(st, &err, model);
 			goto done;

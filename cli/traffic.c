@@ -51,12 +51,7 @@ int cli_traffic_run(const cli_traffic_opts *o, const pp_estimate *e, const pp_si
 	pp_error err;
 	pp_error_clear(&err);
 	if (o->file || o->csv) {
-		pp_scenario *sc = NULL;
-		pp_status st =
-		    pp_scenario_new(&e->model, &e->system, &e->job, &e->plan, e->gpus, &sc, &err);
-		if (!st)
-			st = pp_traffic_build(sc, &out->traffic, &err);
-		pp_scenario_free(sc);
+		pp_status st = pp_traffic_of_estimate(e, &out->traffic, &err);
 		if (st)
 			return cli_plan_fail(st, &err, model);
 		int rc = 0;

@@ -96,6 +96,23 @@ pp_status pp_traffic_build_map(const pp_scenario *sc, const long long *rank_gpu,
                                pp_error *err);
 void pp_traffic_free(pp_traffic *t);
 
+/*
+ * The traffic of one iteration of estimate `e`'s plan (its model, system,
+ * job, plan and GPU count) on the plan's placement: pp_scenario_new then
+ * pp_traffic_build.  *out is NULL on failure, else freed by pp_traffic_free.
+ * A plan the scenario refuses is that error (err's field names it).
+ */
+pp_status pp_traffic_of_estimate(const pp_estimate *e, pp_traffic **out, pp_error *err);
+/*
+ * The same with the plan's pp x tp x dp workers on GPUs `worker_gpu` (worker
+ * w -> global GPU, a permutation; worker w has tp coordinate w % tp, dp
+ * w / tp % dp and pp w / (tp dp), the annealer's numbering, netmap.h)
+ * instead of the placement's map.  A plan with cp or tp2 beyond 1 has ranks
+ * outside this numbering: PP_EINPUT.  `worker_gpu` is borrowed.
+ */
+pp_status pp_traffic_of_estimate_mapped(const pp_estimate *e, const long long *worker_gpu,
+                                        pp_traffic **out, pp_error *err);
+
 /* Bytes per iteration from GPU `src` to GPU `dst` of `type` (0 if none). */
 double pp_traffic_bytes(const pp_traffic *t, pp_traffic_type type, long long src, long long dst);
 /* Bytes of `type` GPU `gpu` sends (row sum) and receives (column sum). */

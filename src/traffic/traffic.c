@@ -388,6 +388,50 @@ pp_status pp_traffic_build_map(const pp_scenario *sc, const long long *rank_gpu,
 	return PP_OK;
 }
 
+pp_status pp_traffic_of_estimate(const pp_estimate *e, pp_traffic **out, pp_error *err)
+{
+	*out = NULL;
+	pp_scenario *sc = NULL;
+	pp_status st = pp_scenario_new(&e->model, &e->system, &e->job, &e->plan, e->gpus, &sc, err);
+	if (!st)
+		st = pp_traffic_build(sc, out, err);
+	pp_scenario_free(sc);
+	return st;
+}
+
+pp_status pp_traffic_of_estimate_mapped(const pp_estimate *e, const long long *worker_gpu,
+                                        pp_traffic **out, pp_error *err)
+{
+	*out = NULL;
+	if (e->plan.cp > 1 || e->plan.tp2 > 1)
+		return ppi_fail(err, "", "plan",
+		                "a worker mapping covers pp x tp x dp ranks; cp and tp2 must be 1");
+	pp_scenario *sc = NULL;
+	pp_status st = pp_scenario_new(&e->model, &e->system, &e->job, &e->plan, e->gpus, &sc, err);
+	if (st)
+		return st;
+	const pp_placement *pl = pp_scenario_placement(sc);
+	long long *rank_gpu = ppi_malloc((size_t)pl->ranks * sizeof *rank_gpu);
+	if (!rank_gpu) {
+		pp_scenario_free(sc);
+		return ppi_fail(err, "", "traffic", "out of memory");
+	}
+	/* worker (x, y, z) is the rank with pp, tp, dp coordinates x, y, z
+	 * under the plan's order */
+	int tp = e->plan.tp, dp = (int)(pl->ranks / ((long long)tp * e->plan.pp));
+	for (long long w = 0; w < pl->ranks; w++) {
+		int c[PP_NDIMS] = {0};
+		c[PP_DIM_TP] = (int)(w % tp);
+		c[PP_DIM_DP] = (int)(w / tp % dp);
+		c[PP_DIM_PP] = (int)(w / ((long long)tp * dp));
+		rank_gpu[pp_place_rank(pl, c)] = worker_gpu[w];
+	}
+	st = pp_traffic_build_map(sc, rank_gpu, out, err);
+	free(rank_gpu);
+	pp_scenario_free(sc);
+	return st;
+}
+
 void pp_traffic_free(pp_traffic *t)
 {
 	if (!t)

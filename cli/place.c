@@ -83,38 +83,16 @@ static int place_take(const char *flag, const char *value, void *ctx)
 	return CLI_CONTINUE;
 }
 
-/* The traffic of the mapped placement: worker (x, y, z) is the rank with pp,
- * tp, dp coordinates x, y, z under the plan's order.  0 or an exit code. */
+/* The traffic of the mapped placement (pp_traffic_of_estimate_mapped) into
+ * `path`, the csv or json format by its name.  0 or an exit code. */
 static int mapped_traffic(const pp_estimate *e, const long long *f, const char *path,
                           const pp_model *model, pp_traffic **out)
 {
 	pp_error err;
 	pp_error_clear(&err);
-	pp_scenario *sc = NULL;
-	pp_status st =
-	    pp_scenario_new(&e->model, &e->system, &e->job, &e->plan, e->gpus, &sc, &err);
+	pp_status st = pp_traffic_of_estimate_mapped(e, f, out, &err);
 	if (st)
 		return cli_plan_fail(st, &err, model);
-	const pp_placement *pl = pp_scenario_placement(sc);
-	long long *rank_gpu = malloc((size_t)pl->ranks * sizeof *rank_gpu);
-	if (!rank_gpu) {
-		pp_scenario_free(sc);
-		cli_message("out of memory");
-		return EXIT_INTERNAL;
-	}
-	int tp = e->plan.tp, dp = (int)(pl->ranks / ((long long)tp * e->plan.pp));
-	for (long long w = 0; w < pl->ranks; w++) {
-		int c[PP_NDIMS] = {0};
-		c[PP_DIM_TP] = (int)(w % tp);
-		c[PP_DIM_DP] = (int)(w / tp % dp);
-		c[PP_DIM_PP] = (int)(w / ((long long)tp * dp));
-		rank_gpu[pp_place_rank(pl, c)] = f[w];
-	}
-	st = pp_traffic_build_map(sc, rank_gpu, out, &err);
-	free(rank_gpu);
-	pp_scenario_free(sc);
-	if (st)
-		return cli_fail(st, &err);
 	size_t n = strlen(path);
 	bool csv = n >= 4 && strcmp(path + n - 4, ".csv") == 0;
 	return cli_render_to(path, pp_format_find(csv ? "csv" : "json"),
@@ -198,57 +176,33 @@ int cli_place(int argc, char **argv)
 		free(e);
 		return EXIT_BADINPUT;
 	}
-	pp_pipette_model m;
-	pp_pipette_model_of(e, bw, &m);
-	pp_anneal_params ap;
-	pp_anneal_params_init(&ap);
-	ap.seed = (unsigned long long)fl.seed;
-	ap.max_moves = fl.moves;
-	pp_anneal *a = NULL;
-	if ((st = pp_anneal_new(&m, &ap, &a, &err))) {
+	pp_netmap *run = NULL;
+	if ((st = pp_netmap_run(e, bw, (unsigned long long)fl.seed, fl.moves, &run, &err))) {
 		pp_bandwidth_free(bw);
 		free(e);
 		return cli_fail(st, &err);
 	}
-	pp_anneal_run(a);
-	pp_anneal_result r;
-	pp_anneal_result_get(a, &r);
-	const long long *f = pp_anneal_best(a);
-	/* the same mappings in the event simulator, Eq. 5-6 per stage */
-	double sim_s[2] = {0, 0};
-	pp_sim *sim = NULL;
-	if (pp_sim_new(&sim, &err) == PP_OK) {
-		pp_sim_result sr;
-		if (pp_pipette_simulate(e, &m, NULL, sim, &sr, &err) == PP_OK) {
-			sim_s[0] = sr.iteration_s;
-			if (pp_pipette_simulate(e, &m, f, sim, &sr, &err) == PP_OK)
-				sim_s[1] = sr.iteration_s;
-			else
-				sim_s[0] = 0;
-		}
-		pp_sim_free(sim);
-	}
 	pp_traffic *tr = NULL;
-	pp_place_report pr = {.m = &m,
-	                      .f = f,
-	                      .anneal = &r,
+	pp_place_report pr = {.m = &run->m,
+	                      .f = run->best,
+	                      .anneal = &run->result,
 	                      .seed = fl.seed,
-	                      .sim_s = {sim_s[0], sim_s[1]},
+	                      .identity = run->identity,
+	                      .annealed = run->annealed,
+	                      .sim_s = {run->sim_s[0], run->sim_s[1]},
 	                      .bandwidth = fl.bandwidth,
 	                      .synthetic_seed = fl.synthetic};
-	pp_pipette_map_latency(&m, NULL, &pr.identity);
-	pp_pipette_map_latency(&m, f, &pr.annealed);
 	pp_result res = {.kind = PP_RESULT_PLACE, .place = &pr};
 	if (fl.rankfile)
 		rc = cli_render_to(fl.rankfile, pp_format_find("rankfile"), &res);
 	if (!rc && fl.traffic)
-		rc = mapped_traffic(e, f, fl.traffic, &model, &tr);
+		rc = mapped_traffic(e, run->best, fl.traffic, &model, &tr);
 	free(e);
 	pr.traffic = tr;
 	if (!rc)
 		rc = cli_render_to(o.output, o.format, &res);
 	pp_traffic_free(tr);
-	pp_anneal_free(a);
+	pp_netmap_free(run);
 	pp_bandwidth_free(bw);
 	return rc;
 }

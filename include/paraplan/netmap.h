@@ -118,6 +118,29 @@ void pp_anneal_result_get(const pp_anneal *a, pp_anneal_result *out);
 /* The best mapping (f[w], workers in the order above); owned by `a`. */
 const long long *pp_anneal_best(const pp_anneal *a);
 
+/*
+ * place's run, whole: the model of estimate `e` on matrix `bw`
+ * (pp_pipette_model_of), the annealer run to its budget from `seed` over at
+ * most `max_moves` moves, Eq. 3's terms of the identity and of the best
+ * mapping, and both mappings in the event simulator (pp_pipette_simulate).
+ */
+typedef struct pp_netmap {
+	pp_pipette_model m; /* borrows `bw`, which must outlive the run */
+	pp_anneal *anneal;  /* owned by the run */
+	pp_anneal_result result;
+	const long long *best; /* pp_anneal_best(anneal): f[w], owned by the run */
+	pp_pipette_terms identity, annealed;
+	/* iteration seconds in the event simulator, identity then annealed;
+	 * both 0 when the simulator refuses either (the report then omits them) */
+	double sim_s[2];
+} pp_netmap;
+/* *out is freed by pp_netmap_free (NULL on failure).  PP_OK, or the
+ * annealer's error (PP_EINPUT, PP_ENOMEM). */
+pp_status pp_netmap_run(const struct pp_estimate *e, const pp_bandwidth *bw,
+                        unsigned long long seed, long long max_moves, pp_netmap **out,
+                        pp_error *err);
+void pp_netmap_free(pp_netmap *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -222,6 +222,55 @@ static void test_permutation(void **state)
 	pp_scenario_free(sc);
 }
 
+/* The matrix of an estimate (pp_traffic_of_estimate) is the scenario's, and
+ * with the workers mapped (pp_traffic_of_estimate_mapped, worker w = rank w
+ * under Megatron's tp-dp-pp order) every cell moves with the mapping; cp
+ * beyond 1 has ranks outside the workers and is refused. */
+static void test_of_estimate_mapped(void **state)
+{
+	(void)state;
+	pp_model m;
+	pp_system s;
+	pp_job j;
+	pp_plan p;
+	assert_int_equal(pp_model_preset("gpt-39.1b", &m, NULL), PP_OK);
+	assert_int_equal(pp_system_preset("configtuner-hopper", &s, NULL), PP_OK);
+	pp_job_init(&j);
+	j.global_batch = 16;
+	j.seq_len = 2048;
+	pp_plan_init(&p);
+	p.tp = 2;
+	p.pp = 4;
+	p.recompute = PP_RECOMPUTE_FULL;
+	pp_estimate *e = malloc(sizeof *e);
+	pp_error err;
+	if (pp_estimate_run(&m, &s, &j, &p, 16, e, &err))
+		fail_msg("%s", err.text);
+	pp_traffic *a, *b, *c;
+	assert_int_equal(pp_traffic_of_estimate(e, &a, &err), PP_OK);
+	long long id[16], perm[16];
+	for (int i = 0; i < 16; i++) {
+		id[i] = i;
+		perm[i] = (i * 5 + 3) % 16;
+	}
+	assert_int_equal(pp_traffic_of_estimate_mapped(e, id, &b, &err), PP_OK);
+	assert_int_equal(pp_traffic_of_estimate_mapped(e, perm, &c, &err), PP_OK);
+	assert_int_equal(a->n, b->n);
+	assert_int_equal(a->n, c->n);
+	for (size_t k = 0; k < a->n; k++) {
+		const pp_traffic_cell *x = &a->cell[k];
+		assert_rel(pp_traffic_bytes(b, x->type, x->src, x->dst), x->bytes, 0);
+		assert_rel(pp_traffic_bytes(c, x->type, perm[x->src], perm[x->dst]), x->bytes, 0);
+	}
+	pp_traffic_free(a);
+	pp_traffic_free(b);
+	pp_traffic_free(c);
+	e->plan.cp = 2;
+	assert_int_equal(pp_traffic_of_estimate_mapped(e, id, &b, &err), PP_EINPUT);
+	assert_null(b);
+	free(e);
+}
+
 /* MoE all-to-all: every pair of an EP group, equal bytes both ways. */
 static void test_alltoall_pairs(void **state)
 {
@@ -405,9 +454,10 @@ static void test_timeline_node(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_eq2_4_volumes),       cmocka_unit_test(test_fig3_fig4_structure),
-	    cmocka_unit_test(test_permutation),         cmocka_unit_test(test_alltoall_pairs),
-	    cmocka_unit_test(test_timeline_equals_sim), cmocka_unit_test(test_timeline_node),
+	    cmocka_unit_test(test_eq2_4_volumes),      cmocka_unit_test(test_fig3_fig4_structure),
+	    cmocka_unit_test(test_of_estimate_mapped), cmocka_unit_test(test_permutation),
+	    cmocka_unit_test(test_alltoall_pairs),     cmocka_unit_test(test_timeline_equals_sim),
+	    cmocka_unit_test(test_timeline_node),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -93,30 +93,6 @@ int cli_charts_large_check(const char *verb, const cli_charts *c, long long gpus
 	return EXIT_BADINPUT;
 }
 
-int cli_charts_stages(const pp_estimate *e, pp_stage_memory **out)
-{
-	*out = NULL;
-	if (e->nstages <= 0)
-		return 0;
-	pp_stage_memory *m = calloc((size_t)e->nstages, sizeof *m);
-	if (!m) {
-		cli_message("out of memory");
-		return EXIT_INTERNAL;
-	}
-	for (int s = 0; s < e->nstages; s++) {
-		pp_error err;
-		pp_error_clear(&err);
-		pp_status st =
-		    pp_memory_stage(&e->model, &e->system, &e->job, &e->plan, s, &m[s], &err);
-		if (st) {
-			free(m);
-			return cli_fail(st, &err);
-		}
-	}
-	*out = m;
-	return 0;
-}
-
 int cli_charts_write(const cli_charts *c, const pp_report_inputs *in)
 {
 	int rc = 0;
@@ -154,60 +130,17 @@ int cli_charts_emit(const cli_charts *c, const char *verb, const pp_estimate *e,
 	int rc = 0;
 	if (e && (rc = cli_charts_large_check(verb, c, e->gpus)))
 		return rc;
-	char title[256];
-	pp_report_inputs in = {.title = title, .search = search, .sweep = sweep};
-	if (sweep)
-		snprintf(title, sizeof title, "paraplan sweep: %s on %s, over %s",
-		         sweep->model.name, sweep->system.gpu.name,
-		         pp_sweep_axis_name(sweep->axis));
-	else if (e)
-		snprintf(title, sizeof title, "paraplan %s: %s on %lld x %s", verb, e->model.name,
-		         e->gpus, e->system.gpu.name);
-	else
-		snprintf(title, sizeof title, "paraplan %s", verb);
-	pp_stage_memory *stages = NULL;
-	pp_estimate *copy = NULL;
-	pp_sim *own_sim = NULL;
-	pp_traffic *own_traffic = NULL;
+	pp_report_charts ch;
 	pp_error err;
 	pp_error_clear(&err);
-	if (e && (rc = cli_charts_stages(e, &stages)))
-		return rc;
-	if (e && e->fits && !(e->simulated && sim)) {
-		/* simulate a copy, so the verb's own report stays as it was */
-		copy = malloc(sizeof *copy);
-		pp_status st = copy ? pp_sim_new(&own_sim, &err) : PP_ENOMEM;
-		if (st == PP_ENOMEM) {
-			rc = cli_fail(st, &err);
-			goto done;
-		}
-		*copy = *e;
-		if (!st)
-			st = pp_estimate_simulate(copy, own_sim, &err);
-		if (st)
-			cli_note("%s: no Gantt chart: the simulator refuses this plan: %s", verb,
-			         err.text);
-		else
-			sim = own_sim;
-		e = copy;
-	}
-	if (e && !traffic) {
-		pp_status st = pp_traffic_of_estimate(e, &own_traffic, &err);
-		if (st) {
-			rc = cli_plan_fail(st, &err, model);
-			goto done;
-		}
-		traffic = own_traffic;
-	}
-	in.estimate = e;
-	in.stages = stages;
-	in.sim = e && e->simulated ? sim : NULL;
-	in.traffic = traffic;
-	rc = cli_charts_write(c, &in);
-done:
-	pp_traffic_free(own_traffic);
-	pp_sim_free(own_sim);
-	free(copy);
-	free(stages);
+	pp_status st = pp_report_charts_gather(&ch, verb, e, sim, traffic, search, sweep, &err);
+	if (ch.gantt_refused[0])
+		cli_note("%s: no Gantt chart: the simulator refuses this plan: %s", verb,
+		         ch.gantt_refused);
+	if (st)
+		rc = cli_plan_fail(st, &err, model);
+	else
+		rc = cli_charts_write(c, &ch.in);
+	pp_report_charts_release(&ch);
 	return rc;
 }

@@ -120,6 +120,38 @@ int pp_report_svg(const pp_report_inputs *in, pp_chart c, FILE *out);
  */
 int pp_report_html(const pp_report_inputs *in, FILE *out);
 
+/*
+ * What the charts of a verb draw from, gathered (caller-owned; filled by
+ * pp_report_charts_gather, emptied by pp_report_charts_release).  `in`
+ * points into the rest and at the caller's borrowed inputs.
+ */
+typedef struct pp_report_charts {
+	pp_report_inputs in;
+	char title[256];
+	/* non-empty: the simulator refused the plan, so the Gantt chart is left
+	 * out; its reason, for a note */
+	char gantt_refused[PP_ERROR_TEXT_MAX];
+	pp_stage_memory *stages; /* owned */
+	pp_estimate *copy;       /* owned: the estimate simulated here */
+	pp_sim *sim;             /* owned: the simulator of `copy` */
+	pp_traffic *traffic;     /* owned: the traffic built here */
+} pp_report_charts;
+/*
+ * The charts' inputs of verb `verb` ("estimate", "search", "sweep"; the
+ * title names it): an estimate `e` (a search's winner; NULL for none) with
+ * its simulator `sim` and `traffic` when the verb has them, a finished
+ * `search`, a `sweep` (each may be NULL; all borrowed, and must outlive
+ * `c`).  An estimate that fits and was not simulated is simulated on a copy
+ * (the verb's own report stays as it was), best effort: a refusal leaves
+ * gantt_refused set and is no failure.  Its traffic is built when not given
+ * (pp_traffic_of_estimate).  PP_OK, or the first step's error; either way
+ * `c` holds what was gathered and is emptied by pp_report_charts_release.
+ */
+pp_status pp_report_charts_gather(pp_report_charts *c, const char *verb, const pp_estimate *e,
+                                  const pp_sim *sim, const pp_traffic *traffic,
+                                  const pp_search *search, const pp_sweep *sweep, pp_error *err);
+void pp_report_charts_release(pp_report_charts *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -237,6 +237,52 @@ static void test_eq6_hierarchical(void **state)
 /* Eq. 5-6 in the event simulator: on the slow-pair cluster the identity's
  * stage 1 -> 2 activations take msg / 2.5 GB/s in the simulated events, the
  * annealed mapping's none, and its simulated iteration is shorter. */
+/* pp_netmap_run is place's run: the annealer's result and best mapping as a
+ * run by hand with the same seed and budget, Eq. 3's terms of both
+ * mappings, and the simulator's iteration of both (the slow pair avoided:
+ * the annealed iteration is the shorter). */
+static void test_netmap_run(void **state)
+{
+	(void)state;
+	pp_model md;
+	pp_system s;
+	pp_job j;
+	pp_plan p;
+	assert_int_equal(pp_model_preset("gpt-39.1b", &md, NULL), PP_OK);
+	assert_int_equal(pp_system_preset("configtuner-hopper", &s, NULL), PP_OK);
+	pp_job_init(&j);
+	j.global_batch = 32;
+	j.seq_len = 2048;
+	pp_plan_init(&p);
+	p.tp = 8;
+	p.pp = 4;
+	p.recompute = PP_RECOMPUTE_FULL;
+	pp_estimate *e = malloc(sizeof *e);
+	pp_error err;
+	if (pp_estimate_run(&md, &s, &j, &p, 32, e, &err))
+		fail_msg("%s", err.text);
+	pp_bandwidth *bw;
+	assert_int_equal(pp_bandwidth_new(4, 8, 25e9, &bw, &err), PP_OK);
+	bw->bytes_per_s[1 * 4 + 2] = bw->bytes_per_s[2 * 4 + 1] = 2.5e9;
+	pp_pipette_model m;
+	pp_pipette_model_of(e, bw, &m);
+	long long f[32];
+	pp_anneal_result r;
+	anneal(&m, 3, 20000, &r, f);
+	pp_netmap *run;
+	assert_int_equal(pp_netmap_run(e, bw, 3, 20000, &run, &err), PP_OK);
+	assert_memory_equal(run->best, f, sizeof f);
+	assert_true(run->result.best_s == r.best_s);
+	assert_int_equal(run->result.accepted, r.accepted);
+	assert_rel(run->identity.iteration_s, r.identity_s, 1e-12);
+	assert_rel(run->annealed.iteration_s, r.best_s, 1e-12);
+	assert_true(run->sim_s[0] > 0 && run->sim_s[1] > 0);
+	assert_true(run->sim_s[1] < run->sim_s[0]);
+	pp_netmap_free(run);
+	pp_bandwidth_free(bw);
+	free(e);
+}
+
 static void test_simulate_slow_pair(void **state)
 {
 	(void)state;
@@ -413,6 +459,7 @@ int main(void)
 	    cmocka_unit_test(test_anneal_deterministic),
 	    cmocka_unit_test(test_readers),
 	    cmocka_unit_test(test_simulate_slow_pair),
+	    cmocka_unit_test(test_netmap_run),
 	    cmocka_unit_test(test_simulate_wshape_adapter),
 	    cmocka_unit_test(test_anneal_1024),
 	};

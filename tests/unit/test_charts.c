@@ -1,0 +1,72 @@
+/*
+ * report: the charts' inputs gathered (pp_report_charts_gather): the title,
+ * each stage's memory, the iteration simulated on a copy (the estimate
+ * given stays as it was) and the traffic built, each chart then available.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "paraplan/paraplan.h"
+#include "pp_test.h"
+
+static void test_gather_estimate(void **state)
+{
+	(void)state;
+	pp_model m;
+	pp_system s;
+	pp_job j;
+	pp_plan p;
+	assert_int_equal(pp_model_preset("gpt-39.1b", &m, NULL), PP_OK);
+	assert_int_equal(pp_system_preset("configtuner-hopper", &s, NULL), PP_OK);
+	pp_job_init(&j);
+	j.global_batch = 32;
+	j.seq_len = 2048;
+	pp_plan_init(&p);
+	p.tp = 8;
+	p.pp = 4;
+	p.recompute = PP_RECOMPUTE_FULL;
+	pp_estimate *e = malloc(sizeof *e);
+	pp_error err;
+	if (pp_estimate_run(&m, &s, &j, &p, 32, e, &err))
+		fail_msg("%s", err.text);
+	assert_true(e->fits);
+	assert_false(e->simulated);
+	pp_report_charts c;
+	assert_int_equal(pp_report_charts_gather(&c, "estimate", e, NULL, NULL, NULL, NULL, &err),
+	                 PP_OK);
+	assert_false(e->simulated); /* the copy was simulated */
+	assert_string_equal(c.gantt_refused, "");
+	assert_true(strncmp(c.title, "paraplan estimate: ", 19) == 0);
+	assert_ptr_equal(c.in.title, c.title);
+	assert_ptr_equal(c.in.estimate, c.copy);
+	assert_ptr_equal(c.in.sim, c.sim);
+	assert_ptr_equal(c.in.traffic, c.traffic);
+	assert_ptr_equal(c.in.stages, c.stages);
+	assert_non_null(c.stages);
+	assert_true(c.traffic->n > 0);
+	for (int k = PP_CHART_MEMORY; k <= PP_CHART_TRAFFIC; k++)
+		assert_true(pp_report_chart_available(&c.in, (pp_chart)k));
+	assert_false(pp_report_chart_available(&c.in, PP_CHART_PARETO));
+	pp_report_charts_release(&c);
+	assert_null(c.copy);
+	/* no estimate: the title only */
+	assert_int_equal(pp_report_charts_gather(&c, "search", NULL, NULL, NULL, NULL, NULL, &err),
+	                 PP_OK);
+	assert_string_equal(c.title, "paraplan search");
+	assert_null(c.in.estimate);
+	pp_report_charts_release(&c);
+	free(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_gather_estimate)};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

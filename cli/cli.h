@@ -161,9 +161,6 @@ int cli_charts_flag(cli_charts *c, const char *verb, bool svg, const char *value
 /* Before any work: the page can be written, the directory exists and every
  * file it may receive (DIR/memory.svg, ...) can be written.  0 or EXIT_BADINPUT. */
 int cli_charts_check(const char *verb, const cli_charts *c);
-/* pp_memory_stage of every stage of `e` into *out (malloc'ed; the caller frees).
- * 0 or an exit code. */
-int cli_charts_stages(const pp_estimate *e, pp_stage_memory **out);
 /* Write the page and the SVG files (DIR/memory.svg, ...) of what `in` holds.
  * 0 or an exit code. */
 int cli_charts_write(const cli_charts *c, const pp_report_inputs *in);

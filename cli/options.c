@@ -97,6 +97,16 @@ int cli_parse_price(const char *flag, const char *s, double hi, double *out)
 	return 0;
 }
 
+int cli_parse_onoff(const char *verb, const char *flag, const char *s, bool *out)
+{
+	if (strcmp(s, "on") == 0 || strcmp(s, "off") == 0) {
+		*out = strcmp(s, "on") == 0;
+		return 0;
+	}
+	cli_message("%s: --%s expects on or off, got '%s'", verb, flag, s);
+	return EXIT_BADINPUT;
+}
+
 /*
  * --from-megatron "FLAGS" or @FILE (a launch script), --from-torchtitan FILE
  * (a job TOML): the framework's view of the job and plan replaces o->job and

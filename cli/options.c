@@ -188,12 +188,9 @@ int cli_format_flag(const char *value, const pp_format_type **out)
 {
 	const pp_format_type *f = pp_format_find(value);
 	if (!f) {
-		char names[256] = "";
-		size_t off = 0;
-		for (size_t i = 0; i < pp_format_count() && off < sizeof names; i++)
-			off += (size_t)snprintf(names + off, sizeof names - off, "%s%s",
-			                        i ? ", " : "", pp_format_at(i)->name);
-		cli_message("--format: unknown format '%s' (one of %s)", value, names);
+		char names[256];
+		cli_message("--format: unknown format '%s' (one of %s)", value,
+		            pp_format_names(names, sizeof names));
 		return EXIT_BADINPUT;
 	}
 	*out = f;

@@ -15,8 +15,6 @@
 /* Documented exit codes. */
 enum { EXIT_ANSWERED = 0, EXIT_INTERNAL = 1, EXIT_BADINPUT = 2 };
 
-extern const char *cli_progname;
-
 /* The one reporter: "paraplan: message" on stderr, one line (control
  * characters escaped); to cli_message_hook instead when it is set (the fuzz
  * target counts and checks the lines). */
@@ -46,10 +44,9 @@ typedef pp_output cli_out;
 int cli_out_check(const char *verb, const char *flag, const char *path);
 int cli_out_open(cli_out *o, const char *path);
 /* Finish: close the temporary and keep it for cli_finish (ok) or remove it
- * (!ok). Returns exit code.  `ok` CLI_OUT_ENOMEM: the output could not be built (a report out of
- * memory): the temporary is removed and "out of memory" is the one message. */
+ * (!ok). Returns exit code.  `ok` as cli_report_ok gives it: a report out of
+ * memory removes the temporary, and "out of memory" is the one message. */
 int cli_out_close(cli_out *o, int ok);
-#define CLI_OUT_ENOMEM (-2)
 /*
  * The end of every command (main): standard output flushed and checked (a
  * write error there is exit 1 and one message, whatever the verb), then
@@ -60,11 +57,6 @@ int cli_out_close(cli_out *o, int ok);
 int cli_finish(int rc);
 /* cli_out_close's `ok` for a report's return (0, -1, PP_REPORT_ENOMEM) on `f`. */
 int cli_report_ok(int wr, FILE *f);
-/* Write a JSON document the CLI built (`root`, released here) to `f`: 0, -1,
- * or PP_REPORT_ENOMEM when an allocation failed since `mark`
- * (ppi_alloc_failed() before building: a value was dropped). */
-struct json_t;
-int cli_json_dump(struct json_t *root, long long mark, FILE *f);
 
 /*
  * A verb's option parsing only, no file read and no work: the exit code the
@@ -105,11 +97,10 @@ void cli_traffic_done(cli_traffic_result *r);
  * Progress on long work (search, sweep, validate, calibrate), on stderr and
  * only when it is a terminal and --quiet was not given: a first line saying
  * what will be done (cli_progress_start), then one line redrawn in place at
- * most 4 times a second once the work has run CLI_PROGRESS_DELAY_S
+ * most 4 times a second once the work has run half a second
  * (cli_progress_show: what the caller says, the elapsed time and, from the
  * fraction done, the ETA), erased by cli_progress_end.  Never on stdout.
  */
-#define CLI_PROGRESS_DELAY_S 0.5
 typedef struct cli_progress {
 	bool on, shown;
 	double start, last;

@@ -10,14 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 #include "cli.h"
 #include "util/util.h"
 #include "paraplan/output.h"
 #include "paraplan/report.h"
 
-const char *cli_progname = "paraplan";
+static const char *cli_progname = "paraplan";
 void (*cli_message_hook)(const char *line);
 
 bool cli_message_is_note;
@@ -106,19 +104,9 @@ int cli_out_open(cli_out *o, const char *path)
 	return st ? out_fail(st, &err) : 0;
 }
 
-int cli_json_dump(json_t *root, long long mark, FILE *f)
-{
-	if (!root || ppi_alloc_failed() != mark) {
-		json_decref(root);
-		return PP_REPORT_ENOMEM;
-	}
-	int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	json_decref(root);
-	if (rc && ppi_alloc_failed() != mark)
-		return PP_REPORT_ENOMEM;
-	fputc('\n', f);
-	return rc ? -1 : 0;
-}
+/* cli_out_close's `ok` for an output that could not be built (a report out of
+ * memory): the temporary is removed and "out of memory" is the one message. */
+#define CLI_OUT_ENOMEM (-2)
 
 int cli_report_ok(int wr, FILE *f)
 {
@@ -164,6 +152,9 @@ int cli_out_close(cli_out *o, int ok)
 }
 
 /* ------------------------------------------------------------- progress */
+
+/* The work has run this long before the progress line is first drawn. */
+#define CLI_PROGRESS_DELAY_S 0.5
 
 static double progress_now(void)
 {

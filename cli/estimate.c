@@ -86,14 +86,8 @@ static int estimate_flag(int code, const char *value, void *ctx)
 		return cli_goodput_flag("estimate", estimate_opts[code - CLI_OPT_VERB].name, value,
 		                        &f->gp);
 	}
-	if (code == OPT_PAIRING) {
-		if (strcmp(value, "on") == 0 || strcmp(value, "off") == 0) {
-			f->pairing = strcmp(value, "on") == 0;
-			return 0;
-		}
-		cli_message("estimate: --pairing expects on or off, got '%s'", value);
-		return EXIT_BADINPUT;
-	}
+	if (code == OPT_PAIRING)
+		return cli_parse_onoff("estimate", "pairing", value, &f->pairing);
 	if (code == OPT_SCHEDULE_FILE) {
 		if (!*value) {
 			cli_message("estimate: --schedule-file needs a file name");
@@ -118,16 +112,12 @@ static int estimate_flag(int code, const char *value, void *ctx)
 		f->sim = true;
 		return 0;
 	}
-	f->sim_off = false;
-	if (strcmp(value, "on") == 0)
-		f->sim = true;
-	else if (strcmp(value, "off") == 0) {
-		f->sim = f->trace != NULL || f->schedule_file != NULL || f->traffic.timeline;
-		f->sim_off = true;
-	} else {
-		cli_message("estimate: --sim expects on or off, got '%s'", value);
-		return EXIT_BADINPUT;
-	}
+	bool on;
+	int rc = cli_parse_onoff("estimate", "sim", value, &on);
+	if (rc)
+		return rc;
+	f->sim = on || f->trace != NULL || f->schedule_file != NULL || f->traffic.timeline;
+	f->sim_off = !on;
 	return 0;
 }
 
@@ -135,24 +125,12 @@ static int estimate_flag(int code, const char *value, void *ctx)
  * simulator for the traffic timeline (*keep, when not NULL).  0 or an exit code. */
 static int simulate(pp_estimate *e, const estimate_flags *f, const pp_model *model, pp_sim **keep)
 {
-	pp_sim *sim = NULL;
+	pp_sim *sim;
 	pp_error err;
 	pp_error_clear(&err);
-	pp_status st = pp_sim_new(&sim, &err);
-	if (!st && f->schedule_file) {
-		const pp_plan *p = &e->plan;
-		int v = pp_schedule_type_of(p->schedule)->uses_vp ? p->vp : 1;
-		st = pp_sim_orders_load(sim, f->schedule_file, p->pp, p->microbatches, v, &err);
-	}
-	if (!st)
-		st = pp_estimate_simulate(e, sim, &err);
-	if (st) {
-		pp_sim_free(sim);
-		/* the task lists of the file are what failed (a deadlock): name it */
-		if (f->schedule_file && !err.source[0])
-			snprintf(err.source, sizeof err.source, "%s", f->schedule_file);
+	pp_status st = pp_estimate_simulate_file(e, f->schedule_file, &sim, &err);
+	if (st)
 		return cli_plan_fail(st, &err, model);
-	}
 	int rc = 0;
 	if (f->trace) {
 		cli_out out;

@@ -43,13 +43,7 @@ int cli_goodput_flag(const char *verb, const char *flag, const char *value, pp_g
 		gp->restart_s = x * 60;
 		return 0;
 	}
-	if (strcmp(flag, "ckpt-async") == 0) {
-		if (strcmp(value, "on") == 0 || strcmp(value, "off") == 0) {
-			gp->async = strcmp(value, "on") == 0;
-			return 0;
-		}
-		cli_message("%s: --ckpt-async expects on or off, got '%s'", verb, value);
-		return EXIT_BADINPUT;
-	}
+	if (strcmp(flag, "ckpt-async") == 0)
+		return cli_parse_onoff(verb, flag, value, &gp->async);
 	return CLI_CONTINUE;
 }

@@ -45,34 +45,38 @@ static int kernel_flag(const struct option *opt, const char *value, void *ctx)
 	return 0;
 }
 
-int cli_kernel_parse_only(int argc, char **argv)
+/* The options into `a`, --system required: CLI_CONTINUE or an exit code.
+ * Reads no file. */
+static int kernel_parse(int argc, char **argv, kernel_args *a)
 {
-	kernel_args a = {NULL, NULL, NULL};
-	const cli_args args = {"kernel", usage, kernel_opts, kernel_flag, NULL, &a};
+	/* The one option layer (cli/options.c): long options named in full,
+	 * "--name VALUE" or "--name=VALUE", -h and --help. */
+	*a = (kernel_args){NULL, NULL, NULL};
+	const cli_args args = {"kernel", usage, kernel_opts, kernel_flag, NULL, a};
 	int rc = cli_args_parse(argc, argv, &args);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if (!a.sys_ref) {
+	if (!a->sys_ref) {
 		cli_message("kernel: --system is required (see 'paraplan kernel --help')");
 		return EXIT_BADINPUT;
 	}
-	return EXIT_ANSWERED;
+	return CLI_CONTINUE;
+}
+
+int cli_kernel_parse_only(int argc, char **argv)
+{
+	kernel_args a;
+	int rc = kernel_parse(argc, argv, &a);
+	return rc == CLI_CONTINUE ? EXIT_ANSWERED : rc;
 }
 
 int cli_kernel(int argc, char **argv)
 {
-	/* The one option layer (cli/options.c): long options named in full,
-	 * "--name VALUE" or "--name=VALUE", -h and --help. */
-	kernel_args a = {NULL, NULL, NULL};
-	const cli_args args = {"kernel", usage, kernel_opts, kernel_flag, NULL, &a};
-	int rc = cli_args_parse(argc, argv, &args);
+	kernel_args a;
+	int rc = kernel_parse(argc, argv, &a);
 	if (rc != CLI_CONTINUE)
 		return rc;
 	const char *dir = a.dir, *sys_ref = a.sys_ref;
-	if (!sys_ref) {
-		cli_message("kernel: --system is required (see 'paraplan kernel --help')");
-		return EXIT_BADINPUT;
-	}
 	pp_error err;
 	pp_error_clear(&err);
 	pp_system sys;

@@ -97,6 +97,16 @@ int cli_parse_price(const char *flag, const char *s, double hi, double *out)
 	return 0;
 }
 
+int cli_parse_onoff(const char *verb, const char *flag, const char *s, bool *out)
+{
+	if (strcmp(s, "on") == 0 || strcmp(s, "off") == 0) {
+		*out = strcmp(s, "on") == 0;
+		return 0;
+	}
+	cli_message("%s: --%s expects on or off, got '%s'", verb, flag, s);
+	return EXIT_BADINPUT;
+}
+
 /*
  * --from-megatron "FLAGS" or @FILE (a launch script), --from-torchtitan FILE
  * (a job TOML): the framework's view of the job and plan replaces o->job and
@@ -178,12 +188,9 @@ int cli_format_flag(const char *value, const pp_format_type **out)
 {
 	const pp_format_type *f = pp_format_find(value);
 	if (!f) {
-		char names[256] = "";
-		size_t off = 0;
-		for (size_t i = 0; i < pp_format_count() && off < sizeof names; i++)
-			off += (size_t)snprintf(names + off, sizeof names - off, "%s%s",
-			                        i ? ", " : "", pp_format_at(i)->name);
-		cli_message("--format: unknown format '%s' (one of %s)", value, names);
+		char names[256];
+		cli_message("--format: unknown format '%s' (one of %s)", value,
+		            pp_format_names(names, sizeof names));
 		return EXIT_BADINPUT;
 	}
 	*out = f;

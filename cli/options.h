@@ -98,6 +98,8 @@ bool cli_format_is_text(const pp_format_type *f);
 /* Reporters of flag values; 0 or EXIT_BADINPUT (after one message). */
 int cli_parse_ll(const char *flag, const char *s, long long lo, long long hi, long long *out);
 int cli_parse_price(const char *flag, const char *s, double hi, double *out);
+/* "on" or "off" for `flag` of `verb` into *out. */
+int cli_parse_onoff(const char *verb, const char *flag, const char *s, bool *out);
 
 /*
  * "verb: --model is required ...", checking --model, --system, --gpus (when

@@ -97,6 +97,16 @@ pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *
  * schedule cannot be simulated (see pp_sim_orders) or its lists deadlock.
  */
 pp_status pp_estimate_simulate(pp_estimate *e, pp_sim *sim, pp_error *err);
+/*
+ * pp_estimate_simulate with a simulator of its own: the task lists of the
+ * JSON schedule file `schedule_file` (pp_sim_orders_load, for the plan's pp,
+ * micro-batches and chunks), or the plan's schedule when it is NULL.  On
+ * PP_OK *out is the simulator (its events are the iteration's, for a trace;
+ * the caller frees it with pp_sim_free).  On failure *out is NULL, and an
+ * error of the file's task lists (a deadlock) names the file.
+ */
+pp_status pp_estimate_simulate_file(pp_estimate *e, const char *schedule_file, pp_sim **out,
+                                    pp_error *err);
 
 /*
  * Goodput of estimate `e` (time model run) under failures and checkpoints

@@ -192,6 +192,8 @@ bool pp_format_supports(const pp_format_type *f, pp_result_kind k);
 /* The names of the formats that render kind `k`, ", "-separated, into buf (a
  * message's list).  Returns buf. */
 char *pp_format_names_for(pp_result_kind k, char *buf, size_t n);
+/* The names of every format, ", "-separated, into buf.  Returns buf. */
+char *pp_format_names(char *buf, size_t n);
 /* Render `r` in format `f` to `out`: the renderer's return, or
  * PP_REPORT_EUNSUPPORTED when `f` has none for r->kind (nothing written). */
 int pp_format_render(const pp_format_type *f, const pp_result *r, FILE *out);

@@ -42,6 +42,14 @@ pp_status pp_report_pairing_text(const pp_estimate *e, FILE *out, pp_error *err)
  * (pp_estimate_goodput), as in the text report.  0 or -1. */
 int pp_report_goodput_text(const pp_estimate *e, FILE *out);
 
+/* `paraplan list params`: the parameter registry (params.h), one line each
+ * under a header line (name, kind, unit, valid range, fitted range, start,
+ * meaning).  `paraplan list formats`: the output formats (format.h), one line
+ * each: the name, what it is for and the results it renders.  0, or -1 on a
+ * write error. */
+int pp_report_params_text(FILE *out);
+int pp_report_formats_text(FILE *out);
+
 /* A sweep as a text table (GiB, labelled), CSV (SI units, one header line) or
  * JSON (units in the names).  0, or -1 on a write error. */
 int pp_report_sweep_text(const pp_sweep *sw, FILE *out);

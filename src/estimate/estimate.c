@@ -3,6 +3,7 @@
  * (workload -> cost -> schedule as they land).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -603,4 +604,29 @@ pp_status pp_estimate_simulate(pp_estimate *e, pp_sim *sim, pp_error *err)
 	free(ws);
 	free(st);
 	return rc;
+}
+
+pp_status pp_estimate_simulate_file(pp_estimate *e, const char *schedule_file, pp_sim **out,
+                                    pp_error *err)
+{
+	pp_sim *sim = NULL;
+	*out = NULL;
+	pp_error_clear(err);
+	pp_status st = pp_sim_new(&sim, err);
+	if (!st && schedule_file) {
+		const pp_plan *p = &e->plan;
+		int v = pp_schedule_type_of(p->schedule)->uses_vp ? p->vp : 1;
+		st = pp_sim_orders_load(sim, schedule_file, p->pp, p->microbatches, v, err);
+	}
+	if (!st)
+		st = pp_estimate_simulate(e, sim, err);
+	if (st) {
+		pp_sim_free(sim);
+		/* the task lists of the file are what failed (a deadlock): name it */
+		if (schedule_file && !err->source[0])
+			snprintf(err->source, sizeof err->source, "%s", schedule_file);
+		return st;
+	}
+	*out = sim;
+	return PP_OK;
 }

@@ -42,16 +42,28 @@ bool pp_format_supports(const pp_format_type *f, pp_result_kind k)
 	return f && (unsigned)k < PP_RESULT_KINDS && f->render[k] != NULL;
 }
 
-char *pp_format_names_for(pp_result_kind k, char *buf, size_t n)
+/* The names of the formats that render kind `k`, or of every format when
+ * `all`, ", "-separated into buf. */
+static char *names_of(bool all, pp_result_kind k, char *buf, size_t n)
 {
 	size_t off = 0;
 	if (n)
 		buf[0] = '\0';
 	for (size_t i = 0; i < NFORMATS && off < n; i++)
-		if (pp_format_supports(formats[i], k))
+		if (all || pp_format_supports(formats[i], k))
 			off += (size_t)snprintf(buf + off, n - off, "%s%s", off ? ", " : "",
 			                        formats[i]->name);
 	return buf;
+}
+
+char *pp_format_names_for(pp_result_kind k, char *buf, size_t n)
+{
+	return names_of(false, k, buf, n);
+}
+
+char *pp_format_names(char *buf, size_t n)
+{
+	return names_of(true, PP_RESULT_ESTIMATE, buf, n);
 }
 
 int pp_format_render(const pp_format_type *f, const pp_result *r, FILE *out)

@@ -3,6 +3,7 @@
  * answers a deadline or a budget, and what binds.
  */
 #include "paraplan/inverse.h"
+#include "paraplan/sweep.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -144,4 +145,27 @@ pp_status pp_inverse_candidate_of(const pp_estimate *winner, long long gpus,
 	}
 	free(w);
 	return st;
+}
+
+pp_status pp_sweep_inverse(const pp_sweep *sw, const pp_inverse_query *q, pp_inverse_query *q_out,
+                           pp_inverse_candidate **cands, pp_inverse_result *res, pp_error *err)
+{
+	pp_inverse_candidate *c = calloc(sw->nrows ? sw->nrows : 1, sizeof *c);
+	*cands = c;
+	if (!c)
+		return ppi_oom(err);
+	*q_out = *q;
+	q_out->train_tokens = sw->job.train_tokens;
+	for (size_t i = 0; i < sw->nrows; i++) {
+		const pp_sweep_row *r = &sw->rows[i];
+		c[i].value = r->value;
+		c[i].gpus = r->gpus;
+		c[i].ok = r->ok;
+		c[i].fits = r->ok && r->fits;
+		c[i].plan = r->plan;
+		c[i].days = r->has_goodput ? r->goodput_days : r->train_days;
+		c[i].usd = r->has_goodput ? r->goodput_usd : r->rent_usd;
+	}
+	pp_inverse_pick(q_out, c, sw->nrows, res);
+	return PP_OK;
 }

@@ -464,16 +464,12 @@ int cli_search(int argc, char **argv)
 	 * never finishes), and a winner --emit cannot express. */
 	bool want_w =
 	    ctx.goodput && cli_format_is_text(o.format) && !ctx.emit && s && pp_search_count(s) > 0;
-	pp_estimate *w = want_w ? malloc(sizeof *w) : NULL;
-	if (want_w && !w) {
-		cli_message("out of memory");
-		rc = EXIT_INTERNAL;
-	} else if (w) { /* on a copy (the search's plans are read-only) */
+	pp_estimate *w = NULL;
+	if (want_w) {
 		pp_error_clear(&err);
-		*w = *pp_search_plan(s, 0);
-		pp_status st = pp_estimate_goodput(w, &ctx.gp, &err);
+		pp_status st = pp_search_winner_goodput(s, &ctx.gp, &w, &err);
 		if (st)
-			rc = cli_plan_fail(st, &err, &w->model);
+			rc = cli_plan_fail(st, &err, &model);
 	}
 	if (!rc && ctx.emit && s && pp_search_count(s) > 0 &&
 	    pp_search_plan(s, 0)->plan.schedule == PP_SCHED_WSHAPE) {

@@ -307,18 +307,29 @@ static int run_one(const search_ctx *ctx, const cli_opts *o, const pp_model *mod
 	return 0;
 }
 
-static int cmp_int(const void *a, const void *b)
+/* pp_inverse_search's run: run_one, its exit code kept in `rc` (after its
+ * one message). */
+typedef struct inverse_run_ctx {
+	const search_ctx *ctx;
+	const cli_opts *o;
+	const pp_model *model;
+	const pp_system *sys;
+	int rc;
+} inverse_run_ctx;
+
+static pp_status inverse_run_one(void *vctx, long long gpus, bool soft, pp_search **out,
+                                 pp_error *err)
 {
-	int x = *(const int *)a, y = *(const int *)b;
-	return (x > y) - (x < y);
+	(void)err;
+	inverse_run_ctx *r = vctx;
+	r->rc = run_one(r->ctx, r->o, r->model, r->sys, gpus, soft, out);
+	return r->rc ? PP_EINPUT : PP_OK;
 }
 
 /*
- * --deadline-days / --budget-usd: a search per GPU count (ascending; with a
- * deadline it stops at the first count whose winner meets every constraint:
- * the fewest GPUs), each winner a candidate (goodput-aware days with a
- * goodput flag).  *picked: the answer's search (or NULL), the others freed.
- * 0 or an exit code.
+ * --deadline-days / --budget-usd: a search per GPU count (pp_inverse_search;
+ * goodput-aware days with a goodput flag).  *picked: the answer's search (or
+ * NULL).  0 or an exit code.
  */
 static int inverse_run(search_ctx *ctx, const cli_opts *o, const pp_model *model,
                        const pp_system *sys, pp_inverse_candidate *c, size_t *n,
@@ -329,42 +340,17 @@ static int inverse_run(search_ctx *ctx, const cli_opts *o, const pp_model *model
 		counts.count = 1;
 		counts.values[0] = (int)o->gpus;
 	}
-	qsort(counts.values, (size_t)counts.count, sizeof counts.values[0], cmp_int);
-	pp_search *all[PP_SEARCH_MAX_VALUES] = {0};
 	*q = ctx->inv.q;
 	q->train_tokens = o->job.train_tokens;
 	q->goodput = ctx->goodput;
-	*n = 0;
-	*picked = NULL;
-	int rc = 0;
-	for (int k = 0; k < counts.count && !rc; k++) {
-		pp_search *s;
-		if ((rc = run_one(ctx, o, model, sys, counts.values[k], counts.count > 1, &s)))
-			break;
-		pp_inverse_candidate *x = &c[(*n)++];
-		all[k] = s;
-		pp_error err;
-		pp_error_clear(&err);
-		pp_status st = pp_inverse_candidate_of(
-		    s && pp_search_count(s) ? pp_search_plan(s, 0) : NULL, counts.values[k],
-		    ctx->goodput ? &ctx->gp : NULL, x, &err);
-		if (st) {
-			rc = cli_fail(st, &err);
-			break;
-		}
-		if (q->deadline_days > 0 && pp_inverse_meets(q, x))
-			break; /* ascending: the fewest GPUs that meet it */
-	}
-	if (!rc) {
-		pp_inverse_pick(q, c, *n, res);
-		if (res->pick >= 0) {
-			*picked = all[res->pick];
-			all[res->pick] = NULL;
-		}
-	}
-	for (int k = 0; k < counts.count; k++)
-		pp_search_free(all[k]);
-	return rc;
+	inverse_run_ctx r = {ctx, o, model, sys, 0};
+	pp_error err;
+	pp_error_clear(&err);
+	pp_status st = pp_inverse_search(q, &counts, ctx->goodput ? &ctx->gp : NULL,
+	                                 inverse_run_one, &r, c, n, res, picked, &err);
+	if (r.rc)
+		return r.rc;
+	return st ? cli_fail(st, &err) : 0;
 }
 
 /* The answer of an inverse question (NULL for none). */
@@ -478,16 +464,12 @@ int cli_search(int argc, char **argv)
 	 * never finishes), and a winner --emit cannot express. */
 	bool want_w =
 	    ctx.goodput && cli_format_is_text(o.format) && !ctx.emit && s && pp_search_count(s) > 0;
-	pp_estimate *w = want_w ? malloc(sizeof *w) : NULL;
-	if (want_w && !w) {
-		cli_message("out of memory");
-		rc = EXIT_INTERNAL;
-	} else if (w) { /* on a copy (the search's plans are read-only) */
+	pp_estimate *w = NULL;
+	if (want_w) {
 		pp_error_clear(&err);
-		*w = *pp_search_plan(s, 0);
-		pp_status st = pp_estimate_goodput(w, &ctx.gp, &err);
+		pp_status st = pp_search_winner_goodput(s, &ctx.gp, &w, &err);
 		if (st)
-			rc = cli_plan_fail(st, &err, &w->model);
+			rc = cli_plan_fail(st, &err, &model);
 	}
 	if (!rc && ctx.emit && s && pp_search_count(s) > 0 &&
 	    pp_search_plan(s, 0)->plan.schedule == PP_SCHED_WSHAPE) {

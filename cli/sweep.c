@@ -200,24 +200,14 @@ int cli_sweep_parse_only(int argc, char **argv)
 static int sweep_inverse(const pp_sweep *sw, const cli_inverse *inv, const pp_format_type *format,
                          FILE *f)
 {
-	pp_inverse_candidate *c = calloc(sw->nrows ? sw->nrows : 1, sizeof *c);
-	if (!c)
-		return -1;
-	pp_inverse_query q = inv->q;
-	q.train_tokens = sw->job.train_tokens;
-	q.goodput = inv->goodput;
-	for (size_t i = 0; i < sw->nrows; i++) {
-		const pp_sweep_row *r = &sw->rows[i];
-		c[i].value = r->value;
-		c[i].gpus = r->gpus;
-		c[i].ok = r->ok;
-		c[i].fits = r->ok && r->fits;
-		c[i].plan = r->plan;
-		c[i].days = r->has_goodput ? r->goodput_days : r->train_days;
-		c[i].usd = r->has_goodput ? r->goodput_usd : r->rent_usd;
-	}
+	pp_inverse_query asked = inv->q, q;
+	asked.goodput = inv->goodput;
+	pp_inverse_candidate *c;
 	pp_inverse_result res;
-	pp_inverse_pick(&q, c, sw->nrows, &res);
+	pp_error err;
+	pp_error_clear(&err);
+	if (pp_sweep_inverse(sw, &asked, &q, &c, &res, &err))
+		return -1;
 	pp_inverse_report iv = {&q, c, sw->nrows, &res, pp_sweep_axis_name(sw->axis)};
 	pp_result r = {.kind = PP_RESULT_SWEEP_INVERSE, .sweep = sw, .inverse = &iv};
 	int wr = cli_render(format, &r, f);

@@ -17,6 +17,7 @@
 
 #include "estimate.h"
 #include "goodput.h"
+#include "search.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -86,6 +87,33 @@ pp_status pp_inverse_candidate_of(const pp_estimate *winner, long long gpus,
  */
 void pp_inverse_pick(const pp_inverse_query *q, const pp_inverse_candidate *c, size_t n,
                      pp_inverse_result *out);
+
+/*
+ * One search of `gpus` GPUs for pp_inverse_search, run by the caller (who
+ * may show progress): PP_OK with *out (handed over; NULL: no plan space at
+ * that count, a candidate without a plan, allowed when `soft`), or any other
+ * status, which stops the series and is returned as it is (err as the
+ * function left it).
+ */
+typedef pp_status (*pp_inverse_search_fn)(void *ctx, long long gpus, bool soft, pp_search **out,
+                                          pp_error *err);
+
+/*
+ * The inverse question `q` (deadline, budget, train_tokens; goodput when `gp`
+ * is not NULL) answered by a search per GPU count of `counts` (taken in
+ * ascending order; `soft` for each when there are several), each run by
+ * `run(ctx, ...)`, its winner a candidate (pp_inverse_candidate_of).  With a
+ * deadline the series stops at the first count whose winner meets every
+ * constraint: the fewest GPUs.  c: room for counts->count candidates
+ * (caller's); *n of them filled; *res the answer (pp_inverse_pick), set on
+ * PP_OK; *picked the answer's search (the caller frees it; NULL when none),
+ * the other searches freed here.  PP_OK, run's status, or
+ * pp_inverse_candidate_of's.
+ */
+pp_status pp_inverse_search(const pp_inverse_query *q, const pp_search_dim *counts,
+                            const pp_goodput_params *gp, pp_inverse_search_fn run, void *ctx,
+                            pp_inverse_candidate *c, size_t *n, pp_inverse_result *res,
+                            pp_search **picked, pp_error *err);
 
 const char *pp_inverse_bind_name(pp_inverse_bind b);
 

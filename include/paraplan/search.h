@@ -129,6 +129,15 @@ const pp_estimate *pp_search_plan(const pp_search *s, size_t i);
 pp_status pp_search_plan_get(const pp_search *s, size_t i, pp_estimate *out /* OUT */,
                              pp_error *err);
 /*
+ * The winner (plan 0) of done search `s` with its goodput under failures and
+ * checkpoints (pp_estimate_goodput with `gp`), on a copy: *out is malloc'ed
+ * and the caller frees it (NULL on failure).  PP_OK; pp_estimate_goodput's
+ * error (a run that never finishes); PP_EINPUT when the search has no
+ * winner; PP_ENOMEM.
+ */
+pp_status pp_search_winner_goodput(const pp_search *s, const pp_goodput_params *gp,
+                                   pp_estimate **out, pp_error *err);
+/*
  * What a table of the K plans shows of plan i, kept with it since it entered
  * the K best: reading it evaluates nothing (a text report of 10000 plans
  * would otherwise evaluate each in full again).  Each field equals the field

@@ -22,6 +22,7 @@
 #include <stddef.h>
 
 #include "estimate.h"
+#include "inverse.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -135,6 +136,17 @@ void pp_sweep_free(pp_sweep *sw);
 pp_status pp_sweep_run(const pp_model *m, const pp_system *s, const pp_job *job,
                        const pp_plan *base, long long gpus, const pp_sweep_opts *opts,
                        pp_sweep *out, pp_error *err);
+
+/*
+ * The inverse question `q` (its deadline and budget, and goodput when the
+ * sweep ran with goodput params) over the points of `sw`: *cands, one
+ * candidate per row (malloc'ed, sw->nrows of them, at least one allocated;
+ * the caller frees it), *q_out the query as answered (train_tokens from the
+ * sweep's job) and *res the answer (pp_inverse_pick).  PP_OK or PP_ENOMEM,
+ * when *cands is NULL.
+ */
+pp_status pp_sweep_inverse(const pp_sweep *sw, const pp_inverse_query *q, pp_inverse_query *q_out,
+                           pp_inverse_candidate **cands, pp_inverse_result *res, pp_error *err);
 
 #ifdef __cplusplus
 }

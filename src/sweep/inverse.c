@@ -3,6 +3,7 @@
  * answers a deadline or a budget, and what binds.
  */
 #include "paraplan/inverse.h"
+#include "paraplan/sweep.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -143,5 +144,68 @@ pp_status pp_inverse_candidate_of(const pp_estimate *winner, long long gpus,
 		x->usd = w->goodput.cost_usd;
 	}
 	free(w);
+	return st;
+}
+
+pp_status pp_sweep_inverse(const pp_sweep *sw, const pp_inverse_query *q, pp_inverse_query *q_out,
+                           pp_inverse_candidate **cands, pp_inverse_result *res, pp_error *err)
+{
+	pp_inverse_candidate *c = calloc(sw->nrows ? sw->nrows : 1, sizeof *c);
+	*cands = c;
+	if (!c)
+		return ppi_oom(err);
+	*q_out = *q;
+	q_out->train_tokens = sw->job.train_tokens;
+	for (size_t i = 0; i < sw->nrows; i++) {
+		const pp_sweep_row *r = &sw->rows[i];
+		c[i].value = r->value;
+		c[i].gpus = r->gpus;
+		c[i].ok = r->ok;
+		c[i].fits = r->ok && r->fits;
+		c[i].plan = r->plan;
+		c[i].days = r->has_goodput ? r->goodput_days : r->train_days;
+		c[i].usd = r->has_goodput ? r->goodput_usd : r->rent_usd;
+	}
+	pp_inverse_pick(q_out, c, sw->nrows, res);
+	return PP_OK;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+pp_status pp_inverse_search(const pp_inverse_query *q, const pp_search_dim *counts,
+                            const pp_goodput_params *gp, pp_inverse_search_fn run, void *ctx,
+                            pp_inverse_candidate *c, size_t *n, pp_inverse_result *res,
+                            pp_search **picked, pp_error *err)
+{
+	pp_search_dim sorted = *counts;
+	qsort(sorted.values, (size_t)sorted.count, sizeof sorted.values[0], cmp_int);
+	pp_search *all[PP_SEARCH_MAX_VALUES] = {0};
+	*n = 0;
+	*picked = NULL;
+	pp_status st = PP_OK;
+	for (int k = 0; k < sorted.count && !st; k++) {
+		pp_search *s;
+		if ((st = run(ctx, sorted.values[k], sorted.count > 1, &s, err)))
+			break;
+		pp_inverse_candidate *x = &c[(*n)++];
+		all[k] = s;
+		st = pp_inverse_candidate_of(s && pp_search_count(s) ? pp_search_plan(s, 0) : NULL,
+		                             sorted.values[k], gp, x, err);
+		if (!st && q->deadline_days > 0 && pp_inverse_meets(q, x))
+			break; /* ascending: the fewest GPUs that meet it */
+	}
+	if (!st) {
+		pp_inverse_pick(q, c, *n, res);
+		if (res->pick >= 0) {
+			*picked = all[res->pick];
+			all[res->pick] = NULL;
+		}
+	}
+	for (int k = 0; k < sorted.count; k++)
+		pp_search_free(all[k]);
 	return st;
 }

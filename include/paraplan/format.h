@@ -108,6 +108,28 @@ typedef struct pp_fit_report {
 	size_t loo_n;
 } pp_fit_report;
 
+/* What a pp_fit_report of one fit points into (caller-owned, e.g. on the
+ * stack): the fitted system, its systems' names, the parameters at a bound
+ * and the values they wanted, at most PP_FIT_REPORT_MAX of each. */
+#define PP_FIT_REPORT_MAX 16
+typedef struct pp_fit_report_data {
+	pp_system fitted;
+	const char *systems[PP_FIT_REPORT_MAX];
+	const pp_param *at_bound[PP_FIT_REPORT_MAX];
+	double at_bound_v[PP_FIT_REPORT_MAX];
+} pp_fit_report_data;
+
+/*
+ * The report of fit `f` (converged) of GPU `gpu`: its records, MAPE before
+ * and after, sweeps, systems, fitted system (pp_fit_result_system) and
+ * parameters at a bound (pp_fit_at_bounds); `kernel` as given.  No
+ * leave-one-out (loo false): a caller that runs pp_fit_leave_one_out sets
+ * loo, loo_sum and loo_n.  The report borrows `gpu`, `d` and the names in
+ * `f`: valid while all three are.
+ */
+pp_fit_report pp_fit_report_of(const pp_fit *f, const char *gpu, bool kernel,
+                               pp_fit_report_data *d);
+
 /*
  * place: the mapping `f` (f[w] = GPU of worker w) of model `m` found by the
  * annealer (`anneal`, run with `seed`), Eq. 3-6 of the identity and of the

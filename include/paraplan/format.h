@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "calib.h"
+#include "nccl.h"
 #include "inverse.h"
 #include "kernel.h"
 #include "netmap.h"
@@ -129,6 +130,27 @@ typedef struct pp_fit_report_data {
  */
 pp_fit_report pp_fit_report_of(const pp_fit *f, const char *gpu, bool kernel,
                                pp_fit_report_data *d);
+
+/*
+ * calibrate --nccl-tests: per log the collective, ranks, nodes, tier, bus
+ * bandwidth and small-message time of the log against `fit`'s system, and
+ * the RMS error; then each fitted tier's latency and efficiency, flagged
+ * when it sits at its bound.  Text on `out`: 0, or -1 on a write error.
+ */
+int pp_report_nccl_text(const pp_nccl_fit *fit, const pp_nccl_log *logs, size_t n, FILE *out);
+
+/*
+ * calibrate --step-times: per run of `steps` the measured seconds, the
+ * prediction at the neutral start (`before`, the signed errors there, one a
+ * run) and fitted (pp_fit_error: `f` is converged, hence not const), and the
+ * residual; then the MAPE before and after, the fitted values of the `nused`
+ * parameters the runs react to (`used`, read from `fitted`), and a note when
+ * the runs are fewer than those parameters.  Text on `out`: 0, or -1 on a
+ * write error.
+ */
+int pp_report_steps_fit_text(pp_fit *f, const pp_steps *steps, const double *before,
+                             const pp_system *fitted, const pp_param *const *used, size_t nused,
+                             FILE *out);
 
 /*
  * place: the mapping `f` (f[w] = GPU of worker w) of model `m` found by the

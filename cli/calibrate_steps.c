@@ -73,29 +73,19 @@ static int fit_and_write(const char *path, const pp_steps *steps, const pp_fit_i
                          const char *system_ref, const char *output)
 {
 	pp_error err;
-	pp_fit *f = NULL;
-	size_t n = steps->n;
-	pp_status st = pp_fit_new_cases(in, n, &f, &err);
+	static pp_steps_fit r; /* 4 KiB of errors: not on the stack */
+	pp_status st = pp_steps_fit_run(in, steps->n, &r, &err);
 	if (st)
 		return cli_fail(st, &err);
 	bool to_stdout = !output || strcmp(output, "-") == 0;
-	double before[PP_STEPS_MAX];
-	for (size_t i = 0; i < n; i++)
-		before[i] = pp_fit_error(f, i);
-	pp_fit_converge(f, NULL);
-	const pp_param *used[64];
-	size_t nu = pp_fit_used(f, used, 64);
-	pp_system fitted;
-	pp_fit_result_system(f, &fitted);
-	pp_report_steps_fit_text(f, steps, before, &fitted, used, nu, to_stdout ? stderr : stdout);
+	pp_report_steps_fit_text(steps, &r, to_stdout ? stderr : stdout);
 	char note[512], *text = NULL;
 	const char *b = strrchr(path, '/');
 	snprintf(note, sizeof note,
 	         "fitted by 'paraplan calibrate --step-times %s': %zu measured runs, MAPE "
 	         "%.1f%% at the neutral start, %.1f%% fitted (docs/calibration.md)",
-	         b ? b + 1 : path, n, 100 * pp_fit_mape_start(f), 100 * pp_fit_mape(f));
-	pp_fit_free(f);
-	if ((st = pp_fit_system_json(system_ref, &fitted, used, nu, note, &text, &err)))
+	         b ? b + 1 : path, r.n, 100 * r.mape_start, 100 * r.mape);
+	if ((st = pp_fit_system_json(system_ref, &r.fitted, r.used, r.nused, note, &text, &err)))
 		return cli_fail(st, &err);
 	cli_out o;
 	int rc = cli_out_open(&o, output);

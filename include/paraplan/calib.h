@@ -378,6 +378,28 @@ pp_status pp_fit_system_json(const char *system_ref, const pp_system *fitted,
                              const pp_param *const *used, size_t nused, const char *note,
                              char **out, pp_error *err);
 
+/*
+ * A step-times fit (calibrate --step-times): the fit of pp_fit_new_cases over
+ * `in[0..n)` (n <= PP_STEPS_MAX), converged (pp_fit_converge).  Per run the
+ * signed error at the neutral start (`before`) and fitted (`after`); the MAPE
+ * of each, the sweeps, the parameters the runs react to (pp_fit_used; the
+ * registry's, never freed) and the system with their fitted values
+ * (pp_fit_result_system).  *out is caller-owned and holds no pointer to free.
+ * PP_EINPUT (as pp_fit_new_cases, or more than PP_STEPS_MAX runs) or
+ * PP_ENOMEM.
+ */
+#define PP_STEPS_FIT_PARAMS_MAX 64
+typedef struct pp_steps_fit {
+	size_t n;
+	double before[PP_STEPS_MAX], after[PP_STEPS_MAX];
+	double mape_start, mape; /* fractions */
+	int sweeps;
+	const pp_param *used[PP_STEPS_FIT_PARAMS_MAX];
+	size_t nused;
+	pp_system fitted;
+} pp_steps_fit;
+pp_status pp_steps_fit_run(const pp_fit_input *in, size_t n, pp_steps_fit *out, pp_error *err);
+
 /* ------------------------------------------------------------ validation */
 
 /*

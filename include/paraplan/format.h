@@ -141,16 +141,12 @@ int pp_report_nccl_text(const pp_nccl_fit *fit, const pp_nccl_log *logs, size_t 
 
 /*
  * calibrate --step-times: per run of `steps` the measured seconds, the
- * prediction at the neutral start (`before`, the signed errors there, one a
- * run) and fitted (pp_fit_error: `f` is converged, hence not const), and the
- * residual; then the MAPE before and after, the fitted values of the `nused`
- * parameters the runs react to (`used`, read from `fitted`), and a note when
- * the runs are fewer than those parameters.  Text on `out`: 0, or -1 on a
- * write error.
+ * prediction at the neutral start and fitted (from `r`'s signed errors), and
+ * the residual; then the MAPE before and after, the fitted values of the
+ * parameters the runs react to, and a note when the runs are fewer than
+ * those parameters.  Text on `out`: 0, or -1 on a write error.
  */
-int pp_report_steps_fit_text(pp_fit *f, const pp_steps *steps, const double *before,
-                             const pp_system *fitted, const pp_param *const *used, size_t nused,
-                             FILE *out);
+int pp_report_steps_fit_text(const pp_steps *steps, const pp_steps_fit *r, FILE *out);
 
 /*
  * place: the mapping `f` (f[w] = GPU of worker w) of model `m` found by the

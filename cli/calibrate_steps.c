@@ -13,7 +13,6 @@
 #include "cli.h"
 #include "options.h"
 #include "paraplan/calib.h"
-#include "paraplan/params.h"
 
 #define MAX_ARGS 96
 

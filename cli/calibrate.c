@@ -10,7 +10,6 @@
 #include "cli.h"
 #include "options.h"
 #include "paraplan/calib.h"
-#include "paraplan/params.h"
 
 /*
  * calibrate's flags, of its three modes (cli_args_parse: exact names,
@@ -205,26 +204,9 @@ static int fit_one(const pp_runs *runs, const char *gpu, bool kernel, bool cv,
 		pp_fit_free(f);
 		return EXIT_BADINPUT;
 	}
-	pp_system fitted;
-	pp_fit_result_system(f, &fitted);
-	const char *sys[16];
-	size_t ns = pp_fit_systems(f, sys, 16);
-	const pp_param *bound[16];
-	double bound_v[16];
-	size_t nb = pp_fit_at_bounds(f, bound, bound_v, 16);
-	pp_fit_report fr = {.gpu = gpu,
-	                    .records = pp_fit_records(f),
-	                    .mape_start = pp_fit_mape_start(f),
-	                    .mape = pp_fit_mape(f),
-	                    .sweeps = pp_fit_iterations(f),
-	                    .systems = sys,
-	                    .nsystems = ns < 16 ? ns : 16,
-	                    .kernel = kernel,
-	                    .fitted = &fitted,
-	                    .at_bound = bound,
-	                    .at_bound_v = bound_v,
-	                    .nat_bound = nb < 16 ? nb : 16,
-	                    .loo = cv};
+	pp_fit_report_data d;
+	pp_fit_report fr = pp_fit_report_of(f, gpu, kernel, &d);
+	fr.loo = cv;
 	if (cv) {
 		pp_fit_leave_one_out(f, &fit_watch, &fr.loo_sum, &fr.loo_n);
 		cli_progress_end(&fit_progress);

@@ -13,7 +13,6 @@
 #include "cli.h"
 #include "options.h"
 #include "paraplan/calib.h"
-#include "paraplan/params.h"
 
 #define MAX_ARGS 96
 
@@ -68,59 +67,24 @@ int cli_step_inputs(const char *id, char *flags, cli_opts *o, pp_inputs *in)
 	return st ? cli_plan_fail(st, &err, &in->model) : 0;
 }
 
-/* The fit's table and summary, on `rep`. */
-static void report_fit(FILE *rep, pp_fit *f, const pp_steps *steps, const double *before,
-                       const pp_system *fitted, const pp_param *const *used, size_t nu)
-{
-	size_t n = steps->n;
-	fprintf(rep, "%-16s %12s %14s %14s %8s\n", "run", "measured s", "neutral s", "fitted s",
-	        "residual");
-	for (size_t i = 0; i < n; i++) {
-		double e = pp_fit_error(f, i), s = steps->run[i].iteration_s;
-		fprintf(rep, "%-16s %12.4g %14.4g %14.4g %+7.1f%%\n", steps->run[i].id, s,
-		        s * (1 + before[i]), s * (1 + e), 100 * e);
-	}
-	fprintf(rep, "MAPE %.1f%% at the neutral start -> %.1f%% fitted, %d sweeps, %zu runs\n",
-	        100 * pp_fit_mape_start(f), 100 * pp_fit_mape(f), pp_fit_iterations(f), n);
-	fprintf(rep, "fitted (the parameters the runs react to):");
-	for (size_t k = 0; k < nu; k++)
-		fprintf(rep, " %s %.3g", used[k]->key, pp_param_get(used[k], fitted));
-	fputc('\n', rep);
-	if (n < nu)
-		fprintf(rep,
-		        "note: %zu runs for %zu parameters: many values fit them equally; "
-		        "runs of other shapes (sizes, plans, GPU counts) pin them down\n",
-		        n, nu);
-}
-
 /* Fit the runs and write the system.  0 or an exit code. */
 static int fit_and_write(const char *path, const pp_steps *steps, const pp_fit_input *in,
                          const char *system_ref, const char *output)
 {
 	pp_error err;
-	pp_fit *f = NULL;
-	size_t n = steps->n;
-	pp_status st = pp_fit_new_cases(in, n, &f, &err);
+	static pp_steps_fit r; /* 4 KiB of errors: not on the stack */
+	pp_status st = pp_steps_fit_run(in, steps->n, &r, &err);
 	if (st)
 		return cli_fail(st, &err);
 	bool to_stdout = !output || strcmp(output, "-") == 0;
-	double before[PP_STEPS_MAX];
-	for (size_t i = 0; i < n; i++)
-		before[i] = pp_fit_error(f, i);
-	pp_fit_converge(f, NULL);
-	const pp_param *used[64];
-	size_t nu = pp_fit_used(f, used, 64);
-	pp_system fitted;
-	pp_fit_result_system(f, &fitted);
-	report_fit(to_stdout ? stderr : stdout, f, steps, before, &fitted, used, nu);
+	pp_report_steps_fit_text(steps, &r, to_stdout ? stderr : stdout);
 	char note[512], *text = NULL;
 	const char *b = strrchr(path, '/');
 	snprintf(note, sizeof note,
 	         "fitted by 'paraplan calibrate --step-times %s': %zu measured runs, MAPE "
 	         "%.1f%% at the neutral start, %.1f%% fitted (docs/calibration.md)",
-	         b ? b + 1 : path, n, 100 * pp_fit_mape_start(f), 100 * pp_fit_mape(f));
-	pp_fit_free(f);
-	if ((st = pp_fit_system_json(system_ref, &fitted, used, nu, note, &text, &err)))
+	         b ? b + 1 : path, r.n, 100 * r.mape_start, 100 * r.mape);
+	if ((st = pp_fit_system_json(system_ref, &r.fitted, r.used, r.nused, note, &text, &err)))
 		return cli_fail(st, &err);
 	cli_out o;
 	int rc = cli_out_open(&o, output);

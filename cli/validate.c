@@ -10,9 +10,9 @@
  * judges not to fit is a wrong prediction.  Per record: the plan as read
  * (fills listed), the predicted peak per-GPU memory and its fraction of HBM.
  *
- * The judging and the summary are the library's (pp_validate_record,
- * pp_validate_summarise: src/calib/validate.c); this file parses the flags,
- * calls them record by record (with progress) and prints.
+ * The judging and the summary are the library's (pp_validate_run over the
+ * records: src/calib/validate_run.c); this file parses the flags, shows its
+ * progress and renders the result.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -95,10 +95,14 @@ static void validate_usage(FILE *f)
 	cli_usage(f, "validate"); /* docs/usage/validate.txt */
 }
 
-/* One evaluated record. */
-typedef pp_validate_row row;
-
-typedef pp_validate_skip skip;
+/* The progress line before record `done` of `total` (pp_validate_watch). */
+static void validate_progress(void *ctx, size_t done, size_t total)
+{
+	cli_progress *pr = ctx;
+	double t = cli_progress_elapsed(pr);
+	cli_progress_show(pr, (double)done / (double)total, false, "%zu of %zu records (%.1f/s)",
+	                  done, total, t > 0 ? (double)done / t : 0.0);
+}
 
 /* validate's flags into `a`: CLI_CONTINUE or the exit code. */
 static int validate_parse(int argc, char **argv, validate_args *a)
@@ -144,62 +148,28 @@ int cli_validate(int argc, char **argv)
 	if (st)
 		return cli_fail(st, &err);
 	size_t n = pp_runs_count(runs);
-	row *rows = calloc(n ? n : 1, sizeof *rows);
-	skip *skips = calloc(n ? n : 1, sizeof *skips);
-	if (!rows || !skips) {
-		free(rows);
-		free(skips);
-		pp_runs_free(runs);
-		cli_message("out of memory");
-		return EXIT_INTERNAL;
-	}
-	size_t nrows = 0, nskips = 0;
-	pp_skips why = {0};
 	cli_progress pr;
 	cli_progress_start(&pr, "validate", quiet, "%zu run records%s", n,
 	                   search ? ", a search for each" : "");
-	for (size_t i = 0; i < n; i++) {
-		double t = cli_progress_elapsed(&pr);
-		cli_progress_show(&pr, (double)i / (double)n, false, "%zu of %zu records (%.1f/s)",
-		                  i, n, t > 0 ? (double)i / t : 0.0);
-		row *r = &rows[nrows];
-		st = pp_validate_record(runs, i, search, r, &err);
-		if (st) {
-			rc = cli_fail(st, &err);
-			break;
-		}
-		if (r->skipped) {
-			skip *k = &skips[nskips++];
-			snprintf(k->id, sizeof k->id, "%s", pp_runs_id(runs, i));
-			snprintf(k->reason, sizeof k->reason, "%s", r->skip_reason);
-			pp_skips_add(&why, r->skip_reason);
-			continue;
-		}
-		nrows++;
-	}
+	pp_validate_watch watch = {validate_progress, &pr};
+	pp_validate_result v;
+	if ((st = pp_validate_run(runs, search, !memory && !search, &watch, &v, &err)))
+		rc = cli_fail(st, &err);
 	cli_progress_show(&pr, 1, true, "%zu of %zu records", n, n);
 	cli_progress_end(&pr);
-	if (rc == EXIT_ANSWERED) {
-		/* Usable: evaluated, and for throughput, measured. */
-		size_t usable = !memory && !search ? pp_validate_usable(rows, nrows, &why) : nrows;
-		if (usable == 0) {
-			char text[1024];
-			pp_skips_format(&why, text, sizeof text);
-			cli_message("validate: no usable record in %s: %s", data, text);
-			rc = EXIT_BADINPUT;
-		}
+	if (rc == EXIT_ANSWERED && v.usable == 0) {
+		char text[1024];
+		pp_skips_format(&v.why, text, sizeof text);
+		cli_message("validate: no usable record in %s: %s", data, text);
+		rc = EXIT_BADINPUT;
 	}
-	pp_validate_summary sum;
-	if (rc == EXIT_ANSWERED && (st = pp_validate_summarise(rows, nrows, &sum, &err)))
-		rc = cli_fail(st, &err);
 	cli_out out;
 	if (rc == EXIT_ANSWERED && (rc = cli_out_open(&out, output)) == EXIT_ANSWERED) {
-		pp_validate_report v = {data, rows, nrows, skips, nskips, &sum};
-		pp_result res = {.kind = validate_kind(&a), .validate = &v};
+		pp_validate_report r = {data, v.rows, v.nrows, v.skips, v.nskips, &v.summary};
+		pp_result res = {.kind = validate_kind(&a), .validate = &r};
 		rc = cli_out_close(&out, cli_report_ok(cli_render(a.format, &res, out.f), out.f));
 	}
-	free(rows);
-	free(skips);
+	pp_validate_result_free(&v);
 	pp_runs_free(runs);
 	return rc;
 }

@@ -378,6 +378,28 @@ pp_status pp_fit_system_json(const char *system_ref, const pp_system *fitted,
                              const pp_param *const *used, size_t nused, const char *note,
                              char **out, pp_error *err);
 
+/*
+ * A step-times fit (calibrate --step-times): the fit of pp_fit_new_cases over
+ * `in[0..n)` (n <= PP_STEPS_MAX), converged (pp_fit_converge).  Per run the
+ * signed error at the neutral start (`before`) and fitted (`after`); the MAPE
+ * of each, the sweeps, the parameters the runs react to (pp_fit_used; the
+ * registry's, never freed) and the system with their fitted values
+ * (pp_fit_result_system).  *out is caller-owned and holds no pointer to free.
+ * PP_EINPUT (as pp_fit_new_cases, or more than PP_STEPS_MAX runs) or
+ * PP_ENOMEM.
+ */
+#define PP_STEPS_FIT_PARAMS_MAX 64
+typedef struct pp_steps_fit {
+	size_t n;
+	double before[PP_STEPS_MAX], after[PP_STEPS_MAX];
+	double mape_start, mape; /* fractions */
+	int sweeps;
+	const pp_param *used[PP_STEPS_FIT_PARAMS_MAX];
+	size_t nused;
+	pp_system fitted;
+} pp_steps_fit;
+pp_status pp_steps_fit_run(const pp_fit_input *in, size_t n, pp_steps_fit *out, pp_error *err);
+
 /* ------------------------------------------------------------ validation */
 
 /*
@@ -471,6 +493,40 @@ void pp_skips_format(const pp_skips *s, char *buf, size_t n);
  * of a speed validation); each other row is added to `why` as "without a
  * throughput measurement". */
 size_t pp_validate_usable(const pp_validate_row *rows, size_t nrows, pp_skips *why);
+
+/*
+ * A validation of every record of `runs` (paraplan validate): each record
+ * judged (pp_validate_record, with `search`), the skipped ones listed with
+ * their reason and counted by kind in `why`; with `measured` (a throughput
+ * validation), the rows without a throughput measurement are not usable
+ * either (pp_validate_usable, added to `why`).  When some row is usable,
+ * `summary` is of the rows (pp_validate_summarise); with none, `usable` is 0
+ * and `summary` is zero, for the caller to refuse with `why`.
+ * `rows` and `skips` are owned by the result: pp_validate_result_free.
+ */
+typedef struct pp_validate_result {
+	pp_validate_row *rows; /* the evaluated records */
+	size_t nrows;
+	struct pp_cv_skip *skips; /* the others, and why (pp_cv_skip, below) */
+	size_t nskips;
+	pp_skips why;
+	size_t usable;
+	pp_validate_summary summary;
+} pp_validate_result;
+
+/* Watching a validation (a progress line): `progress`, when not NULL, is
+ * called before record `done` of `total` is judged. */
+typedef struct pp_validate_watch {
+	void (*progress)(void *ctx, size_t done, size_t total);
+	void *ctx;
+} pp_validate_watch;
+
+/* *out filled (caller-owned struct; zeroed first).  PP_OK, or the failure of
+ * pp_validate_record or pp_validate_summarise, or PP_ENOMEM; on failure *out
+ * holds nothing to free.  `watch` may be NULL. */
+pp_status pp_validate_run(const pp_runs *runs, bool search, bool measured,
+                          const pp_validate_watch *watch, pp_validate_result *out, pp_error *err);
+void pp_validate_result_free(pp_validate_result *r);
 
 /*
  * The default run-records file (public-runs.json) into `out` (at most `n`

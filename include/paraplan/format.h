@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "calib.h"
+#include "nccl.h"
 #include "inverse.h"
 #include "kernel.h"
 #include "netmap.h"
@@ -107,6 +108,45 @@ typedef struct pp_fit_report {
 	double loo_sum;
 	size_t loo_n;
 } pp_fit_report;
+
+/* What a pp_fit_report of one fit points into (caller-owned, e.g. on the
+ * stack): the fitted system, its systems' names, the parameters at a bound
+ * and the values they wanted, at most PP_FIT_REPORT_MAX of each. */
+#define PP_FIT_REPORT_MAX 16
+typedef struct pp_fit_report_data {
+	pp_system fitted;
+	const char *systems[PP_FIT_REPORT_MAX];
+	const pp_param *at_bound[PP_FIT_REPORT_MAX];
+	double at_bound_v[PP_FIT_REPORT_MAX];
+} pp_fit_report_data;
+
+/*
+ * The report of fit `f` (converged) of GPU `gpu`: its records, MAPE before
+ * and after, sweeps, systems, fitted system (pp_fit_result_system) and
+ * parameters at a bound (pp_fit_at_bounds); `kernel` as given.  No
+ * leave-one-out (loo false): a caller that runs pp_fit_leave_one_out sets
+ * loo, loo_sum and loo_n.  The report borrows `gpu`, `d` and the names in
+ * `f`: valid while all three are.
+ */
+pp_fit_report pp_fit_report_of(const pp_fit *f, const char *gpu, bool kernel,
+                               pp_fit_report_data *d);
+
+/*
+ * calibrate --nccl-tests: per log the collective, ranks, nodes, tier, bus
+ * bandwidth and small-message time of the log against `fit`'s system, and
+ * the RMS error; then each fitted tier's latency and efficiency, flagged
+ * when it sits at its bound.  Text on `out`: 0, or -1 on a write error.
+ */
+int pp_report_nccl_text(const pp_nccl_fit *fit, const pp_nccl_log *logs, size_t n, FILE *out);
+
+/*
+ * calibrate --step-times: per run of `steps` the measured seconds, the
+ * prediction at the neutral start and fitted (from `r`'s signed errors), and
+ * the residual; then the MAPE before and after, the fitted values of the
+ * parameters the runs react to, and a note when the runs are fewer than
+ * those parameters.  Text on `out`: 0, or -1 on a write error.
+ */
+int pp_report_steps_fit_text(const pp_steps *steps, const pp_steps_fit *r, FILE *out);
 
 /*
  * place: the mapping `f` (f[w] = GPU of worker w) of model `m` found by the

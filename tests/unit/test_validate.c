@@ -1,7 +1,9 @@
 /*
  * validate's computation in the library (src/calib/validate.c): the source's
  * short name, the GPU-count bands, and pp_validate_summarise's MAPE groups,
- * fraction-of-HBM spread and search tallies on hand-made rows.
+ * fraction-of-HBM spread and search tallies on hand-made rows; and
+ * pp_validate_run over a small runs file (judged, skipped, usable, summary,
+ * progress).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -96,12 +98,73 @@ static void test_summarise(void **state)
 	assert_true(isnan(s.all.mape) && isnan(s.fraction_median));
 }
 
+/* Three records: one judged, two skipped (an unknown model's bare record, a
+ * GPU paraplan does not know). */
+static const char *const three =
+    "{\"records\": [{\"id\": \"mini\", \"source\": {\"title\": \"T\"},"
+    " \"model\": {\"name\": \"Llama 2 7B\", \"num_layers\": 32, \"hidden_size\": 4096,"
+    "  \"num_attention_heads\": 32, \"num_kv_heads\": null, \"ffn_hidden_size\": 11008,"
+    "  \"vocab_size\": 32000, \"seq_length\": 4096, \"moe\": null, \"arch_notes\": null},"
+    " \"hardware\": {\"gpu_type\": \"H100-SXM5-80GB (DGX H100)\", \"num_gpus\": 16},"
+    " \"parallelism\": {\"tp\": 2, \"pp\": 1, \"dp\": null, \"cp\": null, \"ep\": null,"
+    "  \"virtual_pipeline_size\": null, \"sequence_parallel\": null,"
+    "  \"zero_or_dist_optimizer\": \"PyTorch FSDP SHARD_GRAD_OP\","
+    "  \"activation_recompute\": null, \"model_parallel_size\": null},"
+    " \"batch\": {\"micro_batch_size\": null, \"global_batch_size\": null,"
+    "  \"global_batch_tokens\": 1048576},"
+    " \"precision\": \"BF16 (inferred)\","
+    " \"measured\": {\"tflops_per_gpu\": 400, \"tflops_definition\": \"model\","
+    "  \"mfu\": 0.4, \"peak_memory_GiB\": 60}},"
+    " {\"id\": \"odd\", \"model\": {\"name\": \"Falcon 7B\"}, \"hardware\": {}},"
+    " {\"id\": \"gpu\", \"model\": {\"name\": \"Llama 2 7B\"},"
+    "  \"hardware\": {\"gpu_type\": \"TPU v5p\", \"num_gpus\": 8}}]}";
+
+static void count_progress(void *ctx, size_t done, size_t total)
+{
+	size_t *calls = ctx;
+	assert_int_equal(done, *calls);
+	assert_int_equal(total, 3);
+	(*calls)++;
+}
+
+static void test_run(void **state)
+{
+	(void)state;
+	pp_runs *runs = NULL;
+	pp_error err;
+	pp_error_clear(&err);
+	assert_int_equal(pp_runs_from_json(three, strlen(three), "three", &runs, &err), PP_OK);
+	size_t calls = 0;
+	pp_validate_watch w = {count_progress, &calls};
+	pp_validate_result v;
+	assert_int_equal(pp_validate_run(runs, false, true, &w, &v, &err), PP_OK);
+	assert_int_equal(calls, 3);
+	assert_int_equal(v.nrows, 1);
+	assert_string_equal(v.rows[0].info.id, "mini");
+	assert_int_equal(v.nskips, 2);
+	assert_string_equal(v.skips[0].id, "odd");
+	assert_string_equal(v.skips[1].id, "gpu");
+	assert_true(v.skips[0].reason[0] && v.skips[1].reason[0]);
+	assert_int_equal(v.why.total, 2);
+	assert_int_equal(v.usable, 1);
+	assert_int_equal(v.summary.all.records, 1);
+	assert_true(isfinite(v.summary.all.mape));
+	pp_validate_result_free(&v);
+	assert_null(v.rows);
+	/* No watch; a memory validation counts every evaluated row usable. */
+	assert_int_equal(pp_validate_run(runs, false, false, NULL, &v, &err), PP_OK);
+	assert_int_equal(v.usable, v.nrows);
+	pp_validate_result_free(&v);
+	pp_runs_free(runs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_source_name),
 	    cmocka_unit_test(test_scale_bands),
 	    cmocka_unit_test(test_summarise),
+	    cmocka_unit_test(test_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

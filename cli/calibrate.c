@@ -223,8 +223,9 @@ static int fit_one(const pp_runs *runs, const char *gpu, bool kernel, bool cv,
 static int calibrate_parse(int argc, char **argv, calibrate_args *a, char *mode)
 {
 	memset(a, 0, sizeof *a);
-	cli_args args = {"calibrate",    calibrate_usage,   calibrate_opts,
-	                 calibrate_flag, calibrate_operand, a};
+	cli_args args = {
+	    "calibrate", calibrate_usage, calibrate_opts, calibrate_flag, calibrate_operand, a,
+	    NULL};
 	int rc = cli_args_parse(argc, argv, &args);
 	if (rc != CLI_CONTINUE)
 		return rc;

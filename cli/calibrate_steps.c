@@ -26,7 +26,7 @@ static void steps_usage(FILE *f)
 int cli_step_inputs(const char *id, char *flags, cli_opts *o, pp_inputs *in)
 {
 	static const struct option none[] = {{0, 0, 0, 0}};
-	const cli_verb verb = {"calibrate", steps_usage, none, NULL, NULL, NULL};
+	const cli_verb verb = {"calibrate", steps_usage, none, NULL, NULL, NULL, NULL};
 	char *argv[MAX_ARGS];
 	int argc = 0;
 	argv[argc++] = "calibrate";

@@ -187,8 +187,8 @@ static int estimate_parse(int argc, char **argv, estimate_flags *flags, cli_opts
 	memset(flags, 0, sizeof *flags);
 	flags->format = PP_LAUNCH_MEGATRON;
 	pp_goodput_params_init(&flags->gp);
-	const cli_verb verb = {"estimate",    estimate_usage, estimate_opts,
-	                       estimate_flag, flags,          NULL};
+	const cli_verb verb = {"estimate", estimate_usage, estimate_opts, estimate_flag,
+	                       flags,      NULL,           NULL};
 	int rc = cli_opts_parse(argc, argv, &verb, o);
 	if (rc != CLI_CONTINUE)
 		return rc;

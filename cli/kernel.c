@@ -52,7 +52,7 @@ static int kernel_parse(int argc, char **argv, kernel_args *a)
 	/* The one option layer (cli/options.c): long options named in full,
 	 * "--name VALUE" or "--name=VALUE", -h and --help. */
 	*a = (kernel_args){NULL, NULL, NULL};
-	const cli_args args = {"kernel", usage, kernel_opts, kernel_flag, NULL, a};
+	const cli_args args = {"kernel", usage, kernel_opts, kernel_flag, NULL, a, NULL};
 	int rc = cli_args_parse(argc, argv, &args);
 	if (rc != CLI_CONTINUE)
 		return rc;

@@ -235,18 +235,19 @@ static const struct option *find_opt(const struct option *tab, const char *name,
 	return NULL;
 }
 
-/* The one option of `tabs` that `name` abbreviates, or NULL (none, or more than one). */
-static const char *abbreviated(const struct option *const tabs[2], const char *name, size_t len)
+/* The verb flag named by `name` (`len` characters): exactly, never a prefix. */
+static const cli_flag *find_flag(const cli_flag *tab, const char *name, size_t len)
 {
-	const char *hit = NULL;
-	int n = 0;
-	for (size_t t = 0; t < 2; t++)
-		for (const struct option *p = tabs[t]; p && p->name; p++)
-			if (len > 0 && strlen(p->name) > len && strncmp(p->name, name, len) == 0) {
-				hit = p->name;
-				n++;
-			}
-	return n == 1 ? hit : NULL;
+	for (const cli_flag *p = tab; p && p->name; p++)
+		if (strlen(p->name) == len && strncmp(p->name, name, len) == 0)
+			return p;
+	return NULL;
+}
+
+/* `full` would be what `name` (`len` characters) abbreviates. */
+static bool abbreviates(const char *full, const char *name, size_t len)
+{
+	return len > 0 && strlen(full) > len && strncmp(full, name, len) == 0;
 }
 
 /* What the one parsing loop needs: the tables, searched in order, and where flags go. */
@@ -257,7 +258,95 @@ typedef struct parse_spec {
 	int (*flag)(const struct option *opt, const char *value, void *ctx);
 	int (*operand)(const char *arg, void *ctx);
 	void *ctx;
+	const cli_flag *flags; /* the verb's, into flags_ctx */
+	void *flags_ctx;
 } parse_spec;
+
+/* The one option of the spec's tables that `name` abbreviates, or NULL
+ * (none, or more than one). */
+static const char *abbreviated(const parse_spec *ps, const char *name, size_t len)
+{
+	const char *hit = NULL;
+	int n = 0;
+	for (size_t t = 0; t < 2; t++)
+		for (const struct option *p = ps->tabs[t]; p && p->name; p++)
+			if (abbreviates(p->name, name, len)) {
+				hit = p->name;
+				n++;
+			}
+	for (const cli_flag *p = ps->flags; p && p->name; p++)
+		if (abbreviates(p->name, name, len)) {
+			hit = p->name;
+			n++;
+		}
+	return n == 1 ? hit : NULL;
+}
+
+/* A finite number in the flag's interval, nothing else on the string. */
+static int real_flag(const cli_flag *fl, const char *v, double *out)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (errno || end == v || *end || !isfinite(x) || x < fl->lo || x > fl->hi ||
+	    (fl->lo_open && x == fl->lo) || (fl->hi_open && x == fl->hi)) {
+		cli_message("--%s: expected %s, got '%s'", fl->name, fl->what, v);
+		return EXIT_BADINPUT;
+	}
+	*out = x;
+	return 0;
+}
+
+/* Flag `fl` of `verb` with `v` (NULL for CLI_F_SET) into the context `ctx`. */
+static int flag_apply(const cli_flag *fl, const char *verb, void *ctx, const char *v)
+{
+	void *to = (char *)ctx + fl->off;
+	long long x;
+	int rc;
+	switch (fl->kind) {
+	case CLI_F_SET: *(bool *)to = true; return 0;
+	case CLI_F_INT:
+		if ((rc = cli_parse_ll(fl->name, v, (long long)fl->lo, (long long)fl->hi, &x)))
+			return rc;
+		*(int *)to = (int)x;
+		return 0;
+	case CLI_F_LL: return cli_parse_ll(fl->name, v, (long long)fl->lo, (long long)fl->hi, to);
+	case CLI_F_REAL: return real_flag(fl, v, to);
+	case CLI_F_PRICE: return cli_parse_price(fl->name, v, fl->hi, to);
+	case CLI_F_ONOFF: return cli_parse_onoff(verb, fl->name, v, to);
+	case CLI_F_FILE:
+		if (!*v) {
+			cli_message("%s: --%s needs a file name", verb, fl->name);
+			return EXIT_BADINPUT;
+		}
+		/* fall through */
+	case CLI_F_STR: *(const char **)to = v; return 0;
+	case CLI_F_CHARTS: return cli_charts_flag(to, verb, strcmp(fl->name, "svg") == 0, v);
+	case CLI_F_INVERSE: return cli_inverse_flag(verb, fl->name, v, to);
+	case CLI_F_EMIT: {
+		cli_emit *em = to;
+		pp_error err;
+		pp_error_clear(&err);
+		pp_status st = pp_launch_format_parse(v, "--emit", &em->format, &err);
+		em->on = st == PP_OK;
+		return st ? cli_fail(st, &err) : 0;
+	}
+	case CLI_F_FORMAT: return cli_format_flag(v, to);
+	case CLI_F_CALL: return fl->call(ctx, verb, fl->name, v);
+	}
+	return EXIT_INTERNAL;
+}
+
+int cli_emit_write(const cli_emit *em, const pp_estimate *e, FILE *f)
+{
+	char notes[PP_LAUNCH_NOTES_MAX];
+	int wr = pp_launch_emit(e, em->format, f, notes, sizeof notes);
+	for (char *line = notes, *nl; *line && (nl = strchr(line, '\n')); line = nl + 1) {
+		*nl = '\0';
+		cli_note("--emit: %s", line);
+	}
+	return wr;
+}
 
 /*
  * The one option loop of every verb.  Long options only, each named in full
@@ -295,8 +384,9 @@ static int parse_args(int argc, char **argv, const parse_spec *ps)
 		const struct option *opt = NULL;
 		for (size_t t = 0; t < 2 && !opt && a[1] == '-'; t++)
 			opt = find_opt(ps->tabs[t], name, len);
-		if (!opt) {
-			const char *full = a[1] == '-' ? abbreviated(ps->tabs, name, len) : NULL;
+		const cli_flag *fl = !opt && a[1] == '-' ? find_flag(ps->flags, name, len) : NULL;
+		if (!opt && !fl) {
+			const char *full = a[1] == '-' ? abbreviated(ps, name, len) : NULL;
 			if (full)
 				cli_message(
 				    "%s: unknown option '%.*s' (did you mean '--%s'? options are "
@@ -308,7 +398,8 @@ static int parse_args(int argc, char **argv, const parse_spec *ps)
 			return EXIT_BADINPUT;
 		}
 		const char *v = NULL;
-		if (opt->has_arg == required_argument) {
+		const char *opt_name = opt ? opt->name : fl->name;
+		if (opt ? opt->has_arg == required_argument : fl->kind != CLI_F_SET) {
 			if (eq)
 				v = eq + 1;
 			else if (i + 1 < argc)
@@ -318,10 +409,11 @@ static int parse_args(int argc, char **argv, const parse_spec *ps)
 				return EXIT_BADINPUT;
 			}
 		} else if (eq) {
-			cli_message("%s: --%s takes no value, got '%s'", ps->verb, opt->name, a);
+			cli_message("%s: --%s takes no value, got '%s'", ps->verb, opt_name, a);
 			return EXIT_BADINPUT;
 		}
-		int rc = ps->flag(opt, v, ps->ctx);
+		int rc =
+		    opt ? ps->flag(opt, v, ps->ctx) : flag_apply(fl, ps->verb, ps->flags_ctx, v);
 		if (rc)
 			return rc;
 	}
@@ -334,8 +426,8 @@ static int parse_args(int argc, char **argv, const parse_spec *ps)
 
 int cli_args_parse(int argc, char **argv, const cli_args *args)
 {
-	parse_spec ps = {args->verb, args->usage,   {args->opts, NULL},
-	                 args->flag, args->operand, args->ctx};
+	parse_spec ps = {args->verb,    args->usage, {args->opts, NULL}, args->flag,
+	                 args->operand, args->ctx,   args->flags,        args->ctx};
 	return parse_args(argc, argv, &ps);
 }
 
@@ -373,8 +465,9 @@ int cli_opts_parse(int argc, char **argv, const cli_verb *verb, cli_opts *o)
 	pp_job_init(&o->job);
 	pp_plan_init(&o->plan);
 	opts_ctx oc = {verb, o};
-	parse_spec ps = {verb->name, verb->usage, {common_opts(), verb->opts},
-	                 opts_flag,  NULL,        &oc};
+	parse_spec ps = {verb->name,  verb->usage, {common_opts(), verb->opts},
+	                 opts_flag,   NULL,        &oc,
+	                 verb->flags, verb->ctx};
 	int rc = parse_args(argc, argv, &ps);
 	/* A recipe scales FP8 operands: given without them it is a mistake,
 	 * whichever flag (--precision, --from-megatron) set the precision. */

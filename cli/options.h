@@ -7,6 +7,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "cli.h"
@@ -34,11 +35,86 @@ typedef struct cli_opts {
 } cli_opts;
 
 /*
+ * How a verb's own flag reads its value (cli_flag.kind).  Every kind but
+ * CLI_F_CALL stores into the verb's context at cli_flag.off; each refusal is
+ * one message and EXIT_BADINPUT.
+ */
+typedef enum cli_flag_kind {
+	CLI_F_SET,     /* no value: the bool becomes true */
+	CLI_F_INT,     /* a whole number in [lo, hi] (cli_parse_ll's words): int */
+	CLI_F_LL,      /* the same into a long long */
+	CLI_F_REAL,    /* a finite number in [lo, hi], an end excluded by lo_open or
+	                * hi_open: double; refused as "--NAME: expected WHAT, got 'V'" */
+	CLI_F_PRICE,   /* US dollars in 0..hi (cli_parse_price): double */
+	CLI_F_ONOFF,   /* on or off: bool */
+	CLI_F_STR,     /* the value as given: const char * */
+	CLI_F_FILE,    /* a name that is not empty: const char * */
+	CLI_F_CHARTS,  /* --html FILE or --svg DIR (by the name): the cli_charts */
+	CLI_F_INVERSE, /* --deadline-days, --budget-usd or a goodput flag: the cli_inverse */
+	CLI_F_EMIT,    /* --emit FRAMEWORK: the cli_emit */
+	CLI_F_FORMAT,  /* --format NAME (cli_format_flag): const pp_format_type * */
+	CLI_F_CALL     /* call(ctx, verb, name, value) decides */
+} cli_flag_kind;
+
+/*
+ * A verb's own flag, declared: its long name, how its value is read and
+ * where it goes, so that a new flag is one row of the verb's table (and a
+ * line of docs/usage/VERB.txt).  Tables end with a row whose name is NULL.
+ */
+typedef struct cli_flag {
+	const char *name; /* "top" for --top */
+	cli_flag_kind kind;
+	size_t off;    /* offsetof the target in the verb's context */
+	double lo, hi; /* INT, LL, REAL; PRICE: hi */
+	bool lo_open, hi_open;
+	const char *what; /* REAL: what is expected, for the refusal */
+	int (*call)(void *ctx, const char *verb, const char *name, const char *value);
+} cli_flag;
+
+/* A row of a cli_flag table: name, kind, offset, then designated fields
+ * (.lo, .hi, .what, ...); CLI_END ends the table. */
+#define CLI_ROW(n, k, at, ...)                                                                     \
+	{                                                                                          \
+		.name = (n), .kind = (k), .off = (at), __VA_ARGS__                                 \
+	}
+#define CLI_END                                                                                    \
+	{                                                                                          \
+		.name = NULL                                                                       \
+	}
+
+/* --emit FRAMEWORK of estimate and search: the plan as launch flags. */
+typedef struct cli_emit {
+	bool on;
+	pp_launch_format format;
+} cli_emit;
+/* The emitted flags of `e` on `f`, each note of what they cannot express
+ * on stderr ("note: --emit: ...").  The report writers' return. */
+int cli_emit_write(const cli_emit *em, const pp_estimate *e, FILE *f);
+
+/* The rows of --html, --svg and --large-output into the cli_charts member
+ * `m` of the context type `T`. */
+#define CLI_CHARTS_FLAGS(T, m)                                                                     \
+	CLI_ROW("html", CLI_F_CHARTS, offsetof(T, m)),                                             \
+	    CLI_ROW("svg", CLI_F_CHARTS, offsetof(T, m)),                                          \
+	    CLI_ROW("large-output", CLI_F_SET, offsetof(T, m) + offsetof(cli_charts, large))
+/* The goodput flags (cli_goodput_flag) into the cli_inverse member `m`. */
+#define CLI_GOODPUT_FLAGS(T, m)                                                                    \
+	CLI_ROW("mtbf-gpu-hours", CLI_F_INVERSE, offsetof(T, m)),                                  \
+	    CLI_ROW("ckpt-write-gbps", CLI_F_INVERSE, offsetof(T, m)),                             \
+	    CLI_ROW("restart-min", CLI_F_INVERSE, offsetof(T, m)),                                 \
+	    CLI_ROW("ckpt-async", CLI_F_INVERSE, offsetof(T, m))
+/* --deadline-days, --budget-usd and the goodput flags into the cli_inverse `m`. */
+#define CLI_INVERSE_FLAGS(T, m)                                                                    \
+	CLI_ROW("deadline-days", CLI_F_INVERSE, offsetof(T, m)),                                   \
+	    CLI_ROW("budget-usd", CLI_F_INVERSE, offsetof(T, m)), CLI_GOODPUT_FLAGS(T, m)
+
+/*
  * A verb's own flags: `opts` (NULL-terminated, codes >= CLI_OPT_VERB) handled
- * by `handle`, which returns 0 or an exit code.  `take`, when set, sees every
- * shared flag first, by its long name ("tp"): it returns CLI_CONTINUE to leave
- * the flag to the shared parser (into cli_opts), or 0 or an exit code when it
- * took (or refused) the flag itself.
+ * by `handle`, which returns 0 or an exit code, or `flags` (a cli_flag table
+ * into `ctx`).  `take`, when set, sees every shared flag first, by its long
+ * name ("tp"): it returns CLI_CONTINUE to leave the flag to the shared parser
+ * (into cli_opts), or 0 or an exit code when it took (or refused) the flag
+ * itself.
  */
 typedef struct cli_verb {
 	const char *name;       /* "estimate" */
@@ -47,6 +123,7 @@ typedef struct cli_verb {
 	int (*handle)(int code, const char *value, void *ctx);
 	void *ctx;
 	int (*take)(const char *flag, const char *value, void *ctx);
+	const cli_flag *flags;
 } cli_verb;
 
 /*
@@ -72,6 +149,7 @@ typedef struct cli_args {
 	int (*flag)(const struct option *opt, const char *value, void *ctx);
 	int (*operand)(const char *arg, void *ctx);
 	void *ctx;
+	const cli_flag *flags; /* instead of opts and flag: a table into ctx */
 } cli_args;
 int cli_args_parse(int argc, char **argv, const cli_args *args);
 

@@ -104,7 +104,7 @@ static int mapped_traffic(const pp_estimate *e, const long long *f, const char *
 static int place_parse(int argc, char **argv, place_flags *fl, cli_opts *o)
 {
 	*fl = (place_flags){NULL, NULL, NULL, -1, 1, 100000, false};
-	const cli_verb verb = {"place", place_usage, place_opts, place_flag, fl, place_take};
+	const cli_verb verb = {"place", place_usage, place_opts, place_flag, fl, place_take, NULL};
 	int rc = cli_opts_parse(argc, argv, &verb, o);
 	if (rc != CLI_CONTINUE)
 		return rc;

@@ -15,147 +15,39 @@
 #include "options.h"
 #include "paraplan/search_parse.h"
 
-enum {
-	OPT_TOP = CLI_OPT_VERB,
-	OPT_THREADS,
-	OPT_HEADROOM,
-	OPT_EXHAUSTIVE,
-	OPT_SIM,
-	OPT_EMIT,
-	OPT_MTBF,
-	OPT_CKPT_GBPS,
-	OPT_RESTART,
-	OPT_CKPT_ASYNC,
-	OPT_TIME_LIMIT,
-	OPT_MAX_PLANS,
-	OPT_HTML,
-	OPT_SVG,
-	OPT_QUIET,
-	OPT_DEADLINE,
-	OPT_BUDGET,
-	OPT_LARGE
-};
-
-static const struct option search_opts[] = {
-    {"top", required_argument, 0, OPT_TOP},
-    {"threads", required_argument, 0, OPT_THREADS},
-    {"headroom", required_argument, 0, OPT_HEADROOM},
-    {"exhaustive", no_argument, 0, OPT_EXHAUSTIVE},
-    {"sim", required_argument, 0, OPT_SIM},
-    {"emit", required_argument, 0, OPT_EMIT},
-    {"mtbf-gpu-hours", required_argument, 0, OPT_MTBF},
-    {"ckpt-write-gbps", required_argument, 0, OPT_CKPT_GBPS},
-    {"restart-min", required_argument, 0, OPT_RESTART},
-    {"ckpt-async", required_argument, 0, OPT_CKPT_ASYNC},
-    {"time-limit", required_argument, 0, OPT_TIME_LIMIT},
-    {"max-plans", required_argument, 0, OPT_MAX_PLANS},
-    {"html", required_argument, 0, OPT_HTML},
-    {"svg", required_argument, 0, OPT_SVG},
-    {"quiet", no_argument, 0, OPT_QUIET},
-    {"deadline-days", required_argument, 0, OPT_DEADLINE},
-    {"budget-usd", required_argument, 0, OPT_BUDGET},
-    {"large-output", no_argument, 0, OPT_LARGE},
-    {0, 0, 0, 0}};
-
 typedef struct search_ctx {
 	pp_search_options opts;
 	double headroom;
-	bool sim;     /* --sim on: simulate the top K */
-	bool emit;    /* --emit F: the winner as launch flags */
-	bool goodput; /* a goodput flag: the winner's goodput under failures */
-	pp_goodput_params gp;
-	pp_launch_format format;
+	bool sim;                /* --sim on: simulate the top K */
+	cli_emit emit;           /* --emit F: the winner as launch flags */
 	pp_search_space space;   /* the searched flags go straight here */
 	cli_charts charts;       /* --html, --svg */
 	bool quiet;              /* --quiet: no progress on a terminal */
-	cli_inverse inv;         /* --deadline-days, --budget-usd (goodput: gp above) */
+	cli_inverse inv;         /* --deadline-days, --budget-usd, the goodput flags */
 	pp_search_dim gpus_list; /* --gpus as a list or a range (with inv), count 0 if not */
 } search_ctx;
+
+#define AT(m) offsetof(search_ctx, m)
+static const cli_flag search_flags[] = {
+    CLI_ROW("top", CLI_F_INT, AT(opts.top_k), .lo = 1, .hi = 10000),
+    CLI_ROW("threads", CLI_F_INT, AT(opts.threads), .lo = 1, .hi = 1024),
+    CLI_ROW("headroom", CLI_F_REAL, AT(headroom), .lo = 0, .hi = 1, .hi_open = true,
+            .what = "a fraction in 0..1 (0.1 keeps 10% free)"),
+    CLI_ROW("exhaustive", CLI_F_SET, AT(opts.exhaustive)),
+    CLI_ROW("sim", CLI_F_ONOFF, AT(sim)),
+    CLI_ROW("emit", CLI_F_EMIT, AT(emit)),
+    CLI_ROW("time-limit", CLI_F_REAL, AT(opts.time_limit_s), .lo = 0, .hi = 1e9, .lo_open = true,
+            .what = "a number of seconds in (0, 1e9]"),
+    CLI_ROW("max-plans", CLI_F_LL, AT(opts.max_plans), .lo = 1, .hi = 1e15),
+    CLI_ROW("quiet", CLI_F_SET, AT(quiet)),
+    CLI_CHARTS_FLAGS(search_ctx, charts),
+    CLI_INVERSE_FLAGS(search_ctx, inv),
+    CLI_END};
+#undef AT
 
 static void search_usage(FILE *f)
 {
 	cli_usage(f, "search"); /* docs/usage/search.txt */
-}
-
-static int handle(int code, const char *v, void *vctx)
-{
-	search_ctx *c = vctx;
-	long long x;
-	switch (code) {
-	case OPT_TOP:
-		if (cli_parse_ll("top", v, 1, 10000, &x))
-			return EXIT_BADINPUT;
-		c->opts.top_k = (int)x;
-		return 0;
-	case OPT_THREADS:
-		if (cli_parse_ll("threads", v, 1, 1024, &x))
-			return EXIT_BADINPUT;
-		c->opts.threads = (int)x;
-		return 0;
-	case OPT_HEADROOM: {
-		char *end;
-		errno = 0;
-		double h = strtod(v, &end);
-		if (errno || end == v || *end || !(h >= 0 && h < 1)) {
-			cli_message(
-			    "--headroom: expected a fraction in 0..1 (0.1 keeps 10%% free), got "
-			    "'%s'",
-			    v);
-			return EXIT_BADINPUT;
-		}
-		c->headroom = h;
-		return 0;
-	}
-	case OPT_EXHAUSTIVE: c->opts.exhaustive = true; return 0;
-	case OPT_QUIET: c->quiet = true; return 0;
-	case OPT_DEADLINE:
-	case OPT_BUDGET:
-		return cli_inverse_flag("search", search_opts[code - CLI_OPT_VERB].name, v,
-		                        &c->inv);
-	case OPT_HTML:
-	case OPT_SVG: return cli_charts_flag(&c->charts, "search", code == OPT_SVG, v);
-	case OPT_LARGE: c->charts.large = true; return 0;
-	case OPT_MTBF:
-	case OPT_CKPT_GBPS:
-	case OPT_RESTART:
-	case OPT_CKPT_ASYNC:
-		c->goodput = true;
-		return cli_goodput_flag("search", search_opts[code - CLI_OPT_VERB].name, v, &c->gp);
-	case OPT_EMIT: {
-		pp_error err;
-		pp_error_clear(&err);
-		pp_status st = pp_launch_format_parse(v, "--emit", &c->format, &err);
-		if (st)
-			return cli_fail(st, &err);
-		c->emit = true;
-		return 0;
-	}
-	case OPT_TIME_LIMIT: {
-		char *end;
-		errno = 0;
-		double t = strtod(v, &end);
-		if (errno || end == v || *end || !(t > 0 && t <= 1e9)) {
-			cli_message(
-			    "--time-limit: expected a number of seconds in (0, 1e9], got '%s'", v);
-			return EXIT_BADINPUT;
-		}
-		c->opts.time_limit_s = t;
-		return 0;
-	}
-	case OPT_MAX_PLANS:
-		if (cli_parse_ll("max-plans", v, 1, 1000000000000000LL, &x))
-			return EXIT_BADINPUT;
-		c->opts.max_plans = x;
-		return 0;
-	case OPT_SIM:
-		if (strcmp(v, "on") == 0 || strcmp(v, "off") == 0) {
-			c->sim = strcmp(v, "on") == 0;
-			return 0;
-		}
-		cli_message("search: --sim expects on or off, got '%s'", v);
-		return EXIT_BADINPUT;
-	}
-	return EXIT_BADINPUT;
 }
 
 /* A library refusal of a flag's value: the one message, EXIT_BADINPUT. */
@@ -229,19 +121,11 @@ static void progress_show(cli_progress *p, const pp_search *s, bool force)
  * code.  Reads no file. */
 static int search_parse(int argc, char **argv, search_ctx *ctx, cli_opts *o)
 {
+	memset(ctx, 0, sizeof *ctx);
 	pp_search_options_init(&ctx->opts);
-	ctx->headroom = 0;
-	ctx->sim = false;
-	ctx->emit = false;
-	ctx->goodput = false;
-	pp_goodput_params_init(&ctx->gp);
-	ctx->format = PP_LAUNCH_MEGATRON;
-	memset(&ctx->charts, 0, sizeof ctx->charts);
-	ctx->quiet = false;
-	memset(&ctx->inv, 0, sizeof ctx->inv);
-	memset(&ctx->gpus_list, 0, sizeof ctx->gpus_list);
+	pp_goodput_params_init(&ctx->inv.gp);
 	pp_search_space_init(&ctx->space);
-	const cli_verb verb = {"search", search_usage, search_opts, handle, ctx, take};
+	const cli_verb verb = {"search", search_usage, NULL, NULL, ctx, take, search_flags};
 	int rc = cli_opts_parse(argc, argv, &verb, o);
 	if (rc != CLI_CONTINUE)
 		return rc;
@@ -342,11 +226,11 @@ static int inverse_run(search_ctx *ctx, const cli_opts *o, const pp_model *model
 	}
 	*q = ctx->inv.q;
 	q->train_tokens = o->job.train_tokens;
-	q->goodput = ctx->goodput;
+	q->goodput = ctx->inv.goodput;
 	inverse_run_ctx r = {ctx, o, model, sys, 0};
 	pp_error err;
 	pp_error_clear(&err);
-	pp_status st = pp_inverse_search(q, &counts, ctx->goodput ? &ctx->gp : NULL,
+	pp_status st = pp_inverse_search(q, &counts, ctx->inv.goodput ? &ctx->inv.gp : NULL,
 	                                 inverse_run_one, &r, c, n, res, picked, &err);
 	if (r.rc)
 		return r.rc;
@@ -368,16 +252,9 @@ typedef struct inverse_answer {
 static int write_report(FILE *f, const search_ctx *ctx, const cli_opts *o, const pp_search *s,
                         const inverse_answer *ia, const pp_estimate *w)
 {
-	if (ctx->emit && s && pp_search_count(s) > 0) {
-		char notes[PP_LAUNCH_NOTES_MAX];
-		int wr = pp_launch_emit(pp_search_plan(s, 0), ctx->format, f, notes, sizeof notes);
-		for (char *line = notes, *nl; *line && (nl = strchr(line, '\n')); line = nl + 1) {
-			*nl = '\0';
-			cli_note("--emit: %s", line);
-		}
-		return wr;
-	}
-	if (ctx->emit && ia) {
+	if (ctx->emit.on && s && pp_search_count(s) > 0)
+		return cli_emit_write(&ctx->emit, pp_search_plan(s, 0), f);
+	if (ctx->emit.on && ia) {
 		cli_message("search: --emit: no GPU count answers the question; nothing to emit");
 		return 0;
 	}
@@ -404,7 +281,7 @@ int cli_search(int argc, char **argv)
 	if (ctx.gpus_list.count == 0 &&
 	    (rc = cli_charts_large_check("search", &ctx.charts, o.gpus)))
 		return rc;
-	if (ctx.emit && !cli_format_is_text(o.format)) {
+	if (ctx.emit.on && !cli_format_is_text(o.format)) {
 		cli_message("search: --emit and --%s: give one of them",
 		            o.json ? "json" : "format");
 		return EXIT_BADINPUT;
@@ -420,8 +297,8 @@ int cli_search(int argc, char **argv)
 	}
 	if (inverse && (rc = cli_inverse_check("search", &ctx.inv, o.job.train_tokens)))
 		return rc;
-	if (ctx.goodput && !inverse &&
-	    (!cli_format_is_text(o.format) || ctx.emit || o.job.train_tokens <= 0)) {
+	if (ctx.inv.goodput && !inverse &&
+	    (!cli_format_is_text(o.format) || ctx.emit.on || o.job.train_tokens <= 0)) {
 		cli_message(
 		    "search: the goodput flags show the winner's goodput in the text report: "
 		    "they need --tokens, and not --json or --emit");
@@ -462,16 +339,16 @@ int cli_search(int argc, char **argv)
 	}
 	/* Before a word is written: the winner's goodput (refused when the run
 	 * never finishes), and a winner --emit cannot express. */
-	bool want_w =
-	    ctx.goodput && cli_format_is_text(o.format) && !ctx.emit && s && pp_search_count(s) > 0;
+	bool want_w = ctx.inv.goodput && cli_format_is_text(o.format) && !ctx.emit.on && s &&
+	              pp_search_count(s) > 0;
 	pp_estimate *w = NULL;
 	if (want_w) {
 		pp_error_clear(&err);
-		pp_status st = pp_search_winner_goodput(s, &ctx.gp, &w, &err);
+		pp_status st = pp_search_winner_goodput(s, &ctx.inv.gp, &w, &err);
 		if (st)
 			rc = cli_plan_fail(st, &err, &model);
 	}
-	if (!rc && ctx.emit && s && pp_search_count(s) > 0 &&
+	if (!rc && ctx.emit.on && s && pp_search_count(s) > 0 &&
 	    pp_search_plan(s, 0)->plan.schedule == PP_SCHED_WSHAPE) {
 		cli_message("search: --emit cannot express the winner's --schedule wshape (DHelix "
 		            "co-execution has no launch flag in any framework)");

@@ -103,7 +103,7 @@ static int sweep_parse(int argc, char **argv, sweep_args *a, cli_opts *o, pp_swe
 	pp_goodput_params_init(&a->inv.gp);
 	*values = NULL;
 	*n = 0;
-	const cli_verb verb = {"sweep", sweep_usage, sweep_opts, sweep_flag, a, NULL};
+	const cli_verb verb = {"sweep", sweep_usage, sweep_opts, sweep_flag, a, NULL, NULL};
 	int rc = cli_opts_parse(argc, argv, &verb, o);
 	if (rc != CLI_CONTINUE)
 		return rc;

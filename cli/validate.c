@@ -107,7 +107,7 @@ static void validate_progress(void *ctx, size_t done, size_t total)
 /* validate's flags into `a`: CLI_CONTINUE or the exit code. */
 static int validate_parse(int argc, char **argv, validate_args *a)
 {
-	cli_args args = {"validate", validate_usage, validate_opts, validate_flag, NULL, a};
+	cli_args args = {"validate", validate_usage, validate_opts, validate_flag, NULL, a, NULL};
 	int rc = cli_args_parse(argc, argv, &args);
 	if (rc == CLI_CONTINUE && (rc = validate_check(a)) == 0)
 		rc = CLI_CONTINUE;

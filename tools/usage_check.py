@@ -71,7 +71,13 @@ NAMES = [
 
 TABLE = re.compile(r"struct option (\w+)\[\]\s*=\s*\{(.*?)\};", re.S)
 ENTRY = re.compile(r'\{\s*"([^"]+)",\s*(?:no|required|optional)_argument')
-BINDING = re.compile(r'\b(cli_verb|cli_args)\s+\w+\s*=\s*\{\s*"([\w-]+)",\s*(\w+),\s*(\w+)')
+BINDING = re.compile(r'\b(cli_verb|cli_args)\s+\w+\s*=\s*\{\s*"([\w-]+)",\s*(\w+),([^;]*)\};', re.S)
+# A cli_flag table (cli/options.h): rows CLI_ROW("name", ...) and groups of
+# rows (#define CLI_..._FLAGS(T, m) ...), expanded by group_rows.
+FLAG_TABLE = re.compile(r"cli_flag (\w+)\[\]\s*=\s*\{(.*?)\};", re.S)
+ROW = re.compile(r'CLI_ROW\(\s*"([^"]+)"')
+GROUP_USE = re.compile(r"\b(CLI_\w+_FLAGS)\(")
+GROUP_DEF = re.compile(r"#define\s+(CLI_\w+_FLAGS)\(T, m\)((?:[^\n]*\\\n)*[^\n]*)")
 USAGE_FN = re.compile(r'static void (\w+)\(FILE \*f\)\s*\{(.*?)\n\}', re.S)
 CLI_USAGE = re.compile(r'cli_usage\(\s*\w+,\s*"([\w-]+)"\s*\)')
 LITERAL_FLAG = re.compile(r'"--([a-z0-9][a-z0-9-]*)"')
@@ -92,9 +98,22 @@ def check(root):
                if n.endswith((".c", ".h"))}
     errors = []
     tables, defines = {}, {}
+    groups = {}
+    for text in sources.values():
+        groups.update(GROUP_DEF.findall(text))
+
+    def rows(body, depth=0):
+        names = ROW.findall(body)
+        for g in GROUP_USE.findall(body):
+            if g in groups and depth < 8:
+                names += rows(groups[g], depth + 1)
+        return names
+
     for text in sources.values():
         for name, body in TABLE.findall(text):
             tables[name] = ENTRY.findall(body)
+        for name, body in FLAG_TABLE.findall(text):
+            tables[name] = rows(body)
         defines.update(DEFINE.findall(text))
     for path in glob.glob(os.path.join(root, "include", "paraplan", "*.h")):
         defines.update(DEFINE.findall(read(path)))
@@ -118,9 +137,12 @@ def check(root):
                 errors.append(f"cli/{fname}: {fn} prints no docs/usage/ text (cli_usage)")
         for verb in CLI_USAGE.findall(text):
             printed_by.setdefault(verb, fname)
-        for kind, verb, fn, table in BINDING.findall(text):
+        for kind, verb, fn, rest in BINDING.findall(text):
             if fn in EXEMPT:
                 continue
+            # the option tables among the initializer's other members
+            named = [t for t in re.findall(r"\w+", rest) if t in tables]
+            table = named[0] if named else rest.split(",")[0].strip()
             if fn not in fns:
                 errors.append(f"cli/{fname}: {verb}'s usage function {fn} is not "
                               "'cli_usage(f, \"VERB\")'")
@@ -130,7 +152,7 @@ def check(root):
             if table not in tables:
                 errors.append(f"cli/{fname}: {verb}: option table {table} not found")
                 continue
-            names = set(tables[table])
+            names = set().union(*(tables[t] for t in named))
             if kind == "cli_verb":
                 names |= set(tables["common_opts"])
                 shared[verb] = True

@@ -12,55 +12,63 @@
 #include "options.h"
 #include "paraplan/fields.h"
 
+/* --json: the json format (kept as a bool for the verbs' own refusals). */
+static int json_flag(void *ctx, const char *verb, const char *name, const char *v)
+{
+	(void)verb, (void)name, (void)v;
+	cli_opts *o = ctx;
+	o->json = true;
+	o->format = pp_format_find("json");
+	return 0;
+}
+
+static int format_flag(void *ctx, const char *verb, const char *name, const char *v)
+{
+	(void)verb, (void)name;
+	cli_opts *o = ctx;
+	int rc = cli_format_flag(v, &o->format);
+	if (!rc)
+		o->json = o->format == pp_format_find("json");
+	return rc;
+}
+
+static int launch_flag(void *ctx, const char *verb, const char *name, const char *v);
+static int field_flag(void *ctx, const char *verb, const char *name, const char *v);
+
 /* The flags that are not fields of the job or plan (include/paraplan/fields.h). */
-enum {
-	OPT_MODEL = 256,
-	OPT_SYSTEM,
-	OPT_GPUS,
-	OPT_JSON,
-	OPT_OUTPUT,
-	OPT_FRAMEWORK,
-	OPT_GPU_PROFILE,
-	OPT_PRICE,
-	OPT_OVERLAP, /* --overlap: DHelix overlap table */
-	OPT_MEG,     /* --from-megatron */
-	OPT_TT,      /* --from-torchtitan */
-	OPT_FORMAT,  /* --format: an output format of report's table */
-	OPT_HELP,
-	OPT_FIELD = 512 /* + the field's index in the registry */
-};
+#define AT(m) offsetof(cli_opts, m)
+static const cli_flag cli_only_flags[] = {
+    CLI_ROW("model", CLI_F_STR, AT(model_ref)),
+    CLI_ROW("system", CLI_F_STR, AT(system_ref)),
+    CLI_ROW("gpus", CLI_F_LL, AT(gpus), .lo = 1, .hi = 10000000),
+    CLI_ROW("overlap", CLI_F_STR, AT(overlap)),
+    CLI_ROW("framework", CLI_F_STR, AT(framework)),
+    CLI_ROW("gpu-profile", CLI_F_STR, AT(gpu_profile)),
+    CLI_ROW("usd-per-gpu-hour", CLI_F_PRICE, AT(price), .hi = 1e4),
+    CLI_ROW("from-megatron", CLI_F_CALL, 0, .call = launch_flag),
+    CLI_ROW("from-torchtitan", CLI_F_CALL, 0, .call = launch_flag),
+    CLI_ROW("output", CLI_F_STR, AT(output)),
+    CLI_ROW("json", CLI_F_SET, AT(json), .call = json_flag),
+    CLI_ROW("format", CLI_F_CALL, 0, .call = format_flag),
+    CLI_ROW("help", CLI_F_SET, AT(help)), /* answered before: here for the hints */
+    CLI_END};
+#undef AT
 
-static const struct option cli_only_opts[] = {
-    {"model", required_argument, 0, OPT_MODEL},
-    {"system", required_argument, 0, OPT_SYSTEM},
-    {"gpus", required_argument, 0, OPT_GPUS},
-    {"overlap", required_argument, 0, OPT_OVERLAP},
-    {"framework", required_argument, 0, OPT_FRAMEWORK},
-    {"gpu-profile", required_argument, 0, OPT_GPU_PROFILE},
-    {"usd-per-gpu-hour", required_argument, 0, OPT_PRICE},
-    {"from-megatron", required_argument, 0, OPT_MEG},
-    {"from-torchtitan", required_argument, 0, OPT_TT},
-    {"output", required_argument, 0, OPT_OUTPUT},
-    {"json", no_argument, 0, OPT_JSON},
-    {"format", required_argument, 0, OPT_FORMAT},
-    {"help", no_argument, 0, OPT_HELP},
-    {0, 0, 0, 0}};
-
-#define NCLI_ONLY (sizeof cli_only_opts / sizeof cli_only_opts[0] - 1)
-#define NFIELDS_MAX (CLI_OPT_VERB - OPT_FIELD)
+#define NCLI_ONLY (sizeof cli_only_flags / sizeof cli_only_flags[0] - 1)
+/* The registry's fields are fewer (tests/unit checks pp_field_at's count). */
+#define NFIELDS_MAX 256
 
 /* The shared flags: the CLI's own, then every field of the registry. */
-static const struct option *common_opts(void)
+static const cli_flag *common_flags(void)
 {
-	static struct option tab[NCLI_ONLY + NFIELDS_MAX + 1];
+	static cli_flag tab[NCLI_ONLY + NFIELDS_MAX + 1];
 	if (tab[0].name)
 		return tab;
-	memcpy(tab, cli_only_opts, sizeof cli_only_opts);
+	memcpy(tab, cli_only_flags, sizeof cli_only_flags);
 	size_t n = NCLI_ONLY;
 	for (const pp_field *f; (f = pp_field_at(n - NCLI_ONLY)) && n < NCLI_ONLY + NFIELDS_MAX;
 	     n++)
-		tab[n] = (struct option){f->name, required_argument, 0,
-		                         OPT_FIELD + (int)(n - NCLI_ONLY)};
+		tab[n] = (cli_flag)CLI_ROW(f->name, CLI_F_CALL, 0, .call = field_flag);
 	return tab;
 }
 
@@ -114,8 +122,10 @@ int cli_parse_onoff(const char *verb, const char *flag, const char *s, bool *out
  * --model is given; the flags (keys) paraplan does not use are listed on
  * stderr.
  */
-static int from_launch(const char *flag, const char *v, cli_opts *o)
+static int launch_flag(void *ctx, const char *verb, const char *flag, const char *v)
 {
+	(void)verb;
+	cli_opts *o = ctx;
 	pp_launch l;
 	pp_error err;
 	pp_error_clear(&err);
@@ -146,42 +156,18 @@ static int from_launch(const char *flag, const char *v, cli_opts *o)
 	return 0;
 }
 
-/* One flag of the shared set: a field of the job or plan, or the CLI's own. */
-static int common_flag(const struct option *opt, const char *v, cli_opts *o)
+/* A field of the job or plan, by its registry (include/paraplan/fields.h). */
+static int field_flag(void *ctx, const char *verb, const char *name, const char *v)
 {
-	int c = opt->val;
-	if (c >= OPT_FIELD) {
-		o->have_gbs |= strcmp(opt->name, "gbs") == 0;
-		o->have_seq |= strcmp(opt->name, "seq") == 0;
-		o->fp8_recipe_given |= strcmp(opt->name, "fp8-recipe") == 0;
-		pp_error err;
-		pp_error_clear(&err);
-		pp_status st = pp_field_set(&o->job, &o->plan, opt->name, v, &err);
-		return st ? cli_fail(st, &err) : 0;
-	}
-	switch (c) {
-	case OPT_MODEL: o->model_ref = v; return 0;
-	case OPT_SYSTEM: o->system_ref = v; return 0;
-	case OPT_GPUS: return cli_parse_ll(opt->name, v, 1, 10000000, &o->gpus);
-	case OPT_FRAMEWORK: o->framework = v; return 0;
-	case OPT_GPU_PROFILE: o->gpu_profile = v; return 0;
-	case OPT_OVERLAP: o->overlap = v; return 0;
-	case OPT_PRICE: return cli_parse_price(opt->name, v, 1e4, &o->price);
-	case OPT_JSON:
-		o->json = true;
-		o->format = pp_format_find("json");
-		return 0;
-	case OPT_FORMAT: {
-		int rc = cli_format_flag(v, &o->format);
-		if (!rc)
-			o->json = o->format == pp_format_find("json");
-		return rc;
-	}
-	case OPT_OUTPUT: o->output = v; return 0;
-	case OPT_MEG:
-	case OPT_TT: return from_launch(opt->name, v, o);
-	default: return EXIT_INTERNAL;
-	}
+	(void)verb;
+	cli_opts *o = ctx;
+	o->have_gbs |= strcmp(name, "gbs") == 0;
+	o->have_seq |= strcmp(name, "seq") == 0;
+	o->fp8_recipe_given |= strcmp(name, "fp8-recipe") == 0;
+	pp_error err;
+	pp_error_clear(&err);
+	pp_status st = pp_field_set(&o->job, &o->plan, name, v, &err);
+	return st ? cli_fail(st, &err) : 0;
 }
 
 int cli_format_flag(const char *value, const pp_format_type **out)
@@ -254,12 +240,14 @@ static bool abbreviates(const char *full, const char *name, size_t len)
 typedef struct parse_spec {
 	const char *verb;
 	void (*usage)(FILE *f);
-	const struct option *tabs[2];
+	const struct option *opts; /* a verb's table of struct option, to `flag` */
 	int (*flag)(const struct option *opt, const char *value, void *ctx);
 	int (*operand)(const char *arg, void *ctx);
 	void *ctx;
-	const cli_flag *flags; /* the verb's, into flags_ctx */
-	void *flags_ctx;
+	const cli_flag *flags[2]; /* the shared flags (or none), the verb's */
+	void *flags_ctx[2];       /* where each table's flags go */
+	/* sees each shared flag first (cli_verb.take) */
+	int (*take)(const char *flag, const char *value, void *ctx);
 } parse_spec;
 
 /* The one option of the spec's tables that `name` abbreviates, or NULL
@@ -268,17 +256,17 @@ static const char *abbreviated(const parse_spec *ps, const char *name, size_t le
 {
 	const char *hit = NULL;
 	int n = 0;
-	for (size_t t = 0; t < 2; t++)
-		for (const struct option *p = ps->tabs[t]; p && p->name; p++)
-			if (abbreviates(p->name, name, len)) {
-				hit = p->name;
-				n++;
-			}
-	for (const cli_flag *p = ps->flags; p && p->name; p++)
+	for (const struct option *p = ps->opts; p && p->name; p++)
 		if (abbreviates(p->name, name, len)) {
 			hit = p->name;
 			n++;
 		}
+	for (size_t t = 0; t < 2; t++)
+		for (const cli_flag *p = ps->flags[t]; p && p->name; p++)
+			if (abbreviates(p->name, name, len)) {
+				hit = p->name;
+				n++;
+			}
 	return n == 1 ? hit : NULL;
 }
 
@@ -304,7 +292,7 @@ static int flag_apply(const cli_flag *fl, const char *verb, void *ctx, const cha
 	long long x;
 	int rc;
 	switch (fl->kind) {
-	case CLI_F_SET: *(bool *)to = true; return 0;
+	case CLI_F_SET: *(bool *)to = true; break;
 	case CLI_F_INT:
 		if ((rc = cli_parse_ll(fl->name, v, (long long)fl->lo, (long long)fl->hi, &x)))
 			return rc;
@@ -320,7 +308,7 @@ static int flag_apply(const cli_flag *fl, const char *verb, void *ctx, const cha
 			return EXIT_BADINPUT;
 		}
 		/* fall through */
-	case CLI_F_STR: *(const char **)to = v; return 0;
+	case CLI_F_STR: *(const char **)to = v; break;
 	case CLI_F_CHARTS: return cli_charts_flag(to, verb, strcmp(fl->name, "svg") == 0, v);
 	case CLI_F_INVERSE: return cli_inverse_flag(verb, fl->name, v, to);
 	case CLI_F_EMIT: {
@@ -334,7 +322,7 @@ static int flag_apply(const cli_flag *fl, const char *verb, void *ctx, const cha
 	case CLI_F_FORMAT: return cli_format_flag(v, to);
 	case CLI_F_CALL: return fl->call(ctx, verb, fl->name, v);
 	}
-	return EXIT_INTERNAL;
+	return fl->call ? fl->call(ctx, verb, fl->name, v) : 0;
 }
 
 int cli_emit_write(const cli_emit *em, const pp_estimate *e, FILE *f)
@@ -381,10 +369,12 @@ static int parse_args(int argc, char **argv, const parse_spec *ps)
 		const char *name = a[1] == '-' ? a + 2 : a + 1;
 		const char *eq = strchr(name, '=');
 		size_t len = eq ? (size_t)(eq - name) : strlen(name);
+		const cli_flag *fl = NULL;
 		const struct option *opt = NULL;
-		for (size_t t = 0; t < 2 && !opt && a[1] == '-'; t++)
-			opt = find_opt(ps->tabs[t], name, len);
-		const cli_flag *fl = !opt && a[1] == '-' ? find_flag(ps->flags, name, len) : NULL;
+		size_t t = 0;
+		if (a[1] == '-' && !(fl = find_flag(ps->flags[t], name, len)) &&
+		    !(opt = find_opt(ps->opts, name, len)))
+			fl = find_flag(ps->flags[++t], name, len);
 		if (!opt && !fl) {
 			const char *full = a[1] == '-' ? abbreviated(ps, name, len) : NULL;
 			if (full)
@@ -412,8 +402,11 @@ static int parse_args(int argc, char **argv, const parse_spec *ps)
 			cli_message("%s: --%s takes no value, got '%s'", ps->verb, opt_name, a);
 			return EXIT_BADINPUT;
 		}
-		int rc =
-		    opt ? ps->flag(opt, v, ps->ctx) : flag_apply(fl, ps->verb, ps->flags_ctx, v);
+		int rc = t == 0 && fl && ps->take ? ps->take(fl->name, v, ps->flags_ctx[1])
+		                                  : CLI_CONTINUE;
+		if (rc == CLI_CONTINUE)
+			rc = opt ? ps->flag(opt, v, ps->ctx)
+			         : flag_apply(fl, ps->verb, ps->flags_ctx[t], v);
 		if (rc)
 			return rc;
 	}
@@ -426,32 +419,17 @@ static int parse_args(int argc, char **argv, const parse_spec *ps)
 
 int cli_args_parse(int argc, char **argv, const cli_args *args)
 {
-	parse_spec ps = {args->verb,    args->usage, {args->opts, NULL}, args->flag,
-	                 args->operand, args->ctx,   args->flags,        args->ctx};
+	parse_spec ps = {args->verb,          args->usage,       args->opts,
+	                 args->flag,          args->operand,     args->ctx,
+	                 {NULL, args->flags}, {NULL, args->ctx}, NULL};
 	return parse_args(argc, argv, &ps);
 }
 
-/* cli_opts_parse's flags: the shared set into cli_opts, the verb's to its handler. */
-typedef struct opts_ctx {
-	const cli_verb *verb;
-	cli_opts *o;
-} opts_ctx;
-
+/* A verb's table of struct option: to its handler. */
 static int opts_flag(const struct option *opt, const char *v, void *ctx)
 {
-	const opts_ctx *oc = ctx;
-	const cli_verb *verb = oc->verb;
-	int c = opt->val;
-	if (c == OPT_HELP) {
-		verb->usage(stdout);
-		return EXIT_ANSWERED;
-	}
-	if (c >= CLI_OPT_VERB)
-		return verb->handle ? verb->handle(c, v, verb->ctx) : EXIT_INTERNAL;
-	int rc = verb->take ? verb->take(opt->name, v, verb->ctx) : CLI_CONTINUE;
-	if (rc != CLI_CONTINUE)
-		return rc;
-	return common_flag(opt, v, oc->o);
+	const cli_verb *verb = ctx;
+	return verb->handle ? verb->handle(opt->val, v, verb->ctx) : EXIT_INTERNAL;
 }
 
 /*
@@ -464,10 +442,15 @@ int cli_opts_parse(int argc, char **argv, const cli_verb *verb, cli_opts *o)
 	o->price = -1;
 	pp_job_init(&o->job);
 	pp_plan_init(&o->plan);
-	opts_ctx oc = {verb, o};
-	parse_spec ps = {verb->name,  verb->usage, {common_opts(), verb->opts},
-	                 opts_flag,   NULL,        &oc,
-	                 verb->flags, verb->ctx};
+	parse_spec ps = {verb->name,
+	                 verb->usage,
+	                 verb->opts,
+	                 opts_flag,
+	                 NULL,
+	                 (void *)verb,
+	                 {common_flags(), verb->flags},
+	                 {o, verb->ctx},
+	                 verb->take};
 	int rc = parse_args(argc, argv, &ps);
 	/* A recipe scales FP8 operands: given without them it is a mistake,
 	 * whichever flag (--precision, --from-megatron) set the precision. */

@@ -25,6 +25,7 @@ typedef struct cli_opts {
 	double price;            /* --usd-per-gpu-hour; < 0 when not given */
 	long long gpus;
 	bool json, have_gbs, have_seq; /* json: the format is json (--json, --format json) */
+	bool help;                     /* never set: -h and --help are answered first */
 	const pp_format_type *format;  /* --format, --json; NULL: text */
 	bool fp8_recipe_given;         /* --fp8-recipe given (refused without --precision fp8) */
 	pp_job job;

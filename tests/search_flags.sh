@@ -1,5 +1,5 @@
 #!/bin/sh
-# paraplan search and every estimate flag (the cli_only_opts table of
+# paraplan search and every estimate flag (the cli_only_flags table of
 # cli/options.c and the fields of src/spec/fields.c, read from the source so a
 # new flag cannot be missed):
 #   - the flag is applied (the search's output differs from the same search
@@ -68,10 +68,11 @@ ROWS
 }
 
 flags=$({
-	grep -o '{"[a-z0-9-]*", [a-z_]*_argument, 0, OPT_' "$src/cli/options.c"
+	grep -o 'CLI_ROW("[a-z0-9-]*"' "$src/cli/options.c"
 	grep -o '\(PLAN\|JOB\)_[A-Z]*("[a-z0-9-]*"' "$src/src/spec/fields.c"
 } | cut -d'"' -f2)
-all=$(printf '%s\n' $flags && grep -o '{"[a-z0-9-]*", [a-z_]*_argument, 0, OPT_' "$src/cli/search.c" | cut -d'"' -f2)
+# search's own: its table's rows and the groups of rows of cli/options.h it uses
+all=$(printf '%s\n' $flags && grep -ho 'CLI_ROW("[a-z0-9-]*"' "$src/cli/search.c" "$src/cli/options.h" | cut -d'"' -f2)
 [ -n "$flags" ] || { echo "no flags found in $src/cli/options.c"; exit 1; }
 
 # The output of `paraplan search ARGS`, without the wall-clock time, into $1;

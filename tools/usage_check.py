@@ -5,7 +5,7 @@
 
 Reads the CLI's sources (cli/*.c) for what each verb accepts: the option table
 its parser is given (`cli_verb NAME = {"verb", usage_fn, table, ...}`, which
-also takes the shared flags: the table cli_only_opts of cli/options.c and the
+also takes the shared flags: the table cli_only_flags of cli/options.c and the
 job's and plan's fields of src/spec/fields.c, or `cli_args NAME =
 {"verb", usage_fn, table, ...}`, which takes its own only) and the text its
 usage function prints (`cli_usage(f, "verb")`, docs/usage/verb.txt).  A verb
@@ -117,13 +117,13 @@ def check(root):
         defines.update(DEFINE.findall(text))
     for path in glob.glob(os.path.join(root, "include", "paraplan", "*.h")):
         defines.update(DEFINE.findall(read(path)))
-    if "cli_only_opts" not in tables:
-        return ["cli/options.c: no cli_only_opts table"]
+    if "cli_only_flags" not in tables:
+        return ["cli/options.c: no cli_only_flags table"]
     fields_c = os.path.join(root, "src", "spec", "fields.c")
     fields = FIELD.findall(read(fields_c)) if os.path.exists(fields_c) else []
     if not fields:
         return ["src/spec/fields.c: no fields (PLAN_INT(\"tp\", ...))"]
-    tables["common_opts"] = tables["cli_only_opts"] + fields
+    tables["common_opts"] = tables["cli_only_flags"] + fields
 
     # verb -> (accepted option names, shared?); verb -> the file that prints it
     accepts, shared, printed_by = {}, {}, {}

@@ -74,25 +74,6 @@ int cli_place_parse_only(int argc, char **argv);
 int cli_estimate(int argc, char **argv);
 int cli_place(int argc, char **argv);
 
-/* estimate's traffic flags (cli/traffic.c): --traffic FILE, --traffic-csv
- * FILE, --timeline on|off; `which` 0, 1, 2 in that order.  Both files are
- * written when both flags are given. */
-typedef struct cli_traffic_opts {
-	const char *file; /* --traffic: JSON, CSV when the name ends in .csv */
-	const char *csv;  /* --traffic-csv */
-	bool timeline;
-} cli_traffic_opts;
-int cli_traffic_flag(cli_traffic_opts *o, int which, const char *value);
-typedef struct cli_traffic_result {
-	struct pp_traffic *traffic;
-	struct pp_traffic_timeline *timeline;
-	pp_placement place; /* for the timeline's nodes */
-	bool have_place;
-} cli_traffic_result;
-/* Build what the flags ask for and write the files.  0 or an exit code. */
-int cli_traffic_run(const cli_traffic_opts *o, const pp_estimate *e, const pp_sim *sim,
-                    const pp_model *model, cli_traffic_result *out);
-void cli_traffic_done(cli_traffic_result *r);
 /*
  * Progress on long work (search, sweep, validate, calibrate), on stderr and
  * only when it is a terminal and --quiet was not given: a first line saying

@@ -133,9 +133,6 @@ int cli_charts_flag(cli_charts *c, const char *verb, bool svg, const char *value
 /* Before any work: the page can be written, the directory exists and every
  * file it may receive (DIR/memory.svg, ...) can be written.  0 or EXIT_BADINPUT. */
 int cli_charts_check(const char *verb, const cli_charts *c);
-/* Write the page and the SVG files (DIR/memory.svg, ...) of what `in` holds.
- * 0 or an exit code. */
-int cli_charts_write(const cli_charts *c, const pp_report_inputs *in);
 /*
  * The charts of what a verb has: an estimate `e` (a search's winner; NULL
  * for none) with its simulator `sim` and `traffic` when the verb has them

@@ -182,10 +182,8 @@ static int estimate_report(const estimate_flags *f, const cli_opts *o, const pp_
 	if (f->pairing && cli_format_is_text(o->format) && wr == 0 &&
 	    (st = pp_report_pairing_text(e, out.f, &err))) {
 		pp_output_abandon(&out); /* removed without a word: the refusal is the message */
-		if (st == PP_ENOMEM) {
-			cli_message("out of memory");
-			return EXIT_INTERNAL;
-		}
+		if (st == PP_ENOMEM)
+			return cli_fail(st, &err); /* "out of memory" */
 		cli_message("estimate: --pairing: %s", err.text);
 		return EXIT_BADINPUT;
 	}

@@ -2,10 +2,8 @@
  * --html FILE and --svg DIR of estimate, search and sweep: the charts of
  * report/ written atomically (cli_out), one page or one SVG file per chart.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "options.h"
 
@@ -20,43 +18,6 @@ int cli_charts_flag(cli_charts *c, const char *verb, bool svg, const char *value
 		c->svg_dir = value;
 	else
 		c->html = value;
-	return 0;
-}
-
-/* DIR/NAME.svg of chart `k` into `path`.  0 or EXIT_BADINPUT. */
-static int svg_path(const char *verb, const char *dir, pp_chart k, char *path, size_t n)
-{
-	if ((size_t)snprintf(path, n, "%s/%s.svg", dir, pp_chart_name(k)) >= n) {
-		cli_message("%s: --svg %s: path too long", verb, dir);
-		return EXIT_BADINPUT;
-	}
-	return 0;
-}
-
-int cli_charts_check(const char *verb, const cli_charts *c)
-{
-	int rc;
-	if (c->html && (rc = cli_out_check(verb, "--html", c->html)))
-		return rc;
-	if (c->svg_dir) {
-		struct stat st;
-		if (stat(c->svg_dir, &st) != 0) {
-			cli_message("%s: --svg %s: %s", verb, c->svg_dir, strerror(errno));
-			return EXIT_BADINPUT;
-		}
-		if (!S_ISDIR(st.st_mode)) {
-			cli_message("%s: --svg %s: not a directory", verb, c->svg_dir);
-			return EXIT_BADINPUT;
-		}
-		/* each file the directory may receive, whichever charts the
-		 * verb's result turns out to have */
-		for (int k = 0; k < PP_NCHARTS; k++) {
-			char path[4096];
-			if ((rc = svg_path(verb, c->svg_dir, (pp_chart)k, path, sizeof path)) ||
-			    (rc = cli_out_check(verb, "--svg", path)))
-				return rc;
-		}
-	}
 	return 0;
 }
 
@@ -93,7 +54,9 @@ int cli_charts_large_check(const char *verb, const cli_charts *c, long long gpus
 	return EXIT_BADINPUT;
 }
 
-int cli_charts_write(const cli_charts *c, const pp_report_inputs *in)
+/* The page and the SVG files (DIR/memory.svg, ...) of what `in` holds.  0 or
+ * an exit code. */
+static int charts_write(const cli_charts *c, const char *verb, const pp_report_inputs *in)
 {
 	int rc = 0;
 	if (c->html) {
@@ -101,24 +64,22 @@ int cli_charts_write(const cli_charts *c, const pp_report_inputs *in)
 		                       : in->search ? PP_RESULT_SEARCH
 		                                    : PP_RESULT_ESTIMATE,
 		               .charts = in};
-		if ((rc = cli_render_to(c->html, pp_format_find("html"), &r)))
-			return rc;
+		rc = cli_render_to(c->html, pp_format_find("html"), &r);
 	}
-	if (!c->svg_dir)
-		return 0;
-	for (int k = 0; k < PP_NCHARTS; k++) {
+	pp_error err;
+	for (int k = 0; c->svg_dir && k < PP_NCHARTS && !rc; k++) {
+		char path[PP_OUTPUT_PATH_MAX];
+		cli_out out;
 		if (!pp_report_chart_available(in, (pp_chart)k))
 			continue;
-		char path[4096];
-		if ((rc = svg_path("paraplan", c->svg_dir, (pp_chart)k, path, sizeof path)))
-			return rc;
-		cli_out out;
-		if ((rc = cli_out_open(&out, path)))
-			return rc;
-		if ((rc = cli_out_close(&out, pp_report_svg(in, (pp_chart)k, out.f) == 0)))
-			return rc;
+		pp_status st = pp_report_svg_path(verb, "--svg", c->svg_dir, (pp_chart)k, path,
+		                                  sizeof path, &err);
+		if (st)
+			rc = cli_fail(st, &err);
+		else if (!(rc = cli_out_open(&out, path)))
+			rc = cli_out_close(&out, pp_report_svg(in, (pp_chart)k, out.f) == 0);
 	}
-	return 0;
+	return rc;
 }
 
 int cli_charts_emit(const cli_charts *c, const char *verb, const pp_estimate *e, const pp_sim *sim,
@@ -140,7 +101,7 @@ int cli_charts_emit(const cli_charts *c, const char *verb, const pp_estimate *e,
 	if (st)
 		rc = cli_plan_fail(st, &err, model);
 	else
-		rc = cli_charts_write(c, &ch.in);
+		rc = charts_write(c, verb, &ch.in);
 	pp_report_charts_release(&ch);
 	return rc;
 }

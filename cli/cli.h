@@ -74,25 +74,6 @@ int cli_place_parse_only(int argc, char **argv);
 int cli_estimate(int argc, char **argv);
 int cli_place(int argc, char **argv);
 
-/* estimate's traffic flags (cli/traffic.c): --traffic FILE, --traffic-csv
- * FILE, --timeline on|off; `which` 0, 1, 2 in that order.  Both files are
- * written when both flags are given. */
-typedef struct cli_traffic_opts {
-	const char *file; /* --traffic: JSON, CSV when the name ends in .csv */
-	const char *csv;  /* --traffic-csv */
-	bool timeline;
-} cli_traffic_opts;
-int cli_traffic_flag(cli_traffic_opts *o, int which, const char *value);
-typedef struct cli_traffic_result {
-	struct pp_traffic *traffic;
-	struct pp_traffic_timeline *timeline;
-	pp_placement place; /* for the timeline's nodes */
-	bool have_place;
-} cli_traffic_result;
-/* Build what the flags ask for and write the files.  0 or an exit code. */
-int cli_traffic_run(const cli_traffic_opts *o, const pp_estimate *e, const pp_sim *sim,
-                    const pp_model *model, cli_traffic_result *out);
-void cli_traffic_done(cli_traffic_result *r);
 /*
  * Progress on long work (search, sweep, validate, calibrate), on stderr and
  * only when it is a terminal and --quiet was not given: a first line saying
@@ -152,9 +133,6 @@ int cli_charts_flag(cli_charts *c, const char *verb, bool svg, const char *value
 /* Before any work: the page can be written, the directory exists and every
  * file it may receive (DIR/memory.svg, ...) can be written.  0 or EXIT_BADINPUT. */
 int cli_charts_check(const char *verb, const cli_charts *c);
-/* Write the page and the SVG files (DIR/memory.svg, ...) of what `in` holds.
- * 0 or an exit code. */
-int cli_charts_write(const cli_charts *c, const pp_report_inputs *in);
 /*
  * The charts of what a verb has: an estimate `e` (a search's winner; NULL
  * for none) with its simulator `sim` and `traffic` when the verb has them

@@ -65,9 +65,22 @@ void cli_note(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The outputs of the command (include/paraplan/output.h). */
+static pp_output_set outputs;
+
+/* A failure of the library (`st` not PP_OK): its one message, and the exit
+ * code; 0 for PP_OK. */
+static int out_fail(pp_status st, const pp_error *err)
+{
+	if (!st)
+		return 0;
+	char buf[1024];
+	cli_message("%s", pp_error_format(err, buf, sizeof buf));
+	return st == PP_EINPUT ? EXIT_BADINPUT : EXIT_INTERNAL;
+}
+
 int cli_fail(pp_status st, const pp_error *err)
 {
-	char buf[1024];
 	/* An allocation that failed on the way (ppi_alloc_failed moved) is the
 	 * cause, whatever error it surfaced as ("bandwidth: out of memory", a
 	 * parse that stopped short). */
@@ -75,33 +88,29 @@ int cli_fail(pp_status st, const pp_error *err)
 		cli_message("out of memory");
 		return EXIT_INTERNAL;
 	}
-	cli_message("%s", pp_error_format(err, buf, sizeof buf));
-	return st == PP_EINPUT ? EXIT_BADINPUT : EXIT_INTERNAL;
-}
-
-/* The outputs of the command (include/paraplan/output.h). */
-static pp_output_set outputs;
-
-/* An output's failure: its one message, and the exit code. */
-static int out_fail(pp_status st, const pp_error *err)
-{
-	char buf[1024];
-	cli_message("%s", pp_error_format(err, buf, sizeof buf));
-	return st == PP_EINPUT ? EXIT_BADINPUT : EXIT_INTERNAL;
+	return out_fail(st, err);
 }
 
 int cli_out_check(const char *verb, const char *flag, const char *path)
 {
 	pp_error err;
-	pp_status st = pp_output_check(&outputs, verb, flag, path, &err);
-	return st ? out_fail(st, &err) : 0;
+	return out_fail(pp_output_check(&outputs, verb, flag, path, &err), &err);
 }
 
 int cli_out_open(cli_out *o, const char *path)
 {
 	pp_error err;
-	pp_status st = pp_output_open(o, "--output", path, &err);
-	return st ? out_fail(st, &err) : 0;
+	return out_fail(pp_output_open(o, "--output", path, &err), &err);
+}
+
+int cli_charts_check(const char *verb, const cli_charts *c)
+{
+	pp_error err;
+	int rc = c->html ? cli_out_check(verb, "--html", c->html) : 0;
+	if (!rc && c->svg_dir) /* the directory, and each file it may receive */
+		rc = out_fail(pp_report_svg_dir_check(&outputs, verb, "--svg", c->svg_dir, &err),
+		              &err);
+	return rc;
 }
 
 /* cli_out_close's `ok` for an output that could not be built (a report out of
@@ -147,8 +156,7 @@ int cli_out_close(cli_out *o, int ok)
 		return ok ? EXIT_ANSWERED : EXIT_INTERNAL;
 	}
 	pp_error err;
-	pp_status st = pp_output_close(&outputs, o, ok != 0, &err);
-	return st ? out_fail(st, &err) : EXIT_ANSWERED;
+	return out_fail(pp_output_close(&outputs, o, ok != 0, &err), &err);
 }
 
 /* ------------------------------------------------------------- progress */

@@ -1,6 +1,7 @@
 /*
  * paraplan estimate: flags -> model, system, job, plan -> pp_estimate_run ->
- * report.  The flags are parsed in options.c (shared with sweep).
+ * report.  The shared flags are parsed in options.c (shared with sweep and
+ * search); estimate's own are the table below.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,166 +13,72 @@ static void estimate_usage(FILE *f)
 	cli_usage(f, "estimate"); /* docs/usage/estimate.txt */
 }
 
-enum {
-	OPT_SIM = CLI_OPT_VERB,
-	OPT_TRACE,
-	OPT_TRAFFIC,
-	OPT_TRAFFIC_CSV,
-	OPT_TIMELINE,
-	OPT_SCHEDULE_FILE,
-	OPT_PAIRING,
-	OPT_MTBF,
-	OPT_CKPT_GBPS,
-	OPT_RESTART,
-	OPT_CKPT_ASYNC,
-	OPT_EMIT,
-	OPT_HTML,
-	OPT_SVG,
-	OPT_LARGE
-};
-
-static const struct option estimate_opts[] = {
-    {"sim", required_argument, 0, OPT_SIM},
-    {"trace", required_argument, 0, OPT_TRACE},
-    {"schedule-file", required_argument, 0, OPT_SCHEDULE_FILE},
-    {"traffic", required_argument, 0, OPT_TRAFFIC},
-    {"traffic-csv", required_argument, 0, OPT_TRAFFIC_CSV},
-    {"timeline", required_argument, 0, OPT_TIMELINE},
-    {"pairing", required_argument, 0, OPT_PAIRING},
-    {"mtbf-gpu-hours", required_argument, 0, OPT_MTBF},
-    {"ckpt-write-gbps", required_argument, 0, OPT_CKPT_GBPS},
-    {"restart-min", required_argument, 0, OPT_RESTART},
-    {"ckpt-async", required_argument, 0, OPT_CKPT_ASYNC},
-    {"emit", required_argument, 0, OPT_EMIT},
-    {"html", required_argument, 0, OPT_HTML},
-    {"svg", required_argument, 0, OPT_SVG},
-    {"large-output", no_argument, 0, OPT_LARGE},
-    {0, 0, 0, 0}};
-
 typedef struct estimate_flags {
-	bool sim;
-	bool sim_off; /* "--sim off" given last: refused with what simulates */
-	const char *trace;
-	const char *schedule_file;
-	cli_traffic_opts traffic;
+	bool sim;       /* the iteration is simulated: --sim on, or a flag below that needs it */
+	bool sim_given; /* --sim given (last as off when !sim): refused with what simulates */
+	const char *trace, *schedule_file;
+	const char *traffic;     /* --traffic: JSON, CSV when the name ends in .csv */
+	const char *traffic_csv; /* --traffic-csv (both files are written when both are given) */
+	bool timeline; /* --timeline on: the traffic timeline of the simulated iteration */
 	bool pairing;
-	bool goodput; /* a goodput flag was given */
-	bool emit;    /* --emit: the plan as launch flags instead of the report */
-	pp_launch_format format;
-	pp_goodput_params gp;
-	cli_charts charts; /* --html, --svg */
+	cli_emit emit;     /* --emit: the plan as launch flags instead of the report */
+	cli_inverse gp;    /* the goodput flags (gp.goodput: one was given; gp.gp) */
+	cli_charts charts; /* --html, --svg, --large-output */
 } estimate_flags;
 
-static int estimate_flag(int code, const char *value, void *ctx)
+/* --sim on|off, remembered as given: "--sim off" with a flag that simulates
+ * is refused rather than overruled. */
+static int sim_flag(void *ctx, const char *verb, const char *name, const char *value)
 {
 	estimate_flags *f = ctx;
-	switch (code) {
-	case OPT_HTML:
-	case OPT_SVG: return cli_charts_flag(&f->charts, "estimate", code == OPT_SVG, value);
-	case OPT_LARGE: f->charts.large = true; return 0;
-	case OPT_EMIT: {
-		pp_error err;
-		pp_error_clear(&err);
-		pp_status st = pp_launch_format_parse(value, "--emit", &f->format, &err);
-		if (st)
-			return cli_fail(st, &err);
-		f->emit = true;
-		return 0;
-	}
-	case OPT_MTBF:
-	case OPT_CKPT_GBPS:
-	case OPT_RESTART:
-	case OPT_CKPT_ASYNC:
-		f->goodput = true;
-		return cli_goodput_flag("estimate", estimate_opts[code - CLI_OPT_VERB].name, value,
-		                        &f->gp);
-	}
-	if (code == OPT_PAIRING)
-		return cli_parse_onoff("estimate", "pairing", value, &f->pairing);
-	if (code == OPT_SCHEDULE_FILE) {
-		if (!*value) {
-			cli_message("estimate: --schedule-file needs a file name");
-			return EXIT_BADINPUT;
-		}
-		f->schedule_file = value;
-		f->sim = true;
-		return 0;
-	}
-	if (code == OPT_TRAFFIC || code == OPT_TRAFFIC_CSV || code == OPT_TIMELINE) {
-		int rc = cli_traffic_flag(&f->traffic, code - OPT_TRAFFIC, value);
-		if (!rc && f->traffic.timeline)
-			f->sim = true;
-		return rc;
-	}
-	if (code == OPT_TRACE) {
-		if (!*value) {
-			cli_message("estimate: --trace needs a file name");
-			return EXIT_BADINPUT;
-		}
-		f->trace = value;
-		f->sim = true;
-		return 0;
-	}
-	bool on;
-	int rc = cli_parse_onoff("estimate", "sim", value, &on);
-	if (rc)
-		return rc;
-	f->sim = on || f->trace != NULL || f->schedule_file != NULL || f->traffic.timeline;
-	f->sim_off = !on;
-	return 0;
+	f->sim_given = true;
+	return cli_parse_onoff(verb, name, value, &f->sim);
 }
 
-/* Simulate the iteration of `e`; write the trace when asked; keep the
- * simulator for the traffic timeline (*keep, when not NULL).  0 or an exit code. */
-static int simulate(pp_estimate *e, const estimate_flags *f, const pp_model *model, pp_sim **keep)
-{
-	pp_sim *sim;
-	pp_error err;
-	pp_error_clear(&err);
-	pp_status st = pp_estimate_simulate_file(e, f->schedule_file, &sim, &err);
-	if (st)
-		return cli_plan_fail(st, &err, model);
-	int rc = 0;
-	if (f->trace) {
-		cli_out out;
-		if ((rc = cli_out_open(&out, f->trace)) == 0)
-			rc = cli_out_close(&out,
-			                   cli_report_ok(pp_report_trace(e, sim, out.f), out.f));
-	}
-	if (keep && !rc)
-		*keep = sim;
-	else
-		pp_sim_free(sim);
-	return rc;
-}
+#define AT(m) offsetof(estimate_flags, m)
+static const cli_flag estimate_table[] = {
+    CLI_ROW("sim", CLI_F_CALL, 0, .call = sim_flag),
+    CLI_ROW("trace", CLI_F_FILE, AT(trace)),
+    CLI_ROW("schedule-file", CLI_F_FILE, AT(schedule_file)),
+    CLI_ROW("traffic", CLI_F_FILE, AT(traffic)),
+    CLI_ROW("traffic-csv", CLI_F_FILE, AT(traffic_csv)),
+    CLI_ROW("timeline", CLI_F_ONOFF, AT(timeline)),
+    CLI_ROW("pairing", CLI_F_ONOFF, AT(pairing)),
+    CLI_ROW("emit", CLI_F_EMIT, AT(emit)),
+    CLI_GOODPUT_FLAGS(estimate_flags, gp),
+    CLI_CHARTS_FLAGS(estimate_flags, charts),
+    CLI_END,
+};
+#undef AT
 
 /* Flags that contradict each other or have nothing to act on: refused, one
- * line.  CLI_CONTINUE or EXIT_BADINPUT. */
-static int estimate_consistent(const estimate_flags *f, const cli_opts *o)
+ * line; --trace, --schedule-file and --timeline on simulate the iteration.
+ * CLI_CONTINUE or EXIT_BADINPUT. */
+static int estimate_consistent(estimate_flags *f, const cli_opts *o)
 {
-	const char *sim_by = f->schedule_file      ? "--schedule-file"
-	                     : f->trace            ? "--trace"
-	                     : f->traffic.timeline ? "--timeline on"
-	                                           : NULL;
-	if (f->sim_off && sim_by) {
+	const char *sim_by = f->schedule_file ? "--schedule-file"
+	                     : f->trace       ? "--trace"
+	                     : f->timeline    ? "--timeline on"
+	                                      : NULL;
+	if (f->sim_given && !f->sim && sim_by) {
 		cli_message("estimate: --sim off contradicts %s, which simulates the iteration",
 		            sim_by);
 		return EXIT_BADINPUT;
 	}
-	bool wshape = o->plan.schedule == PP_SCHED_WSHAPE;
+	f->sim |= sim_by != NULL;
 	if (cli_overlap_check("estimate", o))
 		return EXIT_BADINPUT;
-	if (f->emit && wshape) {
+	if (f->emit.on && o->plan.schedule == PP_SCHED_WSHAPE) {
 		cli_message("estimate: --emit cannot express --schedule wshape (DHelix "
 		            "co-execution has no launch flag in any framework)");
 		return EXIT_BADINPUT;
 	}
-	if (f->emit && f->pairing) {
+	if (f->emit.on && f->pairing) {
 		cli_message("estimate: --emit and --pairing on: give one of them (the pairing "
 		            "table is no launch flag)");
 		return EXIT_BADINPUT;
 	}
-	const char *big = f->traffic.file ? "--traffic" : f->traffic.csv ? "--traffic-csv" : NULL;
+	const char *big = f->traffic ? "--traffic" : f->traffic_csv ? "--traffic-csv" : NULL;
 	int rc;
 	if (big && (rc = cli_large_output_check("estimate", big, o->gpus, f->charts.large)))
 		return rc;
@@ -185,16 +92,14 @@ static int estimate_consistent(const estimate_flags *f, const cli_opts *o)
 static int estimate_parse(int argc, char **argv, estimate_flags *flags, cli_opts *o)
 {
 	memset(flags, 0, sizeof *flags);
-	flags->format = PP_LAUNCH_MEGATRON;
-	pp_goodput_params_init(&flags->gp);
-	const cli_verb verb = {"estimate", estimate_usage, estimate_opts, estimate_flag,
-	                       flags,      NULL,           NULL};
+	pp_goodput_params_init(&flags->gp.gp);
+	const cli_verb verb = {"estimate", estimate_usage, NULL, NULL, flags, NULL, estimate_table};
 	int rc = cli_opts_parse(argc, argv, &verb, o);
 	if (rc != CLI_CONTINUE)
 		return rc;
 	if ((rc = cli_opts_require(o, "estimate", true, true)))
 		return rc;
-	if (flags->emit && !cli_format_is_text(o->format)) {
+	if (flags->emit.on && !cli_format_is_text(o->format)) {
 		cli_message("estimate: --emit and --%s: give one of them",
 		            o->json ? "json" : "format");
 		return EXIT_BADINPUT;
@@ -213,82 +118,104 @@ int cli_estimate_parse_only(int argc, char **argv)
 	return rc == CLI_CONTINUE ? EXIT_ANSWERED : rc;
 }
 
+/* `e`'s traffic matrix into `path` (none when NULL): CSV or JSON. */
+static int write_traffic(const char *path, bool csv, const pp_traffic *t)
+{
+	pp_result r = {.kind = PP_RESULT_TRAFFIC, .traffic = t};
+	return path ? cli_render_to(path, pp_format_find(csv ? "csv" : "json"), &r) : 0;
+}
+
+/*
+ * The work beyond the estimate `e` and the files beside its report: the
+ * goodput (with a goodput flag or --tokens), the simulated iteration into
+ * *sim (--trace written), the traffic views into *tv (--traffic,
+ * --traffic-csv written), the charts.  0 or an exit code (after one message).
+ */
+static int estimate_extras(const estimate_flags *f, const cli_opts *o, const pp_model *model,
+                           pp_estimate *e, pp_sim **sim, pp_traffic_views *tv)
+{
+	pp_error err;
+	pp_error_clear(&err);
+	pp_status st = PP_OK;
+	if (f->gp.goodput || o->job.train_tokens > 0)
+		st = pp_estimate_goodput(e, &f->gp.gp, &err);
+	if (!st && f->sim)
+		st = pp_estimate_simulate_file(e, f->schedule_file, sim, &err);
+	if (st)
+		return cli_plan_fail(st, &err, model);
+	int rc;
+	cli_out out;
+	if (f->trace &&
+	    ((rc = cli_out_open(&out, f->trace)) ||
+	     (rc = cli_out_close(&out, cli_report_ok(pp_report_trace(e, *sim, out.f), out.f)))))
+		return rc;
+	if ((f->traffic || f->traffic_csv || f->timeline) &&
+	    (st = pp_traffic_views_build(e, f->traffic || f->traffic_csv, f->timeline ? *sim : NULL,
+	                                 tv, &err)))
+		return cli_plan_fail(st, &err, model);
+	size_t n = f->traffic ? strlen(f->traffic) : 0;
+	bool csv = n >= 4 && strcmp(f->traffic + n - 4, ".csv") == 0;
+	if ((rc = write_traffic(f->traffic, csv, tv->matrix)) ||
+	    (rc = write_traffic(f->traffic_csv, true, tv->matrix)))
+		return rc;
+	return cli_charts_emit(&f->charts, "estimate", e, *sim, tv->matrix, NULL, NULL, model);
+}
+
+/* The report of `e` (or --emit's launch flags) on --output, the pairing
+ * table after a text one.  0 or an exit code. */
+static int estimate_report(const estimate_flags *f, const cli_opts *o, const pp_estimate *e,
+                           const pp_traffic_views *tv)
+{
+	cli_out out;
+	int rc = cli_out_open(&out, o->output);
+	if (rc)
+		return rc;
+	pp_result r = {.kind = PP_RESULT_ESTIMATE,
+	               .estimate = e,
+	               .traffic = tv->matrix,
+	               .timeline = tv->timeline,
+	               .timeline_place = tv->timeline ? &tv->place : NULL};
+	int wr = f->emit.on ? cli_emit_write(&f->emit, e, out.f) : cli_render(o->format, &r, out.f);
+	pp_error err;
+	pp_error_clear(&err);
+	pp_status st = PP_OK;
+	if (f->pairing && cli_format_is_text(o->format) && wr == 0 &&
+	    (st = pp_report_pairing_text(e, out.f, &err))) {
+		pp_output_abandon(&out); /* removed without a word: the refusal is the message */
+		if (st == PP_ENOMEM)
+			return cli_fail(st, &err); /* "out of memory" */
+		cli_message("estimate: --pairing: %s", err.text);
+		return EXIT_BADINPUT;
+	}
+	return cli_out_close(&out, cli_report_ok(wr, out.f));
+}
+
 int cli_estimate(int argc, char **argv)
 {
-	estimate_flags flags;
+	estimate_flags f;
 	cli_opts o;
-	int rc = estimate_parse(argc, argv, &flags, &o);
+	int rc = estimate_parse(argc, argv, &f, &o);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if ((rc =
-	         cli_out_check("estimate", "--output", flags.charts.as_report ? NULL : o.output)) ||
-	    (rc = cli_out_check("estimate", "--trace", flags.trace)) ||
-	    (rc = cli_out_check("estimate", "--traffic", flags.traffic.file)) ||
-	    (rc = cli_out_check("estimate", "--traffic-csv", flags.traffic.csv)) ||
-	    (rc = cli_charts_check("estimate", &flags.charts)))
+	if ((rc = cli_out_check("estimate", "--output", f.charts.as_report ? NULL : o.output)) ||
+	    (rc = cli_out_check("estimate", "--trace", f.trace)) ||
+	    (rc = cli_out_check("estimate", "--traffic", f.traffic)) ||
+	    (rc = cli_out_check("estimate", "--traffic-csv", f.traffic_csv)) ||
+	    (rc = cli_charts_check("estimate", &f.charts)))
 		return rc;
 	pp_model model;
 	pp_system sys;
 	pp_estimate *e;
 	if ((rc = cli_estimate_inputs(&o, &model, &sys, &e)))
 		return rc;
-	pp_error err;
-	pp_error_clear(&err);
-	pp_status st = PP_OK;
-	if ((flags.goodput || o.job.train_tokens > 0) &&
-	    (st = pp_estimate_goodput(e, &flags.gp, &err))) {
-		free(e);
-		return cli_plan_fail(st, &err, &model);
-	}
 	pp_sim *sim = NULL;
-	if (flags.sim && (rc = simulate(e, &flags, &model, &sim))) {
-		free(e);
-		return rc;
-	}
-	cli_traffic_result tr;
-	memset(&tr, 0, sizeof tr);
-	if ((rc = cli_traffic_run(&flags.traffic, e, sim, &model, &tr)) ||
-	    (rc = cli_charts_emit(&flags.charts, "estimate", e, sim, tr.traffic, NULL, NULL,
-	                          &model))) {
-		cli_traffic_done(&tr);
-		pp_sim_free(sim);
-		free(e);
-		return rc;
-	}
+	pp_traffic_views tv;
+	memset(&tv, 0, sizeof tv);
+	rc = estimate_extras(&f, &o, &model, e, &sim, &tv);
+	if (!rc && !f.charts.as_report) /* --format html: the charts' page was the report */
+		rc = estimate_report(&f, &o, e, &tv);
+	pp_traffic_views_free(&tv);
 	pp_sim_free(sim);
-	cli_out out;
-	if (flags.charts.as_report || (rc = cli_out_open(&out, o.output))) {
-		cli_traffic_done(&tr);
-		free(e);
-		return rc;
-	}
-	int wr;
-	if (flags.emit) {
-		char notes[PP_LAUNCH_NOTES_MAX];
-		wr = pp_launch_emit(e, flags.format, out.f, notes, sizeof notes);
-		for (char *line = notes, *nl; *line && (nl = strchr(line, '\n')); line = nl + 1) {
-			*nl = '\0';
-			cli_note("--emit: %s", line);
-		}
-	} else {
-		pp_result r = {.kind = PP_RESULT_ESTIMATE,
-		               .estimate = e,
-		               .traffic = tr.traffic,
-		               .timeline = tr.timeline,
-		               .timeline_place = tr.have_place ? &tr.place : NULL};
-		wr = cli_render(o.format, &r, out.f);
-	}
-	cli_traffic_done(&tr);
-	if (flags.pairing && cli_format_is_text(o.format) && wr == 0 &&
-	    (st = pp_report_pairing_text(e, out.f, &err))) {
-		if (st == PP_ENOMEM)
-			cli_message("out of memory");
-		else
-			cli_message("estimate: --pairing: %s", err.text);
-		free(e);
-		cli_out_close(&out, false);
-		return st == PP_ENOMEM ? EXIT_INTERNAL : EXIT_BADINPUT;
-	}
 	free(e);
-	return cli_out_close(&out, cli_report_ok(wr, out.f));
+	return rc;
 }

@@ -7,10 +7,13 @@
 
 #include "cli.h"
 
-static void usage(FILE *f)
-{
-	cli_usage(f, "paraplan"); /* docs/usage/paraplan.txt */
-}
+/* The verbs, each given the arguments from its name on. */
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} verbs[] = {{"estimate", cli_estimate}, {"list", cli_list},           {"validate", cli_validate},
+             {"search", cli_search},     {"calibrate", cli_calibrate}, {"kernel", cli_kernel},
+             {"sweep", cli_sweep},       {"place", cli_place}};
 
 static int dispatch(int argc, char **argv)
 {
@@ -19,24 +22,11 @@ static int dispatch(int argc, char **argv)
 		return EXIT_BADINPUT;
 	}
 	const char *verb = argv[1];
-	if (strcmp(verb, "estimate") == 0)
-		return cli_estimate(argc - 1, argv + 1);
-	if (strcmp(verb, "list") == 0)
-		return cli_list(argc - 1, argv + 1);
-	if (strcmp(verb, "validate") == 0)
-		return cli_validate(argc - 1, argv + 1);
-	if (strcmp(verb, "search") == 0)
-		return cli_search(argc - 1, argv + 1);
-	if (strcmp(verb, "calibrate") == 0)
-		return cli_calibrate(argc - 1, argv + 1);
-	if (strcmp(verb, "kernel") == 0)
-		return cli_kernel(argc - 1, argv + 1);
-	if (strcmp(verb, "sweep") == 0)
-		return cli_sweep(argc - 1, argv + 1);
-	if (strcmp(verb, "place") == 0)
-		return cli_place(argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+		if (strcmp(verb, verbs[i].name) == 0)
+			return verbs[i].run(argc - 1, argv + 1);
 	if (strcmp(verb, "help") == 0 || strcmp(verb, "--help") == 0 || strcmp(verb, "-h") == 0) {
-		usage(stdout);
+		cli_usage(stdout, "paraplan"); /* docs/usage/paraplan.txt */
 		return EXIT_ANSWERED;
 	}
 	if (strcmp(verb, "version") == 0 || strcmp(verb, "--version") == 0) {

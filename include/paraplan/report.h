@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "estimate.h"
+#include "output.h"
 #include "sweep.h"
 #include "search.h"
 #include "traffic.h"
@@ -159,6 +160,23 @@ pp_status pp_report_charts_gather(pp_report_charts *c, const char *verb, const p
                                   const pp_sim *sim, const pp_traffic *traffic,
                                   const pp_search *search, const pp_sweep *sweep, pp_error *err);
 void pp_report_charts_release(pp_report_charts *c);
+
+/*
+ * DIR/NAME.svg, the file of chart `c` in directory `dir` (given to `flag` of
+ * `verb`), into `path` (`n` bytes).  PP_OK, or PP_EINPUT when it does not fit
+ * ("VERB: FLAG DIR: path too long").
+ */
+pp_status pp_report_svg_path(const char *verb, const char *flag, const char *dir, pp_chart c,
+                             char *path, size_t n, pp_error *err);
+/*
+ * Before any work: `dir` (given to `flag` of `verb`) is a directory, and every
+ * file it may receive (pp_report_svg_path of each chart, whichever charts the
+ * result turns out to have) can be written (pp_output_check into `set`).
+ * PP_OK or PP_EINPUT ("VERB: FLAG DIR: not a directory", the system's reason
+ * it cannot be read, or pp_output_check's error).
+ */
+pp_status pp_report_svg_dir_check(pp_output_set *set, const char *verb, const char *flag,
+                                  const char *dir, pp_error *err);
 
 #ifdef __cplusplus
 }

@@ -170,6 +170,29 @@ pp_status pp_traffic_timeline_node(const pp_traffic_timeline *tl, const pp_place
                                    long long node, pp_node_timeline *out, pp_error *err);
 void pp_traffic_timeline_free(pp_traffic_timeline *tl);
 
+/*
+ * What an estimate's report shows of its traffic (paraplan estimate
+ * --traffic, --timeline): the GPU x GPU matrix, and the timeline of the
+ * simulated iteration with the placement that names its nodes.
+ * Caller-owned; zero-initialised is empty; pp_traffic_views_free empties it.
+ */
+typedef struct pp_traffic_views {
+	pp_traffic *matrix;            /* owned, or NULL */
+	pp_traffic_timeline *timeline; /* owned, or NULL */
+	pp_placement place;            /* the plan's placement when `timeline` is set */
+} pp_traffic_views;
+/*
+ * Build into *v (emptied first) the matrix when `matrix`
+ * (pp_traffic_of_estimate), and, when `sim` is not NULL (the simulator of
+ * pp_estimate_simulate(e); borrowed), the timeline of e's simulated
+ * iteration over its pipeline ranks and e's placement (pp_place_build).
+ * PP_OK, or the first step's error (the matrix's names the plan's field);
+ * either way *v holds what was built, for pp_traffic_views_free.
+ */
+pp_status pp_traffic_views_build(const pp_estimate *e, bool matrix, const pp_sim *sim,
+                                 pp_traffic_views *v, pp_error *err);
+void pp_traffic_views_free(pp_traffic_views *v);
+
 /* ------------------------------------------------------------- reports */
 
 /* {"gpus", "gpus_per_node", ..., "totals": {type: {nvlink_bytes, nic_bytes,

@@ -1,11 +1,14 @@
 /*
  * The charts' inputs of estimate, search and sweep gathered in one place
  * (include/paraplan/report.h, pp_report_charts_gather): the page's title,
- * each stage's memory, the simulated iteration and the traffic matrix.
+ * each stage's memory, the simulated iteration and the traffic matrix; the
+ * directory of --svg checked before any work.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "paraplan/report.h"
 #include "paraplan/workload.h"
@@ -92,4 +95,30 @@ void pp_report_charts_release(pp_report_charts *c)
 	free(c->copy);
 	free(c->stages);
 	memset(c, 0, sizeof *c);
+}
+
+pp_status pp_report_svg_path(const char *verb, const char *flag, const char *dir, pp_chart c,
+                             char *path, size_t n, pp_error *err)
+{
+	if ((size_t)snprintf(path, n, "%s/%s.svg", dir, pp_chart_name(c)) >= n)
+		return ppi_fail(err, verb, NULL, "%s %s: path too long", flag, dir);
+	return PP_OK;
+}
+
+pp_status pp_report_svg_dir_check(pp_output_set *set, const char *verb, const char *flag,
+                                  const char *dir, pp_error *err)
+{
+	struct stat st;
+	if (stat(dir, &st) != 0)
+		return ppi_fail(err, verb, NULL, "%s %s: %s", flag, dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return ppi_fail(err, verb, NULL, "%s %s: not a directory", flag, dir);
+	pp_status s = PP_OK;
+	for (int k = 0; k < PP_NCHARTS && !s; k++) {
+		char path[PP_OUTPUT_PATH_MAX];
+		s = pp_report_svg_path(verb, flag, dir, (pp_chart)k, path, sizeof path, err);
+		if (!s)
+			s = pp_output_check(set, verb, flag, path, err);
+	}
+	return s;
 }

@@ -164,3 +164,24 @@ pp_status pp_traffic_timeline_node(const pp_traffic_timeline *tl, const pp_place
 	out->off_s = tl->iteration_s - out->on_s;
 	return PP_OK;
 }
+
+pp_status pp_traffic_views_build(const pp_estimate *e, bool matrix, const pp_sim *sim,
+                                 pp_traffic_views *v, pp_error *err)
+{
+	memset(v, 0, sizeof *v);
+	pp_status st = matrix ? pp_traffic_of_estimate(e, &v->matrix, err) : PP_OK;
+	if (st || !sim)
+		return st;
+	st = pp_traffic_timeline_build(sim, e->sim.iteration_s, e->plan.pp, &v->timeline, err);
+	if (!st)
+		pp_place_build(&e->plan, &e->system, &v->place);
+	return st;
+}
+
+void pp_traffic_views_free(pp_traffic_views *v)
+{
+	pp_traffic_free(v->matrix);
+	pp_traffic_timeline_free(v->timeline);
+	v->matrix = NULL;
+	v->timeline = NULL;
+}

@@ -1,7 +1,8 @@
 /*
  * report: the charts' inputs gathered (pp_report_charts_gather): the title,
  * each stage's memory, the iteration simulated on a copy (the estimate
- * given stays as it was) and the traffic built, each chart then available.
+ * given stays as it was) and the traffic built, each chart then available;
+ * the directory of --svg checked before any work (pp_report_svg_dir_check).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -65,8 +68,47 @@ static void test_gather_estimate(void **state)
 	free(e);
 }
 
+/* DIR/NAME.svg; a directory that is missing, a file, or holds a directory
+ * where a chart's file goes is refused, naming the verb and the flag; a
+ * directory whose files can all be written passes, each file remembered. */
+static void test_svg_dir_check(void **state)
+{
+	(void)state;
+	pp_error err;
+	char path[32];
+	assert_int_equal(
+	    pp_report_svg_path("v", "--svg", "d", PP_CHART_GANTT, path, sizeof path, &err), PP_OK);
+	assert_string_equal(path, "d/gantt.svg");
+	assert_int_equal(pp_report_svg_path("v", "--svg", "d", PP_CHART_GANTT, path, 8, &err),
+	                 PP_EINPUT);
+	char buf[256];
+	assert_string_equal(pp_error_format(&err, buf, sizeof buf), "v: --svg d: path too long");
+	char dir[] = "/tmp/pp_svg_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	static pp_output_set set; /* large: static */
+	memset(&set, 0, sizeof set);
+	assert_int_equal(pp_report_svg_dir_check(&set, "v", "--svg", dir, &err), PP_OK);
+	assert_int_equal(set.nchecked, PP_NCHARTS);
+	char sub[64], missing[64];
+	snprintf(missing, sizeof missing, "%s/none", dir);
+	assert_int_equal(pp_report_svg_dir_check(&set, "v", "--svg", missing, &err), PP_EINPUT);
+	snprintf(buf, sizeof buf, "v: --svg %s: No such file or directory", missing);
+	char got[256];
+	assert_string_equal(pp_error_format(&err, got, sizeof got), buf);
+	snprintf(sub, sizeof sub, "%s/memory.svg", dir); /* a directory where a chart goes */
+	assert_int_equal(mkdir(sub, 0700), 0);
+	memset(&set, 0, sizeof set);
+	assert_int_equal(pp_report_svg_dir_check(&set, "v", "--svg", dir, &err), PP_EINPUT);
+	assert_int_equal(pp_report_svg_dir_check(&set, "v", "--svg", "/dev/null", &err), PP_EINPUT);
+	assert_string_equal(pp_error_format(&err, got, sizeof got),
+	                    "v: --svg /dev/null: not a directory");
+	assert_int_equal(rmdir(sub), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_gather_estimate)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_gather_estimate),
+	                                   cmocka_unit_test(test_svg_dir_check)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

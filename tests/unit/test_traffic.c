@@ -451,13 +451,63 @@ static void test_timeline_node(void **state)
 	free(e);
 }
 
+/* An estimate's traffic views: the matrix as pp_traffic_of_estimate builds
+ * it, the timeline of the simulated iteration over its pipeline ranks and the
+ * plan's placement; nothing asked, nothing built. */
+static void test_views(void **state)
+{
+	(void)state;
+	pp_model m;
+	pp_system s;
+	pp_job j;
+	pp_plan p;
+	assert_int_equal(pp_model_preset("gpt-39.1b", &m, NULL), PP_OK);
+	assert_int_equal(pp_system_preset("configtuner-hopper", &s, NULL), PP_OK);
+	pp_job_init(&j);
+	j.global_batch = 16;
+	j.seq_len = 2048;
+	pp_plan_init(&p);
+	p.tp = 2;
+	p.pp = 4;
+	pp_estimate *e = malloc(sizeof *e);
+	pp_error err;
+	if (pp_estimate_run(&m, &s, &j, &p, 16, e, &err))
+		fail_msg("%s", err.text);
+	pp_sim *sim;
+	assert_int_equal(pp_sim_new(&sim, &err), PP_OK);
+	assert_int_equal(pp_estimate_simulate(e, sim, &err), PP_OK);
+	pp_traffic_views v;
+	assert_int_equal(pp_traffic_views_build(e, false, NULL, &v, &err), PP_OK);
+	assert_null(v.matrix);
+	assert_null(v.timeline);
+	pp_traffic *t;
+	assert_int_equal(pp_traffic_of_estimate(e, &t, &err), PP_OK);
+	assert_int_equal(pp_traffic_views_build(e, true, sim, &v, &err), PP_OK);
+	assert_int_equal(v.matrix->n, t->n);
+	for (int k = 0; k < PP_TRAFFIC_NTYPES; k++)
+		for (int r = 0; r < PP_NTIERS; r++)
+			assert_rel(v.matrix->total_bytes[k][r], t->total_bytes[k][r], 1e-12);
+	assert_int_equal(v.timeline->ranks, 4);
+	assert_rel(v.timeline->iteration_s, e->sim.iteration_s, 1e-12);
+	pp_placement pl;
+	pp_place_build(&e->plan, &e->system, &pl);
+	assert_int_equal(v.place.ranks, pl.ranks);
+	assert_int_equal(v.place.gpus_per_node, pl.gpus_per_node);
+	pp_traffic_views_free(&v);
+	assert_null(v.matrix);
+	pp_traffic_views_free(&v); /* twice: empty */
+	pp_traffic_free(t);
+	pp_sim_free(sim);
+	free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_eq2_4_volumes),      cmocka_unit_test(test_fig3_fig4_structure),
 	    cmocka_unit_test(test_of_estimate_mapped), cmocka_unit_test(test_permutation),
 	    cmocka_unit_test(test_alltoall_pairs),     cmocka_unit_test(test_timeline_equals_sim),
-	    cmocka_unit_test(test_timeline_node),
+	    cmocka_unit_test(test_timeline_node),      cmocka_unit_test(test_views),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -95,7 +95,7 @@ void cli_progress_show(cli_progress *p, double fraction, bool force, const char 
 double cli_progress_elapsed(const cli_progress *p);
 void cli_progress_end(cli_progress *p);
 
-/* --html FILE and --svg DIR (cli/charts.c). */
+/* --html FILE and --svg DIR (cli/charts.c; cli_charts_check in cli/common.c, beside the outputs). */
 typedef struct cli_charts {
 	const char *html;    /* the page, or NULL */
 	const char *svg_dir; /* a directory for one SVG per chart, or NULL */

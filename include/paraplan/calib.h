@@ -282,6 +282,30 @@ void pp_fit_converge(pp_fit *f, const pp_fit_watch *w);
 void pp_fit_leave_one_out(pp_fit *f, const pp_fit_watch *w, double *sum_abs, size_t *count);
 
 /*
+ * calibrate's fits (paraplan calibrate): each of gpus[0..n) ("GPU" or
+ * "GPU:STACK", as pp_fit_new) fitted to its records of `runs` in turn:
+ * under the measured kernel model with `kernel` (pp_fit_kernel_model),
+ * converged (pp_fit_converge), then with `loo` left one out
+ * (pp_fit_leave_one_out).  `w` (may be NULL) sees each fit's sweeps and
+ * held-out records (w->fit), the fit converged, before the leave-one-out
+ * restarts it (w->fitted: `f` is valid until w->done returns), and the GPU
+ * done (w->done: `loo_sum` and `loo_n` its leave-one-out's, 0 without
+ * `loo`); either callback may be NULL.  *loo_sum and *loo_n: the
+ * leave-one-out over the fits done, on failure too.  PP_EINPUT, after the
+ * fits before it were seen: a GPU with no record (pp_fit_new), none with a
+ * throughput measurement (nothing to fit to), or no SM count (`kernel`);
+ * PP_ENOMEM.
+ */
+typedef struct pp_calib_watch {
+	pp_fit_watch fit; /* fit.ctx is every callback's */
+	void (*fitted)(const pp_fit *f, const char *gpu, void *ctx);
+	void (*done)(const char *gpu, double loo_sum, size_t loo_n, void *ctx);
+} pp_calib_watch;
+pp_status pp_calib_fit(const pp_runs *runs, const char *const *gpus, size_t n, bool kernel,
+                       bool loo, const pp_calib_watch *w, double *loo_sum, size_t *loo_n,
+                       pp_error *err);
+
+/*
  * Cross-validation by group (calibrate --cross-validate source).
  *
  * pp_fit_case: record k of the fit (0 <= k < pp_fit_records): what was read,

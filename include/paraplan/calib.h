@@ -389,6 +389,11 @@ pp_status pp_steps_parse(char *text, const char *source, pp_steps *out, pp_error
 pp_status pp_steps_load(const char *path, pp_steps *out, pp_error *err);
 /* Free the runs' flags; `s` is empty after. */
 void pp_steps_clear(pp_steps *s);
+/* A run's flags cut into words in place, as a shell would for the simple
+ * cases: whitespace separates them, "double quotes" group (the quotes
+ * dropped).  Up to `max` words into words[]; returns how many there are
+ * (more than `max` when they did not all fit). */
+size_t pp_step_words(char *flags, char **words, size_t max);
 
 /*
  * The calibrated system as JSON text (*out malloc'ed, the caller frees it):
@@ -423,6 +428,12 @@ typedef struct pp_steps_fit {
 	pp_system fitted;
 } pp_steps_fit;
 pp_status pp_steps_fit_run(const pp_fit_input *in, size_t n, pp_steps_fit *out, pp_error *err);
+/* The calibrated system of fit `r` of the step-times file `path`, as the
+ * text of a system file (pp_fit_system_json's, a newline after; *out
+ * malloc'ed, the caller frees it): its parameters' source notes name the
+ * file and the fit's MAPE before and after.  PP_EINPUT or PP_ENOMEM. */
+pp_status pp_steps_system_json(const char *path, const pp_steps_fit *r, const char *system_ref,
+                               char **out, pp_error *err);
 
 /* ------------------------------------------------------------ validation */
 

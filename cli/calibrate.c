@@ -4,7 +4,7 @@
  * and print them for the presets; or, --cross-validate source, leave one
  * source out (pp_calib_cross_validate, rendered by report's
  * PP_RESULT_CROSS_VALIDATION).  --nccl-tests and --step-times are
- * cli/calibrate_nccl.c's and cli/calibrate_steps.c's.
+ * cli/calibrate_system.c's.
  */
 #include <limits.h>
 #include <string.h>
@@ -199,10 +199,7 @@ static int cv_source(const pp_runs *runs, const char *data, const calibrate_args
 		return cli_fail(st, &err);
 	pp_cv_report cv = {data, a->kernel, &res};
 	pp_result r = {.kind = PP_RESULT_CROSS_VALIDATION, .cv = &cv};
-	cli_out out;
-	int rc = cli_out_open(&out, NULL);
-	if (rc == EXIT_ANSWERED)
-		rc = cli_out_close(&out, cli_render(a->format, &r, out.f) == 0 && !ferror(out.f));
+	int rc = cli_render_to(NULL, a->format, &r);
 	pp_cv_result_free(&res);
 	return rc;
 }
@@ -227,10 +224,6 @@ static int fit_mode(const pp_runs *runs, const char *data, calibrate_args *a)
 			cli_message("calibrate: no usable record in %s: %s", data, text);
 			return EXIT_BADINPUT;
 		}
-	}
-	if (a->json && !a->cv_source) {
-		cli_message("calibrate: --json needs --cross-validate source");
-		return EXIT_BADINPUT;
 	}
 	if (a->cv_source)
 		return cv_source(runs, data, a);
@@ -261,8 +254,11 @@ static int calibrate_parse(int argc, char **argv, calibrate_args *a, char *mode)
 	*mode = calibrate_mode(a);
 	if (!*mode)
 		return EXIT_BADINPUT;
-	/* --json without --cross-validate source is refused with its own words below */
-	if (*mode == 'f' && !(a->json && !a->cv_source) &&
+	if (*mode == 'f' && a->json && !a->cv_source) {
+		cli_message("calibrate: --json needs --cross-validate source");
+		return EXIT_BADINPUT;
+	}
+	if (*mode == 'f' &&
 	    (rc = cli_format_check("calibrate", a->format,
 	                           a->cv_source ? PP_RESULT_CROSS_VALIDATION : PP_RESULT_FIT)))
 		return rc;
@@ -284,12 +280,12 @@ int cli_calibrate(int argc, char **argv)
 	int rc = calibrate_parse(argc, argv, &args_store, &mode);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	calibrate_args a = args_store;
+	calibrate_args *a = &args_store;
 	if (mode == 's')
-		return cli_calibrate_steps(a.steps, a.output);
+		return cli_calibrate_steps(a->steps, a->output);
 	if (mode == 'n')
-		return cli_calibrate_nccl(a.logs, a.nlogs, a.system, a.output);
-	const char *data = a.data;
+		return cli_calibrate_nccl(a->logs, a->nlogs, a->system, a->output);
+	const char *data = a->data;
 	char path[PATH_MAX + 64];
 	if (!data) {
 		if (!pp_runs_default_path(path, sizeof path)) {
@@ -305,7 +301,7 @@ int cli_calibrate(int argc, char **argv)
 	pp_status st = pp_runs_load(data, &runs, &err);
 	if (st)
 		return cli_fail(st, &err);
-	rc = fit_mode(runs, data, &a);
+	rc = fit_mode(runs, data, a);
 	pp_runs_free(runs);
 	return rc;
 }

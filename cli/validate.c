@@ -148,11 +148,10 @@ int cli_validate(int argc, char **argv)
 		cli_message("validate: no usable record in %s: %s", data, text);
 		rc = EXIT_BADINPUT;
 	}
-	cli_out out;
-	if (rc == EXIT_ANSWERED && (rc = cli_out_open(&out, a.output)) == EXIT_ANSWERED) {
+	if (rc == EXIT_ANSWERED) {
 		pp_validate_report r = {data, v.rows, v.nrows, v.skips, v.nskips, &v.summary};
 		pp_result res = {.kind = validate_kind(&a), .validate = &r};
-		rc = cli_out_close(&out, cli_report_ok(cli_render(a.format, &res, out.f), out.f));
+		rc = cli_render_to(a.output, a.format, &res);
 	}
 	pp_validate_result_free(&v);
 	pp_runs_free(runs);

@@ -154,12 +154,5 @@ int cli_calibrate_nccl(const char *const *paths, size_t np, const char *system, 
 int cli_calibrate_steps(const char *path, const char *output);
 int cli_sweep(int argc, char **argv);
 int cli_search(int argc, char **argv);
-/* calibrate --cross-validate source (cli/calibrate_cv.c): pp_calib_cross_validate
- * (each GPU fitted on the records of the other sources, the held-out source's
- * predicted) printed: MAPE per source, GPU, stack, dense/MoE and scale,
- * in-sample and out of sample; `kernel`: every fit under pp_fit_kernel_model;
- * rendered in `format` (NULL: text). */
-int cli_calibrate_cv_source(const pp_runs *runs, const char *data, const char *const *gpus,
-                            int ngpus, bool kernel, const pp_format_type *format);
 
 #endif

@@ -15,32 +15,10 @@
  * progress and renders the result.
  */
 #include <limits.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "options.h"
-#include "util/util.h"
 #include "paraplan/calib.h"
-
-/*
- * validate's flags (cli_args_parse: exact names, -h/--help; a flag given
- * twice: the last one wins).  A new flag: a code here, a row in
- * validate_opts, a field in validate_args, a case in validate_flag, a line in
- * docs/usage/validate.txt, and a refusal in validate_check if it does not combine.
- */
-enum { OPT_DATA = 256, OPT_MEMORY, OPT_SEARCH, OPT_JSON, OPT_FORMAT, OPT_OUTPUT, OPT_QUIET };
-
-static const struct option validate_opts[] = {{"data", required_argument, 0, OPT_DATA},
-                                              {"memory", no_argument, 0, OPT_MEMORY},
-                                              {"search", no_argument, 0, OPT_SEARCH},
-                                              {"json", no_argument, 0, OPT_JSON},
-                                              {"format", required_argument, 0, OPT_FORMAT},
-                                              {"output", required_argument, 0, OPT_OUTPUT},
-                                              {"quiet", no_argument, 0, OPT_QUIET},
-                                              {"help", no_argument, 0, 0},
-                                              {0, 0, 0, 0}};
 
 typedef struct validate_args {
 	const char *data, *output;
@@ -48,27 +26,33 @@ typedef struct validate_args {
 	const pp_format_type *format; /* --format, --json; NULL: text */
 } validate_args;
 
-static int validate_flag(const struct option *opt, const char *v, void *ctx)
+/* --format NAME, which undoes an earlier --json (the last of the two wins):
+ * after the flags, json means --json came last, and its format is json. */
+static int format_flag(void *ctx, const char *verb, const char *name, const char *v)
 {
 	validate_args *a = ctx;
-	switch (opt->val) {
-	case OPT_DATA: a->data = v; return 0;
-	case OPT_MEMORY: a->memory = true; return 0;
-	case OPT_SEARCH: a->search = true; return 0;
-	case OPT_JSON:
-		a->json = true;
-		a->format = pp_format_find("json");
-		return 0;
-	case OPT_FORMAT: {
-		int rc = cli_format_flag(v, &a->format);
-		a->json = false; /* --json given last: its own refusals */
-		return rc;
-	}
-	case OPT_OUTPUT: a->output = v; return 0;
-	case OPT_QUIET: a->quiet = true; return 0;
-	default: return EXIT_INTERNAL;
-	}
+	(void)verb;
+	(void)name;
+	a->json = false;
+	return cli_format_flag(v, &a->format);
 }
+
+/*
+ * validate's flags (cli_args_parse: exact names, -h/--help; a flag given
+ * twice: the last one wins).  A new flag: a row here, a field in
+ * validate_args, a line in docs/usage/validate.txt, and a refusal in
+ * validate_check if it does not combine.
+ */
+#define AT(m) offsetof(validate_args, m)
+static const cli_flag validate_flags[] = {CLI_ROW("data", CLI_F_STR, AT(data)),
+                                          CLI_ROW("memory", CLI_F_SET, AT(memory)),
+                                          CLI_ROW("search", CLI_F_SET, AT(search)),
+                                          CLI_ROW("json", CLI_F_SET, AT(json)),
+                                          CLI_ROW("format", CLI_F_CALL, 0, .call = format_flag),
+                                          CLI_ROW("output", CLI_F_STR, AT(output)),
+                                          CLI_ROW("quiet", CLI_F_SET, AT(quiet)),
+                                          CLI_END};
+#undef AT
 
 /* The result the flags ask for. */
 static pp_result_kind validate_kind(const validate_args *a)
@@ -107,8 +91,10 @@ static void validate_progress(void *ctx, size_t done, size_t total)
 /* validate's flags into `a`: CLI_CONTINUE or the exit code. */
 static int validate_parse(int argc, char **argv, validate_args *a)
 {
-	cli_args args = {"validate", validate_usage, validate_opts, validate_flag, NULL, a, NULL};
+	cli_args args = {"validate", validate_usage, NULL, NULL, NULL, a, validate_flags};
 	int rc = cli_args_parse(argc, argv, &args);
+	if (a->json)
+		a->format = pp_format_find("json");
 	if (rc == CLI_CONTINUE && (rc = validate_check(a)) == 0)
 		rc = CLI_CONTINUE;
 	return rc;
@@ -127,8 +113,7 @@ int cli_validate(int argc, char **argv)
 	int rc = validate_parse(argc, argv, &a);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	const char *data = a.data, *output = a.output;
-	const bool memory = a.memory, search = a.search, quiet = a.quiet;
+	const char *data = a.data;
 	char path[PATH_MAX + 64];
 	if (!data) {
 		if (!pp_runs_default_path(path, sizeof path)) {
@@ -140,7 +125,7 @@ int cli_validate(int argc, char **argv)
 		data = path;
 	}
 
-	if ((rc = cli_out_check("validate", "--output", output)))
+	if ((rc = cli_out_check("validate", "--output", a.output)))
 		return rc;
 	pp_error err;
 	pp_runs *runs = NULL;
@@ -149,11 +134,11 @@ int cli_validate(int argc, char **argv)
 		return cli_fail(st, &err);
 	size_t n = pp_runs_count(runs);
 	cli_progress pr;
-	cli_progress_start(&pr, "validate", quiet, "%zu run records%s", n,
-	                   search ? ", a search for each" : "");
+	cli_progress_start(&pr, "validate", a.quiet, "%zu run records%s", n,
+	                   a.search ? ", a search for each" : "");
 	pp_validate_watch watch = {validate_progress, &pr};
 	pp_validate_result v;
-	if ((st = pp_validate_run(runs, search, !memory && !search, &watch, &v, &err)))
+	if ((st = pp_validate_run(runs, a.search, !a.memory && !a.search, &watch, &v, &err)))
 		rc = cli_fail(st, &err);
 	cli_progress_show(&pr, 1, true, "%zu of %zu records", n, n);
 	cli_progress_end(&pr);
@@ -163,11 +148,10 @@ int cli_validate(int argc, char **argv)
 		cli_message("validate: no usable record in %s: %s", data, text);
 		rc = EXIT_BADINPUT;
 	}
-	cli_out out;
-	if (rc == EXIT_ANSWERED && (rc = cli_out_open(&out, output)) == EXIT_ANSWERED) {
+	if (rc == EXIT_ANSWERED) {
 		pp_validate_report r = {data, v.rows, v.nrows, v.skips, v.nskips, &v.summary};
 		pp_result res = {.kind = validate_kind(&a), .validate = &r};
-		rc = cli_out_close(&out, cli_report_ok(cli_render(a.format, &res, out.f), out.f));
+		rc = cli_render_to(a.output, a.format, &res);
 	}
 	pp_validate_result_free(&v);
 	pp_runs_free(runs);

@@ -282,6 +282,30 @@ void pp_fit_converge(pp_fit *f, const pp_fit_watch *w);
 void pp_fit_leave_one_out(pp_fit *f, const pp_fit_watch *w, double *sum_abs, size_t *count);
 
 /*
+ * calibrate's fits (paraplan calibrate): each of gpus[0..n) ("GPU" or
+ * "GPU:STACK", as pp_fit_new) fitted to its records of `runs` in turn:
+ * under the measured kernel model with `kernel` (pp_fit_kernel_model),
+ * converged (pp_fit_converge), then with `loo` left one out
+ * (pp_fit_leave_one_out).  `w` (may be NULL) sees each fit's sweeps and
+ * held-out records (w->fit), the fit converged, before the leave-one-out
+ * restarts it (w->fitted: `f` is valid until w->done returns), and the GPU
+ * done (w->done: `loo_sum` and `loo_n` its leave-one-out's, 0 without
+ * `loo`); either callback may be NULL.  *loo_sum and *loo_n: the
+ * leave-one-out over the fits done, on failure too.  PP_EINPUT, after the
+ * fits before it were seen: a GPU with no record (pp_fit_new), none with a
+ * throughput measurement (nothing to fit to), or no SM count (`kernel`);
+ * PP_ENOMEM.
+ */
+typedef struct pp_calib_watch {
+	pp_fit_watch fit; /* fit.ctx is every callback's */
+	void (*fitted)(const pp_fit *f, const char *gpu, void *ctx);
+	void (*done)(const char *gpu, double loo_sum, size_t loo_n, void *ctx);
+} pp_calib_watch;
+pp_status pp_calib_fit(const pp_runs *runs, const char *const *gpus, size_t n, bool kernel,
+                       bool loo, const pp_calib_watch *w, double *loo_sum, size_t *loo_n,
+                       pp_error *err);
+
+/*
  * Cross-validation by group (calibrate --cross-validate source).
  *
  * pp_fit_case: record k of the fit (0 <= k < pp_fit_records): what was read,
@@ -365,6 +389,11 @@ pp_status pp_steps_parse(char *text, const char *source, pp_steps *out, pp_error
 pp_status pp_steps_load(const char *path, pp_steps *out, pp_error *err);
 /* Free the runs' flags; `s` is empty after. */
 void pp_steps_clear(pp_steps *s);
+/* A run's flags cut into words in place, as a shell would for the simple
+ * cases: whitespace separates them, "double quotes" group (the quotes
+ * dropped).  Up to `max` words into words[]; returns how many there are
+ * (more than `max` when they did not all fit). */
+size_t pp_step_words(char *flags, char **words, size_t max);
 
 /*
  * The calibrated system as JSON text (*out malloc'ed, the caller frees it):
@@ -399,6 +428,12 @@ typedef struct pp_steps_fit {
 	pp_system fitted;
 } pp_steps_fit;
 pp_status pp_steps_fit_run(const pp_fit_input *in, size_t n, pp_steps_fit *out, pp_error *err);
+/* The calibrated system of fit `r` of the step-times file `path`, as the
+ * text of a system file (pp_fit_system_json's, a newline after; *out
+ * malloc'ed, the caller frees it): its parameters' source notes name the
+ * file and the fit's MAPE before and after.  PP_EINPUT or PP_ENOMEM. */
+pp_status pp_steps_system_json(const char *path, const pp_steps_fit *r, const char *system_ref,
+                               char **out, pp_error *err);
 
 /* ------------------------------------------------------------ validation */
 

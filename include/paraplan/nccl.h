@@ -144,6 +144,24 @@ pp_status pp_nccl_fit_logs(const pp_system *start, const pp_nccl_log *logs, size
 pp_status pp_nccl_system_json(const char *start_ref, const pp_nccl_fit *fit,
                               const pp_nccl_log *logs, size_t nlogs, char **json, pp_error *err);
 
+/*
+ * calibrate --nccl-tests in one call: the system `start_ref` names (a preset
+ * or a file, pp_system_resolve), the logs `paths[0..n)` read (pp_nccl_load),
+ * its tiers fitted to them (pp_nccl_fit_logs) and the calibrated system as
+ * JSON (pp_nccl_system_json).  *out is caller-owned; what it points to (the
+ * logs, the text) is freed by pp_nccl_calibration_free.  On failure (the
+ * first failing step's status) *out holds nothing to free.
+ */
+typedef struct pp_nccl_calibration {
+	pp_nccl_fit fit;
+	pp_nccl_log *logs; /* [nlogs], read in the order of `paths` */
+	size_t nlogs;
+	char *json; /* the calibrated system */
+} pp_nccl_calibration;
+pp_status pp_nccl_calibrate(const char *start_ref, const char *const *paths, size_t n,
+                            pp_nccl_calibration *out, pp_error *err);
+void pp_nccl_calibration_free(pp_nccl_calibration *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -454,3 +454,35 @@ pp_status pp_nccl_system_json(const char *start_ref, const pp_nccl_fit *fit,
 	*json = nl;
 	return PP_OK;
 }
+
+void pp_nccl_calibration_free(pp_nccl_calibration *c)
+{
+	for (size_t k = 0; k < c->nlogs; k++)
+		pp_nccl_log_free(&c->logs[k]);
+	free(c->logs);
+	free(c->json);
+	memset(c, 0, sizeof *c);
+}
+
+pp_status pp_nccl_calibrate(const char *start_ref, const char *const *paths, size_t n,
+                            pp_nccl_calibration *out, pp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	pp_system start;
+	pp_status st = pp_system_resolve(start_ref, &start, err);
+	if (st)
+		return st;
+	if (!(out->logs = ppi_calloc(n ? n : 1, sizeof *out->logs)))
+		return ppi_oom(err);
+	for (size_t k = 0; k < n && !st; k++)
+		if (!(st = pp_nccl_load(paths[k], &out->logs[k], err)))
+			out->nlogs++;
+	if (!st)
+		st = pp_nccl_fit_logs(&start, out->logs, out->nlogs, &out->fit, err);
+	if (!st)
+		st = pp_nccl_system_json(start_ref, &out->fit, out->logs, out->nlogs, &out->json,
+		                         err);
+	if (st)
+		pp_nccl_calibration_free(out);
+	return st;
+}

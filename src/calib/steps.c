@@ -233,3 +233,25 @@ pp_status pp_fit_system_json(const char *system_ref, const pp_system *fitted,
 	*out = text;
 	return PP_OK;
 }
+
+size_t pp_step_words(char *flags, char **words, size_t max)
+{
+	size_t n = 0;
+	char *p = flags;
+	while (*p) {
+		while (isspace((unsigned char)*p))
+			p++;
+		if (!*p)
+			break;
+		bool quoted = *p == '"';
+		char *w = quoted ? ++p : p;
+		while (*p && (quoted ? *p != '"' : !isspace((unsigned char)*p)))
+			p++;
+		if (*p)
+			*p++ = '\0';
+		if (n < max)
+			words[n] = w;
+		n++;
+	}
+	return n;
+}

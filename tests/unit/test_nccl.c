@@ -366,6 +366,43 @@ static void test_system_json_reads_back(void **state)
 	pp_nccl_log_free(&logs[1]);
 }
 
+/* calibrate --nccl-tests in one call (pp_nccl_calibrate): the same fit and
+ * text as its steps; a missing log refused with nothing left to free. */
+static void test_calibrate_one_call(void **state)
+{
+	(void)state;
+	char p0[1024], p1[1024], msg[1024];
+	data_path("h100x4_all_reduce.txt", p0, sizeof p0);
+	data_path("t4x2_efa_all_reduce.txt", p1, sizeof p1);
+	const char *paths[] = {p0, p1};
+	pp_nccl_calibration c;
+	pp_error err;
+	if (pp_nccl_calibrate("dgx-h100", paths, 2, &c, &err) != PP_OK)
+		fail_msg("%s", pp_error_format(&err, msg, sizeof msg));
+	assert_int_equal(c.nlogs, 2);
+	pp_nccl_log logs[2];
+	load("h100x4_all_reduce.txt", &logs[0]);
+	load("t4x2_efa_all_reduce.txt", &logs[1]);
+	pp_system s = preset("dgx-h100");
+	pp_nccl_fit f;
+	fit(&s, logs, 2, &f);
+	assert_rel(c.fit.system.nvlink_eff, f.system.nvlink_eff, 0);
+	assert_rel(c.fit.system.nic_latency_s, f.system.nic_latency_s, 0);
+	char *json;
+	assert_int_equal(pp_nccl_system_json("dgx-h100", &f, logs, 2, &json, &err), PP_OK);
+	assert_string_equal(c.json, json);
+	free(json);
+	pp_nccl_log_free(&logs[0]);
+	pp_nccl_log_free(&logs[1]);
+	pp_nccl_calibration_free(&c);
+	assert_null(c.logs);
+	const char *missing[] = {p0, "no-such-log.txt"};
+	assert_int_equal(pp_nccl_calibrate("dgx-h100", missing, 2, &c, &err), PP_EINPUT);
+	assert_null(c.logs);
+	assert_null(c.json);
+	assert_int_equal(pp_nccl_calibrate("no-such-system", paths, 2, &c, &err), PP_EINPUT);
+}
+
 /* ------------------------------------------------------------ bad input */
 
 static pp_status parse(const char *text, const char *source, pp_error *err)
@@ -462,6 +499,7 @@ int main(void)
 	    cmocka_unit_test(test_fit_two_tiers_and_bound),
 	    cmocka_unit_test(test_recover_synthetic),
 	    cmocka_unit_test(test_system_json_reads_back),
+	    cmocka_unit_test(test_calibrate_one_call),
 	    cmocka_unit_test(test_bad_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -120,6 +120,83 @@ static const char *const mini =
     " {\"id\": \"gpu\", \"model\": {\"name\": \"Llama 2 7B\"},"
     "  \"hardware\": {\"gpu_type\": \"TPU v5p\", \"num_gpus\": 8}}]}";
 
+/* What pp_calib_fit showed its watch. */
+typedef struct fit_seen {
+	int sweeps, held_out, fitted, done;
+	size_t records;
+	double mape;
+	char gpu[64];
+} fit_seen;
+static void seen_sweep(const pp_fit *f, void *ctx)
+{
+	(void)f;
+	((fit_seen *)ctx)->sweeps++;
+}
+static void seen_held_out(const pp_fit *f, size_t k, size_t n, void *ctx)
+{
+	(void)f;
+	assert_true(k < n);
+	((fit_seen *)ctx)->held_out++;
+}
+static void seen_fitted(const pp_fit *f, const char *gpu, void *ctx)
+{
+	fit_seen *s = ctx;
+	s->fitted++;
+	s->records = pp_fit_records(f);
+	s->mape = pp_fit_mape(f);
+	snprintf(s->gpu, sizeof s->gpu, "%s", gpu);
+}
+static void seen_done(const char *gpu, double loo_sum, size_t loo_n, void *ctx)
+{
+	(void)gpu;
+	assert_true(loo_sum >= 0 && loo_n <= 1);
+	((fit_seen *)ctx)->done++;
+}
+
+/* calibrate's fits (pp_calib_fit): the one measured record of `mini` fitted
+ * on its GPU, the watch told of each step; a GPU with no record, and one
+ * whose records state no throughput, refused. */
+static void test_calib_fit(void **state)
+{
+	(void)state;
+	pp_runs *runs;
+	pp_error err;
+	assert_int_equal(pp_runs_from_json(mini, strlen(mini), "mini", &runs, &err), PP_OK);
+	fit_seen seen = {0};
+	const pp_calib_watch w = {{seen_sweep, seen_held_out, &seen}, seen_fitted, seen_done};
+	const char *gpus[] = {"h100-sxm", "a100-80g"};
+	double sum;
+	size_t n;
+	assert_int_equal(pp_calib_fit(runs, gpus, 1, false, true, &w, &sum, &n, &err), PP_OK);
+	assert_int_equal(seen.fitted, 1);
+	assert_int_equal(seen.done, 1);
+	assert_int_equal(seen.held_out, 1);
+	assert_true(seen.sweeps >= 2); /* the fit's, then the held-out fit's */
+	assert_int_equal(seen.records, 1);
+	assert_string_equal(seen.gpu, "h100-sxm");
+	assert_true(seen.mape < 0.05);
+	assert_true(n <= 1 && sum >= 0);
+	/* The second GPU has no record: refused after the first was seen. */
+	seen = (fit_seen){0};
+	assert_int_equal(pp_calib_fit(runs, gpus, 2, false, false, &w, &sum, &n, &err), PP_EINPUT);
+	assert_int_equal(seen.done, 1);
+	assert_string_equal(err.field, "gpu");
+	assert_int_equal(n, 0); /* no leave-one-out asked */
+	pp_runs_free(runs);
+	/* No throughput measurement: nothing to fit to. */
+	char *text = strdup(mini);
+	assert_non_null(text);
+	char *m = strstr(text, "\"measured\": {");
+	assert_non_null(m);
+	memcpy(m, "\"unmeasur\":", 11); /* same length: the record states no measurement */
+	assert_int_equal(pp_runs_from_json(text, strlen(text), "mini", &runs, &err), PP_OK);
+	assert_int_equal(pp_calib_fit(runs, gpus, 1, false, false, NULL, &sum, &n, &err),
+	                 PP_EINPUT);
+	assert_non_null(strstr(err.text, "has a throughput measurement"));
+	pp_runs_free(runs);
+	free(text);
+}
+
 /* The FP8 recipe a record names (its precision field): current scaling
  * ("FP8-CS", also when an MXFP8 alternative follows in parentheses), MXFP8
  * ("FP8-MX"), and delayed scaling, TE's default, for a bare "FP8". */
@@ -287,7 +364,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_fill_rules),       cmocka_unit_test(test_fp8_recipe),
 	    cmocka_unit_test(test_fp8_recipe_words), cmocka_unit_test(test_wrong_types),
-	    cmocka_unit_test(test_public_runs_fit),
+	    cmocka_unit_test(test_public_runs_fit),  cmocka_unit_test(test_calib_fit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -231,6 +231,23 @@ static void test_kernel_model_carried_gemm(void **state)
 	}
 }
 
+/* A run's flags cut into words: whitespace separates, double quotes group. */
+static void test_words(void **state)
+{
+	(void)state;
+	char flags[] = "  --model llama3-8b\t--system \"my system.json\"  --gpus 8 ";
+	char *w[8];
+	assert_int_equal(pp_step_words(flags, w, 8), 6);
+	assert_string_equal(w[0], "--model");
+	assert_string_equal(w[3], "my system.json");
+	assert_string_equal(w[5], "8");
+	char more[] = "a b c";
+	assert_int_equal(pp_step_words(more, w, 2), 3); /* more than fit: counted */
+	assert_string_equal(w[1], "b");
+	char none[] = "   ";
+	assert_int_equal(pp_step_words(none, w, 8), 0);
+}
+
 static void test_refused(void **state)
 {
 	(void)state;
@@ -262,6 +279,7 @@ int main(void)
 	    cmocka_unit_test(test_kernel_model),
 	    cmocka_unit_test(test_kernel_model_carried_gemm),
 	    cmocka_unit_test(test_refused),
+	    cmocka_unit_test(test_words),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

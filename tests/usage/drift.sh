@@ -39,7 +39,7 @@ want "option unknown" "docs/usage/validate.txt: --no-such-flag is not an option 
 
 # A new option in a verb's table, not documented.
 fresh
-sed 's/{"quiet", no_argument, 0, OPT_QUIET},/&\n{"verbose", no_argument, 0, OPT_QUIET},/' \
+sed 's/CLI_ROW("quiet", CLI_F_SET, AT(quiet)),/&\nCLI_ROW("verbose", CLI_F_SET, AT(quiet)),/' \
 	"$src/cli/validate.c" >"$tmp/root/cli/validate.c"
 want "option undocumented" "docs/usage/validate.txt: --verbose is an option of validate but the text does not mention it"
 

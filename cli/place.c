@@ -15,49 +15,23 @@ static void place_usage(FILE *f)
 	cli_usage(f, "place"); /* docs/usage/place.txt */
 }
 
-enum { OPT_BW = CLI_OPT_VERB, OPT_SYN, OPT_SEED, OPT_MOVES, OPT_RANKFILE, OPT_TRAFFIC, OPT_LARGE };
-
-static const struct option place_opts[] = {{"bandwidth", required_argument, 0, OPT_BW},
-                                           {"synthetic", required_argument, 0, OPT_SYN},
-                                           {"seed", required_argument, 0, OPT_SEED},
-                                           {"moves", required_argument, 0, OPT_MOVES},
-                                           {"rankfile", required_argument, 0, OPT_RANKFILE},
-                                           {"traffic", required_argument, 0, OPT_TRAFFIC},
-                                           {"large-output", no_argument, 0, OPT_LARGE},
-                                           {0, 0, 0, 0}};
-
 typedef struct place_flags {
 	const char *bandwidth, *rankfile, *traffic;
 	long long synthetic, seed, moves;
 	bool large; /* --large-output */
 } place_flags;
 
-static int place_flag(int code, const char *value, void *ctx)
-{
-	place_flags *f = ctx;
-	switch (code) {
-	case OPT_BW:
-		if (!*value) {
-			cli_message("place: --bandwidth needs a file name");
-			return EXIT_BADINPUT;
-		}
-		f->bandwidth = value;
-		return 0;
-	case OPT_RANKFILE:
-	case OPT_TRAFFIC:
-		if (!*value) {
-			cli_message("place: --%s needs a file name",
-			            code == OPT_TRAFFIC ? "traffic" : "rankfile");
-			return EXIT_BADINPUT;
-		}
-		*(code == OPT_TRAFFIC ? &f->traffic : &f->rankfile) = value;
-		return 0;
-	case OPT_SYN: return cli_parse_ll("synthetic", value, 0, 1LL << 62, &f->synthetic);
-	case OPT_SEED: return cli_parse_ll("seed", value, 0, 1LL << 62, &f->seed);
-	case OPT_LARGE: f->large = true; return 0;
-	default: return cli_parse_ll("moves", value, 1, 1000000000LL, &f->moves);
-	}
-}
+#define AT(m) offsetof(place_flags, m)
+static const cli_flag place_flag_rows[] = {
+    CLI_ROW("bandwidth", CLI_F_FILE, AT(bandwidth)),
+    CLI_ROW("synthetic", CLI_F_LL, AT(synthetic), .lo = 0, .hi = 1LL << 62),
+    CLI_ROW("seed", CLI_F_LL, AT(seed), .lo = 0, .hi = 1LL << 62),
+    CLI_ROW("moves", CLI_F_LL, AT(moves), .lo = 1, .hi = 1000000000LL),
+    CLI_ROW("rankfile", CLI_F_FILE, AT(rankfile)),
+    CLI_ROW("traffic", CLI_F_FILE, AT(traffic)),
+    CLI_ROW("large-output", CLI_F_SET, AT(large)),
+    CLI_END};
+#undef AT
 
 /*
  * The shared flags that would change nothing in a mapping: refused, one line
@@ -104,7 +78,7 @@ static int mapped_traffic(const pp_estimate *e, const long long *f, const char *
 static int place_parse(int argc, char **argv, place_flags *fl, cli_opts *o)
 {
 	*fl = (place_flags){NULL, NULL, NULL, -1, 1, 100000, false};
-	const cli_verb verb = {"place", place_usage, place_opts, place_flag, fl, place_take, NULL};
+	const cli_verb verb = {"place", place_usage, NULL, NULL, fl, place_take, place_flag_rows};
 	int rc = cli_opts_parse(argc, argv, &verb, o);
 	if (rc != CLI_CONTINUE)
 		return rc;

@@ -123,38 +123,14 @@ int cli_place(int argc, char **argv)
 		return rc;
 	pp_error err;
 	pp_error_clear(&err);
-	pp_status st = PP_OK;
-	if (e->plan.cp > 1 || (e->plan.tp2 > 1)) {
-		free(e);
-		cli_message(
-		    "place: the mapping covers pp x tp x dp workers; --cp and --tp2 must be 1");
-		return EXIT_BADINPUT;
-	}
-	int g = sys.gpus_per_node > 0 ? sys.gpus_per_node : 1;
-	long long nodes = (o.gpus + g - 1) / g;
 	pp_bandwidth *bw = NULL;
-	if (fl.bandwidth)
-		st = pp_bandwidth_read(fl.bandwidth, g, &bw, &err);
-	else
-		st = pp_bandwidth_synthetic((int)nodes, g, sys.nic_bytes_per_s, 0.5, 0.02,
-		                            (unsigned long long)fl.synthetic, &bw, &err);
-	if (st) {
-		free(e);
-		return cli_fail(st, &err);
-	}
-	long long need = bw->gpus_per_endpoint == 1 ? o.gpus : nodes;
-	if (bw->n < need) {
-		cli_message("place: --bandwidth: the matrix has %d %s, the plan needs %lld", bw->n,
-		            bw->gpus_per_endpoint == 1 ? "GPUs" : "nodes", need);
-		pp_bandwidth_free(bw);
-		free(e);
-		return EXIT_BADINPUT;
-	}
 	pp_netmap *run = NULL;
-	if ((st = pp_netmap_run(e, bw, (unsigned long long)fl.seed, fl.moves, &run, &err))) {
+	pp_status st =
+	    pp_netmap_bandwidth(e, fl.bandwidth, (unsigned long long)fl.synthetic, &bw, &err);
+	if (st || (st = pp_netmap_run(e, bw, (unsigned long long)fl.seed, fl.moves, &run, &err))) {
 		pp_bandwidth_free(bw);
 		free(e);
-		return cli_fail(st, &err);
+		return cli_plan_fail(st, &err, &model);
 	}
 	pp_traffic *tr = NULL;
 	pp_place_report pr = {.m = &run->m,

@@ -25,6 +25,7 @@ typedef struct search_ctx {
 	bool quiet;              /* --quiet: no progress on a terminal */
 	cli_inverse inv;         /* --deadline-days, --budget-usd, the goodput flags */
 	pp_search_dim gpus_list; /* --gpus as a list or a range (with inv), count 0 if not */
+	cli_progress pr;         /* the line of the search running */
 } search_ctx;
 
 #define AT(m) offsetof(search_ctx, m)
@@ -147,30 +148,26 @@ int cli_search_parse_only(int argc, char **argv)
 	return rc == CLI_CONTINUE ? EXIT_ANSWERED : rc;
 }
 
-/* The searches' progress (pp_search_hooks): a first line per GPU count, the
- * line redrawn after each step, a note for a count without a plan. */
-typedef struct search_show {
-	const search_ctx *ctx;
-	cli_progress pr;
-} search_show;
-
+/* The searches' progress (pp_search_hooks, on the search_ctx): a first line
+ * per GPU count, the line redrawn after each step, a note for a count
+ * without a plan. */
 static void show_start(void *vctx, long long gpus, const pp_search *s)
 {
-	search_show *sh = vctx;
+	search_ctx *c = vctx;
 	pp_search_stats st0;
 	pp_search_get_stats(s, &st0);
-	cli_progress_start(&sh->pr, "search", sh->ctx->quiet,
+	cli_progress_start(&c->pr, "search", c->quiet,
 	                   "%lld GPUs: %lld sub-spaces (tp, tp2, pp, cp, pipeline split) to search "
 	                   "on %d threads",
-	                   gpus, st0.subspaces, sh->ctx->opts.threads);
+	                   gpus, st0.subspaces, c->opts.threads);
 }
 
 static void show_step(void *vctx, const pp_search *s, bool last)
 {
-	search_show *sh = vctx;
-	progress_show(&sh->pr, s, last);
+	search_ctx *c = vctx;
+	progress_show(&c->pr, s, last);
 	if (last)
-		cli_progress_end(&sh->pr);
+		cli_progress_end(&c->pr);
 }
 
 static void show_skip(void *vctx, long long gpus, const pp_error *why)
@@ -256,9 +253,8 @@ int cli_search(int argc, char **argv)
 		return rc;
 	ctx.space.base = o.plan; /* flash, overlaps: the plan flags that are not searched */
 	ctx.space.headroom_fraction = ctx.headroom;
-	search_show sh = {&ctx, {0}};
 	const pp_goodput_params *gp = ctx.inv.goodput ? &ctx.inv.gp : NULL;
-	pp_search_hooks hooks = {&sh, show_start, show_step, show_skip};
+	pp_search_hooks hooks = {&ctx, show_start, show_step, show_skip};
 	pp_search_request rq = {&model,  &sys,          &o.job,    &ctx.space, &ctx.opts,
 	                        ctx.sim, ctx.gpus_list, ctx.inv.q, gp,         hooks};
 	if (rq.gpus.count == 0) {

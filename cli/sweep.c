@@ -98,22 +98,10 @@ static int sweep_parse(int argc, char **argv, sweep_args *a, cli_opts *o)
 	                                                      : PP_RESULT_SWEEP)) ||
 	    (rc = cli_charts_format(&a->charts, "sweep", o)))
 		return rc;
-	/* The swept quantity comes from --values only. */
-	pp_sweep_axis *axis = &a->so.axis;
-	const char *clash = *axis == PP_SWEEP_GPUS && o->gpus           ? "--gpus"
-	                    : *axis == PP_SWEEP_GPUS && o->plan.dp      ? "--dp"
-	                    : *axis == PP_SWEEP_DP && o->gpus           ? "--gpus"
-	                    : *axis == PP_SWEEP_DP && o->plan.dp        ? "--dp"
-	                    : *axis == PP_SWEEP_MBS && o->plan.mbs != 1 ? "--mbs"
-	                                                                : NULL;
-	if (clash) {
-		cli_message("sweep: %s is set by --over %s; leave it out", clash, a->over);
-		return EXIT_BADINPUT;
-	}
-	if (*axis == PP_SWEEP_MBS && !o->gpus && !o->plan.dp) {
-		cli_message("sweep: --over mbs needs --gpus or --dp");
-		return EXIT_BADINPUT;
-	}
+	/* The swept quantity comes from --values only (the flags alone: no
+	 * model read yet). */
+	if ((st = pp_sweep_check(a->so.axis, &o->plan, o->gpus, &err)))
+		return cli_plan_fail(st, &err, &(pp_model){.name = ""});
 	if ((rc = cli_opts_require(o, "sweep", false, a->so.replica_batch == 0)) ||
 	    (rc = cli_overlap_check("sweep", o)))
 		return rc;
@@ -121,7 +109,7 @@ static int sweep_parse(int argc, char **argv, sweep_args *a, cli_opts *o)
 		cli_message("sweep: --gbs and --replica-batch exclude each other");
 		return EXIT_BADINPUT;
 	}
-	long long max_value = *axis == PP_SWEEP_MBS ? 1 << 20 : 10000000;
+	long long max_value = a->so.axis == PP_SWEEP_MBS ? 1 << 20 : 10000000;
 	st = pp_sweep_parse_values(a->values, "--values", max_value, a->points, PP_SWEEP_MAX_POINTS,
 	                           &a->so.nvalues, &err);
 	a->so.values = a->points;

@@ -71,38 +71,22 @@ int cli_kernel(int argc, char **argv)
 	int rc = kernel_parse(argc, argv, &a);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	const char *dir = a.dir, *sys_ref = a.sys_ref;
 	pp_error err;
 	pp_error_clear(&err);
 	pp_system sys;
-	pp_status st = pp_system_resolve(sys_ref, &sys, &err);
+	pp_status st = pp_system_resolve(a.sys_ref, &sys, &err);
 	if (st) {
 		if (!err.source[0])
 			snprintf(err.field, sizeof err.field, "--system");
 		return cli_fail(st, &err);
 	}
-	pp_kernel_profile *p = NULL;
-	if (!dir) {
-		/* No measurements: the reference H100 parameters as fractions of this
-		 * GPU's datasheet peaks, with its SM count. */
-		double sms = sys.gpu.sm_count;
-		if (sms <= 0) {
-			cli_message("kernel: no SM count known for GPU '%s': measure it with "
-			            "tools/probe/paraplan_probe.py and pass --gpu-profile DIR",
-			            sys.gpu.name);
-			return EXIT_BADINPUT;
-		}
-		if ((st = pp_kernel_scale(&sys.gpu, sms, &err)))
-			return cli_fail(st, &err);
-	} else if ((st = pp_kernel_profile_read(dir, &p, &err)) ||
-	           (st = pp_kernel_fit(p, &sys.gpu, &err))) {
-		pp_kernel_profile_free(p);
+	pp_kernel_profile *p;
+	if ((st = pp_kernel_model_of(&sys.gpu, a.dir, &p, &err)))
 		return cli_fail(st, &err);
-	}
 	double mape[PP_KT_COUNT];
 	if (p)
 		pp_kernel_profile_mape(p, &sys.gpu, mape);
-	pp_kernel_report kr = {&sys.gpu, p, dir, mape};
+	pp_kernel_report kr = {&sys.gpu, p, a.dir, mape};
 	pp_result r = {.kind = PP_RESULT_KERNEL, .kernel = &kr};
 	cli_render(a.format, &r, stdout); /* a write error: cli_finish's, on stdout */
 	pp_kernel_profile_free(p);

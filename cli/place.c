@@ -89,9 +89,9 @@ static int place_parse(int argc, char **argv, place_flags *fl, cli_opts *o)
 		return EXIT_BADINPUT;
 	}
 	if ((rc = cli_overlap_check("place", o)) ||
-	    (rc = cli_format_check("place", o->format, PP_RESULT_PLACE)))
-		return rc;
-	if (fl->traffic && (rc = cli_large_output_check("place", "--traffic", o->gpus, fl->large)))
+	    (rc = cli_format_check("place", o->format, PP_RESULT_PLACE)) ||
+	    (fl->traffic &&
+	     (rc = cli_large_output_check("place", "--traffic", o->gpus, fl->large))))
 		return rc;
 	return CLI_CONTINUE;
 }
@@ -133,15 +133,7 @@ int cli_place(int argc, char **argv)
 		return cli_plan_fail(st, &err, &model);
 	}
 	pp_traffic *tr = NULL;
-	pp_place_report pr = {.m = &run->m,
-	                      .f = run->best,
-	                      .anneal = &run->result,
-	                      .seed = fl.seed,
-	                      .identity = run->identity,
-	                      .annealed = run->annealed,
-	                      .sim_s = {run->sim_s[0], run->sim_s[1]},
-	                      .bandwidth = fl.bandwidth,
-	                      .synthetic_seed = fl.synthetic};
+	pp_place_report pr = pp_place_report_of(run, fl.seed, fl.bandwidth, fl.synthetic, NULL);
 	pp_result res = {.kind = PP_RESULT_PLACE, .place = &pr};
 	if (fl.rankfile)
 		rc = cli_render_to(fl.rankfile, pp_format_find("rankfile"), &res);

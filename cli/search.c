@@ -100,24 +100,6 @@ static int take(const char *flag, const char *v, void *vctx)
 	return EXIT_BADINPUT;
 }
 
-/* The search's line of progress: sub-spaces, plans evaluated and their rate,
- * the best so far (cli_progress adds the time and the ETA). */
-static void progress_show(cli_progress *p, const pp_search *s, bool force)
-{
-	if (!p->on)
-		return;
-	pp_search_stats st;
-	pp_search_get_stats(s, &st);
-	char best[48] = "none fits yet";
-	if (st.best_s > 0)
-		snprintf(best, sizeof best, "best %.3f s", st.best_s);
-	double t = cli_progress_elapsed(p);
-	cli_progress_show(p, pp_search_progress(s), force,
-	                  "%lld of %lld sub-spaces, %lld plans evaluated (%.0f/s), %s",
-	                  st.subspaces_done, st.subspaces, st.evaluated,
-	                  t > 0 ? (double)st.evaluated / t : 0.0, best);
-}
-
 /* The options into `ctx` and `o`, checked for form: CLI_CONTINUE or an exit
  * code.  Reads no file. */
 static int search_parse(int argc, char **argv, search_ctx *ctx, cli_opts *o)
@@ -162,10 +144,23 @@ static void show_start(void *vctx, long long gpus, const pp_search *s)
 	                   gpus, st0.subspaces, c->opts.threads);
 }
 
+/* The line redrawn: sub-spaces, plans evaluated and their rate, the best so
+ * far (cli_progress adds the time and the ETA); erased when `last`. */
 static void show_step(void *vctx, const pp_search *s, bool last)
 {
 	search_ctx *c = vctx;
-	progress_show(&c->pr, s, last);
+	if (c->pr.on) {
+		pp_search_stats st;
+		pp_search_get_stats(s, &st);
+		char best[48] = "none fits yet";
+		if (st.best_s > 0)
+			snprintf(best, sizeof best, "best %.3f s", st.best_s);
+		double t = cli_progress_elapsed(&c->pr);
+		cli_progress_show(&c->pr, pp_search_progress(s), last,
+		                  "%lld of %lld sub-spaces, %lld plans evaluated (%.0f/s), %s",
+		                  st.subspaces_done, st.subspaces, st.evaluated,
+		                  t > 0 ? (double)st.evaluated / t : 0.0, best);
+	}
 	if (last)
 		cli_progress_end(&c->pr);
 }

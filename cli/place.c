@@ -80,9 +80,7 @@ static int place_parse(int argc, char **argv, place_flags *fl, cli_opts *o)
 	*fl = (place_flags){NULL, NULL, NULL, -1, 1, 100000, false};
 	const cli_verb verb = {"place", place_usage, NULL, NULL, fl, place_take, place_flag_rows};
 	int rc = cli_opts_parse(argc, argv, &verb, o);
-	if (rc != CLI_CONTINUE)
-		return rc;
-	if ((rc = cli_opts_require(o, "place", true, true)))
+	if (rc != CLI_CONTINUE || (rc = cli_opts_require(o, "place", true, true)))
 		return rc;
 	if (!fl->bandwidth == (fl->synthetic < 0)) {
 		cli_message("place: give one of --bandwidth FILE and --synthetic SEED");

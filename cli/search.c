@@ -114,9 +114,8 @@ static int search_parse(int argc, char **argv, search_ctx *ctx, cli_opts *o)
 		return rc;
 	if (ctx->gpus_list.count > 0)
 		o->gpus = ctx->gpus_list.values[0];
-	if ((rc = cli_opts_require(o, "search", true, true)))
-		return rc;
-	return CLI_CONTINUE;
+	rc = cli_opts_require(o, "search", true, true);
+	return rc ? rc : CLI_CONTINUE;
 }
 
 int cli_search_parse_only(int argc, char **argv)
@@ -250,12 +249,8 @@ int cli_search(int argc, char **argv)
 	ctx.space.headroom_fraction = ctx.headroom;
 	const pp_goodput_params *gp = ctx.inv.goodput ? &ctx.inv.gp : NULL;
 	pp_search_hooks hooks = {&ctx, show_start, show_step, show_skip};
-	pp_search_request rq = {&model,  &sys,          &o.job,    &ctx.space, &ctx.opts,
-	                        ctx.sim, ctx.gpus_list, ctx.inv.q, gp,         hooks};
-	if (rq.gpus.count == 0) {
-		rq.gpus.count = 1;
-		rq.gpus.values[0] = (int)o.gpus;
-	}
+	pp_search_request rq = {&model, &sys,          &o.job,    &ctx.space, &ctx.opts, ctx.sim,
+	                        o.gpus, ctx.gpus_list, ctx.inv.q, gp,         hooks};
 	pp_search_answer a;
 	pp_status st = pp_search_answer_run(&rq, &a, &err);
 	if (st)

@@ -157,8 +157,7 @@ static int sweep_run(sweep_args *a, cli_opts *o)
 	if ((rc = cli_opts_inputs(o, &model, &sys)) ||
 	    (rc = cli_inverse_price("sweep", &a->inv, &sys)))
 		return rc;
-	if (a->inv.goodput)
-		a->so.goodput = &a->inv.gp;
+	a->so.goodput = a->inv.goodput ? &a->inv.gp : NULL;
 	if (a->so.replica_batch > 0)
 		o->job.global_batch = a->so.replica_batch; /* per point: x dp */
 	pp_sweep *sw = pp_sweep_new(a->so.nvalues);

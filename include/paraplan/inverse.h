@@ -138,8 +138,9 @@ typedef struct pp_search_request {
 	const pp_job *job;            /* its train_tokens are the question's */
 	const pp_search_space *space; /* its base plan and headroom included */
 	const pp_search_options *opts;
-	bool simulate;     /* pp_search_simulate the top K of each search */
-	pp_search_dim gpus; /* the GPU count; several only with a question */
+	bool simulate;        /* pp_search_simulate the top K of each search */
+	long long gpus;       /* the GPU count (when `counts` is empty) */
+	pp_search_dim counts; /* several GPU counts (with a question only); count 0: gpus */
 	pp_inverse_query q; /* deadline_days, budget_usd: both 0, no question */
 	/* Failures and checkpoints (NULL: none): the question's days are
 	 * goodput-aware, and the answer carries the winner's goodput. */
@@ -165,7 +166,7 @@ typedef struct pp_search_answer {
 /*
  * Run the request `rq` into *out (pp_search_answer_free it after PP_OK; on
  * any other status it is left empty, nothing to free): one search to its end (with `simulate`, its top K
- * simulated), or, with a question, a search per GPU count of rq->gpus
+ * simulated), or, with a question, a search per GPU count of rq->counts
  * (pp_inverse_search: `soft` when there are several) and the answer; then,
  * with rq->gp, the winner's goodput.  PP_OK; PP_EINPUT for several GPU
  * counts without a question, or as pp_search_new; any status of

@@ -3,6 +3,7 @@
  * (include/paraplan/inverse.h, pp_search_answer_run): the loop every front
  * end of the search needs, with hooks for its progress display.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,32 +47,41 @@ static pp_status run_one(void *ctx, long long gpus, bool soft, pp_search **out, 
 	return PP_OK;
 }
 
-pp_status pp_search_answer_run(const pp_search_request *rq, pp_search_answer *out, pp_error *err)
+/* After the searches (their status `st`): the winner's goodput with rq->gp;
+ * *out emptied on a failure. */
+static pp_status finish(const pp_search_request *rq, pp_status st, pp_search_answer *out,
+                        pp_error *err)
 {
-	memset(out, 0, sizeof *out);
-	out->asked = rq->q.deadline_days > 0 || rq->q.budget_usd > 0;
-	if (rq->gpus.count < 1 || (rq->gpus.count > 1 && !out->asked))
-		return ppi_fail(err, "", "gpus",
-		                "%d GPU counts: one, or several with a deadline or a budget",
-		                rq->gpus.count);
-	pp_status st;
-	if (!out->asked) {
-		st = run_one((void *)rq, rq->gpus.values[0], false, &out->search, err);
-	} else {
-		out->q = rq->q;
-		out->q.train_tokens = rq->job->train_tokens;
-		out->q.goodput = rq->gp != NULL;
-		out->cands = calloc((size_t)rq->gpus.count, sizeof *out->cands);
-		if (!out->cands)
-			return ppi_oom(err);
-		st = pp_inverse_search(&out->q, &rq->gpus, rq->gp, run_one, (void *)rq, out->cands,
-		                       &out->n, &out->res, &out->search, err);
-	}
 	if (!st && rq->gp && out->search && pp_search_count(out->search) > 0)
 		st = pp_search_winner_goodput(out->search, rq->gp, &out->winner_goodput, err);
 	if (st)
 		pp_search_answer_free(out);
 	return st;
+}
+
+pp_status pp_search_answer_run(const pp_search_request *rq, pp_search_answer *out, pp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	out->asked = rq->q.deadline_days > 0 || rq->q.budget_usd > 0;
+	if (rq->counts.count > 1 && !out->asked)
+		return ppi_fail(err, "", "gpus",
+		                "%d GPU counts: one, or several with a deadline or a budget",
+		                rq->counts.count);
+	long long one = rq->counts.count ? rq->counts.values[0] : rq->gpus;
+	if (!out->asked)
+		return finish(rq, run_one((void *)rq, one, false, &out->search, err), out, err);
+	if (one < 1 || one > INT_MAX)
+		return ppi_fail(err, "", "gpus", "expected 1..%d GPUs, got %lld", INT_MAX, one);
+	pp_search_dim counts = rq->counts.count ? rq->counts : (pp_search_dim){1, {(int)one}};
+	out->q = rq->q;
+	out->q.train_tokens = rq->job->train_tokens;
+	out->q.goodput = rq->gp != NULL;
+	out->cands = ppi_calloc((size_t)counts.count, sizeof *out->cands);
+	if (!out->cands)
+		return ppi_oom(err);
+	pp_status st = pp_inverse_search(&out->q, &counts, rq->gp, run_one, (void *)rq, out->cands,
+	                                 &out->n, &out->res, &out->search, err);
+	return finish(rq, st, out, err);
 }
 
 void pp_search_answer_free(pp_search_answer *a)

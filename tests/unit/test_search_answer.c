@@ -85,7 +85,7 @@ static void one_search(void **state)
 	setup_inputs(&in);
 	counts c = {0};
 	pp_search_request rq = request(&in, &c);
-	rq.gpus = (pp_search_dim){1, {16}};
+	rq.gpus = 16;
 	pp_search_answer a;
 	pp_error err;
 	assert_int_equal(pp_search_answer_run(&rq, &a, &err), PP_OK);
@@ -117,7 +117,7 @@ static void deadline_fewest(void **state)
 	setup_inputs(&in);
 	counts c = {0};
 	pp_search_request rq = request(&in, &c);
-	rq.gpus = (pp_search_dim){4, {64, 8, 16, 32}};
+	rq.counts = (pp_search_dim){4, {64, 8, 16, 32}};
 	pp_goodput_params gp;
 	pp_goodput_params_init(&gp);
 	rq.gp = &gp;
@@ -161,7 +161,7 @@ static void several_need_question(void **state)
 	setup_inputs(&in);
 	counts c = {0};
 	pp_search_request rq = request(&in, &c);
-	rq.gpus = (pp_search_dim){2, {8, 16}};
+	rq.counts = (pp_search_dim){2, {8, 16}};
 	pp_search_answer a;
 	pp_error err;
 	pp_error_clear(&err);

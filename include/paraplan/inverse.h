@@ -141,7 +141,7 @@ typedef struct pp_search_request {
 	bool simulate;        /* pp_search_simulate the top K of each search */
 	long long gpus;       /* the GPU count (when `counts` is empty) */
 	pp_search_dim counts; /* several GPU counts (with a question only); count 0: gpus */
-	pp_inverse_query q; /* deadline_days, budget_usd: both 0, no question */
+	pp_inverse_query q;   /* deadline_days, budget_usd: both 0, no question */
 	/* Failures and checkpoints (NULL: none): the question's days are
 	 * goodput-aware, and the answer carries the winner's goodput. */
 	const pp_goodput_params *gp;

@@ -153,8 +153,7 @@ void pp_netmap_free(pp_netmap *r);
  * (a GPU matrix) or nodes.
  */
 pp_status pp_netmap_bandwidth(const struct pp_estimate *e, const char *path,
-                              unsigned long long synthetic_seed, pp_bandwidth **out,
-                              pp_error *err);
+                              unsigned long long synthetic_seed, pp_bandwidth **out, pp_error *err);
 
 #ifdef __cplusplus
 }

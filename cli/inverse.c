@@ -1,7 +1,10 @@
 /*
- * --deadline-days D and --budget-usd B of search and sweep (the inverse
- * questions, include/paraplan/inverse.h): the flags, their consistency, and
- * goodput-aware days when a goodput flag is given.
+ * The inverse questions of search and sweep, --deadline-days D and
+ * --budget-usd B (include/paraplan/inverse.h), and the goodput flags of
+ * estimate, search and sweep that make their days goodput-aware:
+ * --mtbf-gpu-hours, --ckpt-write-gbps, --restart-min, --ckpt-async
+ * (defaults and their sources in include/paraplan/goodput.h).  The flags and
+ * their consistency.
  */
 #include <errno.h>
 #include <math.h>
@@ -10,28 +13,48 @@
 
 #include "options.h"
 
+/* A positive number (zero too when `zero_ok`) of `unit` (" of days"; "" for
+ * none), nothing else on the string, times `scale` into *out. */
+static int parse_positive(const char *verb, const char *flag, const char *s, bool zero_ok,
+                          const char *unit, double scale, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < 0 || (v == 0 && !zero_ok)) {
+		cli_message("%s: --%s expects a %s number%s, got '%s'", verb, flag,
+		            zero_ok ? "non-negative" : "positive", unit, s);
+		return EXIT_BADINPUT;
+	}
+	*out = v * scale;
+	return 0;
+}
+
+int cli_goodput_flag(const char *verb, const char *flag, const char *value, pp_goodput_params *gp)
+{
+	if (strcmp(flag, "mtbf-gpu-hours") == 0)
+		return parse_positive(verb, flag, value, false, "", 1, &gp->mtbf_gpu_hours);
+	if (strcmp(flag, "ckpt-write-gbps") == 0) /* bytes per GB */
+		return parse_positive(verb, flag, value, false, "", 1e9,
+		                      &gp->ckpt_write_bytes_per_s);
+	if (strcmp(flag, "restart-min") == 0) /* seconds per minute */
+		return parse_positive(verb, flag, value, true, "", 60, &gp->restart_s);
+	if (strcmp(flag, "ckpt-async") == 0)
+		return cli_parse_onoff(verb, flag, value, &gp->async);
+	return CLI_CONTINUE;
+}
+
 int cli_inverse_flag(const char *verb, const char *flag, const char *value, cli_inverse *inv)
 {
 	bool deadline = strcmp(flag, "deadline-days") == 0;
-	if (!deadline && strcmp(flag, "budget-usd") != 0) {
-		int rc = cli_goodput_flag(verb, flag, value, &inv->gp);
-		if (rc == 0)
-			inv->goodput = true;
-		return rc;
-	}
-	char *end;
-	errno = 0;
-	double v = strtod(value, &end);
-	if (errno || end == value || *end || !isfinite(v) || !(v > 0)) {
-		cli_message("%s: --%s expects a positive number%s, got '%s'", verb, flag,
-		            deadline ? " of days" : " of US dollars", value);
-		return EXIT_BADINPUT;
-	}
-	if (deadline)
-		inv->q.deadline_days = v;
-	else
-		inv->q.budget_usd = v;
-	return 0;
+	if (deadline || strcmp(flag, "budget-usd") == 0)
+		return parse_positive(verb, flag, value, false,
+		                      deadline ? " of days" : " of US dollars", 1,
+		                      deadline ? &inv->q.deadline_days : &inv->q.budget_usd);
+	int rc = cli_goodput_flag(verb, flag, value, &inv->gp);
+	if (rc == 0)
+		inv->goodput = true;
+	return rc;
 }
 
 int cli_inverse_check(const char *verb, const cli_inverse *inv, double train_tokens)

@@ -17,33 +17,28 @@ static void usage(FILE *f)
 	cli_usage(f, "kernel"); /* docs/usage/kernel.txt */
 }
 
-enum { OPT_PROFILE = 1, OPT_SYSTEM, OPT_FORMAT };
-
-static const struct option kernel_opts[] = {{"gpu-profile", required_argument, 0, OPT_PROFILE},
-                                            {"system", required_argument, 0, OPT_SYSTEM},
-                                            {"format", required_argument, 0, OPT_FORMAT},
-                                            {0, 0, 0, 0}};
-
 typedef struct kernel_args {
 	const char *dir, *sys_ref;
 	const pp_format_type *format; /* --format; NULL: text */
 } kernel_args;
 
-static int kernel_flag(const struct option *opt, const char *value, void *ctx)
+/* --gpu-profile DIR and --system NAME: a name that is not empty (CLI_F_FILE
+ * with its own noun). */
+static int kernel_name(void *ctx, const char *verb, const char *name, const char *value)
 {
-	kernel_args *a = ctx;
-	if (opt->val == OPT_FORMAT) {
-		int rc = cli_format_flag(value, &a->format);
-		return rc ? rc : cli_format_check("kernel", a->format, PP_RESULT_KERNEL);
-	}
+	bool dir = strcmp(name, "gpu-profile") == 0;
 	if (!*value) {
-		cli_message("kernel: --%s needs a %s", opt->name,
-		            opt->val == OPT_PROFILE ? "directory" : "name or file");
+		cli_message("%s: --%s needs a %s", verb, name, dir ? "directory" : "name or file");
 		return EXIT_BADINPUT;
 	}
-	*(opt->val == OPT_PROFILE ? &a->dir : &a->sys_ref) = value;
+	*(dir ? &((kernel_args *)ctx)->dir : &((kernel_args *)ctx)->sys_ref) = value;
 	return 0;
 }
+
+static const cli_flag kernel_flags[] = {
+    CLI_ROW("gpu-profile", CLI_F_CALL, 0, .call = kernel_name),
+    CLI_ROW("system", CLI_F_CALL, 0, .call = kernel_name),
+    CLI_ROW("format", CLI_F_FORMAT, offsetof(kernel_args, format)), CLI_END};
 
 /* The options into `a`, --system required: CLI_CONTINUE or an exit code.
  * Reads no file. */
@@ -52,9 +47,9 @@ static int kernel_parse(int argc, char **argv, kernel_args *a)
 	/* The one option layer (cli/options.c): long options named in full,
 	 * "--name VALUE" or "--name=VALUE", -h and --help. */
 	*a = (kernel_args){NULL, NULL, NULL};
-	const cli_args args = {"kernel", usage, kernel_opts, kernel_flag, NULL, a, NULL};
+	const cli_args args = {"kernel", usage, NULL, NULL, NULL, a, kernel_flags};
 	int rc = cli_args_parse(argc, argv, &args);
-	if (rc != CLI_CONTINUE)
+	if (rc != CLI_CONTINUE || (rc = cli_format_check("kernel", a->format, PP_RESULT_KERNEL)))
 		return rc;
 	if (!a->sys_ref) {
 		cli_message("kernel: --system is required (see 'paraplan kernel --help')");
@@ -76,38 +71,22 @@ int cli_kernel(int argc, char **argv)
 	int rc = kernel_parse(argc, argv, &a);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	const char *dir = a.dir, *sys_ref = a.sys_ref;
 	pp_error err;
 	pp_error_clear(&err);
 	pp_system sys;
-	pp_status st = pp_system_resolve(sys_ref, &sys, &err);
+	pp_status st = pp_system_resolve(a.sys_ref, &sys, &err);
 	if (st) {
 		if (!err.source[0])
 			snprintf(err.field, sizeof err.field, "--system");
 		return cli_fail(st, &err);
 	}
-	pp_kernel_profile *p = NULL;
-	if (!dir) {
-		/* No measurements: the reference H100 parameters as fractions of this
-		 * GPU's datasheet peaks, with its SM count. */
-		double sms = sys.gpu.sm_count;
-		if (sms <= 0) {
-			cli_message("kernel: no SM count known for GPU '%s': measure it with "
-			            "tools/probe/paraplan_probe.py and pass --gpu-profile DIR",
-			            sys.gpu.name);
-			return EXIT_BADINPUT;
-		}
-		if ((st = pp_kernel_scale(&sys.gpu, sms, &err)))
-			return cli_fail(st, &err);
-	} else if ((st = pp_kernel_profile_read(dir, &p, &err)) ||
-	           (st = pp_kernel_fit(p, &sys.gpu, &err))) {
-		pp_kernel_profile_free(p);
+	pp_kernel_profile *p;
+	if ((st = pp_kernel_model_of(&sys.gpu, a.dir, &p, &err)))
 		return cli_fail(st, &err);
-	}
 	double mape[PP_KT_COUNT];
 	if (p)
 		pp_kernel_profile_mape(p, &sys.gpu, mape);
-	pp_kernel_report kr = {&sys.gpu, p, dir, mape};
+	pp_kernel_report kr = {&sys.gpu, p, a.dir, mape};
 	pp_result r = {.kind = PP_RESULT_KERNEL, .kernel = &kr};
 	cli_render(a.format, &r, stdout); /* a write error: cli_finish's, on stdout */
 	pp_kernel_profile_free(p);

@@ -15,49 +15,23 @@ static void place_usage(FILE *f)
 	cli_usage(f, "place"); /* docs/usage/place.txt */
 }
 
-enum { OPT_BW = CLI_OPT_VERB, OPT_SYN, OPT_SEED, OPT_MOVES, OPT_RANKFILE, OPT_TRAFFIC, OPT_LARGE };
-
-static const struct option place_opts[] = {{"bandwidth", required_argument, 0, OPT_BW},
-                                           {"synthetic", required_argument, 0, OPT_SYN},
-                                           {"seed", required_argument, 0, OPT_SEED},
-                                           {"moves", required_argument, 0, OPT_MOVES},
-                                           {"rankfile", required_argument, 0, OPT_RANKFILE},
-                                           {"traffic", required_argument, 0, OPT_TRAFFIC},
-                                           {"large-output", no_argument, 0, OPT_LARGE},
-                                           {0, 0, 0, 0}};
-
 typedef struct place_flags {
 	const char *bandwidth, *rankfile, *traffic;
 	long long synthetic, seed, moves;
 	bool large; /* --large-output */
 } place_flags;
 
-static int place_flag(int code, const char *value, void *ctx)
-{
-	place_flags *f = ctx;
-	switch (code) {
-	case OPT_BW:
-		if (!*value) {
-			cli_message("place: --bandwidth needs a file name");
-			return EXIT_BADINPUT;
-		}
-		f->bandwidth = value;
-		return 0;
-	case OPT_RANKFILE:
-	case OPT_TRAFFIC:
-		if (!*value) {
-			cli_message("place: --%s needs a file name",
-			            code == OPT_TRAFFIC ? "traffic" : "rankfile");
-			return EXIT_BADINPUT;
-		}
-		*(code == OPT_TRAFFIC ? &f->traffic : &f->rankfile) = value;
-		return 0;
-	case OPT_SYN: return cli_parse_ll("synthetic", value, 0, 1LL << 62, &f->synthetic);
-	case OPT_SEED: return cli_parse_ll("seed", value, 0, 1LL << 62, &f->seed);
-	case OPT_LARGE: f->large = true; return 0;
-	default: return cli_parse_ll("moves", value, 1, 1000000000LL, &f->moves);
-	}
-}
+#define AT(m) offsetof(place_flags, m)
+static const cli_flag place_flag_rows[] = {
+    CLI_ROW("bandwidth", CLI_F_FILE, AT(bandwidth)),
+    CLI_ROW("synthetic", CLI_F_LL, AT(synthetic), .lo = 0, .hi = 1LL << 62),
+    CLI_ROW("seed", CLI_F_LL, AT(seed), .lo = 0, .hi = 1LL << 62),
+    CLI_ROW("moves", CLI_F_LL, AT(moves), .lo = 1, .hi = 1000000000LL),
+    CLI_ROW("rankfile", CLI_F_FILE, AT(rankfile)),
+    CLI_ROW("traffic", CLI_F_FILE, AT(traffic)),
+    CLI_ROW("large-output", CLI_F_SET, AT(large)),
+    CLI_END};
+#undef AT
 
 /*
  * The shared flags that would change nothing in a mapping: refused, one line
@@ -104,20 +78,18 @@ static int mapped_traffic(const pp_estimate *e, const long long *f, const char *
 static int place_parse(int argc, char **argv, place_flags *fl, cli_opts *o)
 {
 	*fl = (place_flags){NULL, NULL, NULL, -1, 1, 100000, false};
-	const cli_verb verb = {"place", place_usage, place_opts, place_flag, fl, place_take, NULL};
+	const cli_verb verb = {"place", place_usage, NULL, NULL, fl, place_take, place_flag_rows};
 	int rc = cli_opts_parse(argc, argv, &verb, o);
-	if (rc != CLI_CONTINUE)
-		return rc;
-	if ((rc = cli_opts_require(o, "place", true, true)))
+	if (rc != CLI_CONTINUE || (rc = cli_opts_require(o, "place", true, true)))
 		return rc;
 	if (!fl->bandwidth == (fl->synthetic < 0)) {
 		cli_message("place: give one of --bandwidth FILE and --synthetic SEED");
 		return EXIT_BADINPUT;
 	}
 	if ((rc = cli_overlap_check("place", o)) ||
-	    (rc = cli_format_check("place", o->format, PP_RESULT_PLACE)))
-		return rc;
-	if (fl->traffic && (rc = cli_large_output_check("place", "--traffic", o->gpus, fl->large)))
+	    (rc = cli_format_check("place", o->format, PP_RESULT_PLACE)) ||
+	    (fl->traffic &&
+	     (rc = cli_large_output_check("place", "--traffic", o->gpus, fl->large))))
 		return rc;
 	return CLI_CONTINUE;
 }
@@ -149,49 +121,17 @@ int cli_place(int argc, char **argv)
 		return rc;
 	pp_error err;
 	pp_error_clear(&err);
-	pp_status st = PP_OK;
-	if (e->plan.cp > 1 || (e->plan.tp2 > 1)) {
-		free(e);
-		cli_message(
-		    "place: the mapping covers pp x tp x dp workers; --cp and --tp2 must be 1");
-		return EXIT_BADINPUT;
-	}
-	int g = sys.gpus_per_node > 0 ? sys.gpus_per_node : 1;
-	long long nodes = (o.gpus + g - 1) / g;
 	pp_bandwidth *bw = NULL;
-	if (fl.bandwidth)
-		st = pp_bandwidth_read(fl.bandwidth, g, &bw, &err);
-	else
-		st = pp_bandwidth_synthetic((int)nodes, g, sys.nic_bytes_per_s, 0.5, 0.02,
-		                            (unsigned long long)fl.synthetic, &bw, &err);
-	if (st) {
-		free(e);
-		return cli_fail(st, &err);
-	}
-	long long need = bw->gpus_per_endpoint == 1 ? o.gpus : nodes;
-	if (bw->n < need) {
-		cli_message("place: --bandwidth: the matrix has %d %s, the plan needs %lld", bw->n,
-		            bw->gpus_per_endpoint == 1 ? "GPUs" : "nodes", need);
-		pp_bandwidth_free(bw);
-		free(e);
-		return EXIT_BADINPUT;
-	}
 	pp_netmap *run = NULL;
-	if ((st = pp_netmap_run(e, bw, (unsigned long long)fl.seed, fl.moves, &run, &err))) {
+	pp_status st =
+	    pp_netmap_bandwidth(e, fl.bandwidth, (unsigned long long)fl.synthetic, &bw, &err);
+	if (st || (st = pp_netmap_run(e, bw, (unsigned long long)fl.seed, fl.moves, &run, &err))) {
 		pp_bandwidth_free(bw);
 		free(e);
-		return cli_fail(st, &err);
+		return cli_plan_fail(st, &err, &model);
 	}
 	pp_traffic *tr = NULL;
-	pp_place_report pr = {.m = &run->m,
-	                      .f = run->best,
-	                      .anneal = &run->result,
-	                      .seed = fl.seed,
-	                      .identity = run->identity,
-	                      .annealed = run->annealed,
-	                      .sim_s = {run->sim_s[0], run->sim_s[1]},
-	                      .bandwidth = fl.bandwidth,
-	                      .synthetic_seed = fl.synthetic};
+	pp_place_report pr = pp_place_report_of(run, fl.seed, fl.bandwidth, fl.synthetic, NULL);
 	pp_result res = {.kind = PP_RESULT_PLACE, .place = &pr};
 	if (fl.rankfile)
 		rc = cli_render_to(fl.rankfile, pp_format_find("rankfile"), &res);

@@ -25,6 +25,7 @@ typedef struct search_ctx {
 	bool quiet;              /* --quiet: no progress on a terminal */
 	cli_inverse inv;         /* --deadline-days, --budget-usd, the goodput flags */
 	pp_search_dim gpus_list; /* --gpus as a list or a range (with inv), count 0 if not */
+	cli_progress pr;         /* the line of the search running */
 } search_ctx;
 
 #define AT(m) offsetof(search_ctx, m)
@@ -99,24 +100,6 @@ static int take(const char *flag, const char *v, void *vctx)
 	return EXIT_BADINPUT;
 }
 
-/* The search's line of progress: sub-spaces, plans evaluated and their rate,
- * the best so far (cli_progress adds the time and the ETA). */
-static void progress_show(cli_progress *p, const pp_search *s, bool force)
-{
-	if (!p->on)
-		return;
-	pp_search_stats st;
-	pp_search_get_stats(s, &st);
-	char best[48] = "none fits yet";
-	if (st.best_s > 0)
-		snprintf(best, sizeof best, "best %.3f s", st.best_s);
-	double t = cli_progress_elapsed(p);
-	cli_progress_show(p, pp_search_progress(s), force,
-	                  "%lld of %lld sub-spaces, %lld plans evaluated (%.0f/s), %s",
-	                  st.subspaces_done, st.subspaces, st.evaluated,
-	                  t > 0 ? (double)st.evaluated / t : 0.0, best);
-}
-
 /* The options into `ctx` and `o`, checked for form: CLI_CONTINUE or an exit
  * code.  Reads no file. */
 static int search_parse(int argc, char **argv, search_ctx *ctx, cli_opts *o)
@@ -131,9 +114,8 @@ static int search_parse(int argc, char **argv, search_ctx *ctx, cli_opts *o)
 		return rc;
 	if (ctx->gpus_list.count > 0)
 		o->gpus = ctx->gpus_list.values[0];
-	if ((rc = cli_opts_require(o, "search", true, true)))
-		return rc;
-	return CLI_CONTINUE;
+	rc = cli_opts_require(o, "search", true, true);
+	return rc ? rc : CLI_CONTINUE;
 }
 
 int cli_search_parse_only(int argc, char **argv)
@@ -147,124 +129,105 @@ int cli_search_parse_only(int argc, char **argv)
 	return rc == CLI_CONTINUE ? EXIT_ANSWERED : rc;
 }
 
-/* One search at `gpus` GPUs, run to the end with progress: *out, or an exit
- * code after one message.  With `soft`, a GPU count that has no plan space
- * (PP_EINPUT) is a note and *out NULL: a candidate without a plan. */
-static int run_one(const search_ctx *ctx, const cli_opts *o, const pp_model *model,
-                   const pp_system *sys, long long gpus, bool soft, pp_search **out)
+/* The searches' progress (pp_search_hooks, on the search_ctx): a first line
+ * per GPU count, the line redrawn after each step, a note for a count
+ * without a plan. */
+static void show_start(void *vctx, long long gpus, const pp_search *s)
 {
-	*out = NULL;
-	pp_search_space space = ctx->space;
-	space.base = o->plan; /* flash, overlaps: the plan flags that are not searched */
-	space.headroom_fraction = ctx->headroom;
-	pp_search *s;
-	pp_error err;
-	pp_error_clear(&err);
-	pp_status st = pp_search_new(model, sys, &o->job, gpus, &space, &ctx->opts, &s, &err);
-	if (st == PP_EINPUT && soft) {
-		char buf[1024];
-		cli_note("search: %lld GPUs: %s", gpus, pp_error_format(&err, buf, sizeof buf));
-		return 0;
-	}
-	if (st)
-		return cli_plan_fail(st, &err, model);
-	cli_progress pr;
+	search_ctx *c = vctx;
 	pp_search_stats st0;
 	pp_search_get_stats(s, &st0);
-	cli_progress_start(&pr, "search", ctx->quiet,
+	cli_progress_start(&c->pr, "search", c->quiet,
 	                   "%lld GPUs: %lld sub-spaces (tp, tp2, pp, cp, pipeline split) to search "
 	                   "on %d threads",
-	                   gpus, st0.subspaces, ctx->opts.threads);
-	while (!pp_search_done(s) && !st) {
-		st = pp_search_iterate(s, &err);
-		progress_show(&pr, s, false);
-	}
-	progress_show(&pr, s, true);
-	cli_progress_end(&pr);
-	if (!st && ctx->sim)
-		st = pp_search_simulate(s, &err);
-	if (st) {
-		pp_search_free(s);
-		return cli_fail(st, &err);
-	}
-	*out = s;
-	return 0;
+	                   gpus, st0.subspaces, c->opts.threads);
 }
 
-/* pp_inverse_search's run: run_one, its exit code kept in `rc` (after its
- * one message). */
-typedef struct inverse_run_ctx {
-	const search_ctx *ctx;
-	const cli_opts *o;
-	const pp_model *model;
-	const pp_system *sys;
-	int rc;
-} inverse_run_ctx;
-
-static pp_status inverse_run_one(void *vctx, long long gpus, bool soft, pp_search **out,
-                                 pp_error *err)
+/* The line redrawn: sub-spaces, plans evaluated and their rate, the best so
+ * far (cli_progress adds the time and the ETA); erased when `last`. */
+static void show_step(void *vctx, const pp_search *s, bool last)
 {
-	(void)err;
-	inverse_run_ctx *r = vctx;
-	r->rc = run_one(r->ctx, r->o, r->model, r->sys, gpus, soft, out);
-	return r->rc ? PP_EINPUT : PP_OK;
-}
-
-/*
- * --deadline-days / --budget-usd: a search per GPU count (pp_inverse_search;
- * goodput-aware days with a goodput flag).  *picked: the answer's search (or
- * NULL).  0 or an exit code.
- */
-static int inverse_run(search_ctx *ctx, const cli_opts *o, const pp_model *model,
-                       const pp_system *sys, pp_inverse_candidate *c, size_t *n,
-                       pp_inverse_query *q, pp_inverse_result *res, pp_search **picked)
-{
-	pp_search_dim counts = ctx->gpus_list;
-	if (counts.count == 0) {
-		counts.count = 1;
-		counts.values[0] = (int)o->gpus;
+	search_ctx *c = vctx;
+	if (c->pr.on) {
+		pp_search_stats st;
+		pp_search_get_stats(s, &st);
+		char best[48] = "none fits yet";
+		if (st.best_s > 0)
+			snprintf(best, sizeof best, "best %.3f s", st.best_s);
+		double t = cli_progress_elapsed(&c->pr);
+		cli_progress_show(&c->pr, pp_search_progress(s), last,
+		                  "%lld of %lld sub-spaces, %lld plans evaluated (%.0f/s), %s",
+		                  st.subspaces_done, st.subspaces, st.evaluated,
+		                  t > 0 ? (double)st.evaluated / t : 0.0, best);
 	}
-	*q = ctx->inv.q;
-	q->train_tokens = o->job.train_tokens;
-	q->goodput = ctx->inv.goodput;
-	inverse_run_ctx r = {ctx, o, model, sys, 0};
-	pp_error err;
-	pp_error_clear(&err);
-	pp_status st = pp_inverse_search(q, &counts, ctx->inv.goodput ? &ctx->inv.gp : NULL,
-	                                 inverse_run_one, &r, c, n, res, picked, &err);
-	if (r.rc)
-		return r.rc;
-	return st ? cli_fail(st, &err) : 0;
+	if (last)
+		cli_progress_end(&c->pr);
 }
 
-/* The answer of an inverse question (NULL for none). */
-typedef struct inverse_answer {
-	pp_inverse_query q;
-	pp_inverse_candidate *cands;
-	size_t n;
-	pp_inverse_result res;
-} inverse_answer;
+static void show_skip(void *vctx, long long gpus, const pp_error *why)
+{
+	(void)vctx;
+	char buf[1024];
+	cli_note("search: %lld GPUs: %s", gpus, pp_error_format(why, buf, sizeof buf));
+}
 
-/* The report of search `s` (the inverse question's answer `ia`, the winner's
- * goodput `w`; either may be NULL) on `f`, in the format of --format or as
- * the winner's launch flags (--emit): 0, -1 or PP_REPORT_ENOMEM as the report
+/* The report of the answer `a` on `f`, in the format of --format or as the
+ * winner's launch flags (--emit): 0, -1 or PP_REPORT_ENOMEM as the report
  * writers return. */
-static int write_report(FILE *f, const search_ctx *ctx, const cli_opts *o, const pp_search *s,
-                        const inverse_answer *ia, const pp_estimate *w)
+static int write_report(FILE *f, const search_ctx *ctx, const cli_opts *o,
+                        const pp_search_answer *a)
 {
+	const pp_search *s = a->search;
 	if (ctx->emit.on && s && pp_search_count(s) > 0)
 		return cli_emit_write(&ctx->emit, pp_search_plan(s, 0), f);
-	if (ctx->emit.on && ia) {
+	if (ctx->emit.on && a->asked) {
 		cli_message("search: --emit: no GPU count answers the question; nothing to emit");
 		return 0;
 	}
-	pp_inverse_report iv = {ia ? &ia->q : NULL, ia ? ia->cands : NULL, ia ? ia->n : 0,
-	                        ia ? &ia->res : NULL, "gpus"};
-	pp_result r = {.kind = ia ? PP_RESULT_SEARCH_INVERSE : PP_RESULT_SEARCH,
+	pp_inverse_report iv = {&a->q, a->cands, a->n, &a->res, "gpus"};
+	bool text = cli_format_is_text(o->format) && !ctx->emit.on;
+	pp_result r = {.kind = a->asked ? PP_RESULT_SEARCH_INVERSE : PP_RESULT_SEARCH,
 	               .search = s,
-	               .inverse = ia ? &iv : NULL,
-	               .goodput = w};
+	               .inverse = a->asked ? &iv : NULL,
+	               .goodput = text ? a->winner_goodput : NULL};
 	return cli_render(o->format, &r, f);
+}
+
+/* The flags checked together, before any file is read.  0 or an exit code. */
+static int search_check(search_ctx *ctx, const cli_opts *o)
+{
+	int rc;
+	if ((rc = cli_charts_format(&ctx->charts, "search", o)) ||
+	    (rc = cli_out_check("search", "--output", ctx->charts.as_report ? NULL : o->output)) ||
+	    (rc = cli_charts_check("search", &ctx->charts)))
+		return rc;
+	if (ctx->gpus_list.count == 0 &&
+	    (rc = cli_charts_large_check("search", &ctx->charts, o->gpus)))
+		return rc;
+	if (ctx->emit.on && !cli_format_is_text(o->format)) {
+		cli_message("search: --emit and --%s: give one of them",
+		            o->json ? "json" : "format");
+		return EXIT_BADINPUT;
+	}
+	bool inverse = cli_inverse_asked(&ctx->inv);
+	if ((rc = cli_format_check("search", o->format,
+	                           inverse ? PP_RESULT_SEARCH_INVERSE : PP_RESULT_SEARCH)))
+		return rc;
+	if (ctx->gpus_list.count > 0 && !inverse) {
+		cli_message("search: --gpus takes a list only with --deadline-days or --budget-usd "
+		            "(a search per GPU count)");
+		return EXIT_BADINPUT;
+	}
+	if (inverse && (rc = cli_inverse_check("search", &ctx->inv, o->job.train_tokens)))
+		return rc;
+	if (ctx->inv.goodput && !inverse &&
+	    (!cli_format_is_text(o->format) || ctx->emit.on || o->job.train_tokens <= 0)) {
+		cli_message(
+		    "search: the goodput flags show the winner's goodput in the text report: "
+		    "they need --tokens, and not --json or --emit");
+		return EXIT_BADINPUT;
+	}
+	return 0;
 }
 
 int cli_search(int argc, char **argv)
@@ -274,96 +237,38 @@ int cli_search(int argc, char **argv)
 	int rc = search_parse(argc, argv, &ctx, &o);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if ((rc = cli_charts_format(&ctx.charts, "search", &o)) ||
-	    (rc = cli_out_check("search", "--output", ctx.charts.as_report ? NULL : o.output)) ||
-	    (rc = cli_charts_check("search", &ctx.charts)))
-		return rc;
-	if (ctx.gpus_list.count == 0 &&
-	    (rc = cli_charts_large_check("search", &ctx.charts, o.gpus)))
-		return rc;
-	if (ctx.emit.on && !cli_format_is_text(o.format)) {
-		cli_message("search: --emit and --%s: give one of them",
-		            o.json ? "json" : "format");
-		return EXIT_BADINPUT;
-	}
-	bool inverse = cli_inverse_asked(&ctx.inv);
-	if ((rc = cli_format_check("search", o.format,
-	                           inverse ? PP_RESULT_SEARCH_INVERSE : PP_RESULT_SEARCH)))
-		return rc;
-	if (ctx.gpus_list.count > 0 && !inverse) {
-		cli_message("search: --gpus takes a list only with --deadline-days or --budget-usd "
-		            "(a search per GPU count)");
-		return EXIT_BADINPUT;
-	}
-	if (inverse && (rc = cli_inverse_check("search", &ctx.inv, o.job.train_tokens)))
-		return rc;
-	if (ctx.inv.goodput && !inverse &&
-	    (!cli_format_is_text(o.format) || ctx.emit.on || o.job.train_tokens <= 0)) {
-		cli_message(
-		    "search: the goodput flags show the winner's goodput in the text report: "
-		    "they need --tokens, and not --json or --emit");
-		return EXIT_BADINPUT;
-	}
 	pp_model model;
 	pp_system sys;
 	pp_error err;
 	pp_error_clear(&err);
-	if ((rc = cli_opts_inputs(&o, &model, &sys)) ||
+	if ((rc = search_check(&ctx, &o)) || (rc = cli_opts_inputs(&o, &model, &sys)) ||
 	    (rc = space_fail(pp_search_space_check(&ctx.space, &model, &err), &err)) ||
 	    (rc = cli_inverse_price("search", &ctx.inv, &sys)))
 		return rc;
-	pp_search *s = NULL;
-	inverse_answer ia = {.cands = NULL, .n = 0};
-	pp_inverse_candidate *cands = NULL;
-	if (inverse) {
-		cands = ia.cands = calloc(PP_SEARCH_MAX_VALUES, sizeof *cands);
-		if (!cands) {
-			cli_message("out of memory");
-			return EXIT_INTERNAL;
-		}
-		rc = inverse_run(&ctx, &o, &model, &sys, cands, &ia.n, &ia.q, &ia.res, &s);
-	} else {
-		rc = run_one(&ctx, &o, &model, &sys, o.gpus, false, &s);
-	}
-	if (rc) {
-		free(cands);
-		pp_search_free(s);
-		return rc;
-	}
-	if (s && (rc = cli_charts_emit(&ctx.charts, "search",
-	                               pp_search_count(s) ? pp_search_plan(s, 0) : NULL, NULL, NULL,
-	                               s, NULL, &model))) {
-		free(cands);
-		pp_search_free(s);
-		return rc;
-	}
-	/* Before a word is written: the winner's goodput (refused when the run
-	 * never finishes), and a winner --emit cannot express. */
-	bool want_w = ctx.inv.goodput && cli_format_is_text(o.format) && !ctx.emit.on && s &&
-	              pp_search_count(s) > 0;
-	pp_estimate *w = NULL;
-	if (want_w) {
-		pp_error_clear(&err);
-		pp_status st = pp_search_winner_goodput(s, &ctx.inv.gp, &w, &err);
-		if (st)
-			rc = cli_plan_fail(st, &err, &model);
-	}
-	if (!rc && ctx.emit.on && s && pp_search_count(s) > 0 &&
-	    pp_search_plan(s, 0)->plan.schedule == PP_SCHED_WSHAPE) {
+	ctx.space.base = o.plan; /* flash, overlaps: the plan flags that are not searched */
+	ctx.space.headroom_fraction = ctx.headroom;
+	const pp_goodput_params *gp = ctx.inv.goodput ? &ctx.inv.gp : NULL;
+	pp_search_hooks hooks = {&ctx, show_start, show_step, show_skip};
+	pp_search_request rq = {&model, &sys,          &o.job,    &ctx.space, &ctx.opts, ctx.sim,
+	                        o.gpus, ctx.gpus_list, ctx.inv.q, gp,         hooks};
+	pp_search_answer a;
+	pp_status st = pp_search_answer_run(&rq, &a, &err);
+	if (st)
+		return cli_plan_fail(st, &err, &model);
+	const pp_estimate *best =
+	    a.search && pp_search_count(a.search) ? pp_search_plan(a.search, 0) : NULL;
+	if (a.search)
+		rc = cli_charts_emit(&ctx.charts, "search", best, NULL, NULL, a.search, NULL,
+		                     &model);
+	/* Before a word is written: a winner --emit cannot express. */
+	if (!rc && ctx.emit.on && best && best->plan.schedule == PP_SCHED_WSHAPE) {
 		cli_message("search: --emit cannot express the winner's --schedule wshape (DHelix "
 		            "co-execution has no launch flag in any framework)");
 		rc = EXIT_BADINPUT;
 	}
 	cli_out out;
-	if (rc || ctx.charts.as_report || (rc = cli_out_open(&out, o.output))) {
-		free(w);
-		free(cands);
-		pp_search_free(s);
-		return rc;
-	}
-	int wr = write_report(out.f, &ctx, &o, s, inverse ? &ia : NULL, w);
-	free(w);
-	free(cands);
-	pp_search_free(s);
-	return cli_out_close(&out, cli_report_ok(wr, out.f));
+	if (!rc && !ctx.charts.as_report && !(rc = cli_out_open(&out, o.output)))
+		rc = cli_out_close(&out, cli_report_ok(write_report(out.f, &ctx, &o, &a), out.f));
+	pp_search_answer_free(&a);
+	return rc;
 }

@@ -168,6 +168,12 @@ typedef struct pp_place_report {
 	long long synthetic_seed;
 	const pp_traffic *traffic;
 } pp_place_report;
+/* The report of place's run `run` (pp_netmap_run, started from `seed`) on
+ * the matrix of `bandwidth` (NULL: synthetic from `synthetic_seed`), with
+ * the mapped `traffic` (NULL: none).  It borrows `run`, `bandwidth` and
+ * `traffic`: valid while they are. */
+pp_place_report pp_place_report_of(const pp_netmap *run, long long seed, const char *bandwidth,
+                                   long long synthetic_seed, const pp_traffic *traffic);
 
 /* kernel: the parameters in `gpu`->kern; `profile` the measured tables they
  * were fitted to (from directory `dir`) with the model's MAPE on each

@@ -115,6 +115,67 @@ pp_status pp_inverse_search(const pp_inverse_query *q, const pp_search_dim *coun
                             pp_inverse_candidate *c, size_t *n, pp_inverse_result *res,
                             pp_search **picked, pp_error *err);
 
+/*
+ * What a front end sees of the searches pp_search_answer_run runs, e.g. for
+ * a progress line (each member but ctx may be NULL): `start` once a search of
+ * `gpus` GPUs is set up, before its first step; `step` after each step
+ * (pp_search_iterate) and once more, `last`, when the search is done (or a
+ * step failed); `skip` for a GPU count among several that has no plan space
+ * (pp_search_new's PP_EINPUT, its reason in `why`): a candidate without a plan.
+ */
+typedef struct pp_search_hooks {
+	void *ctx;
+	void (*start)(void *ctx, long long gpus, const pp_search *s);
+	void (*step)(void *ctx, const pp_search *s, bool last);
+	void (*skip)(void *ctx, long long gpus, const pp_error *why);
+} pp_search_hooks;
+
+/* A search run to its end, or the inverse question answered by a search per
+ * GPU count (pp_inverse_search).  Read only; the pointers are the caller's. */
+typedef struct pp_search_request {
+	const pp_model *model;
+	const pp_system *system;
+	const pp_job *job;            /* its train_tokens are the question's */
+	const pp_search_space *space; /* its base plan and headroom included */
+	const pp_search_options *opts;
+	bool simulate;        /* pp_search_simulate the top K of each search */
+	long long gpus;       /* the GPU count (when `counts` is empty) */
+	pp_search_dim counts; /* several GPU counts (with a question only); count 0: gpus */
+	pp_inverse_query q;   /* deadline_days, budget_usd: both 0, no question */
+	/* Failures and checkpoints (NULL: none): the question's days are
+	 * goodput-aware, and the answer carries the winner's goodput. */
+	const pp_goodput_params *gp;
+	pp_search_hooks hooks;
+} pp_search_request;
+
+/* pp_search_answer_run's answer; pp_search_answer_free frees what it owns. */
+typedef struct pp_search_answer {
+	/* The search of the one GPU count, or of the question's answer (NULL
+	 * when no count answers it). */
+	pp_search *search;
+	bool asked;                  /* a question: the members below are set */
+	pp_inverse_query q;          /* as answered (train_tokens, goodput filled in) */
+	pp_inverse_candidate *cands; /* one per GPU count searched, ascending */
+	size_t n;
+	pp_inverse_result res;
+	/* With gp and a winner: the winner under failures and checkpoints
+	 * (pp_search_winner_goodput); NULL otherwise. */
+	pp_estimate *winner_goodput;
+} pp_search_answer;
+
+/*
+ * Run the request `rq` into *out (pp_search_answer_free it after PP_OK; on
+ * any other status it is left empty, nothing to free): one search to its end (with `simulate`, its top K
+ * simulated), or, with a question, a search per GPU count of rq->counts
+ * (pp_inverse_search: `soft` when there are several) and the answer; then,
+ * with rq->gp, the winner's goodput.  PP_OK; PP_EINPUT for several GPU
+ * counts without a question, or as pp_search_new; any status of
+ * pp_search_iterate, pp_search_simulate, pp_inverse_search or
+ * pp_search_winner_goodput (a run that never finishes); PP_ENOMEM.
+ */
+pp_status pp_search_answer_run(const pp_search_request *rq, pp_search_answer *out, pp_error *err);
+void pp_search_answer_free(pp_search_answer *a);
+
 const char *pp_inverse_bind_name(pp_inverse_bind b);
 
 /* The candidates, the answer and what binds, as text (days, USD) or as one

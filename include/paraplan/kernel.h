@@ -227,6 +227,18 @@ double pp_kernel_gemm_ceiling_ratio(const char *gpu);
  * the measured reference and for parts without one. */
 double pp_kernel_gemm_fit_ceiling(const char *gpu);
 
+/*
+ * The kernel model of `g` (g->kern set), as `paraplan kernel` reports it:
+ * fitted to the measured tables in `dir` (pp_kernel_profile_read,
+ * pp_kernel_fit; *profile the tables, freed by pp_kernel_profile_free), or,
+ * when `dir` is NULL, the reference H100's parameters carried over with g's
+ * own SM count (pp_kernel_scale; *profile NULL).  PP_OK; PP_EINPUT when g's
+ * SM count is unknown (field gpu.sm_count); or the reader's or the fit's
+ * error (*profile NULL).
+ */
+pp_status pp_kernel_model_of(pp_gpu *g, const char *dir, pp_kernel_profile **profile,
+                             pp_error *err);
+
 /* The SM count and compute capability of a preset GPU are spec's facts:
  * pp_gpu_datasheet_sms, pp_gpu_datasheet_arch (spec.h). */
 

@@ -134,12 +134,26 @@ typedef struct pp_netmap {
 	 * both 0 when the simulator refuses either (the report then omits them) */
 	double sim_s[2];
 } pp_netmap;
-/* *out is freed by pp_netmap_free (NULL on failure).  PP_OK, or the
- * annealer's error (PP_EINPUT, PP_ENOMEM). */
+/* *out is freed by pp_netmap_free (NULL on failure).  PP_OK; PP_EINPUT
+ * when the plan has workers the mapping does not cover (field plan.cp or
+ * plan.tp2 above 1); or the annealer's error (PP_EINPUT, PP_ENOMEM). */
 pp_status pp_netmap_run(const struct pp_estimate *e, const pp_bandwidth *bw,
                         unsigned long long seed, long long max_moves, pp_netmap **out,
                         pp_error *err);
 void pp_netmap_free(pp_netmap *r);
+
+/*
+ * The matrix place maps estimate `e` onto: read from `path` (a Pipette JSON
+ * or an mpiGraph output, pp_bandwidth_read, its nodes of the estimate's
+ * system), or, when `path` is NULL, a synthetic one for the estimate's GPUs
+ * (their nodes at the system's NIC bandwidth, Pipette-like heterogeneity:
+ * pp_bandwidth_synthetic from `synthetic_seed`).  *out (NULL on failure) is
+ * freed by pp_bandwidth_free.  PP_OK, the reader's error, or PP_EINPUT (the
+ * file its source) when the matrix has fewer endpoints than the plan's GPUs
+ * (a GPU matrix) or nodes.
+ */
+pp_status pp_netmap_bandwidth(const struct pp_estimate *e, const char *path,
+                              unsigned long long synthetic_seed, pp_bandwidth **out, pp_error *err);
 
 #ifdef __cplusplus
 }

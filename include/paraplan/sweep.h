@@ -50,6 +50,15 @@ pp_status pp_sweep_axis_parse(const char *s, const char *field, pp_sweep_axis *o
 pp_status pp_sweep_parse_values(const char *s, const char *field, long long max_value,
                                 long long *out, size_t cap, size_t *n, pp_error *err);
 
+/*
+ * The base plan and GPU count of a sweep along `axis`, before it runs: what
+ * the axis sets must not be given too, or it would be ignored (the GPU count
+ * or dp on the gpus and dp axes, an mbs other than 1 on the mbs axis), and
+ * the mbs axis needs the GPU count or dp.  PP_OK or PP_EINPUT (field gpus,
+ * plan.dp or plan.mbs).
+ */
+pp_status pp_sweep_check(pp_sweep_axis axis, const pp_plan *base, long long gpus, pp_error *err);
+
 typedef struct pp_sweep_opts {
 	pp_sweep_axis axis;
 	const long long *values; /* the points, in the order given */

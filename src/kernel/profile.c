@@ -295,3 +295,23 @@ pp_status pp_kernel_profile_read(const char *dir, pp_kernel_profile **out, pp_er
 	*out = p;
 	return PP_OK;
 }
+
+pp_status pp_kernel_model_of(pp_gpu *g, const char *dir, pp_kernel_profile **profile, pp_error *err)
+{
+	*profile = NULL;
+	if (!dir && !(g->sm_count > 0))
+		return ppi_fail(err, "", "gpu.sm_count",
+		                "no SM count known for GPU '%s': measure its kernel tables "
+		                "(tools/probe/paraplan_probe.py) to fit the model to them",
+		                g->name);
+	if (!dir)
+		return pp_kernel_scale(g, g->sm_count, err);
+	pp_status st = pp_kernel_profile_read(dir, profile, err);
+	if (!st)
+		st = pp_kernel_fit(*profile, g, err);
+	if (st) {
+		pp_kernel_profile_free(*profile);
+		*profile = NULL;
+	}
+	return st;
+}

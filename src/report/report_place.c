@@ -54,3 +54,18 @@ int ppi_place_text(const pp_result *res, FILE *o)
 		return -1;
 	return pr->traffic ? pp_report_traffic_text(pr->traffic, o) : 0;
 }
+
+pp_place_report pp_place_report_of(const pp_netmap *run, long long seed, const char *bandwidth,
+                                   long long synthetic_seed, const pp_traffic *traffic)
+{
+	return (pp_place_report){.m = &run->m,
+	                         .f = run->best,
+	                         .anneal = &run->result,
+	                         .seed = seed,
+	                         .identity = run->identity,
+	                         .annealed = run->annealed,
+	                         .sim_s = {run->sim_s[0], run->sim_s[1]},
+	                         .bandwidth = bandwidth,
+	                         .synthetic_seed = synthetic_seed,
+	                         .traffic = traffic};
+}

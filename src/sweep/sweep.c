@@ -174,6 +174,22 @@ static bool point_setup(const pp_sweep *sw, const pp_sweep_opts *o, long long gp
 	return true;
 }
 
+pp_status pp_sweep_check(pp_sweep_axis axis, const pp_plan *base, long long gpus, pp_error *err)
+{
+	bool by_gpus = axis == PP_SWEEP_GPUS || axis == PP_SWEEP_DP;
+	const char *clash = by_gpus && gpus                          ? "gpus"
+	                    : by_gpus && base->dp                    ? "plan.dp"
+	                    : axis == PP_SWEEP_MBS && base->mbs != 1 ? "plan.mbs"
+	                                                             : NULL;
+	if (clash)
+		return ppi_fail(err, "", clash, "the sweep over %s sets it; leave it out",
+		                pp_sweep_axis_name(axis));
+	if (axis == PP_SWEEP_MBS && gpus <= 0 && base->dp <= 0)
+		return ppi_fail(err, "", "gpus",
+		                "a micro-batch sweep needs the GPU count or the dp degree");
+	return PP_OK;
+}
+
 pp_status pp_sweep_run(const pp_model *m, const pp_system *s, const pp_job *job,
                        const pp_plan *base, long long gpus, const pp_sweep_opts *opts,
                        pp_sweep *out, pp_error *err)

@@ -283,6 +283,50 @@ static void test_netmap_run(void **state)
 	free(e);
 }
 
+/* pp_netmap_bandwidth: with no file, the synthetic matrix of the estimate's
+ * nodes at the system's NIC bandwidth (Pipette's spread 0.5, asymmetry
+ * 0.02); pp_netmap_run refuses a plan with cp above 1 (workers the mapping
+ * does not cover). */
+static void test_netmap_bandwidth(void **state)
+{
+	(void)state;
+	pp_model md;
+	pp_system s;
+	pp_job j;
+	pp_plan p;
+	assert_int_equal(pp_model_preset("gpt-39.1b", &md, NULL), PP_OK);
+	assert_int_equal(pp_system_preset("configtuner-hopper", &s, NULL), PP_OK);
+	pp_job_init(&j);
+	j.global_batch = 32;
+	j.seq_len = 2048;
+	pp_plan_init(&p);
+	p.tp = 8;
+	p.pp = 4;
+	p.recompute = PP_RECOMPUTE_FULL;
+	pp_estimate *e = malloc(sizeof *e);
+	pp_error err;
+	if (pp_estimate_run(&md, &s, &j, &p, 32, e, &err))
+		fail_msg("%s", err.text);
+	pp_bandwidth *got, *want;
+	assert_int_equal(pp_netmap_bandwidth(e, NULL, 7, &got, &err), PP_OK);
+	assert_int_equal(pp_bandwidth_synthetic(4, s.gpus_per_node, s.nic_bytes_per_s, 0.5, 0.02, 7,
+	                                        &want, &err),
+	                 PP_OK);
+	assert_int_equal(got->n, want->n);
+	assert_int_equal(got->gpus_per_endpoint, want->gpus_per_endpoint);
+	assert_memory_equal(got->bytes_per_s, want->bytes_per_s,
+	                    (size_t)want->n * (size_t)want->n * sizeof *want->bytes_per_s);
+	e->plan.cp = 2;
+	pp_netmap *run;
+	pp_error_clear(&err);
+	assert_int_equal(pp_netmap_run(e, got, 3, 100, &run, &err), PP_EINPUT);
+	assert_null(run);
+	assert_string_equal(err.field, "plan.cp");
+	pp_bandwidth_free(got);
+	pp_bandwidth_free(want);
+	free(e);
+}
+
 static void test_simulate_slow_pair(void **state)
 {
 	(void)state;
@@ -460,6 +504,7 @@ int main(void)
 	    cmocka_unit_test(test_readers),
 	    cmocka_unit_test(test_simulate_slow_pair),
 	    cmocka_unit_test(test_netmap_run),
+	    cmocka_unit_test(test_netmap_bandwidth),
 	    cmocka_unit_test(test_simulate_wshape_adapter),
 	    cmocka_unit_test(test_anneal_1024),
 	};

@@ -109,6 +109,27 @@ static void test_h100_reference(void **state)
 	pp_kernel_profile_free(p);
 }
 
+/* pp_kernel_model_of without a profile: pp_kernel_scale with the GPU's own SM
+ * count; refused for a GPU whose SM count is unknown. */
+static void test_model_of(void **state)
+{
+	(void)state;
+	pp_gpu g, want;
+	h100_gpu(&g);
+	h100_gpu(&want);
+	pp_error err;
+	pp_kernel_profile *p;
+	assert_int_equal(pp_kernel_model_of(&g, NULL, &p, &err), PP_OK);
+	assert_null(p);
+	assert_int_equal(pp_kernel_scale(&want, want.sm_count, &err), PP_OK);
+	assert_memory_equal(&g.kern, &want.kern, sizeof g.kern);
+	g.sm_count = 0;
+	assert_int_equal(pp_kernel_model_of(&g, NULL, &p, &err), PP_EINPUT);
+	assert_string_equal(err.field, "gpu.sm_count");
+	assert_int_equal(pp_kernel_model_of(&g, "no/such/dir", &p, &err), PP_EINPUT);
+	assert_null(p);
+}
+
 /* Wave quantisation: one tile more than the SMs hold costs a second wave. */
 static void test_waves(void **state)
 {
@@ -632,6 +653,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_h100_fitted),
 	    cmocka_unit_test(test_h100_reference),
+	    cmocka_unit_test(test_model_of),
 	    cmocka_unit_test(test_waves),
 	    cmocka_unit_test(test_gemm_ceiling_ratio),
 	    cmocka_unit_test(test_stack_fractions),

@@ -265,12 +265,35 @@ static void test_rows_and_errors(void **state)
 	pp_sweep_free(NULL);
 }
 
+/* pp_sweep_check: what the axis sets is refused when given too; the mbs
+ * axis needs the GPU count or dp. */
+static void test_check(void **state)
+{
+	(void)state;
+	pp_plan p;
+	pp_plan_init(&p);
+	pp_error err;
+	assert_int_equal(pp_sweep_check(PP_SWEEP_GPUS, &p, 0, &err), PP_OK);
+	assert_int_equal(pp_sweep_check(PP_SWEEP_DP, &p, 64, &err), PP_EINPUT);
+	assert_string_equal(err.field, "gpus");
+	assert_int_equal(pp_sweep_check(PP_SWEEP_MBS, &p, 0, &err), PP_EINPUT);
+	assert_string_equal(err.field, "gpus");
+	assert_int_equal(pp_sweep_check(PP_SWEEP_MBS, &p, 64, &err), PP_OK);
+	p.dp = 4;
+	assert_int_equal(pp_sweep_check(PP_SWEEP_GPUS, &p, 0, &err), PP_EINPUT);
+	assert_string_equal(err.field, "plan.dp");
+	assert_int_equal(pp_sweep_check(PP_SWEEP_MBS, &p, 0, &err), PP_OK);
+	p.mbs = 2;
+	assert_int_equal(pp_sweep_check(PP_SWEEP_MBS, &p, 0, &err), PP_EINPUT);
+	assert_string_equal(err.field, "plan.mbs");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_values),           cmocka_unit_test(test_dp_scaling),
 	    cmocka_unit_test(test_best_mbs_seed000), cmocka_unit_test(test_days_and_cost),
-	    cmocka_unit_test(test_rows_and_errors),
+	    cmocka_unit_test(test_rows_and_errors),  cmocka_unit_test(test_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,93 @@
+/*
+ * A search run to its end, or the inverse question answered over GPU counts
+ * (include/paraplan/inverse.h, pp_search_answer_run): the loop every front
+ * end of the search needs, with hooks for its progress display.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "paraplan/inverse.h"
+#include "util/util.h"
+
+/* One search of `gpus` GPUs to its end (pp_inverse_search_fn): *out, or NULL
+ * with PP_OK for a count without a plan space when `soft`. */
+static pp_status run_one(void *ctx, long long gpus, bool soft, pp_search **out, pp_error *err)
+{
+	const pp_search_request *rq = ctx;
+	const pp_search_hooks *h = &rq->hooks;
+	*out = NULL;
+	pp_search *s;
+	pp_status st =
+	    pp_search_new(rq->model, rq->system, rq->job, gpus, rq->space, rq->opts, &s, err);
+	if (st == PP_EINPUT && soft) {
+		if (h->skip)
+			h->skip(h->ctx, gpus, err);
+		pp_error_clear(err);
+		return PP_OK;
+	}
+	if (st)
+		return st;
+	if (h->start)
+		h->start(h->ctx, gpus, s);
+	while (!pp_search_done(s) && !st) {
+		st = pp_search_iterate(s, err);
+		if (h->step)
+			h->step(h->ctx, s, false);
+	}
+	if (h->step)
+		h->step(h->ctx, s, true);
+	if (!st && rq->simulate)
+		st = pp_search_simulate(s, err);
+	if (st) {
+		pp_search_free(s);
+		return st;
+	}
+	*out = s;
+	return PP_OK;
+}
+
+/* After the searches (their status `st`): the winner's goodput with rq->gp;
+ * *out emptied on a failure. */
+static pp_status finish(const pp_search_request *rq, pp_status st, pp_search_answer *out,
+                        pp_error *err)
+{
+	if (!st && rq->gp && out->search && pp_search_count(out->search) > 0)
+		st = pp_search_winner_goodput(out->search, rq->gp, &out->winner_goodput, err);
+	if (st)
+		pp_search_answer_free(out);
+	return st;
+}
+
+pp_status pp_search_answer_run(const pp_search_request *rq, pp_search_answer *out, pp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	out->asked = rq->q.deadline_days > 0 || rq->q.budget_usd > 0;
+	if (rq->counts.count > 1 && !out->asked)
+		return ppi_fail(err, "", "gpus",
+		                "%d GPU counts: one, or several with a deadline or a budget",
+		                rq->counts.count);
+	long long one = rq->counts.count ? rq->counts.values[0] : rq->gpus;
+	if (!out->asked)
+		return finish(rq, run_one((void *)rq, one, false, &out->search, err), out, err);
+	if (one < 1 || one > INT_MAX)
+		return ppi_fail(err, "", "gpus", "expected 1..%d GPUs, got %lld", INT_MAX, one);
+	pp_search_dim counts = rq->counts.count ? rq->counts : (pp_search_dim){1, {(int)one}};
+	out->q = rq->q;
+	out->q.train_tokens = rq->job->train_tokens;
+	out->q.goodput = rq->gp != NULL;
+	out->cands = ppi_calloc((size_t)counts.count, sizeof *out->cands);
+	if (!out->cands)
+		return ppi_oom(err);
+	pp_status st = pp_inverse_search(&out->q, &counts, rq->gp, run_one, (void *)rq, out->cands,
+	                                 &out->n, &out->res, &out->search, err);
+	return finish(rq, st, out, err);
+}
+
+void pp_search_answer_free(pp_search_answer *a)
+{
+	pp_search_free(a->search);
+	free(a->cands);
+	free(a->winner_goodput);
+	memset(a, 0, sizeof *a);
+}

@@ -244,8 +244,7 @@ static int fit_mode(const pp_runs *runs, const char *data, calibrate_args *a)
 static int calibrate_parse(int argc, char **argv, calibrate_args *a, char *mode)
 {
 	memset(a, 0, sizeof *a);
-	cli_args args = {"calibrate", calibrate_usage, NULL, NULL, calibrate_operand,
-	                 a,           calibrate_flags};
+	cli_args args = {"calibrate", calibrate_usage, calibrate_flags, a, calibrate_operand};
 	int rc = cli_args_parse(argc, argv, &args);
 	if (rc != CLI_CONTINUE)
 		return rc;

@@ -32,8 +32,7 @@ static void steps_usage(FILE *f)
  * estimate` does. */
 int cli_step_inputs(const char *id, char *flags, cli_opts *o, pp_inputs *in)
 {
-	static const struct option none[] = {{0, 0, 0, 0}};
-	const cli_verb verb = {"calibrate", steps_usage, none, NULL, NULL, NULL, NULL};
+	const cli_verb verb = {"calibrate", steps_usage, NULL, NULL, NULL};
 	char *argv[MAX_ARGS] = {"calibrate"};
 	size_t argc = 1 + pp_step_words(flags, argv + 1, MAX_ARGS - 1);
 	if (argc > MAX_ARGS) {

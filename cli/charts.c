@@ -7,20 +7,6 @@
 
 #include "options.h"
 
-int cli_charts_flag(cli_charts *c, const char *verb, bool svg, const char *value)
-{
-	if (!*value) {
-		cli_message("%s: %s needs a %s", verb, svg ? "--svg" : "--html",
-		            svg ? "directory" : "file name");
-		return EXIT_BADINPUT;
-	}
-	if (svg)
-		c->svg_dir = value;
-	else
-		c->html = value;
-	return 0;
-}
-
 int cli_charts_format(cli_charts *c, const char *verb, const cli_opts *o)
 {
 	if (o->format != pp_format_find("html"))

@@ -128,8 +128,6 @@ static inline bool cli_charts_wanted(const cli_charts *c)
 {
 	return c->html || c->svg_dir;
 }
-/* A flag's value into `c` (`svg`: --svg, else --html).  0 or EXIT_BADINPUT. */
-int cli_charts_flag(cli_charts *c, const char *verb, bool svg, const char *value);
 /* Before any work: the page can be written, the directory exists and every
  * file it may receive (DIR/memory.svg, ...) can be written.  0 or EXIT_BADINPUT. */
 int cli_charts_check(const char *verb, const cli_charts *c);
@@ -147,8 +145,8 @@ int cli_validate(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);
 int cli_kernel(int argc, char **argv);
 /* calibrate's modes after its flags (cli/calibrate.c): --nccl-tests
- * (cli/calibrate_nccl.c, at most CLI_NCCL_MAX_LOGS logs) and --step-times
- * (cli/calibrate_steps.c).  Exit codes. */
+ * (cli/calibrate_system.c, at most CLI_NCCL_MAX_LOGS logs) and --step-times
+ * (the same file).  Exit codes. */
 #define CLI_NCCL_MAX_LOGS 64
 int cli_calibrate_nccl(const char *const *paths, size_t np, const char *system, const char *output);
 int cli_calibrate_steps(const char *path, const char *output);

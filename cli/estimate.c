@@ -93,7 +93,7 @@ static int estimate_parse(int argc, char **argv, estimate_flags *flags, cli_opts
 {
 	memset(flags, 0, sizeof *flags);
 	pp_goodput_params_init(&flags->gp.gp);
-	const cli_verb verb = {"estimate", estimate_usage, NULL, NULL, flags, NULL, estimate_table};
+	const cli_verb verb = {"estimate", estimate_usage, estimate_table, flags, NULL};
 	int rc = cli_opts_parse(argc, argv, &verb, o);
 	if (rc != CLI_CONTINUE)
 		return rc;

@@ -22,22 +22,9 @@ typedef struct kernel_args {
 	const pp_format_type *format; /* --format; NULL: text */
 } kernel_args;
 
-/* --gpu-profile DIR and --system NAME: a name that is not empty (CLI_F_FILE
- * with its own noun). */
-static int kernel_name(void *ctx, const char *verb, const char *name, const char *value)
-{
-	bool dir = strcmp(name, "gpu-profile") == 0;
-	if (!*value) {
-		cli_message("%s: --%s needs a %s", verb, name, dir ? "directory" : "name or file");
-		return EXIT_BADINPUT;
-	}
-	*(dir ? &((kernel_args *)ctx)->dir : &((kernel_args *)ctx)->sys_ref) = value;
-	return 0;
-}
-
 static const cli_flag kernel_flags[] = {
-    CLI_ROW("gpu-profile", CLI_F_CALL, 0, .call = kernel_name),
-    CLI_ROW("system", CLI_F_CALL, 0, .call = kernel_name),
+    CLI_ROW("gpu-profile", CLI_F_FILE, offsetof(kernel_args, dir), .what = "a directory"),
+    CLI_ROW("system", CLI_F_FILE, offsetof(kernel_args, sys_ref), .what = "a name or file"),
     CLI_ROW("format", CLI_F_FORMAT, offsetof(kernel_args, format)), CLI_END};
 
 /* The options into `a`, --system required: CLI_CONTINUE or an exit code.
@@ -47,7 +34,7 @@ static int kernel_parse(int argc, char **argv, kernel_args *a)
 	/* The one option layer (cli/options.c): long options named in full,
 	 * "--name VALUE" or "--name=VALUE", -h and --help. */
 	*a = (kernel_args){NULL, NULL, NULL};
-	const cli_args args = {"kernel", usage, NULL, NULL, NULL, a, kernel_flags};
+	const cli_args args = {"kernel", usage, kernel_flags, a, NULL};
 	int rc = cli_args_parse(argc, argv, &args);
 	if (rc != CLI_CONTINUE || (rc = cli_format_check("kernel", a->format, PP_RESULT_KERNEL)))
 		return rc;

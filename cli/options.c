@@ -212,16 +212,7 @@ bool cli_format_is_text(const pp_format_type *f)
 	return !f || f == pp_format_find("text");
 }
 
-/* The option named by `name` (`len` characters): exactly, never a prefix. */
-static const struct option *find_opt(const struct option *tab, const char *name, size_t len)
-{
-	for (const struct option *p = tab; p && p->name; p++)
-		if (strlen(p->name) == len && strncmp(p->name, name, len) == 0)
-			return p;
-	return NULL;
-}
-
-/* The verb flag named by `name` (`len` characters): exactly, never a prefix. */
+/* The flag named by `name` (`len` characters): exactly, never a prefix. */
 static const cli_flag *find_flag(const cli_flag *tab, const char *name, size_t len)
 {
 	for (const cli_flag *p = tab; p && p->name; p++)
@@ -240,10 +231,8 @@ static bool abbreviates(const char *full, const char *name, size_t len)
 typedef struct parse_spec {
 	const char *verb;
 	void (*usage)(FILE *f);
-	const struct option *opts; /* a verb's table of struct option, to `flag` */
-	int (*flag)(const struct option *opt, const char *value, void *ctx);
 	int (*operand)(const char *arg, void *ctx);
-	void *ctx;
+	void *operand_ctx;
 	const cli_flag *flags[2]; /* the shared flags (or none), the verb's */
 	void *flags_ctx[2];       /* where each table's flags go */
 	/* sees each shared flag first (cli_verb.take) */
@@ -256,11 +245,6 @@ static const char *abbreviated(const parse_spec *ps, const char *name, size_t le
 {
 	const char *hit = NULL;
 	int n = 0;
-	for (const struct option *p = ps->opts; p && p->name; p++)
-		if (abbreviates(p->name, name, len)) {
-			hit = p->name;
-			n++;
-		}
 	for (size_t t = 0; t < 2; t++)
 		for (const cli_flag *p = ps->flags[t]; p && p->name; p++)
 			if (abbreviates(p->name, name, len)) {
@@ -304,12 +288,12 @@ static int flag_apply(const cli_flag *fl, const char *verb, void *ctx, const cha
 	case CLI_F_ONOFF: return cli_parse_onoff(verb, fl->name, v, to);
 	case CLI_F_FILE:
 		if (!*v) {
-			cli_message("%s: --%s needs a file name", verb, fl->name);
+			cli_message("%s: --%s needs %s", verb, fl->name,
+			            fl->what ? fl->what : "a file name");
 			return EXIT_BADINPUT;
 		}
 		/* fall through */
 	case CLI_F_STR: *(const char **)to = v; break;
-	case CLI_F_CHARTS: return cli_charts_flag(to, verb, strcmp(fl->name, "svg") == 0, v);
 	case CLI_F_INVERSE: return cli_inverse_flag(verb, fl->name, v, to);
 	case CLI_F_EMIT: {
 		cli_emit *em = to;
@@ -351,7 +335,7 @@ static int parse_args(int argc, char **argv, const parse_spec *ps)
 		const char *a = argv[i];
 		if (options_end || a[0] != '-' || a[1] == '\0') {
 			if (ps->operand) {
-				int rc = ps->operand(a, ps->ctx);
+				int rc = ps->operand(a, ps->operand_ctx);
 				if (rc)
 					return rc;
 			} else if (!stray)
@@ -370,12 +354,10 @@ static int parse_args(int argc, char **argv, const parse_spec *ps)
 		const char *eq = strchr(name, '=');
 		size_t len = eq ? (size_t)(eq - name) : strlen(name);
 		const cli_flag *fl = NULL;
-		const struct option *opt = NULL;
 		size_t t = 0;
-		if (a[1] == '-' && !(fl = find_flag(ps->flags[t], name, len)) &&
-		    !(opt = find_opt(ps->opts, name, len)))
+		if (a[1] == '-' && !(fl = find_flag(ps->flags[t], name, len)))
 			fl = find_flag(ps->flags[++t], name, len);
-		if (!opt && !fl) {
+		if (!fl) {
 			const char *full = a[1] == '-' ? abbreviated(ps, name, len) : NULL;
 			if (full)
 				cli_message(
@@ -388,8 +370,7 @@ static int parse_args(int argc, char **argv, const parse_spec *ps)
 			return EXIT_BADINPUT;
 		}
 		const char *v = NULL;
-		const char *opt_name = opt ? opt->name : fl->name;
-		if (opt ? opt->has_arg == required_argument : fl->kind != CLI_F_SET) {
+		if (fl->kind != CLI_F_SET) {
 			if (eq)
 				v = eq + 1;
 			else if (i + 1 < argc)
@@ -399,14 +380,13 @@ static int parse_args(int argc, char **argv, const parse_spec *ps)
 				return EXIT_BADINPUT;
 			}
 		} else if (eq) {
-			cli_message("%s: --%s takes no value, got '%s'", ps->verb, opt_name, a);
+			cli_message("%s: --%s takes no value, got '%s'", ps->verb, fl->name, a);
 			return EXIT_BADINPUT;
 		}
-		int rc = t == 0 && fl && ps->take ? ps->take(fl->name, v, ps->flags_ctx[1])
-		                                  : CLI_CONTINUE;
+		int rc =
+		    t == 0 && ps->take ? ps->take(fl->name, v, ps->flags_ctx[1]) : CLI_CONTINUE;
 		if (rc == CLI_CONTINUE)
-			rc = opt ? ps->flag(opt, v, ps->ctx)
-			         : flag_apply(fl, ps->verb, ps->flags_ctx[t], v);
+			rc = flag_apply(fl, ps->verb, ps->flags_ctx[t], v);
 		if (rc)
 			return rc;
 	}
@@ -419,17 +399,9 @@ static int parse_args(int argc, char **argv, const parse_spec *ps)
 
 int cli_args_parse(int argc, char **argv, const cli_args *args)
 {
-	parse_spec ps = {args->verb,          args->usage,       args->opts,
-	                 args->flag,          args->operand,     args->ctx,
+	parse_spec ps = {args->verb,          args->usage,       args->operand, args->ctx,
 	                 {NULL, args->flags}, {NULL, args->ctx}, NULL};
 	return parse_args(argc, argv, &ps);
-}
-
-/* A verb's table of struct option: to its handler. */
-static int opts_flag(const struct option *opt, const char *v, void *ctx)
-{
-	const cli_verb *verb = ctx;
-	return verb->handle ? verb->handle(opt->val, v, verb->ctx) : EXIT_INTERNAL;
 }
 
 /*
@@ -442,15 +414,8 @@ int cli_opts_parse(int argc, char **argv, const cli_verb *verb, cli_opts *o)
 	o->price = -1;
 	pp_job_init(&o->job);
 	pp_plan_init(&o->plan);
-	parse_spec ps = {verb->name,
-	                 verb->usage,
-	                 verb->opts,
-	                 opts_flag,
-	                 NULL,
-	                 (void *)verb,
-	                 {common_flags(), verb->flags},
-	                 {o, verb->ctx},
-	                 verb->take};
+	parse_spec ps = {verb->name,     verb->usage, NULL, NULL, {common_flags(), verb->flags},
+	                 {o, verb->ctx}, verb->take};
 	int rc = parse_args(argc, argv, &ps);
 	/* A recipe scales FP8 operands: given without them it is a mistake,
 	 * whichever flag (--precision, --from-megatron) set the precision. */

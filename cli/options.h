@@ -5,7 +5,6 @@
 #ifndef PARAPLAN_CLI_OPTIONS_H
 #define PARAPLAN_CLI_OPTIONS_H
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -14,9 +13,6 @@
 
 /* cli_opts_parse's "carry on" result; anything else is an exit code. */
 #define CLI_CONTINUE (-1)
-
-/* Option codes a verb may use for its own flags start here. */
-#define CLI_OPT_VERB 1024
 
 typedef struct cli_opts {
 	const char *model_ref, *system_ref, *output, *framework;
@@ -49,8 +45,8 @@ typedef enum cli_flag_kind {
 	CLI_F_PRICE,   /* US dollars in 0..hi (cli_parse_price): double */
 	CLI_F_ONOFF,   /* on or off: bool */
 	CLI_F_STR,     /* the value as given: const char * */
-	CLI_F_FILE,    /* a name that is not empty: const char * */
-	CLI_F_CHARTS,  /* --html FILE or --svg DIR (by the name): the cli_charts */
+	CLI_F_FILE,    /* a name that is not empty ("needs WHAT", a file name
+	                * unless `what` says): const char * */
 	CLI_F_INVERSE, /* --deadline-days, --budget-usd or a goodput flag: the cli_inverse */
 	CLI_F_EMIT,    /* --emit FRAMEWORK: the cli_emit */
 	CLI_F_FORMAT,  /* --format NAME (cli_format_flag): const pp_format_type * */
@@ -68,7 +64,7 @@ typedef struct cli_flag {
 	size_t off;    /* offsetof the target in the verb's context */
 	double lo, hi; /* INT, LL, REAL; PRICE: hi */
 	bool lo_open, hi_open;
-	const char *what; /* REAL: what is expected, for the refusal */
+	const char *what; /* REAL, FILE: what is expected, for the refusal */
 	int (*call)(void *ctx, const char *verb, const char *name, const char *value);
 } cli_flag;
 
@@ -92,11 +88,14 @@ typedef struct cli_emit {
  * on stderr ("note: --emit: ...").  The report writers' return. */
 int cli_emit_write(const cli_emit *em, const pp_estimate *e, FILE *f);
 
-/* The rows of --html, --svg and --large-output into the cli_charts member
- * `m` of the context type `T`. */
+/* The rows of --html and --svg into the cli_charts member `m` of the
+ * context type `T`; CLI_CHARTS_FLAGS adds --large-output. */
+#define CLI_PAGE_FLAGS(T, m)                                                                       \
+	CLI_ROW("html", CLI_F_FILE, offsetof(T, m) + offsetof(cli_charts, html)),                  \
+	    CLI_ROW("svg", CLI_F_FILE, offsetof(T, m) + offsetof(cli_charts, svg_dir),             \
+	            .what = "a directory")
 #define CLI_CHARTS_FLAGS(T, m)                                                                     \
-	CLI_ROW("html", CLI_F_CHARTS, offsetof(T, m)),                                             \
-	    CLI_ROW("svg", CLI_F_CHARTS, offsetof(T, m)),                                          \
+	CLI_PAGE_FLAGS(T, m),                                                                      \
 	    CLI_ROW("large-output", CLI_F_SET, offsetof(T, m) + offsetof(cli_charts, large))
 /* The goodput flags (cli_goodput_flag) into the cli_inverse member `m`. */
 #define CLI_GOODPUT_FLAGS(T, m)                                                                    \
@@ -110,9 +109,7 @@ int cli_emit_write(const cli_emit *em, const pp_estimate *e, FILE *f);
 	    CLI_ROW("budget-usd", CLI_F_INVERSE, offsetof(T, m)), CLI_GOODPUT_FLAGS(T, m)
 
 /*
- * A verb's own flags: `opts` (NULL-terminated, codes >= CLI_OPT_VERB) handled
- * by `handle`, which returns 0 or an exit code, or `flags` (a cli_flag table
- * into `ctx`).  `take`, when set, sees every shared flag first, by its long
+ * A verb's own flags: `flags`, a cli_flag table into `ctx`.  `take`, when set, sees every shared flag first, by its long
  * name ("tp"): it returns CLI_CONTINUE to leave the flag to the shared parser
  * (into cli_opts), or 0 or an exit code when it took (or refused) the flag
  * itself.
@@ -120,11 +117,9 @@ int cli_emit_write(const cli_emit *em, const pp_estimate *e, FILE *f);
 typedef struct cli_verb {
 	const char *name;       /* "estimate" */
 	void (*usage)(FILE *f); /* --help */
-	const struct option *opts;
-	int (*handle)(int code, const char *value, void *ctx);
+	const cli_flag *flags;
 	void *ctx;
 	int (*take)(const char *flag, const char *value, void *ctx);
-	const cli_flag *flags;
 } cli_verb;
 
 /*
@@ -137,20 +132,17 @@ int cli_opts_parse(int argc, char **argv, const cli_verb *verb, cli_opts *o);
 /*
  * A verb with its own flags only (validate, calibrate): the same rules as
  * cli_opts_parse — exact long names, "--name value" or "--name=value", "-h" and
- * "--help" print `usage`, "--" ends the options.  `flag` gets each flag
- * (value NULL for one without) and returns 0 or an exit code (after one
- * message); it decides whether a repeated flag replaces (last wins) or adds.
+ * "--help" print `usage`, "--" ends the options.  `flags` is its table
+ * into `ctx` (a row decides whether a repeated flag replaces or adds).
  * `operand`, when set, gets each argument that is not an option; when NULL,
  * such an argument is refused.  CLI_CONTINUE, or the exit code to return.
  */
 typedef struct cli_args {
 	const char *verb;       /* "validate" */
 	void (*usage)(FILE *f); /* -h, --help */
-	const struct option *opts;
-	int (*flag)(const struct option *opt, const char *value, void *ctx);
-	int (*operand)(const char *arg, void *ctx);
+	const cli_flag *flags;
 	void *ctx;
-	const cli_flag *flags; /* instead of opts and flag: a table into ctx */
+	int (*operand)(const char *arg, void *ctx);
 } cli_args;
 int cli_args_parse(int argc, char **argv, const cli_args *args);
 
@@ -195,7 +187,7 @@ int cli_overlap_check(const char *verb, const cli_opts *o);
  * --gpu-profile, --overlap and the price resolved (pp_inputs_resolve), the
  * job, plan and GPU count copied.  0 or an exit code (after one message). */
 int cli_inputs(const cli_opts *o, pp_inputs *in);
-/* One run of a step-times file (cli/calibrate_steps.c): its `flags` (cut
+/* One run of a step-times file (cli/calibrate_system.c): its `flags` (cut
  * into words in place: whitespace, "double quotes" group) read as `paraplan
  * estimate` reads them into *o, resolved into *in and estimated once.  `id`
  * names the run in messages.  0 or an exit code (after one message). */
@@ -205,7 +197,7 @@ int cli_opts_inputs(const cli_opts *o, pp_model *model, pp_system *sys);
 
 /*
  * A goodput flag (mtbf-gpu-hours, ckpt-write-gbps, restart-min, ckpt-async;
- * cli/goodput_flags.c) into `gp`: 0, EXIT_BADINPUT (after one message), or
+ * cli/inverse.c) into `gp`: 0, EXIT_BADINPUT (after one message), or
  * CLI_CONTINUE when `flag` is not one of them.
  */
 int cli_goodput_flag(const char *verb, const char *flag, const char *value, pp_goodput_params *gp);

@@ -78,7 +78,7 @@ static int mapped_traffic(const pp_estimate *e, const long long *f, const char *
 static int place_parse(int argc, char **argv, place_flags *fl, cli_opts *o)
 {
 	*fl = (place_flags){NULL, NULL, NULL, -1, 1, 100000, false};
-	const cli_verb verb = {"place", place_usage, NULL, NULL, fl, place_take, place_flag_rows};
+	const cli_verb verb = {"place", place_usage, place_flag_rows, fl, place_take};
 	int rc = cli_opts_parse(argc, argv, &verb, o);
 	if (rc != CLI_CONTINUE || (rc = cli_opts_require(o, "place", true, true)))
 		return rc;

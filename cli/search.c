@@ -108,7 +108,7 @@ static int search_parse(int argc, char **argv, search_ctx *ctx, cli_opts *o)
 	pp_search_options_init(&ctx->opts);
 	pp_goodput_params_init(&ctx->inv.gp);
 	pp_search_space_init(&ctx->space);
-	const cli_verb verb = {"search", search_usage, NULL, NULL, ctx, take, search_flags};
+	const cli_verb verb = {"search", search_usage, search_flags, ctx, take};
 	int rc = cli_opts_parse(argc, argv, &verb, o);
 	if (rc != CLI_CONTINUE)
 		return rc;

@@ -25,8 +25,7 @@ static const cli_flag sweep_flags[] = {
     CLI_ROW("usd-per-gpu", CLI_F_PRICE, AT(so.usd_per_gpu), .hi = 1e7),
     CLI_ROW("replica-batch", CLI_F_LL, AT(so.replica_batch), .lo = 1, .hi = 1000000000),
     CLI_ROW("csv", CLI_F_SET, AT(csv)),
-    CLI_ROW("html", CLI_F_CHARTS, AT(charts)),
-    CLI_ROW("svg", CLI_F_CHARTS, AT(charts)),
+    CLI_PAGE_FLAGS(sweep_args, charts),
     CLI_ROW("quiet", CLI_F_SET, AT(quiet)),
     CLI_INVERSE_FLAGS(sweep_args, inv),
     CLI_END};
@@ -56,7 +55,7 @@ static int sweep_parse(int argc, char **argv, sweep_args *a, cli_opts *o)
 	memset(a, 0, sizeof *a);
 	pp_sweep_opts_init(&a->so);
 	pp_goodput_params_init(&a->inv.gp);
-	const cli_verb verb = {"sweep", sweep_usage, NULL, NULL, a, NULL, sweep_flags};
+	const cli_verb verb = {"sweep", sweep_usage, sweep_flags, a, NULL};
 	int rc = cli_opts_parse(argc, argv, &verb, o);
 	if (rc != CLI_CONTINUE)
 		return rc;

@@ -91,7 +91,7 @@ static void validate_progress(void *ctx, size_t done, size_t total)
 /* validate's flags into `a`: CLI_CONTINUE or the exit code. */
 static int validate_parse(int argc, char **argv, validate_args *a)
 {
-	cli_args args = {"validate", validate_usage, NULL, NULL, NULL, a, validate_flags};
+	cli_args args = {"validate", validate_usage, validate_flags, a, NULL};
 	int rc = cli_args_parse(argc, argv, &args);
 	if (a->json)
 		a->format = pp_format_find("json");

@@ -47,7 +47,7 @@ BY_HAND = {"paraplan", "list"}
 # Usage functions that print no docs/usage/ text, and why.
 EXEMPT = {
     # calibrate --step-times parses each record's flags as estimate's; a
-    # record asking for --help gets this one line (cli/calibrate_steps.c).
+    # record asking for --help gets this one line (cli/calibrate_system.c).
     "steps_usage",
 }
 

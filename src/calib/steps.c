@@ -69,15 +69,13 @@ static pp_status read_csv(const char *source, char *text, pp_steps *out, pp_erro
 
 static pp_status read_json(const char *source, const char *text, pp_steps *out, pp_error *err)
 {
-	json_error_t je;
-	json_t *root = json_loads(text, 0, &je);
-	json_t *arr = root ? json_object_get(root, "runs") : NULL;
-	if (!root) {
-		char where[PP_ERROR_SOURCE_MAX];
-		snprintf(where, sizeof where, "%s:%d:%d", source, je.line, je.column);
-		return ppi_fail(err, where, NULL, "invalid JSON: %s", je.text);
-	}
-	pp_status st = PP_OK;
+	/* ppi_json_parse_object: an allocation jansson's lexer could not make
+	 * is out of memory, not a document with a character dropped. */
+	json_t *root;
+	pp_status st = ppi_json_parse_object(text, strlen(text), source, &root, err);
+	if (st)
+		return st;
+	json_t *arr = json_object_get(root, "runs");
 	if (!json_is_array(arr))
 		st = ppi_fail(err, source, "runs",
 		              "expected an array of {\"flags\", \"iteration_s\"}");
@@ -172,22 +170,26 @@ static pp_status system_inline(const char *system_ref, json_t **out, pp_error *e
 	pp_status st = pp_system_source_text(system_ref, &text, &len, err);
 	if (st)
 		return st;
-	json_t *root = json_loadb(text, len, 0, NULL);
+	/* read as every JSON input is (ppi_json_parse_object): jansson's lexer
+	 * out of memory is out of memory, never a parsed document */
+	json_t *root, *gpu;
+	st = ppi_json_parse_object(text, len, system_ref, &root, err);
 	free(text);
-	if (!json_is_object(root)) {
-		json_decref(root);
-		return ppi_fail(err, system_ref, NULL, "cannot read the system's JSON");
-	}
-	json_t *gpu = json_object_get(root, "gpu");
+	if (st)
+		return st;
+	gpu = json_object_get(root, "gpu");
 	if (json_is_string(gpu)) {
-		if ((st = pp_gpu_source_text(json_string_value(gpu), &text, &len, err))) {
+		const char *name = json_string_value(gpu);
+		if (!(st = pp_gpu_source_text(name, &text, &len, err))) {
+			st = ppi_json_parse_object(text, len, name, &gpu, err);
+			free(text);
+		}
+		if (!st && (json_object_del(gpu, "aliases"), json_object_set_new(root, "gpu", gpu)))
+			st = ppi_oom(err); /* set_new took gpu, freed on failure */
+		if (st) {
 			json_decref(root);
 			return st;
 		}
-		gpu = json_loadb(text, len, 0, NULL);
-		free(text);
-		json_object_del(gpu, "aliases");
-		json_object_set_new(root, "gpu", gpu);
 	}
 	*out = root;
 	return PP_OK;

@@ -32,5 +32,8 @@ cd "$work" # the files place and calibrate write land here
 # calibrate --nccl-tests: a log read, both tiers fitted, the system JSON written
 "$bin" calibrate --nccl-tests "$data/nccl/h100x4_all_reduce.txt" --system dgx-h100 \
 	--output system.json
+# calibrate --step-times: the runs estimated, the system fitted and written
+# with its GPU inline (two JSON documents read through the shielded parser)
+"$bin" calibrate --step-times "$data/steps/h100_megatron_bridge.csv" --output steps-system.json
 # --from-megatron: a launch script read (every flag used: no note)
 "$bin" estimate --from-megatron "@$here/train_llama3_8b.sh" --system dgx-h100 --gpus 16 --json

@@ -290,23 +290,9 @@ static void test_netmap_run(void **state)
 static void test_netmap_bandwidth(void **state)
 {
 	(void)state;
-	pp_model md;
-	pp_system s;
-	pp_job j;
-	pp_plan p;
-	assert_int_equal(pp_model_preset("gpt-39.1b", &md, NULL), PP_OK);
-	assert_int_equal(pp_system_preset("configtuner-hopper", &s, NULL), PP_OK);
-	pp_job_init(&j);
-	j.global_batch = 32;
-	j.seq_len = 2048;
-	pp_plan_init(&p);
-	p.tp = 8;
-	p.pp = 4;
-	p.recompute = PP_RECOMPUTE_FULL;
-	pp_estimate *e = malloc(sizeof *e);
+	pp_estimate *e = pp_test_gpt39(8, 4, 32, true);
+	const pp_system s = e->system;
 	pp_error err;
-	if (pp_estimate_run(&md, &s, &j, &p, 32, e, &err))
-		fail_msg("%s", err.text);
 	pp_bandwidth *got, *want;
 	assert_int_equal(pp_netmap_bandwidth(e, NULL, 7, &got, &err), PP_OK);
 	assert_int_equal(pp_bandwidth_synthetic(4, s.gpus_per_node, s.nic_bytes_per_s, 0.5, 0.02, 7,

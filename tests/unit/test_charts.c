@@ -22,23 +22,8 @@
 static void test_gather_estimate(void **state)
 {
 	(void)state;
-	pp_model m;
-	pp_system s;
-	pp_job j;
-	pp_plan p;
-	assert_int_equal(pp_model_preset("gpt-39.1b", &m, NULL), PP_OK);
-	assert_int_equal(pp_system_preset("configtuner-hopper", &s, NULL), PP_OK);
-	pp_job_init(&j);
-	j.global_batch = 32;
-	j.seq_len = 2048;
-	pp_plan_init(&p);
-	p.tp = 8;
-	p.pp = 4;
-	p.recompute = PP_RECOMPUTE_FULL;
-	pp_estimate *e = malloc(sizeof *e);
+	pp_estimate *e = pp_test_gpt39(8, 4, 32, true);
 	pp_error err;
-	if (pp_estimate_run(&m, &s, &j, &p, 32, e, &err))
-		fail_msg("%s", err.text);
 	assert_true(e->fits);
 	assert_false(e->simulated);
 	pp_report_charts c;

@@ -457,22 +457,8 @@ static void test_timeline_node(void **state)
 static void test_views(void **state)
 {
 	(void)state;
-	pp_model m;
-	pp_system s;
-	pp_job j;
-	pp_plan p;
-	assert_int_equal(pp_model_preset("gpt-39.1b", &m, NULL), PP_OK);
-	assert_int_equal(pp_system_preset("configtuner-hopper", &s, NULL), PP_OK);
-	pp_job_init(&j);
-	j.global_batch = 16;
-	j.seq_len = 2048;
-	pp_plan_init(&p);
-	p.tp = 2;
-	p.pp = 4;
-	pp_estimate *e = malloc(sizeof *e);
+	pp_estimate *e = pp_test_gpt39(2, 4, 16, false);
 	pp_error err;
-	if (pp_estimate_run(&m, &s, &j, &p, 16, e, &err))
-		fail_msg("%s", err.text);
 	pp_sim *sim;
 	assert_int_equal(pp_sim_new(&sim, &err), PP_OK);
 	assert_int_equal(pp_estimate_simulate(e, sim, &err), PP_OK);

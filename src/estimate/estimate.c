@@ -69,15 +69,18 @@ static pp_status si_speedup_bounds(const pp_scenario *sc, pp_stage_time *st, pp_
  * exposed TP, CP and EP seconds (ppi_stage_layers_compute, from the same memo
  * the stage costs sum),
  *   iteration_s = m t_b + bubble + dp + optimizer + other,
- * t_b = max_i (fwd_s + bwd_s + v pp_s)_i >= max_i c_i, every term >= 0, other
- * >= the framework's per-iteration overhead, and the fill-and-drain of 1F1B
- * is the sum of the other ranks' (fwd_s + bwd_s + pp_s) >= sum_i c_i - max_i
- * c_i (divided by v when interleaved; zero-bubble: >= 0).  So
+ * t_b the steady state's period per micro-batch, >= max_i (fwd_s + bwd_s)_i
+ * >= max_i c_i (the sends add to it only where no stage's slack hides them:
+ * sched_int.h), every term >= 0, other >= the framework's per-iteration
+ * overhead, and the fill-and-drain of 1F1B is the sum of the other ranks'
+ * (fwd_s + bwd_s + pp_s) >= sum_i c_i - max_i c_i (interleaved: their fwd_s +
+ * bwd_s over v and p v - 1 sends, >= a v-th of 1F1B's; zero-bubble: >= 0).
+ * So
  *   iteration_s >= m max c + bubble floor + overhead.
  * Scaled by 1 - 1e-9 against the rounding of sums taken in another order.
  * Every rank sends the same pp_s per micro-batch (ppi_stage_pp_send_s), so
- * t_b >= max_i c_i + v pp_s and the 1F1B fill >= sum_i c_i - max_i c_i +
- * (pp - 1) pp_s (over v when interleaved).
+ * the 1F1B fill >= sum_i c_i - max_i c_i + (pp - 1) pp_s (over v when
+ * interleaved); the steady state is only known to be >= max_i c_i.
  * The optimizer term is max_i optimizer_s_i >= the optimizer_s of any rank
  * (ppi_stage_dp_s gives it as the stage cost does): opt_s.
  * The data-parallel term is max_i (dp_s_i - hide_i) (or 0), where
@@ -85,7 +88,7 @@ static pp_status si_speedup_bounds(const pp_scenario *sc, pp_stage_time *st, pp_
  * param_gather_overlap fwd_compute_s_i <= ov (fwd_s_i + bwd_s_i) <= ov t_b,
  * ov the larger fraction; so it is >= D - ov t_b with D = max_i dp_s_i; and
  * m t + max(0, D - ov t) grows with t when ov <= m (a fraction, m >= 1), so
- * with t_b >= T = max_i c_i + v pp_s the two terms are >= m T + max(0, D -
+ * with t_b >= T = max_i c_i the two terms are >= m T + max(0, D -
  * ov T): dp_s = D, overlap = ov (the term is left out if ov is outside
  * [0, m]).  Interleaved, the vp chunks' shares hide under windows up to
  * (vp - 1) pp chunk-steps longer, but the first share (D / vp) has only its
@@ -96,11 +99,10 @@ static pp_status si_speedup_bounds(const pp_scenario *sc, pp_stage_time *st, pp_
  * *order_free_s: the bound with the compute alone in c_i, no sends and no
  * optimizer or data-parallel term, which does not depend on where the groups
  * land (the same for every rank order).
- * `sched` is the plan's schedule type, `v` its sends per micro-batch.
+ * `sched` is the plan's schedule type.
  */
-static double bound(const pp_plan *p, const pp_schedule_type *sched, double v, double cmax,
-                    double sum, double pp_s, double overhead_s, double opt_s, double dp_s,
-                    double overlap)
+static double bound(const pp_plan *p, const pp_schedule_type *sched, double cmax, double sum,
+                    double pp_s, double overhead_s, double opt_s, double dp_s, double overlap)
 {
 	double m = (double)p->microbatches, bubble = 0;
 	if (sched->floor_bubble_s)
@@ -109,7 +111,7 @@ static double bound(const pp_plan *p, const pp_schedule_type *sched, double v, d
 		return 0;
 	if (bubble < 0)
 		bubble = 0;
-	double t = cmax + v * pp_s, dp = 0;
+	double t = cmax, dp = 0;
 	if (overlap >= 0 && overlap <= m && dp_s - overlap * t > 0)
 		dp = dp_s - overlap * t;
 	return (m * t + bubble + dp + opt_s + overhead_s) * (1 - 1e-9);
@@ -118,7 +120,6 @@ static double bound(const pp_plan *p, const pp_schedule_type *sched, double v, d
 /* What time_floor found, for time_floor_dp. */
 typedef struct floor_parts {
 	double xmax, xsum, pp_s, overhead_s;
-	double v; /* the schedule's sends per micro-batch, on the critical path */
 } floor_parts;
 
 /* The floor without the optimizer and data-parallel terms (and, in
@@ -148,9 +149,8 @@ static double time_floor(const pp_scenario *sc, pp_work *ws, double *order_free_
 	fp->pp_s = ppi_stage_pp_send_s(sc, ws);
 	fp->overhead_s = sc->system->iteration_overhead_s;
 	const pp_schedule_type *sched = sc->sched;
-	fp->v = sched->sends_per_microbatch(p);
-	*order_free_s = bound(p, sched, fp->v, cmax, sum, 0, fp->overhead_s, 0, 0, 0);
-	return bound(p, sched, fp->v, xmax, xsum, fp->pp_s, fp->overhead_s, 0, 0, 0);
+	*order_free_s = bound(p, sched, cmax, sum, 0, fp->overhead_s, 0, 0, 0);
+	return bound(p, sched, xmax, xsum, fp->pp_s, fp->overhead_s, 0, 0, 0);
 }
 
 /* time_floor's floor with the optimizer and data-parallel terms, from rank
@@ -165,17 +165,16 @@ static double time_floor_dp(const pp_scenario *sc, pp_work *ws, const floor_part
 	const pp_plan *p = &sc->plan;
 	double opt, d = ppi_stage_dp_s(sc, 0, ws, &opt);
 	const pp_schedule_type *sched = sc->sched;
-	double v = fp->v;
 	double ov = sc->system->dp_overlap > sc->system->param_gather_overlap
 	                ? sc->system->dp_overlap
 	                : sc->system->param_gather_overlap;
 	/* DP hidden under compute: the optimizer's share alone (~1e-4 of the
 	 * time) rarely decides a cut, so the lists are not asked again (0). */
-	if (d - ov * (fp->xmax + v * fp->pp_s) <= 0)
+	if (d - ov * fp->xmax <= 0)
 		return 0;
 	/* the chunks' shares (pp_schedule_dp_hide_s) */
 	double c = sched->dp_per_chunk && p->vp > 1 ? p->vp : 1;
-	return bound(p, sched, v, fp->xmax, fp->xsum, fp->pp_s, fp->overhead_s, opt, d / c, ov / c);
+	return bound(p, sched, fp->xmax, fp->xsum, fp->pp_s, fp->overhead_s, opt, d / c, ov / c);
 }
 
 /*
@@ -189,8 +188,9 @@ static double time_floor_dp(const pp_scenario *sc, pp_work *ws, const floor_part
  * (ppi_stage_layers_compute_fwd: forward f_i, all phases c_i, communication
  * x_i, each no more than the stage's)
  *   t_i / s_i >= y_i = (1 - cc) f_i + (c_i - f_i) + (1 - beta) x_i,
- * t_b >= max_i (c_i + x_i) + 2 pp_s, and the sum is >= (m - p - 1) min y +
- * sum y + p (max (c + x) + 2 pp_s); with m <= p it is >= m t_b.  The
+ * t_b >= max_i (c_i + x_i), the fill carries the other stages' two sends
+ * each, 2 (p - 1) pp_s, and the sum is >= (m - p - 1) min y + sum y + p
+ * max (c + x) + 2 (p - 1) pp_s; with m <= p it is >= m t_b.  The
  * order-free floor takes x = 0 and pp_s = 0 (the compute does not depend on
  * where the groups land, nor do cc and beta).  Both 0 when a table has an
  * OEF above 1 (pp_dh_rates.le1 false).
@@ -224,10 +224,10 @@ static double wshape_floor(const pp_scenario *sc, pp_work *ws, const pp_dh_rates
 	double lo = 1 - 1e-9;
 	if (m <= P) {
 		*order_free_s = (m * cmax + other) * lo;
-		return (m * (xmax + 2 * pp_s) + other) * lo;
+		return (m * xmax + other) * lo;
 	}
 	*order_free_s = ((m - P - 1) * y0min + y0sum + P * cmax + other) * lo;
-	return ((m - P - 1) * ymin + ysum + P * (xmax + 2 * pp_s) + other) * lo;
+	return ((m - P - 1) * ymin + ysum + P * xmax + 2 * (P - 1) * pp_s + other) * lo;
 }
 
 pp_status pp_estimate_eval(const pp_model *m, const pp_system *s, const pp_job *job,

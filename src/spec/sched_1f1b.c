@@ -4,12 +4,18 @@
  */
 #include "sched_int.h"
 
+/* The steady state at the period of the sends' cycles (sched_int.h): the
+ * sends the slowest window cannot hide are on the critical path, m times;
+ * the fill and drain carry every other stage's sends once. */
 static void iteration(const pp_plan *p, const pp_stage_time *st, pp_iteration *out)
 {
-	double sum_w;
-	double fill = ppi_sched_linear_steady(p, st, 1, out, &sum_w);
-	if (p->pp > 1)
+	double sum_w, sends;
+	double fill = ppi_sched_linear_steady(p, st, 1, out, &sum_w, &sends);
+	if (p->pp > 1) {
+		ppi_sched_linear_exposed_sends(p, st, ppi_sched_1f1b_period_s(p, st), out);
+		fill += sends;
 		out->bubble_s = fill > 0 ? fill : 0;
+	}
 }
 
 static bool order(int p, long long m, int v, int r, pp_sched_push push, void *ctx)

@@ -332,8 +332,37 @@ void ppi_dp_pipeline_part(const pp_plan *plan, const pp_stage_time *st, bool dua
 	out->zero3_s = scale * passes * k->zero3_s;
 	double ep = work - out->compute_s - out->tp_s - out->cp_s - out->zero3_s;
 	out->ep_s = ep > 0 ? ep : 0;
-	out->pp_s = 2 * kk * k->pp_s; /* a pass's sends, on the critical path as 1F1B's */
+	/* The sends: DualPipe posts them asynchronously and waits for an input
+	 * only where the next chunk needs it (dualpipe.py's WeightGradStore
+	 * and comm queues), so the steady state hides them behind the pairs
+	 * unless no stage's slack can (1F1B's cycles of windows, sched_int.h,
+	 * per micro-batch on every rank); the first micro-batch's trip to the
+	 * turning rank and back, 2 (n - 1) links, carries them in full (the
+	 * simulator's, on a V with one stage slower than the rest). */
+	double exposed = ppi_sched_window_period_s(plan->pp, st, false) - (k->fwd_s + k->bwd_s);
+	out->pp_s = 2 * (n - 1) * k->pp_s;
+	if (exposed > 0)
+		out->pp_s += (double)plan->microbatches * exposed;
+	/* The warm-up and cool-down are the other ranks' chunks, as 1F1B's
+	 * fill is the other stages' (the bottleneck's own passes are its
+	 * work): the bubble of the V at their mean chunk times (the same for
+	 * alike stages, the simulator's within 1% on a V with its ends
+	 * heavier). */
 	out->bubble_s = T - work > 0 ? T - work : 0;
+	if (plan->pp > 1) {
+		pp_dualpipe_times o = {0, 0, 0, 0};
+		for (int i = 0; i < plan->pp; i++) {
+			if (i == b)
+				continue;
+			pp_dualpipe_times c = chunk_times(&st[i], per);
+			o.f_s += c.f_s / (plan->pp - 1);
+			o.b_s += c.b_s / (plan->pp - 1);
+			o.w_s += c.w_s / (plan->pp - 1);
+			o.fb_s += pair_of(&c) / (plan->pp - 1);
+		}
+		double fill = ppi_dp_v_pipeline_s(n, kk, &o) - ppi_dp_v_work_s(n, kk, &o);
+		out->bubble_s = fill > 0 ? fill : 0;
+	}
 }
 
 void pp_dualpipe_iteration_part(const pp_plan *plan, const pp_stage_time *st, pp_iteration *out)

@@ -18,10 +18,21 @@ static double head_held(const pp_plan *p)
 
 static void iteration(const pp_plan *p, const pp_stage_time *st, pp_iteration *out)
 {
-	double sum_w;
-	double fill = ppi_sched_linear_steady(p, st, 1, out, &sum_w);
-	if (p->pp > 1)
+	double sum_w, sends;
+	double fill = ppi_sched_linear_steady(p, st, 1, out, &sum_w, &sends);
+	if (p->pp > 1) {
+		/* Every forward, then every backward: a rank's sends queue on its
+		 * link behind the compute, which paces them unless one transfer
+		 * (pp_s / 2) outlasts a forward or a backward; the fill carries
+		 * every other stage's sends once. */
+		const pp_stage_time *k = &st[out->bottleneck_stage];
+		double send = k->pp_s / 2;
+		double period =
+		    (k->fwd_s > send ? k->fwd_s : send) + (k->bwd_s > send ? k->bwd_s : send);
+		ppi_sched_linear_exposed_sends(p, st, period, out);
+		fill += sends;
 		out->bubble_s = fill > 0 ? fill : 0;
+	}
 }
 
 static bool order(int p, long long m, int v, int r, pp_sched_push push, void *ctx)

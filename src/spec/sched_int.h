@@ -34,23 +34,27 @@ double ppi_sched_1f1b_bubble_fraction(int p, long long m, int v);
 double ppi_sched_1f1b_floor_bubble_s(const pp_plan *p, double others_s, double send_s);
 
 /*
- * The steady state of a linear schedule with v sends on the critical path
- * per micro-batch (v = vp interleaved, else 1): out's bottleneck, compute,
- * tp/cp/ep/zero3 and pp seconds; returns the fill before the schedule's own
- * correction (every other stage's micro-batch once), *sum_w the stages'
- * summed weight-gradient compute.  Inline: the closed form runs once per
- * plan the search times.
+ * The steady state of a linear schedule with v chunks per rank (vp
+ * interleaved, else 1): out's bottleneck (the slowest fwd_s + bwd_s + v
+ * pp_s), compute, tp/cp/ep/zero3 seconds at its pace (m micro-batches);
+ * returns the fill and drain's compute before the schedule's own
+ * correction (every other stage's fwd_s + bwd_s once), *sends_s the sends
+ * along it (every other stage's pp_s once), *sum_w the stages' summed
+ * weight-gradient compute.  out->pp_s is left to the caller: the sends the
+ * steady state cannot hide (ppi_sched_1f1b_period_s and the types' own).
+ * Inline: the closed form runs once per plan the search times.
  */
 static inline double ppi_sched_linear_steady(const pp_plan *p, const pp_stage_time *st, double v,
-                                             pp_iteration *out, double *sum_w)
+                                             pp_iteration *out, double *sum_w, double *sends_s)
 {
 	double m = (double)p->microbatches;
 	/* Slowest stage per micro-batch (compute + exposed comm + its sends). */
 	int b = 0;
-	double slow = -1, sum_stage = 0, sw = 0;
+	double slow = -1, sum_stage = 0, sum_pp = 0, sw = 0;
 	for (int i = 0; i < p->pp; i++) {
 		double t = st[i].fwd_s + st[i].bwd_s + st[i].pp_s * v;
-		sum_stage += st[i].fwd_s + st[i].bwd_s + st[i].pp_s;
+		sum_stage += st[i].fwd_s + st[i].bwd_s;
+		sum_pp += st[i].pp_s;
 		sw += st[i].wgrad_compute_s;
 		if (t > slow) {
 			slow = t;
@@ -65,13 +69,38 @@ static inline double ppi_sched_linear_steady(const pp_plan *p, const pp_stage_ti
 	out->cp_s = m * k->cp_s;
 	out->ep_s = m * k->ep_s;
 	out->zero3_s = m * k->zero3_s;
-	out->pp_s = m * k->pp_s * v;
+	out->pp_s = 0;
 	*sum_w = sw;
+	*sends_s = sum_pp - k->pp_s;
 	/* Fill and drain: every other stage's micro-batch once (uneven stages add
 	 * their own time, not the bottleneck's). */
-	return sum_stage - (k->fwd_s + k->bwd_s + k->pp_s);
+	return sum_stage - (k->fwd_s + k->bwd_s);
 }
 
+/*
+ * The steady state's period per micro-batch of 1F1B (and ZB-H1) with the
+ * sends: a rank waits for its neighbour's forward and backward of the
+ * micro-batch it runs next, so every window of ranks a..e is a cycle of
+ * the schedule's dependencies (seconds of max-plus algebra): its n ranks'
+ * fwd_s + bwd_s and the n - 1 links' pp_s (an activation out, a gradient
+ * back) over n micro-batches.  The period is the largest window mean,
+ * never below the bottleneck's own fwd_s + bwd_s: a stage slower than its
+ * neighbours by more than the sends hides them (the simulator's 1F1B: the
+ * slope of its iteration time in m).  O(p) per bisection step.
+ */
+double ppi_sched_1f1b_period_s(const pp_plan *p, const pp_stage_time *st);
+/* The same over stages st[0 .. n), each fwd_s + bwd_s per micro-batch (over
+ * its si_speedup where `si`), st[i].pp_s on the link from i to i + 1. */
+double ppi_sched_window_period_s(int n, const pp_stage_time *st, bool si);
+/* out->pp_s: m (period_s - the bottleneck's fwd_s + bwd_s), the sends the
+ * steady state leaves exposed at that period (0 when it hides them). */
+static inline void ppi_sched_linear_exposed_sends(const pp_plan *p, const pp_stage_time *st,
+                                                  double period_s, pp_iteration *out)
+{
+	const pp_stage_time *k = &st[out->bottleneck_stage];
+	double e = period_s - (k->fwd_s + k->bwd_s);
+	out->pp_s = e > 0 ? (double)p->microbatches * e : 0;
+}
 /* ---- DualPipe and DualPipeV (sched_dualpipe.c, sched_dualpipev.c; their
  * docs there and in docs/dualpipe.md) */
 /* PP_EINPUT with a clear message unless the repository's asserts hold:

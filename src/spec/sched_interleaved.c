@@ -27,14 +27,45 @@ static double inflight(const pp_plan *p, int stage)
 	return (chunks < cap ? chunks : cap) / p->vp;
 }
 
+/*
+ * The period per micro-batch with the sends: Megatron posts each chunk's
+ * send before the next chunk's compute (overlap_p2p_comm: batched
+ * isend/irecv, waited for only where the input is needed), and its warm-up
+ * runs (v - 1) p + 2 (p - r - 1) chunk forwards ahead, so a send waits on
+ * nothing but the chain of its own micro-batch.  The cycles that bound the
+ * steady state are the rings of one group of p micro-batches through all p
+ * v chunks: its backwards (or forwards) and their p v - 1 sends one way,
+ * every rank's chunk once per step: sum_i bwd_s / p + (p v - 1) / p of one
+ * transfer (pp_s / 2).  The simulator's slope in m is within 1.5% of this
+ * on alike stages, and equal to the bottleneck's fwd_s + bwd_s while a
+ * transfer is shorter than a chunk's forward.
+ */
+static double period_s(const pp_plan *p, const pp_stage_time *st)
+{
+	double P = p->pp, v = p->vp, lo = 0, f = 0, b = 0, send = 0;
+	for (int i = 0; i < p->pp; i++) {
+		double t = st[i].fwd_s + st[i].bwd_s;
+		lo = t > lo ? t : lo;
+		f += st[i].fwd_s;
+		b += st[i].bwd_s;
+		send += st[i].pp_s / 2;
+	}
+	double ring = ((f > b ? f : b) + (P * v - 1) * send / P) / P;
+	return ring > lo ? ring : lo;
+}
+
 static void iteration(const pp_plan *p, const pp_stage_time *st, pp_iteration *out)
 {
-	double v = p->vp, m = (double)p->microbatches, sum_w;
-	double fill = ppi_sched_linear_steady(p, st, v, out, &sum_w);
+	double v = p->vp, m = (double)p->microbatches, sum_w, sends;
+	double fill = ppi_sched_linear_steady(p, st, v, out, &sum_w, &sends);
 	if (p->pp > 1) {
 		const pp_stage_time *k = &st[out->bottleneck_stage];
 		double P = p->pp;
-		fill /= v;
+		ppi_sched_linear_exposed_sends(p, st, period_s(p, st), out);
+		/* The fill and drain: the other stages' chunks once, and the
+		 * first micro-batch's p v - 1 sends through every chunk (the
+		 * steady state hides the rest). */
+		fill = fill / v + (P * v - 1) / (P - 1) * sends;
 		/* Fewer micro-batches than ranks: the pipeline never fills, and
 		 * the last micro-batch walks all p x v chunks: (m + pv - 1)(f +
 		 * b)/v in all, (p - m)(v - 1)/v (f + b) more than the form above

@@ -109,36 +109,44 @@ static int links(const pp_plan *p, int stage, pp_sched_link out[PP_SCHED_MAX_LIN
  * p)(f + b) in all, the bubble ratio (p - 1)/(m - 1 + p s) (seed 002 §4.1).
  * With m <= p there are no SI blocks: p (f + b) + (m - 1) b.  Both equal the
  * simulator for alike stages with s <= (f + b)/max(f, b)
- * (tests/unit/test_wshape.c). */
+ * (tests/unit/test_wshape.c).  The sends: the fill and drain carry the
+ * first micro-batch's two trips, 2 pp_s on each other stage; the steady
+ * state only what 1F1B's cycles of windows (sched_int.h) cannot hide, per
+ * micro-batch after the first: (p - 1)/p pp_s each on alike stages, as the
+ * simulator's waves give it. */
 static void iteration(const pp_plan *p, const pp_stage_time *st, pp_iteration *out)
 {
 	double m = (double)p->microbatches, P = p->pp;
 	int b = 0;
-	double slow = -1, sum_si = 0, sum = 0;
+	double slow = -1, sum_si = 0, sum = 0, sends = 0;
 	for (int i = 0; i < p->pp; i++) {
 		double si = st[i].si_speedup > 0 ? st[i].si_speedup : 1;
-		double t = st[i].fwd_s + st[i].bwd_s + 2 * st[i].pp_s;
+		double t = st[i].fwd_s + st[i].bwd_s;
 		sum_si += t / si;
 		sum += t;
-		if (t > slow) {
-			slow = t;
+		sends += 2 * st[i].pp_s;
+		if (t + 2 * st[i].pp_s > slow) {
+			slow = t + 2 * st[i].pp_s;
 			b = i;
 		}
 	}
 	const pp_stage_time *k = &st[b];
 	double s = k->si_speedup > 0 ? k->si_speedup : 1;
 	double n = m > P ? (m - P) / s + P : m; /* micro-batches' worth on the bottleneck */
+	double tb = k->fwd_s + k->bwd_s;
 	out->bottleneck_stage = b;
 	out->compute_s = n * (k->fwd_compute_s + k->bwd_compute_s);
 	out->tp_s = n * k->tp_s;
 	out->cp_s = n * k->cp_s;
 	out->ep_s = n * k->ep_s;
 	out->zero3_s = n * k->zero3_s;
-	out->pp_s = n * k->pp_s * 2; /* the U: twice 1F1B's sends */
+	out->pp_s = 0;
 	if (p->pp > 1) {
-		double fill = sum_si - slow / s;
+		double period = ppi_sched_window_period_s(p->pp, st, true) - tb / s;
+		out->pp_s = period > 0 ? (m - 1) * period : 0;
+		double fill = sum_si - tb / s + sends - 2 * k->pp_s;
 		if (m <= P) /* no SI: the other stages' time, less the forwards that overlap */
-			fill = (sum - slow) - (m - 1) * k->fwd_s;
+			fill = (sum - tb) + sends - 2 * k->pp_s - (m - 1) * k->fwd_s;
 		out->bubble_s = fill > 0 ? fill : 0;
 	}
 }

@@ -6,11 +6,14 @@
 
 static void iteration(const pp_plan *p, const pp_stage_time *st, pp_iteration *out)
 {
-	double m = (double)p->microbatches, sum_w;
-	double fill = ppi_sched_linear_steady(p, st, 1, out, &sum_w);
+	double m = (double)p->microbatches, sum_w, sends;
+	double fill = ppi_sched_linear_steady(p, st, 1, out, &sum_w, &sends);
 	if (p->pp > 1) {
 		const pp_stage_time *k = &st[out->bottleneck_stage];
 		double P = p->pp;
+		/* 1F1B's cycles of sends (sched_1f1b.c), its fill's sends */
+		ppi_sched_linear_exposed_sends(p, st, ppi_sched_1f1b_period_s(p, st), out);
+		fill += sends;
 		/* ZB-H1: the input-gradient chain runs ahead of the deferred weight
 		 * gradients, (p - 1)(F + B); the drain hides the W that rank r > 0
 		 * deferred, up to one forward: min(F, (min(m, p) - 1) W) (the

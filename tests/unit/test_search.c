@@ -240,6 +240,80 @@ static void test_wshape_floors_under_time(void **state)
 	assert_true(plans > 500);
 }
 
+/* The time floor (estimate.c's time_floor and time_floor_dp, what the
+ * search cuts with) lies under the iteration time of every other schedule
+ * type too, the pipeline sends hidden by the steady state included (issue
+ * 22 item 3): dense and MoE models, tp 1-8, pp 2-8, recompute none and
+ * full, interleaved at vp 2. */
+static void test_floors_under_time(void **state)
+{
+	(void)state;
+	const struct {
+		const char *model, *system;
+		long long gpus;
+	} cases[] = {{"llama3-8b", "dgx-h100", 16},
+	             {"mixtral-8x7b", "dgx-h100", 64},
+	             {"gpt3-175b", "dgx-a100-40g", 128}};
+	const pp_schedule scheds[] = {PP_SCHED_1F1B, PP_SCHED_INTERLEAVED, PP_SCHED_GPIPE,
+	                              PP_SCHED_ZB,   PP_SCHED_DUALPIPE,    PP_SCHED_DUALPIPEV};
+	static pp_estimate e, full;
+	static pp_work ws;
+	int plans = 0;
+	double tightest = 0;
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		pp_model m;
+		pp_system s;
+		pp_job job;
+		pp_error err;
+		pp_work_init(&ws);
+		assert_int_equal(pp_model_preset(cases[k].model, &m, &err), PP_OK);
+		assert_int_equal(pp_system_preset(cases[k].system, &s, &err), PP_OK);
+		pp_job_init(&job);
+		job.seq_len = 4096;
+		job.global_batch = 8 * cases[k].gpus;
+		for (size_t si = 0; si < sizeof scheds / sizeof scheds[0]; si++)
+			for (int tp = 1; tp <= 8; tp *= 2)
+				for (int pp = 2; pp <= 8; pp *= 2)
+					for (int rc = 0; rc < 3; rc += 2) {
+						pp_plan p;
+						pp_plan_init(&p);
+						p.tp = tp;
+						p.pp = pp;
+						p.recompute = (pp_recompute)rc;
+						p.zero = 1;
+						p.sp = tp > 1;
+						p.ep = m.moe.num_experts ? 8 : 1;
+						p.schedule = scheds[si];
+						p.vp = scheds[si] == PP_SCHED_INTERLEAVED ? 2 : 1;
+						floor_seen f = {0, 0, 0};
+						bool cut;
+						if (ppi_estimate_eval_cut(
+						        &m, &s, &job, &p, cases[k].gpus, 0, &ws, &e,
+						        see_floor, &f, &cut, NULL, &err) != PP_OK ||
+						    !e.fits)
+							continue;
+						assert_true(f.calls > 0 && !cut);
+						assert_int_equal(pp_estimate_run(&m, &s, &job, &p,
+						                                 cases[k].gpus,
+						                                 &full, &err),
+						                 PP_OK);
+						double t = full.time.iteration_s;
+						if (!(f.floor_s <= t && f.order_free_s <= t))
+							fail_msg("%s %s tp %d pp %d: floor %.9g "
+							         "over the time "
+							         "%.9g",
+							         cases[k].model,
+							         pp_schedule_name(scheds[si]), tp,
+							         pp, f.floor_s, t);
+						tightest = fmax(tightest, f.floor_s / t);
+						plans++;
+					}
+	}
+	print_message("floors under the time on %d plans that fit (tightest %.4f of it)\n", plans,
+	              tightest);
+	assert_true(plans > 100);
+}
+
 /* The same answer with 1, 2 or 3 threads. */
 static void test_threads_deterministic(void **state)
 {
@@ -746,6 +820,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_pruned_equals_exhaustive),
 	    cmocka_unit_test(test_wshape_floors_under_time),
+	    cmocka_unit_test(test_floors_under_time),
 	    cmocka_unit_test(test_memo_equals_fresh),
 	    cmocka_unit_test(test_floor_dp_equals_stage_cost),
 	    cmocka_unit_test(test_threads_deterministic),

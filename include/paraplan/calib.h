@@ -86,12 +86,13 @@ typedef struct pp_run_info {
 
 /*
  * Read `path` ("-": standard input).  Fails (PP_EINPUT, with line/column on a
- * JSON syntax error) when the file is unreadable or has no "records" array,
- * and when a record is not an object or one of the fields read has a value
- * of the wrong type (a string for a count, a negative number...): the field's
- * path ("records[3].parallelism.tp") and the record's id are named.  A field
- * that is absent or null is unknown, not wrong; what a record lacks is
- * reported later by pp_run_inputs.  *runs is freed by pp_runs_free.
+ * JSON syntax error) when the file is unreadable, is not a JSON object or has
+ * no "records" array.  A record that is not an object, or one of whose fields
+ * has a value of the wrong type (a string for a count, a negative number...),
+ * does not fail the file: pp_run_read skips that record alone, naming the
+ * field's path ("malformed field records[3].parallelism.tp: expected ...").
+ * A field that is absent or null is unknown, not wrong; what a record lacks
+ * is reported later by pp_run_read.  *runs is freed by pp_runs_free.
  */
 pp_status pp_runs_load(const char *path, pp_runs **runs, pp_error *err);
 /* From memory (`text` need not be NUL-terminated); `source` names it in errors. */

@@ -625,6 +625,9 @@ pp_status ppi_run_read_inputs(const pp_runs *runs, size_t i, pp_model *model, pp
 		                "no record %zu (there are %zu)", i, pp_runs_count(runs));
 	}
 	info_read(rec, info);
+	pp_status st = ppi_run_check_record(runs, i, err);
+	if (st)
+		return st;
 	reading r;
 	memset(&r, 0, sizeof r);
 	r.runs = runs;
@@ -635,7 +638,6 @@ pp_status ppi_run_read_inputs(const pp_runs *runs, size_t i, pp_model *model, pp
 	r.job = job;
 	r.plan = plan;
 	r.info = info;
-	pp_status st;
 	if ((st = read_hardware(&r, err)))
 		return st;
 	if ((st = read_model(runs, rec, i, model, &r.fam, info, err)))

@@ -2,9 +2,10 @@
  * Private to src/calib/runs*.c: the published training runs
  * (shared/validation/public-runs.json) read as paraplan inputs.
  *
- *   runs_load.c   loading: the file parsed, every field's type checked
+ *   runs_load.c   loading: the file parsed, its records array checked
  *                 (pp_runs_from_json, pp_runs_load; owns struct pp_runs and
- *                 its jansson tree)
+ *                 its jansson tree); each record's field types checked when
+ *                 it is read (ppi_run_check_record)
  *   runs_alias.c  the words of the sources: architecture families by model
  *                 name, system presets by GPU name, ZeRO stages, recompute
  *                 modes, FP8 recipes and frameworks by phrase
@@ -88,6 +89,13 @@ static inline bool has(const char *hay, const char *needle)
 {
 	return ppi_contains(hay, needle);
 }
+
+/* runs_load.c */
+
+/* Record i an object and every field it has of its type, or null: else
+ * PP_EINPUT, "malformed field <path>: expected ..., got ...", the path in
+ * err->field (the record is skipped alone; the file stays readable). */
+pp_status ppi_run_check_record(const pp_runs *runs, size_t i, pp_error *err);
 
 /* runs_alias.c */
 

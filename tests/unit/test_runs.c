@@ -321,34 +321,56 @@ static void test_fill_rules(void **state)
 	assert_true(err.line >= 1);
 }
 
-/* A field of the wrong type is an error of the file naming the field and the
- * record; absent and null are unknown, not wrong. */
+/* A field of the wrong type makes its record malformed: the file loads, the
+ * record is skipped alone naming the field; absent and null are unknown, not
+ * wrong.  Only a file that is no run file at all is refused. */
 static void test_wrong_types(void **state)
 {
 	(void)state;
 	static const struct {
 		const char *json, *field;
+		size_t record;
 	} bad[] = {
 	    {"{\"records\": [{\"id\": \"a\", \"parallelism\": {\"tp\": \"8\"}}]}",
-	     "records[0].parallelism.tp"},
+	     "records[0].parallelism.tp", 0},
 	    {"{\"records\": [{\"id\": \"a\"}, {\"id\": \"b\", \"model\": {\"moe\": "
 	     "{\"top_k\": 0}}}]}",
-	     "records[1].model.moe.top_k"},
-	    {"{\"records\": [{\"measured\": {\"mfu\": true}}]}", "records[0].measured.mfu"},
-	    {"{\"records\": [{\"hardware\": {\"num_gpus\": 1.5}}]}",
-	     "records[0].hardware.num_gpus"},
+	     "records[1].model.moe.top_k", 1},
+	    {"{\"records\": [{\"measured\": {\"mfu\": true}}]}", "records[0].measured.mfu", 0},
+	    {"{\"records\": [{\"hardware\": {\"num_gpus\": 1.5}}]}", "records[0].hardware.num_gpus",
+	     0},
 	    {"{\"records\": [{\"parallelism\": {\"sequence_parallel\": 1}}]}",
-	     "records[0].parallelism.sequence_parallel"},
-	    {"{\"records\": [[]]}", "records[0]"},
+	     "records[0].parallelism.sequence_parallel", 0},
+	    {"{\"records\": [{\"id\": \"a\"}, []]}", "records[1]", 1},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		pp_runs *r = NULL;
 		pp_error err;
 		assert_int_equal(
-		    pp_runs_from_json(bad[i].json, strlen(bad[i].json), "t.json", &r, &err),
+		    pp_runs_from_json(bad[i].json, strlen(bad[i].json), "t.json", &r, &err), PP_OK);
+		pp_inputs in;
+		pp_run_info info;
+		assert_int_equal(pp_run_read(r, bad[i].record, &in, &info, &err), PP_EINPUT);
+		assert_string_equal(err.field, bad[i].field);
+		assert_non_null(strstr(err.text, "malformed"));
+		assert_non_null(strstr(err.text, bad[i].field));
+		assert_non_null(strstr(err.text, "expected"));
+		/* The other record (when there is one) is not refused for it. */
+		if (pp_runs_count(r) > 1) {
+			assert_int_equal(pp_run_read(r, 0, &in, &info, &err), PP_EINPUT);
+			assert_null(strstr(err.text, "malformed"));
+		}
+		pp_runs_free(r);
+	}
+	/* No run file: not JSON, not an object, no records array. */
+	static const char *const not_runs[] = {"{\"records\": [", "[]", "{\"records\": {}}"};
+	for (size_t i = 0; i < sizeof not_runs / sizeof *not_runs; i++) {
+		pp_runs *r = NULL;
+		pp_error err;
+		assert_int_equal(
+		    pp_runs_from_json(not_runs[i], strlen(not_runs[i]), "t.json", &r, &err),
 		    PP_EINPUT);
 		assert_null(r);
-		assert_string_equal(err.field, bad[i].field);
 	}
 	const char *ok = "{\"records\": [{\"id\": \"a\", \"parallelism\": {\"tp\": null, "
 	                 "\"pp\": 4.0}, \"model\": {\"moe\": {\"dense_layers\": 0}}}]}";
@@ -356,6 +378,10 @@ static void test_wrong_types(void **state)
 	pp_error err;
 	assert_int_equal(pp_runs_from_json(ok, strlen(ok), "t.json", &r, &err), PP_OK);
 	assert_int_equal(pp_runs_count(r), 1);
+	pp_inputs in;
+	pp_run_info info;
+	assert_int_equal(pp_run_read(r, 0, &in, &info, &err), PP_EINPUT);
+	assert_null(strstr(err.text, "malformed"));
 	pp_runs_free(r);
 }
 

@@ -343,9 +343,17 @@ static pp_status read_job(reading *r, pp_error *err)
 	snprintf(path, sizeof path, "records[%zu].precision", i);
 	if (!prec)
 		return SKIP(path, "precision not stated");
-	if (has(prec, "fp8")) {
+	if (has(prec, "mxfp4"))
+		return SKIP(path, "unknown precision '%s' (MXFP4 is not modelled; NVFP4 is)", prec);
+	if (has(prec, "fp8") || has(prec, "fp4")) {
+		/* NVFP4 is an FP8-class recipe (pp_fp8_recipe): FP4 GEMMs, the rest
+		 * of the step as under FP8. */
 		job->precision = PP_PREC_FP8;
 		job->fp8_recipe = ppi_run_fp8_recipe(prec);
+		if (job->fp8_recipe == PP_FP8_NVFP4 && !has(prec, "nvfp4"))
+			ppi_run_fill(info, PP_FILL_PRECISION,
+			             "FP4 format unspecified: NVFP4 (the FP4 recipe of Transformer "
+			             "Engine and Megatron-LM, --fp4-format e2m1)");
 	} else if (has(prec, "16-bit") || has(prec, "unspecified") || has(prec, "not stated")) {
 		job->precision = PP_PREC_BF16;
 		ppi_run_fill(info, PP_FILL_PRECISION,

@@ -208,7 +208,8 @@ const char *pp_run_framework(const char *title, const char *sharding, const char
  * measured.other).  NeMo/Megatron-Bridge write FP8-CS (current scaling),
  * FP8-MX (MXFP8) and FP8-DS (delayed); "tensorwise" is current scaling in
  * Megatron-LM's --fp8-recipe and torchao's recipe names alike; block-wise
- * (DeepSeek-V3, TE Float8BlockScaling) and row-wise (torchao) by name.  A
+ * (DeepSeek-V3, TE Float8BlockScaling) and row-wise (torchao) by name;
+ * "NVFP4" (Megatron-Bridge's precision column) or a bare "FP4" is NVFP4.  A
  * bare "FP8" is Transformer Engine's default, delayed scaling.
  */
 pp_fp8_recipe ppi_run_fp8_recipe(const char *prec)
@@ -230,6 +231,8 @@ pp_fp8_recipe ppi_run_fp8_recipe(const char *prec)
 	    {"block scaling", PP_FP8_BLOCKWISE},
 	    {"rowwise", PP_FP8_ROWWISE},
 	    {"row-wise", PP_FP8_ROWWISE},
+	    {"nvfp4", PP_FP8_NVFP4},
+	    {"fp4", PP_FP8_NVFP4},
 	};
 	pp_fp8_recipe r = PP_FP8_DELAYED;
 	long first = -1;

@@ -77,8 +77,9 @@ void ppi_run_fill(pp_run_info *info, unsigned bit, const char *fmt, ...)
 }
 
 static const char *const fill_names[PP_RUN_FILL_KINDS] = {
-    "kv_heads", "ffn",  "head_dim",  "layers", "tp/pp", "dp",        "cp",  "ep",         "vp",
-    "sp",       "zero", "recompute", "mbs",    "gbs",   "precision", "etp", "tp_overlap", "gpu"};
+    "kv_heads",  "ffn", "head_dim",   "layers", "tp/pp",     "dp",  "cp",
+    "ep",        "vp",  "sp",         "zero",   "recompute", "mbs", "gbs",
+    "precision", "etp", "tp_overlap", "gpu",    "arch"};
 
 const char *pp_run_fill_name(unsigned bit)
 {
@@ -131,9 +132,11 @@ static int notes_head_dim(const char *notes)
 
 /* The model: record i's model object into *m (cleared here; the shape as
  * stated, the architecture from the family table, MoE and MLA), its family
- * into *fam_out, a fill for each value the record leaves unknown. */
+ * into *fam_out, a fill for each value the record leaves unknown.  A name in
+ * no family is read from its shape alone (ppi_run_family_by_shape, into
+ * *own: its architecture from arch_notes or the defaults, each a fill). */
 static pp_status read_model(const pp_runs *runs, json_t *rec, size_t i, pp_model *m,
-                            const family **fam_out, pp_run_info *info, pp_error *err)
+                            const family **fam_out, family *own, pp_run_info *info, pp_error *err)
 {
 	json_t *jm = jget(rec, "model");
 	char path[64];
@@ -143,10 +146,15 @@ static pp_status read_model(const pp_runs *runs, json_t *rec, size_t i, pp_model
 	const char *name = jstr(jm, "name");
 	if (!name)
 		return SKIP(path, "model has no name");
+	const char *notes = jstr(jm, "arch_notes");
+	if (ppi_run_hybrid(name, notes))
+		return SKIP(path,
+		            "hybrid Mamba-Transformer '%s' (Mamba layers are not modelled; the "
+		            "shape fields describe attention layers only)",
+		            name);
 	const family *fam = ppi_run_family_of(name);
 	if (!fam)
-		return SKIP(path, "unknown architecture family '%s' (no entry in the name table)",
-		            name);
+		fam = ppi_run_family_by_shape(name, notes, own, info);
 	*fam_out = fam;
 
 	bool bad = false;
@@ -205,7 +213,7 @@ static pp_status read_model(const pp_runs *runs, json_t *rec, size_t i, pp_model
 			ppi_run_fill(info, PP_FILL_KV_HEADS,
 			             "num_kv_heads unknown: %d (= heads, MHA)", m->num_heads);
 	}
-	int hd = notes_head_dim(jstr(jm, "arch_notes"));
+	int hd = notes_head_dim(notes);
 	if (hd) {
 		m->head_dim = hd;
 	} else if (fam->head_dim) {
@@ -264,7 +272,8 @@ typedef struct reading {
 	pp_job *job;
 	pp_plan *plan;
 	pp_run_info *info;
-	const family *fam; /* read_model's family of the model name */
+	const family *fam; /* read_model's family of the model name (or &shape_fam) */
+	family shape_fam;  /* a name in no family: its architecture by shape */
 	bool bad;          /* a field read so far was not an integer */
 	long long gpus;    /* hardware.num_gpus, then the plan's product */
 	int seq;           /* model.seq_length */
@@ -648,7 +657,7 @@ pp_status ppi_run_read_inputs(const pp_runs *runs, size_t i, pp_model *model, pp
 	r.info = info;
 	if ((st = read_hardware(&r, err)))
 		return st;
-	if ((st = read_model(runs, rec, i, model, &r.fam, info, err)))
+	if ((st = read_model(runs, rec, i, model, &r.fam, &r.shape_fam, info, err)))
 		return st;
 	if ((st = read_job(&r, err)) || (st = read_degrees(&r, err)) || (st = read_batch(&r, err)))
 		return st;

@@ -102,6 +102,16 @@ pp_status ppi_run_check_record(const pp_runs *runs, size_t i, pp_error *err);
 /* The family of a model name (the first entry whose match is in it), NULL
  * when none. */
 const family *ppi_run_family_of(const char *name);
+/* The architecture of a model name in no family, into *out (returned): a
+ * name hint (Nemotron), else the words of arch_notes (SwiGLU, squared ReLU,
+ * RMSNorm, LayerNorm, RoPE, ALiBi, learned, tied), else a Llama-style
+ * decoder; each value not stated by arch_notes is a PP_FILL_ARCH fill in
+ * `info`.  out->match is a name for messages. */
+const family *ppi_run_family_by_shape(const char *name, const char *notes, family *out,
+                                      pp_run_info *info);
+/* The name or arch_notes say the model interleaves Mamba (state-space)
+ * layers with attention (Nemotron-H, Jamba): not modelled. */
+bool ppi_run_hybrid(const char *name, const char *notes);
 /* The alias entry of a GPU name, NULL when none matches. */
 const gpu_alias *ppi_run_gpu_alias_of(const char *gpu_type);
 /* Recompute mode from parallelism.activation_recompute; -1 when not stated,

@@ -89,6 +89,8 @@ static void test_sharding_phrases(void **state)
 	    {"none (plain data parallel)", 0},
 	    {"DDP", 0},
 	    {"DDP (FSDP=0); distributed optimizer not stated", -1},
+	    {"FSDP=0 (DDP)", 0},
+	    {"FSDP = 0, distributed optimizer", 1},
 	    {"unknown", -1},
 	    {"some new sharding", -2},
 	};

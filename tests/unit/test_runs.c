@@ -385,12 +385,89 @@ static void test_wrong_types(void **state)
 	pp_runs_free(r);
 }
 
+/* A model name in no family is read from its shape: a name hint (Nemotron),
+ * else the words of arch_notes, else a Llama-style decoder, each value not
+ * stated by arch_notes a PP_FILL_ARCH fill; a hybrid Mamba model is skipped. */
+static void test_shape_only(void **state)
+{
+	(void)state;
+	static const char *const fmt =
+	    "{\"id\": \"%s\", \"model\": {\"name\": \"%s\", \"num_layers\": 32, \"hidden_size\": "
+	    "4096, \"num_attention_heads\": 32, \"num_kv_heads\": 8, \"ffn_hidden_size\": 14336, "
+	    "\"vocab_size\": 128256, \"seq_length\": 4096, \"arch_notes\": %s}, \"hardware\": "
+	    "{\"gpu_type\": \"H100 SXM5 80GB\", \"num_gpus\": 8}, \"parallelism\": {\"tp\": 1, "
+	    "\"pp\": 1, \"dp\": 8, \"activation_recompute\": \"full\"}, \"batch\": "
+	    "{\"micro_batch_size\": 1, \"global_batch_size\": 64}, \"precision\": \"bf16\"}";
+	static const struct {
+		const char *id, *name, *notes;
+		int arch_fills;
+		bool gated;
+		pp_norm norm;
+		pp_position pos;
+		bool tied;
+	} cases[] = {
+	    {"plain", "Acme LM 8B", "null", 4, true, PP_NORM_RMSNORM, PP_POS_ROPE, false},
+	    {"notes", "Acme LM 8B",
+	     "\"squared ReLU MLP, LayerNorm, learned absolute positions, tied embeddings\"", 0,
+	     false, PP_NORM_LAYERNORM, PP_POS_LEARNED, true},
+	    {"nemotron", "Nemotron-4 15B", "null", 4, false, PP_NORM_LAYERNORM, PP_POS_ROPE, false},
+	    {"half", "Nemotron-4 15B", "\"SwiGLU\"", 3, true, PP_NORM_LAYERNORM, PP_POS_ROPE,
+	     false},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char text[2048];
+		char one[1536];
+		snprintf(one, sizeof one, fmt, cases[i].id, cases[i].name, cases[i].notes);
+		snprintf(text, sizeof text, "{\"records\": [%s]}", one);
+		pp_runs *runs = NULL;
+		pp_error err;
+		assert_int_equal(pp_runs_from_json(text, strlen(text), "t.json", &runs, &err),
+		                 PP_OK);
+		pp_inputs in;
+		pp_run_info info;
+		assert_int_equal(pp_run_read(runs, 0, &in, &info, &err), PP_OK);
+		int arch = 0;
+		for (int k = 0; k < info.nfilled; k++)
+			arch += strstr(info.filled[k], "unknown") &&
+			        (strncmp(info.filled[k], "MLP", 3) == 0 ||
+			         strncmp(info.filled[k], "norm", 4) == 0 ||
+			         strncmp(info.filled[k], "positions", 9) == 0 ||
+			         strncmp(info.filled[k], "biases", 6) == 0);
+		assert_int_equal(arch, cases[i].arch_fills);
+		assert_int_equal(!!(info.fills & PP_FILL_ARCH), cases[i].arch_fills > 0);
+		assert_int_equal(in.model.gated_mlp, cases[i].gated);
+		assert_int_equal(in.model.norm, cases[i].norm);
+		assert_int_equal(in.model.position, cases[i].pos);
+		assert_int_equal(in.model.tied_embeddings, cases[i].tied);
+		assert_false(in.model.linear_bias);
+		pp_runs_free(runs);
+	}
+	/* Nemotron-H, or Mamba in the notes: a hybrid, skipped with the reason. */
+	char one[1536], text[2048];
+	snprintf(one, sizeof one, fmt, "h", "Nemotron-H 8B", "null");
+	snprintf(text, sizeof text, "{\"records\": [%s, ", one);
+	snprintf(one, sizeof one, fmt, "m", "Acme 8B", "\"Mamba-2 layers with attention\"");
+	strncat(text, one, sizeof text - strlen(text) - 1);
+	strncat(text, "]}", sizeof text - strlen(text) - 1);
+	pp_runs *runs = NULL;
+	pp_error err;
+	assert_int_equal(pp_runs_from_json(text, strlen(text), "t.json", &runs, &err), PP_OK);
+	pp_inputs in;
+	pp_run_info info;
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(pp_run_read(runs, i, &in, &info, &err), PP_EINPUT);
+		assert_non_null(strstr(err.text, "hybrid Mamba-Transformer"));
+	}
+	pp_runs_free(runs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_fill_rules),       cmocka_unit_test(test_fp8_recipe),
 	    cmocka_unit_test(test_fp8_recipe_words), cmocka_unit_test(test_wrong_types),
-	    cmocka_unit_test(test_public_runs_fit),  cmocka_unit_test(test_calib_fit),
+	    cmocka_unit_test(test_shape_only),       cmocka_unit_test(test_public_runs_fit),
+	    cmocka_unit_test(test_calib_fit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

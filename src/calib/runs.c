@@ -277,8 +277,9 @@ typedef struct reading {
 	bool bad;          /* a field read so far was not an integer */
 	long long gpus;    /* hardware.num_gpus, then the plan's product */
 	int seq;           /* model.seq_length */
-	/* batch fields as stated (0: absent) */
-	long long gbs_stated, gbs_tokens, mbs_stated, accum;
+	/* batch fields as stated (0: absent); local: per data-parallel rank */
+	long long gbs_stated, gbs_tokens, mbs_stated, accum, local;
+	bool torchtitan; /* the source names torchtitan (its batch rules) */
 	/* the parallel degrees as stated, then completed by read_degrees */
 	long long tp, pp, dp, cp, ep, vp, mp;
 } reading;
@@ -390,6 +391,9 @@ static pp_status read_job(reading *r, pp_error *err)
 	r->gbs_tokens = jint(jb, "global_batch_tokens", &r->bad);
 	r->mbs_stated = jint(jb, "micro_batch_size", &r->bad);
 	r->accum = jint(jb, "grad_accum_steps", &r->bad);
+	r->local = jint(jb, "local_batch_size", &r->bad);
+	const char *other = jstr(r->jp, "other");
+	r->torchtitan = has(info->title, "torchtitan") || (other && has(other, "torchtitan"));
 	return PP_OK;
 }
 
@@ -495,14 +499,21 @@ static pp_status read_batch(reading *r, pp_error *err)
 	long long gbs =
 	    pp_run_global_batch(r->gbs_stated, r->gbs_tokens, r->seq, mbs_stated, dp, accum, &rule);
 	snprintf(path, sizeof path, "records[%zu].batch.global_batch_size", r->i);
-	if (rule == PP_GBS_NONE)
+	if (rule == PP_GBS_NONE && r->local > 0 && r->local <= GBS_MAX / dp) {
+		/* torchtitan states the batch per data-parallel rank. */
+		gbs = r->local * dp;
+		rule = PP_GBS_ACCUM;
+		ppi_run_fill(info, PP_FILL_GBS,
+		             "global_batch_size unknown: %lld (local_batch_size %lld x dp %lld)",
+		             gbs, r->local, dp);
+	} else if (rule == PP_GBS_NONE)
 		return SKIP(path, "global batch not stated (neither global_batch_size, "
 		                  "global_batch_tokens nor micro_batch_size x dp x "
 		                  "grad_accum_steps)");
 	if (rule == PP_GBS_TOKENS)
 		ppi_run_fill(info, PP_FILL_GBS,
 		             "global_batch_size unknown: %lld (global_batch_tokens / seq)", gbs);
-	else if (rule == PP_GBS_ACCUM)
+	else if (rule == PP_GBS_ACCUM && r->accum > 0)
 		ppi_run_fill(info, PP_FILL_GBS,
 		             "global_batch_size unknown: %lld (micro_batch_size %lld x dp %lld x "
 		             "grad_accum_steps %lld)",
@@ -630,6 +641,36 @@ static pp_status read_options(reading *r, pp_error *err)
 	return PP_OK;
 }
 
+/*
+ * The micro-batch a record does not state: 1, except where its source is
+ * torchtitan, whose local_batch_size (per data-parallel rank per step;
+ * stated, or global / dp) runs as one micro-batch, unless pipeline
+ * parallelism splits it into micro-batches of pipeline_parallel_microbatch_size,
+ * 1 by default (torchtitan config/job_config.py, Parallelism).  A fill.
+ */
+static long long default_mbs(const reading *r)
+{
+	long long gbs = r->job->global_batch, dp = r->dp;
+	long long local = r->local > 0 ? r->local : (dp > 0 && gbs % dp == 0 ? gbs / dp : 0);
+	if (r->torchtitan && r->pp > 1) {
+		ppi_run_fill(
+		    r->info, PP_FILL_MBS,
+		    "micro_batch_size unknown: 1 (torchtitan: pipeline_parallel_microbatch_size, "
+		    "default 1, splits the local batch)");
+		return 1;
+	}
+	if (r->torchtitan && local > 0 && local <= DEGREE_MAX) {
+		ppi_run_fill(
+		    r->info, PP_FILL_MBS,
+		    "micro_batch_size unknown: %lld (torchtitan runs its local batch, %s, as "
+		    "one micro-batch)",
+		    local, r->local > 0 ? "local_batch_size" : "global / dp");
+		return local;
+	}
+	ppi_run_fill(r->info, PP_FILL_MBS, "micro_batch_size unknown: 1");
+	return 1;
+}
+
 pp_status ppi_run_read_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_system *system,
                               pp_job *job, pp_plan *plan, long long *gpus_out, pp_run_info *info,
                               bool *recompute_unknown, pp_error *err)
@@ -667,10 +708,8 @@ pp_status ppi_run_read_inputs(const pp_runs *runs, size_t i, pp_model *model, pp
 
 	char path[96];
 	long long mbs = jint(r.jb, "micro_batch_size", &r.bad);
-	if (mbs <= 0) {
-		mbs = 1;
-		ppi_run_fill(info, PP_FILL_MBS, "micro_batch_size unknown: 1");
-	}
+	if (mbs <= 0)
+		mbs = default_mbs(&r);
 	plan->mbs = (int)mbs;
 
 	const char *rs = jstr(r.jp, "activation_recompute");

@@ -70,6 +70,7 @@ static const struct record_field {
     {"batch", "global_batch_tokens", F_COUNT, NO_MAX},
     {"batch", "micro_batch_size", F_COUNT, DEGREE_MAX},
     {"batch", "grad_accum_steps", F_COUNT, GBS_MAX},
+    {"batch", "local_batch_size", F_COUNT, GBS_MAX},
     {"parallelism", "tp", F_COUNT, DEGREE_MAX},
     {"parallelism", "pp", F_COUNT, DEGREE_MAX},
     {"parallelism", "dp", F_COUNT, GPUS_MAX},

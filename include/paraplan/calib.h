@@ -147,7 +147,11 @@ bool pp_run_measured(const pp_run_info *info);
  * pp_run_framework: the data/framework preset a record's words name (its
  * source title, sharding phrase, schedule, notes; any may be NULL):
  * "llm-foundry", "torchtitan", "deepspeed", "megatron-lm-2021" (a schedule
- * naming scatter/gather or PTD-P), else "megatron".  Static storage.
+ * naming scatter/gather or PTD-P, or a Megatron source of 2022 or before by
+ * its arXiv id or 'YY marker that names neither Megatron-Core, NeMo nor
+ * Megatron-Bridge: that generation split pipeline sends across the TP ranks
+ * without SP), else "megatron" (also when the words carry
+ * --no-scatter-gather-tensors-in-pipeline).  Static storage.
  */
 typedef enum pp_gbs_rule {
 	PP_GBS_NONE = 0,

@@ -270,6 +270,53 @@ long long pp_run_global_batch(long long gbs, long long tokens, long long seq, lo
 	return 0;
 }
 
+/* The year of a "'21"-style conference marker ("SC'21") or an arXiv id
+ * ("arXiv:2104.04473": 2021) in `s`, 0 when none. */
+static int stated_year(const char *s)
+{
+	for (const char *p = s; p && *p; p++) {
+		if (strncasecmp(p, "arxiv:", 6) == 0 && isdigit((unsigned char)p[6]) &&
+		    isdigit((unsigned char)p[7]) && isdigit((unsigned char)p[8]) &&
+		    isdigit((unsigned char)p[9]) && p[10] == '.')
+			return 2000 + (p[6] - '0') * 10 + (p[7] - '0');
+		if ((*p == '\'' || *p == '`') && p > s && isalpha((unsigned char)p[-1]) &&
+		    isdigit((unsigned char)p[1]) && isdigit((unsigned char)p[2]) &&
+		    !isdigit((unsigned char)p[3]))
+			return 2000 + (p[1] - '0') * 10 + (p[2] - '0');
+	}
+	return 0;
+}
+
+/*
+ * The record's Megatron generation, from what its source says: Megatron-LM
+ * before Megatron-Core split every pipeline send across the TP ranks when
+ * sequence parallelism was off (scatter_gather_tensors_in_pipeline, on by
+ * default in Megatron-LM 2021 (v2) and 2022 (v3, the SP of Korthikanti et
+ * al., arXiv:2205.05198, applies it only without SP)); Megatron-Core (2023
+ * on) sends the tensor whole.  Pre-Core: the source names Megatron and a
+ * year up to 2022 (an arXiv id or a 'YY marker), and names neither
+ * Megatron-Core, NeMo nor Megatron-Bridge.
+ */
+enum { PP_MEGATRON_CORE_YEAR = 2023 };
+static bool megatron_pre_core(const char *const *said, size_t n)
+{
+	bool megatron = false;
+	int year = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (!said[k])
+			continue;
+		if (has(said[k], "Megatron-Core") || has(said[k], "Megatron Core") ||
+		    has(said[k], "mcore") || has(said[k], "NeMo") ||
+		    has(said[k], "Megatron-Bridge"))
+			return false;
+		megatron |= has(said[k], "Megatron");
+		int y = stated_year(said[k]);
+		if (y && (!year || y < year))
+			year = y;
+	}
+	return megatron && year && year < PP_MEGATRON_CORE_YEAR;
+}
+
 const char *pp_run_framework(const char *title, const char *sharding, const char *schedule,
                              const char *other)
 {
@@ -295,7 +342,12 @@ const char *pp_run_framework(const char *title, const char *sharding, const char
 	if (schedule && (has(schedule, "scatter/gather") || has(schedule, "scatter-gather") ||
 	                 has(schedule, "PTD-P")))
 		return "megatron-lm-2021";
-	return "megatron";
+	/* The flag that turned it off (Megatron-LM arguments.py of 2021-22). */
+	for (size_t k = 0; k < sizeof said / sizeof *said; k++)
+		if (said[k] && has(said[k], "no-scatter-gather-tensors-in-pipeline"))
+			return "megatron";
+	return megatron_pre_core(said, sizeof said / sizeof *said) ? "megatron-lm-2021"
+	                                                           : "megatron";
 }
 
 /*

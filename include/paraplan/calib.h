@@ -52,9 +52,10 @@ typedef enum pp_run_fill {
 	PP_FILL_ETP = 1u << 15,       /* expert tensor parallelism unknown: tp if valid, else 1 */
 	PP_FILL_TP_OVERLAP = 1u << 16, /* TP comm overlap unknown: on for NeMo/Megatron-Bridge */
 	PP_FILL_GPU = 1u << 17,        /* an ambiguous GPU name read as one preset */
+	PP_FILL_ARCH = 1u << 18,       /* a model name in no family: the architecture's defaults */
 } pp_run_fill;
 
-#define PP_RUN_FILL_KINDS 18
+#define PP_RUN_FILL_KINDS 19
 #define PP_RUN_FILLS_MAX 16
 #define PP_RUN_FILL_TEXT_MAX 192
 #define PP_RUN_ID_MAX 128
@@ -86,12 +87,13 @@ typedef struct pp_run_info {
 
 /*
  * Read `path` ("-": standard input).  Fails (PP_EINPUT, with line/column on a
- * JSON syntax error) when the file is unreadable or has no "records" array,
- * and when a record is not an object or one of the fields read has a value
- * of the wrong type (a string for a count, a negative number...): the field's
- * path ("records[3].parallelism.tp") and the record's id are named.  A field
- * that is absent or null is unknown, not wrong; what a record lacks is
- * reported later by pp_run_inputs.  *runs is freed by pp_runs_free.
+ * JSON syntax error) when the file is unreadable, is not a JSON object or has
+ * no "records" array.  A record that is not an object, or one of whose fields
+ * has a value of the wrong type (a string for a count, a negative number...),
+ * does not fail the file: pp_run_read skips that record alone, naming the
+ * field's path ("malformed field records[3].parallelism.tp: expected ...").
+ * A field that is absent or null is unknown, not wrong; what a record lacks
+ * is reported later by pp_run_read.  *runs is freed by pp_runs_free.
  */
 pp_status pp_runs_load(const char *path, pp_runs **runs, pp_error *err);
 /* From memory (`text` need not be NUL-terminated); `source` names it in errors. */
@@ -145,7 +147,11 @@ bool pp_run_measured(const pp_run_info *info);
  * pp_run_framework: the data/framework preset a record's words name (its
  * source title, sharding phrase, schedule, notes; any may be NULL):
  * "llm-foundry", "torchtitan", "deepspeed", "megatron-lm-2021" (a schedule
- * naming scatter/gather or PTD-P), else "megatron".  Static storage.
+ * naming scatter/gather or PTD-P, or a Megatron source of 2022 or before by
+ * its arXiv id or 'YY marker that names neither Megatron-Core, NeMo nor
+ * Megatron-Bridge: that generation split pipeline sends across the TP ranks
+ * without SP), else "megatron" (also when the words carry
+ * --no-scatter-gather-tensors-in-pipeline).  Static storage.
  */
 typedef enum pp_gbs_rule {
 	PP_GBS_NONE = 0,

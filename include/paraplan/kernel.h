@@ -35,6 +35,7 @@ typedef enum pp_kernel_dtype {
 	PP_KDT_FP8_ROWWISE = 2,    /* one scale per row of A and column of B (torchao rowwise) */
 	PP_KDT_FP8_BLOCKWISE = 3,  /* 1x128 activation, 128x128 weight blocks (DeepSeek-V3) */
 	PP_KDT_MXFP8 = 4,          /* OCP MX: one E8M0 scale per 32 elements (Blackwell) */
+	PP_KDT_NVFP4 = 5,          /* E2M1, one E4M3 scale per 16 elements (Blackwell) */
 } pp_kernel_dtype;
 
 /*
@@ -73,6 +74,24 @@ typedef enum pp_kernel_dtype {
 #define PP_FP8_MX_SCALE_BYTES 1.0      /* E8M0 */
 #define PP_FP8_BLOCK_LEN 128.0         /* 1x128 activation blocks (DeepSeek-V3 3.3.2) */
 #define PP_FP8_BLOCK_SCALE_BYTES 4.0   /* FP32 scale_inv (TE Float8BlockQuantizer) */
+/*
+ * NVFP4 (NVIDIA, "Introducing NVFP4 for Efficient and Accurate Low-Precision
+ * Inference", 2025; TE NVFP4BlockScaling; "Pretraining Large Language Models
+ * with NVFP4", arXiv:2509.25149): E2M1 elements, two per byte, one E4M3
+ * scale per 16 consecutive elements along the reduction dimension, and one
+ * FP32 scale per tensor computed from the tensor's amax.  The pass reads the
+ * BF16 tensor for that amax first (as current scaling does), then once more
+ * in the cast, which writes a row-wise and a column-wise copy (1x16 and 16x1
+ * blocks: the reduction dimension differs between fprop/dgrad and wgrad),
+ * each with its scales (TE quantize_transpose_nvfp4).  The wgrad inputs'
+ * random Hadamard transform runs inside that cast and adds no HBM traffic;
+ * the per-tensor scale is 4 bytes per tensor, not per element, and is left
+ * out of the bytes.
+ */
+#define PP_FP4_ELEMENT_BYTES 0.5     /* E2M1: two elements per byte */
+#define PP_NVFP4_BLOCK 16.0          /* elements per E4M3 scale */
+#define PP_NVFP4_SCALE_BYTES 1.0     /* E4M3 block scale */
+#define PP_NVFP4_AMAX_READ_BYTES 2.0 /* the per-tensor amax pass over BF16 */
 
 /* Whether architecture `arch` (compute capability x 10) runs FP8 GEMMs on
  * non-TN operands, so tensor-wise recipes need no transposed copy (TE
@@ -88,7 +107,10 @@ double pp_kernel_fp8_quant_bytes(pp_fp8_recipe r, double rows, double cols, int 
  * `g` (g->kern must be valid).  Every FP8 recipe runs at the measured
  * tensor-wise FP8 rate (no published GEMM-only figure sets another:
  * docs/kernel.md); none adds the quantisation pass (pp_kernel_fp8_quant_s).
- * Returns a negative value for MXFP8 on a GPU without FP8 or for bad shapes. */
+ * NVFP4 runs at gemm_fp8_eff of the FP4 peak (fp4_flops; no FP4 table is
+ * measured) with 0.5-byte operands and their 1/16-byte scales.  Returns a
+ * negative value for MXFP8 on a GPU without FP8, NVFP4 on one without FP4, or
+ * for bad shapes. */
 double pp_kernel_gemm_s(const pp_gpu *g, double m, double k, double n, double count,
                         pp_kernel_dtype dt);
 
@@ -106,11 +128,13 @@ double pp_kernel_fp8_quant_s(const pp_gpu *g, double rows, double cols, pp_fp8_r
  * plus, for MXFP8 and block-wise, its scales (1 E8M0 byte per 32, one FP32
  * per 128); torchao's row-wise Float8Linear keeps the BF16 input and casts
  * it again in backward (float8_linear.py: save_for_backward(input_hp, ...)):
- * 2.  A tensor-wise scale is one number per tensor: 1.
+ * 2.  A tensor-wise scale is one number per tensor: 1.  NVFP4 keeps its
+ * column-wise FP4 copy with its E4M3 scales: 0.5 + 1/16.
  */
 double pp_fp8_saved_input_bytes(pp_fp8_recipe r);
 
-/* The GEMM kind recipe `r` runs (tensor-wise for delayed and current). */
+/* The GEMM kind recipe `r` runs (tensor-wise for delayed and current, NVFP4
+ * for nvfp4). */
 pp_kernel_dtype pp_kernel_dtype_of_recipe(pp_fp8_recipe r);
 
 /* Seconds of fused attention over b sequences, hq query heads, sq queries, sk

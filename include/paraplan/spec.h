@@ -159,6 +159,7 @@ typedef struct pp_gpu {
 	double fp16_flops;
 	double bf16_flops;
 	double fp8_flops;
+	double fp4_flops;          /* dense NVFP4 (E2M1) tensor peak; 0 = no FP4 tensor cores */
 	double nvlink_bytes_per_s; /* per GPU, one direction; 0 = no NVLink */
 	double cuda_context_bytes; /* HBM taken by the CUDA context and kernels at start */
 	/* The memory's kind as the GPU file states it ("HBM3", "GDDR6", ...; one of
@@ -288,8 +289,14 @@ typedef enum pp_fp8_recipe {
 	PP_FP8_ROWWISE = 3, /* one FP32 scale per row (torchao Float8Linear "rowwise") */
 	PP_FP8_BLOCKWISE =
 	    4, /* 1x128 activation / 128x128 weight blocks (DeepSeek-V3, TE Float8BlockScaling) */
+	/* NVFP4 (Blackwell): E2M1 operands, one E4M3 scale per 16 elements and an
+	 * FP32 scale per tensor, GEMMs at the FP4 peak (TE NVFP4BlockScaling,
+	 * Megatron-LM --fp4-format e2m1); the low-precision copy of the weights
+	 * and the rest of the step are kept as under FP8 (an upper bound on
+	 * memory: docs/kernel.md). */
+	PP_FP8_NVFP4 = 5,
 } pp_fp8_recipe;
-#define PP_FP8_RECIPES 5
+#define PP_FP8_RECIPES 6
 
 typedef struct pp_job {
 	long long global_batch; /* sequences per iteration */

@@ -77,8 +77,9 @@ void ppi_run_fill(pp_run_info *info, unsigned bit, const char *fmt, ...)
 }
 
 static const char *const fill_names[PP_RUN_FILL_KINDS] = {
-    "kv_heads", "ffn",  "head_dim",  "layers", "tp/pp", "dp",        "cp",  "ep",         "vp",
-    "sp",       "zero", "recompute", "mbs",    "gbs",   "precision", "etp", "tp_overlap", "gpu"};
+    "kv_heads",  "ffn", "head_dim",   "layers", "tp/pp",     "dp",  "cp",
+    "ep",        "vp",  "sp",         "zero",   "recompute", "mbs", "gbs",
+    "precision", "etp", "tp_overlap", "gpu",    "arch"};
 
 const char *pp_run_fill_name(unsigned bit)
 {
@@ -131,9 +132,11 @@ static int notes_head_dim(const char *notes)
 
 /* The model: record i's model object into *m (cleared here; the shape as
  * stated, the architecture from the family table, MoE and MLA), its family
- * into *fam_out, a fill for each value the record leaves unknown. */
+ * into *fam_out, a fill for each value the record leaves unknown.  A name in
+ * no family is read from its shape alone (ppi_run_family_by_shape, into
+ * *own: its architecture from arch_notes or the defaults, each a fill). */
 static pp_status read_model(const pp_runs *runs, json_t *rec, size_t i, pp_model *m,
-                            const family **fam_out, pp_run_info *info, pp_error *err)
+                            const family **fam_out, family *own, pp_run_info *info, pp_error *err)
 {
 	json_t *jm = jget(rec, "model");
 	char path[64];
@@ -143,10 +146,15 @@ static pp_status read_model(const pp_runs *runs, json_t *rec, size_t i, pp_model
 	const char *name = jstr(jm, "name");
 	if (!name)
 		return SKIP(path, "model has no name");
+	const char *notes = jstr(jm, "arch_notes");
+	if (ppi_run_hybrid(name, notes))
+		return SKIP(path,
+		            "hybrid Mamba-Transformer '%s' (Mamba layers are not modelled; the "
+		            "shape fields describe attention layers only)",
+		            name);
 	const family *fam = ppi_run_family_of(name);
 	if (!fam)
-		return SKIP(path, "unknown architecture family '%s' (no entry in the name table)",
-		            name);
+		fam = ppi_run_family_by_shape(name, notes, own, info);
 	*fam_out = fam;
 
 	bool bad = false;
@@ -205,7 +213,7 @@ static pp_status read_model(const pp_runs *runs, json_t *rec, size_t i, pp_model
 			ppi_run_fill(info, PP_FILL_KV_HEADS,
 			             "num_kv_heads unknown: %d (= heads, MHA)", m->num_heads);
 	}
-	int hd = notes_head_dim(jstr(jm, "arch_notes"));
+	int hd = notes_head_dim(notes);
 	if (hd) {
 		m->head_dim = hd;
 	} else if (fam->head_dim) {
@@ -264,12 +272,14 @@ typedef struct reading {
 	pp_job *job;
 	pp_plan *plan;
 	pp_run_info *info;
-	const family *fam; /* read_model's family of the model name */
+	const family *fam; /* read_model's family of the model name (or &shape_fam) */
+	family shape_fam;  /* a name in no family: its architecture by shape */
 	bool bad;          /* a field read so far was not an integer */
 	long long gpus;    /* hardware.num_gpus, then the plan's product */
 	int seq;           /* model.seq_length */
-	/* batch fields as stated (0: absent) */
-	long long gbs_stated, gbs_tokens, mbs_stated, accum;
+	/* batch fields as stated (0: absent); local: per data-parallel rank */
+	long long gbs_stated, gbs_tokens, mbs_stated, accum, local;
+	bool torchtitan; /* the source names torchtitan (its batch rules) */
 	/* the parallel degrees as stated, then completed by read_degrees */
 	long long tp, pp, dp, cp, ep, vp, mp;
 } reading;
@@ -343,9 +353,17 @@ static pp_status read_job(reading *r, pp_error *err)
 	snprintf(path, sizeof path, "records[%zu].precision", i);
 	if (!prec)
 		return SKIP(path, "precision not stated");
-	if (has(prec, "fp8")) {
+	if (has(prec, "mxfp4"))
+		return SKIP(path, "unknown precision '%s' (MXFP4 is not modelled; NVFP4 is)", prec);
+	if (has(prec, "fp8") || has(prec, "fp4")) {
+		/* NVFP4 is an FP8-class recipe (pp_fp8_recipe): FP4 GEMMs, the rest
+		 * of the step as under FP8. */
 		job->precision = PP_PREC_FP8;
 		job->fp8_recipe = ppi_run_fp8_recipe(prec);
+		if (job->fp8_recipe == PP_FP8_NVFP4 && !has(prec, "nvfp4"))
+			ppi_run_fill(info, PP_FILL_PRECISION,
+			             "FP4 format unspecified: NVFP4 (the FP4 recipe of Transformer "
+			             "Engine and Megatron-LM, --fp4-format e2m1)");
 	} else if (has(prec, "16-bit") || has(prec, "unspecified") || has(prec, "not stated")) {
 		job->precision = PP_PREC_BF16;
 		ppi_run_fill(info, PP_FILL_PRECISION,
@@ -373,6 +391,9 @@ static pp_status read_job(reading *r, pp_error *err)
 	r->gbs_tokens = jint(jb, "global_batch_tokens", &r->bad);
 	r->mbs_stated = jint(jb, "micro_batch_size", &r->bad);
 	r->accum = jint(jb, "grad_accum_steps", &r->bad);
+	r->local = jint(jb, "local_batch_size", &r->bad);
+	const char *other = jstr(r->jp, "other");
+	r->torchtitan = has(info->title, "torchtitan") || (other && has(other, "torchtitan"));
 	return PP_OK;
 }
 
@@ -478,14 +499,21 @@ static pp_status read_batch(reading *r, pp_error *err)
 	long long gbs =
 	    pp_run_global_batch(r->gbs_stated, r->gbs_tokens, r->seq, mbs_stated, dp, accum, &rule);
 	snprintf(path, sizeof path, "records[%zu].batch.global_batch_size", r->i);
-	if (rule == PP_GBS_NONE)
+	if (rule == PP_GBS_NONE && r->local > 0 && r->local <= GBS_MAX / dp) {
+		/* torchtitan states the batch per data-parallel rank. */
+		gbs = r->local * dp;
+		rule = PP_GBS_ACCUM;
+		ppi_run_fill(info, PP_FILL_GBS,
+		             "global_batch_size unknown: %lld (local_batch_size %lld x dp %lld)",
+		             gbs, r->local, dp);
+	} else if (rule == PP_GBS_NONE)
 		return SKIP(path, "global batch not stated (neither global_batch_size, "
 		                  "global_batch_tokens nor micro_batch_size x dp x "
 		                  "grad_accum_steps)");
 	if (rule == PP_GBS_TOKENS)
 		ppi_run_fill(info, PP_FILL_GBS,
 		             "global_batch_size unknown: %lld (global_batch_tokens / seq)", gbs);
-	else if (rule == PP_GBS_ACCUM)
+	else if (rule == PP_GBS_ACCUM && r->accum > 0)
 		ppi_run_fill(info, PP_FILL_GBS,
 		             "global_batch_size unknown: %lld (micro_batch_size %lld x dp %lld x "
 		             "grad_accum_steps %lld)",
@@ -613,6 +641,36 @@ static pp_status read_options(reading *r, pp_error *err)
 	return PP_OK;
 }
 
+/*
+ * The micro-batch a record does not state: 1, except where its source is
+ * torchtitan, whose local_batch_size (per data-parallel rank per step;
+ * stated, or global / dp) runs as one micro-batch, unless pipeline
+ * parallelism splits it into micro-batches of pipeline_parallel_microbatch_size,
+ * 1 by default (torchtitan config/job_config.py, Parallelism).  A fill.
+ */
+static long long default_mbs(const reading *r)
+{
+	long long gbs = r->job->global_batch, dp = r->dp;
+	long long local = r->local > 0 ? r->local : (dp > 0 && gbs % dp == 0 ? gbs / dp : 0);
+	if (r->torchtitan && r->pp > 1) {
+		ppi_run_fill(
+		    r->info, PP_FILL_MBS,
+		    "micro_batch_size unknown: 1 (torchtitan: pipeline_parallel_microbatch_size, "
+		    "default 1, splits the local batch)");
+		return 1;
+	}
+	if (r->torchtitan && local > 0 && local <= DEGREE_MAX) {
+		ppi_run_fill(
+		    r->info, PP_FILL_MBS,
+		    "micro_batch_size unknown: %lld (torchtitan runs its local batch, %s, as "
+		    "one micro-batch)",
+		    local, r->local > 0 ? "local_batch_size" : "global / dp");
+		return local;
+	}
+	ppi_run_fill(r->info, PP_FILL_MBS, "micro_batch_size unknown: 1");
+	return 1;
+}
+
 pp_status ppi_run_read_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_system *system,
                               pp_job *job, pp_plan *plan, long long *gpus_out, pp_run_info *info,
                               bool *recompute_unknown, pp_error *err)
@@ -625,6 +683,9 @@ pp_status ppi_run_read_inputs(const pp_runs *runs, size_t i, pp_model *model, pp
 		                "no record %zu (there are %zu)", i, pp_runs_count(runs));
 	}
 	info_read(rec, info);
+	pp_status st = ppi_run_check_record(runs, i, err);
+	if (st)
+		return st;
 	reading r;
 	memset(&r, 0, sizeof r);
 	r.runs = runs;
@@ -635,10 +696,9 @@ pp_status ppi_run_read_inputs(const pp_runs *runs, size_t i, pp_model *model, pp
 	r.job = job;
 	r.plan = plan;
 	r.info = info;
-	pp_status st;
 	if ((st = read_hardware(&r, err)))
 		return st;
-	if ((st = read_model(runs, rec, i, model, &r.fam, info, err)))
+	if ((st = read_model(runs, rec, i, model, &r.fam, &r.shape_fam, info, err)))
 		return st;
 	if ((st = read_job(&r, err)) || (st = read_degrees(&r, err)) || (st = read_batch(&r, err)))
 		return st;
@@ -648,10 +708,8 @@ pp_status ppi_run_read_inputs(const pp_runs *runs, size_t i, pp_model *model, pp
 
 	char path[96];
 	long long mbs = jint(r.jb, "micro_batch_size", &r.bad);
-	if (mbs <= 0) {
-		mbs = 1;
-		ppi_run_fill(info, PP_FILL_MBS, "micro_batch_size unknown: 1");
-	}
+	if (mbs <= 0)
+		mbs = default_mbs(&r);
 	plan->mbs = (int)mbs;
 
 	const char *rs = jstr(r.jp, "activation_recompute");

@@ -54,6 +54,99 @@ const family *ppi_run_family_of(const char *name)
 	return NULL;
 }
 
+/*
+ * Names in no family, read from their shape: a hint by name, else a
+ * Llama-style decoder (gated SwiGLU MLP, RMSNorm, RoPE, no biases, untied
+ * embeddings, fused attention), the layout of most decoders published since
+ * 2023.  Each value arch_notes does not state is listed as a fill.
+ */
+static const struct arch_hint {
+	const char *match;
+	family f;
+	const char *why;
+} arch_hints[] = {
+    /* Nemotron-4 15B / 340B (arXiv:2402.16819 sec. 2, arXiv:2406.11704 sec.
+     * 2.2): squared-ReLU MLP, RoPE, no biases, no dropout, untied
+     * embeddings; LayerNorm (NeMo NemotronConfig: layernorm1p). */
+    {"nemotron",
+     {"nemotron", false, false, false, false, false, false, false, false, true, PP_POS_ROPE, 0,
+      false, false},
+     "Nemotron-4, arXiv:2402.16819"},
+};
+static const family shape_default = {
+    "a name in no family", true, true,  false, false, false, false, false, false, true,
+    PP_POS_ROPE,           0,    false, false};
+
+bool ppi_run_hybrid(const char *name, const char *notes)
+{
+	const char *const words[] = {"nemotron-h", "nemotron h", "mamba", "jamba", "hybrid ssm"};
+	for (size_t k = 0; k < sizeof words / sizeof *words; k++)
+		if (has(name, words[k]) || (notes && has(notes, words[k])))
+			return true;
+	return false;
+}
+
+/* 1 or 0 when arch_notes say which of two (the first word list wins), -1
+ * when they say neither. */
+static int notes_say(const char *notes, const char *const *yes, const char *const *no)
+{
+	for (size_t k = 0; notes && no[k]; k++)
+		if (has(notes, no[k]))
+			return 0;
+	for (size_t k = 0; notes && yes[k]; k++)
+		if (has(notes, yes[k]))
+			return 1;
+	return -1;
+}
+
+const family *ppi_run_family_by_shape(const char *name, const char *notes, family *out,
+                                      pp_run_info *info)
+{
+	*out = shape_default;
+	const char *why = "the Llama-style default of a name in no family";
+	for (size_t k = 0; k < sizeof arch_hints / sizeof *arch_hints; k++)
+		if (has(name, arch_hints[k].match)) {
+			*out = arch_hints[k].f;
+			why = arch_hints[k].why;
+			break;
+		}
+	static const char *const gated[] = {"swiglu", "geglu", "gated", NULL};
+	static const char *const plain[] = {"squared relu", "squared-relu", "relu2", "relu^2",
+	                                    "gelu",         "non-gated",    NULL};
+	int v = notes_say(notes, gated, plain);
+	if (v >= 0)
+		out->gated_mlp = v;
+	else
+		ppi_run_fill(
+		    info, PP_FILL_ARCH, "MLP unknown: %s (%s)",
+		    out->gated_mlp ? "gated SwiGLU, 3 matrices" : "squared-ReLU, 2 matrices", why);
+	static const char *const rms[] = {"rmsnorm", "rms norm", NULL};
+	static const char *const ln[] = {"layernorm", "layer norm", NULL};
+	if ((v = notes_say(notes, rms, ln)) >= 0)
+		out->rmsnorm = v;
+	else
+		ppi_run_fill(info, PP_FILL_ARCH, "norm unknown: %s (%s)",
+		             out->rmsnorm ? "RMSNorm" : "LayerNorm", why);
+	if (notes && (has(notes, "rope") || has(notes, "rotary"))) {
+		out->position = PP_POS_ROPE;
+	} else if (notes && has(notes, "alibi")) {
+		out->position = PP_POS_ALIBI;
+	} else if (notes && (has(notes, "learned") || has(notes, "absolute pos"))) {
+		out->position = PP_POS_LEARNED;
+	} else {
+		ppi_run_fill(info, PP_FILL_ARCH, "positions unknown: RoPE (%s)", why);
+	}
+	static const char *const tied[] = {"tied", NULL};
+	static const char *const untied[] = {"untied", "not tied", NULL};
+	if ((v = notes_say(notes, tied, untied)) >= 0)
+		out->tied = v;
+	else
+		ppi_run_fill(info, PP_FILL_ARCH,
+		             "biases and embeddings unknown: no biases, %s embeddings (%s)",
+		             out->tied ? "tied" : "untied", why);
+	return out;
+}
+
 /* Case-insensitive `word` in `hay`, not inside a longer number (the
  * characters beside it are not digits when its own ends are). */
 static bool has_word(const char *hay, const char *word)
@@ -122,6 +215,9 @@ int pp_run_zero_stage(const char *s)
 	int z = zero_number(s);
 	if (z >= 0)
 		return z;
+	/* NeMo / Megatron-Bridge tables' "FSDP = 0": no FSDP (DDP). */
+	if (has(s, "FSDP=0") || has(s, "FSDP = 0"))
+		return has(s, "distributed optimizer") ? 1 : 0;
 	/* PyTorch FSDP sharding strategies; FSDP2 (fully_shard) and HSDP shard
 	 * parameters, gradients and optimizer state (HSDP within a replica group). */
 	if (has(s, "NO_SHARD"))
@@ -174,6 +270,53 @@ long long pp_run_global_batch(long long gbs, long long tokens, long long seq, lo
 	return 0;
 }
 
+/* The year of a "'21"-style conference marker ("SC'21") or an arXiv id
+ * ("arXiv:2104.04473": 2021) in `s`, 0 when none. */
+static int stated_year(const char *s)
+{
+	for (const char *p = s; p && *p; p++) {
+		if (strncasecmp(p, "arxiv:", 6) == 0 && isdigit((unsigned char)p[6]) &&
+		    isdigit((unsigned char)p[7]) && isdigit((unsigned char)p[8]) &&
+		    isdigit((unsigned char)p[9]) && p[10] == '.')
+			return 2000 + (p[6] - '0') * 10 + (p[7] - '0');
+		if ((*p == '\'' || *p == '`') && p > s && isalpha((unsigned char)p[-1]) &&
+		    isdigit((unsigned char)p[1]) && isdigit((unsigned char)p[2]) &&
+		    !isdigit((unsigned char)p[3]))
+			return 2000 + (p[1] - '0') * 10 + (p[2] - '0');
+	}
+	return 0;
+}
+
+/*
+ * The record's Megatron generation, from what its source says: Megatron-LM
+ * before Megatron-Core split every pipeline send across the TP ranks when
+ * sequence parallelism was off (scatter_gather_tensors_in_pipeline, on by
+ * default in Megatron-LM 2021 (v2) and 2022 (v3, the SP of Korthikanti et
+ * al., arXiv:2205.05198, applies it only without SP)); Megatron-Core (2023
+ * on) sends the tensor whole.  Pre-Core: the source names Megatron and a
+ * year up to 2022 (an arXiv id or a 'YY marker), and names neither
+ * Megatron-Core, NeMo nor Megatron-Bridge.
+ */
+enum { PP_MEGATRON_CORE_YEAR = 2023 };
+static bool megatron_pre_core(const char *const *said, size_t n)
+{
+	bool megatron = false;
+	int year = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (!said[k])
+			continue;
+		if (has(said[k], "Megatron-Core") || has(said[k], "Megatron Core") ||
+		    has(said[k], "mcore") || has(said[k], "NeMo") ||
+		    has(said[k], "Megatron-Bridge"))
+			return false;
+		megatron |= has(said[k], "Megatron");
+		int y = stated_year(said[k]);
+		if (y && (!year || y < year))
+			year = y;
+	}
+	return megatron && year && year < PP_MEGATRON_CORE_YEAR;
+}
+
 const char *pp_run_framework(const char *title, const char *sharding, const char *schedule,
                              const char *other)
 {
@@ -199,7 +342,12 @@ const char *pp_run_framework(const char *title, const char *sharding, const char
 	if (schedule && (has(schedule, "scatter/gather") || has(schedule, "scatter-gather") ||
 	                 has(schedule, "PTD-P")))
 		return "megatron-lm-2021";
-	return "megatron";
+	/* The flag that turned it off (Megatron-LM arguments.py of 2021-22). */
+	for (size_t k = 0; k < sizeof said / sizeof *said; k++)
+		if (said[k] && has(said[k], "no-scatter-gather-tensors-in-pipeline"))
+			return "megatron";
+	return megatron_pre_core(said, sizeof said / sizeof *said) ? "megatron-lm-2021"
+	                                                           : "megatron";
 }
 
 /*
@@ -208,7 +356,8 @@ const char *pp_run_framework(const char *title, const char *sharding, const char
  * measured.other).  NeMo/Megatron-Bridge write FP8-CS (current scaling),
  * FP8-MX (MXFP8) and FP8-DS (delayed); "tensorwise" is current scaling in
  * Megatron-LM's --fp8-recipe and torchao's recipe names alike; block-wise
- * (DeepSeek-V3, TE Float8BlockScaling) and row-wise (torchao) by name.  A
+ * (DeepSeek-V3, TE Float8BlockScaling) and row-wise (torchao) by name;
+ * "NVFP4" (Megatron-Bridge's precision column) or a bare "FP4" is NVFP4.  A
  * bare "FP8" is Transformer Engine's default, delayed scaling.
  */
 pp_fp8_recipe ppi_run_fp8_recipe(const char *prec)
@@ -230,6 +379,8 @@ pp_fp8_recipe ppi_run_fp8_recipe(const char *prec)
 	    {"block scaling", PP_FP8_BLOCKWISE},
 	    {"rowwise", PP_FP8_ROWWISE},
 	    {"row-wise", PP_FP8_ROWWISE},
+	    {"nvfp4", PP_FP8_NVFP4},
+	    {"fp4", PP_FP8_NVFP4},
 	};
 	pp_fp8_recipe r = PP_FP8_DELAYED;
 	long first = -1;

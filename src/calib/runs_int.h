@@ -2,9 +2,10 @@
  * Private to src/calib/runs*.c: the published training runs
  * (shared/validation/public-runs.json) read as paraplan inputs.
  *
- *   runs_load.c   loading: the file parsed, every field's type checked
+ *   runs_load.c   loading: the file parsed, its records array checked
  *                 (pp_runs_from_json, pp_runs_load; owns struct pp_runs and
- *                 its jansson tree)
+ *                 its jansson tree); each record's field types checked when
+ *                 it is read (ppi_run_check_record)
  *   runs_alias.c  the words of the sources: architecture families by model
  *                 name, system presets by GPU name, ZeRO stages, recompute
  *                 modes, FP8 recipes and frameworks by phrase
@@ -89,11 +90,28 @@ static inline bool has(const char *hay, const char *needle)
 	return ppi_contains(hay, needle);
 }
 
+/* runs_load.c */
+
+/* Record i an object and every field it has of its type, or null: else
+ * PP_EINPUT, "malformed field <path>: expected ..., got ...", the path in
+ * err->field (the record is skipped alone; the file stays readable). */
+pp_status ppi_run_check_record(const pp_runs *runs, size_t i, pp_error *err);
+
 /* runs_alias.c */
 
 /* The family of a model name (the first entry whose match is in it), NULL
  * when none. */
 const family *ppi_run_family_of(const char *name);
+/* The architecture of a model name in no family, into *out (returned): a
+ * name hint (Nemotron), else the words of arch_notes (SwiGLU, squared ReLU,
+ * RMSNorm, LayerNorm, RoPE, ALiBi, learned, tied), else a Llama-style
+ * decoder; each value not stated by arch_notes is a PP_FILL_ARCH fill in
+ * `info`.  out->match is a name for messages. */
+const family *ppi_run_family_by_shape(const char *name, const char *notes, family *out,
+                                      pp_run_info *info);
+/* The name or arch_notes say the model interleaves Mamba (state-space)
+ * layers with attention (Nemotron-H, Jamba): not modelled. */
+bool ppi_run_hybrid(const char *name, const char *notes);
 /* The alias entry of a GPU name, NULL when none matches. */
 const gpu_alias *ppi_run_gpu_alias_of(const char *gpu_type);
 /* Recompute mode from parallelism.activation_recompute; -1 when not stated,

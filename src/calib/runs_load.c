@@ -1,8 +1,11 @@
 /*
- * Published training runs: loading.  The file is parsed and every field a
- * record may have is type-checked here, once (a value of another type is an
- * error of the whole file); runs.c then reads the records without checking
- * types again.  The pp_runs owns the jansson tree; the records are borrowed.
+ * Published training runs: loading.  The file is parsed here and its shape
+ * checked (an object with a "records" array: anything else is an error of the
+ * whole file).  Every field a record may have is type-checked here too, one
+ * record at a time, when the record is read (ppi_run_check_record): a record
+ * with a value of the wrong type is skipped alone, naming the field, and
+ * runs.c then reads it without checking types again.  The pp_runs owns the
+ * jansson tree; the records are borrowed.
  */
 #include <math.h>
 #include <stdio.h>
@@ -17,8 +20,8 @@
 /*
  * The type of every field this file reads.  A field may be absent or null
  * (unknown: a fill rule or a skip says what happens), but a value of another
- * type is an error of the whole file, never a silently skipped record.
- * Parents come before their fields.
+ * type makes the record malformed: it is skipped with the field's path and
+ * what was expected, never silently.  Parents come before their fields.
  */
 typedef enum field_type {
 	F_OBJECT,
@@ -67,6 +70,7 @@ static const struct record_field {
     {"batch", "global_batch_tokens", F_COUNT, NO_MAX},
     {"batch", "micro_batch_size", F_COUNT, DEGREE_MAX},
     {"batch", "grad_accum_steps", F_COUNT, GBS_MAX},
+    {"batch", "local_batch_size", F_COUNT, GBS_MAX},
     {"parallelism", "tp", F_COUNT, DEGREE_MAX},
     {"parallelism", "pp", F_COUNT, DEGREE_MAX},
     {"parallelism", "dp", F_COUNT, GPUS_MAX},
@@ -125,40 +129,38 @@ static const char *const type_words[] = {"an object",           "a string",
                                          "true, false",         "a whole number >= 1",
                                          "a whole number >= 0", "a number > 0"};
 
-/* Every record an object, every field it has of its type (or null). */
-static pp_status check_types(json_t *records, const char *source, pp_error *err)
+/* Record i an object, every field it has of its type (or null): else
+ * PP_EINPUT naming the first field that is not ("malformed field
+ * records[3].parallelism.tp: expected ..."), the field's path in err->field. */
+pp_status ppi_run_check_record(const pp_runs *runs, size_t i, pp_error *err)
 {
-	size_t i;
-	json_t *rec;
-	json_array_foreach (records, i, rec) {
-		char path[128], got[80], who[PP_RUN_ID_MAX + 16] = "";
-		if (!json_is_object(rec)) {
-			snprintf(path, sizeof path, "records[%zu]", i);
-			ppi_json_repr(rec, got, sizeof got);
-			return ppi_fail(err, source, path, "expected a record (an object), got %s",
-			                got);
-		}
-		const char *id = json_string_value(json_object_get(rec, "id"));
-		if (id)
-			snprintf(who, sizeof who, " (record %.*s)", PP_RUN_ID_MAX, id);
-		for (size_t k = 0; k < sizeof record_fields / sizeof *record_fields; k++) {
-			const struct record_field *f = &record_fields[k];
-			json_t *parent = f->parent[0] ? at_path(rec, f->parent) : rec;
-			json_t *v = parent ? json_object_get(parent, f->key) : NULL;
-			if (!v || json_is_null(v) || type_ok(v, f->type, f->max))
-				continue;
-			snprintf(path, sizeof path, "records[%zu].%s%s%s", i, f->parent,
-			         f->parent[0] ? "." : "", f->key);
-			ppi_json_repr(v, got, sizeof got);
-			if (f->max && (f->type == F_COUNT || f->type == F_COUNT0) &&
-			    type_ok(v, f->type, NO_MAX))
-				return ppi_fail(
-				    err, source, path,
-				    "expected a whole number %d..%lld or null, got %s%s",
-				    f->type == F_COUNT, f->max, got, who);
-			return ppi_fail(err, source, path, "expected %s or null, got %s%s",
-			                type_words[f->type], got, who);
-		}
+	json_t *rec = json_array_get(runs->records, i);
+	char path[128], got[80];
+	if (!json_is_object(rec)) {
+		snprintf(path, sizeof path, "records[%zu]", i);
+		ppi_json_repr(rec, got, sizeof got);
+		return ppi_fail(err, runs->source, path,
+		                "malformed record %s: expected a record (an object), got %s", path,
+		                got);
+	}
+	for (size_t k = 0; k < sizeof record_fields / sizeof *record_fields; k++) {
+		const struct record_field *f = &record_fields[k];
+		json_t *parent = f->parent[0] ? at_path(rec, f->parent) : rec;
+		json_t *v = parent ? json_object_get(parent, f->key) : NULL;
+		if (!v || json_is_null(v) || type_ok(v, f->type, f->max))
+			continue;
+		snprintf(path, sizeof path, "records[%zu].%s%s%s", i, f->parent,
+		         f->parent[0] ? "." : "", f->key);
+		ppi_json_repr(v, got, sizeof got);
+		if (f->max && (f->type == F_COUNT || f->type == F_COUNT0) &&
+		    type_ok(v, f->type, NO_MAX))
+			return ppi_fail(err, runs->source, path,
+			                "malformed field %s: expected a whole number %d..%lld or "
+			                "null, got %s",
+			                path, f->type == F_COUNT, f->max, got);
+		return ppi_fail(err, runs->source, path,
+		                "malformed field %s: expected %s or null, got %s", path,
+		                type_words[f->type], got);
 	}
 	return PP_OK;
 }
@@ -175,10 +177,6 @@ pp_status pp_runs_from_json(const char *text, size_t len, const char *source, pp
 	if (!json_is_array(records)) {
 		json_decref(root);
 		return ppi_fail(err, source, "records", "expected an array of run records");
-	}
-	if ((st = check_types(records, source, err))) {
-		json_decref(root);
-		return st;
 	}
 	pp_runs *r = ppi_calloc(1, sizeof *r);
 	if (!r) {

@@ -162,7 +162,10 @@ double pp_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 		bool fp8 = prec == PP_PREC_FP8 && op->fp8 && g->fp8_flops > 0;
 		double top = fp8 && e->gemm_fp8 > 0 ? e->gemm_fp8 : e->gemm;
 		double eff = top * one / (one + e->gemm_half_flops);
-		double tc = op->flops / (tensor_peak(g, prec, op->fp8) * eff);
+		/* NVFP4 GEMMs at the FP4 peak, with the FP8 efficiency. */
+		bool fp4 = fp8 && op->fp8_recipe == PP_FP8_NVFP4 && g->fp4_flops > 0;
+		double tc =
+		    op->flops / ((fp4 ? g->fp4_flops : tensor_peak(g, prec, op->fp8)) * eff);
 		double tm = op->bytes / bw;
 		return (tc > tm ? tc : tm) + e->kernel_s;
 	}

@@ -25,6 +25,8 @@ static double peak_of(const pp_gpu *g, pp_kernel_dtype dt)
 	double bf16 = g->bf16_flops > 0 ? g->bf16_flops : g->fp16_flops;
 	if (dt == PP_KDT_BF16)
 		return bf16;
+	if (dt == PP_KDT_NVFP4)
+		return g->fp4_flops;
 	return g->fp8_flops > 0 ? g->fp8_flops : bf16;
 }
 
@@ -43,8 +45,11 @@ double pp_kernel_gemm_s(const pp_gpu *g, double m, double k, double n, double co
 	if (m <= 0 || k <= 0 || n <= 0 || count <= 0 || p->sms <= 0)
 		return -1;
 	bool fp8 = dt != PP_KDT_BF16;
-	if (dt == PP_KDT_MXFP8 && g->fp8_flops <= 0)
+	if ((dt == PP_KDT_MXFP8 && g->fp8_flops <= 0) || (dt == PP_KDT_NVFP4 && g->fp4_flops <= 0))
 		return -1;
+	/* No measured FP4 GEMM table: NVFP4 runs at the FP8 ceiling's fraction
+	 * of its own (FP4) peak, twice the FP8 rate where the datasheet's FP4
+	 * peak is twice its FP8 (B200, GB200). */
 	double eff = fp8 && g->fp8_flops > 0 ? p->gemm_fp8_eff : p->gemm_eff;
 	double per_sm = peak_of(g, dt) * eff / p->sms * (k / (k + p->gemm_k_half));
 	double best = INFINITY;
@@ -56,7 +61,10 @@ double pp_kernel_gemm_s(const pp_gpu *g, double m, double k, double n, double co
 		if (t < best)
 			best = t;
 	}
-	double in_b = fp8 ? 1.0 : 2.0;
+	double in_b = dt == PP_KDT_NVFP4
+	                  ? PP_FP4_ELEMENT_BYTES + PP_NVFP4_SCALE_BYTES / PP_NVFP4_BLOCK
+	              : fp8 ? 1.0
+	                    : 2.0;
 	double bytes = count * ((m * k + k * n) * in_b + m * n * 2.0);
 	double tm = bytes / (g->memory_bw_bytes_per_s * p->hbm_eff);
 	double t = (best > tm ? best : tm);
@@ -80,6 +88,9 @@ double pp_kernel_fp8_quant_bytes(pp_fp8_recipe r, double rows, double cols, int 
 	case PP_FP8_BLOCKWISE: /* idem with FP32 scales per 128 */
 		return elems * (rd + 2 * wr) +
 		       2 * elems / PP_FP8_BLOCK_LEN * PP_FP8_BLOCK_SCALE_BYTES;
+	case PP_FP8_NVFP4: /* amax read, then row- and column-wise FP4 copies, 1x16 / 16x1 scales */
+		return elems * (PP_NVFP4_AMAX_READ_BYTES + rd +
+		                2 * (PP_FP4_ELEMENT_BYTES + PP_NVFP4_SCALE_BYTES / PP_NVFP4_BLOCK));
 	case PP_FP8_ROWWISE: /* two casts, scales per row and per column */
 		return PP_FP8_ROWWISE_CASTS * elems * (rd + wr) +
 		       (rows + cols) * PP_FP8_ROWWISE_SCALE_BYTES;
@@ -108,6 +119,7 @@ double pp_fp8_saved_input_bytes(pp_fp8_recipe r)
 	switch (r) {
 	case PP_FP8_MX: return wr * (1 + PP_FP8_MX_SCALE_BYTES / PP_FP8_MX_BLOCK);
 	case PP_FP8_BLOCKWISE: return wr + PP_FP8_BLOCK_SCALE_BYTES / PP_FP8_BLOCK_LEN;
+	case PP_FP8_NVFP4: return PP_FP4_ELEMENT_BYTES + PP_NVFP4_SCALE_BYTES / PP_NVFP4_BLOCK;
 	case PP_FP8_ROWWISE: return PP_FP8_QUANT_READ_BYTES; /* the BF16 input itself */
 	case PP_FP8_CURRENT:
 	case PP_FP8_DELAYED:
@@ -121,6 +133,7 @@ pp_kernel_dtype pp_kernel_dtype_of_recipe(pp_fp8_recipe r)
 	case PP_FP8_ROWWISE: return PP_KDT_FP8_ROWWISE;
 	case PP_FP8_BLOCKWISE: return PP_KDT_FP8_BLOCKWISE;
 	case PP_FP8_MX: return PP_KDT_MXFP8;
+	case PP_FP8_NVFP4: return PP_KDT_NVFP4;
 	case PP_FP8_CURRENT:
 	case PP_FP8_DELAYED:
 	default: return PP_KDT_FP8_TENSORWISE;

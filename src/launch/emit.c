@@ -164,7 +164,12 @@ static void megatron_job(const pp_job *j, const pp_plan *p, FILE *out, char *not
 	switch (j->precision) {
 	case PP_PREC_BF16: fprintf(out, " --bf16"); break;
 	case PP_PREC_FP16: fprintf(out, " --fp16"); break;
-	case PP_PREC_FP8: fprintf(out, " --bf16 --fp8-format hybrid"); break;
+	case PP_PREC_FP8:
+		/* NVFP4: Megatron-LM's --fp4-format e2m1 (--fp4-recipe nvfp4, its
+		 * default and only choice), in place of --fp8-format. */
+		fprintf(out, j->fp8_recipe == PP_FP8_NVFP4 ? " --bf16 --fp4-format e2m1"
+		                                           : " --bf16 --fp8-format hybrid");
+		break;
 	case PP_PREC_FP32: break;
 	}
 	/* Megatron-LM's --fp8-recipe (arguments.py): tensorwise is current
@@ -441,7 +446,8 @@ static void emit_torchtitan(const pp_estimate *e, FILE *out, char *notes, size_t
 	if (j->precision == PP_PREC_FP8) {
 		fprintf(out, "\n[float8]\nrecipe_name = \"%s\"\n",
 		        j->fp8_recipe == PP_FP8_ROWWISE ? "rowwise" : "tensorwise");
-		if (j->fp8_recipe == PP_FP8_MX || j->fp8_recipe == PP_FP8_BLOCKWISE)
+		if (j->fp8_recipe == PP_FP8_MX || j->fp8_recipe == PP_FP8_BLOCKWISE ||
+		    j->fp8_recipe == PP_FP8_NVFP4)
 			note(notes, nn,
 			     "torchtitan: [float8] has no %s recipe (tensorwise or rowwise); "
 			     "tensorwise written",

@@ -30,6 +30,7 @@ static const char *const gpu_keys[] = {"name",
                                        "fp16_flops",
                                        "bf16_flops",
                                        "fp8_flops",
+                                       "fp4_flops",
                                        "nvlink_bytes_per_s",
                                        "cuda_context_bytes",
                                        "memory_type",
@@ -316,6 +317,7 @@ pp_status ppi_gpu_read(json_t *obj, const char *source, const char *prefix, pp_g
 	PPI_TRY(ppi_get_num(&r, "fp16_flops", true, MIN_FLOPS, MAX_FLOPS, &g.fp16_flops));
 	PPI_TRY(ppi_get_num(&r, "bf16_flops", false, 0, MAX_FLOPS, &g.bf16_flops));
 	PPI_TRY(ppi_get_num(&r, "fp8_flops", false, 0, MAX_FLOPS, &g.fp8_flops));
+	PPI_TRY(ppi_get_num(&r, "fp4_flops", false, 0, MAX_FLOPS, &g.fp4_flops));
 	PPI_TRY(ppi_get_num(&r, "nvlink_bytes_per_s", false, 0, MAX_BW, &g.nvlink_bytes_per_s));
 	PPI_TRY(ppi_get_num(&r, "cuda_context_bytes", true, 0, 1e11, &g.cuda_context_bytes));
 	PPI_TRY(get_kind(&r, "memory_type", memory_kinds, g.memory_type, sizeof g.memory_type));

@@ -12,8 +12,8 @@
 static const char *const precision_names[] = {"fp32", "fp16", "bf16", "fp8"};
 static const char *const recompute_names[] = {"none", "selective", "full"};
 /* In pp_fp8_recipe's order. */
-static const char *const fp8_recipe_names[PP_FP8_RECIPES] = {"delayed", "current", "mxfp8",
-                                                             "rowwise", "blockwise"};
+static const char *const fp8_recipe_names[PP_FP8_RECIPES] = {"delayed", "current",   "mxfp8",
+                                                             "rowwise", "blockwise", "nvfp4"};
 
 const char *pp_precision_name(pp_precision p)
 {
@@ -305,6 +305,13 @@ pp_status pp_job_check_gpu(const pp_job *job, const pp_system *s, pp_error *err)
 		        "architecture of %s is not known",
 		        s->gpu.name);
 	}
+	/* NVFP4's block-scaled FP4 MMA is Blackwell's too (PTX ISA, tcgen05.mma
+	 * kind::mxf4nvf4); the GPU file states its FP4 peak (fp4_flops). */
+	if (job->precision == PP_PREC_FP8 && job->fp8_recipe == PP_FP8_NVFP4)
+		REQUIRE(s->gpu.fp4_flops > 0, "job.fp8_recipe",
+		        "nvfp4 needs FP4 tensor cores (a Blackwell GPU whose file states "
+		        "fp4_flops); %s has none",
+		        s->gpu.name);
 	if (job->precision == PP_PREC_BF16)
 		REQUIRE(s->gpu.bf16_flops > 0, "job.precision", "%s has no BF16 tensor cores",
 		        s->gpu.name);

@@ -89,6 +89,8 @@ static void test_sharding_phrases(void **state)
 	    {"none (plain data parallel)", 0},
 	    {"DDP", 0},
 	    {"DDP (FSDP=0); distributed optimizer not stated", -1},
+	    {"FSDP=0 (DDP)", 0},
+	    {"FSDP = 0, distributed optimizer", 1},
 	    {"unknown", -1},
 	    {"some new sharding", -2},
 	};
@@ -131,6 +133,25 @@ static void test_framework_named(void **state)
 	                    "llm-foundry");
 	assert_string_equal(pp_run_framework("Some blog", "FSDP2", NULL, NULL), "torchtitan");
 	assert_string_equal(pp_run_framework("torchtitan paper", NULL, NULL, NULL), "torchtitan");
+	/* The Megatron generation by the source: 2022 or before (arXiv id, 'YY)
+	 * is pre-Core, with scatter/gather; Core, NeMo or the flag that turns it
+	 * off is not; a year without Megatron says nothing. */
+	const char *sc21 = "Narayanan et al., Efficient Large-Scale Language Model Training on "
+	                   "GPU Clusters Using Megatron-LM (SC'21, arXiv:2104.04473)";
+	assert_string_equal(pp_run_framework(sc21, "none", "1F1B", NULL), "megatron-lm-2021");
+	assert_string_equal(pp_run_framework("Korthikanti et al., Megatron-LM (arXiv:2205.05198)",
+	                                     NULL, NULL, NULL),
+	                    "megatron-lm-2021");
+	assert_string_equal(
+	    pp_run_framework(sc21, NULL, NULL, "--no-scatter-gather-tensors-in-pipeline"),
+	    "megatron");
+	assert_string_equal(
+	    pp_run_framework("Megatron-Core GPT (arXiv:2104.04473)", NULL, NULL, NULL), "megatron");
+	assert_string_equal(
+	    pp_run_framework("Megatron-LM benchmarks (arXiv:2401.00001)", NULL, NULL, NULL),
+	    "megatron");
+	assert_string_equal(pp_run_framework("A paper (arXiv:2104.04473)", NULL, NULL, NULL),
+	                    "megatron");
 	assert_string_equal(
 	    pp_run_framework("BLOOM", "ZeRO-1 (DeepSpeed BF16Optimizer)", NULL, NULL), "deepspeed");
 	assert_string_equal(pp_run_framework("NVIDIA NeMo", "distributed optimizer", NULL, NULL),

@@ -321,34 +321,56 @@ static void test_fill_rules(void **state)
 	assert_true(err.line >= 1);
 }
 
-/* A field of the wrong type is an error of the file naming the field and the
- * record; absent and null are unknown, not wrong. */
+/* A field of the wrong type makes its record malformed: the file loads, the
+ * record is skipped alone naming the field; absent and null are unknown, not
+ * wrong.  Only a file that is no run file at all is refused. */
 static void test_wrong_types(void **state)
 {
 	(void)state;
 	static const struct {
 		const char *json, *field;
+		size_t record;
 	} bad[] = {
 	    {"{\"records\": [{\"id\": \"a\", \"parallelism\": {\"tp\": \"8\"}}]}",
-	     "records[0].parallelism.tp"},
+	     "records[0].parallelism.tp", 0},
 	    {"{\"records\": [{\"id\": \"a\"}, {\"id\": \"b\", \"model\": {\"moe\": "
 	     "{\"top_k\": 0}}}]}",
-	     "records[1].model.moe.top_k"},
-	    {"{\"records\": [{\"measured\": {\"mfu\": true}}]}", "records[0].measured.mfu"},
-	    {"{\"records\": [{\"hardware\": {\"num_gpus\": 1.5}}]}",
-	     "records[0].hardware.num_gpus"},
+	     "records[1].model.moe.top_k", 1},
+	    {"{\"records\": [{\"measured\": {\"mfu\": true}}]}", "records[0].measured.mfu", 0},
+	    {"{\"records\": [{\"hardware\": {\"num_gpus\": 1.5}}]}", "records[0].hardware.num_gpus",
+	     0},
 	    {"{\"records\": [{\"parallelism\": {\"sequence_parallel\": 1}}]}",
-	     "records[0].parallelism.sequence_parallel"},
-	    {"{\"records\": [[]]}", "records[0]"},
+	     "records[0].parallelism.sequence_parallel", 0},
+	    {"{\"records\": [{\"id\": \"a\"}, []]}", "records[1]", 1},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		pp_runs *r = NULL;
 		pp_error err;
 		assert_int_equal(
-		    pp_runs_from_json(bad[i].json, strlen(bad[i].json), "t.json", &r, &err),
+		    pp_runs_from_json(bad[i].json, strlen(bad[i].json), "t.json", &r, &err), PP_OK);
+		pp_inputs in;
+		pp_run_info info;
+		assert_int_equal(pp_run_read(r, bad[i].record, &in, &info, &err), PP_EINPUT);
+		assert_string_equal(err.field, bad[i].field);
+		assert_non_null(strstr(err.text, "malformed"));
+		assert_non_null(strstr(err.text, bad[i].field));
+		assert_non_null(strstr(err.text, "expected"));
+		/* The other record (when there is one) is not refused for it. */
+		if (pp_runs_count(r) > 1) {
+			assert_int_equal(pp_run_read(r, 0, &in, &info, &err), PP_EINPUT);
+			assert_null(strstr(err.text, "malformed"));
+		}
+		pp_runs_free(r);
+	}
+	/* No run file: not JSON, not an object, no records array. */
+	static const char *const not_runs[] = {"{\"records\": [", "[]", "{\"records\": {}}"};
+	for (size_t i = 0; i < sizeof not_runs / sizeof *not_runs; i++) {
+		pp_runs *r = NULL;
+		pp_error err;
+		assert_int_equal(
+		    pp_runs_from_json(not_runs[i], strlen(not_runs[i]), "t.json", &r, &err),
 		    PP_EINPUT);
 		assert_null(r);
-		assert_string_equal(err.field, bad[i].field);
 	}
 	const char *ok = "{\"records\": [{\"id\": \"a\", \"parallelism\": {\"tp\": null, "
 	                 "\"pp\": 4.0}, \"model\": {\"moe\": {\"dense_layers\": 0}}}]}";
@@ -356,7 +378,87 @@ static void test_wrong_types(void **state)
 	pp_error err;
 	assert_int_equal(pp_runs_from_json(ok, strlen(ok), "t.json", &r, &err), PP_OK);
 	assert_int_equal(pp_runs_count(r), 1);
+	pp_inputs in;
+	pp_run_info info;
+	assert_int_equal(pp_run_read(r, 0, &in, &info, &err), PP_EINPUT);
+	assert_null(strstr(err.text, "malformed"));
 	pp_runs_free(r);
+}
+
+/* A model name in no family is read from its shape: a name hint (Nemotron),
+ * else the words of arch_notes, else a Llama-style decoder, each value not
+ * stated by arch_notes a PP_FILL_ARCH fill; a hybrid Mamba model is skipped. */
+static void test_shape_only(void **state)
+{
+	(void)state;
+	static const char *const fmt =
+	    "{\"id\": \"%s\", \"model\": {\"name\": \"%s\", \"num_layers\": 32, \"hidden_size\": "
+	    "4096, \"num_attention_heads\": 32, \"num_kv_heads\": 8, \"ffn_hidden_size\": 14336, "
+	    "\"vocab_size\": 128256, \"seq_length\": 4096, \"arch_notes\": %s}, \"hardware\": "
+	    "{\"gpu_type\": \"H100 SXM5 80GB\", \"num_gpus\": 8}, \"parallelism\": {\"tp\": 1, "
+	    "\"pp\": 1, \"dp\": 8, \"activation_recompute\": \"full\"}, \"batch\": "
+	    "{\"micro_batch_size\": 1, \"global_batch_size\": 64}, \"precision\": \"bf16\"}";
+	static const struct {
+		const char *id, *name, *notes;
+		int arch_fills;
+		bool gated;
+		pp_norm norm;
+		pp_position pos;
+		bool tied;
+	} cases[] = {
+	    {"plain", "Acme LM 8B", "null", 4, true, PP_NORM_RMSNORM, PP_POS_ROPE, false},
+	    {"notes", "Acme LM 8B",
+	     "\"squared ReLU MLP, LayerNorm, learned absolute positions, tied embeddings\"", 0,
+	     false, PP_NORM_LAYERNORM, PP_POS_LEARNED, true},
+	    {"nemotron", "Nemotron-4 15B", "null", 4, false, PP_NORM_LAYERNORM, PP_POS_ROPE, false},
+	    {"half", "Nemotron-4 15B", "\"SwiGLU\"", 3, true, PP_NORM_LAYERNORM, PP_POS_ROPE,
+	     false},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char text[2048];
+		char one[1536];
+		snprintf(one, sizeof one, fmt, cases[i].id, cases[i].name, cases[i].notes);
+		snprintf(text, sizeof text, "{\"records\": [%s]}", one);
+		pp_runs *runs = NULL;
+		pp_error err;
+		assert_int_equal(pp_runs_from_json(text, strlen(text), "t.json", &runs, &err),
+		                 PP_OK);
+		pp_inputs in;
+		pp_run_info info;
+		assert_int_equal(pp_run_read(runs, 0, &in, &info, &err), PP_OK);
+		int arch = 0;
+		for (int k = 0; k < info.nfilled; k++)
+			arch += strstr(info.filled[k], "unknown") &&
+			        (strncmp(info.filled[k], "MLP", 3) == 0 ||
+			         strncmp(info.filled[k], "norm", 4) == 0 ||
+			         strncmp(info.filled[k], "positions", 9) == 0 ||
+			         strncmp(info.filled[k], "biases", 6) == 0);
+		assert_int_equal(arch, cases[i].arch_fills);
+		assert_int_equal(!!(info.fills & PP_FILL_ARCH), cases[i].arch_fills > 0);
+		assert_int_equal(in.model.gated_mlp, cases[i].gated);
+		assert_int_equal(in.model.norm, cases[i].norm);
+		assert_int_equal(in.model.position, cases[i].pos);
+		assert_int_equal(in.model.tied_embeddings, cases[i].tied);
+		assert_false(in.model.linear_bias);
+		pp_runs_free(runs);
+	}
+	/* Nemotron-H, or Mamba in the notes: a hybrid, skipped with the reason. */
+	char one[1536], text[2048];
+	snprintf(one, sizeof one, fmt, "h", "Nemotron-H 8B", "null");
+	snprintf(text, sizeof text, "{\"records\": [%s, ", one);
+	snprintf(one, sizeof one, fmt, "m", "Acme 8B", "\"Mamba-2 layers with attention\"");
+	strncat(text, one, sizeof text - strlen(text) - 1);
+	strncat(text, "]}", sizeof text - strlen(text) - 1);
+	pp_runs *runs = NULL;
+	pp_error err;
+	assert_int_equal(pp_runs_from_json(text, strlen(text), "t.json", &runs, &err), PP_OK);
+	pp_inputs in;
+	pp_run_info info;
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(pp_run_read(runs, i, &in, &info, &err), PP_EINPUT);
+		assert_non_null(strstr(err.text, "hybrid Mamba-Transformer"));
+	}
+	pp_runs_free(runs);
 }
 
 int main(void)
@@ -364,7 +466,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_fill_rules),       cmocka_unit_test(test_fp8_recipe),
 	    cmocka_unit_test(test_fp8_recipe_words), cmocka_unit_test(test_wrong_types),
-	    cmocka_unit_test(test_public_runs_fit),  cmocka_unit_test(test_calib_fit),
+	    cmocka_unit_test(test_shape_only),       cmocka_unit_test(test_public_runs_fit),
+	    cmocka_unit_test(test_calib_fit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -55,6 +55,7 @@ optimizer|sgd|adam||applied
 flash|off|on||applied
 tp-overlap|on|off||applied
 ep-overlap|on|off|$moe|applied
+compile|on|off|--framework torchtitan --gpu-profile $src/../shared/measurements/h100-sxm|applied
 framework|deepspeed|llm-foundry||applied
 gpu-profile|$src/../shared/measurements/h100-sxm|$src/tests/data/kernel/h100-subset||applied
 usd-per-gpu-hour|1|2|--tokens 1T|applied

@@ -19,6 +19,45 @@ extern "C" {
 /* Seconds of one GPU's share of `op` (all its instances) at `precision`. */
 double pp_op_time(const pp_gpu *g, pp_precision precision, const pp_op *op);
 
+/*
+ * What the training stack's kernels add to compute time on the kernel path
+ * (g->kern.valid: --gpu-profile, calibrate --kernel-model; all 0 under the
+ * roofline), each term the time with it less the time without it
+ * (docs/kernel.md "Training stacks"):
+ *   launch_s    the fixed time per kernel launched (eff.kernel_s per launch
+ *               under the stack's fractions, the isolated-call fixed times
+ *               on measured tables); 0 under CUDA graphs (kern.cuda_graphs)
+ *   eager_s     element-wise, norm, RoPE, activation and loss ops run as
+ *               separate eager PyTorch kernels instead of fused ones
+ *               (kern.eager_elementwise, not --compile on)
+ *   autocast_s  torch.autocast's bf16 casts of fp32 weights
+ *               (kern.autocast_weight_cast)
+ *   grad_accum_s weight gradients cast and added into fp32 buffers by
+ *               kernels of their own each micro-batch (kern.grad_accum_kernel)
+ * The terms overlap a little (an eager kernel's launch is in both launch_s
+ * and eager_s), so they are attributions, not a partition.
+ */
+typedef struct pp_stack_terms {
+	double launch_s;
+	double eager_s;
+	double autocast_s;
+	double grad_accum_s;
+} pp_stack_terms;
+
+/* The stack's terms in op `op` (seconds, written to *out). */
+void pp_op_stack_terms(const pp_gpu *g, pp_precision precision, const pp_op *op,
+                       pp_stack_terms *out);
+
+/*
+ * The stack's terms in one iteration's compute on pipeline rank `stage`:
+ * its layers, the embedding (rank 0) and the head (the last rank), every
+ * micro-batch (plan->microbatches, resolved).  All 0 unless the GPU is on
+ * the kernel path.  Uses a workspace of its own (allocated and freed here).
+ * PP_ENOMEM when it cannot be allocated; PP_OK otherwise.
+ */
+pp_status pp_stage_stack_terms(const pp_model *m, const pp_system *s, const pp_job *job,
+                               const pp_plan *plan, int stage, pp_stack_terms *out, pp_error *err);
+
 /* ------------------------------------------------ collective algorithms */
 
 /*

@@ -148,6 +148,28 @@ typedef struct pp_kernel_params {
 	/* Under stack_fractions: the stack runs bias-dropout-add as one fused
 	 * kernel (pp_op.fused_bytes; framework.fused_bias_dropout_add). */
 	bool fused_bias_dropout_add;
+	/* The training stack's kernels, from its framework file (registry
+	 * entries framework.eager_elementwise, autocast_weight_cast,
+	 * cuda_graphs; data/framework/NAME.json, each with its source); kept
+	 * here, beside the kernel parameters, so that every caller of
+	 * pp_op_time sees them.  Read only on the kernel path (kern.valid):
+	 * the roofline ignores them.  1 = on, 0 = off.
+	 * eager_elementwise: element-wise, norm, RoPE and activation ops run as
+	 * separate eager PyTorch kernels (pp_op.eager_kernels, eager_bytes)
+	 * unless the job is compiled (job.compile); 0: fused kernels
+	 * (Transformer Engine, Megatron's fusions).
+	 * autocast_weight_cast: fp32 parameters outside ZeRO-3 are cast to
+	 * bf16 by torch.autocast in every forward (pp_op.cast_bytes,
+	 * cast_kernels).
+	 * grad_accum_kernel: weight gradients are accumulated into fp32 by
+	 * separate kernels every micro-batch (pp_op.accum_bytes, accum_kernels)
+	 * instead of inside the weight-gradient GEMM.
+	 * cuda_graphs: the step is replayed as CUDA graphs, so no host launch
+	 * time per kernel (eff.kernel_s, gemm/attn/mem_fixed_s) is paid. */
+	double eager_elementwise;
+	double autocast_weight_cast;
+	double grad_accum_kernel;
+	double cuda_graphs;
 } pp_kernel_params;
 
 typedef struct pp_gpu {
@@ -306,6 +328,11 @@ typedef struct pp_job {
 	pp_fp8_recipe fp8_recipe; /* under PP_PREC_FP8; pp_job_init: delayed */
 	int grad_bytes; /* bytes per gradient element: 2 (bf16/fp16) or 4 (fp32 main grads) */
 	pp_optimizer optimizer;
+	/* torch.compile over the model (torchtitan compile.enable, --compile):
+	 * Inductor fuses each chain of element-wise ops into one kernel, so an
+	 * eager stack's ops (kern.eager_elementwise) run fused.  Off by
+	 * default, torchtitan's default (JobConfig compile.enable = false). */
+	bool compile;
 } pp_job;
 
 /* ----------------------------------------------------------------- plan */

@@ -106,6 +106,23 @@ typedef struct pp_op {
 	 * of Megatron-family stacks moves them, read under the kernel model when
 	 * the stack fuses it (framework.fused_bias_dropout_add); 0 otherwise. */
 	double fused_bytes;
+	/* The op as eager PyTorch runs it (a stack with
+	 * kern.eager_elementwise, job not compiled): the kernels it launches
+	 * and the HBM bytes they move, each kernel reading and writing its
+	 * tensor (RMSNorm in fp32, RoPE through complex fp32, SiLU and the gate
+	 * multiply apart, K/V repeated for GQA); 0 = as `bytes`, one kernel. */
+	double eager_kernels;
+	double eager_bytes;
+	/* A GEMM's weight as torch.autocast handles fp32 parameters outside
+	 * ZeRO-3 (kern.autocast_weight_cast): the bf16 cast each forward (and
+	 * recompute); a separate memory-bound kernel. */
+	double cast_kernels;
+	double cast_bytes;
+	/* A weight gradient accumulated into an fp32 buffer by separate
+	 * kernels each micro-batch (kern.grad_accum_kernel): the cast to fp32
+	 * and the add; 0 where the GEMM accumulates it itself. */
+	double accum_kernels;
+	double accum_bytes;
 } pp_op;
 
 typedef enum pp_coll_kind {
@@ -163,7 +180,7 @@ typedef struct pp_work {
 	 * mapped by a hash of them (pp_work_init empties it too). */
 #define PP_DH_MEMO 64
 	bool dh_valid[PP_DH_MEMO];
-	unsigned char dh_key[PP_DH_MEMO][344];
+	unsigned char dh_key[PP_DH_MEMO][352];
 	double dh_saved[PP_DH_MEMO];
 	/* dh_saved holds the pairing's saving (true) or only an upper bound of
 	 * it (pp_dh_stage_speedup_bound: the search's floor, asked first) */

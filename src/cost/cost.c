@@ -30,7 +30,67 @@ static double tensor_peak(const pp_gpu *g, pp_precision prec, bool fp8_op)
  * runs in FP8), attention by key length, element-wise ops at the measured
  * bandwidth.
  */
+/* Whether the stack runs `op` as its eager PyTorch kernels (pp_op.eager_*),
+ * and whether it casts the op's fp32 weight under autocast (pp_op.cast_*). */
+static bool runs_eager(const pp_gpu *g, const pp_op *op)
+{
+	return g->kern.eager_elementwise >= 0.5 && op->eager_kernels > 0;
+}
+
+static bool casts_weight(const pp_gpu *g, const pp_op *op)
+{
+	return g->kern.autocast_weight_cast >= 0.5 && op->cast_kernels > 0;
+}
+
+/* Whether the stack accumulates the op's weight gradient by kernels of its
+ * own (pp_op.accum_*). */
+static bool accumulates_apart(const pp_gpu *g, const pp_op *op)
+{
+	return g->kern.grad_accum_kernel >= 0.5 && op->accum_kernels > 0;
+}
+
+/* `kernels` memory-bound kernels of an eager stack moving `bytes` in all.
+ * mem_fixed_s is what one isolated call costs beyond its bytes, timed from
+ * an idle GPU (tools/probe/paraplan_probe.py: an event, the call, an event,
+ * synchronise): the host's time to issue the op, during which the GPU
+ * waits.  The chain's first kernel pays it as a lone op does
+ * (pp_kernel_mem_s); the host issues each later one while the GPU runs
+ * the one before, so they take the longer of the bytes' time and the
+ * host's, not the sum. */
+static double mem_kernels_s(const pp_gpu *g, double bytes, double kernels)
+{
+	double t_bytes = pp_kernel_mem_s(g, bytes) - g->kern.mem_fixed_s;
+	double t_host = (kernels - 1) * g->kern.mem_fixed_s;
+	return g->kern.mem_fixed_s + (t_bytes > t_host ? t_bytes : t_host);
+}
+
+static double kernel_op_core(const pp_gpu *g, pp_precision prec, const pp_op *op);
+
+/* The op's kernels, then the autocast casts of its weight and the
+ * accumulation of its gradient (separate memory-bound kernels) where the
+ * stack runs them. */
 static double kernel_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
+{
+	/* CUDA graphs replay the kernels with no host issuing each: an isolated
+	 * call's fixed time, the host's time to issue it (mem_kernels_s), is
+	 * not paid. */
+	pp_gpu graphed;
+	if (g->kern.cuda_graphs >= 0.5 &&
+	    (g->kern.gemm_fixed_s > 0 || g->kern.attn_fixed_s > 0 || g->kern.mem_fixed_s > 0)) {
+		graphed = *g;
+		graphed.kern.gemm_fixed_s = graphed.kern.attn_fixed_s = graphed.kern.mem_fixed_s =
+		    0;
+		g = &graphed;
+	}
+	double t = kernel_op_core(g, prec, op);
+	if (casts_weight(g, op))
+		t += mem_kernels_s(g, op->cast_bytes, op->cast_kernels);
+	if (accumulates_apart(g, op))
+		t += mem_kernels_s(g, op->accum_bytes, op->accum_kernels);
+	return t;
+}
+
+static double kernel_op_core(const pp_gpu *g, pp_precision prec, const pp_op *op)
 {
 	double count = op->count > 0 ? op->count : 1;
 	switch (op->kind) {
@@ -63,8 +123,11 @@ static double kernel_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op
 		break;
 	case PP_OP_ELEM:
 	default: {
+		/* An eager stack's chain of kernels, each reading and writing
+		 * its tensor (pp_op.eager_bytes), or the one fused kernel. */
 		double tc = op->flops / g->fp32_flops;
-		double tm = pp_kernel_mem_s(g, op->bytes);
+		double tm = runs_eager(g, op) ? mem_kernels_s(g, op->eager_bytes, op->eager_kernels)
+		                              : pp_kernel_mem_s(g, op->bytes);
 		return tc > tm ? tc : tm;
 	}
 	}
@@ -109,6 +172,15 @@ static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 	 * (Megatron-Core --moe-grouped-gemm) runs one cuBLAS GEMM per local expert
 	 * over a few streams (nvte_multi_stream_cublas_gemm), SUMMA one per panel. */
 	double launches = op->kind == PP_OP_GEMM && op->count > 1 ? op->count : 1;
+	/* An eager stack launches each kernel of the op's decomposition, and
+	 * autocast's casts of an fp32 weight (pp_op.eager_kernels,
+	 * cast_kernels; src/workload/ops.c). */
+	if (op->kind == PP_OP_ELEM && runs_eager(g, op))
+		launches = op->eager_kernels;
+	if (casts_weight(g, op))
+		launches += op->cast_kernels;
+	if (accumulates_apart(g, op))
+		launches += op->accum_kernels;
 	/* In FP8 a batched GEMM also quantises its operand per GEMM, with the
 	 * kernels its recipe launches (op->quant_kernels, src/workload/ops.c:
 	 * 3 per expert under current scaling, 1 under MXFP8 and block-wise, 2
@@ -142,6 +214,12 @@ static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 		double q = count * pp_kernel_fp8_quant_s(&k, op->m, op->k, op->fp8_recipe);
 		t = (t - q) / PP_FP8_FAST_ACCUM_SPEEDUP_SM90 + q;
 	}
+	/* CUDA graphs replay the step's kernels without the host launching
+	 * each (NVIDIA, "Getting Started with CUDA Graphs": one graph launch
+	 * for the whole sequence instead of one CPU launch per kernel): no
+	 * launch time per kernel. */
+	if (g->kern.cuda_graphs >= 0.5)
+		launches = 0;
 	return (rel > 0 ? t / rel : t) + e->kernel_s * launches;
 }
 

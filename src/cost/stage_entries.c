@@ -162,6 +162,12 @@ static double optimizer_pass(const pp_scenario *sc, const stage_ctx *c, double *
 	double state = job->optimizer == PP_OPT_ADAM ? 3 : 2; /* fp32 master (+ m) + v */
 	double per_param = job->grad_bytes + 2 * 4 * state + sc->mb.wb;
 	*bytes = local * per_param;
+	/* On the kernel path a memory-bound op like any other (pp_op_time:
+	 * the measured bandwidth, or the stack's fraction of it). */
+	if (s->gpu.kern.valid) {
+		pp_op o = {.name = "optimizer", .kind = PP_OP_ELEM, .count = 1, .bytes = *bytes};
+		return pp_op_time(&s->gpu, job->precision, &o);
+	}
 	return local * per_param / (s->gpu.memory_bw_bytes_per_s * s->gpu.eff.memory);
 }
 

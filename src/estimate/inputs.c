@@ -27,6 +27,20 @@ static pp_status fit_profile(const char *dir, pp_gpu *gpu, pp_error *err)
 	return st;
 }
 
+/* On the kernel path ZeRO-3 traffic hidden under compute keeps the visible
+ * share the GPU's overlap table measured (seed 002 Table 7: the
+ * concurrent-kernel slowdown plus the launch gap, data/overlap), as
+ * calibrate --kernel-model charges it (pp_fit_kernel_model); a GPU whose file
+ * names no overlap table keeps the framework's value. */
+static void zero3_visible_measured(pp_system *s)
+{
+	const char *platform = pp_dh_platform_of_gpu(&s->gpu);
+	pp_dh_overlap o;
+	pp_error ignored;
+	if (platform && pp_dh_overlap_default(platform, &o, &ignored) == PP_OK)
+		s->zero3_visible = o.kernel_slowdown + o.launch_interval;
+}
+
 pp_status pp_inputs_resolve(const pp_input_refs *refs, pp_inputs *in, pp_inputs_part *failed,
                             pp_error *err)
 {
@@ -45,6 +59,8 @@ pp_status pp_inputs_resolve(const pp_input_refs *refs, pp_inputs *in, pp_inputs_
 		return part_fail(st, PP_INPUTS_FRAMEWORK, failed);
 	if (refs->gpu_profile && (st = fit_profile(refs->gpu_profile, &in->system.gpu, err)))
 		return part_fail(st, PP_INPUTS_GPU_PROFILE, failed);
+	if (refs->gpu_profile)
+		zero3_visible_measured(&in->system);
 	if (refs->usd_per_gpu_hour >= 0)
 		in->system.usd_per_gpu_hour = refs->usd_per_gpu_hour;
 	if (refs->overlap) {

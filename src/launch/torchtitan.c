@@ -1,7 +1,7 @@
 /*
  * torchtitan job files in: the TOML sections [model], [training],
- * [parallelism], [activation_checkpoint] (and [float8] recipe_name through
- * model.converters), with torchtitan's defaults (torchtitan/config/
+ * [parallelism], [activation_checkpoint], [compile] enable (and [float8]
+ * recipe_name through model.converters), with torchtitan's defaults (torchtitan/config/
  * job_config.py, commit 000204a4a8bf3d0f31adc44fc29855fbb6ea13d8).
  */
 #include <errno.h>
@@ -228,6 +228,25 @@ static pp_status read_checkpoint(ppi_toml *t, const char *source, pp_plan *p, pp
 	return PP_OK;
 }
 
+/* torch.compile: [compile] enable (torchtitan/config/job_config.py Compile,
+ * default false), or training.compile in the job files of older torchtitan
+ * (job_config.py of 2024, --training.compile). */
+static pp_status read_compile(ppi_toml *t, const char *source, pp_job *j, pp_error *err)
+{
+	const char *const keys[] = {"compile.enable", "training.compile"};
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		ppi_toml_item *it = take(t, keys[i]);
+		if (!it)
+			continue;
+		if (it->kind != 'b')
+			return ppi_fail_at(err, source, it->line, 0,
+			                   "%s: expected true or false, got %s", keys[i],
+			                   it->value);
+		j->compile = strcmp(it->value, "true") == 0;
+	}
+	return PP_OK;
+}
+
 /* What the file means for paraplan's plan: sequence parallelism with tp,
  * FSDP2's ZeRO-3, dp = replicate x shard, the schedule and the virtual stages
  * from the layers per stage (which need out->model).  *batch: the global
@@ -293,6 +312,7 @@ static pp_status read_job(ppi_toml *t, const char *source, pp_job *j, pp_plan *p
 	PPI_TRY(read_training(t, source, j, &tj, err));
 	PPI_TRY(read_parallelism(t, source, p, &tj, err));
 	PPI_TRY(read_checkpoint(t, source, p, err));
+	PPI_TRY(read_compile(t, source, j, err));
 	long long batch = 0;
 	PPI_TRY(plan_from(&tj, out, source, p, &batch, err));
 	j->seq_len = (int)tj.seq;

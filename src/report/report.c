@@ -200,6 +200,33 @@ static json_t *memory_json(const pp_estimate *e)
 	                 e->headroom_bytes, "detail", detail, "stage_total_bytes", stages);
 }
 
+/*
+ * The training stack's terms in the bottleneck rank's compute over one
+ * iteration (pp_stage_stack_terms; on the kernel path only), with what the
+ * stack runs: its framework, torch.compile, CUDA graphs.  Seconds, each the
+ * compute with the term less the compute without it.
+ */
+static json_t *stack_terms_json(const pp_estimate *e)
+{
+	pp_stack_terms t;
+	pp_error err;
+	pp_error_clear(&err);
+	const pp_kernel_params *k = &e->system.gpu.kern;
+	json_t *o =
+	    json_pack("{s:s,s:b,s:b,s:b,s:b,s:b}", "framework", e->system.framework,
+	              "eager_elementwise", k->eager_elementwise >= 0.5, "compile", e->job.compile,
+	              "autocast_weight_cast", k->autocast_weight_cast >= 0.5, "grad_accum_kernel",
+	              k->grad_accum_kernel >= 0.5, "cuda_graphs", k->cuda_graphs >= 0.5);
+	if (pp_stage_stack_terms(&e->model, &e->system, &e->job, &e->plan, e->time.bottleneck_stage,
+	                         &t, &err) == PP_OK) {
+		json_object_set_new(o, "launch_s", json_real(t.launch_s));
+		json_object_set_new(o, "eager_elementwise_s", json_real(t.eager_s));
+		json_object_set_new(o, "autocast_cast_s", json_real(t.autocast_s));
+		json_object_set_new(o, "grad_accum_s", json_real(t.grad_accum_s));
+	}
+	return o;
+}
+
 static json_t *estimate_json(const pp_estimate *e)
 {
 	const pp_plan *p = &e->plan;
@@ -261,6 +288,8 @@ static json_t *estimate_json(const pp_estimate *e)
 	                         "traffic_per_gpu_per_iteration", traffic);
 	if (e->has_goodput)
 		json_object_set_new(root, "goodput", ppi_report_goodput_json(e));
+	if (e->system.gpu.kern.valid)
+		json_object_set_new(root, "stack_terms", stack_terms_json(e));
 	if (e->simulated) {
 		const pp_sim_result *r = &e->sim;
 		json_object_set_new(

@@ -130,6 +130,10 @@ static pp_status order(const char *s, void *dst, pp_error *err)
 	{                                                                                          \
 		n, JOB(m), PP_FIELD_COUNT, 0, 0, NULL                                              \
 	}
+#define JOB_ONOFF(n, m)                                                                            \
+	{                                                                                          \
+		n, JOB(m), PP_FIELD_ONOFF, 0, 0, NULL                                              \
+	}
 #define JOB_WORD(n, m, f)                                                                          \
 	{                                                                                          \
 		n, JOB(m), PP_FIELD_WORD, 0, 0, f                                                  \
@@ -168,6 +172,7 @@ static const pp_field fields[] = {
     PLAN_ONOFF("flash", flash),
     PLAN_ONOFF("tp-overlap", tp_overlap),
     PLAN_ONOFF("ep-overlap", ep_overlap),
+    JOB_ONOFF("compile", compile),
 };
 
 #define NFIELDS (sizeof fields / sizeof fields[0])

@@ -110,6 +110,23 @@ static const pp_param registry[] = {
      "1: with SP the QKV and FC1 GEMMs keep their all-gathered input (seq x hidden) for the "
      "weight gradient (DHelix's block); 0: the local seq/tp norm output, gathered again in "
      "backward (TransformerEngine)"},
+    /* The stack's kernels on the kernel path (pp_kernel_params; the roofline
+     * does not read them): kept in the GPU's kernel parameters so that
+     * pp_op_time sees them. */
+    {"framework.eager_elementwise", "eager_elementwise", FW(gpu.kern.eager_elementwise), "flag", 0,
+     1, NOFIT,
+     "1: element-wise, norm, RoPE and activation ops run as separate eager PyTorch kernels "
+     "unless --compile on; 0: fused (Transformer Engine / Megatron fusions); kernel model only"},
+    {"framework.autocast_weight_cast", "autocast_weight_cast", FW(gpu.kern.autocast_weight_cast),
+     "flag", 0, 1, NOFIT,
+     "1: fp32 parameters outside ZeRO-3 are cast to bf16 by torch.autocast each forward; "
+     "kernel model only"},
+    {"framework.grad_accum_kernel", "grad_accum_kernel", FW(gpu.kern.grad_accum_kernel), "flag", 0,
+     1, NOFIT,
+     "1: weight gradients are cast to fp32 and added into their buffer by separate kernels "
+     "every micro-batch; 0: inside the weight-gradient GEMM (Megatron); kernel model only"},
+    {"framework.cuda_graphs", "cuda_graphs", FW(gpu.kern.cuda_graphs), "flag", 0, 1, NOFIT,
+     "1: the step replays CUDA graphs: no host launch time per kernel; kernel model only"},
 };
 
 #undef GPU

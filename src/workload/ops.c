@@ -155,6 +155,38 @@ static double quant_kernels(pp_fp8_recipe r, double count)
 }
 
 /*
+ * torch.autocast over fp32 parameters (a stack with kern.autocast_weight_cast,
+ * outside ZeRO-3, whose all-gather casts instead): autocast casts each GEMM
+ * weight to bf16 once per forward region (its cast cache lives for the
+ * `with torch.autocast` block, one micro-batch; a checkpointed recompute
+ * casts again): one kernel reading 4 and writing 2 bytes per parameter
+ * (aten/src/ATen/autocast_mode.cpp cached_cast).
+ * A weight gradient accumulated apart (kern.grad_accum_kernel): the bf16
+ * gradient cast to fp32 (2 in, 4 out), then added into the fp32 buffer (4 +
+ * 4 in, 4 out): two kernels, 18 bytes per parameter, every micro-batch
+ * (PyTorch: autocast's cast backward, then AccumulateGrad into the existing
+ * .grad, torch/csrc/autograd/functions/accumulate_grad.h; DeepSpeed
+ * BF16_Optimizer.update_hp_grads, hp_grad.add_(lp_grad.to(fp32))).
+ */
+#define PP_AUTOCAST_CAST_BYTES_PER_PARAM 6.0
+#define PP_GRAD_CAST_BYTES_PER_PARAM 6.0
+#define PP_GRAD_ADD_BYTES_PER_PARAM 12.0
+#define PP_EMBEDDING_GRAD_BYTES_PER_PARAM 4.0
+static void autocast_cast(ctx *c, pp_op *o, double params)
+{
+	if (c->p->zero >= 3 || c->fp8 || c->ab != 2.0)
+		return;
+	if (o->phase == PP_PHASE_BWD_WEIGHT) {
+		o->accum_kernels = 2;
+		o->accum_bytes =
+		    params * (PP_GRAD_CAST_BYTES_PER_PARAM + PP_GRAD_ADD_BYTES_PER_PARAM);
+	} else if (o->phase != PP_PHASE_BWD_INPUT) {
+		o->cast_kernels = 1;
+		o->cast_bytes = params * PP_AUTOCAST_CAST_BYTES_PER_PARAM;
+	}
+}
+
+/*
  * A GEMM (M x K) . (K x N) repeated `count` times, with its backward: the
  * input gradient (M x N).(N x K) and the weight gradient (K x M).(M x N), each
  * as many FLOPs as the forward.  Recompute repeats the forward.
@@ -191,6 +223,7 @@ static void gemm(ctx *c, const char *name, double M, double K, double N, double 
 		o->fp8_recipe = c->job->fp8_recipe;
 		if (c->fp8 && phases[i] != PP_PHASE_BWD_WEIGHT)
 			o->quant_kernels = quant_kernels(c->job->fp8_recipe, count);
+		autocast_cast(c, o, K * N * count);
 	}
 }
 
@@ -210,6 +243,26 @@ static void elem(ctx *c, const char *name, double bytes, double flops, bool reco
 	if (recompute && (o = add_op(c, name, PP_OP_ELEM, PP_PHASE_RECOMPUTE))) {
 		o->bytes = bytes;
 		o->flops = flops;
+	}
+}
+
+/*
+ * The eager decomposition of the element-wise op just added at `first` (its
+ * forward, backward and recompute entries): kernels and bytes per element
+ * of the `n` elements it covers, forward (recompute the same) and backward.
+ * Under --compile on Inductor fuses each chain into one kernel (the op's
+ * own bytes): nothing is set.
+ */
+static void eager(ctx *c, int first, double n, double fwd_kernels, double fwd_bytes_per_elem,
+                  double bwd_kernels, double bwd_bytes_per_elem)
+{
+	if (c->job->compile)
+		return;
+	for (int i = first; i < c->w->nops; i++) {
+		pp_op *o = &c->w->ops[i];
+		bool bwd = o->phase == PP_PHASE_BWD_INPUT;
+		o->eager_kernels += bwd ? bwd_kernels : fwd_kernels;
+		o->eager_bytes += n * (bwd ? bwd_bytes_per_elem : fwd_bytes_per_elem);
 	}
 }
 
@@ -241,7 +294,22 @@ static void residual(ctx *c, double n, bool recompute)
 static void norm(ctx *c, const char *name, double width, bool recompute)
 {
 	double n = c->T / c->sd * width;
+	int first = c->w->nops;
 	elem(c, name, n * c->ab * 2, n * 5, recompute);
+	/* Eager RMSNorm in fp32, cast back (the Llama reference RMSNorm that
+	 * torchtitan and plain loops run: x.float(), pow(2), mean(-1), + eps,
+	 * rsqrt, x * rsqrt, type_as(x), * weight): 8 kernels, per element the
+	 * up-cast a + 4, pow 4 + 4, mean 4, the multiply 4 + 4, the down-cast
+	 * 4 + a, the weight a + a bytes.  Backward, autograd runs each one's
+	 * backward: the weight multiply's two products (a + a + a, with a
+	 * reduction), the casts (a + 4 each), the multiply's two products (4 +
+	 * 4 + 4, 4 + 4), mean's expand (4), pow's 2x * g (4 + 4 + 4) and the sum
+	 * of the two paths into x (4 + 4 + 4): 12 kernels.  LayerNorm is
+	 * F.layer_norm, one native kernel each way: nothing more. */
+	if (c->m->norm == PP_NORM_RMSNORM) {
+		double a = c->ab;
+		eager(c, first, n, 8, 24 + 4 * a, 12, 48 + 6 * a);
+	}
 }
 
 /* Tensor-parallel entry/exit of a column/row-parallel pair: all-reduce without
@@ -328,6 +396,32 @@ static void summa_norm_ar(ctx *c, const char *name, bool recompute)
 	add_coll(c, name, PP_COLL_ALLREDUCE, PP_GROUP_TP, PP_PHASE_BWD_INPUT, buf, 1, false);
 }
 
+/* Rotary position embedding of q and k over the tokens of one micro-batch
+ * (H query and kv_heads key heads of qk_dim), with what an eager stack runs
+ * besides. */
+static void rope(ctx *c, double H, double kv_heads, double qk_dim, bool full_rc)
+{
+	double T = c->T, t = c->t;
+	int first = c->w->nops;
+	double n = T * (H + kv_heads) / t * qk_dim;
+	elem(c, "rope", n * c->ab * 2, 0, full_rc);
+	/* Eager RoPE (Llama reference apply_rotary_emb, torchtitan's):
+	 * per tensor (q, k) x.float() (a + 4 per element), the complex
+	 * multiply by freqs_cis (4 + 4), type_as (4 + a): 3 kernels each
+	 * way (the backward's conjugate multiply and casts).  With GQA
+	 * the eager loop then repeats K and V to the query heads
+	 * (torchtitan repeat_kv, expand + reshape; repeat_interleave in
+	 * ../shared/measurements/h100-sxm/README.md): 2 copies reading
+	 * kv and writing H heads, and in backward 2 sums back; fused
+	 * stacks hand the kv heads to the attention kernel. */
+	double a = c->ab;
+	eager(c, first, n, 6, 16 + 2 * a, 6, 16 + 2 * a);
+	if (H > kv_heads) {
+		double rep = T * (H + kv_heads) / t * qk_dim * a * 2;
+		eager(c, first, 1, 2, rep, 2, rep);
+	}
+}
+
 static void attention(ctx *c, bool full_rc)
 {
 	const pp_model *m = c->m;
@@ -367,7 +461,7 @@ static void attention(ctx *c, bool full_rc)
 	if (m->qk_norm)
 		elem(c, "qk_norm", T * (H + kv_heads) / t * qk_dim * c->ab * 2, 0, full_rc);
 	if (m->position == PP_POS_ROPE)
-		elem(c, "rope", T * (H + kv_heads) / t * qk_dim * c->ab * 2, 0, full_rc);
+		rope(c, H, kv_heads, qk_dim, full_rc);
 
 	/* Attention core: 2·T·S·(qk + v) FLOPs per head forward over the full score
 	 * matrix; causal masking halves the work a fused kernel does.  Flash
@@ -442,6 +536,19 @@ static void attention(ctx *c, bool full_rc)
 	}
 }
 
+/* Eager SwiGLU, F.silu(gate) * up over `n` elements: silu (a in, a out) and
+ * the multiply (2a in, a out), 2 kernels where a fused kernel reads both and
+ * writes one (3a); backward the multiply's two products (3a each) and
+ * silu's backward (3a): 3 kernels, 9a bytes against 6a.  A plain GELU is
+ * one kernel either way. */
+static void swiglu_eager(ctx *c, int first, double n)
+{
+	if (!c->m->gated_mlp)
+		return;
+	double a = c->ab;
+	eager(c, first, n, 2, 5 * a, 3, 9 * a);
+}
+
 static void dense_mlp(ctx *c, double ffn, bool full_rc, const char *a, const char *b)
 {
 	const pp_model *m = c->m;
@@ -453,7 +560,9 @@ static void dense_mlp(ctx *c, double ffn, bool full_rc, const char *a, const cha
 		return;
 	}
 	gemm(c, a, T, m->hidden, g * ffn / t, 1, full_rc);
+	int first = c->w->nops;
 	elem(c, "act", T * ffn / t * (g + 1) * c->ab, T * ffn / t * 8, full_rc);
+	swiglu_eager(c, first, T * ffn / t);
 	gemm(c, b, T, ffn / t, m->hidden, 1, full_rc);
 }
 
@@ -473,8 +582,10 @@ static void moe_mlp(ctx *c, bool full_rc)
 	double per_expert = R / local_experts;
 	gemm(c, "expert_fc1", per_expert, h, g * e->expert_ffn_hidden / etp, local_experts,
 	     full_rc);
+	int first = c->w->nops;
 	elem(c, "expert_act", R * e->expert_ffn_hidden / etp * (g + 1) * c->ab,
 	     R * e->expert_ffn_hidden / etp * 8, full_rc);
+	swiglu_eager(c, first, R * e->expert_ffn_hidden / etp);
 	gemm(c, "expert_fc2", per_expert, e->expert_ffn_hidden / etp, h, local_experts, full_rc);
 	if (e->shared_ffn_hidden > 0)
 		dense_mlp(c, e->shared_ffn_hidden, full_rc, "shared_fc1", "shared_fc2");
@@ -532,7 +643,19 @@ void pp_embedding_work(const pp_model *m, const pp_job *job, const pp_plan *plan
 	ctx c;
 	ctx_init(&c, m, job, plan, out);
 	/* A gather of rows and, with TP, the vocab-parallel partial sums reduced. */
+	int first = c.w->nops;
 	elem(&c, "embedding", c.T * m->hidden * c.ab * 2, 0, false);
+	/* The embedding table's gradient (not a GEMM: never cast by autocast)
+	 * is written dense, in fp32 for an fp32 table (4 bytes per parameter,
+	 * embedding_dense_backward), then added into the buffer (autocast_cast):
+	 * 2 kernels under kern.grad_accum_kernel. */
+	if (plan->zero < 3 && !c.fp8 && c.ab == 2.0 && first + 1 < c.w->nops) {
+		pp_op *o = &c.w->ops[first + 1];
+		double params = (double)m->vocab / c.t * m->hidden;
+		o->accum_kernels = 2;
+		o->accum_bytes =
+		    params * (PP_EMBEDDING_GRAD_BYTES_PER_PARAM + PP_GRAD_ADD_BYTES_PER_PARAM);
+	}
 	if (plan->tp > 1) {
 		double buf = c.T * m->hidden * c.ab;
 		add_coll(&c, "tp_embedding", c.sd > 1 ? PP_COLL_REDUCESCATTER : PP_COLL_ALLREDUCE,
@@ -548,7 +671,17 @@ void pp_head_work(const pp_model *m, const pp_job *job, const pp_plan *plan, pp_
 	double vl = (double)m->vocab / c.t;
 	gemm(&c, "lm_head", c.T, m->hidden, vl, 1, false);
 	/* Vocab-parallel cross entropy in fp32: read logits, exp, normalise, grad. */
+	int first = c.w->nops;
 	elem(&c, "loss", c.T * vl * (c.ab + 4 + 4), c.T * vl * 6, false);
+	/* Eager F.cross_entropy(logits.float()) (torchtitan's loss, the
+	 * measured loop's): forward the up-cast (a + 4 per logit), log_softmax
+	 * (two reads of the row, max and sum, and a write: 12) and nll_loss (a
+	 * gather): 3 kernels; backward nll_loss's gradient (zeros, 4, and a
+	 * scatter), log_softmax's backward (the gradient's row sum, then
+	 * gradient and output read and written: 16) and the down-cast (4 + a):
+	 * 4 kernels. */
+	double a = c.ab;
+	eager(&c, first, c.T * vl, 3, 16 + a, 4, 24 + a);
 	if (plan->tp > 1) {
 		double buf = c.T * m->hidden * c.ab;
 		add_coll(&c, "tp_head_in", c.sd > 1 ? PP_COLL_ALLGATHER : PP_COLL_ALLREDUCE,

@@ -28,6 +28,7 @@ typedef struct ppi_layer_key {
 	int seq, precision, fp8_recipe, tp, tp2, summa, summa_nb, cp, ep, etp, mbs, sp, recompute,
 	    flash;
 	int tp_overlap, ep_overlap;
+	int compile, zero3; /* the eager ops (job.compile), the autocast casts (ZeRO-3) */
 	pp_layout lay[PPI_LAYER_KEY_GROUPS];
 } ppi_layer_key;
 
@@ -58,6 +59,8 @@ static inline void ppi_layer_key_set(ppi_layer_key *k, const pp_model *m, const 
 	k->flash = p->flash;
 	k->tp_overlap = p->tp_overlap;
 	k->ep_overlap = p->ep_overlap;
+	k->compile = job->compile;
+	k->zero3 = p->zero >= 3;
 	/* Only the groups a layer's own collectives use shape its cost. */
 	const pp_group used[PPI_LAYER_KEY_GROUPS] = {PP_GROUP_TP, PP_GROUP_TP2, PP_GROUP_CP,
 	                                             PP_GROUP_EP, PP_GROUP_ETP};

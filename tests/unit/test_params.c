@@ -50,7 +50,11 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.attn_sm90_fraction",
 	                                  "framework.zero3_visible",
 	                                  "framework.fused_bias_dropout_add",
-	                                  "framework.sp_gathered_gemm_inputs"};
+	                                  "framework.sp_gathered_gemm_inputs",
+	                                  "framework.eager_elementwise",
+	                                  "framework.autocast_weight_cast",
+	                                  "framework.grad_accum_kernel",
+	                                  "framework.cuda_graphs"};
 	double *const sys_f[] = {&s->comm_buffer_bytes,
 	                         &s->allocator_fraction,
 	                         &s->fp8_weight_copy_bytes,
@@ -75,7 +79,11 @@ static double *field(pp_system *s, const char *name)
 	                         &s->attn_sm90_fraction,
 	                         &s->zero3_visible,
 	                         &s->fused_bias_dropout_add,
-	                         &s->sp_gathered_gemm_inputs};
+	                         &s->sp_gathered_gemm_inputs,
+	                         &s->gpu.kern.eager_elementwise,
+	                         &s->gpu.kern.autocast_weight_cast,
+	                         &s->gpu.kern.grad_accum_kernel,
+	                         &s->gpu.kern.cuda_graphs};
 	for (size_t i = 0; i < sizeof gpu / sizeof gpu[0]; i++)
 		if (strcmp(gpu[i], name) == 0)
 			return gpu_f[i];
@@ -85,7 +93,7 @@ static double *field(pp_system *s, const char *name)
 	return NULL;
 }
 
-#define NFIELDS 31 /* the two tables above */
+#define NFIELDS 35 /* the two tables above */
 
 static void test_round_trip(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * Roofline compute time and the textbook single-tier all-reduce forms.
+ * Compute time by the kernel model and the textbook single-tier all-reduce forms.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -54,7 +54,8 @@ static double kernel_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op
 		if (op->n > 0) {
 			const pp_kernel_params *k = &g->kern;
 			bool bwd = op->phase == PP_PHASE_BWD_INPUT;
-			double eff = (bwd ? k->attn_bwd_eff : k->attn_fwd_eff) * op->n /
+			double share = k->attn_stack_fraction > 0 ? k->attn_stack_fraction : 1;
+			double eff = (bwd ? k->attn_bwd_eff : k->attn_fwd_eff) * share * op->n /
 			             (op->n + k->attn_seq_half);
 			double tc = op->flops / (tensor_peak(g, PP_PREC_BF16, false) * eff);
 			double tm = op->bytes / (g->memory_bw_bytes_per_s * k->hbm_eff);
@@ -83,7 +84,7 @@ static double kernel_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op
 /*
  * A training stack's time for the op: the kernel model's, without the
  * isolated-call fixed times, divided by the stack's fraction of the measured
- * rate (pp_fit_kernel_model: eff.gemm, gemm_fp8, attn, memory), plus the
+ * rate (the GPU's efficiency: gemm, gemm_fp8, attn, memory), plus the
  * stack's fixed time per kernel launched, eff.kernel_s: one per op, one per
  * GEMM of a batched op, and the quantisation kernels of a batched FP8 GEMM.  Hopper FP8 forward GEMMs run with fast accumulation.
  */
@@ -145,39 +146,12 @@ static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 	return (rel > 0 ? t / rel : t) + e->kernel_s * launches;
 }
 
+/* The kernel model is the compute model of every GPU: a system goes through
+ * pp_system_compute_model (include/paraplan/inputs.h) before it is costed,
+ * which sets g->kern and the stack's terms. */
 double pp_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 {
-	if (g->kern.valid && g->kern.stack_fractions)
-		return stack_op_time(g, prec, op);
-	if (g->kern.valid)
-		return kernel_op_time(g, prec, op);
-	const pp_gpu_eff *e = &g->eff;
-	double bw = g->memory_bw_bytes_per_s * e->memory;
-	double count = op->count > 0 ? op->count : 1;
-	switch (op->kind) {
-	case PP_OP_GEMM: {
-		/* Efficiency grows with the work of one GEMM: small GEMMs cannot fill
-		 * the GPU (waves, tails); F/(F + F_half) saturates at `gemm`. */
-		double one = op->flops / count;
-		bool fp8 = prec == PP_PREC_FP8 && op->fp8 && g->fp8_flops > 0;
-		double top = fp8 && e->gemm_fp8 > 0 ? e->gemm_fp8 : e->gemm;
-		double eff = top * one / (one + e->gemm_half_flops);
-		double tc = op->flops / (tensor_peak(g, prec, op->fp8) * eff);
-		double tm = op->bytes / bw;
-		return (tc > tm ? tc : tm) + e->kernel_s;
-	}
-	case PP_OP_ATTN: {
-		double tc = op->flops / (tensor_peak(g, prec, false) * e->attn);
-		double tm = op->bytes / bw;
-		return (tc > tm ? tc : tm) + e->kernel_s;
-	}
-	case PP_OP_ELEM:
-	default: {
-		double tc = op->flops / g->fp32_flops;
-		double tm = op->bytes / bw;
-		return (tc > tm ? tc : tm) + e->kernel_s;
-	}
-	}
+	return stack_op_time(g, prec, op);
 }
 
 /* ------------------------------------------------------- communication */

@@ -7,6 +7,7 @@
 
 #include "paraplan/dhelix.h"
 #include "paraplan/kernel.h"
+#include "util/util.h"
 
 static pp_status part_fail(pp_status st, pp_inputs_part part, pp_inputs_part *failed)
 {
@@ -25,6 +26,46 @@ static pp_status fit_profile(const char *dir, pp_gpu *gpu, pp_error *err)
 		st = pp_kernel_fit(prof, gpu, err);
 	pp_kernel_profile_free(prof);
 	return st;
+}
+
+pp_status pp_system_compute_model(pp_system *s, pp_error *err)
+{
+	pp_gpu *g = &s->gpu;
+	if (!g->kern.valid) {
+		if (!(g->sm_count > 0))
+			return ppi_fail(
+			    err, g->name, "gpu.sm_count",
+			    "the kernel model needs GPU '%s''s SM count (\"sm_count\" in "
+			    "its file)",
+			    g->name);
+		PPI_TRY(pp_kernel_scale(g, g->sm_count, err));
+	}
+	double slowdown, launch;
+	if (s->dh_overlap_set) {
+		slowdown = s->dh_kernel_slowdown;
+		launch = s->dh_launch_interval;
+	} else {
+		const char *platform = pp_dh_platform_of_gpu(g);
+		if (!platform)
+			return ppi_fail(
+			    err, g->name, "gpu.overlap_platform",
+			    "the overlap table of GPU '%s' is not known: its file names "
+			    "no overlap_platform",
+			    g->name);
+		pp_dh_overlap o;
+		PPI_TRY(pp_dh_overlap_default(platform, &o, err));
+		slowdown = o.kernel_slowdown;
+		launch = o.launch_interval;
+	}
+	s->zero3_visible = slowdown + launch;
+	g->kern.fused_bias_dropout_add = s->fused_bias_dropout_add >= 0.5;
+	/* The measured attention is Hopper-native; a stack whose attention
+	 * kernel is not (FlashAttention-2, Triton) reaches its stated fraction
+	 * of it there. */
+	double a = s->attn_sm90_fraction;
+	g->kern.attn_stack_fraction = g->compute_capability_x10 == 90 && a > 0 && a < 1 ? a : 1;
+	g->kern.stack_fractions = true;
+	return PP_OK;
 }
 
 pp_status pp_inputs_resolve(const pp_input_refs *refs, pp_inputs *in, pp_inputs_part *failed,
@@ -53,6 +94,8 @@ pp_status pp_inputs_resolve(const pp_input_refs *refs, pp_inputs *in, pp_inputs_
 			return part_fail(st, PP_INPUTS_OVERLAP, failed);
 		pp_dh_system_set_overlap(&in->system, &t);
 	}
+	if ((st = pp_system_compute_model(&in->system, err)))
+		return part_fail(st, PP_INPUTS_SYSTEM, failed);
 	return PP_OK;
 }
 

@@ -41,10 +41,8 @@ int ppi_fit_text(const pp_result *r, FILE *f)
 	for (size_t k = 0; k < t->nsystems; k++)
 		fprintf(f, " %s", t->systems[k]);
 	fputc('\n', f);
-	if (t->kernel)
-		fprintf(f,
-		        "  (--kernel-model: gemm, gemm_fp8, attn, memory are the stack's fractions "
-		        "of the measured kernel rates, not preset values)\n");
+	fprintf(f, "  (gemm, gemm_fp8, attn, memory: the stack's fractions of the kernel "
+	           "model's rates; copy them into the GPU's \"efficiency\")\n");
 	print_fitted(f, t->fitted, true);
 	print_fitted(f, t->fitted, false);
 	if (t->nat_bound) {

@@ -20,12 +20,11 @@
  * a wrong offsetof in the registry shows.  NULL for an unknown name. */
 static double *field(pp_system *s, const char *name)
 {
-	static const char *const gpu[] = {
-	    "efficiency.gemm", "efficiency.gemm_fp8", "efficiency.gemm_half_flops",
-	    "efficiency.attn", "efficiency.memory",   "efficiency.kernel_s"};
-	double *const gpu_f[] = {
-	    &s->gpu.eff.gemm, &s->gpu.eff.gemm_fp8, &s->gpu.eff.gemm_half_flops,
-	    &s->gpu.eff.attn, &s->gpu.eff.memory,   &s->gpu.eff.kernel_s};
+	static const char *const gpu[] = {"efficiency.gemm", "efficiency.gemm_fp8",
+	                                  "efficiency.attn", "efficiency.memory",
+	                                  "efficiency.kernel_s"};
+	double *const gpu_f[] = {&s->gpu.eff.gemm, &s->gpu.eff.gemm_fp8, &s->gpu.eff.attn,
+	                         &s->gpu.eff.memory, &s->gpu.eff.kernel_s};
 	static const char *const sys[] = {"framework.comm_buffer_bytes",
 	                                  "framework.allocator_fraction",
 	                                  "framework.fp8_weight_copy_bytes",
@@ -48,7 +47,6 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.selective_op_sac",
 	                                  "framework.pp_scatter_gather",
 	                                  "framework.attn_sm90_fraction",
-	                                  "framework.zero3_visible",
 	                                  "framework.fused_bias_dropout_add",
 	                                  "framework.sp_gathered_gemm_inputs"};
 	double *const sys_f[] = {&s->comm_buffer_bytes,
@@ -73,7 +71,6 @@ static double *field(pp_system *s, const char *name)
 	                         &s->selective_op_sac,
 	                         &s->pp_scatter_gather,
 	                         &s->attn_sm90_fraction,
-	                         &s->zero3_visible,
 	                         &s->fused_bias_dropout_add,
 	                         &s->sp_gathered_gemm_inputs};
 	for (size_t i = 0; i < sizeof gpu / sizeof gpu[0]; i++)
@@ -298,8 +295,8 @@ static pp_runs *load_public(void)
 static void test_fitter_fits_the_registry(void **state)
 {
 	(void)state;
-	static const char *const reported[] = {"gemm",   "gemm_fp8", "gemm_half_flops", "attn",
-	                                       "memory", "kernel_s", "nvlink_eff",      "nic_eff"};
+	static const char *const reported[] = {"gemm",     "gemm_fp8",   "attn",   "memory",
+	                                       "kernel_s", "nvlink_eff", "nic_eff"};
 	size_t nfit = 0;
 	for (size_t i = 0; i < pp_param_registry_size(); i++)
 		nfit += pp_param_at(i)->fitted;

@@ -60,11 +60,12 @@ typedef struct pp_input_refs {
  * share of the Hopper-native rate (attn_sm90_fraction, on sm90 only), its
  * fused bias-dropout-add, and the visible share of overlapped ZeRO-3 traffic
  * from the GPU's overlap table (seed 002 Table 7: kernel_slowdown +
- * launch_interval; the system's own table when one was given).  Idempotent:
+ * launch_interval; the system's own table when one was given; NAN when the
+ * GPU names none and none was given, which a ZeRO-3 estimate refuses).  Idempotent:
  * every value is derived from `s` afresh.  pp_inputs_resolve and the run
  * readers call it; pp_estimate_* call it on a copy of a system that has not
- * been through it.  PP_OK; PP_EINPUT naming gpu.sm_count or
- * gpu.overlap_platform when the GPU lacks them.
+ * been through it.  PP_OK; PP_EINPUT naming gpu.sm_count when the GPU
+ * lacks it.
  */
 pp_status pp_system_compute_model(pp_system *s, pp_error *err);
 

@@ -46,6 +46,11 @@ static double kernel_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op
 		 * once per iteration. */
 		if (t >= 0 && fp8 && op->phase != PP_PHASE_BWD_WEIGHT)
 			t += count * pp_kernel_fp8_quant_s(g, op->m, op->k, op->fp8_recipe);
+		/* A GEMM in FP32 (TF32 tensor cores where the GPU has them) runs
+		 * at the measured BF16 kernel's fraction of its own, lower, peak:
+		 * the same tiles and waves, each at the slower rate. */
+		if (t >= 0 && prec == PP_PREC_FP32)
+			t *= tensor_peak(g, PP_PREC_BF16, false) / tensor_peak(g, PP_PREC_FP32, false);
 		if (t >= 0)
 			return t;
 		break; /* no shape: the roofline below */
@@ -57,7 +62,10 @@ static double kernel_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op
 			double share = k->attn_stack_fraction > 0 ? k->attn_stack_fraction : 1;
 			double eff = (bwd ? k->attn_bwd_eff : k->attn_fwd_eff) * share * op->n /
 			             (op->n + k->attn_seq_half);
-			double tc = op->flops / (tensor_peak(g, PP_PREC_BF16, false) * eff);
+			/* FP32 attention (no flash kernel in FP32) at the same
+			 * fraction of the FP32 (TF32) peak. */
+			pp_precision ap = prec == PP_PREC_FP32 ? PP_PREC_FP32 : PP_PREC_BF16;
+			double tc = op->flops / (tensor_peak(g, ap, false) * eff);
 			double tm = op->bytes / (g->memory_bw_bytes_per_s * k->hbm_eff);
 			return (tc > tm ? tc : tm) + k->attn_fixed_s;
 		}
@@ -151,7 +159,16 @@ static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
  * which sets g->kern and the stack's terms. */
 double pp_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 {
-	return stack_op_time(g, prec, op);
+	if (g->kern.valid)
+		return stack_op_time(g, prec, op);
+	/* A GPU costed without pp_system_compute_model (a caller that built the
+	 * system by hand and calls the cost layer directly): the reference
+	 * kernels carried to it, without the stack's GPU-dependent terms. */
+	pp_gpu k = *g;
+	pp_error err;
+	if (pp_kernel_scale(&k, k.sm_count, &err))
+		return NAN;
+	return stack_op_time(&k, prec, op);
 }
 
 /* ------------------------------------------------------- communication */

@@ -485,6 +485,12 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 		s = &resolved;
 	}
 	PPI_TRY(eval_resolve(m, s, job, plan, gpus, flags, out, err));
+	if (out->plan.zero == 3 && isnan(s->zero3_visible))
+		return ppi_fail(err, s->gpu.name, "gpu.overlap_platform",
+		                "ZeRO-3's overlapped traffic keeps the visible share in the GPU's "
+		                "overlap table, not known for GPU '%s': name it in its file "
+		                "(\"overlap_platform\") or give one (--overlap)",
+		                s->gpu.name);
 	pp_work local;
 	if (!ws) {
 		pp_work_init(&local);

@@ -3,6 +3,8 @@
  * the model, the system and what adjusts the system, resolved in the order
  * the command line applies them.
  */
+#include <math.h>
+
 #include "paraplan/inputs.h"
 
 #include "paraplan/dhelix.h"
@@ -35,7 +37,7 @@ pp_status pp_system_compute_model(pp_system *s, pp_error *err)
 		if (!(g->sm_count > 0))
 			return ppi_fail(
 			    err, g->name, "gpu.sm_count",
-			    "the kernel model needs GPU '%s''s SM count (\"sm_count\" in "
+			    "the kernel model needs the SM count of GPU '%s' (\"sm_count\" in "
 			    "its file)",
 			    g->name);
 		PPI_TRY(pp_kernel_scale(g, g->sm_count, err));
@@ -45,17 +47,14 @@ pp_status pp_system_compute_model(pp_system *s, pp_error *err)
 		slowdown = s->dh_kernel_slowdown;
 		launch = s->dh_launch_interval;
 	} else {
+		/* No table known: unknown (NAN), refused by the estimate of a
+		 * ZeRO-3 plan, the only one that reads it. */
 		const char *platform = pp_dh_platform_of_gpu(g);
-		if (!platform)
-			return ppi_fail(
-			    err, g->name, "gpu.overlap_platform",
-			    "the overlap table of GPU '%s' is not known: its file names "
-			    "no overlap_platform",
-			    g->name);
 		pp_dh_overlap o;
-		PPI_TRY(pp_dh_overlap_default(platform, &o, err));
-		slowdown = o.kernel_slowdown;
-		launch = o.launch_interval;
+		if (platform)
+			PPI_TRY(pp_dh_overlap_default(platform, &o, err));
+		slowdown = platform ? o.kernel_slowdown : NAN;
+		launch = platform ? o.launch_interval : NAN;
 	}
 	s->zero3_visible = slowdown + launch;
 	g->kern.fused_bias_dropout_add = s->fused_bias_dropout_add >= 0.5;

@@ -19,7 +19,7 @@ typedef struct calibrate_args {
 	const char *data, *system, *output, *steps;
 	const char *gpus[MAX_GPUS];
 	size_t ngpus;
-	bool cv, cv_source, json, quiet, kernel;
+	bool cv, cv_source, json, quiet;
 	const pp_format_type *format;        /* --format, --json; NULL: text */
 	const char *logs[CLI_NCCL_MAX_LOGS]; /* --nccl-tests, and the operands after it */
 	size_t nlogs;
@@ -95,7 +95,6 @@ static const cli_flag calibrate_flags[] = {
     CLI_ROW("system", CLI_F_STR, AT(system)),
     CLI_ROW("output", CLI_F_STR, AT(output)),
     CLI_ROW("step-times", CLI_F_STR, AT(steps)),
-    CLI_ROW("kernel-model", CLI_F_SET, AT(kernel)),
     CLI_ROW("format", CLI_F_CALL, 0, .call = format_flag),
     CLI_END};
 #undef AT
@@ -121,7 +120,6 @@ static char calibrate_mode(const calibrate_args *a)
 		      : a->cv || a->cv_source ? "--cross-validate"
 		      : a->json               ? "--json"
 		      : a->format             ? "--format"
-		      : a->kernel             ? "--kernel-model"
 		                              : NULL;
 	if (!bad && mode == 's')
 		bad = a->nlogs ? "--nccl-tests" : a->system ? "--system" : NULL;
@@ -173,7 +171,7 @@ static void on_fitted(const pp_fit *f, const char *gpu, void *ctx)
 {
 	fit_view *v = ctx;
 	cli_progress_end(&v->pr);
-	v->fr = pp_fit_report_of(f, gpu, v->a->kernel, &v->d);
+	v->fr = pp_fit_report_of(f, gpu, &v->d);
 }
 
 /* A GPU done: its report on standard output (a write error: cli_finish's). */
@@ -194,10 +192,10 @@ static int cv_source(const pp_runs *runs, const char *data, const calibrate_args
 {
 	pp_cv_result res;
 	pp_error err;
-	pp_status st = pp_calib_cross_validate(runs, a->gpus, (int)a->ngpus, a->kernel, &res, &err);
+	pp_status st = pp_calib_cross_validate(runs, a->gpus, (int)a->ngpus, &res, &err);
 	if (st)
 		return cli_fail(st, &err);
-	pp_cv_report cv = {data, a->kernel, &res};
+	pp_cv_report cv = {data, &res};
 	pp_result r = {.kind = PP_RESULT_CROSS_VALIDATION, .cv = &cv};
 	int rc = cli_render_to(NULL, a->format, &r);
 	pp_cv_result_free(&res);
@@ -232,8 +230,8 @@ static int fit_mode(const pp_runs *runs, const char *data, calibrate_args *a)
 	                   a->ngpus == 1 ? "" : "s", a->cv ? ", leave-one-out" : "");
 	const pp_calib_watch w = {{on_sweep, on_held_out, &v}, on_fitted, on_done};
 	pp_fit_report all = {.loo = a->cv};
-	pp_status st = pp_calib_fit(runs, a->gpus, a->ngpus, a->kernel, a->cv, &w, &all.loo_sum,
-	                            &all.loo_n, &err);
+	pp_status st =
+	    pp_calib_fit(runs, a->gpus, a->ngpus, a->cv, &w, &all.loo_sum, &all.loo_n, &err);
 	cli_progress_end(&v.pr);
 	int rc = st ? cli_fail(st, &err) : EXIT_ANSWERED;
 	cli_render(a->format, &(pp_result){.kind = PP_RESULT_FIT, .fit = &all}, stdout);

@@ -232,20 +232,6 @@ typedef struct pp_fit_net {
 pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_error *err);
 /* Names of the systems the fit's records ran on (pointers into the fit). */
 size_t pp_fit_systems(const pp_fit *f, const char **names, size_t max);
-/*
- * Time every record's compute with the measured kernel model instead of the
- * fitted roofline: the reference H100 kernel parameters scaled to the
- * record's GPU (pp_kernel_scale, its datasheet SM count), each operation's
- * kernel time divided by the stack's fraction of it (the GPU efficiencies
- * gemm, gemm_fp8, attn, memory, re-read so: bounds 0.3 / 0.2 - 1, never
- * faster than the measured kernels, neutral start 0.8) plus kernel_s per
- * kernel launched instead of the isolated-call fixed times; on Hopper the
- * attention ceilings times the stack's attn_sm90_fraction.  The network
- * efficiencies are not fitted: they stay at their neutral start (nccl-tests'
- * bus bandwidths).  Restarts the fit from that neutral point.  PP_EINPUT
- * when a record's GPU has no known SM count.
- */
-pp_status pp_fit_kernel_model(pp_fit *f, pp_error *err);
 /* One sweep over all parameters.  Never fails on a loaded fit. */
 void pp_fit_iterate(pp_fit *f);
 /* True when the last sweep improved the MAPE by less than `tol` (absolute). */
@@ -289,8 +275,7 @@ void pp_fit_leave_one_out(pp_fit *f, const pp_fit_watch *w, double *sum_abs, siz
 
 /*
  * calibrate's fits (paraplan calibrate): each of gpus[0..n) ("GPU" or
- * "GPU:STACK", as pp_fit_new) fitted to its records of `runs` in turn:
- * under the measured kernel model with `kernel` (pp_fit_kernel_model),
+ * "GPU:STACK", as pp_fit_new) fitted to its records of `runs` in turn,
  * converged (pp_fit_converge), then with `loo` left one out
  * (pp_fit_leave_one_out).  `w` (may be NULL) sees each fit's sweeps and
  * held-out records (w->fit), the fit converged, before the leave-one-out
@@ -299,7 +284,7 @@ void pp_fit_leave_one_out(pp_fit *f, const pp_fit_watch *w, double *sum_abs, siz
  * `loo`); either callback may be NULL.  *loo_sum and *loo_n: the
  * leave-one-out over the fits done, on failure too.  PP_EINPUT, after the
  * fits before it were seen: a GPU with no record (pp_fit_new), none with a
- * throughput measurement (nothing to fit to), or no SM count (`kernel`);
+ * throughput measurement (nothing to fit to);
  * PP_ENOMEM.
  */
 typedef struct pp_calib_watch {
@@ -307,9 +292,8 @@ typedef struct pp_calib_watch {
 	void (*fitted)(const pp_fit *f, const char *gpu, void *ctx);
 	void (*done)(const char *gpu, double loo_sum, size_t loo_n, void *ctx);
 } pp_calib_watch;
-pp_status pp_calib_fit(const pp_runs *runs, const char *const *gpus, size_t n, bool kernel,
-                       bool loo, const pp_calib_watch *w, double *loo_sum, size_t *loo_n,
-                       pp_error *err);
+pp_status pp_calib_fit(const pp_runs *runs, const char *const *gpus, size_t n, bool loo,
+                       const pp_calib_watch *w, double *loo_sum, size_t *loo_n, pp_error *err);
 
 /*
  * Cross-validation by group (calibrate --cross-validate source).
@@ -596,8 +580,7 @@ pp_status pp_runs_gpus(const pp_runs *runs, char (*names)[PP_NAME_MAX], size_t m
  * used to predict them (out of sample).  A GPU whose only records come from
  * the held-out source borrows the held-out fit of the GPU on the same silicon
  * (pp_fit_sibling); with none, the registry's neutral start, said in the
- * record's `held_out`.  With `kernel`, every fit times compute with the
- * measured kernel model (pp_fit_kernel_model).  Records no fit holds are
+ * record's `held_out`.  Records no fit holds are
  * listed as skipped with the reason.  MAPE is summed per source, GPU, stack,
  * dense/MoE and GPU-count band (pp_validate_scale).
  */
@@ -661,7 +644,7 @@ typedef struct pp_cv_result {
 } pp_cv_result;
 
 pp_status pp_calib_cross_validate(const pp_runs *runs, const char *const *gpus, int ngpus,
-                                  bool kernel, pp_cv_result *out, pp_error *err);
+                                  pp_cv_result *out, pp_error *err);
 void pp_cv_result_free(pp_cv_result *r);
 
 /* ------------------------------------------------ measured training steps

@@ -16,7 +16,11 @@
 extern "C" {
 #endif
 
-/* Seconds of one GPU's share of `op` (all its instances) at `precision`. */
+/* Seconds of one GPU's share of `op` (all its instances) at `precision`, by
+ * the kernel model and the stack's fractions of it (g->kern as
+ * pp_system_compute_model set it; a GPU not through it gets the reference
+ * kernels carried to it, without the stack's GPU-dependent terms).  NAN for
+ * a GPU with no SM count or BF16 peak. */
 double pp_op_time(const pp_gpu *g, pp_precision precision, const pp_op *op);
 
 /*

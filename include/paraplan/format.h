@@ -77,10 +77,9 @@ typedef struct pp_validate_report {
 } pp_validate_report;
 
 /* calibrate --cross-validate source: `result` of pp_calib_cross_validate over
- * `data`; `kernel`: the fits timed compute with the measured kernel model. */
+ * `data`. */
 typedef struct pp_cv_report {
 	const char *data;
-	bool kernel;
 	const pp_cv_result *result;
 } pp_cv_report;
 
@@ -99,7 +98,6 @@ typedef struct pp_fit_report {
 	int sweeps;
 	const char *const *systems;
 	size_t nsystems;
-	bool kernel; /* --kernel-model */
 	const pp_system *fitted;
 	const pp_param *const *at_bound;
 	const double *at_bound_v;
@@ -123,13 +121,12 @@ typedef struct pp_fit_report_data {
 /*
  * The report of fit `f` (converged) of GPU `gpu`: its records, MAPE before
  * and after, sweeps, systems, fitted system (pp_fit_result_system) and
- * parameters at a bound (pp_fit_at_bounds); `kernel` as given.  No
+ * parameters at a bound (pp_fit_at_bounds).  No
  * leave-one-out (loo false): a caller that runs pp_fit_leave_one_out sets
  * loo, loo_sum and loo_n.  The report borrows `gpu`, `d` and the names in
  * `f`: valid while all three are.
  */
-pp_fit_report pp_fit_report_of(const pp_fit *f, const char *gpu, bool kernel,
-                               pp_fit_report_data *d);
+pp_fit_report pp_fit_report_of(const pp_fit *f, const char *gpu, pp_fit_report_data *d);
 
 /*
  * calibrate --nccl-tests: per log the collective, ranks, nodes, tier, bus

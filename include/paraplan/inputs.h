@@ -49,6 +49,26 @@ typedef struct pp_input_refs {
 	double usd_per_gpu_hour;
 } pp_input_refs;
 
+/*
+ * Make the kernel model `s`'s compute model (docs/kernel.md, docs/calibration.md):
+ * the reference H100's kernel parameters (fitted once to the measured tables
+ * of ../shared/measurements/h100-sxm) carried to s->gpu as fractions of its
+ * own datasheet peaks with its SM count (pp_kernel_scale), unless a measured
+ * profile already set them (--gpu-profile, pp_kernel_fit); the GPU's
+ * `efficiency` values read as the training stack's fractions of those kernel
+ * rates; and the stack's terms that depend on the GPU: its attention kernel's
+ * share of the Hopper-native rate (attn_sm90_fraction, on sm90 only), its
+ * fused bias-dropout-add, and the visible share of overlapped ZeRO-3 traffic
+ * from the GPU's overlap table (seed 002 Table 7: kernel_slowdown +
+ * launch_interval; the system's own table when one was given; NAN when the
+ * GPU names none and none was given, which a ZeRO-3 estimate refuses).  Idempotent:
+ * every value is derived from `s` afresh.  pp_inputs_resolve and the run
+ * readers call it; pp_estimate_* call it on a copy of a system that has not
+ * been through it.  PP_OK; PP_EINPUT naming gpu.sm_count when the GPU
+ * lacks it.
+ */
+pp_status pp_system_compute_model(pp_system *s, pp_error *err);
+
 /* Which reference a failed pp_inputs_resolve could not resolve. */
 typedef enum pp_inputs_part {
 	PP_INPUTS_OK = 0,

@@ -263,6 +263,19 @@ double pp_kernel_gemm_fit_ceiling(const char *gpu);
 pp_status pp_kernel_model_of(pp_gpu *g, const char *dir, pp_kernel_profile **profile,
                              pp_error *err);
 
+/* The GPU whose measured tables (../shared/measurements/h100-sxm) the
+ * reference parameters PP_KERNEL_H100_* were fitted to. */
+#define PP_KERNEL_REFERENCE_GPU "h100-sxm"
+
+/*
+ * Where g's kernel rates come from, as the report says it: "profile" (fitted
+ * to measured tables, pp_kernel_fit), "measured" (g is the reference GPU and
+ * carries its own measured parameters), "derived" (the reference's carried
+ * to g's datasheet by pp_kernel_scale); NULL when g->kern is not set.  A
+ * static string.
+ */
+const char *pp_kernel_rates_origin(const pp_gpu *g);
+
 /* The SM count and compute capability of a preset GPU are spec's facts:
  * pp_gpu_datasheet_sms, pp_gpu_datasheet_arch (spec.h). */
 

@@ -107,28 +107,29 @@ typedef struct pp_layer_params {
 /* ------------------------------------------------------------- hardware */
 
 /*
- * How close kernels come to the GPU's peaks: named parameters, calibrated per
- * GPU on the public runs (docs/calibration.md), overridable in JSON
- * ("efficiency" object of a GPU).
+ * The training stack's fractions of the kernel model's rates (pp_kernel_params
+ * below): named parameters, calibrated per GPU on the public runs
+ * (docs/calibration.md), overridable in JSON ("efficiency" object of a GPU).
  */
 typedef struct pp_gpu_eff {
-	double gemm;            /* fraction of the dense tensor peak a large GEMM sustains */
-	double gemm_fp8;        /* the same for FP8 GEMMs, as a fraction of the FP8 peak */
-	double gemm_half_flops; /* FLOPs of one GEMM at which it reaches half of `gemm` */
-	double attn;            /* fraction of the tensor peak of the fused attention kernels */
-	double memory;          /* fraction of HBM bandwidth memory-bound kernels sustain */
-	double kernel_s;        /* fixed time per kernel: launch and tail */
+	double gemm;     /* fraction of the kernel model's BF16/FP16 GEMM rate */
+	double gemm_fp8; /* the same for FP8 GEMMs (quantisation pass included) */
+	double attn;     /* fraction of the kernel model's fused-attention rate */
+	double memory;   /* fraction of the kernel model's memory-bound rate */
+	double kernel_s; /* fixed time per kernel launched: launch and tail */
 } pp_gpu_eff;
 
 /*
  * The kernel model (include/paraplan/kernel.h, docs/kernel.md): the few
  * physical parameters that turn a GEMM shape, an attention call or a
- * memory-bound kernel into seconds, fitted to a GPU's measured kernel tables
- * (a profile directory).  `valid` false (the default): the cost model uses
- * the roofline with `eff` instead.
+ * memory-bound kernel into seconds: fitted to a GPU's measured kernel tables
+ * (a profile directory, --gpu-profile), or the reference H100's carried to
+ * the GPU (pp_kernel_scale).  Set by pp_system_compute_model (inputs.h)
+ * before anything is costed; `valid` false: not set yet.
  */
 typedef struct pp_kernel_params {
 	bool valid;
+	bool profiled;        /* fitted to a measured profile (pp_kernel_fit), not carried */
 	double sms;           /* streaming multiprocessors the tiles are spread over */
 	double gemm_eff;      /* fraction of the dense BF16 peak one full wave of tiles sustains */
 	double gemm_fp8_eff;  /* the same for FP8 (tensor-wise scales), of the FP8 peak */
@@ -140,10 +141,10 @@ typedef struct pp_kernel_params {
 	double attn_fixed_s;  /* per attention call */
 	double hbm_eff;       /* fraction of the datasheet HBM bandwidth a long stream sustains */
 	double mem_fixed_s;   /* per memory-bound kernel */
-	/* Calibration of a training stack against these kernels (paraplan
-	 * calibrate --kernel-model): each time is divided by the stack's fraction
-	 * of the kernel rate, eff.gemm / gemm_fp8 / attn / memory, and the fixed
-	 * times above are replaced by eff.kernel_s. */
+	/* The training stack against these kernels (paraplan calibrate): each
+	 * time is divided by the stack's fraction of the kernel rate, eff.gemm /
+	 * gemm_fp8 / attn / memory, and the fixed times above are replaced by
+	 * eff.kernel_s.  Set by pp_system_compute_model: true once it ran. */
 	bool stack_fractions;
 	/* Under stack_fractions: the stack runs bias-dropout-add as one fused
 	 * kernel (pp_op.fused_bytes; framework.fused_bias_dropout_add). */
@@ -152,8 +153,7 @@ typedef struct pp_kernel_params {
 	 * entries framework.eager_elementwise, autocast_weight_cast,
 	 * cuda_graphs; data/framework/NAME.json, each with its source); kept
 	 * here, beside the kernel parameters, so that every caller of
-	 * pp_op_time sees them.  Read only on the kernel path (kern.valid):
-	 * the roofline ignores them.  1 = on, 0 = off.
+	 * pp_op_time sees them.  1 = on, 0 = off.
 	 * eager_elementwise: element-wise, norm, RoPE and activation ops run as
 	 * separate eager PyTorch kernels (pp_op.eager_kernels, eager_bytes)
 	 * unless the job is compiled (job.compile); 0: fused kernels
@@ -170,6 +170,10 @@ typedef struct pp_kernel_params {
 	double autocast_weight_cast;
 	double grad_accum_kernel;
 	double cuda_graphs;
+	/* Under stack_fractions: the share of the measured (Hopper-native)
+	 * attention rate the stack's attention kernel reaches on this GPU
+	 * (framework.attn_sm90_fraction on sm90, else 1). */
+	double attn_stack_fraction;
 } pp_kernel_params;
 
 typedef struct pp_gpu {
@@ -258,17 +262,16 @@ typedef struct pp_system {
 	/* Fraction of the measured Hopper flash-attention rate the stack's attention
 	 * kernel reaches on a Hopper (sm90) GPU: 1 Hopper-native (cuDNN fused
 	 * attention, FlashAttention-3), about 0.56 Ampere-style kernels there
-	 * (FlashAttention-2, Triton).  Read by pp_fit_kernel_model. */
+	 * (FlashAttention-2, Triton).  Read by pp_system_compute_model. */
 	double attn_sm90_fraction;
 	/* Fraction of the ZeRO-3 traffic hidden under compute that stays visible
 	 * (concurrent kernels slow each other, each segment starts with a launch
-	 * gap: seed 002 Table 7).  0 in the roofline presets; set by
-	 * pp_fit_kernel_model from the GPU's data/overlap table. */
+	 * gap: seed 002 Table 7): kernel_slowdown + launch_interval of the
+	 * system's overlap table, set by pp_system_compute_model. */
 	double zero3_visible;
 	/* 1: the stack fuses bias + dropout + residual add into one kernel
 	 * (Megatron); 0: separate dropout and add (PyTorch eager).  Read by
-	 * pp_fit_kernel_model (the roofline presets keep the unfused count they
-	 * were calibrated with). */
+	 * pp_system_compute_model. */
 	double fused_bias_dropout_add;
 	/* 1: with sequence parallelism the column-parallel GEMMs after a norm
 	 * (QKV, FC1) keep their all-gathered input (seq x hidden per TP rank)

@@ -105,17 +105,13 @@ static bool fits_hold(const pp_cv_result *res, const char *gpu, const char *stac
 }
 
 /* The fits loaded, with room for their parameters; the record count. */
-static pp_status load_fits(const pp_runs *runs, const char *const *gpus, int ngpus, bool kernel,
+static pp_status load_fits(const pp_runs *runs, const char *const *gpus, int ngpus,
                            pp_cv_result *res, cv_work *w, size_t *total, pp_error *err)
 {
 	*total = 0;
 	for (int i = 0; i < ngpus && i < PP_CV_FITS_MAX; i++) {
 		pp_cv_fit *c = &res->fits[res->nfits];
 		pp_status st = pp_fit_new(runs, gpus[i], &w->f[res->nfits], err);
-		if (!st && kernel && (st = pp_fit_kernel_model(w->f[res->nfits], err))) {
-			pp_fit_free(w->f[res->nfits]);
-			w->f[res->nfits] = NULL;
-		}
 		if (st)
 			return st;
 		c->gpu = gpus[i];
@@ -295,13 +291,13 @@ static void work_free(cv_work *w)
 }
 
 pp_status pp_calib_cross_validate(const pp_runs *runs, const char *const *gpus, int ngpus,
-                                  bool kernel, pp_cv_result *out, pp_error *err)
+                                  pp_cv_result *out, pp_error *err)
 {
 	memset(out, 0, sizeof *out);
 	cv_work w;
 	memset(&w, 0, sizeof w);
 	size_t total;
-	pp_status st = load_fits(runs, gpus, ngpus, kernel, out, &w, &total, err);
+	pp_status st = load_fits(runs, gpus, ngpus, out, &w, &total, err);
 	if (st == PP_OK)
 		st = list_skips(runs, out);
 	if (st == PP_OK) {

@@ -9,6 +9,7 @@
 
 #include "paraplan/calib.h"
 #include "paraplan/dhelix.h"
+#include "paraplan/inputs.h"
 #include "paraplan/kernel.h"
 #include "paraplan/params.h"
 #include "util/util.h"
@@ -38,31 +39,22 @@ struct pp_fit {
 	bool *used;             /* [np] parameters some record is sensitive to */
 	double mape_start, mape, last_gain;
 	int iterations;
-	bool kernel;    /* pp_fit_kernel_model: the GPU fractions are the stack's */
-	double gemm_hi; /* under kernel: upper bound of gemm, the records' GPUs' least */
+	double gemm_hi; /* upper bound of gemm, the records' GPUs' least */
 };
 
-/* Parameter j's fit bounds and neutral start: the registry's, except that
- * under pp_fit_kernel_model the four GPU fractions are fractions of the
- * measured (datasheet-scaled) kernel rate, which no stack can exceed: upper
- * bound 1, neutral start 0.8, lower bounds 0.3 (GEMM) and 0.2 (the others).
- * The GEMM's upper bound is the GPU's own measured best where its table is
- * carried rather than measured (pp_kernel_gemm_fit_ceiling: 1.14 on A100). */
+/* Parameter j's fit bounds and neutral start: the registry's (the GPU
+ * fractions are the stack's fractions of the kernel model's rates, which no
+ * stack exceeds), except that the GEMM's upper bound is the GPU's own
+ * measured best where its table is carried rather than measured
+ * (pp_kernel_gemm_fit_ceiling: 1.14 on A100). */
 static void param_range(const pp_fit *f, size_t j, double *lo, double *hi, double *start)
 {
 	const pp_param *p = f->param[j];
 	*lo = p->fit_lo;
 	*hi = p->fit_hi;
 	*start = p->fit_start;
-	if (!f->kernel)
-		return;
-	bool gemm = ppi_streq(p->key, "gemm");
-	if (gemm || ppi_streq(p->key, "gemm_fp8") || ppi_streq(p->key, "attn") ||
-	    ppi_streq(p->key, "memory")) {
-		*lo = gemm ? 0.3 : 0.2;
-		*hi = gemm ? f->gemm_hi : 1;
-		*start = 0.8;
-	}
+	if (ppi_streq(p->key, "gemm") && isfinite(f->gemm_hi))
+		*hi = f->gemm_hi;
 }
 
 static double param_start(const pp_fit *f, size_t j)
@@ -153,6 +145,12 @@ pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_erro
  * reproducible and does not depend on an earlier one. */
 static void fit_start(pp_fit *f)
 {
+	/* The GEMM fraction's upper bound: the least of the cases' GPUs' (1, or
+	 * a part's own measured best over its carried rate). */
+	f->gemm_hi = INFINITY;
+	for (size_t i = 0; i < f->n; i++)
+		f->gemm_hi =
+		    fmin(f->gemm_hi, pp_kernel_gemm_fit_ceiling(f->cases[i].system.gpu.name));
 	for (size_t j = 0; j < f->np; j++)
 		f->x[j] = param_start(f, j);
 	/* A parameter no record reacts to stays at its neutral value. */
@@ -162,11 +160,11 @@ static void fit_start(pp_fit *f)
 		memcpy(y, f->x, f->np * sizeof *y);
 		y[j] = f->param[j]->fit_log ? y[j] * 2 : y[j] * 0.9;
 		f->used[j] = fabs(objective(f, y) - f->mape) > 1e-9;
-		/* Under the kernel model the network efficiencies are nccl-tests'
-		 * (their neutral start, data/framework/megatron.json; calibrate
-		 * --nccl-tests for a cluster's own), not traded against the stack's
-		 * kernel fractions on step times. */
-		if (f->kernel && f->param[j]->kind == PP_PARAM_SYSTEM)
+		/* The network efficiencies are nccl-tests' (their neutral start,
+		 * data/framework/megatron.json; calibrate --nccl-tests for a
+		 * cluster's own), not traded against the stack's kernel fractions
+		 * on step times: fitted there they sat at 0.5 or 0.95. */
+		if (f->param[j]->kind == PP_PARAM_SYSTEM)
 			f->used[j] = false;
 	}
 	f->last_gain = INFINITY;
@@ -341,6 +339,11 @@ pp_status pp_fit_new_cases(const pp_fit_input *in, size_t n, pp_fit **out, pp_er
 		c->job = *in[i].job;
 		c->plan = *in[i].plan;
 		c->gpus = in[i].gpus;
+		pp_status st = pp_system_compute_model(&c->system, err);
+		if (st) {
+			pp_fit_free(f);
+			return st;
+		}
 		c->info.tflops_per_gpu = c->info.mfu = c->info.hfu = NAN;
 		c->info.tokens_per_s_per_gpu = c->info.peak_memory_bytes = NAN;
 		c->info.iteration_time_s = in[i].iteration_s;
@@ -404,49 +407,6 @@ void pp_fit_get_start(const pp_fit *f, double *x)
 {
 	for (size_t j = 0; j < f->np; j++)
 		x[j] = param_start(f, j);
-}
-
-pp_status pp_fit_kernel_model(pp_fit *f, pp_error *err)
-{
-	for (size_t i = 0; i < f->n; i++) {
-		pp_gpu *g = &f->cases[i].system.gpu;
-		double sms = g->sm_count;
-		if (!(sms > 0))
-			return ppi_fail(err, f->cases[i].info.id, "gpu",
-			                "no SM count known for GPU '%s': the kernel model cannot "
-			                "be scaled to it",
-			                g->name);
-		PPI_TRY(pp_kernel_scale(g, sms, err));
-		g->kern.stack_fractions = true;
-		f->gemm_hi = fmin(i ? f->gemm_hi : INFINITY, pp_kernel_gemm_fit_ceiling(g->name));
-		/* The measured attention is Hopper-native; a stack whose attention
-		 * kernel is not (FlashAttention-2, Triton) reaches its stated
-		 * fraction of it there (data/framework, attn_sm90_fraction). */
-		/* Overlapped ZeRO-3 traffic keeps its measured visible share: the
-		 * concurrent-kernel slowdown and launch gap of the GPU's overlap
-		 * table (seed 002 Table 7, data/overlap). */
-		pp_dh_overlap o;
-		const char *platform = pp_dh_platform_of_gpu(g);
-		if (!platform)
-			return ppi_fail(
-			    err, f->cases[i].info.id, "gpu.overlap_platform",
-			    "the overlap table of GPU '%s' is not known: its file names "
-			    "no overlap_platform",
-			    g->name);
-		PPI_TRY(pp_dh_overlap_default(platform, &o, err));
-		f->cases[i].system.zero3_visible = o.kernel_slowdown + o.launch_interval;
-		/* Bias-dropout-add as the stack runs it (data/framework). */
-		g->kern.fused_bias_dropout_add = f->cases[i].system.fused_bias_dropout_add >= 0.5;
-		double a = f->cases[i].system.attn_sm90_fraction;
-		if (g->compute_capability_x10 == 90 && a > 0 && a < 1) {
-			g->kern.attn_fwd_eff *= a;
-			g->kern.attn_bwd_eff *= a;
-		}
-	}
-	f->kernel = true;
-	fit_start(f);
-	f->iterations = 0;
-	return PP_OK;
 }
 
 void pp_fit_set_params(pp_fit *f, const double *x)

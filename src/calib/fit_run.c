@@ -10,17 +10,13 @@
 
 /* One GPU's fit, seen by w->fitted converged and by w->done after its
  * leave-one-out (added to the sums). */
-static pp_status fit_gpu(const pp_runs *runs, const char *gpu, bool kernel, bool loo,
-                         const pp_calib_watch *w, double *loo_sum, size_t *loo_n, pp_error *err)
+static pp_status fit_gpu(const pp_runs *runs, const char *gpu, bool loo, const pp_calib_watch *w,
+                         double *loo_sum, size_t *loo_n, pp_error *err)
 {
 	pp_fit *f;
 	pp_status st = pp_fit_new(runs, gpu, &f, err);
 	if (st)
 		return st;
-	if (kernel && (st = pp_fit_kernel_model(f, err))) {
-		pp_fit_free(f);
-		return st;
-	}
 	const pp_fit_watch *fw = w ? &w->fit : NULL;
 	pp_fit_converge(f, fw);
 	if (!isfinite(pp_fit_mape_start(f))) { /* nothing to fit to: never "MAPE inf%" */
@@ -42,14 +38,13 @@ static pp_status fit_gpu(const pp_runs *runs, const char *gpu, bool kernel, bool
 	return PP_OK;
 }
 
-pp_status pp_calib_fit(const pp_runs *runs, const char *const *gpus, size_t n, bool kernel,
-                       bool loo, const pp_calib_watch *w, double *loo_sum, size_t *loo_n,
-                       pp_error *err)
+pp_status pp_calib_fit(const pp_runs *runs, const char *const *gpus, size_t n, bool loo,
+                       const pp_calib_watch *w, double *loo_sum, size_t *loo_n, pp_error *err)
 {
 	*loo_sum = 0;
 	*loo_n = 0;
 	for (size_t k = 0; k < n; k++) {
-		pp_status st = fit_gpu(runs, gpus[k], kernel, loo, w, loo_sum, loo_n, err);
+		pp_status st = fit_gpu(runs, gpus[k], loo, w, loo_sum, loo_n, err);
 		if (st)
 			return st;
 	}

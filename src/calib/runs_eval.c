@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "paraplan/estimate.h"
+#include "paraplan/inputs.h"
 #include "runs_int.h"
 #include "util/util.h"
 
@@ -71,6 +72,8 @@ pp_status pp_run_read(const pp_runs *runs, size_t i, pp_inputs *in, pp_run_info 
 	in->gpus = 0;
 	pp_status st = ppi_run_read_inputs(runs, i, &in->model, &in->system, &in->job, &in->plan,
 	                                   &in->gpus, info, &recompute_unknown, err);
+	if (!st)
+		st = pp_system_compute_model(&in->system, err);
 	if (st || !recompute_unknown)
 		return st;
 	return pick_recompute(runs, i, &in->model, &in->system, &in->job, &in->plan, in->gpus, info,

@@ -1,5 +1,5 @@
 /*
- * Roofline compute time and the textbook single-tier all-reduce forms.
+ * Compute time by the kernel model and the textbook single-tier all-reduce forms.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -106,6 +106,11 @@ static double kernel_op_core(const pp_gpu *g, pp_precision prec, const pp_op *op
 		 * once per iteration. */
 		if (t >= 0 && fp8 && op->phase != PP_PHASE_BWD_WEIGHT)
 			t += count * pp_kernel_fp8_quant_s(g, op->m, op->k, op->fp8_recipe);
+		/* A GEMM in FP32 (TF32 tensor cores where the GPU has them) runs
+		 * at the measured BF16 kernel's fraction of its own, lower, peak:
+		 * the same tiles and waves, each at the slower rate. */
+		if (t >= 0 && prec == PP_PREC_FP32)
+			t *= tensor_peak(g, PP_PREC_BF16, false) / tensor_peak(g, PP_PREC_FP32, false);
 		if (t >= 0)
 			return t;
 		break; /* no shape: the roofline below */
@@ -114,9 +119,13 @@ static double kernel_op_core(const pp_gpu *g, pp_precision prec, const pp_op *op
 		if (op->n > 0) {
 			const pp_kernel_params *k = &g->kern;
 			bool bwd = op->phase == PP_PHASE_BWD_INPUT;
-			double eff = (bwd ? k->attn_bwd_eff : k->attn_fwd_eff) * op->n /
+			double share = k->attn_stack_fraction > 0 ? k->attn_stack_fraction : 1;
+			double eff = (bwd ? k->attn_bwd_eff : k->attn_fwd_eff) * share * op->n /
 			             (op->n + k->attn_seq_half);
-			double tc = op->flops / (tensor_peak(g, PP_PREC_BF16, false) * eff);
+			/* FP32 attention (no flash kernel in FP32) at the same
+			 * fraction of the FP32 (TF32) peak. */
+			pp_precision ap = prec == PP_PREC_FP32 ? PP_PREC_FP32 : PP_PREC_BF16;
+			double tc = op->flops / (tensor_peak(g, ap, false) * eff);
 			double tm = op->bytes / (g->memory_bw_bytes_per_s * k->hbm_eff);
 			return (tc > tm ? tc : tm) + k->attn_fixed_s;
 		}
@@ -146,7 +155,7 @@ static double kernel_op_core(const pp_gpu *g, pp_precision prec, const pp_op *op
 /*
  * A training stack's time for the op: the kernel model's, without the
  * isolated-call fixed times, divided by the stack's fraction of the measured
- * rate (pp_fit_kernel_model: eff.gemm, gemm_fp8, attn, memory), plus the
+ * rate (the GPU's efficiency: gemm, gemm_fp8, attn, memory), plus the
  * stack's fixed time per kernel launched, eff.kernel_s: one per op, one per
  * GEMM of a batched op, and the quantisation kernels of a batched FP8 GEMM.  Hopper FP8 forward GEMMs run with fast accumulation.
  */
@@ -223,42 +232,21 @@ static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 	return (rel > 0 ? t / rel : t) + e->kernel_s * launches;
 }
 
+/* The kernel model is the compute model of every GPU: a system goes through
+ * pp_system_compute_model (include/paraplan/inputs.h) before it is costed,
+ * which sets g->kern and the stack's terms. */
 double pp_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 {
-	if (g->kern.valid && g->kern.stack_fractions)
-		return stack_op_time(g, prec, op);
 	if (g->kern.valid)
-		return kernel_op_time(g, prec, op);
-	const pp_gpu_eff *e = &g->eff;
-	double bw = g->memory_bw_bytes_per_s * e->memory;
-	double count = op->count > 0 ? op->count : 1;
-	switch (op->kind) {
-	case PP_OP_GEMM: {
-		/* Efficiency grows with the work of one GEMM: small GEMMs cannot fill
-		 * the GPU (waves, tails); F/(F + F_half) saturates at `gemm`. */
-		double one = op->flops / count;
-		bool fp8 = prec == PP_PREC_FP8 && op->fp8 && g->fp8_flops > 0;
-		double top = fp8 && e->gemm_fp8 > 0 ? e->gemm_fp8 : e->gemm;
-		double eff = top * one / (one + e->gemm_half_flops);
-		/* NVFP4 GEMMs at the FP4 peak, with the FP8 efficiency. */
-		bool fp4 = fp8 && op->fp8_recipe == PP_FP8_NVFP4 && g->fp4_flops > 0;
-		double tc =
-		    op->flops / ((fp4 ? g->fp4_flops : tensor_peak(g, prec, op->fp8)) * eff);
-		double tm = op->bytes / bw;
-		return (tc > tm ? tc : tm) + e->kernel_s;
-	}
-	case PP_OP_ATTN: {
-		double tc = op->flops / (tensor_peak(g, prec, false) * e->attn);
-		double tm = op->bytes / bw;
-		return (tc > tm ? tc : tm) + e->kernel_s;
-	}
-	case PP_OP_ELEM:
-	default: {
-		double tc = op->flops / g->fp32_flops;
-		double tm = op->bytes / bw;
-		return (tc > tm ? tc : tm) + e->kernel_s;
-	}
-	}
+		return stack_op_time(g, prec, op);
+	/* A GPU costed without pp_system_compute_model (a caller that built the
+	 * system by hand and calls the cost layer directly): the reference
+	 * kernels carried to it, without the stack's GPU-dependent terms. */
+	pp_gpu k = *g;
+	pp_error err;
+	if (pp_kernel_scale(&k, k.sm_count, &err))
+		return NAN;
+	return stack_op_time(&k, prec, op);
 }
 
 /* ------------------------------------------------------- communication */

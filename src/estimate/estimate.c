@@ -9,6 +9,7 @@
 
 #include "cost/cost_int.h"
 #include "estimate_int.h"
+#include "paraplan/inputs.h"
 #include "spec/spec_int.h"
 #include "paraplan/dhelix.h"
 #include "paraplan/estimate.h"
@@ -475,7 +476,21 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 {
 	if (was_cut)
 		*was_cut = false;
+	/* A system that has not been through pp_system_compute_model (a caller
+	 * that built it by hand): its compute model on a copy. */
+	pp_system resolved;
+	if (!s->gpu.kern.stack_fractions) {
+		resolved = *s;
+		PPI_TRY(pp_system_compute_model(&resolved, err));
+		s = &resolved;
+	}
 	PPI_TRY(eval_resolve(m, s, job, plan, gpus, flags, out, err));
+	if (out->plan.zero == 3 && isnan(s->zero3_visible))
+		return ppi_fail(err, s->gpu.name, "gpu.overlap_platform",
+		                "ZeRO-3's overlapped traffic keeps the visible share in the GPU's "
+		                "overlap table, not known for GPU '%s': name it in its file "
+		                "(\"overlap_platform\") or give one (--overlap)",
+		                s->gpu.name);
 	pp_work local;
 	if (!ws) {
 		pp_work_init(&local);

@@ -3,10 +3,13 @@
  * the model, the system and what adjusts the system, resolved in the order
  * the command line applies them.
  */
+#include <math.h>
+
 #include "paraplan/inputs.h"
 
 #include "paraplan/dhelix.h"
 #include "paraplan/kernel.h"
+#include "util/util.h"
 
 static pp_status part_fail(pp_status st, pp_inputs_part part, pp_inputs_part *failed)
 {
@@ -27,18 +30,41 @@ static pp_status fit_profile(const char *dir, pp_gpu *gpu, pp_error *err)
 	return st;
 }
 
-/* On the kernel path ZeRO-3 traffic hidden under compute keeps the visible
- * share the GPU's overlap table measured (seed 002 Table 7: the
- * concurrent-kernel slowdown plus the launch gap, data/overlap), as
- * calibrate --kernel-model charges it (pp_fit_kernel_model); a GPU whose file
- * names no overlap table keeps the framework's value. */
-static void zero3_visible_measured(pp_system *s)
+pp_status pp_system_compute_model(pp_system *s, pp_error *err)
 {
-	const char *platform = pp_dh_platform_of_gpu(&s->gpu);
-	pp_dh_overlap o;
-	pp_error ignored;
-	if (platform && pp_dh_overlap_default(platform, &o, &ignored) == PP_OK)
-		s->zero3_visible = o.kernel_slowdown + o.launch_interval;
+	pp_gpu *g = &s->gpu;
+	if (!g->kern.valid) {
+		if (!(g->sm_count > 0))
+			return ppi_fail(
+			    err, g->name, "gpu.sm_count",
+			    "the kernel model needs the SM count of GPU '%s' (\"sm_count\" in "
+			    "its file)",
+			    g->name);
+		PPI_TRY(pp_kernel_scale(g, g->sm_count, err));
+	}
+	double slowdown, launch;
+	if (s->dh_overlap_set) {
+		slowdown = s->dh_kernel_slowdown;
+		launch = s->dh_launch_interval;
+	} else {
+		/* No table known: unknown (NAN), refused by the estimate of a
+		 * ZeRO-3 plan, the only one that reads it. */
+		const char *platform = pp_dh_platform_of_gpu(g);
+		pp_dh_overlap o;
+		if (platform)
+			PPI_TRY(pp_dh_overlap_default(platform, &o, err));
+		slowdown = platform ? o.kernel_slowdown : NAN;
+		launch = platform ? o.launch_interval : NAN;
+	}
+	s->zero3_visible = slowdown + launch;
+	g->kern.fused_bias_dropout_add = s->fused_bias_dropout_add >= 0.5;
+	/* The measured attention is Hopper-native; a stack whose attention
+	 * kernel is not (FlashAttention-2, Triton) reaches its stated fraction
+	 * of it there. */
+	double a = s->attn_sm90_fraction;
+	g->kern.attn_stack_fraction = g->compute_capability_x10 == 90 && a > 0 && a < 1 ? a : 1;
+	g->kern.stack_fractions = true;
+	return PP_OK;
 }
 
 pp_status pp_inputs_resolve(const pp_input_refs *refs, pp_inputs *in, pp_inputs_part *failed,
@@ -59,8 +85,6 @@ pp_status pp_inputs_resolve(const pp_input_refs *refs, pp_inputs *in, pp_inputs_
 		return part_fail(st, PP_INPUTS_FRAMEWORK, failed);
 	if (refs->gpu_profile && (st = fit_profile(refs->gpu_profile, &in->system.gpu, err)))
 		return part_fail(st, PP_INPUTS_GPU_PROFILE, failed);
-	if (refs->gpu_profile)
-		zero3_visible_measured(&in->system);
 	if (refs->usd_per_gpu_hour >= 0)
 		in->system.usd_per_gpu_hour = refs->usd_per_gpu_hour;
 	if (refs->overlap) {
@@ -69,6 +93,8 @@ pp_status pp_inputs_resolve(const pp_input_refs *refs, pp_inputs *in, pp_inputs_
 			return part_fail(st, PP_INPUTS_OVERLAP, failed);
 		pp_dh_system_set_overlap(&in->system, &t);
 	}
+	if ((st = pp_system_compute_model(&in->system, err)))
+		return part_fail(st, PP_INPUTS_SYSTEM, failed);
 	return PP_OK;
 }
 

@@ -302,6 +302,7 @@ pp_status pp_kernel_scale(pp_gpu *g, double sms, pp_error *err)
 	p->gemm_eff = fmin(1, p->gemm_eff * r);
 	p->gemm_fp8_eff = fmin(1, p->gemm_fp8_eff * r);
 	p->valid = true;
+	p->profiled = false;
 	return PP_OK;
 }
 
@@ -373,6 +374,15 @@ static void fit_table(const pp_kernel_profile *pr, pp_gpu *g, pp_kernel_table t,
 	}
 }
 
+const char *pp_kernel_rates_origin(const pp_gpu *g)
+{
+	if (!g->kern.valid)
+		return NULL;
+	if (g->kern.profiled)
+		return "profile";
+	return strcmp(g->name, PP_KERNEL_REFERENCE_GPU) == 0 ? "measured" : "derived";
+}
+
 pp_status pp_kernel_fit(const pp_kernel_profile *pr, pp_gpu *g, pp_error *err)
 {
 	double sms = pr->sms > 0 ? pr->sms : g->kern.sms;
@@ -393,5 +403,6 @@ pp_status pp_kernel_fit(const pp_kernel_profile *pr, pp_gpu *g, pp_error *err)
 	                  {&p->attn_seq_half, 1, 65536, true},
 	                  {&p->attn_fixed_s, 1e-7, 1e-3, true}};
 	fit_table(pr, g, PP_KT_ATTN, attn, 4);
+	p->profiled = true;
 	return PP_OK;
 }

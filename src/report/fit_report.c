@@ -4,7 +4,7 @@
  */
 #include "paraplan/format.h"
 
-pp_fit_report pp_fit_report_of(const pp_fit *f, const char *gpu, bool kernel, pp_fit_report_data *d)
+pp_fit_report pp_fit_report_of(const pp_fit *f, const char *gpu, pp_fit_report_data *d)
 {
 	pp_fit_result_system(f, &d->fitted);
 	size_t ns = pp_fit_systems(f, d->systems, PP_FIT_REPORT_MAX);
@@ -16,7 +16,6 @@ pp_fit_report pp_fit_report_of(const pp_fit *f, const char *gpu, bool kernel, pp
 	                       .sweeps = pp_fit_iterations(f),
 	                       .systems = d->systems,
 	                       .nsystems = ns < PP_FIT_REPORT_MAX ? ns : PP_FIT_REPORT_MAX,
-	                       .kernel = kernel,
 	                       .fitted = &d->fitted,
 	                       .at_bound = d->at_bound,
 	                       .at_bound_v = d->at_bound_v,

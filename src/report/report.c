@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "paraplan/kernel.h"
 #include "paraplan/report.h"
 #include "paraplan/schedule_type.h"
 #include "line.h"
@@ -23,6 +24,28 @@ static bool uneven(const pp_plan *p)
 {
 	return p->first_stage_layers > 0 || p->last_stage_layers > 0 || p->embedding_as_layer ||
 	       p->loss_as_layer;
+}
+
+/* The compute model: where the kernel rates come from (a GPU whose rates
+ * are derived from the reference H100's says so) and the stack's fractions. */
+static void text_compute(const pp_estimate *e, FILE *out)
+{
+	const pp_gpu *g = &e->system.gpu;
+	const char *origin = pp_kernel_rates_origin(g);
+	if (!origin)
+		return;
+	if (!strcmp(origin, "measured"))
+		fprintf(out, "compute kernel model measured on %s", g->name);
+	else if (!strcmp(origin, "profile"))
+		fprintf(out, "compute kernel model fitted to the tables of --gpu-profile");
+	else
+		fprintf(out,
+		        "compute kernel model derived: the measured %s tables carried to %s "
+		        "(%g SMs, its datasheet peaks)",
+		        PP_KERNEL_REFERENCE_GPU, g->name, g->kern.sms);
+	fprintf(out,
+	        "; stack at gemm %.3g, gemm_fp8 %.3g, attn %.3g, memory %.3g, %.3g us/kernel\n",
+	        g->eff.gemm, g->eff.gemm_fp8, g->eff.attn, g->eff.memory, g->eff.kernel_s * 1e6);
 }
 
 /* The head of the text report: the model, the plan (with its 2D TP and
@@ -73,10 +96,12 @@ static void text_setup(const pp_estimate *e, FILE *out)
 	fprintf(out, "links   %d GPUs per node, %s %.4g GB/s per GPU", sy->gpus_per_node,
 	        pp_intra_link_label(sy), sy->nvlink_bytes_per_s / 1e9);
 	if (sy->nics_per_node > 0 && sy->nic_bytes_per_s > 0)
-		fprintf(out, "; between nodes %s, %d x %.4g GB/s per node\n\n",
+		fprintf(out, "; between nodes %s, %d x %.4g GB/s per node\n",
 		        pp_inter_network_label(sy), sy->nics_per_node, sy->nic_bytes_per_s / 1e9);
 	else
-		fprintf(out, "; no network between nodes\n\n");
+		fprintf(out, "; no network between nodes\n");
+	text_compute(e, out);
+	fputc('\n', out);
 }
 
 /* The memory of the peak stage, part by part, and the verdict. */
@@ -242,6 +267,15 @@ static json_t *estimate_json(const pp_estimate *e)
 	    e->system.nvlink_domain, "intra_node_link", pp_intra_link_label(&e->system),
 	    "inter_node_network", pp_inter_network_label(&e->system), "memory_type",
 	    pp_memory_label(&e->system.gpu));
+	const pp_gpu *g = &e->system.gpu;
+	const char *origin = pp_kernel_rates_origin(g);
+	if (origin)
+		json_object_set_new(system, "compute_model",
+		                    json_pack("{s:s,s:s,s:f,s:{s:f,s:f,s:f,s:f,s:f}}", "model",
+		                              "kernel", "rates", origin, "sms", g->kern.sms,
+		                              "stack", "gemm", g->eff.gemm, "gemm_fp8",
+		                              g->eff.gemm_fp8, "attn", g->eff.attn, "memory",
+		                              g->eff.memory, "kernel_s", g->eff.kernel_s));
 	json_t *job =
 	    json_pack("{s:I,s:i,s:f,s:s,s:i,s:s}", "global_batch", (json_int_t)e->job.global_batch,
 	              "seq_len", e->job.seq_len, "train_tokens", e->job.train_tokens, "precision",

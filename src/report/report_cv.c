@@ -174,14 +174,10 @@ static json_t *groups_json(const pp_cv_result *res)
 static int cv_json(const pp_cv_report *cv, FILE *f)
 {
 	const char *data = cv->data;
-	bool kernel = cv->kernel;
 	const pp_cv_result *res = cv->result;
 	json_t *root = json_object();
 	json_object_set_new(root, "data", json_string(data));
 	json_object_set_new(root, "cross_validate", json_string("source"));
-	/* Which compute model the fractions belong to: the measured kernel model
-	 * (--kernel-model, the stack's fractions of it) or the roofline. */
-	json_object_set_new(root, "kernel_model", json_boolean(kernel));
 	json_t *sk = json_array();
 	for (size_t i = 0; i < res->nskips; i++)
 		json_array_append_new(sk, json_pack("{s:s,s:s}", "id", res->skips[i].id, "reason",

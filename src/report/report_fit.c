@@ -9,16 +9,17 @@
 #include "format_int.h"
 #include "paraplan/params.h"
 
-/* The fitted parameters of the GPU's "efficiency" (gpu) or of the system's
- * "framework" object, as JSON to copy into the presets: fractions with three
- * decimals, log-scale quantities with three significant digits. */
-static void print_fitted(FILE *f, const pp_system *s, bool gpu)
+/* The fitted parameters of the GPU's "efficiency", as JSON to copy into the
+ * presets: fractions with three decimals, log-scale quantities with three
+ * significant digits.  (The system's link efficiencies are nccl-tests', not
+ * fitted on step times: calibrate --nccl-tests.) */
+static void print_fitted(FILE *f, const pp_system *s)
 {
-	fprintf(f, gpu ? "  gpu \"efficiency\": {" : "  system \"framework\": {");
+	fprintf(f, "  gpu \"efficiency\": {");
 	const char *sep = "";
 	for (size_t i = 0; i < pp_param_registry_size(); i++) {
 		const pp_param *p = pp_param_at(i);
-		if (!p->fitted || (p->kind == PP_PARAM_GPU) != gpu)
+		if (!p->fitted || p->kind != PP_PARAM_GPU)
 			continue;
 		fprintf(f, p->fit_log ? "%s\"%s\": %.3g" : "%s\"%s\": %.3f", sep, p->key,
 		        pp_param_get(p, s));
@@ -41,12 +42,9 @@ int ppi_fit_text(const pp_result *r, FILE *f)
 	for (size_t k = 0; k < t->nsystems; k++)
 		fprintf(f, " %s", t->systems[k]);
 	fputc('\n', f);
-	if (t->kernel)
-		fprintf(f,
-		        "  (--kernel-model: gemm, gemm_fp8, attn, memory are the stack's fractions "
-		        "of the measured kernel rates, not preset values)\n");
-	print_fitted(f, t->fitted, true);
-	print_fitted(f, t->fitted, false);
+	fprintf(f, "  (gemm, gemm_fp8, attn, memory: the stack's fractions of the kernel "
+	           "model's rates; copy them into the GPU's \"efficiency\")\n");
+	print_fitted(f, t->fitted);
 	if (t->nat_bound) {
 		fprintf(f, "  AT BOUND (the fit wants a value outside the physical range):");
 		for (size_t k = 0; k < t->nat_bound; k++)

@@ -269,6 +269,7 @@ pp_status pp_dh_overlap_of_system(const pp_system *s, int tp, pp_dh_overlap *out
 void pp_dh_system_set_overlap(pp_system *s, const pp_dh_overlap *o)
 {
 	s->dh_overlap_set = true;
+	s->gpu.kern.stack_fractions = false; /* zero3_visible follows the table */
 	memcpy(s->dh_overlap_name, o->name, sizeof s->dh_overlap_name);
 	memcpy(s->dh_oef, o->oef, sizeof s->dh_oef);
 	s->dh_kernel_slowdown = o->kernel_slowdown;

@@ -435,6 +435,9 @@ pp_status pp_system_set_framework(pp_system *s, const char *name, pp_error *err)
 		if (p->kind == PP_PARAM_SYSTEM)
 			pp_param_set(p, s, pp_param_get(p, &keep));
 	}
+	/* The stack's terms of the compute model follow the framework: derived
+	 * again by pp_system_compute_model (inputs.h). */
+	s->gpu.kern.stack_fractions = false;
 	json_decref(root);
 	return st;
 }

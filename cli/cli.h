@@ -149,7 +149,7 @@ int cli_kernel(int argc, char **argv);
  * (the same file).  Exit codes. */
 #define CLI_NCCL_MAX_LOGS 64
 int cli_calibrate_nccl(const char *const *paths, size_t np, const char *system, const char *output);
-int cli_calibrate_steps(const char *path, const char *output);
+int cli_calibrate_steps(const char *path, const char *memory, const char *output);
 int cli_sweep(int argc, char **argv);
 int cli_search(int argc, char **argv);
 

@@ -21,7 +21,7 @@
 #include "paraplan/calib.h"
 
 typedef struct validate_args {
-	const char *data, *output;
+	const char *data, *output, *steps;
 	bool json, memory, search, quiet;
 	const pp_format_type *format; /* --format, --json; NULL: text */
 } validate_args;
@@ -46,6 +46,7 @@ static int format_flag(void *ctx, const char *verb, const char *name, const char
 #define AT(m) offsetof(validate_args, m)
 static const cli_flag validate_flags[] = {CLI_ROW("data", CLI_F_STR, AT(data)),
                                           CLI_ROW("memory", CLI_F_SET, AT(memory)),
+                                          CLI_ROW("steps", CLI_F_STR, AT(steps)),
                                           CLI_ROW("search", CLI_F_SET, AT(search)),
                                           CLI_ROW("json", CLI_F_SET, AT(json)),
                                           CLI_ROW("format", CLI_F_CALL, 0, .call = format_flag),
@@ -93,6 +94,7 @@ static int validate_parse(int argc, char **argv, validate_args *a)
 {
 	cli_args args = {"validate", validate_usage, validate_flags, a, NULL};
 	int rc = cli_args_parse(argc, argv, &args);
+	a->memory = a->memory || a->steps; /* --steps: measured peaks, a memory check */
 	if (a->json)
 		a->format = pp_format_find("json");
 	if (rc == CLI_CONTINUE && (rc = validate_check(a)) == 0)
@@ -138,7 +140,9 @@ int cli_validate(int argc, char **argv)
 	                   a.search ? ", a search for each" : "");
 	pp_validate_watch watch = {validate_progress, &pr};
 	pp_validate_result v;
-	if ((st = pp_validate_run(runs, a.search, !a.memory && !a.search, &watch, &v, &err)))
+	pp_memory_steps ms = {0};
+	if ((st = pp_validate_run(runs, a.search, !a.memory && !a.search, &watch, &v, &err)) ||
+	    (a.steps && (st = pp_memory_steps_load(a.steps, false, &ms, &err))))
 		rc = cli_fail(st, &err);
 	cli_progress_show(&pr, 1, true, "%zu of %zu records", n, n);
 	cli_progress_end(&pr);
@@ -149,11 +153,13 @@ int cli_validate(int argc, char **argv)
 		rc = EXIT_BADINPUT;
 	}
 	if (rc == EXIT_ANSWERED) {
-		pp_validate_report r = {data, v.rows, v.nrows, v.skips, v.nskips, &v.summary};
+		pp_validate_report r = {data,     v.rows,     v.nrows,   v.skips,
+		                        v.nskips, &v.summary, &ms.check, a.steps};
 		pp_result res = {.kind = validate_kind(&a), .validate = &r};
 		rc = cli_render_to(a.output, a.format, &res);
 	}
 	pp_validate_result_free(&v);
+	pp_memory_steps_free(&ms);
 	pp_runs_free(runs);
 	return rc;
 }

@@ -700,6 +700,81 @@ pp_status pp_train_steps_parse(const char *text, size_t len, const char *source,
 /* Frees what *steps holds and empties it (safe on NULL and on an empty one). */
 void pp_train_steps_free(pp_train_steps *steps);
 
+/* ------------------------------------------- predicted against measured peaks
+ * pp_memory_check_steps: each step's predicted allocated and reserved peaks
+ * (pp_memory_peak of its inputs; `allocator`, when not NULL, lends its
+ * allocator parameters, allocator_transient_segments and allocator_fraction)
+ * against the measured ones; signed errors in percent, (predicted -
+ * measured) / measured.
+ */
+typedef struct pp_memory_check_row {
+	const pp_train_step *step;      /* borrowed from the steps */
+	double allocated_bytes;         /* predicted allocated peak (tensors) */
+	double reserved_bytes;          /* predicted reserved peak (tensors + reserve) */
+	double largest_transient_bytes; /* the reserve's buffer term */
+	double allocated_err_pct, reserved_err_pct;
+} pp_memory_check_row;
+
+/* Caller-owned; pp_memory_check_free frees the rows. */
+typedef struct pp_memory_check {
+	size_t n;
+	pp_memory_check_row *row;               /* [n] */
+	double mape_allocated, mape_reserved;   /* percent */
+	double worst_allocated, worst_reserved; /* largest |error|, percent */
+} pp_memory_check;
+
+/* PP_OK, PP_EINPUT (a step that does not evaluate, naming its line) or
+ * PP_ENOMEM; on failure *out holds nothing. */
+pp_status pp_memory_check_steps(const pp_train_steps *steps, const pp_system *allocator,
+                                pp_memory_check *out, pp_error *err);
+void pp_memory_check_free(pp_memory_check *c);
+
+/*
+ * calibrate --memory: the allocator's two named parameters fitted to the
+ * measured reserved peaks of `steps`, the reserve being
+ * max(segments x largest transient buffer, fraction x allocated): the
+ * MAPE of the reserved peak minimised over the physical ranges (a grid, then
+ * refined); leave-one-out refits without each step and predicts it.
+ */
+typedef struct pp_memory_fit {
+	size_t n;                        /* steps */
+	double segments, fraction;       /* fitted */
+	double segments_lo, segments_hi; /* their ranges */
+	double fraction_lo, fraction_hi;
+	double preset_segments, preset_fraction; /* the steps' framework's values */
+	double mape_preset;                      /* reserved MAPE with those, percent */
+	double mape_in;                          /* in-sample, percent */
+	double mape_loo;                         /* leave-one-out, percent */
+	double worst_loo;                        /* largest |error| left out, percent */
+	bool segments_at_bound, fraction_at_bound;
+} pp_memory_fit;
+
+/* *out filled; PP_EINPUT with fewer than 2 steps; as pp_memory_check_steps. */
+pp_status pp_memory_fit_steps(const pp_train_steps *steps, pp_memory_fit *out, pp_error *err);
+
+/* calibrate --memory FILE: the allocator's fit to the measured steps of
+ * `path`, and the steps checked under the fitted values (all borrowed), as
+ * the renderers read it (format.h, PP_RESULT_MEMORY_FIT). */
+typedef struct pp_memory_fit_report {
+	const char *path;
+	const pp_memory_fit *fit;
+	const pp_memory_check *check;
+} pp_memory_fit_report;
+
+/* A measured-steps file read, checked and (with `fit`) fitted, in one
+ * caller-owned bundle for the command line: `check` is under the fitted
+ * values when fitted, else under the steps' own; pp_memory_steps_free frees
+ * it (safe on a zeroed or failed one). */
+typedef struct pp_memory_steps {
+	pp_train_steps steps;
+	pp_memory_check check;
+	pp_memory_fit fit;
+	bool fitted;
+	pp_memory_fit_report report; /* path (borrowed), &fit, &check */
+} pp_memory_steps;
+pp_status pp_memory_steps_load(const char *path, bool fit, pp_memory_steps *out, pp_error *err);
+void pp_memory_steps_free(pp_memory_steps *m);
+
 #ifdef __cplusplus
 }
 #endif

@@ -44,6 +44,7 @@ typedef enum pp_result_kind {
 	PP_RESULT_PLACE,            /* place: a mapping and its gain */
 	PP_RESULT_KERNEL,           /* kernel: the kernel model's parameters */
 	PP_RESULT_TRAFFIC,          /* a GPU x GPU traffic matrix */
+	PP_RESULT_MEMORY_FIT,       /* calibrate --memory: the allocator's fitted parameters */
 	PP_RESULT_KINDS
 } pp_result_kind;
 
@@ -74,6 +75,10 @@ typedef struct pp_validate_report {
 	const pp_validate_skip *skips;
 	size_t nskips;
 	const pp_validate_summary *summary;
+	/* validate --memory --steps FILE: measured training steps, each step's
+	 * peaks predicted against measured (NULL: none), and the file. */
+	const pp_memory_check *steps;
+	const char *steps_path;
 } pp_validate_report;
 
 /* calibrate --cross-validate source: `result` of pp_calib_cross_validate over
@@ -212,6 +217,7 @@ typedef struct pp_result {
 	const pp_place_report *place;
 	const pp_kernel_report *kernel;
 	const pp_report_inputs *charts;
+	const pp_memory_fit_report *memory_fit;
 } pp_result;
 
 /* A renderer: 0, -1 (write error), PP_REPORT_ENOMEM or PP_REPORT_EUNSUPPORTED. */

@@ -232,8 +232,11 @@ typedef struct pp_system {
 	char inter_node_network[16];
 	double usd_per_gpu_hour; /* rental price, 0 if unknown */
 	/* Framework overheads on every GPU (see data/framework/megatron.json). */
-	double comm_buffer_bytes;     /* NCCL and framework communication buffers */
-	double allocator_fraction;    /* caching-allocator fragmentation, fraction of the peak */
+	double comm_buffer_bytes;  /* NCCL and framework communication buffers */
+	double allocator_fraction; /* flat fragmentation beyond the reserve, fraction of tensors */
+	/* The caching allocator's reserve at the peak, in largest transient
+	 * buffers (docs/memory.md; calibrate --memory fits it). */
+	double allocator_transient_segments;
 	double fp8_weight_copy_bytes; /* per GEMM parameter: FP8 weight (+ transpose) cache */
 	/* Network and overlap efficiencies (named, calibrated; see docs/calibration.md). */
 	double nvlink_eff; /* fraction of NVLink bandwidth collectives sustain */
@@ -279,6 +282,11 @@ typedef struct pp_system {
 	 * seq/tp norm output and gathers it again in backward (0).  DHelix's
 	 * own transformer block keeps the gathered one (data/framework/dhelix.json). */
 	double sp_gathered_gemm_inputs;
+	/* 1: element-wise ops run eagerly and keep their own saved copies
+	 * (RoPE's fp32 q and k, GQA's expanded K and V, the SDPA output made
+	 * contiguous); 0: fused or compiled away (Megatron / TransformerEngine,
+	 * torch.compile).  docs/memory.md. */
+	double eager_activation_copies;
 	char source[PP_SOURCE_MAX];
 	/* DHelix (seed 002, dhelix.h): the operator overlap table the wshape
 	 * schedule pairs with; dh_overlap_set false = the built-in table of the

@@ -39,8 +39,20 @@ typedef struct pp_stage_memory {
 	    act_per_layer_mb_bytes; /* one layer, one micro-batch (an average over layer kinds) */
 	double transient_bytes;     /* recompute buffer, ZeRO-3 gathered layers, MoE dispatch */
 	double framework_bytes;     /* CUDA context + communication buffers */
-	double fragmentation_bytes; /* allocator fraction applied to the rest */
+	double
+	    fragmentation_bytes; /* the caching allocator's reserve: reserved_bytes - allocated_bytes */
+	/* What PyTorch reports (torch.cuda.max_memory_allocated / _reserved):
+	 * the tensors at the peak, and those plus the allocator's reserve;
+	 * total_bytes = reserved_bytes + framework_bytes. */
+	double allocated_bytes;
+	double reserved_bytes;
+	double largest_transient_bytes; /* the largest single buffer that comes and goes */
 } pp_stage_memory;
+
+/* The stage's allocated peak (allocated_bytes + framework_bytes) fits in
+ * `capacity_bytes` while its total (with the allocator's reserve) does not:
+ * the plan runs out of memory by reservation, not by allocation. */
+bool pp_memory_reserve_oom(const pp_stage_memory *m, double capacity_bytes);
 
 /*
  * Memory of pipeline rank `stage` under a resolved plan (see pp_plan_resolve).

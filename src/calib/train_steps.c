@@ -144,6 +144,12 @@ static pp_status read_run(const ppi_obj *r, pp_train_step *t, pp_error *err)
 	if ((st = pp_system_preset(STEPS_SYSTEM, &in->system, err)) ||
 	    (st = pp_system_set_framework(&in->system, STEPS_FRAMEWORK, err)))
 		return st;
+	/* An eager loop keeps the element-wise ops' own copies (docs/memory.md)
+	 * and runs them as separate kernels; a compiled one fuses them. */
+	in->system.eager_activation_copies = t->compiled ? 0 : 1;
+	in->job.compile = t->compiled;
+	if ((st = pp_system_compute_model(&in->system, err)))
+		return st;
 	return pp_plan_resolve(&in->plan, &in->model, &in->system, in->gpus, &in->job, err);
 }
 
@@ -199,6 +205,8 @@ pp_status pp_train_steps_parse(const char *text, size_t len, const char *source,
 			if (err && st == PP_EINPUT) {
 				snprintf(err->source, sizeof err->source, "%s", source);
 				err->line = lineno;
+				if (err->column < 1)
+					err->column = 1; /* a field's error: the line's start */
 			}
 			pp_train_steps_free(out);
 			return st;

@@ -5,6 +5,7 @@
 #ifndef PPI_FORMAT_INT_H
 #define PPI_FORMAT_INT_H
 
+#include <jansson.h>
 #include <stdio.h>
 
 #include "paraplan/format.h"
@@ -18,6 +19,11 @@ int ppi_cv_json(const pp_result *r, FILE *f);
 int ppi_fit_text(const pp_result *r, FILE *f);
 int ppi_place_text(const pp_result *r, FILE *f);
 int ppi_kernel_text(const pp_result *r, FILE *f);
+int ppi_memory_fit_text(const pp_result *r, FILE *f); /* MEMORY_FIT */
+int ppi_memory_fit_json(const pp_result *r, FILE *f);
+/* validate --memory's measured peaks: the records' and the steps' (text, JSON). */
+int ppi_memory_measured_text(const pp_validate_report *v, FILE *f);
+json_t *ppi_memory_measured_json(const pp_validate_report *v);
 
 /* The formats of format_list.h: ppi_format_<name>, each in format_<name>.c. */
 #define PP_FORMAT(name) extern const pp_format_type ppi_format_##name;

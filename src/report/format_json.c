@@ -70,6 +70,7 @@ const pp_format_type ppi_format_json = {
             [PP_RESULT_SWEEP_INVERSE] = sweep_inverse_json,
             [PP_RESULT_VALIDATE] = ppi_validate_json,
             [PP_RESULT_VALIDATE_MEMORY] = ppi_validate_json,
+            [PP_RESULT_MEMORY_FIT] = ppi_memory_fit_json,
             [PP_RESULT_CROSS_VALIDATION] = ppi_cv_json,
             [PP_RESULT_TRAFFIC] = traffic_json,
         },

@@ -77,6 +77,7 @@ const pp_format_type ppi_format_text = {
             [PP_RESULT_SWEEP_INVERSE] = sweep_inverse_text,
             [PP_RESULT_VALIDATE] = ppi_validate_text,
             [PP_RESULT_VALIDATE_MEMORY] = ppi_validate_text,
+            [PP_RESULT_MEMORY_FIT] = ppi_memory_fit_text,
             [PP_RESULT_VALIDATE_SEARCH] = ppi_validate_text,
             [PP_RESULT_CROSS_VALIDATION] = ppi_cv_text,
             [PP_RESULT_FIT] = ppi_fit_text,

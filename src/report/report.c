@@ -117,7 +117,8 @@ static void text_memory(const pp_estimate *e, FILE *out)
 	fprintf(out, "  %-13s %9.2f GiB\n", "gradients", mem->gradients_bytes / GIB);
 	fprintf(out, "  %-13s %9.2f GiB\n", "optimizer", mem->optimizer_bytes / GIB);
 	fprintf(out, "  %-13s %9.2f GiB\n", "activations", mem->activations_bytes / GIB);
-	fprintf(out, "  %-13s %9.2f GiB   (transient %.2f, framework %.2f, fragmentation %.2f)\n",
+	fprintf(out,
+	        "  %-13s %9.2f GiB   (transient %.2f, framework %.2f, allocator reserve %.2f)\n",
 	        "other", mem->other_bytes / GIB, mem->transient_bytes / GIB,
 	        mem->framework_bytes / GIB, mem->fragmentation_bytes / GIB);
 	fprintf(out, "  %-13s %9.2f GiB   of %.2f GiB %s (%.1f%%)\n", "total",
@@ -127,6 +128,12 @@ static void text_memory(const pp_estimate *e, FILE *out)
 		fprintf(out, "\nverdict: fits, %.2f GiB headroom\n", e->headroom_bytes / GIB);
 	else
 		fprintf(out, "\nverdict: does not fit, %.2f GiB over\n", -e->headroom_bytes / GIB);
+	if (!e->fits && pp_memory_reserve_oom(mem, e->capacity_bytes))
+		fprintf(out,
+		        "reason: the tensors fit (allocated peak %.2f GiB + framework %.2f), the "
+		        "caching allocator's reserved peak (%.2f GiB) does not\n",
+		        mem->allocated_bytes / GIB, mem->framework_bytes / GIB,
+		        mem->reserved_bytes / GIB);
 }
 
 /* The iteration time, part by part as the closed form adds it, the SI note
@@ -212,17 +219,29 @@ static json_t *memory_json(const pp_estimate *e)
 	    m->act_logits_bytes, "act_per_layer_microbatch_bytes", m->act_per_layer_mb_bytes,
 	    "transient_bytes", m->transient_bytes, "framework_bytes", m->framework_bytes,
 	    "fragmentation_bytes", m->fragmentation_bytes);
+	json_object_set_new(detail, "allocated_bytes", json_real(m->allocated_bytes));
+	json_object_set_new(detail, "reserved_bytes", json_real(m->reserved_bytes));
+	json_object_set_new(detail, "largest_transient_bytes",
+	                    json_real(m->largest_transient_bytes));
 	json_t *stages = json_array();
 	for (int i = 0; i < e->nstages; i++)
 		json_array_append_new(stages, json_real(e->stage_total_bytes[i]));
-	return json_pack("{s:i,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:b,s:f,s:o,s:o}", "stage",
-	                 m->stage, "layers", m->layers, "inflight_layer_microbatches",
-	                 m->inflight_layer_mbs, "weights_bytes", m->weights_bytes,
-	                 "gradients_bytes", m->gradients_bytes, "optimizer_bytes",
-	                 m->optimizer_bytes, "activations_bytes", m->activations_bytes,
-	                 "other_bytes", m->other_bytes, "total_bytes", m->total_bytes,
-	                 "capacity_bytes", e->capacity_bytes, "fits", e->fits, "headroom_bytes",
-	                 e->headroom_bytes, "detail", detail, "stage_total_bytes", stages);
+	json_t *r = json_pack(
+	    "{s:i,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:b,s:f,s:o,s:o}", "stage", m->stage,
+	    "layers", m->layers, "inflight_layer_microbatches", m->inflight_layer_mbs,
+	    "weights_bytes", m->weights_bytes, "gradients_bytes", m->gradients_bytes,
+	    "optimizer_bytes", m->optimizer_bytes, "activations_bytes", m->activations_bytes,
+	    "other_bytes", m->other_bytes, "total_bytes", m->total_bytes, "capacity_bytes",
+	    e->capacity_bytes, "fits", e->fits, "headroom_bytes", e->headroom_bytes, "detail",
+	    detail, "stage_total_bytes", stages);
+	/* Why it does not fit: by allocation, or only by the allocator's reserve. */
+	const char *why = e->fits ? "fits"
+	                  : pp_memory_reserve_oom(m, e->capacity_bytes)
+	                      ? "reserved peak over capacity, allocated peak fits"
+	                      : "allocated peak over capacity";
+	if (r)
+		json_object_set_new(r, "fit_reason", json_string(why));
+	return r;
 }
 
 /*

@@ -59,7 +59,7 @@ static int memory_text(const pp_validate_report *v, FILE *f)
 			    f,
 			    "    stage %d: weights %.1f, gradients %.1f, optimizer %.1f, "
 			    "activations %.1f (layers %.1f, logits %.1f), other %.1f (transient "
-			    "%.1f, framework %.1f, fragmentation %.1f) GiB; HBM %.1f GiB\n",
+			    "%.1f, framework %.1f, allocator reserve %.1f) GiB; HBM %.1f GiB\n",
 			    sm->stage, sm->weights_bytes / GIB, sm->gradients_bytes / GIB,
 			    sm->optimizer_bytes / GIB, sm->activations_bytes / GIB,
 			    sm->act_layers_bytes / GIB, sm->act_logits_bytes / GIB,
@@ -90,7 +90,7 @@ static int memory_text(const pp_validate_report *v, FILE *f)
 	if (nrows)
 		fprintf(f, "fraction of HBM: min %.3f, median %.3f, max %.3f\n", sum->fraction_min,
 		        sum->fraction_median, sum->fraction_max);
-	return ferror(f) ? -1 : 0;
+	return ppi_memory_measured_text(v, f);
 }
 
 static json_t *num_or_null(double v)
@@ -186,6 +186,7 @@ static int memory_json(const pp_validate_report *v, FILE *f)
 		json_object_set_new(js, "fraction_max", json_real(sum->fraction_max));
 	}
 	json_object_set_new(root, "summary", js);
+	json_object_set_new(root, "measured", ppi_memory_measured_json(v));
 	return ppi_report_dump(root, mark, f);
 }
 

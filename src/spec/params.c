@@ -46,7 +46,17 @@ static const pp_param registry[] = {
     {"framework.comm_buffer_bytes", "comm_buffer_bytes", FW(comm_buffer_bytes), "bytes", 0, 1e11,
      NOFIT, "NCCL and framework communication buffers per GPU (NCCL_BUFFSIZE x channels)"},
     {"framework.allocator_fraction", "allocator_fraction", FW(allocator_fraction), "fraction", 0,
-     0.5, NOFIT, "caching-allocator fragmentation, a fraction of the peak memory"},
+     0.5, NOFIT,
+     "flat caching-allocator fragmentation beyond the modelled reserve, a fraction "
+     "of the allocated tensors (0: none)"},
+    {"framework.allocator_transient_segments", "allocator_transient_segments",
+     FW(allocator_transient_segments), "buffers", 0, 4, NOFIT,
+     "the caching allocator's reserve at the peak, in largest transient buffers (segments "
+     "cached beyond what is allocated; calibrate --memory)"},
+    {"framework.eager_activation_copies", "eager_activation_copies", FW(eager_activation_copies),
+     "flag", 0, 1, NOFIT,
+     "1: eager element-wise ops keep their own saved copies (RoPE fp32 q/k, GQA-expanded K/V, "
+     "contiguous SDPA output); 0: fused or compiled"},
     {"framework.fp8_weight_copy_bytes", "fp8_weight_copy_bytes", FW(fp8_weight_copy_bytes),
      "bytes/param", 0, 8, NOFIT,
      "per GEMM parameter: the FP8 weight (+ transpose) cache (TransformerEngine)"},

@@ -45,10 +45,17 @@ typedef struct act_ctx {
 	double gin_div;  /* divisor of a saved QKV / FC1 input: sp_div, 1 if kept gathered */
 	double ab;       /* bytes per activation element: pp_activation_bytes */
 	double lin_b;    /* bytes of a saved GEMM input: the FP8 recipe's copy, else ab */
+	double res_b;    /* bytes of a residual-stream element a norm saves: ab, or 4 under
+	                    torch.autocast over fp32 parameters (the embedding's fp32 output
+	                    and each fp32 + bf16 residual add stay fp32) */
+	double norm_b;   /* bytes of the norm's normalized output its weight multiply saves:
+	                    0 (fused norm), 4 (computed in fp32 under autocast) */
+	bool eager;      /* element-wise ops keep their own copies (eager_activation_copies) */
 	bool fp8;
 } act_ctx;
 
-static void act_ctx_init(act_ctx *c, const ppi_mb_shape *mb, const pp_system *s)
+static void act_ctx_init(act_ctx *c, const ppi_mb_shape *mb, const pp_system *s, const pp_job *job,
+                         const pp_plan *p)
 {
 	c->T = mb->T;
 	c->seq = mb->S;
@@ -61,6 +68,16 @@ static void act_ctx_init(act_ctx *c, const ppi_mb_shape *mb, const pp_system *s)
 	c->fp8 = mb->fp8;
 	c->ab = mb->ab;
 	c->lin_b = mb->saved_in_b;
+	/* torch.autocast over fp32 parameters (param_bytes 4 with a compute
+	 * copy held, no FSDP mixed precision): the embedding runs in fp32 and
+	 * each residual add of a bf16 output to the fp32 stream stays fp32; the
+	 * RMSNorm computes in fp32 and its weight multiply keeps the fp32
+	 * normalized input (the README of ../shared/measurements/h100-sxm). */
+	bool autocast = job->precision != PP_PREC_FP32 && s->param_bytes >= FP32_BYTES &&
+	                s->compute_copy_bytes > 0 && p->zero < 2;
+	c->res_b = autocast ? FP32_BYTES : c->ab;
+	c->norm_b = autocast ? FP32_BYTES : 0;
+	c->eager = s->eager_activation_copies >= 0.5;
 }
 
 /* Saved by a norm: its input and per-token statistics. */
@@ -69,12 +86,19 @@ static double norm_act(const act_ctx *c, double width)
 	return c->T * (width * c->ab + 2 * FP32_BYTES) / c->sp_div;
 }
 
+/* Saved by a norm of the residual stream: its input at the stream's width,
+ * the normalized output where the weight multiply keeps it, the statistics. */
+static double res_norm_act(const act_ctx *c, double h)
+{
+	return c->T * (h * (c->res_b + c->norm_b) + 2 * FP32_BYTES) / c->sp_div;
+}
+
 /* Activations of the attention half of one layer, one micro-batch. */
 static double attention_act(const pp_model *m, const pp_plan *p, const act_ctx *c,
                             bool recompute_core)
 {
 	double T = c->T, h = m->hidden, H = m->num_heads, t = c->t, sd = c->sp_div;
-	double a = norm_act(c, h);
+	double a = res_norm_act(c, h);
 	double o_width; /* width of the attention output (input of the output projection) */
 	if (m->mla.kv_lora_rank > 0) {
 		const pp_mla *ml = &m->mla;
@@ -94,6 +118,15 @@ static double attention_act(const pp_model *m, const pp_plan *p, const act_ctx *
 		/* 2D TP (seed 003 Table II): K, V gathered over n_2 to all l tokens. */
 		a += c->kv_extra * 2 * kv * d * c->ab / t;
 		o_width = H * d;
+		if (c->eager) {
+			/* Eager element-wise copies: RoPE rotates q and k as fp32 complex
+			 * pairs (kept by the multiply), GQA's repeat_interleave keeps K
+			 * and V expanded to all heads for SDPA, and the SDPA output is
+			 * made contiguous for the projection (a second copy). */
+			a += T * (H + kv) * d * FP32_BYTES / t;
+			a += 2 * T * (H - kv) * d * c->ab / t;
+			a += T * H * d * c->ab / t;
+		}
 	}
 	double heads_local = H / t;
 	if (!recompute_core) {
@@ -130,7 +163,7 @@ static double dense_mlp_act(const pp_model *m, const act_ctx *c, double ffn, boo
 static double mlp_act(const pp_model *m, const pp_plan *p, const act_ctx *c, bool moe)
 {
 	double T = c->T, h = m->hidden;
-	double a = norm_act(c, h);
+	double a = res_norm_act(c, h);
 	if (m->dropout)
 		a += T * h / c->sp_div;
 	if (!moe)
@@ -167,7 +200,7 @@ static double mlp_act(const pp_model *m, const pp_plan *p, const act_ctx *c, boo
 static double op_sac_act(const pp_model *m, const pp_plan *p, const act_ctx *c, bool moe)
 {
 	double T = c->T, h = m->hidden, t = c->t, sd = c->sp_div;
-	double a = T * h * c->ab / sd; /* the region's input */
+	double a = T * h * c->res_b / sd; /* the region's input */
 	if (m->mla.kv_lora_rank > 0) {
 		a += attention_act(m, p, c, false);
 	} else {
@@ -194,7 +227,7 @@ static double layer_act(const pp_model *m, const pp_plan *p, const act_ctx *c, i
                         pp_recompute mode, bool op_sac)
 {
 	if (mode == PP_RECOMPUTE_FULL)
-		return c->T * m->hidden * c->ab / c->sp_div; /* the layer's input only */
+		return c->T * m->hidden * c->res_b / c->sp_div; /* the layer's input only */
 	bool moe = pp_model_layer_is_moe(m, layer);
 	if (mode == PP_RECOMPUTE_SELECTIVE && op_sac) {
 		double full = attention_act(m, p, c, false) + mlp_act(m, p, c, moe);
@@ -231,6 +264,9 @@ typedef struct stage_acc {
 	/* parameters owned by this GPU, split by sharding group */
 	double dense, experts, gemm;
 	double max_layer_params; /* the largest layer's parameters on this GPU */
+	double max_layer_gemm;   /* the largest layer's GEMM parameters on this GPU */
+	double head_gemm;        /* the LM head's GEMM parameters on this GPU (last stage) */
+	double casts_dropped;    /* autocast casts held only while in autocast (full recompute) */
 	double max_layer_act;    /* the largest layer's activations without recompute */
 	double act_sum;          /* the stage's layers' activations, one micro-batch each */
 	double cc;               /* bytes per parameter of the GEMMs' compute copy, 0: none */
@@ -269,6 +305,8 @@ static void stage_params(const pp_scenario *sc, const ppi_stage_kinds *sk, const
 		a->gemm += x->gemm * n;
 		if (x->mine + x->mine_e > a->max_layer_params)
 			a->max_layer_params = x->mine + x->mine_e;
+		if (x->gemm > a->max_layer_gemm)
+			a->max_layer_gemm = x->gemm;
 		a->act_sum += act * n;
 		if (full > a->max_layer_act)
 			a->max_layer_act = full;
@@ -278,6 +316,7 @@ static void stage_params(const pp_scenario *sc, const ppi_stage_kinds *sk, const
 		a->dense += emb_local + sc->first_extra_params;
 	if (a->last) {
 		a->dense += sc->head_extra_params;
+		a->head_gemm = emb_local; /* the head's matmul, tied or not */
 		/* Untied head; or, with pp > 1, Megatron's copy of tied embeddings. */
 		if (!m->tied_embeddings || sc->head_stage != 0) {
 			a->dense += emb_local;
@@ -328,7 +367,16 @@ static void model_state(const pp_scenario *sc, stage_acc *a, pp_stage_memory *ou
 	bool copy_held = false;
 	wx = 0;
 	if (cc > 0 && p->zero < 2) {
-		wx = a->gemm * cc;
+		/* autocast casts the tied head's weight for its matmul too; under
+		 * full recompute (torch.utils.checkpoint) a block's casts are made
+		 * again in its recompute and held only there (a transient), so only
+		 * the head's, outside the checkpoints, lives from forward to
+		 * backward. */
+		double tied_head =
+		    sc->model->tied_embeddings && sc->head_stage == 0 ? a->head_gemm : 0;
+		wx = (p->recompute == PP_RECOMPUTE_FULL ? a->head_gemm : a->gemm + tied_head) * cc;
+		if (p->recompute == PP_RECOMPUTE_FULL)
+			a->casts_dropped = (a->gemm + tied_head - a->head_gemm) * cc;
 		copy_held = true;
 	} else if (cc > 0 && (p->zero == 2 || (p->pp > 1 && s->reshard_after_forward_pp < 0.5))) {
 		wx = (dense + experts) * cc;
@@ -390,11 +438,19 @@ static void activations(const pp_scenario *sc, int stage, const act_ctx *c, stag
 		 * 1F1B-style schedules; GPipe keeps all of them. */
 		double held = sched->head_held(p);
 		double vocab_local = (double)m->vocab / t;
-		double per_mb = norm_act(c, h) + c->T * h * c->lin_b / c->sp_div +
+		double per_mb = res_norm_act(c, h) + c->T * h * c->lin_b / c->sp_div +
 		                c->T * vocab_local * s->logit_bytes + c->T * TOKEN_ID_BYTES;
 		out->act_logits_bytes = held * per_mb;
 		/* What the loss holds beyond that while it runs (framework-specific). */
 		a->logits_transient = c->T * vocab_local * s->loss_transient_bytes;
+		/* autocast's cast cache keeps every block's cast until autocast
+		 * exits, after the loss's forward: under full recompute that moment
+		 * (the casts, the bf16 logits beside their fp32 copy) can top the
+		 * loss's backward.  Measured: the full-recompute steps of
+		 * ../shared/measurements/h100-sxm/train_steps_eager.jsonl. */
+		double fwd = a->casts_dropped + c->T * vocab_local * (c->ab + FP32_BYTES);
+		if (a->casts_dropped > 0 && fwd > a->logits_transient)
+			a->logits_transient = fwd;
 	}
 	a->per_layer = per_layer;
 }
@@ -412,6 +468,9 @@ static void transients(const pp_scenario *sc, const act_ctx *c, stage_acc *a)
 		/* Backward of a recomputed layer re-materialises its full activations. */
 		double rc = p->recompute == PP_RECOMPUTE_FULL ? a->max_layer_act
 		                                              : a->max_layer_act - a->per_layer;
+		/* autocast's casts of the recomputed block (model_state) */
+		if (p->recompute == PP_RECOMPUTE_FULL && a->copy_held && p->zero < 2)
+			rc += a->max_layer_gemm * a->cc;
 		if (rc > tr_layer)
 			tr_layer = rc;
 	}
@@ -435,6 +494,29 @@ static void transients(const pp_scenario *sc, const act_ctx *c, stage_acc *a)
 	}
 	a->tr_layer = tr_layer;
 	a->tr_z3 = tr_z3;
+}
+
+/* The largest single buffer a micro-batch allocates and frees on this stage:
+ * the loss's copy of the logits (head stage; fp32 but for a fused loss), the widest activation of
+ * a layer (the MLP's activation-function input; the score matrix without
+ * flash attention), a ZeRO-3 gathered layer, an MoE dispatch buffer. */
+static double largest_buffer(const pp_scenario *sc, const act_ctx *c, const stage_acc *a)
+{
+	const pp_model *m = sc->model;
+	const pp_plan *p = &sc->plan;
+	double x = 0;
+	if (a->last) /* the logits' copy the loss keeps (fp32 unless fused: logit_bytes) */
+		x = c->T * ((double)m->vocab / c->t) * sc->system->logit_bytes;
+	double f =
+	    m->ffn_hidden > m->moe.expert_ffn_hidden ? m->ffn_hidden : m->moe.expert_ffn_hidden;
+	x = fmax(x, c->T * f * (m->gated_mlp ? 2.0 : 1.0) * c->ab / c->t);
+	if (!p->flash)
+		x = fmax(x, c->T * (m->num_heads / c->t) * c->seq * c->ab);
+	if (p->zero >= 3)
+		x = fmax(x, a->max_layer_params * (a->cc > 0 ? a->cc : sc->mb.wb));
+	if (m->moe.num_experts > 0)
+		x = fmax(x, moe_dispatch_bytes(m, c) / 2);
+	return x;
 }
 
 /* Under a schedule with held_layers (wshape): the larger of its two peaks,
@@ -485,7 +567,7 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 	a.first = stage == 0;
 	a.last = stage == sc->head_stage;
 	act_ctx c;
-	act_ctx_init(&c, &sc->mb, s);
+	act_ctx_init(&c, &sc->mb, s, sc->job, p);
 	stage_params(sc, &sk, &c, &a);
 	out->params = a.dense + a.experts;
 	model_state(sc, &a, out);
@@ -501,10 +583,34 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 	out->framework_bytes = s->gpu.cuda_context_bytes + s->comm_buffer_bytes;
 	double tensors = out->weights_bytes + out->gradients_bytes + out->optimizer_bytes +
 	                 out->activations_bytes + tr;
-	out->fragmentation_bytes = tensors * s->allocator_fraction;
+	/* PyTorch's CUDACachingAllocator (c10/cuda/CUDACachingAllocator.cpp):
+	 * requests over 1 MiB come from the large pool, rounded to 2 MiB
+	 * (kRoundLarge) in segments of their own size above 10 MiB; a freed
+	 * block stays cached in its segment, is split for smaller requests but
+	 * never merged across segments.  The buffers a micro-batch allocates
+	 * and frees (the loss's fp32 logits above all) leave their segments
+	 * cached, partly held by longer-lived tensors split into them, so the
+	 * next micro-batch's buffer of that size takes a fresh segment: at the
+	 * peak the reserve holds about one largest transient buffer beyond what
+	 * is allocated (allocator_transient_segments; docs/memory.md).  Where
+	 * many tensors of many sizes live (pipelines, micro-batches in flight)
+	 * rounding and split blocks take a share of them instead
+	 * (allocator_fraction), whichever is larger. */
+	out->largest_transient_bytes = largest_buffer(sc, &c, &a);
+	out->allocated_bytes = tensors;
+	out->fragmentation_bytes =
+	    fmax(out->largest_transient_bytes * s->allocator_transient_segments,
+	         tensors * s->allocator_fraction);
+	out->reserved_bytes = tensors + out->fragmentation_bytes;
 	out->other_bytes = tr + out->framework_bytes + out->fragmentation_bytes;
-	out->total_bytes = tensors + out->framework_bytes + out->fragmentation_bytes;
+	out->total_bytes = out->reserved_bytes + out->framework_bytes;
 	return PP_OK;
+}
+
+bool pp_memory_reserve_oom(const pp_stage_memory *m, double capacity_bytes)
+{
+	return m->total_bytes > capacity_bytes &&
+	       m->allocated_bytes + m->framework_bytes <= capacity_bytes;
 }
 
 pp_status pp_memory_peak(const pp_model *m, const pp_system *s, const pp_job *job,

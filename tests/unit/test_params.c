@@ -27,6 +27,8 @@ static double *field(pp_system *s, const char *name)
 	                         &s->gpu.eff.memory, &s->gpu.eff.kernel_s};
 	static const char *const sys[] = {"framework.comm_buffer_bytes",
 	                                  "framework.allocator_fraction",
+	                                  "framework.allocator_transient_segments",
+	                                  "framework.eager_activation_copies",
 	                                  "framework.fp8_weight_copy_bytes",
 	                                  "framework.nvlink_eff",
 	                                  "framework.nic_eff",
@@ -55,6 +57,8 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.cuda_graphs"};
 	double *const sys_f[] = {&s->comm_buffer_bytes,
 	                         &s->allocator_fraction,
+	                         &s->allocator_transient_segments,
+	                         &s->eager_activation_copies,
 	                         &s->fp8_weight_copy_bytes,
 	                         &s->nvlink_eff,
 	                         &s->nic_eff,

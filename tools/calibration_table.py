@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Regenerates the results table of docs/calibration.md ("The measured kernel
-model as the compute model", Results): in-sample / leave-one-source-out MAPE
-per group for today's roofline fit and the four kernel-model groupings.
+"""Regenerates the results table of docs/calibration.md (Results): in-sample /
+leave-one-source-out MAPE per group for the kernel model's stack fractions
+fitted per GPU (the presets' grouping) and three other groupings.
 
     tools/calibration_table.py [PARAPLAN] > table.md
 
-Runs `paraplan calibrate --cross-validate source --json` five times (a few
-seconds); prints the markdown table, then the fitted values per GPU.
+Runs `paraplan calibrate --cross-validate source --json` four times (a few
+minutes); prints the markdown table, then the fitted values per GPU.
 """
 import json
 import subprocess
@@ -18,11 +18,10 @@ GPU_STACK = ["a100-40g:llm-foundry", "a100-80g:deepspeed", "a100-80g:llm-foundry
              "a100-80g:megatron-lm-2021", "b200:megatron", "gb200:megatron",
              "h100-sxm:llm-foundry", "h100-sxm:megatron"]
 COLUMNS = [
-    ("today", []),
-    ("kernel model, per GPU", ["--kernel-model"]),
-    ("per stack", ["--kernel-model"] + [a for s in STACKS for a in ("--gpu", "*:" + s)]),
-    ("one set", ["--kernel-model", "--gpu", "*"]),
-    ("per (GPU, stack)", ["--kernel-model"] + [a for g in GPU_STACK for a in ("--gpu", g)]),
+    ("per GPU (presets)", []),
+    ("per stack", [a for s in STACKS for a in ("--gpu", "*:" + s)]),
+    ("one set", ["--gpu", "*"]),
+    ("per (GPU, stack)", [a for g in GPU_STACK for a in ("--gpu", g)]),
 ]
 SOURCES = [("Narayanan et al.", "Narayanan et al."),
            ("BigScience BLOOM-176B", "BigScience BLOOM-176B"),
@@ -54,19 +53,19 @@ def find(by, prefix):
 def main():
     res = [run(a) for _, a in COLUMNS]
     rows = []
-    n = res[1]["records_held_out"]
+    n = res[0]["records_held_out"]
     rows.append(("**all (%d)**" % n, [
         "**%.1f / %.1f**" % (100 * r["mape_in_sample"], 100 * r["mape_held_out"]) for r in res]))
     for label, prefix in SOURCES:
-        g = find(res[1]["by"]["source"], prefix)
+        g = find(res[0]["by"]["source"], prefix)
         rows.append(("%s (%d)" % (label, g["records_held_out"]),
                      [cell(find(r["by"]["source"], prefix)) for r in res]))
-    for gpu, g in res[1]["by"]["gpu"].items():
+    for gpu, g in res[0]["by"]["gpu"].items():
         rows.append(("%s (%d)" % (gpu, g["records_held_out"]),
-                     [cell(r["by"]["gpu"].get(gpu)) if i < 2 else "-"
+                     [cell(r["by"]["gpu"].get(gpu)) if i < 1 else "-"
                       for i, r in enumerate(res)]))
     for part in ("stack", "dense/moe", "scale"):
-        for key, g in res[1]["by"].get(part, {}).items():
+        for key, g in res[0]["by"].get(part, {}).items():
             label = ("stack " + key) if part == "stack" else key
             rows.append(("%s (%d)" % (label, g["records_held_out"]),
                          [cell(r["by"].get(part, {}).get(key)) for r in res]))
@@ -75,8 +74,8 @@ def main():
     for label, cells in rows:
         print("| " + label + " | " + " | ".join(cells) + " |")
     print()
-    print("Fitted values, kernel model per GPU:")
-    for f in res[1]["fits"]:
+    print("Fitted values, per GPU:")
+    for f in res[0]["fits"]:
         p = f["parameters"]
         print("  %-9s %3d records  gemm %.3f  gemm_fp8 %.3f  attn %.3f  memory %.3f  "
               "kernel_s %.1f us  in-sample %.1f%%  at a bound: %s" % (

@@ -1,8 +1,8 @@
 /*
  * paraplan — cost: seconds of each operation and collective on given hardware.
  *
- * Compute: roofline (seed 003 S2) with named, size-dependent efficiencies per
- * GPU.  Communication: alpha-beta per algorithm (seed 004 §2.3-2.4; seed 003
+ * Compute: the kernel model (kernel.h: measured H100 tables carried to the
+ * GPU's datasheet) and the training stack's fractions of it, per GPU.  Communication: alpha-beta per algorithm (seed 004 §2.3-2.4; seed 003
  * S2 two-tier NVLink/NIC model), the algorithm NCCL would pick (the fastest),
  * on the placement the rank order gives each group.
  */
@@ -24,9 +24,8 @@ extern "C" {
 double pp_op_time(const pp_gpu *g, pp_precision precision, const pp_op *op);
 
 /*
- * What the training stack's kernels add to compute time on the kernel path
- * (g->kern.valid: --gpu-profile, calibrate --kernel-model; all 0 under the
- * roofline), each term the time with it less the time without it
+ * What the training stack's kernels add to compute time, each term the time
+ * with it less the time without it
  * (docs/kernel.md "Training stacks"):
  *   launch_s    the fixed time per kernel launched (eff.kernel_s per launch
  *               under the stack's fractions, the isolated-call fixed times

@@ -170,6 +170,11 @@ typedef struct pp_kernel_params {
 	double autocast_weight_cast;
 	double grad_accum_kernel;
 	double cuda_graphs;
+	/* 1: the stack is the loop the GPU's kernel tables were measured in (a
+	 * plain PyTorch step on one GPU): its kernels run at the measured rates
+	 * with their measured per-call fixed times, not at the stack fractions
+	 * fitted to other stacks' runs (framework.measured_kernels). */
+	double measured_kernels;
 	/* Under stack_fractions: the share of the measured (Hopper-native)
 	 * attention rate the stack's attention kernel reaches on this GPU
 	 * (framework.attn_sm90_fraction on sm90, else 1). */

@@ -21,7 +21,7 @@
  * bias), the system and the stack of the loop the README describes. */
 #define STEPS_BASE_MODEL "llama3-8b"
 #define STEPS_SYSTEM "dgx-h100"
-#define STEPS_FRAMEWORK "torchtitan"
+#define STEPS_FRAMEWORK "pytorch"
 #define STEPS_GPUS 1
 #define STEPS_SHAPE_MAX 10000000 /* bound of one shape field (layers, widths, vocab) */
 #define STEPS_BYTES_MAX 1e15     /* bound of a measured byte count */

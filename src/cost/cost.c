@@ -110,7 +110,8 @@ static double kernel_op_core(const pp_gpu *g, pp_precision prec, const pp_op *op
 		 * at the measured BF16 kernel's fraction of its own, lower, peak:
 		 * the same tiles and waves, each at the slower rate. */
 		if (t >= 0 && prec == PP_PREC_FP32)
-			t *= tensor_peak(g, PP_PREC_BF16, false) / tensor_peak(g, PP_PREC_FP32, false);
+			t *= tensor_peak(g, PP_PREC_BF16, false) /
+			     tensor_peak(g, PP_PREC_FP32, false);
 		if (t >= 0)
 			return t;
 		break; /* no shape: the roofline below */
@@ -238,7 +239,8 @@ static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 double pp_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 {
 	if (g->kern.valid)
-		return stack_op_time(g, prec, op);
+		return g->kern.measured_kernels >= 0.5 ? kernel_op_time(g, prec, op)
+		                                       : stack_op_time(g, prec, op);
 	/* A GPU costed without pp_system_compute_model (a caller that built the
 	 * system by hand and calls the cost layer directly): the reference
 	 * kernels carried to it, without the stack's GPU-dependent terms. */

@@ -18,8 +18,8 @@ static pp_status part_fail(pp_status st, pp_inputs_part part, pp_inputs_part *fa
 	return st;
 }
 
-/* The GPU's measured kernel tables in `dir`: its kernel model replaces the
- * roofline with fitted efficiencies for compute and memory-bound ops. */
+/* The GPU's measured kernel tables in `dir`: its kernel model fitted to
+ * them instead of carried from the reference H100's. */
 static pp_status fit_profile(const char *dir, pp_gpu *gpu, pp_error *err)
 {
 	pp_kernel_profile *prof = NULL;

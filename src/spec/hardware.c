@@ -385,8 +385,8 @@ static pp_status read_framework(json_t *obj, const char *source, const char *pre
 {
 	/* The keys besides the parameters (a data/framework file's name, aliases and
 	 * GPU efficiency defaults; a system's "framework" object may carry them too). */
-	static const char *const head[] = {"name",           "source",  "sources", "notes",
-	                                   "gpu_efficiency", "aliases", NULL};
+	static const char *const head[] = {"name", "source",         "sources", "notes",
+	                                   "base", "gpu_efficiency", "aliases", NULL};
 	const char *keys[KEYS_MAX];
 	if (!param_keys(head, false, NULL, keys)) {
 		ppi_fail(err, source, prefix, "more keys than KEYS_MAX (%d)", KEYS_MAX);
@@ -423,8 +423,26 @@ pp_status pp_system_set_framework(pp_system *s, const char *name, pp_error *err)
 	 * efficiencies, NVLS gain, fitted per system) are the hardware's and NCCL's,
 	 * not the stack's: they survive the change of framework. */
 	pp_system keep = *s;
-	/* Start from the defaults so a framework file states only what differs. */
+	/* Start from the defaults so a framework file states only what differs,
+	 * and from its "base" framework's values when it names one (one level:
+	 * a base names none). */
 	st = ppi_framework_defaults(s, err);
+	json_t *base = json_object_get(root, "base");
+	if (!st && base) {
+		json_t *broot;
+		const char *bpath;
+		if (!json_is_string(base))
+			st = ppi_fail(err, path, "base", "expected the name of a framework");
+		else if (!(st = framework_named(json_string_value(base), &broot, &bpath, err))) {
+			if (json_object_get(broot, "base"))
+				st = ppi_fail(err, path, "base",
+				              "framework '%s' names a base itself: one level only",
+				              json_string_value(base));
+			else
+				st = read_framework(broot, bpath, "", s, err);
+			json_decref(broot);
+		}
+	}
 	if (!st)
 		st = read_framework(root, path, "", s, err);
 	if (!st)

@@ -118,13 +118,12 @@ static const pp_param registry[] = {
      "1: with SP the QKV and FC1 GEMMs keep their all-gathered input (seq x hidden) for the "
      "weight gradient (DHelix's block); 0: the local seq/tp norm output, gathered again in "
      "backward (TransformerEngine)"},
-    /* The stack's kernels on the kernel path (pp_kernel_params; the roofline
-     * does not read them): kept in the GPU's kernel parameters so that
-     * pp_op_time sees them. */
+    /* The stack's kernels (pp_kernel_params): kept in the GPU's kernel
+     * parameters so that pp_op_time sees them. */
     {"framework.eager_elementwise", "eager_elementwise", FW(gpu.kern.eager_elementwise), "flag", 0,
      1, NOFIT,
      "1: element-wise, norm, RoPE and activation ops run as separate eager PyTorch kernels "
-     "unless --compile on; 0: fused (Transformer Engine / Megatron fusions); kernel model only"},
+     "unless --compile on; 0: fused (Transformer Engine / Megatron fusions)"},
     {"framework.autocast_weight_cast", "autocast_weight_cast", FW(gpu.kern.autocast_weight_cast),
      "flag", 0, 1, NOFIT,
      "1: fp32 parameters outside ZeRO-3 are cast to bf16 by torch.autocast each forward; "
@@ -132,9 +131,13 @@ static const pp_param registry[] = {
     {"framework.grad_accum_kernel", "grad_accum_kernel", FW(gpu.kern.grad_accum_kernel), "flag", 0,
      1, NOFIT,
      "1: weight gradients are cast to fp32 and added into their buffer by separate kernels "
-     "every micro-batch; 0: inside the weight-gradient GEMM (Megatron); kernel model only"},
+     "every micro-batch; 0: inside the weight-gradient GEMM (Megatron)"},
+    {"framework.measured_kernels", "measured_kernels", FW(gpu.kern.measured_kernels), "flag", 0, 1,
+     NOFIT,
+     "1: the stack is the loop the kernel tables were measured in (plain PyTorch on one GPU): "
+     "measured rates and per-call fixed times, not the GPU's fitted stack fractions"},
     {"framework.cuda_graphs", "cuda_graphs", FW(gpu.kern.cuda_graphs), "flag", 0, 1, NOFIT,
-     "1: the step replays CUDA graphs: no host launch time per kernel; kernel model only"},
+     "1: the step replays CUDA graphs: no host launch time per kernel"},
 };
 
 #undef GPU

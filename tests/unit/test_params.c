@@ -54,6 +54,7 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.eager_elementwise",
 	                                  "framework.autocast_weight_cast",
 	                                  "framework.grad_accum_kernel",
+	                                  "framework.measured_kernels",
 	                                  "framework.cuda_graphs"};
 	double *const sys_f[] = {&s->comm_buffer_bytes,
 	                         &s->allocator_fraction,
@@ -84,6 +85,7 @@ static double *field(pp_system *s, const char *name)
 	                         &s->gpu.kern.eager_elementwise,
 	                         &s->gpu.kern.autocast_weight_cast,
 	                         &s->gpu.kern.grad_accum_kernel,
+	                         &s->gpu.kern.measured_kernels,
 	                         &s->gpu.kern.cuda_graphs};
 	for (size_t i = 0; i < sizeof gpu / sizeof gpu[0]; i++)
 		if (strcmp(gpu[i], name) == 0)
@@ -94,7 +96,7 @@ static double *field(pp_system *s, const char *name)
 	return NULL;
 }
 
-#define NFIELDS 33 /* the two tables above */
+#define NFIELDS 36 /* the two tables above */
 
 static void test_round_trip(void **state)
 {

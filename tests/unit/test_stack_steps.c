@@ -67,7 +67,7 @@ static void test_eager_steps(void **state)
 		s->in.job.compile = false;
 		if (pp_kernel_fit(prof, &s->in.system.gpu, &err))
 			fail_err(&err);
-		assert_string_equal(s->in.system.framework, "torchtitan");
+		assert_string_equal(s->in.system.framework, "pytorch");
 		pp_estimate e;
 		if (pp_inputs_estimate(&s->in, &e, &err))
 			fail_err(&err);

@@ -26,6 +26,9 @@ static void inputs(const char *m, const char *s)
 	pp_error err;
 	assert_int_equal(pp_model_preset(m, &model, &err), PP_OK);
 	assert_int_equal(pp_system_preset(s, &sys, &err), PP_OK);
+	/* the compute model, as the resolvers give it, for the stage costs
+	 * this file computes directly */
+	assert_int_equal(pp_system_compute_model(&sys, &err), PP_OK);
 }
 
 static void job_of(pp_job *job, long long gbs, int seq)

@@ -41,21 +41,29 @@ static void fail_err(const pp_error *err)
 	fail_msg("%s", pp_error_format(err, buf, sizeof buf));
 }
 
-static void test_eager_steps(void **state)
+/* The shared steps and the same GPU's measured kernel tables (caller frees). */
+static void load(pp_train_steps *st, pp_kernel_profile **prof)
 {
-	(void)state;
 	char path[512];
 	pp_error err;
 	pp_error_clear(&err);
 	snprintf(path, sizeof path, "%s/measurements/h100-sxm/train_steps_eager.jsonl",
 	         shared_dir());
-	pp_train_steps st;
-	if (pp_train_steps_read(path, &st, &err))
+	if (pp_train_steps_read(path, st, &err))
 		fail_err(&err);
 	snprintf(path, sizeof path, "%s/measurements/h100-sxm", shared_dir());
-	pp_kernel_profile *prof = NULL;
-	if (pp_kernel_profile_read(path, &prof, &err))
+	if (pp_kernel_profile_read(path, prof, &err))
 		fail_err(&err);
+}
+
+static void test_eager_steps(void **state)
+{
+	(void)state;
+	pp_error err;
+	pp_error_clear(&err);
+	pp_train_steps st;
+	pp_kernel_profile *prof = NULL;
+	load(&st, &prof);
 	assert_int_equal(st.n, 12);
 	double sum = 0, worst = 0;
 	int within = 0;
@@ -95,18 +103,11 @@ static void test_eager_steps(void **state)
 static void test_eager_terms_slow_the_step(void **state)
 {
 	(void)state;
-	char path[512];
 	pp_error err;
 	pp_error_clear(&err);
-	snprintf(path, sizeof path, "%s/measurements/h100-sxm/train_steps_eager.jsonl",
-	         shared_dir());
 	pp_train_steps st;
-	if (pp_train_steps_read(path, &st, &err))
-		fail_err(&err);
-	snprintf(path, sizeof path, "%s/measurements/h100-sxm", shared_dir());
 	pp_kernel_profile *prof = NULL;
-	if (pp_kernel_profile_read(path, &prof, &err))
-		fail_err(&err);
+	load(&st, &prof);
 	pp_train_step *s = &st.step[6]; /* llama3-8b-l8, 4096 x 1 */
 	if (pp_kernel_fit(prof, &s->in.system.gpu, &err))
 		fail_err(&err);

@@ -59,8 +59,15 @@ static inline void ppi_layer_key_set(ppi_layer_key *k, const pp_model *m, const 
 	k->flash = p->flash;
 	k->tp_overlap = p->tp_overlap;
 	k->ep_overlap = p->ep_overlap;
-	k->compile = job->compile;
-	k->zero3 = p->zero >= 3;
+	/* The op list records the eager decomposition unless compiled, and the
+	 * autocast casts and separate gradient accumulation outside ZeRO-3, but
+	 * only a stack with those kernels reads them (pp_op_time): for any other
+	 * the two lists cost the same, and keying them apart would halve the
+	 * memo's hits in a search over ZeRO stages. */
+	const pp_kernel_params *kp = &s->gpu.kern;
+	k->compile = job->compile && kp->eager_elementwise >= 0.5;
+	k->zero3 =
+	    p->zero >= 3 && (kp->autocast_weight_cast >= 0.5 || kp->grad_accum_kernel >= 0.5);
 	/* Only the groups a layer's own collectives use shape its cost. */
 	const pp_group used[PPI_LAYER_KEY_GROUPS] = {PP_GROUP_TP, PP_GROUP_TP2, PP_GROUP_CP,
 	                                             PP_GROUP_EP, PP_GROUP_ETP};

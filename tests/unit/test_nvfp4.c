@@ -75,20 +75,22 @@ static void test_kernel_gemm(void **state)
 	assert_true(pp_kernel_gemm_s(&h, m, k, n, 1, PP_KDT_NVFP4) < 0);
 }
 
+/* One Megatron-Bridge record: id, GPU, precision. */
+#define RECORD_FMT                                                                                 \
+	"{\"id\": \"%s\", \"source\": {\"title\": \"NVIDIA NeMo Megatron-Bridge Performance "      \
+	"Summary\"}, \"model\": {\"name\": \"Llama 3 70B\", \"num_layers\": 80, "                  \
+	"\"hidden_size\": 8192, \"num_attention_heads\": 64, \"num_kv_heads\": 8, "                \
+	"\"ffn_hidden_size\": 28672, \"vocab_size\": 128256, \"seq_length\": 8192}, "              \
+	"\"hardware\": {\"gpu_type\": \"%s\", \"num_gpus\": 64}, \"parallelism\": {\"tp\": 2, "    \
+	"\"pp\": 4, \"dp\": 8, \"virtual_pipeline_size\": 5, \"activation_recompute\": "           \
+	"\"none\"}, \"batch\": {\"micro_batch_size\": 1, \"global_batch_size\": 256}, "            \
+	"\"precision\": \"%s\", \"measured\": {\"tokens_per_s_per_gpu\": 4557}}"
+
 /* Records: "NVFP4" is read as nvfp4 and evaluated on GB200; a bare "FP4" too,
  * with a fill; "MXFP4" is skipped; NVFP4 on an H100 does not resolve. */
 static void test_records(void **state)
 {
 	(void)state;
-	static const char *const fmt =
-	    "{\"id\": \"%s\", \"source\": {\"title\": \"NVIDIA NeMo Megatron-Bridge Performance "
-	    "Summary\"}, \"model\": {\"name\": \"Llama 3 70B\", \"num_layers\": 80, "
-	    "\"hidden_size\": 8192, \"num_attention_heads\": 64, \"num_kv_heads\": 8, "
-	    "\"ffn_hidden_size\": 28672, \"vocab_size\": 128256, \"seq_length\": 8192}, "
-	    "\"hardware\": {\"gpu_type\": \"%s\", \"num_gpus\": 64}, \"parallelism\": {\"tp\": 2, "
-	    "\"pp\": 4, \"dp\": 8, \"virtual_pipeline_size\": 5, \"activation_recompute\": "
-	    "\"none\"}, \"batch\": {\"micro_batch_size\": 1, \"global_batch_size\": 256}, "
-	    "\"precision\": \"%s\", \"measured\": {\"tokens_per_s_per_gpu\": 4557}}";
 	static const struct {
 		const char *id, *gpu, *prec;
 	} recs[] = {{"nvfp4", "GB200 (NVL72 rack)", "NVFP4"},
@@ -98,7 +100,7 @@ static void test_records(void **state)
 	char text[8192] = "{\"records\": [";
 	for (size_t i = 0; i < sizeof recs / sizeof *recs; i++) {
 		char one[2048];
-		snprintf(one, sizeof one, fmt, recs[i].id, recs[i].gpu, recs[i].prec);
+		snprintf(one, sizeof one, RECORD_FMT, recs[i].id, recs[i].gpu, recs[i].prec);
 		strcat(text, i ? ", " : "");
 		strcat(text, one);
 	}

@@ -384,19 +384,21 @@ static void test_wrong_types(void **state)
 	pp_runs_free(r);
 }
 
+/* One record given only by its shapes: id, model name, arch_notes (JSON). */
+#define SHAPE_FMT                                                                                  \
+	"{\"id\": \"%s\", \"model\": {\"name\": \"%s\", \"num_layers\": 32, \"hidden_size\": "     \
+	"4096, \"num_attention_heads\": 32, \"num_kv_heads\": 8, \"ffn_hidden_size\": 14336, "     \
+	"\"vocab_size\": 128256, \"seq_length\": 4096, \"arch_notes\": %s}, \"hardware\": "        \
+	"{\"gpu_type\": \"H100 SXM5 80GB\", \"num_gpus\": 8}, \"parallelism\": {\"tp\": 1, "       \
+	"\"pp\": 1, \"dp\": 8, \"activation_recompute\": \"full\"}, \"batch\": "                   \
+	"{\"micro_batch_size\": 1, \"global_batch_size\": 64}, \"precision\": \"bf16\"}"
+
 /* A model name in no family is read from its shape: a name hint (Nemotron),
  * else the words of arch_notes, else a Llama-style decoder, each value not
  * stated by arch_notes a PP_FILL_ARCH fill; a hybrid Mamba model is skipped. */
 static void test_shape_only(void **state)
 {
 	(void)state;
-	static const char *const fmt =
-	    "{\"id\": \"%s\", \"model\": {\"name\": \"%s\", \"num_layers\": 32, \"hidden_size\": "
-	    "4096, \"num_attention_heads\": 32, \"num_kv_heads\": 8, \"ffn_hidden_size\": 14336, "
-	    "\"vocab_size\": 128256, \"seq_length\": 4096, \"arch_notes\": %s}, \"hardware\": "
-	    "{\"gpu_type\": \"H100 SXM5 80GB\", \"num_gpus\": 8}, \"parallelism\": {\"tp\": 1, "
-	    "\"pp\": 1, \"dp\": 8, \"activation_recompute\": \"full\"}, \"batch\": "
-	    "{\"micro_batch_size\": 1, \"global_batch_size\": 64}, \"precision\": \"bf16\"}";
 	static const struct {
 		const char *id, *name, *notes;
 		int arch_fills;
@@ -416,7 +418,7 @@ static void test_shape_only(void **state)
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		char text[2048];
 		char one[1536];
-		snprintf(one, sizeof one, fmt, cases[i].id, cases[i].name, cases[i].notes);
+		snprintf(one, sizeof one, SHAPE_FMT, cases[i].id, cases[i].name, cases[i].notes);
 		snprintf(text, sizeof text, "{\"records\": [%s]}", one);
 		pp_runs *runs = NULL;
 		pp_error err;
@@ -443,9 +445,9 @@ static void test_shape_only(void **state)
 	}
 	/* Nemotron-H, or Mamba in the notes: a hybrid, skipped with the reason. */
 	char one[1536], text[2048];
-	snprintf(one, sizeof one, fmt, "h", "Nemotron-H 8B", "null");
+	snprintf(one, sizeof one, SHAPE_FMT, "h", "Nemotron-H 8B", "null");
 	snprintf(text, sizeof text, "{\"records\": [%s, ", one);
-	snprintf(one, sizeof one, fmt, "m", "Acme 8B", "\"Mamba-2 layers with attention\"");
+	snprintf(one, sizeof one, SHAPE_FMT, "m", "Acme 8B", "\"Mamba-2 layers with attention\"");
 	strncat(text, one, sizeof text - strlen(text) - 1);
 	strncat(text, "]}", sizeof text - strlen(text) - 1);
 	pp_runs *runs = NULL;

@@ -12,7 +12,12 @@
 #include "util/util.h"
 
 const char *const ppi_search_default_orders[PPI_SEARCH_NDEFAULT_ORDERS] = {
-    "tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp", "tp-pp-cp-ep-dp", "cp-tp-ep-dp-pp"};
+    "tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp", "tp-pp-cp-ep-dp", "cp-tp-ep-dp-pp",
+    /* seed 003 §III: SUMMA's panel broadcasts run along both grid axes;
+     * with n_2 innermost the n_2 groups stay in the NVLink domain and the
+     * tp groups span it (the order that halves GPT-3 1T's iteration on
+     * 4,096 A100 with NVS 4, issue 24) */
+    "tp2-tp-cp-ep-dp-pp"};
 
 /* ------------------------------------------------------------ sub-spaces */
 

@@ -157,8 +157,10 @@ typedef struct worker {
  * at once without waiting for the slowest sub-space of any. */
 enum { BATCH_MIN = 2, BATCH_MAX = 256, BATCH_DIV = 256, LAG = 4 };
 
-/* The rank orders searched when the space names none. */
-enum { PPI_SEARCH_NDEFAULT_ORDERS = 4 };
+/* The rank orders searched when the space names none (the last places 2D
+ * TP's n_2 groups inside tp's: with tp2 = 1 it lands every group where the
+ * first does, and distinct_orders drops it). */
+enum { PPI_SEARCH_NDEFAULT_ORDERS = 5 };
 extern const char *const ppi_search_default_orders[PPI_SEARCH_NDEFAULT_ORDERS];
 
 struct pp_search {

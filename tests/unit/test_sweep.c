@@ -137,7 +137,7 @@ static void test_dp_scaling(void **state)
  * (8, 8, 1), batch per replica 48, 59 and 96.  59 is prime (only 1 and 59
  * divide it), so the 76B runs 60 sequences, the nearest batch every
  * micro-batch of 1..6 divides; and its 60 layers do not split into 8 equal
- * stages (paraplan, like Megatron, needs pp | layers), so it runs pp = 10.
+ * stages, so it runs pp = 10 here (8 uneven stages: test_mbs_speedup_seed000).
  * Seed 000 finds 3, 2 and 3 (docs/seed000-scenarios.md compares). */
 static void test_best_mbs_seed000(void **state)
 {
@@ -175,6 +175,49 @@ static void test_best_mbs_seed000(void **state)
 		              sc[k].model, sc[k].tp, sc[k].pp, sc[k].batch, best->value,
 		              best->iteration_s, best->peak_bytes / (1024.0 * 1024 * 1024),
 		              sc[k].paper);
+		pp_sweep_free(sw);
+	}
+}
+
+/* Seed 000 §6.2's measured figures (Fig. 18b): the throughput of the
+ * micro-batch ConfigTuner and Alpa chose (3, 2, 3) over Megatron-LM's largest
+ * that fits (6), measured on the paper's H800 cluster: 1.12x, 1.36x, 1.11x.
+ * paraplan's predicted ratio of the same two plans within 5% of each.  The
+ * 76B's 60 layers on the paper's 8 stages: 6 on the first and last, 8 on each
+ * of the six others. */
+#define SEED000_SPEEDUP_TOLERANCE 0.05
+static void test_mbs_speedup_seed000(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *model;
+		int tp, pp, first, last;
+		long long batch, chosen;
+		double measured;
+	} sc[] = {{"gpt-39.1b", 4, 4, 0, 0, 48, 3, 1.12},
+	          {"gpt-76.1b", 4, 8, 6, 6, 60, 2, 1.36},
+	          {"gpt-145.6b", 8, 8, 0, 0, 96, 3, 1.11}};
+	for (size_t k = 0; k < sizeof sc / sizeof sc[0]; k++) {
+		inputs in;
+		seed000(&in, sc[k].model, sc[k].tp, sc[k].pp, sc[k].batch);
+		in.plan.dp = 1;
+		in.plan.first_stage_layers = sc[k].first;
+		in.plan.last_stage_layers = sc[k].last;
+		const long long mbs[] = {sc[k].chosen, 6};
+		pp_sweep_opts o;
+		pp_sweep_opts_init(&o);
+		o.axis = PP_SWEEP_MBS;
+		o.values = mbs;
+		o.nvalues = 2;
+		pp_sweep *sw = sweep(&in, 0, &o);
+		assert_int_equal(sw->nrows, 2);
+		assert_true(sw->rows[0].ok && sw->rows[0].fits && sw->rows[1].ok &&
+		            sw->rows[1].fits);
+		double ratio = sw->rows[1].iteration_s / sw->rows[0].iteration_s;
+		print_message("%-11s mbs %lld over mbs 6: %.3fx, measured %.2fx (%+.1f%%)\n",
+		              sc[k].model, sc[k].chosen, ratio, sc[k].measured,
+		              100 * (ratio / sc[k].measured - 1));
+		assert_true(fabs(ratio / sc[k].measured - 1) <= SEED000_SPEEDUP_TOLERANCE);
 		pp_sweep_free(sw);
 	}
 }
@@ -291,9 +334,13 @@ static void test_check(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_values),           cmocka_unit_test(test_dp_scaling),
-	    cmocka_unit_test(test_best_mbs_seed000), cmocka_unit_test(test_days_and_cost),
-	    cmocka_unit_test(test_rows_and_errors),  cmocka_unit_test(test_check),
+	    cmocka_unit_test(test_values),
+	    cmocka_unit_test(test_dp_scaling),
+	    cmocka_unit_test(test_best_mbs_seed000),
+	    cmocka_unit_test(test_mbs_speedup_seed000),
+	    cmocka_unit_test(test_days_and_cost),
+	    cmocka_unit_test(test_rows_and_errors),
+	    cmocka_unit_test(test_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -65,6 +65,14 @@ typedef struct pp_dh_overlap {
 		int tp;
 		double kernel_slowdown, launch_interval;
 	} tp_row[PP_DH_TP_ROWS];
+	/* CUDA streams the runtime gives computation inside a paired segment:
+	 * 1, seed 002 §5 (three streams by type: computation, intra-node and
+	 * cross-node communication; both strands' computation on the one), so
+	 * two computation operators of the two strands never co-run and their
+	 * pair costs T_i + T_j whatever `oef` says; 2, each strand its own, at
+	 * the measured `oef`.  JSON "compute_streams", 1 when absent (§5);
+	 * pp_dh_overlap_at_tp applies it. */
+	int compute_streams;
 	char source[PP_SOURCE_MAX];
 } pp_dh_overlap;
 

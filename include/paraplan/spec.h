@@ -302,6 +302,7 @@ typedef struct pp_system {
 	int dh_ntp; /* Table 7's rows by TP size: tp, kernel slowdown, launch interval */
 	double dh_tp_row[4][3];
 	char dh_overlap_name[PP_NAME_MAX];
+	int dh_compute_streams; /* pp_dh_overlap.compute_streams */
 } pp_system;
 
 /* ------------------------------------------------------------------ job */

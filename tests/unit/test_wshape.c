@@ -648,6 +648,83 @@ static void test_max_model_size_dhelix_block(void **state)
 	assert_true(s2 <= cap);
 }
 
+/* Seed 002 §6's scenarios (bench/dhelix_s6.sh, docs/dhelix.md): the W's
+ * closed form (sched_wshape.c) and the event simulator agree within 1% of
+ * the iteration on each; the table and the largest gap are printed. */
+static void test_s6_closed_equals_simulator(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name, *model, *system;
+		long long gpus, gbs;
+		int seq, tp, pp, cp, ep;
+		bool full;
+	} sc[] = {
+	    {"Fig.11 Llama-8B A40 8K", "llama3.1-8b", "dhelix-a40", 64, 1024, 8192, 8, 1, 1, 1,
+	     false},
+	    {"Fig.11 Llama-25B A40 8K", "dhelix-llama-25b", "dhelix-a40", 64, 1024, 8192, 8, 2, 1,
+	     1, false},
+	    {"Fig.11 Llama-39B A40 8K", "dhelix-llama-39b", "dhelix-a40", 64, 1024, 8192, 8, 4, 1,
+	     1, false},
+	    {"Fig.12 Llama-25B A40 16K cp2", "dhelix-llama-25b", "dhelix-a40", 64, 512, 16384, 8, 2,
+	     2, 1, false},
+	    {"Tab.6 Phi-31B A40 ep8", "dhelix-phi-31b", "dhelix-a40", 64, 1600, 3072, 1, 4, 1, 8,
+	     false},
+	    {"Fig.13a Llama-66B A800 16K cp2", "dhelix-llama-66b", "dhelix-a800", 64, 512, 16384, 8,
+	     4, 2, 1, false},
+	    {"Fig.13a Llama-66B A800 32K cp4", "dhelix-llama-66b", "dhelix-a800", 64, 256, 32768, 8,
+	     2, 4, 1, true},
+	    {"Fig.14 L8 H100 tp8", "dhelix-llama405-l8", "dgx-h100", 32, 1024, 8192, 8, 1, 1, 1,
+	     false},
+	    {"Fig.14 L16 H100 tp16", "dhelix-llama405-l16", "dgx-h100", 32, 1024, 8192, 16, 1, 1, 1,
+	     false},
+	    {"Fig.14 L32 H100 tp32", "dhelix-llama405-l32", "dgx-h100", 32, 1024, 8192, 32, 1, 1, 1,
+	     false},
+	};
+	static pp_estimate e;
+	pp_sim *sim;
+	pp_error err;
+	assert_int_equal(pp_sim_new(&sim, NULL), PP_OK);
+	double worst = 0;
+	const char *at = "";
+	print_message("%-32s %12s %12s %8s %6s\n", "§6 scenario, wshape", "closed ms", "sim ms",
+	              "gap", "s");
+	for (size_t i = 0; i < sizeof sc / sizeof sc[0]; i++) {
+		pp_model m;
+		pp_system s;
+		pp_job job;
+		pp_plan p;
+		assert_int_equal(pp_model_preset(sc[i].model, &m, &err), PP_OK);
+		assert_int_equal(pp_system_preset(sc[i].system, &s, &err), PP_OK);
+		pp_job_init(&job);
+		job.global_batch = sc[i].gbs;
+		job.seq_len = sc[i].seq;
+		pp_plan_init(&p);
+		p.tp = sc[i].tp;
+		p.pp = sc[i].pp;
+		p.cp = sc[i].cp;
+		p.ep = sc[i].ep;
+		p.sp = sc[i].tp > 1;
+		if (sc[i].full)
+			p.recompute = PP_RECOMPUTE_FULL;
+		p.schedule = PP_SCHED_WSHAPE;
+		if (pp_estimate_run(&m, &s, &job, &p, sc[i].gpus, &e, &err) != PP_OK ||
+		    pp_estimate_simulate(&e, sim, &err) != PP_OK)
+			fail_msg("%s: %s: %s", sc[i].name, err.field, err.text);
+		double gap = e.sim.iteration_s / e.time.iteration_s - 1;
+		print_message("%-32s %12.1f %12.1f %+7.2f%% %6.3f\n", sc[i].name,
+		              e.time.iteration_s * 1e3, e.sim.iteration_s * 1e3, gap * 100,
+		              e.bottleneck.si_speedup);
+		if (fabs(gap) > fabs(worst)) {
+			worst = gap;
+			at = sc[i].name;
+		}
+	}
+	pp_sim_free(sim);
+	print_message("largest gap: %+.2f%% (%s)\n", worst * 100, at);
+	assert_true(fabs(worst) <= 0.01);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -657,6 +734,7 @@ int main(void)
 	    cmocka_unit_test(test_inflight_walks_the_order),
 	    cmocka_unit_test(test_max_model_size),
 	    cmocka_unit_test(test_max_model_size_dhelix_block),
+	    cmocka_unit_test(test_s6_closed_equals_simulator),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

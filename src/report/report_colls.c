@@ -13,8 +13,8 @@
 
 static const char *const unit_names[] = {"embedding", "dense-layers", "moe-layers", "head",
                                          "stage"};
-static const char *const phase_names[] = {"fwd", "bwd-input", "bwd-weight", "recompute"};
 
+static const char *const phase_names[] = {"fwd", "bwd-input", "bwd-weight", "recompute"};
 static const char *const kind_names[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all",
                                          "p2p",        "broadcast",  "reduce"};
 _Static_assert(sizeof kind_names / sizeof kind_names[0] == PP_COLL_REDUCE + 1,
@@ -72,8 +72,8 @@ void ppi_report_colls_text(const pp_estimate *e, FILE *out)
 			        prof->stage, n, total * 1e3);
 			for (int k = 0; k < 3 && top[k] >= 0; k++) {
 				const pp_profile_entry *x = &prof->e[top[k]];
-				fprintf(out, "%s %s %s by %s %.2f ms", k ? "," : "", x->name,
-				        kind_names[x->kind], x->algo->name,
+				fprintf(out, "%s %s (%s, %s) %s %.2f ms", k ? "," : "", x->name,
+				        phase_names[x->phase], kind_names[x->kind], x->algo->name,
 				        iteration_s(x, &e->plan) * 1e3);
 			}
 			fputc('\n', out);

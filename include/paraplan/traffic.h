@@ -171,8 +171,9 @@ pp_status pp_traffic_timeline_build(const pp_sim *sim, double iteration_s, int r
  * (pp_stage_profile_build): the entries of its phases (forward: fwd;
  * backward: recompute, bwd-input, bwd-weight; zero-bubble's B and W split
  * them), unit by unit (embedding, dense layers, MoE layers, head; reversed
- * backward), each layer unit repeated for its layers (divided by vp for a
- * chunk, the embedding in chunk 0 and the head in the last), each entry one
+ * backward), each layer unit repeated for its layers (a chunk c of vp gets
+ * floor((c+1) L / vp) - floor(c L / vp) of L; the embedding is in chunk 0
+ * and the head in the last), each entry one
  * period of `count` occurrences at its own seconds; the sequence is stretched
  * to the task's simulated length, so overlap the schedule applied shows as
  * shorter periods, not as parallel ones.  A DHelix SI block holds a forward

@@ -115,10 +115,12 @@ static double unit_reps(const walk_prof *w, int ph, int u, int chunk)
 		return chunk <= 0 ? 1 : 0;
 	if (u == PP_UNIT_HEAD)
 		return chunk < 0 || chunk == w->vp - 1 ? 1 : 0;
-	/* the layers of the unit: `times` of its first entry, split over vp */
+	/* the layers of the unit: `times` of its first entry, split over the vp
+	 * chunks as evenly as whole layers go (the chunks' counts sum to it) */
 	double t = w->prof->e[w->idx[w->first[ph][u]]].times;
-	double r = (double)lround(t / w->vp);
-	return r < 1 && t > 0 ? 1 : r;
+	if (chunk < 0)
+		return t;
+	return floor((chunk + 1) * t / w->vp) - floor(chunk * t / w->vp);
 }
 
 /* The phases of a task kind, in order (-1 ends). */

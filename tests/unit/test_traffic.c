@@ -489,7 +489,8 @@ static void test_views(void **state)
 
 /*
  * The TP, CP and EP collectives inside the tasks (pp_traffic_timeline_of_estimate),
- * Mixtral 8x7B with tp 2 (SP), cp 2, ep 4, pp 4 on 64 GPUs:
+ * Mixtral 8x7B with tp 2 (SP), cp 2, ep 4, pp 4 on 64 GPUs, 1F1B and
+ * interleaved with vp 2:
  *   - each type's bytes, one GPU of every rank times the rank's GPUs, equal
  *     the traffic matrix's total of that type (1e-9: the same profile
  *     entries, summed in another order);
@@ -497,9 +498,8 @@ static void test_views(void **state)
  *   - the pipeline and DP intervals are pp_traffic_timeline_build's;
  *   - a type's on seconds are at most the rank's, on + off is the iteration.
  */
-static void test_timeline_in_task(void **state)
+static void check_in_task(int vp)
 {
-	(void)state;
 	pp_model m;
 	pp_system s;
 	pp_job j;
@@ -515,6 +515,9 @@ static void test_timeline_in_task(void **state)
 	p.cp = 2;
 	p.ep = 4;
 	p.pp = 4;
+	p.vp = vp;
+	if (vp > 1)
+		p.schedule = PP_SCHED_INTERLEAVED;
 	pp_estimate *e = malloc(sizeof *e);
 	pp_error err;
 	if (pp_estimate_run(&m, &s, &j, &p, 64, e, &err))
@@ -576,6 +579,13 @@ static void test_timeline_in_task(void **state)
 	pp_traffic_timeline_free(pipe);
 	pp_sim_free(sim);
 	free(e);
+}
+
+static void test_timeline_in_task(void **state)
+{
+	(void)state;
+	check_in_task(1);
+	check_in_task(2); /* interleaved: each chunk's task holds its share of the layers */
 }
 
 int main(void)

@@ -130,12 +130,16 @@ const char *pp_tier_name(pp_tier tier);
  * Bytes on the wire over time (seed 000 §3.1, Fig. 6: the "On-Off" pattern),
  * from the events of a simulated iteration (pp_estimate_simulate): the
  * pipeline sends and the data-parallel reduction of each pipeline rank, every
- * GPU of the rank sending its share.  Communication inside compute tasks (TP,
- * CP, EP) is not an event of the simulator and is not in the timeline.
+ * GPU of the rank sending its share; and, from the stage profile
+ * (pp_traffic_timeline_of_estimate), the TP, CP and EP collectives inside its
+ * compute tasks.
  */
 typedef struct pp_traffic_interval {
 	double start_s, end_s;
-	double bytes; /* sent by one GPU of the rank in [start_s, end_s) */
+	double bytes;         /* sent by one GPU of the rank in [start_s, end_s) */
+	pp_traffic_type type; /* what it carries */
+	const char *name;     /* static: the profile entry ("tp_attn_out") or stream name */
+	const char *algo;     /* static: the collective algorithm chosen, or NULL */
 } pp_traffic_interval;
 
 typedef struct pp_traffic_timeline {
@@ -148,10 +152,35 @@ typedef struct pp_traffic_timeline {
 	pp_traffic_interval **events, **on;
 	double *on_s, *off_s; /* total on and off seconds per rank */
 	double *bytes;        /* bytes one GPU of the rank sends per iteration */
+	/* per rank and type: the seconds of the union of that type's intervals,
+	 * and the bytes one GPU sends */
+	double (*type_on_s)[PP_TRAFFIC_NTYPES];
+	double (*type_bytes)[PP_TRAFFIC_NTYPES];
+	bool in_task; /* the TP, CP and EP intervals are in (of_estimate) */
 } pp_traffic_timeline;
 
+/* The pipeline sends and DP reductions of `sim`'s events alone. */
 pp_status pp_traffic_timeline_build(const pp_sim *sim, double iteration_s, int ranks,
                                     pp_traffic_timeline **out, pp_error *err);
+
+/*
+ * The whole timeline of e's simulated iteration (`sim`, from
+ * pp_estimate_simulate(e); borrowed): the events of pp_traffic_timeline_build
+ * and the TP, CP and EP collectives inside each compute task.  A task's
+ * collectives come from the stage profile of its pipeline rank
+ * (pp_stage_profile_build): the entries of its phases (forward: fwd;
+ * backward: recompute, bwd-input, bwd-weight; zero-bubble's B and W split
+ * them), unit by unit (embedding, dense layers, MoE layers, head; reversed
+ * backward), each layer unit repeated for its layers (a chunk c of vp gets
+ * floor((c+1) L / vp) - floor(c L / vp) of L; the embedding is in chunk 0
+ * and the head in the last), each entry one
+ * period of `count` occurrences at its own seconds; the sequence is stretched
+ * to the task's simulated length, so overlap the schedule applied shows as
+ * shorter periods, not as parallel ones.  A DHelix SI block holds a forward
+ * and a backward in turn.  Caller frees *out.
+ */
+pp_status pp_traffic_timeline_of_estimate(const pp_estimate *e, const pp_sim *sim,
+                                          pp_traffic_timeline **out, pp_error *err);
 
 /* One node's view: the GPUs of the placement on node `node`, the pipeline
  * ranks they belong to, the union of those ranks' on periods (a caller-owned

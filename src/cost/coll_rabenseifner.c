@@ -2,8 +2,15 @@
  * Rabenseifner's all-reduce (seed 004 §2.3.4, §2.4): a reduce-scatter by
  * recursive halving, then an all-gather by recursive doubling:
  * 2 log2(n) alpha + 2 (n-1)/n V / beta on one tier; on two, twice the
- * recursive-doubling gather of coll_rd.c.  Not a default candidate
- * (pp_system.coll_recursive).
+ * recursive-doubling gather of coll_rd.c.
+ *
+ * Broadcast and reduce of long messages take the same two halves in MPICH
+ * (Thakur, Rabenseifner and Gropp, IJHPCA 19(1), 2005, §3.1 and §3.4: van de
+ * Geijn's scatter + all-gather broadcast; Rabenseifner's reduce-scatter +
+ * gather reduce): the same seconds as the all-reduce.
+ *
+ * Not a default candidate (pp_system.coll_recursive): NCCL has no such
+ * algorithm; MPI libraries run it (coll_rd.c).
  */
 #include "coll_int.h"
 
@@ -20,5 +27,10 @@ static double rab_time(pp_coll_kind kind, double V, const pp_coll_net *net)
 }
 
 const pp_coll_algo ppi_coll_rabenseifner = {
-    "rabenseifner", PPI_COLL_KIND(PP_COLL_ALLREDUCE), true, rab_applies, rab_time,
+    "rabenseifner",
+    PPI_COLL_KIND(PP_COLL_ALLREDUCE) | PPI_COLL_KIND(PP_COLL_BROADCAST) |
+        PPI_COLL_KIND(PP_COLL_REDUCE),
+    true,
+    rab_applies,
+    rab_time,
 };

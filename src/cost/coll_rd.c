@@ -9,8 +9,17 @@
  * cross domains, on each GPU's NIC share in parallel, and log2(nd) stay
  * inside.  The gather runs the crossing rounds first (while the messages are
  * small), the scatter last: V (n - nd) / (n nd) bytes cross, V (nd - 1) / nd
- * stay inside.  For one domain it is the seed's single-tier form.  Not a
- * default candidate (pp_system.coll_recursive): NCCL has no such algorithm.
+ * stay inside.  For one domain it is the seed's single-tier form.
+ *
+ * Broadcast: the binomial tree (MPICH's short-message broadcast; Thakur,
+ * Rabenseifner and Gropp, "Optimization of Collective Communication
+ * Operations in MPICH", IJHPCA 19(1), 2005): the holders double each round,
+ * every round sends the whole buffer, log2(n) (alpha + V/beta), the crossing
+ * rounds on the NIC share.  Reduce (the binomial reduce) is its mirror.
+ *
+ * Not a default candidate (pp_system.coll_recursive): NCCL has no such
+ * algorithm (NCCL_ALGO names Ring, Tree, CollNet, NVLS, NVLSTree and PAT);
+ * MPI libraries (MPICH, Open MPI's tuned collectives) run it.
  */
 #include "coll_int.h"
 
@@ -34,8 +43,9 @@ double ppi_coll_rd_gather_s(const pp_coll_net *net, double V)
 
 static double rd_time(pp_coll_kind kind, double V, const pp_coll_net *net)
 {
-	if (kind != PP_COLL_ALLREDUCE)
+	if (kind == PP_COLL_ALLGATHER || kind == PP_COLL_REDUCESCATTER)
 		return ppi_coll_rd_gather_s(net, V);
+	/* all-reduce, broadcast, reduce: the whole buffer every round */
 	const pp_system *s = net->system;
 	double rounds_f = ppi_coll_log2_exact(net->nd),
 	       rounds_s = ppi_coll_log2_exact(net->n / net->nd);
@@ -46,7 +56,8 @@ static double rd_time(pp_coll_kind kind, double V, const pp_coll_net *net)
 const pp_coll_algo ppi_coll_rd = {
     "recursive-doubling",
     PPI_COLL_KIND(PP_COLL_ALLREDUCE) | PPI_COLL_KIND(PP_COLL_ALLGATHER) |
-        PPI_COLL_KIND(PP_COLL_REDUCESCATTER),
+        PPI_COLL_KIND(PP_COLL_REDUCESCATTER) | PPI_COLL_KIND(PP_COLL_BROADCAST) |
+        PPI_COLL_KIND(PP_COLL_REDUCE),
     true,
     rd_applies,
     rd_time,

@@ -156,6 +156,7 @@ static void text_time(const pp_estimate *e, FILE *out)
 			fprintf(out, "  %-13s %10.2f ms  %5.1f%%\n", rows[i].name, rows[i].s * 1e3,
 			        100 * rows[i].s / it);
 	fprintf(out, "  %-13s %10.2f ms\n", "iteration", t->iteration_s * 1e3);
+	ppi_report_colls_text(e, out);
 	if (pp_schedule_type_of(e->plan.schedule)->si)
 		fprintf(out,
 		        "  %s: the paced stage's SI blocks run %.3fx faster than its forward + "

@@ -20,11 +20,18 @@ int ppi_report_dump(json_t *root, long long mark, FILE *out);
 /* The goodput of an estimate (e->has_goodput): text lines, a JSON object
  * (report_goodput.c). */
 struct pp_estimate;
+struct pp_traffic_timeline;
 void ppi_report_goodput_text(const struct pp_estimate *e, FILE *out);
 json_t *ppi_report_goodput_json(const struct pp_estimate *e);
 /* The collectives of the estimate's paced stage, each with the algorithm
  * chosen for it (report_colls.c); NULL when it cannot be built. */
 json_t *ppi_report_colls_json(const struct pp_estimate *e);
+/* The collectives that take most of the paced stage's iteration, one text
+ * line (report_colls.c). */
+void ppi_report_colls_text(const struct pp_estimate *e, FILE *out);
+/* A timeline's on seconds and bytes by traffic type, per pipeline rank: the
+ * types some rank sends (report_colls.c). */
+void ppi_report_timeline_types(const struct pp_traffic_timeline *tl, FILE *out);
 
 /* Charts (report_svg.c): `s` escaped for XML text and attributes; a chart's title. */
 void ppi_xml_text(FILE *f, const char *s);

@@ -4,11 +4,15 @@
  * Trace Event Format, JSON object form: {"traceEvents": [...],
  * "displayTimeUnit": "ms"}.  Metadata events name the processes (pipeline
  * ranks) and threads (streams); complete events ("ph": "X") carry ts and dur
- * in microseconds.
+ * in microseconds.  The TP, CP and EP collectives inside the compute tasks
+ * (pp_traffic_timeline_of_estimate) are threads of their own, each event
+ * with its algorithm; otherData.collectives lists the paced stage's
+ * collectives as estimate --json does.
  */
 #include <stdlib.h>
 
 #include "paraplan/report.h"
+#include "paraplan/traffic.h"
 #include "report_int.h"
 #include "util/util.h"
 
@@ -30,6 +34,39 @@ static json_t *complete(const char *name, const char *cat, int pid, int tid, dou
 	return json_pack("{s:s,s:s,s:s,s:i,s:i,s:f,s:f,s:o}", "name", name, "cat", cat, "ph", "X",
 	                 "pid", pid, "tid", tid, "ts", t0_s * 1e6, "dur", (t1_s - t0_s) * 1e6,
 	                 "args", args);
+}
+
+/* The TP, CP and EP collectives inside the compute tasks, on threads
+ * PP_NSTREAMS + type of each rank's process.  0, or -1 when the timeline
+ * cannot be built. */
+static int in_task_events(const pp_estimate *e, const pp_sim *sim, json_t *evs)
+{
+	pp_traffic_timeline *tl;
+	pp_error err;
+	if (pp_traffic_timeline_of_estimate(e, sim, &tl, &err))
+		return -1;
+	static const pp_traffic_type types[] = {PP_TRAFFIC_TP, PP_TRAFFIC_CP, PP_TRAFFIC_EP};
+	for (int r = 0; r < tl->ranks; r++)
+		for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
+			if (tl->type_bytes[r][types[k]] > 0)
+				json_array_append_new(evs, meta("thread_name", r,
+				                                PP_NSTREAMS + (int)types[k],
+				                                pp_traffic_type_name(types[k])));
+	for (int r = 0; r < tl->ranks; r++)
+		for (size_t i = 0; i < tl->nevents[r]; i++) {
+			const pp_traffic_interval *x = &tl->events[r][i];
+			if (x->type != PP_TRAFFIC_TP && x->type != PP_TRAFFIC_CP &&
+			    x->type != PP_TRAFFIC_EP)
+				continue;
+			const char *type = pp_traffic_type_name(x->type);
+			json_array_append_new(
+			    evs, complete(x->name, type, r, PP_NSTREAMS + (int)x->type, x->start_s,
+			                  x->end_s,
+			                  json_pack("{s:s,s:s,s:f}", "algo", x->algo ? x->algo : "",
+			                            "type", type, "bytes", x->bytes)));
+		}
+	pp_traffic_timeline_free(tl);
+	return 0;
 }
 
 int pp_report_trace(const pp_estimate *e, const pp_sim *sim, FILE *out)
@@ -90,9 +127,15 @@ int pp_report_trace(const pp_estimate *e, const pp_sim *sim, FILE *out)
 			                                    cursor[r], e->sim.iteration_s,
 			                                    json_object()));
 	free(cursor);
+	if (in_task_events(e, sim, evs)) {
+		json_decref(evs);
+		return -1;
+	}
+	json_t *colls = ppi_report_colls_json(e);
 	json_t *root =
-	    json_pack("{s:o,s:s,s:{s:f,s:f,s:s,s:s}}", "traceEvents", evs, "displayTimeUnit", "ms",
-	              "otherData", "iteration_s", e->sim.iteration_s, "closed_form_iteration_s",
-	              e->time.iteration_s, "model", e->model.name, "system", e->system.name);
+	    json_pack("{s:o,s:s,s:{s:f,s:f,s:s,s:s,s:o}}", "traceEvents", evs, "displayTimeUnit",
+	              "ms", "otherData", "iteration_s", e->sim.iteration_s,
+	              "closed_form_iteration_s", e->time.iteration_s, "model", e->model.name,
+	              "system", e->system.name, "collectives", colls ? colls : json_null());
 	return ppi_report_dump(root, mark, out);
 }

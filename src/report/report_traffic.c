@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "paraplan/traffic.h"
+#include "report_int.h"
 
 #define GB 1e9
 
@@ -120,7 +121,9 @@ int pp_report_traffic_json(const pp_traffic *t, FILE *out)
 int pp_report_timeline_text(const pp_traffic_timeline *tl, const pp_placement *pl,
                             long long max_nodes, FILE *out)
 {
-	fprintf(out, "\ntraffic timeline (pipeline sends and DP; one GPU of each pipeline rank)\n");
+	fprintf(out, "\ntraffic timeline (%s; one GPU of each pipeline rank)\n",
+	        tl->in_task ? "TP, CP and EP inside the compute tasks, pipeline sends and DP"
+	                    : "pipeline sends and DP");
 	fprintf(out, "  %-5s %8s %10s %10s %10s  %s\n", "rank", "on", "on ms", "off ms", "MB sent",
 	        "on periods [start ms, end ms]");
 	for (int r = 0; r < tl->ranks; r++) {
@@ -133,6 +136,7 @@ int pp_report_timeline_text(const pp_traffic_timeline *tl, const pp_placement *p
 			fprintf(out, " ...");
 		fprintf(out, "\n");
 	}
+	ppi_report_timeline_types(tl, out);
 	if (!pl)
 		return ferror(out) ? -1 : 0;
 	long long g = pl->gpus_per_node > 0 ? pl->gpus_per_node : 1;

@@ -1,10 +1,13 @@
 /*
- * Bytes on the wire over time, from a simulated iteration's events
+ * Bytes on the wire over time, from a simulated iteration's events and, for
+ * the TP, CP and EP collectives inside its compute tasks, the stage profiles
  * (include/paraplan/traffic.h).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "paraplan/cost.h"
 #include "paraplan/traffic.h"
 #include "util/util.h"
 
@@ -33,6 +36,8 @@ void pp_traffic_timeline_free(pp_traffic_timeline *tl)
 	free(tl->on_s);
 	free(tl->off_s);
 	free(tl->bytes);
+	free(tl->type_on_s);
+	free(tl->type_bytes);
 	free(tl);
 }
 
@@ -42,16 +47,161 @@ static bool is_comm(const pp_sim_event *e)
 	       e->stream == PP_STREAM_DP;
 }
 
-pp_status pp_traffic_timeline_build(const pp_sim *sim, double iteration_s, int ranks,
-                                    pp_traffic_timeline **out, pp_error *err)
+static pp_traffic_type stream_type(pp_stream s)
 {
-	*out = NULL;
-	if (ranks < 1)
-		return ppi_fail(err, "", "ranks", "expected at least 1 pipeline rank, got %d",
-		                ranks);
+	return s == PP_STREAM_SEND_FWD   ? PP_TRAFFIC_PP_FWD
+	       : s == PP_STREAM_SEND_BWD ? PP_TRAFFIC_PP_BWD
+	                                 : PP_TRAFFIC_DP;
+}
+
+/* ------------------------------------------- collectives inside the tasks */
+
+/* A stage profile sorted for walking: the entries of each (phase, unit) in
+ * profile order, and their summed seconds per unit instance. */
+typedef struct walk_prof {
+	const pp_stage_profile *prof;
+	int idx[PP_PROFILE_MAX];
+	int first[4][PP_UNIT_STAGE + 1], count[4][PP_UNIT_STAGE + 1];
+	double unit_s[4][PP_UNIT_STAGE + 1];
+	int vp;
+} walk_prof;
+
+/* The TP, CP and EP collectives of a task (else -1). */
+static int in_task_type(const pp_profile_entry *x)
+{
+	if (!x->coll || !x->algo || x->unit == PP_UNIT_STAGE)
+		return -1;
+	switch (x->group) {
+	case PP_GROUP_TP:
+	case PP_GROUP_TP2: return PP_TRAFFIC_TP;
+	case PP_GROUP_CP: return PP_TRAFFIC_CP;
+	case PP_GROUP_EP:
+	case PP_GROUP_ETP: return PP_TRAFFIC_EP;
+	default: return -1;
+	}
+}
+
+static double entry_s(const pp_profile_entry *x)
+{
+	return x->seconds * x->count * x->panels;
+}
+
+static void walk_prof_init(walk_prof *w, const pp_stage_profile *prof, int vp)
+{
+	memset(w, 0, sizeof *w);
+	w->prof = prof;
+	w->vp = vp < 1 ? 1 : vp;
+	int k = 0;
+	for (int ph = 0; ph < 4; ph++)
+		for (int u = 0; u < PP_UNIT_STAGE; u++) {
+			w->first[ph][u] = k;
+			for (int i = 0; i < prof->n; i++) {
+				const pp_profile_entry *x = &prof->e[i];
+				if ((int)x->phase != ph || (int)x->unit != u)
+					continue;
+				w->idx[k++] = i;
+				w->unit_s[ph][u] += entry_s(x);
+			}
+			w->count[ph][u] = k - w->first[ph][u];
+		}
+}
+
+/* Instances of unit u in a task of chunk `chunk` (-1: the only chunk). */
+static double unit_reps(const walk_prof *w, int ph, int u, int chunk)
+{
+	if (!w->count[ph][u])
+		return 0;
+	if (u == PP_UNIT_EMBEDDING)
+		return chunk <= 0 ? 1 : 0;
+	if (u == PP_UNIT_HEAD)
+		return chunk < 0 || chunk == w->vp - 1 ? 1 : 0;
+	/* the layers of the unit: `times` of its first entry, split over the vp
+	 * chunks as evenly as whole layers go (the chunks' counts sum to it) */
+	double t = w->prof->e[w->idx[w->first[ph][u]]].times;
+	if (chunk < 0)
+		return t;
+	return floor((chunk + 1) * t / w->vp) - floor(chunk * t / w->vp);
+}
+
+/* The phases of a task kind, in order (-1 ends). */
+static const int *task_phases(pp_event_kind k)
+{
+	static const int f[] = {PP_PHASE_FWD, -1};
+	static const int b[] = {PP_PHASE_RECOMPUTE, PP_PHASE_BWD_INPUT, PP_PHASE_BWD_WEIGHT, -1};
+	static const int bi[] = {PP_PHASE_RECOMPUTE, PP_PHASE_BWD_INPUT, -1};
+	static const int wg[] = {PP_PHASE_BWD_WEIGHT, -1};
+	static const int si[] = {PP_PHASE_FWD, PP_PHASE_RECOMPUTE, PP_PHASE_BWD_INPUT,
+	                         PP_PHASE_BWD_WEIGHT, -1};
+	static const int none[] = {-1};
+	switch (k) {
+	case PP_EV_F: return f;
+	case PP_EV_B: return b;
+	case PP_EV_BI: return bi;
+	case PP_EV_W: return wg;
+	case PP_EV_SI: return si;
+	default: return none;
+	}
+}
+
+/*
+ * Lay task `ev` out (see pp_traffic_timeline_of_estimate): with `out` NULL,
+ * count its in-task intervals; else write them to out.  Returns the count.
+ */
+static size_t walk_task(const walk_prof *w, const pp_sim_event *ev, pp_traffic_interval *out)
+{
+	static const int fwd_units[] = {PP_UNIT_EMBEDDING, PP_UNIT_DENSE_LAYERS, PP_UNIT_MOE_LAYERS,
+	                                PP_UNIT_HEAD};
+	const int *phases = task_phases(ev->kind);
+	int chunk = w->vp > 1 ? ev->chunk : -1;
+	double total = 0;
+	size_t n = 0;
+	for (const int *ph = phases; *ph >= 0; ph++)
+		for (int u = 0; u < PP_UNIT_STAGE; u++) {
+			double reps = unit_reps(w, *ph, u, chunk);
+			total += reps * w->unit_s[*ph][u];
+			if (reps > 0)
+				for (int k = 0; k < w->count[*ph][u]; k++)
+					if (in_task_type(
+					        &w->prof->e[w->idx[w->first[*ph][u] + k]]) >= 0)
+						n += (size_t)reps;
+		}
+	if (!out || total <= 0 || n == 0)
+		return total > 0 ? n : 0;
+	double scale = (ev->end_s - ev->start_s) / total, t = ev->start_s;
+	size_t m = 0;
+	for (const int *ph = phases; *ph >= 0; ph++) {
+		bool back = *ph != PP_PHASE_FWD;
+		for (int j = 0; j < PP_UNIT_STAGE; j++) {
+			int u = fwd_units[back ? PP_UNIT_STAGE - 1 - j : j];
+			double reps = unit_reps(w, *ph, u, chunk);
+			for (double r = 0; r < reps; r++)
+				for (int k = 0; k < w->count[*ph][u]; k++) {
+					const pp_profile_entry *x =
+					    &w->prof->e[w->idx[w->first[*ph][u] + k]];
+					double d = entry_s(x) * scale;
+					int type = in_task_type(x);
+					if (type >= 0 && m < n)
+						out[m++] =
+						    (pp_traffic_interval){t,
+						                          t + d,
+						                          x->wire_bytes * x->count,
+						                          (pp_traffic_type)type,
+						                          x->name,
+						                          x->algo->name};
+					t += d;
+				}
+		}
+	}
+	return m;
+}
+
+/* ---------------------------------------------------------------- build */
+
+static pp_traffic_timeline *timeline_alloc(int ranks, double iteration_s)
+{
 	pp_traffic_timeline *tl = ppi_calloc(1, sizeof *tl);
 	if (!tl)
-		return ppi_fail(err, "", "timeline", "out of memory");
+		return NULL;
 	tl->ranks = ranks;
 	tl->iteration_s = iteration_s;
 	size_t R = (size_t)ranks;
@@ -62,57 +212,146 @@ pp_status pp_traffic_timeline_build(const pp_sim *sim, double iteration_s, int r
 	tl->on_s = ppi_calloc(R, sizeof *tl->on_s);
 	tl->off_s = ppi_calloc(R, sizeof *tl->off_s);
 	tl->bytes = ppi_calloc(R, sizeof *tl->bytes);
-	bool oom = !tl->nevents || !tl->non || !tl->events || !tl->on || !tl->on_s || !tl->off_s ||
-	           !tl->bytes;
-	size_t n = pp_sim_event_count(sim);
-	for (size_t i = 0; i < n && !oom; i++) {
-		const pp_sim_event *e = pp_sim_event_at(sim, i);
-		if (is_comm(e) && e->rank >= 0 && e->rank < ranks)
-			tl->nevents[e->rank]++;
+	tl->type_on_s = ppi_calloc(R, sizeof *tl->type_on_s);
+	tl->type_bytes = ppi_calloc(R, sizeof *tl->type_bytes);
+	if (!tl->nevents || !tl->non || !tl->events || !tl->on || !tl->on_s || !tl->off_s ||
+	    !tl->bytes || !tl->type_on_s || !tl->type_bytes) {
+		pp_traffic_timeline_free(tl);
+		return NULL;
 	}
-	for (size_t r = 0; r < R && !oom; r++) {
-		size_t k = tl->nevents[r] ? tl->nevents[r] : 1;
-		tl->events[r] = ppi_malloc(k * sizeof **tl->events);
-		tl->on[r] = ppi_malloc(k * sizeof **tl->on);
-		oom = !tl->events[r] || !tl->on[r];
-		tl->nevents[r] = 0;
-	}
-	for (size_t i = 0; i < n && !oom; i++) {
+	return tl;
+}
+
+/* Rank r's events: the communication events of `sim` and, with `w`, the
+ * collectives inside its compute tasks.  False when out of memory. */
+static bool rank_events(pp_traffic_timeline *tl, const pp_sim *sim, int r, const walk_prof *w)
+{
+	size_t n = pp_sim_event_count(sim), k = 0;
+	for (size_t i = 0; i < n; i++) {
 		const pp_sim_event *e = pp_sim_event_at(sim, i);
-		if (!is_comm(e) || e->rank < 0 || e->rank >= ranks)
+		if (e->rank != r)
 			continue;
-		pp_traffic_interval *x = &tl->events[e->rank][tl->nevents[e->rank]++];
-		x->start_s = e->start_s;
-		x->end_s = e->end_s;
-		x->bytes = e->bytes;
-		tl->bytes[e->rank] += e->bytes;
+		if (is_comm(e))
+			k++;
+		else if (w && e->stream == PP_STREAM_COMPUTE)
+			k += walk_task(w, e, NULL);
 	}
+	tl->events[r] = ppi_malloc((k ? k : 1) * sizeof **tl->events);
+	tl->on[r] = ppi_malloc((k ? k : 1) * sizeof **tl->on);
+	if (!tl->events[r] || !tl->on[r])
+		return false;
+	size_t m = 0;
+	for (size_t i = 0; i < n && m < k; i++) {
+		const pp_sim_event *e = pp_sim_event_at(sim, i);
+		if (e->rank != r)
+			continue;
+		if (is_comm(e)) {
+			pp_traffic_type type = stream_type(e->stream);
+			tl->events[r][m++] = (pp_traffic_interval){
+			    e->start_s, e->end_s, e->bytes, type, pp_stream_name(e->stream), NULL};
+		} else if (w && e->stream == PP_STREAM_COMPUTE) {
+			size_t want = walk_task(w, e, NULL);
+			if (want && m + want <= k)
+				m += walk_task(w, e, tl->events[r] + m);
+		}
+	}
+	tl->nevents[r] = m;
+	for (size_t i = 0; i < m; i++) {
+		tl->bytes[r] += tl->events[r][i].bytes;
+		tl->type_bytes[r][tl->events[r][i].type] += tl->events[r][i].bytes;
+	}
+	return true;
+}
+
+/* The on periods of rank r: the union of its intervals, and of each type's. */
+static void rank_union(pp_traffic_timeline *tl, int r)
+{
+	pp_traffic_interval *ev = tl->events[r];
+	qsort(ev, tl->nevents[r], sizeof *ev, by_start);
+	double t_end[PP_TRAFFIC_NTYPES];
+	for (int t = 0; t < PP_TRAFFIC_NTYPES; t++)
+		t_end[t] = -1;
+	size_t k = 0;
+	for (size_t i = 0; i < tl->nevents[r]; i++) {
+		if (ev[i].end_s <= ev[i].start_s)
+			continue;
+		/* the type's union: sorted by start, each adds what passes its end */
+		int ty = ev[i].type;
+		double from = ev[i].start_s > t_end[ty] ? ev[i].start_s : t_end[ty];
+		if (ev[i].end_s > from) {
+			tl->type_on_s[r][ty] += ev[i].end_s - from;
+			t_end[ty] = ev[i].end_s;
+		}
+		if (k > 0 && ev[i].start_s <= tl->on[r][k - 1].end_s) {
+			pp_traffic_interval *o = &tl->on[r][k - 1];
+			if (ev[i].end_s > o->end_s)
+				o->end_s = ev[i].end_s;
+			o->bytes += ev[i].bytes;
+		} else {
+			tl->on[r][k++] = ev[i];
+		}
+	}
+	tl->non[r] = k;
+	for (size_t i = 0; i < k; i++)
+		tl->on_s[r] += tl->on[r][i].end_s - tl->on[r][i].start_s;
+	tl->off_s[r] = tl->iteration_s - tl->on_s[r];
+}
+
+pp_status pp_traffic_timeline_build(const pp_sim *sim, double iteration_s, int ranks,
+                                    pp_traffic_timeline **out, pp_error *err)
+{
+	*out = NULL;
+	if (ranks < 1)
+		return ppi_fail(err, "", "ranks", "expected at least 1 pipeline rank, got %d",
+		                ranks);
+	pp_traffic_timeline *tl = timeline_alloc(ranks, iteration_s);
+	bool oom = !tl;
+	for (int r = 0; r < ranks && !oom; r++)
+		oom = !rank_events(tl, sim, r, NULL);
 	if (oom) {
 		pp_traffic_timeline_free(tl);
 		return ppi_fail(err, "", "timeline", "out of memory");
 	}
-	/* The on periods: the union of the communication intervals. */
-	for (size_t r = 0; r < R; r++) {
-		pp_traffic_interval *ev = tl->events[r];
-		qsort(ev, tl->nevents[r], sizeof *ev, by_start);
-		size_t k = 0;
-		for (size_t i = 0; i < tl->nevents[r]; i++) {
-			if (ev[i].end_s <= ev[i].start_s)
-				continue;
-			if (k > 0 && ev[i].start_s <= tl->on[r][k - 1].end_s) {
-				pp_traffic_interval *o = &tl->on[r][k - 1];
-				if (ev[i].end_s > o->end_s)
-					o->end_s = ev[i].end_s;
-				o->bytes += ev[i].bytes;
-			} else {
-				tl->on[r][k++] = ev[i];
-			}
-		}
-		tl->non[r] = k;
-		for (size_t i = 0; i < k; i++)
-			tl->on_s[r] += tl->on[r][i].end_s - tl->on[r][i].start_s;
-		tl->off_s[r] = iteration_s - tl->on_s[r];
+	for (int r = 0; r < ranks; r++)
+		rank_union(tl, r);
+	*out = tl;
+	return PP_OK;
+}
+
+pp_status pp_traffic_timeline_of_estimate(const pp_estimate *e, const pp_sim *sim,
+                                          pp_traffic_timeline **out, pp_error *err)
+{
+	*out = NULL;
+	int ranks = e->plan.pp;
+	if (ranks < 1)
+		return ppi_fail(err, "", "pp", "expected at least 1 pipeline rank, got %d", ranks);
+	pp_traffic_timeline *tl = timeline_alloc(ranks, e->sim.iteration_s);
+	pp_work *ws = ppi_malloc(sizeof *ws);
+	pp_stage_profile *prof = ppi_malloc(sizeof *prof);
+	walk_prof *w = ppi_malloc(sizeof *w);
+	pp_status st = PP_OK;
+	bool oom = !tl || !ws || !prof || !w;
+	if (!oom)
+		pp_work_init(ws);
+	for (int r = 0; r < ranks && !oom && !st; r++) {
+		st = pp_stage_profile_build(&e->model, &e->system, &e->job, &e->plan, r, ws, prof,
+		                            err);
+		if (st)
+			break;
+		walk_prof_init(w, prof, e->plan.vp);
+		oom = !rank_events(tl, sim, r, w);
+		rank_union(tl, r);
 	}
+	free(ws);
+	free(prof);
+	free(w);
+	if (oom && !st)
+		st = ppi_fail(err, "", "timeline", "out of memory");
+	if (st) {
+		pp_traffic_timeline_free(tl);
+		return st;
+	}
+	tl->in_task = true;
 	*out = tl;
 	return PP_OK;
 }
@@ -172,7 +411,7 @@ pp_status pp_traffic_views_build(const pp_estimate *e, bool matrix, const pp_sim
 	pp_status st = matrix ? pp_traffic_of_estimate(e, &v->matrix, err) : PP_OK;
 	if (st || !sim)
 		return st;
-	st = pp_traffic_timeline_build(sim, e->sim.iteration_s, e->plan.pp, &v->timeline, err);
+	st = pp_traffic_timeline_of_estimate(e, sim, &v->timeline, err);
 	if (!st)
 		pp_place_build(&e->plan, &e->system, &v->place);
 	return st;

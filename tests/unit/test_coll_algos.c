@@ -227,6 +227,15 @@ static void test_hand_one_domain(void **state)
 	/* Rabenseifner, §2.3.4: 2 log2 N alpha + 2(N-1)/N M/beta */
 	assert_rel(algo_s("rabenseifner", PP_COLL_ALLREDUCE, &s, 8, 8),
 	           6 * ALPHA_F + 2.0 * 7 / 8 * V / BETA_F, 1e-12);
+	/* binomial-tree broadcast and reduce (MPICH): log2 N (alpha + M/beta) */
+	assert_rel(algo_s("recursive-doubling", PP_COLL_BROADCAST, &s, 8, 8),
+	           3 * (ALPHA_F + V / BETA_F), 1e-12);
+	assert_rel(algo_s("recursive-doubling", PP_COLL_REDUCE, &s, 8, 8),
+	           3 * (ALPHA_F + V / BETA_F), 1e-12);
+	/* scatter + all-gather broadcast (van de Geijn, MPICH's long messages):
+	 * Rabenseifner's 2 log2 N alpha + 2(N-1)/N M/beta */
+	assert_rel(algo_s("rabenseifner", PP_COLL_BROADCAST, &s, 8, 8),
+	           6 * ALPHA_F + 2.0 * 7 / 8 * V / BETA_F, 1e-12);
 	/* NVLS: two hops, the ring's bytes at nvls_gain times the bandwidth */
 	assert_rel(algo_s("nvls", PP_COLL_ALLREDUCE, &s, 8, 8),
 	           2 * ALPHA_F + 2.0 * 7 / 8 * V / (2 * BETA_F), 1e-12);
@@ -315,6 +324,88 @@ static void test_opt_in(void **state)
 	t = pp_coll_time(&s, &l, PP_COLL_ALLREDUCE, 0, &a);
 	assert_true(t == 0);
 	assert_null(a);
+}
+
+/*
+ * The choice, recomputed by hand: every candidate's alpha-beta seconds
+ * written out from seed 004 §2.3-2.4 (and seed 003's two tiers), the
+ * smallest must be what pp_coll_time returns, with its seconds to 1e-12
+ * relative, and the runner-up must lose by more than that tolerance (so the
+ * case tests the choice, not a tie).
+ */
+typedef struct hand_cand {
+	const char *name;
+	double s;
+} hand_cand;
+
+static void check_choice(pp_system *s, int n, int nd, pp_coll_kind kind, double bytes,
+                         const hand_cand *c, int nc, const char *want)
+{
+	int best = 0;
+	for (int i = 1; i < nc; i++)
+		if (c[i].s < c[best].s)
+			best = i;
+	assert_string_equal(c[best].name, want);
+	for (int i = 0; i < nc; i++)
+		if (i != best)
+			assert_true(c[i].s > c[best].s * (1 + 1e-9));
+	pp_layout l = {n, nd};
+	const pp_coll_algo *a;
+	double t = pp_coll_time(s, &l, kind, bytes, &a);
+	assert_non_null(a);
+	assert_string_equal(a->name, want);
+	assert_rel(t, c[best].s, 1e-12);
+}
+
+static void test_choice_by_hand(void **state)
+{
+	(void)state;
+	pp_system s = hand_system();
+	s.nvls = false; /* an MPI-style system: no in-switch reduction */
+	double vf = V / BETA_F, vs = V / BETA_S;
+	/* 8 GPUs on NVLink, all-reduce of 14 GB: Rabenseifner's 6 latencies
+	 * against the ring's 14, the same 2 (7/8) V / beta_f bytes term
+	 * (40.83 ms): 40.863 ms against 40.903 ms. */
+	hand_cand one[] = {
+	    {"ring", 14 * ALPHA_F + 2.0 * 7 / 8 * vf},
+	    {"recursive-doubling", 3 * (ALPHA_F + vf)},
+	    {"rabenseifner", 6 * ALPHA_F + 2.0 * 7 / 8 * vf},
+	};
+	check_choice(&s, 8, 8, PP_COLL_ALLREDUCE, V, one, 3, "rabenseifner");
+	/* 16 GPUs on two domains: the ring's NIC term (15/16) V / (8 beta_s) is a
+	 * max of the tiers, recursive doubling's a sum (7/8 V / beta_f + V / 16
+	 * / beta_s): the ring wins, 65.8 ms against Rabenseifner's 75.9 ms. */
+	double intra = 2 * (7 * ALPHA_F + 7.0 / 8 * vf);
+	double ring_ag = ALPHA_S + 14 * ALPHA_F + 15.0 / 16 * (vs / 8);
+	double rd_ag = 3 * ALPHA_F + ALPHA_S + 7.0 / 8 * vf + vs / 16;
+	hand_cand two[] = {
+	    {"ring", 2 * ring_ag},
+	    {"hierarchical", intra + 2 * ALPHA_S + (vs / 8)},
+	    {"tree", intra + 2 * ALPHA_S + 2 * vs / 8},
+	    {"recursive-doubling", 3 * (ALPHA_F + vf) + (ALPHA_S + vs)},
+	    {"rabenseifner", 2 * rd_ag},
+	};
+	check_choice(&s, 16, 8, PP_COLL_ALLREDUCE, V, two, 5, "ring");
+	/* and its all-gather: ring 32.9 ms, recursive doubling 38.0 ms */
+	hand_cand ag[] = {{"ring", ring_ag}, {"recursive-doubling", rd_ag}};
+	check_choice(&s, 16, 8, PP_COLL_ALLGATHER, V, ag, 2, "ring");
+	/* Broadcast on 8 GPUs: 1 MB goes by binomial tree (3 rounds of alpha +
+	 * M/beta, 20 us, against the pipelined ring's 7 alpha + M/beta, 36.7
+	 * us); 14 GB by the pipelined ring (23.37 ms against scatter +
+	 * all-gather's 40.86 ms). */
+	double mb = 1e6;
+	hand_cand bs[] = {
+	    {"ring", 7 * ALPHA_F + mb / BETA_F},
+	    {"recursive-doubling", 3 * (ALPHA_F + mb / BETA_F)},
+	    {"rabenseifner", 6 * ALPHA_F + 2.0 * 7 / 8 * mb / BETA_F},
+	};
+	check_choice(&s, 8, 8, PP_COLL_BROADCAST, mb, bs, 3, "recursive-doubling");
+	hand_cand bl[] = {
+	    {"ring", 7 * ALPHA_F + vf},
+	    {"recursive-doubling", 3 * (ALPHA_F + vf)},
+	    {"rabenseifner", 6 * ALPHA_F + 2.0 * 7 / 8 * vf},
+	};
+	check_choice(&s, 8, 8, PP_COLL_BROADCAST, V, bl, 3, "ring");
 }
 
 /* --------------------------------------------------- registry = reference */
@@ -420,6 +511,7 @@ int main(void)
 	    cmocka_unit_test(test_hand_two_domains),
 	    cmocka_unit_test(test_applies),
 	    cmocka_unit_test(test_opt_in),
+	    cmocka_unit_test(test_choice_by_hand),
 	    cmocka_unit_test(test_registry_equals_reference),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,10 @@
 /*
  * The Perfetto / Chrome trace of a simulated iteration: the shape Perfetto
  * loads (traceEvents, "X" events, ts/dur in microseconds), no overlapping
- * events on one track, and each rank's compute track adding up to the
- * simulated iteration.
+ * events on one track, each rank's compute track adding up to the
+ * simulated iteration, and the TP, CP and EP collectives inside the tasks on
+ * tracks of their own (PP_NSTREAMS + the traffic type), each inside one of
+ * its rank's compute events and naming its algorithm.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +18,7 @@
 #include <jansson.h>
 
 #include "paraplan/report.h"
+#include "paraplan/traffic.h"
 #include "pp_test.h"
 
 static json_t *trace_of(const char *model, const char *system, long long gpus, int tp, int pp,
@@ -59,21 +62,32 @@ static json_t *trace_of(const char *model, const char *system, long long gpus, i
 	return root;
 }
 
-static void check(json_t *root, const pp_estimate *e)
+/* Tracks of a rank: the simulator's streams, then one per traffic type. */
+#define NTRACKS (PP_NSTREAMS + PP_TRAFFIC_NTYPES)
+
+static bool in_task_tid(int tid)
+{
+	return tid == PP_NSTREAMS + PP_TRAFFIC_TP || tid == PP_NSTREAMS + PP_TRAFFIC_CP ||
+	       tid == PP_NSTREAMS + PP_TRAFFIC_EP;
+}
+
+/* Returns the number of in-task collective events. */
+static size_t check(json_t *root, const pp_estimate *e)
 {
 	json_t *evs = json_object_get(root, "traceEvents");
 	assert_true(json_is_array(evs));
 	int p = e->plan.pp;
-	double *last = calloc((size_t)p * PP_NSTREAMS, sizeof *last);
+	double *last = calloc((size_t)p * NTRACKS, sizeof *last);
 	double *compute = calloc((size_t)p, sizeof *compute);
-	size_t nx = 0, i;
-	json_t *ev;
+	size_t nx = 0, ncoll = 0, i, k;
+	json_t *ev, *cv;
 	json_array_foreach (evs, i, ev) {
 		const char *ph = json_string_value(json_object_get(ev, "ph"));
 		assert_non_null(ph);
 		int pid = (int)json_integer_value(json_object_get(ev, "pid"));
 		int tid = (int)json_integer_value(json_object_get(ev, "tid"));
-		assert_true(pid >= 0 && pid < p && tid >= 0 && tid < PP_NSTREAMS);
+		assert_true(pid >= 0 && pid < p && tid >= 0 &&
+		            (tid < PP_NSTREAMS || in_task_tid(tid)));
 		if (strcmp(ph, "M") == 0)
 			continue;
 		assert_string_equal(ph, "X");
@@ -84,20 +98,43 @@ static void check(json_t *root, const pp_estimate *e)
 		assert_true(d >= 0);
 		assert_non_null(json_string_value(json_object_get(ev, "name")));
 		/* Events of one track come in time order and never overlap. */
-		double *l = &last[pid * PP_NSTREAMS + tid];
+		double *l = &last[pid * NTRACKS + tid];
 		if (t0 < *l - 1e-6 * (1 + *l))
-			fail_msg("rank %d stream %d: event at %.3f us starts before the previous "
+			fail_msg("rank %d track %d: event at %.3f us starts before the previous "
 			         "ends (%.3f us)",
 			         pid, tid, t0, *l);
 		*l = t0 + d;
 		if (tid == PP_STREAM_COMPUTE)
 			compute[pid] += d;
+		if (!in_task_tid(tid))
+			continue;
+		/* a collective inside a task: its algorithm, inside a compute event */
+		ncoll++;
+		const char *algo =
+		    json_string_value(json_object_get(json_object_get(ev, "args"), "algo"));
+		assert_non_null(algo);
+		assert_true(algo[0] != '\0');
+		bool inside = false;
+		json_array_foreach (evs, k, cv) {
+			const char *cat = json_string_value(json_object_get(cv, "cat"));
+			if (inside || json_integer_value(json_object_get(cv, "pid")) != pid ||
+			    json_integer_value(json_object_get(cv, "tid")) != PP_STREAM_COMPUTE ||
+			    !cat || strcmp(cat, "bubble") == 0)
+				continue;
+			double c0 = json_number_value(json_object_get(cv, "ts"));
+			double c1 = c0 + json_number_value(json_object_get(cv, "dur"));
+			inside = c0 <= t0 + 1e-6 && t0 + d <= c1 + 1e-6;
+		}
+		if (!inside)
+			fail_msg("rank %d: collective at %.3f us outside every compute event", pid,
+			         t0);
 	}
 	assert_true(nx > (size_t)(2 * p));
 	for (int r = 0; r < p; r++)
 		assert_rel(compute[r] * 1e-6, e->sim.iteration_s, 1e-9);
 	free(last);
 	free(compute);
+	return ncoll;
 }
 
 static void test_trace_1f1b(void **state)
@@ -105,7 +142,12 @@ static void test_trace_1f1b(void **state)
 	(void)state;
 	pp_estimate *e = malloc(sizeof *e);
 	json_t *root = trace_of("llama3-70b", "dgx-h100", 64, 8, 4, 1, PP_SCHED_1F1B, 64, e);
-	check(root, e);
+	/* tp 8 with SP: an all-gather and a reduce-scatter around attention and
+	 * MLP, forward and backward, every layer of every micro-batch */
+	assert_true(check(root, e) > 0);
+	/* the paced stage's collectives, as estimate --json lists them */
+	json_t *colls = json_object_get(json_object_get(root, "otherData"), "collectives");
+	assert_true(json_array_size(json_object_get(colls, "entries")) > 0);
 	/* Units in microseconds: the trace spans the simulated iteration. */
 	assert_rel(
 	    json_number_value(json_object_get(json_object_get(root, "otherData"), "iteration_s")),
@@ -119,7 +161,7 @@ static void test_trace_interleaved(void **state)
 	(void)state;
 	pp_estimate *e = malloc(sizeof *e);
 	json_t *root = trace_of("llama3-8b", "dgx-h100", 32, 2, 4, 2, PP_SCHED_INTERLEAVED, 64, e);
-	check(root, e);
+	assert_true(check(root, e) > 0);
 	json_decref(root);
 	free(e);
 }
@@ -129,7 +171,7 @@ static void test_trace_zb(void **state)
 	(void)state;
 	pp_estimate *e = malloc(sizeof *e);
 	json_t *root = trace_of("llama3-8b", "dgx-h100", 16, 2, 8, 1, PP_SCHED_ZB, 32, e);
-	check(root, e);
+	assert_true(check(root, e) > 0);
 	json_decref(root);
 	free(e);
 }

@@ -487,6 +487,107 @@ static void test_views(void **state)
 	free(e);
 }
 
+/*
+ * The TP, CP and EP collectives inside the tasks (pp_traffic_timeline_of_estimate),
+ * Mixtral 8x7B with tp 2 (SP), cp 2, ep 4, pp 4 on 64 GPUs, 1F1B and
+ * interleaved with vp 2:
+ *   - each type's bytes, one GPU of every rank times the rank's GPUs, equal
+ *     the traffic matrix's total of that type (1e-9: the same profile
+ *     entries, summed in another order);
+ *   - every in-task period lies inside a compute task of its rank;
+ *   - the pipeline and DP intervals are pp_traffic_timeline_build's;
+ *   - a type's on seconds are at most the rank's, on + off is the iteration.
+ */
+static void check_in_task(int vp)
+{
+	pp_model m;
+	pp_system s;
+	pp_job j;
+	pp_plan p;
+	assert_int_equal(pp_model_preset("mixtral-8x7b", &m, NULL), PP_OK);
+	assert_int_equal(pp_system_preset("dgx-h100", &s, NULL), PP_OK);
+	pp_job_init(&j);
+	j.global_batch = 64;
+	j.seq_len = 8192;
+	pp_plan_init(&p);
+	p.tp = 2;
+	p.sp = true;
+	p.cp = 2;
+	p.ep = 4;
+	p.pp = 4;
+	p.vp = vp;
+	if (vp > 1)
+		p.schedule = PP_SCHED_INTERLEAVED;
+	pp_estimate *e = malloc(sizeof *e);
+	pp_error err;
+	if (pp_estimate_run(&m, &s, &j, &p, 64, e, &err))
+		fail_msg("%s", err.text);
+	pp_sim *sim;
+	assert_int_equal(pp_sim_new(&sim, &err), PP_OK);
+	assert_int_equal(pp_estimate_simulate(e, sim, &err), PP_OK);
+	pp_traffic_timeline *tl, *pipe;
+	assert_int_equal(pp_traffic_timeline_of_estimate(e, sim, &tl, &err), PP_OK);
+	assert_int_equal(pp_traffic_timeline_build(sim, e->sim.iteration_s, 4, &pipe, &err), PP_OK);
+	assert_true(tl->in_task);
+	assert_false(pipe->in_task);
+	pp_traffic *t;
+	assert_int_equal(pp_traffic_of_estimate(e, &t, &err), PP_OK);
+	const pp_traffic_type in_task[] = {PP_TRAFFIC_TP, PP_TRAFFIC_CP, PP_TRAFFIC_EP};
+	for (size_t k = 0; k < 3; k++) {
+		pp_traffic_type ty = in_task[k];
+		double sum = 0;
+		for (int r = 0; r < 4; r++)
+			sum += tl->type_bytes[r][ty] * 16; /* tp 2 x cp 2 x dp 4 GPUs per rank */
+		double want = t->total_bytes[ty][0] + t->total_bytes[ty][1];
+		assert_true(want > 0);
+		assert_rel(sum, want, 1e-9);
+	}
+	size_t n = pp_sim_event_count(sim);
+	for (int r = 0; r < 4; r++) {
+		size_t in = 0;
+		for (size_t i = 0; i < tl->nevents[r]; i++) {
+			const pp_traffic_interval *x = &tl->events[r][i];
+			if (x->type != PP_TRAFFIC_TP && x->type != PP_TRAFFIC_CP &&
+			    x->type != PP_TRAFFIC_EP)
+				continue;
+			in++;
+			assert_non_null(x->algo);
+			assert_true(x->end_s >= x->start_s);
+			bool inside = false;
+			for (size_t k = 0; k < n && !inside; k++) {
+				const pp_sim_event *ev = pp_sim_event_at(sim, k);
+				inside = ev->rank == r && ev->stream == PP_STREAM_COMPUTE &&
+				         ev->start_s <= x->start_s + 1e-12 &&
+				         x->end_s <= ev->end_s + 1e-12;
+			}
+			if (!inside)
+				fail_msg("rank %d: %s [%g, %g] outside every compute task", r,
+				         x->name, x->start_s, x->end_s);
+		}
+		assert_int_equal(in + pipe->nevents[r], tl->nevents[r]);
+		for (int ty = PP_TRAFFIC_PP_FWD; ty <= PP_TRAFFIC_DP; ty++) {
+			assert_rel(tl->type_bytes[r][ty], pipe->type_bytes[r][ty], 1e-12);
+			assert_rel(tl->type_on_s[r][ty], pipe->type_on_s[r][ty], 1e-12);
+		}
+		for (int ty = 0; ty < PP_TRAFFIC_NTYPES; ty++)
+			assert_true(tl->type_on_s[r][ty] <= tl->on_s[r] * (1 + 1e-12));
+		assert_true(tl->on_s[r] > pipe->on_s[r]);
+		assert_rel(tl->on_s[r] + tl->off_s[r], e->sim.iteration_s, 1e-12);
+	}
+	pp_traffic_free(t);
+	pp_traffic_timeline_free(tl);
+	pp_traffic_timeline_free(pipe);
+	pp_sim_free(sim);
+	free(e);
+}
+
+static void test_timeline_in_task(void **state)
+{
+	(void)state;
+	check_in_task(1);
+	check_in_task(2); /* interleaved: each chunk's task holds its share of the layers */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -494,6 +595,7 @@ int main(void)
 	    cmocka_unit_test(test_of_estimate_mapped), cmocka_unit_test(test_permutation),
 	    cmocka_unit_test(test_alltoall_pairs),     cmocka_unit_test(test_timeline_equals_sim),
 	    cmocka_unit_test(test_timeline_node),      cmocka_unit_test(test_views),
+	    cmocka_unit_test(test_timeline_in_task),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

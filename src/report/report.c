@@ -267,6 +267,13 @@ static json_t *memory_json(const pp_estimate *e)
 	                  : pp_memory_reserve_oom(m, e->capacity_bytes)
 	                      ? "reserved peak over capacity, allocated peak fits"
 	                      : "allocated peak over capacity";
+	if (r && m->host_bytes > 0) {
+		json_object_set_new(r, "host_bytes", json_real(m->host_bytes));
+		json_object_set_new(r, "host_bytes_per_node", json_real(e->host_bytes_per_node));
+		json_object_set_new(r, "host_fits", json_boolean(e->host_fits));
+		if (!e->host_fits)
+			why = "host memory of the node over its capacity (CPU offload)";
+	}
 	if (r)
 		json_object_set_new(r, "fit_reason", json_string(why));
 	return r;
@@ -337,6 +344,12 @@ static json_t *estimate_json(const pp_estimate *e)
 	              p->vp, "mbs", p->mbs, "microbatches", (json_int_t)p->microbatches, "zero",
 	              p->zero, "recompute", pp_recompute_name(p->recompute), "sp", p->sp, "flash",
 	              p->flash, "schedule", pp_schedule_name(p->schedule), "order", p->order);
+	if (p->offload_optimizer || p->offload_params || p->offload_activations) {
+		json_object_set_new(plan, "offload_optimizer", json_boolean(p->offload_optimizer));
+		json_object_set_new(plan, "offload_params", json_boolean(p->offload_params));
+		json_object_set_new(plan, "offload_activations",
+		                    json_boolean(p->offload_activations));
+	}
 	json_object_set_new(plan, "tp2", json_integer(p->tp2));
 	json_object_set_new(plan, "summa", json_boolean(p->summa));
 	json_object_set_new(plan, "summa_nb", json_integer(p->summa_nb));
@@ -434,6 +447,12 @@ static void plan_words_split(const pp_model *m, const pp_plan *p, char *buf, siz
 	ppi_line_str(&l, pp_recompute_name(p->recompute));
 	if (p->sp)
 		ppi_line_str(&l, " sp");
+	if (p->offload_optimizer)
+		ppi_line_str(&l, " offload-opt");
+	if (p->offload_params)
+		ppi_line_str(&l, " offload-params");
+	if (p->offload_activations)
+		ppi_line_str(&l, " offload-act");
 	ppi_line_str(&l, " ");
 	ppi_line_str(&l, pp_schedule_name(p->schedule));
 	ppi_line_str(&l, " ");

@@ -555,20 +555,22 @@ static double wshape_peak(const stage_acc *a, pp_stage_memory *out)
  * .grad that CPU Adam reads; Megatron's HybridDeviceOptimizer keeps the same
  * fp32 copy on the CPU). */
 #define HOST_GRAD_BYTES 4.0
+/* DeepSpeed's ZeRO config default reduce_bucket_size, 5e8 elements
+ * (deepspeed/runtime/zero/config.py): under ZeRO-2/3 with offload_optimizer
+ * the reduced gradients leave for the host bucket by bucket. */
+#define REDUCE_BUCKET_ELEMS 5e8
 
 /* CPU offload (docs/memory.md, "CPU offload"): what leaves the GPU for the
  * host under the plan's offload switches, into out->host_bytes (per GPU).
  * Optimizer: the master weights and moments (and their fp32 gradient
  * partition) live on the host; under ZeRO >= 2 the gradients leave the GPU
- * as they are reduced, one reduce bucket (the stack's zero3_bucket_params,
- * else one layer) at a time.  Parameters (ZeRO-3 only, ZeRO-Infinity
+ * as they are reduced, one reduce bucket (REDUCE_BUCKET_ELEMS) at a time.  Parameters (ZeRO-3 only, ZeRO-Infinity
  * offload_param): the shard lives on the host, the gathered layers stay
  * transients.  Activations: the saved activations of the layers in flight go
  * to the host; the GPU keeps the layer running and the one being fetched or
  * sent (two layers' sets). */
 static void offload(const pp_scenario *sc, const stage_acc *a, pp_stage_memory *out)
 {
-	const pp_system *s = sc->system;
 	const pp_plan *p = &sc->plan;
 	out->host_bytes = 0;
 	if (p->offload_optimizer && out->optimizer_bytes > 0) {
@@ -577,12 +579,9 @@ static void offload(const pp_scenario *sc, const stage_acc *a, pp_stage_memory *
 		                  : a->dense + a->experts);
 		out->host_bytes += out->optimizer_bytes + local * HOST_GRAD_BYTES;
 		out->optimizer_bytes = 0;
-		if (p->zero >= 2) {
-			double bucket = s->zero3_bucket_params > 0 ? s->zero3_bucket_params
-			                                           : a->max_layer_params;
+		if (p->zero >= 2)
 			out->gradients_bytes =
-			    fmin(out->gradients_bytes, bucket * sc->job->grad_bytes);
-		}
+			    fmin(out->gradients_bytes, REDUCE_BUCKET_ELEMS * sc->job->grad_bytes);
 	}
 	if (p->offload_params && p->zero >= 3) {
 		out->host_bytes += out->weights_bytes;

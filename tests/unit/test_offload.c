@@ -230,7 +230,26 @@ static void test_params_and_activations(void **state)
 	assert_true(e->memory.weights_bytes == 0);
 	assert_rel(e->memory.act_layers_bytes, 2 * per_layer, 1e-12);
 	assert_rel(e->memory.host_bytes, w + act - 2 * per_layer, 1e-12);
+	/* Time: the per-layer transfers hide under the layer's compute.  On a
+	 * link fast enough nothing shows beyond ZeRO-3's own traffic; on a slow
+	 * one what shows is the transfers less at most the layers' compute. */
+	pp_system slow = s;
+	slow.host_link_bytes_per_s = 1e9;
+	assert_int_equal(pp_estimate_run(&m, &slow, &j, &p, 1, e, &err), PP_OK);
+	double z3_on = e->bottleneck.zero3_s,
+	       comp = e->bottleneck.fwd_compute_s + e->bottleneck.bwd_compute_s;
+	double xfer = 50 * 2 * (e->memory.params / 50 * 2 + per_layer) / 1e9;
+	pp_system fast = s;
+	fast.host_link_bytes_per_s = 1e15;
+	assert_int_equal(pp_estimate_run(&m, &fast, &j, &p, 1, e, &err), PP_OK);
+	double z3_fast = e->bottleneck.zero3_s;
+	p.offload_params = p.offload_activations = false;
+	assert_int_equal(pp_estimate_run(&m, &s, &j, &p, 1, e, &err), PP_OK);
+	assert_rel(z3_fast, e->bottleneck.zero3_s, 1e-12);
+	double shown = z3_on - e->bottleneck.zero3_s;
+	assert_true(shown > 0 && shown <= xfer * (1 + 1e-9) && shown >= xfer * 0.95 - comp);
 	p.zero = 2;
+	p.offload_params = true;
 	assert_int_equal(pp_estimate_run(&m, &s, &j, &p, 1, e, &err), PP_EINPUT);
 	assert_string_equal(err.field, "--offload-params");
 	free(e);

@@ -68,7 +68,8 @@ static const char every_plan[] =
     " model system framework gpu-profile usd-per-gpu-hour gpus gbs seq tokens "
     "precision fp8-recipe grad-dtype optimizer flash tp-overlap ep-overlap "
     "overlap json format output first-stage-layers last-stage-layers "
-    "embedding-as-layer loss-as-layer from-megatron from-torchtitan compile ";
+    "embedding-as-layer loss-as-layer from-megatron from-torchtitan compile "
+    "offload-params offload-activations ";
 
 /* An estimate flag: into the space (searched), to the shared parser (every
  * plan), or refused. */

@@ -55,6 +55,9 @@ optimizer|sgd|adam||applied
 flash|off|on||applied
 tp-overlap|on|off||applied
 ep-overlap|on|off|$moe|applied
+offload-optimizer|on|off||applied
+offload-params|on|off||applied
+offload-activations|on|off||applied
 compile|on|off|--framework torchtitan --gpu-profile $src/../shared/measurements/h100-sxm|applied
 framework|deepspeed|llm-foundry||applied
 gpu-profile|$src/../shared/measurements/h100-sxm|$src/tests/data/kernel/h100-subset||applied

@@ -145,9 +145,12 @@ typedef enum pp_overlap_rule {
 	                          (the schedule decides) */
 	PP_RULE_EMB_SYNC = 9, /* per iteration: tied-embedding gradient all-reduce */
 	PP_RULE_OPTIMIZER = 10, /* per iteration: the optimizer step */
-	PP_RULE_DP_GATHER = 11  /* per iteration: a sharded optimizer's parameter all-gather
+	PP_RULE_DP_GATHER = 11, /* per iteration: a sharded optimizer's parameter all-gather
 	                           after the step, under param_gather_overlap of the next first
 	                           forward (the schedule decides) */
+	PP_RULE_HOST = 12       /* per layer, per micro-batch: a CPU-offload transfer over the
+	                           host link (offloaded parameters, activations), prefetched under
+	                           the layer's compute; the excess is exposed, in zero3_s */
 } pp_overlap_rule;
 
 typedef enum pp_profile_unit {

@@ -29,6 +29,11 @@ typedef struct pp_estimate {
 	double capacity_bytes;  /* HBM of one GPU */
 	double headroom_bytes;  /* capacity - peak total (negative when it does not fit) */
 	bool fits;
+	/* CPU offload: host memory per node the offloaded state takes (the
+	 * largest stage's per GPU, times the node's GPUs in use), and whether it
+	 * fits the node's host_memory_bytes (fits is false when it does not). */
+	double host_bytes_per_node;
+	bool host_fits;
 	int nstages; /* = plan.pp, up to PP_MAX_STAGES stages listed below */
 	double stage_total_bytes[PP_MAX_STAGES];
 

@@ -45,6 +45,8 @@ typedef struct pp_search_space {
 	unsigned recompute_mask; /* bit (1 << pp_recompute); 0 = all */
 	unsigned schedule_mask;  /* bit (1 << pp_schedule); 0 = 1f1b, interleaved and zb */
 	unsigned sp_mask;        /* bit 0 off, bit 1 on; 0 = both (only on with tp > 1) */
+	unsigned offload_mask;   /* --offload-optimizer: bit 0 off, bit 1 on; 0 = off only
+	                            (CPU offload is searched only when asked for) */
 	int norders;             /* rank orders (placements) to try; 0 = a built-in set */
 	char orders[PP_SEARCH_MAX_ORDERS][PP_ORDER_MAX];
 	double headroom_fraction; /* keep this fraction of HBM free (0 = none) */

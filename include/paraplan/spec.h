@@ -236,6 +236,12 @@ typedef struct pp_system {
 	char intra_node_link[16];
 	char inter_node_network[16];
 	double usd_per_gpu_hour; /* rental price, 0 if unknown */
+	/* The host side, for CPU offload (0 = not stated: an offload plan is
+	 * refused).  host_link: GPU <-> host per GPU, one direction (PCIe,
+	 * NVLink-C2C); host memory and its bandwidth per node (DRAM, datasheet). */
+	double host_link_bytes_per_s;
+	double host_memory_bytes;
+	double host_memory_bw_bytes_per_s;
 	/* Framework overheads on every GPU (see data/framework/megatron.json). */
 	double comm_buffer_bytes;  /* NCCL and framework communication buffers */
 	double allocator_fraction; /* flat fragmentation beyond the reserve, fraction of tensors */
@@ -405,6 +411,16 @@ typedef struct pp_plan {
 	int last_stage_layers;
 	bool embedding_as_layer;
 	bool loss_as_layer;
+	/* CPU offload (docs/memory.md, "CPU offload"): the optimizer's states,
+	 * master weights and step on the host (ZeRO-Offload, DeepSpeed
+	 * offload_optimizer; Megatron-LM --optimizer-cpu-offload), the parameter
+	 * shards on the host between uses (ZeRO-Infinity offload_param, ZeRO-3
+	 * only), the activations saved for backward on the host (DeepSpeed
+	 * cpu_checkpointing, Megatron-Core --cpu-offloading).  All need the
+	 * system's host fields (host_link_bytes_per_s, host_memory_bytes). */
+	bool offload_optimizer;
+	bool offload_params;
+	bool offload_activations;
 	/* Derived by pp_plan_resolve: */
 	long long microbatches; /* per pipeline, per iteration */
 } pp_plan;

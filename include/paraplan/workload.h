@@ -47,6 +47,10 @@ typedef struct pp_stage_memory {
 	double allocated_bytes;
 	double reserved_bytes;
 	double largest_transient_bytes; /* the largest single buffer that comes and goes */
+	/* CPU offload: what this GPU keeps in host memory (optimizer states and
+	 * their fp32 gradients, parameter shards, activations), not in the
+	 * buckets above; 0 without offload. */
+	double host_bytes;
 } pp_stage_memory;
 
 /* The stage's allocated peak (allocated_bytes + framework_bytes) fits in

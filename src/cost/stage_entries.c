@@ -148,18 +148,63 @@ static double dp_colls(ebuf *b, const pp_scenario *sc, const stage_ctx *c, pp_wo
 	return sum;
 }
 
+/* Parameters of the optimizer's shard on this GPU. */
+static double shard_params(const pp_scenario *sc, const stage_ctx *c)
+{
+	const pp_plan *p = &sc->plan;
+	double shard_d = p->zero >= 1 ? sc->shard_dense : 1;
+	double shard_e = p->zero >= 1 ? sc->shard_expert : 1;
+	return c->dense_params / shard_d + c->expert_params / shard_e;
+}
+
+/* Seconds of `bytes` over this GPU's host link (PCIe, NVLink-C2C). */
+static double host_link_s(const pp_system *s, double bytes)
+{
+	return s->host_link_bytes_per_s > 0 ? bytes / s->host_link_bytes_per_s : 0;
+}
+
+/* CPU offload of the optimizer (ZeRO-Offload, Ren et al. USENIX ATC'21 §4;
+ * DeepSpeed offload_optimizer): the reduced 16-bit gradients of this GPU's
+ * shard go to the host during backward (offload_grad_s: with the gradient
+ * reduction, under the same overlap), the CPU runs the step over the shard
+ * (DeepSpeed's CPU Adam, memory-bound on the host's DRAM, which the node's
+ * GPUs' processes share), and the updated 16-bit parameters come back
+ * before the next forward: 2M + 2M bytes per iteration, the paper's
+ * minimum.  The step and the return are on the critical path (the paper's
+ * one-step delayed update is not DeepSpeed's default).  Returns the step's
+ * seconds and the return's; *bytes: the host bytes the step moves. */
+static double offload_step_s(const pp_scenario *sc, const stage_ctx *c, double per_param,
+                             double *bytes)
+{
+	const pp_system *s = sc->system;
+	double local = shard_params(sc, c);
+	double node_gpus = (double)(sc->gpus < s->gpus_per_node ? sc->gpus : s->gpus_per_node);
+	double host_bw = s->host_memory_bw_bytes_per_s / (node_gpus > 0 ? node_gpus : 1);
+	*bytes = local * per_param;
+	return (host_bw > 0 ? *bytes / host_bw : 0) + host_link_s(s, local * sc->mb.wb);
+}
+
+/* The 16-bit gradients of the shard to the host (optimizer offload), s. */
+static double offload_grad_s(const pp_scenario *sc, const stage_ctx *c)
+{
+	if (!sc->plan.offload_optimizer)
+		return 0;
+	return host_link_s(sc->system, shard_params(sc, c) * sc->job->grad_bytes);
+}
+
 /* Optimizer: memory-bound pass over this GPU's shard.  Adam reads the
  * gradient, master weight, m and v and writes the last three and the
- * low-precision weight.  Returns its seconds; *bytes: the bytes moved. */
+ * low-precision weight.  Returns its seconds; *bytes: the bytes moved.
+ * On the host with optimizer offload: offload_step_s, the gradient read in
+ * fp32 (the host's fp32 partition). */
 static double optimizer_pass(const pp_scenario *sc, const stage_ctx *c, double *bytes)
 {
 	const pp_system *s = sc->system;
 	const pp_job *job = sc->job;
-	const pp_plan *p = &sc->plan;
-	double shard_d = p->zero >= 1 ? sc->shard_dense : 1;
-	double shard_e = p->zero >= 1 ? sc->shard_expert : 1;
-	double local = c->dense_params / shard_d + c->expert_params / shard_e;
+	double local = shard_params(sc, c);
 	double state = job->optimizer == PP_OPT_ADAM ? 3 : 2; /* fp32 master (+ m) + v */
+	if (sc->plan.offload_optimizer)
+		return offload_step_s(sc, c, 4 + 2 * 4 * state + sc->mb.wb, bytes);
 	double per_param = job->grad_bytes + 2 * 4 * state + sc->mb.wb;
 	*bytes = local * per_param;
 	/* On the kernel path a memory-bound op like any other (pp_op_time:
@@ -177,7 +222,49 @@ double ppi_stage_dp_s(const pp_scenario *sc, int stage, pp_work *ws, double *opt
 	ppi_stage_layers(sc, stage, &c);
 	double bytes;
 	*optimizer_s = optimizer_pass(sc, &c, &bytes);
-	return dp_colls(NULL, sc, &c, ws);
+	return dp_colls(NULL, sc, &c, ws) + offload_grad_s(sc, &c);
+}
+
+/* A host transfer (CPU offload) as an entry: no wire bytes (it is not
+ * GPU-to-GPU traffic), `count` per unit, `times` units. */
+static void host_entry(ebuf *b, const char *name, pp_overlap_rule rule, double seconds,
+                       double bytes, double count, double times)
+{
+	pp_profile_entry *e = entry_new(b, name, PP_UNIT_STAGE, times);
+	if (!e)
+		return;
+	e->kind = PP_OP_ELEM;
+	e->phase = PP_PHASE_BWD_WEIGHT;
+	e->rule = rule;
+	e->count = count;
+	e->bytes = bytes;
+	e->seconds = seconds;
+}
+
+/* CPU offload's per-layer host transfers of rank `stage`, per micro-batch:
+ * ZeRO-Infinity's parameter shard fetched for the forward and again for the
+ * backward (offload_param), and each layer's saved activations sent out in
+ * the forward and fetched back for the backward (cpu_checkpointing,
+ * Megatron-Core --cpu-offloading), one layer at a time (PP_RULE_HOST). */
+static void host_layer_entries(ebuf *b, const pp_scenario *sc, int stage, const stage_ctx *c)
+{
+	const pp_plan *p = &sc->plan;
+	const pp_system *s = sc->system;
+	if (c->k.layers <= 0)
+		return;
+	if (p->offload_params && p->zero >= 3) {
+		double bytes = c->layer_params_max / sc->shard_dense * sc->mb.wb;
+		host_entry(b, "offload-param-h2d", PP_RULE_HOST, host_link_s(s, bytes), bytes, 2,
+		           c->k.layers);
+	}
+	if (p->offload_activations) {
+		pp_stage_memory m;
+		pp_error err;
+		if (ppi_memory_stage(sc, stage, &m, &err) == PP_OK && m.act_per_layer_mb_bytes > 0)
+			host_entry(b, "offload-activations", PP_RULE_HOST,
+			           host_link_s(s, m.act_per_layer_mb_bytes),
+			           m.act_per_layer_mb_bytes, 2, c->k.layers);
+	}
 }
 
 /* The stage's own transfers, ZeRO-3 traffic, data-parallel traffic,
@@ -227,6 +314,11 @@ void ppi_stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage_ct
 		           c->k.layers);
 	}
 	dp_colls(b, sc, c, ws);
+	if (p->offload_optimizer) {
+		double g = shard_params(sc, c) * job->grad_bytes;
+		host_entry(b, "offload-grad-d2h", PP_RULE_DP, host_link_s(s, g), g, 1, 1);
+	}
+	host_layer_entries(b, sc, stage, c);
 	if (m->tied_embeddings && ppi_stage_head(sc) != 0 && (stage == 0 || stage == p->pp - 1))
 		coll_entry(b, ws, "embedding-sync", PP_RULE_EMB_SYNC, PP_GROUP_EMB,
 		           PP_COLL_ALLREDUCE, s, &lay[PP_GROUP_EMB], c->emb * job->grad_bytes, 1,

@@ -247,7 +247,7 @@ void ppi_stage_finish(pp_stage_time *out, acc *a, const pp_profile_entry *e, int
 	out->cp_bytes = a->bytes[PP_GROUP_CP];
 	out->ep_bytes = a->bytes[PP_GROUP_EP] + a->bytes[PP_GROUP_ETP];
 
-	double z3_comm = 0, z3_bytes = 0;
+	double z3_comm = 0, z3_bytes = 0, host_comm = 0;
 	bool z3 = false;
 	for (int i = from; i < to; i++) {
 		const pp_profile_entry *x = &e[i];
@@ -273,6 +273,7 @@ void ppi_stage_finish(pp_stage_time *out, acc *a, const pp_profile_entry *e, int
 			break;
 		case PP_RULE_EMB_SYNC: out->emb_sync_s += t; break;
 		case PP_RULE_OPTIMIZER: out->optimizer_s += t; break;
+		case PP_RULE_HOST: host_comm += t; break; /* per layer */
 		default: break;
 		}
 	}
@@ -285,6 +286,15 @@ void ppi_stage_finish(pp_stage_time *out, acc *a, const pp_profile_entry *e, int
 			over = s->zero3_visible * z3_comm;
 		out->zero3_s = over > 0 ? over * layers : 0;
 		out->dp_bytes += z3_bytes;
+	}
+	/* CPU offload's per-layer host transfers run on their own copy engine
+	 * (DeepSpeed's swap-in/out streams, Megatron-Core's offload stream) and
+	 * are prefetched a layer ahead: a layer's compute hides them, what is
+	 * beyond it shows, with the per-layer parameter traffic (zero3_s). */
+	if (host_comm > 0 && layers > 0) {
+		double per_layer_comp = (out->fwd_compute_s + out->bwd_compute_s) / layers;
+		if (host_comm > per_layer_comp)
+			out->zero3_s += (host_comm - per_layer_comp) * layers;
 	}
 	/* Exposed communication splits over phases in proportion to compute. */
 	double comm = out->tp_s + out->cp_s + out->ep_s + out->zero3_s;

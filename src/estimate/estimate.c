@@ -282,6 +282,36 @@ static void work_params(pp_work *ws, const pp_model *m, const pp_job *job)
 /* The time cut an evaluation asks (ppi_estimate_eval_cut): the caller's
  * function and context, and wshape's order-free floor once known
  * (cut_wshape_before). */
+pp_status ppi_offload_check(const pp_plan *p, const pp_system *s, pp_error *err)
+{
+	if (!p->offload_optimizer && !p->offload_params && !p->offload_activations)
+		return PP_OK;
+	if (p->offload_optimizer && p->zero < 1)
+		return ppi_fail(
+		    err, "", "--offload-optimizer",
+		    "needs --zero 1 or more: the host steps this GPU's optimizer shard "
+		    "(Megatron's --optimizer-cpu-offload needs its distributed optimizer, "
+		    "DeepSpeed's offload_optimizer ZeRO 1-3)");
+	if (p->offload_params && p->zero < 3)
+		return ppi_fail(
+		    err, "", "--offload-params",
+		    "needs --zero 3: ZeRO-Infinity offloads the ZeRO-3 parameter shards");
+	const char *missing = !(s->host_link_bytes_per_s > 0) ? "host_link_bytes_per_s"
+	                      : !(s->host_memory_bytes > 0)   ? "host_memory_bytes"
+	                      : p->offload_optimizer && !(s->host_memory_bw_bytes_per_s > 0)
+	                          ? "host_memory_bw_bytes_per_s"
+	                          : NULL;
+	if (missing) {
+		char field[64];
+		snprintf(field, sizeof field, "system.%s", missing);
+		return ppi_fail(
+		    err, s->name, field,
+		    "not stated, and CPU offload needs it: give it in the system's file "
+		    "(docs/memory.md, \"CPU offload\")");
+	}
+	return PP_OK;
+}
+
 typedef struct eval_cut {
 	ppi_time_cut fn;
 	void *ctx;
@@ -302,6 +332,7 @@ static pp_status eval_memory(const pp_scenario *sc, const pp_system *s, unsigned
 	 * index): then stages 0, 1 and pp-1 can peak. */
 	bool ends_only = (flags & PP_EVAL_PEAK_ONLY) && sc->uniform_layers;
 	int mid_too = uneven_split(&out->plan) ? 1 : 0;
+	double host = 0; /* a known peak is of a plan that fits, host memory too */
 	if (known)
 		out->memory.total_bytes = known->bytes;
 	for (int i = 0; i < out->plan.pp && !known; i++) {
@@ -312,10 +343,18 @@ static pp_status eval_memory(const pp_scenario *sc, const pp_system *s, unsigned
 		out->stage_total_bytes[i] = sm.total_bytes;
 		if (i == 0 || sm.total_bytes > out->memory.total_bytes)
 			out->memory = sm;
+		host = fmax(host, sm.host_bytes);
 	}
 	out->capacity_bytes = s->gpu.memory_bytes;
 	out->headroom_bytes = out->capacity_bytes - out->memory.total_bytes;
 	out->fits = out->headroom_bytes >= 0;
+	/* CPU offload: the node's GPUs in use each keep their state in the
+	 * node's host memory (docs/memory.md, "CPU offload"). */
+	double node_gpus = (double)(out->gpus < s->gpus_per_node ? out->gpus : s->gpus_per_node);
+	out->host_bytes_per_node = host * node_gpus;
+	out->host_fits = !(host > 0 && out->host_bytes_per_node > s->host_memory_bytes);
+	if (!out->host_fits)
+		out->fits = false;
 	return PP_OK;
 }
 
@@ -485,6 +524,7 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 		s = &resolved;
 	}
 	PPI_TRY(eval_resolve(m, s, job, plan, gpus, flags, out, err));
+	PPI_TRY(ppi_offload_check(&out->plan, s, err));
 	if (out->plan.zero == 3 && isnan(s->zero3_visible))
 		return ppi_fail(err, s->gpu.name, "gpu.overlap_platform",
 		                "ZeRO-3's overlapped traffic keeps the visible share in the GPU's "

@@ -38,6 +38,12 @@ enum { PPI_EVAL_TRUSTED = 1u << 16 };
  * memory.total_bytes, capacity_bytes, headroom_bytes and fits (true) before
  * the floor and the time.
  */
+/* A plan's CPU offload against the system: PP_EINPUT naming the plan's flag
+ * (ZeRO stage too low) or the system field an offload needs and the system
+ * does not state (host link, host memory, its bandwidth); PP_OK without
+ * offload. */
+pp_status ppi_offload_check(const pp_plan *p, const pp_system *s, pp_error *err);
+
 typedef struct ppi_eval_known {
 	double bytes;
 } ppi_eval_known;

@@ -68,6 +68,10 @@ static void text_setup(const pp_estimate *e, FILE *out)
 	        p->tp, p->pp, p->dp, p->cp, p->ep, p->etp, p->vp, p->mbs, p->microbatches, p->zero,
 	        pp_recompute_name(p->recompute), onoff(p->sp), onoff(p->flash),
 	        pp_schedule_name(p->schedule), p->order);
+	if (p->offload_optimizer || p->offload_params || p->offload_activations)
+		fprintf(out, "        offload to host: optimizer %s  params %s  activations %s\n",
+		        onoff(p->offload_optimizer), onoff(p->offload_params),
+		        onoff(p->offload_activations));
 	if (p->summa)
 		fprintf(out, "        2D TP SUMMA tp x tp2 = %d x %d, %d panel%s\n", p->tp, p->tp2,
 		        p->summa_nb, p->summa_nb == 1 ? "" : "s");
@@ -124,10 +128,23 @@ static void text_memory(const pp_estimate *e, FILE *out)
 	fprintf(out, "  %-13s %9.2f GiB   of %.2f GiB %s (%.1f%%)\n", "total",
 	        mem->total_bytes / GIB, e->capacity_bytes / GIB, pp_memory_label(&e->system.gpu),
 	        100.0 * mem->total_bytes / e->capacity_bytes);
+	if (mem->host_bytes > 0)
+		fprintf(out, "  %-13s %9.2f GiB   per GPU; %.2f GiB per node of %.2f GiB\n",
+		        "host (offload)", mem->host_bytes / GIB, e->host_bytes_per_node / GIB,
+		        e->system.host_memory_bytes / GIB);
 	if (e->fits)
 		fprintf(out, "\nverdict: fits, %.2f GiB headroom\n", e->headroom_bytes / GIB);
+	else if (!e->host_fits && e->headroom_bytes >= 0)
+		fprintf(out, "\nverdict: does not fit, host memory %.2f GiB over\n",
+		        (e->host_bytes_per_node - e->system.host_memory_bytes) / GIB);
 	else
 		fprintf(out, "\nverdict: does not fit, %.2f GiB over\n", -e->headroom_bytes / GIB);
+	if (!e->host_fits)
+		fprintf(
+		    out,
+		    "reason: the offloaded state of the node's GPUs (%.2f GiB) exceeds its host "
+		    "memory (%.2f GiB)\n",
+		    e->host_bytes_per_node / GIB, e->system.host_memory_bytes / GIB);
 	if (!e->fits && pp_memory_reserve_oom(mem, e->capacity_bytes))
 		fprintf(out,
 		        "reason: the tensors fit (allocated peak %.2f GiB + framework %.2f), the "
@@ -143,20 +160,31 @@ static void text_time(const pp_estimate *e, FILE *out)
 	const pp_iteration *t = &e->time;
 	double it = t->iteration_s > 0 ? t->iteration_s : 1;
 	fprintf(out, "\niteration time, paced by stage %d\n", t->bottleneck_stage);
+	/* CPU offload's per-layer host transfers show with ZeRO-3's (cost.h). */
+	bool host = e->plan.offload_params || e->plan.offload_activations;
 	const struct {
 		const char *name;
 		double s;
-	} rows[] = {{"compute", t->compute_s},     {"tp exposed", t->tp_s},
-	            {"cp exposed", t->cp_s},       {"ep exposed", t->ep_s},
-	            {"zero-3", t->zero3_s},        {"pp send/recv", t->pp_s},
-	            {"bubble", t->bubble_s},       {"dp exposed", t->dp_s},
-	            {"optimizer", t->optimizer_s}, {"other", t->other_s}};
+	} rows[] = {{"compute", t->compute_s},
+	            {"tp exposed", t->tp_s},
+	            {"cp exposed", t->cp_s},
+	            {"ep exposed", t->ep_s},
+	            {host ? "zero-3 + host" : "zero-3", t->zero3_s},
+	            {"pp send/recv", t->pp_s},
+	            {"bubble", t->bubble_s},
+	            {"dp exposed", t->dp_s},
+	            {"optimizer", t->optimizer_s},
+	            {"other", t->other_s}};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
 		if (rows[i].s > 0 || i == 0)
 			fprintf(out, "  %-13s %10.2f ms  %5.1f%%\n", rows[i].name, rows[i].s * 1e3,
 			        100 * rows[i].s / it);
 	fprintf(out, "  %-13s %10.2f ms\n", "iteration", t->iteration_s * 1e3);
 	ppi_report_colls_text(e, out);
+	if (e->plan.offload_optimizer)
+		fprintf(out,
+		        "  offload: the optimizer line is the host's step and the parameters' way "
+		        "back; the gradients' way out is in dp (docs/memory.md)\n");
 	if (pp_schedule_type_of(e->plan.schedule)->si)
 		fprintf(out,
 		        "  %s: the paced stage's SI blocks run %.3fx faster than its forward + "
@@ -240,6 +268,13 @@ static json_t *memory_json(const pp_estimate *e)
 	                  : pp_memory_reserve_oom(m, e->capacity_bytes)
 	                      ? "reserved peak over capacity, allocated peak fits"
 	                      : "allocated peak over capacity";
+	if (r && m->host_bytes > 0) {
+		json_object_set_new(r, "host_bytes", json_real(m->host_bytes));
+		json_object_set_new(r, "host_bytes_per_node", json_real(e->host_bytes_per_node));
+		json_object_set_new(r, "host_fits", json_boolean(e->host_fits));
+		if (!e->host_fits)
+			why = "host memory of the node over its capacity (CPU offload)";
+	}
 	if (r)
 		json_object_set_new(r, "fit_reason", json_string(why));
 	return r;
@@ -310,6 +345,12 @@ static json_t *estimate_json(const pp_estimate *e)
 	              p->vp, "mbs", p->mbs, "microbatches", (json_int_t)p->microbatches, "zero",
 	              p->zero, "recompute", pp_recompute_name(p->recompute), "sp", p->sp, "flash",
 	              p->flash, "schedule", pp_schedule_name(p->schedule), "order", p->order);
+	if (p->offload_optimizer || p->offload_params || p->offload_activations) {
+		json_object_set_new(plan, "offload_optimizer", json_boolean(p->offload_optimizer));
+		json_object_set_new(plan, "offload_params", json_boolean(p->offload_params));
+		json_object_set_new(plan, "offload_activations",
+		                    json_boolean(p->offload_activations));
+	}
 	json_object_set_new(plan, "tp2", json_integer(p->tp2));
 	json_object_set_new(plan, "summa", json_boolean(p->summa));
 	json_object_set_new(plan, "summa_nb", json_integer(p->summa_nb));
@@ -407,6 +448,12 @@ static void plan_words_split(const pp_model *m, const pp_plan *p, char *buf, siz
 	ppi_line_str(&l, pp_recompute_name(p->recompute));
 	if (p->sp)
 		ppi_line_str(&l, " sp");
+	if (p->offload_optimizer)
+		ppi_line_str(&l, " offload-opt");
+	if (p->offload_params)
+		ppi_line_str(&l, " offload-params");
+	if (p->offload_activations)
+		ppi_line_str(&l, " offload-act");
 	ppi_line_str(&l, " ");
 	ppi_line_str(&l, pp_schedule_name(p->schedule));
 	ppi_line_str(&l, " ");

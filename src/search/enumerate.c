@@ -454,7 +454,8 @@ void ppi_search_run_outer(worker *w, slot *r, const outer *o)
 	int nzero = zero_values(sp, zeros);
 	unsigned rmask = sp->recompute_mask ? sp->recompute_mask : 7u;
 	unsigned spmask = sp->sp_mask ? sp->sp_mask : 3u;
-	int variants[2 * PP_SEARCH_MAX_VALUES][2]; /* {summa, nb} */
+	unsigned omask = sp->offload_mask ? sp->offload_mask : 1u; /* opt-in */
+	int variants[2 * PP_SEARCH_MAX_VALUES][2];                 /* {summa, nb} */
 	int nvar = tp2_variants(s, o, variants);
 
 	pp_plan plan;
@@ -474,18 +475,23 @@ void ppi_search_run_outer(worker *w, slot *r, const outer *o)
 				 * are told apart once, the first of each kept. */
 				ord_set u;
 				distinct_orders(s, &plan, &u);
-				for (int spv = 0; spv < 2; spv++) {
-					if (!(spmask & (1u << spv)) || (spv && o->tp == 1))
+				for (int ov = 0; ov < 2; ov++) {
+					if (!(omask & (1u << ov)))
 						continue;
-					for (int rc = 0; rc < 3; rc++) {
-						if (!(rmask & (1u << rc)))
+					plan.offload_optimizer = ov;
+					for (int spv = 0; spv < 2; spv++) {
+						if (!(spmask & (1u << spv)) || (spv && o->tp == 1))
 							continue;
-						plan.sp = spv;
-						plan.recompute = (pp_recompute)rc;
-						ppi_search_run_mbs(w, r, &plan, mbss, nmbs, &u,
-						                   tails, ntails);
-						if (r->status)
-							return;
+						for (int rc = 0; rc < 3; rc++) {
+							if (!(rmask & (1u << rc)))
+								continue;
+							plan.sp = spv;
+							plan.recompute = (pp_recompute)rc;
+							ppi_search_run_mbs(w, r, &plan, mbss, nmbs,
+							                   &u, tails, ntails);
+							if (r->status)
+								return;
+						}
 					}
 				}
 			}

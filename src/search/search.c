@@ -13,6 +13,7 @@
 #include "paraplan/dhelix.h"
 #include "paraplan/schedule_type.h"
 #include "paraplan/search.h"
+#include "estimate/estimate_int.h"
 #include "search_int.h"
 #include "topk.h"
 #include "util/util.h"
@@ -69,7 +70,12 @@ static pp_status check_inputs(const pp_model *m, const pp_system *sys, const pp_
 			PPI_TRY(pp_dh_overlap_of_system(sys, 1, &ov, err));
 			break;
 		}
-	return PP_OK;
+	/* CPU offload asked for: the system states its host side, once here
+	 * rather than every plan rejected (the stage rules per plan). */
+	pp_plan host = space->base;
+	host.offload_optimizer = (space->offload_mask & 2u) != 0;
+	host.zero = 3;
+	return ppi_offload_check(&host, sys, err);
 }
 
 /* Every order of s's space checked once (the search resolves its plans

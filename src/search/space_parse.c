@@ -156,11 +156,14 @@ static bool name_list(pp_search_space *sp, const char *name, const char *const *
 	static const char *const onoff_names[] = {"off", "on"};
 	static const char *const rc_names[] = {"none", "selective", "full"};
 	static const char *sched_names[PP_SCHED_MAX]; /* the registry's, by id */
-	*onoff = strcmp(name, "sp") == 0 || strcmp(name, "summa") == 0;
+	*onoff = strcmp(name, "sp") == 0 || strcmp(name, "summa") == 0 ||
+	         strcmp(name, "offload-optimizer") == 0;
 	if (*onoff) { /* summa: bit 0 2D TP with shared weights, bit 1 SUMMA */
 		*names = onoff_names;
 		*n = 2;
-		*mask = name[1] == 'p' ? &sp->sp_mask : &sp->summa_mask;
+		*mask = name[0] == 'o'   ? &sp->offload_mask
+		        : name[1] == 'p' ? &sp->sp_mask
+		                         : &sp->summa_mask;
 	} else if (strcmp(name, "recompute") == 0) {
 		*names = rc_names;
 		*n = 3;

@@ -173,6 +173,9 @@ static const pp_field fields[] = {
     PLAN_ONOFF("tp-overlap", tp_overlap),
     PLAN_ONOFF("ep-overlap", ep_overlap),
     JOB_ONOFF("compile", compile),
+    PLAN_ONOFF("offload-optimizer", offload_optimizer),
+    PLAN_ONOFF("offload-params", offload_params),
+    PLAN_ONOFF("offload-activations", offload_activations),
 };
 
 #define NFIELDS (sizeof fields / sizeof fields[0])

@@ -378,6 +378,9 @@ static const char *const system_keys[] = {"name",
                                           "nvls",
                                           "coll_recursive",
                                           "usd_per_gpu_hour",
+                                          "host_link_bytes_per_s",
+                                          "host_memory_bytes",
+                                          "host_memory_bw_bytes_per_s",
                                           "framework",
                                           NULL};
 static pp_status read_framework(json_t *obj, const char *source, const char *prefix, pp_system *s,
@@ -507,6 +510,12 @@ pp_status ppi_system_read(json_t *obj, const char *source, const char *prefix, p
 	PPI_TRY(ppi_get_bool(&r, "nvls", false, &s.nvls));
 	PPI_TRY(ppi_get_bool(&r, "coll_recursive", false, &s.coll_recursive));
 	PPI_TRY(get_price(&r, "usd_per_gpu_hour", 1e4, &s.usd_per_gpu_hour));
+	/* The host side (CPU offload); not stated = 0, refused by an offload plan. */
+	PPI_TRY(
+	    ppi_get_num(&r, "host_link_bytes_per_s", false, 0, MAX_BW, &s.host_link_bytes_per_s));
+	PPI_TRY(ppi_get_num(&r, "host_memory_bytes", false, 0, 1e15, &s.host_memory_bytes));
+	PPI_TRY(ppi_get_num(&r, "host_memory_bw_bytes_per_s", false, 0, MAX_BW,
+	                    &s.host_memory_bw_bytes_per_s));
 	PPI_TRY(ppi_framework_defaults(&s, err));
 	json_t *fw = NULL;
 	PPI_TRY(ppi_get_obj(&r, "framework", false, &fw));

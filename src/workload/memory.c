@@ -550,6 +550,50 @@ static double wshape_peak(const stage_acc *a, pp_stage_memory *out)
 	return fmax(a->tr_layer, a->tr_z3);
 }
 
+/* Bytes of DeepSpeed's fp32 gradient partition on the host per offloaded
+ * parameter (stage_1_and_2.py with offload_optimizer: the partition's fp32
+ * .grad that CPU Adam reads; Megatron's HybridDeviceOptimizer keeps the same
+ * fp32 copy on the CPU). */
+#define HOST_GRAD_BYTES 4.0
+/* DeepSpeed's ZeRO config default reduce_bucket_size, 5e8 elements
+ * (deepspeed/runtime/zero/config.py): under ZeRO-2/3 with offload_optimizer
+ * the reduced gradients leave for the host bucket by bucket. */
+#define REDUCE_BUCKET_ELEMS 5e8
+
+/* CPU offload (docs/memory.md, "CPU offload"): what leaves the GPU for the
+ * host under the plan's offload switches, into out->host_bytes (per GPU).
+ * Optimizer: the master weights and moments (and their fp32 gradient
+ * partition) live on the host; under ZeRO >= 2 the gradients leave the GPU
+ * as they are reduced, one reduce bucket (REDUCE_BUCKET_ELEMS) at a time.  Parameters (ZeRO-3 only, ZeRO-Infinity
+ * offload_param): the shard lives on the host, the gathered layers stay
+ * transients.  Activations: the saved activations of the layers in flight go
+ * to the host; the GPU keeps the layer running and the one being fetched or
+ * sent (two layers' sets). */
+static void offload(const pp_scenario *sc, const stage_acc *a, pp_stage_memory *out)
+{
+	const pp_plan *p = &sc->plan;
+	out->host_bytes = 0;
+	if (p->offload_optimizer && out->optimizer_bytes > 0) {
+		double local =
+		    (p->zero >= 1 ? a->dense / sc->shard_dense + a->experts / sc->shard_expert
+		                  : a->dense + a->experts);
+		out->host_bytes += out->optimizer_bytes + local * HOST_GRAD_BYTES;
+		out->optimizer_bytes = 0;
+		if (p->zero >= 2)
+			out->gradients_bytes =
+			    fmin(out->gradients_bytes, REDUCE_BUCKET_ELEMS * sc->job->grad_bytes);
+	}
+	if (p->offload_params && p->zero >= 3) {
+		out->host_bytes += out->weights_bytes;
+		out->weights_bytes = 0;
+	}
+	if (p->offload_activations && out->layers > 0) {
+		double kept = fmin(out->act_layers_bytes, 2 * a->per_layer);
+		out->host_bytes += out->act_layers_bytes - kept;
+		out->act_layers_bytes = kept;
+	}
+}
+
 pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *out, pp_error *err)
 {
 	const pp_system *s = sc->system;
@@ -577,6 +621,7 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 	double tr = fmax(a.logits_transient, fmax(a.tr_layer, a.tr_z3));
 	if (a.wshape)
 		tr = wshape_peak(&a, out);
+	offload(sc, &a, out);
 	out->activations_bytes =
 	    out->act_layers_bytes + out->act_embedding_bytes + out->act_logits_bytes;
 	out->transient_bytes = tr;

@@ -17,7 +17,6 @@
 
 typedef struct search_ctx {
 	pp_search_options opts;
-	double headroom;
 	bool sim;                /* --sim on: simulate the top K */
 	cli_emit emit;           /* --emit F: the winner as launch flags */
 	pp_search_space space;   /* the searched flags go straight here */
@@ -32,7 +31,7 @@ typedef struct search_ctx {
 static const cli_flag search_flags[] = {
     CLI_ROW("top", CLI_F_INT, AT(opts.top_k), .lo = 1, .hi = 10000),
     CLI_ROW("threads", CLI_F_INT, AT(opts.threads), .lo = 1, .hi = 1024),
-    CLI_ROW("headroom", CLI_F_REAL, AT(headroom), .lo = 0, .hi = 1, .hi_open = true,
+    CLI_ROW("headroom", CLI_F_REAL, AT(space.headroom_fraction), .lo = 0, .hi = 1, .hi_open = true,
             .what = "a fraction in 0..1 (0.1 keeps 10% free)"),
     CLI_ROW("exhaustive", CLI_F_SET, AT(opts.exhaustive)),
     CLI_ROW("sim", CLI_F_ONOFF, AT(sim)),
@@ -247,7 +246,6 @@ int cli_search(int argc, char **argv)
 	    (rc = cli_inverse_price("search", &ctx.inv, &sys)))
 		return rc;
 	ctx.space.base = o.plan; /* flash, overlaps: the plan flags that are not searched */
-	ctx.space.headroom_fraction = ctx.headroom;
 	const pp_goodput_params *gp = ctx.inv.goodput ? &ctx.inv.gp : NULL;
 	pp_search_hooks hooks = {&ctx, show_start, show_step, show_skip};
 	pp_search_request rq = {&model, &sys,          &o.job,    &ctx.space, &ctx.opts, ctx.sim,

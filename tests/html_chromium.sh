@@ -109,7 +109,7 @@ done
 png estimate
 
 # ---- the detection works: a page with a deliberate error is caught
-sed 's#<h2>Self-test</h2>#<script>paraplan_no_such_function();</script>&#' \
+sed 's#<pre id="selftest">#<script>paraplan_no_such_function();</script>&#' \
 	"$tmp/estimate.html" >"$tmp/broken.html"
 load broken
 grep -q 'Uncaught ReferenceError: paraplan_no_such_function' "$tmp/broken.log" ||

@@ -28,6 +28,7 @@
 #define PARAPLAN_MOE_H
 
 #include "error.h"
+#include "spec.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,6 +67,27 @@ typedef struct pp_moe_result {
 pp_status pp_moe_alltoall(const pp_moe_routing *r, double step, int samples, double pct,
                           unsigned long long seed, pp_moe_result *out, pp_error *err);
 void pp_moe_result_free(pp_moe_result *out);
+
+/*
+ * The routing spec of `--moe-routing`: "zipf:S[,drift:D][,capacity:C]" (the
+ * Zipf skew at step 0, S >= 0; the decay toward uniform in steps, D > 0,
+ * left out = none; the capacity factor, C > 0, left out = dropless) into
+ * *skew, *drift_steps, *capacity_factor.  PP_EINPUT naming the part and what
+ * was expected.
+ */
+pp_status pp_moe_routing_parse(const char *text, double *skew, double *drift_steps,
+                               double *capacity_factor, pp_error *err);
+/*
+ * The routing model of one EP group of plan `p`: E and k from the model, the
+ * plan's ep, T = mbs x seq / cp tokens a GPU routes per micro-batch, a
+ * token's hidden state in bf16 (2 bytes an element: Megatron dispatches
+ * bf16 activations under fp8 training too), and the link of the EP group:
+ * NVLink when the group lies in one NVLink domain (pp_group_layout), else
+ * the node's NICs shared by its GPUs.  Skew, drift and capacity are left 0
+ * for the caller.  PP_EINPUT for a dense model or ep = 1.
+ */
+pp_status pp_moe_routing_of_plan(const pp_model *m, const pp_system *s, const pp_job *job,
+                                 const pp_plan *p, pp_moe_routing *out, pp_error *err);
 
 /* The four all-to-alls of one layer from the first, M (n x n): forward
  * dispatch f1 = M, forward combine f2 = M^T, backward b1 = M, b2 = M^T. */

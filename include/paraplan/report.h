@@ -169,11 +169,13 @@ void pp_report_charts_release(pp_report_charts *c);
 pp_status pp_report_svg_path(const char *verb, const char *flag, const char *dir, pp_chart c,
                              char *path, size_t n, pp_error *err);
 /*
- * Before any work: `dir` (given to `flag` of `verb`) is a directory, and every
+ * Before any work: `dir` (given to `flag` of `verb`) is a directory (created,
+ * with the missing folders above it, when it does not exist), and every
  * file it may receive (pp_report_svg_path of each chart, whichever charts the
  * result turns out to have) can be written (pp_output_check into `set`).
- * PP_OK or PP_EINPUT ("VERB: FLAG DIR: not a directory", the system's reason
- * it cannot be read, or pp_output_check's error).
+ * PP_OK or PP_EINPUT ("VERB: FLAG DIR: not a directory", "cannot create" and
+ * the system's reason, the reason it cannot be read, or pp_output_check's
+ * error).
  */
 pp_status pp_report_svg_dir_check(pp_output_set *set, const char *verb, const char *flag,
                                   const char *dir, pp_error *err);

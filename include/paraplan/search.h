@@ -49,11 +49,25 @@ typedef struct pp_search_space {
 	                            (CPU offload is searched only when asked for) */
 	int norders;             /* rank orders (placements) to try; 0 = a built-in set */
 	char orders[PP_SEARCH_MAX_ORDERS][PP_ORDER_MAX];
-	double headroom_fraction; /* keep this fraction of HBM free (0 = none) */
+	double headroom_fraction; /* keep this fraction of HBM free (default
+	                             PP_SEARCH_HEADROOM_DEFAULT; 0 = none) */
 	pp_plan base;             /* flags not searched (flash, overlaps) come from here */
 } pp_search_space;
 
-/* Every dimension searched, base plan = pp_plan_init. */
+/*
+ * The fraction of HBM a search keeps free by default: 0.06.  The peak it is
+ * kept against (memory.total_bytes) already holds the caching allocator's
+ * reserve (fragmentation, docs/memory.md), so this is not a fragmentation
+ * margin but the error of that prediction: predicted = (1 - e) x measured
+ * fits a measured run iff predicted <= (1 - e) x HBM.  The reserved peak's
+ * worst leave-one-out error over the 12 measured steps of docs/memory.md is
+ * 5.54% (`calibrate --memory`; worst in-sample under-prediction 3.04%):
+ * rounded up to a whole percent.  --headroom 0 keeps none.
+ */
+#define PP_SEARCH_HEADROOM_DEFAULT 0.06
+
+/* Every dimension searched, base plan = pp_plan_init, headroom
+ * PP_SEARCH_HEADROOM_DEFAULT. */
 void pp_search_space_init(pp_search_space *space);
 
 typedef struct pp_search_options {
@@ -130,6 +144,20 @@ size_t pp_search_count(const pp_search *s);
 const pp_estimate *pp_search_plan(const pp_search *s, size_t i);
 pp_status pp_search_plan_get(const pp_search *s, size_t i, pp_estimate *out /* OUT */,
                              pp_error *err);
+/*
+ * Equivalent plans: plans with the same iteration time and the same peak
+ * memory (each within a relative 1e-9) are one row of the K, ranked as the
+ * first of them (the search's order: time, memory, the plan's fields, the
+ * enumeration); the others are listed under it.  The K rows are the first K
+ * such groups among the 4 x K best plans the search keeps (fewer rows only
+ * where equivalents fill more than 3 x K of those), and a row lists the
+ * equivalents among those kept.  pp_search_equivalent_count: how many plans
+ * row i stands for besides its own (0 out of range); pp_search_equivalent:
+ * the k-th, in rank order, resolved as pp_search_row.plan (NULL out of
+ * range; valid until pp_search_free).
+ */
+size_t pp_search_equivalent_count(const pp_search *s, size_t i);
+const pp_plan *pp_search_equivalent(const pp_search *s, size_t i, size_t k);
 /*
  * The winner (plan 0) of done search `s` with its goodput under failures and
  * checkpoints (pp_estimate_goodput with `gp`), on a copy: *out is malloc'ed

@@ -54,6 +54,7 @@ static pp_status best_plan(pp_validate_row *r, const pp_inputs *in, pp_error *er
 	const pp_plan *theirs = &in->plan;
 	pp_search_space space;
 	pp_search_space_init(&space);
+	space.headroom_fraction = 0; /* the authors' plan ran: the whole HBM */
 	space.base = *theirs;
 	space.schedule_mask = pp_schedule_search_default_mask() | (1u << theirs->schedule);
 	static const char *const orders[] = {"tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp", "tp-pp-cp-ep-dp",

@@ -109,6 +109,24 @@ pp_status pp_report_svg_dir_check(pp_output_set *set, const char *verb, const ch
                                   const char *dir, pp_error *err)
 {
 	struct stat st;
+	if (stat(dir, &st) != 0 && errno == ENOENT) {
+		/* Created, with the folders above it that are missing (mkdir -p). */
+		char path[PP_OUTPUT_PATH_MAX];
+		if ((size_t)snprintf(path, sizeof path, "%s", dir) >= sizeof path)
+			return ppi_fail(err, verb, NULL, "%s %s: path too long", flag, dir);
+		for (char *p = path + 1;; p++) {
+			bool end = *p == '\0';
+			if (*p != '/' && !end)
+				continue;
+			*p = '\0';
+			if (mkdir(path, 0777) != 0 && errno != EEXIST)
+				return ppi_fail(err, verb, NULL, "%s %s: cannot create %s: %s",
+				                flag, dir, path, strerror(errno));
+			if (end)
+				break;
+			*p = '/';
+		}
+	}
 	if (stat(dir, &st) != 0)
 		return ppi_fail(err, verb, NULL, "%s %s: %s", flag, dir, strerror(errno));
 	if (!S_ISDIR(st.st_mode))

@@ -280,6 +280,31 @@ static json_t *memory_json(const pp_estimate *e)
 	return r;
 }
 
+/* A plan as JSON (estimate.plan). */
+static json_t *plan_json(const pp_plan *p)
+{
+	json_t *plan =
+	    json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:I,s:i,s:s,s:b,s:b,s:s,s:s}", "tp", p->tp,
+	              "pp", p->pp, "dp", p->dp, "cp", p->cp, "ep", p->ep, "etp", p->etp, "vp",
+	              p->vp, "mbs", p->mbs, "microbatches", (json_int_t)p->microbatches, "zero",
+	              p->zero, "recompute", pp_recompute_name(p->recompute), "sp", p->sp, "flash",
+	              p->flash, "schedule", pp_schedule_name(p->schedule), "order", p->order);
+	if (p->offload_optimizer || p->offload_params || p->offload_activations) {
+		json_object_set_new(plan, "offload_optimizer", json_boolean(p->offload_optimizer));
+		json_object_set_new(plan, "offload_params", json_boolean(p->offload_params));
+		json_object_set_new(plan, "offload_activations",
+		                    json_boolean(p->offload_activations));
+	}
+	json_object_set_new(plan, "tp2", json_integer(p->tp2));
+	json_object_set_new(plan, "summa", json_boolean(p->summa));
+	json_object_set_new(plan, "summa_nb", json_integer(p->summa_nb));
+	json_object_set_new(plan, "first_stage_layers", json_integer(p->first_stage_layers));
+	json_object_set_new(plan, "last_stage_layers", json_integer(p->last_stage_layers));
+	json_object_set_new(plan, "embedding_as_layer", json_boolean(p->embedding_as_layer));
+	json_object_set_new(plan, "loss_as_layer", json_boolean(p->loss_as_layer));
+	return plan;
+}
+
 /*
  * The training stack's terms in the bottleneck rank's compute over one
  * iteration (pp_stage_stack_terms; on the kernel path only), with what the
@@ -339,25 +364,7 @@ static json_t *estimate_json(const pp_estimate *e)
 	if (e->job.precision == PP_PREC_FP8)
 		json_object_set_new(job, "fp8_recipe",
 		                    json_string(pp_fp8_recipe_name(e->job.fp8_recipe)));
-	json_t *plan =
-	    json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:I,s:i,s:s,s:b,s:b,s:s,s:s}", "tp", p->tp,
-	              "pp", p->pp, "dp", p->dp, "cp", p->cp, "ep", p->ep, "etp", p->etp, "vp",
-	              p->vp, "mbs", p->mbs, "microbatches", (json_int_t)p->microbatches, "zero",
-	              p->zero, "recompute", pp_recompute_name(p->recompute), "sp", p->sp, "flash",
-	              p->flash, "schedule", pp_schedule_name(p->schedule), "order", p->order);
-	if (p->offload_optimizer || p->offload_params || p->offload_activations) {
-		json_object_set_new(plan, "offload_optimizer", json_boolean(p->offload_optimizer));
-		json_object_set_new(plan, "offload_params", json_boolean(p->offload_params));
-		json_object_set_new(plan, "offload_activations",
-		                    json_boolean(p->offload_activations));
-	}
-	json_object_set_new(plan, "tp2", json_integer(p->tp2));
-	json_object_set_new(plan, "summa", json_boolean(p->summa));
-	json_object_set_new(plan, "summa_nb", json_integer(p->summa_nb));
-	json_object_set_new(plan, "first_stage_layers", json_integer(p->first_stage_layers));
-	json_object_set_new(plan, "last_stage_layers", json_integer(p->last_stage_layers));
-	json_object_set_new(plan, "embedding_as_layer", json_boolean(p->embedding_as_layer));
-	json_object_set_new(plan, "loss_as_layer", json_boolean(p->loss_as_layer));
+	json_t *plan = plan_json(p);
 	const pp_iteration *t = &e->time;
 	json_t *time = json_pack(
 	    "{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i}", "iteration_s", t->iteration_s,
@@ -551,6 +558,13 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 			else if (simulated)
 				fprintf(out, " %9s %6s", "-", "-");
 			fputc('\n', out);
+			size_t neq = pp_search_equivalent_count(s, i);
+			if (neq)
+				fprintf(out,
+				        "     = %zu more plan%s of the same time and memory "
+				        "(--json lists "
+				        "them)\n",
+				        neq, neq > 1 ? "s" : "");
 		}
 		double margin;
 		size_t ru;
@@ -631,7 +645,15 @@ int pp_report_search_json(const pp_search *s, FILE *out)
 		if (pp_search_plan_get(s, i, &e_buf, &err))
 			return -1; /* internal: the plan does not evaluate as ranked */
 		fprintf(out, "%s\n    ", i ? "," : "");
-		int rc = dump_at_depth(estimate_json(&e_buf), 2, mark, out);
+		json_t *o = estimate_json(&e_buf);
+		size_t neq = pp_search_equivalent_count(s, i);
+		if (o && neq) { /* the plans this row stands for besides its own */
+			json_t *eq = json_array();
+			for (size_t k = 0; k < neq; k++)
+				json_array_append_new(eq, plan_json(pp_search_equivalent(s, i, k)));
+			json_object_set_new(o, "equivalent_plans", eq);
+		}
+		int rc = dump_at_depth(o, 2, mark, out);
 		if (rc)
 			return rc;
 	}

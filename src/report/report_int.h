@@ -37,5 +37,16 @@ void ppi_report_timeline_types(const struct pp_traffic_timeline *tl, FILE *out);
 void ppi_xml_text(FILE *f, const char *s);
 #include "paraplan/report.h"
 const char *ppi_chart_title(pp_chart c);
+/*
+ * Numbers as people write them on a chart or a page (format_html.c), into
+ * buf of n bytes; returns buf.  ppi_human: no exponent, thousands grouped
+ * with commas, about three significant digits (255,450; 1,218; 13.1; 2.63;
+ * 0.204).  ppi_human_s: a duration in the unit that reads best (13.1 s,
+ * 1,314 s, 204 ms, 7.59 ms, 850 us).  ppi_nice_step: a round step (1, 2 or 5
+ * x 10^k) that cuts `range` into at most `ticks` intervals.
+ */
+char *ppi_human(char *buf, size_t n, double v);
+char *ppi_human_s(char *buf, size_t n, double s);
+double ppi_nice_step(double range, int ticks);
 
 #endif

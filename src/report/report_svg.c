@@ -186,16 +186,38 @@ typedef struct area {
 	double x, y, w, h;
 } area;
 
-/* A y axis from 0 to ymax with 5 ticks and a label; an x axis line. */
+/* Tick value v on an axis of round step `step`: the decimals the step has,
+ * thousands grouped (0.5, 20, 1,500). */
+static const char *tick_label(char *buf, size_t n, double v, double step)
+{
+	if (fabs(v) < step * 1e-6)
+		v = 0;
+	if (step >= 1)
+		return ppi_human(buf, n, round(v));
+	snprintf(buf, n, "%.*f", (int)ceil(-log10(step) - 1e-9), v);
+	return buf;
+}
+
+/* A y axis from 0 to ymax (nice_max) with ticks at a round step and a label;
+ * an x axis line.  `right`: the ticks on the right edge, no grid. */
+static void y_ticks(svg *g, const area *a, double ymax, bool right)
+{
+	double step = ppi_nice_step(ymax, 5);
+	char buf[48];
+	for (int k = 0; k * step <= ymax * (1 + 1e-9); k++) {
+		double v = k * step, y = a->y + a->h - a->h * v / ymax;
+		if (!right)
+			line(g, "grid", a->x, y, a->x + a->w, y, "#ddd", NULL);
+		text(g, "tick", right ? a->x + a->w + 4 : a->x - 4, y + 4, right ? "start" : "end",
+		     "%s", tick_label(buf, sizeof buf, v, step));
+	}
+}
+
 static void y_axis(svg *g, const area *a, double ymax, const char *label)
 {
 	line(g, "axis", a->x, a->y, a->x, a->y + a->h, "#333", NULL);
 	line(g, "axis", a->x, a->y + a->h, a->x + a->w, a->y + a->h, "#333", NULL);
-	for (int k = 0; k <= 5; k++) {
-		double v = ymax * k / 5, y = a->y + a->h - a->h * k / 5;
-		line(g, "grid", a->x, y, a->x + a->w, y, "#ddd", NULL);
-		text(g, "tick", a->x - 4, y + 4, "end", "%.3g", v);
-	}
+	y_ticks(g, a, ymax, false);
 	text(g, "axis-label", a->x, a->y - 8, "start", "%s", label);
 }
 
@@ -212,9 +234,10 @@ static int chart_memory(const pp_report_inputs *in, FILE *f)
 	double W = 720, H = 340;
 	area a = {70, 40, W - 190, H - 90};
 	double top = e->capacity_bytes;
-	for (int s = 0; s < p; s++)
-		if (e->stage_total_bytes[s] > top)
-			top = e->stage_total_bytes[s];
+	for (int s = 0; s < p; s++) {
+		double t = in->stages ? in->stages[s].total_bytes : e->stage_total_bytes[s];
+		top = t > top ? t : top;
+	}
 	double ymax = nice_max(top * 1.05 / GIB);
 	svg g;
 	open_svg(&g, f, PP_CHART_MEMORY, W, H);
@@ -234,7 +257,9 @@ static int chart_memory(const pp_report_inputs *in, FILE *f)
 			memset(part, 0, sizeof part);
 			part[4] = e->stage_total_bytes[s];
 		}
-		double total = e->stage_total_bytes[s];
+		/* A search's winner keeps the peak stages' totals only (its
+		 * estimate is evaluated for the peak): the stage model's total. */
+		double total = m ? m->total_bytes : e->stage_total_bytes[s];
 		char extra[64];
 		snprintf(extra, sizeof extra, "data-stage=\"%d\"", s);
 		rect(&g, "memory-bar", x, a.y + a.h - total / GIB / ymax * a.h, bw,
@@ -295,11 +320,12 @@ static int chart_iteration(const pp_report_inputs *in, FILE *f)
 	double xmax = sum > 0 ? sum : 1;
 	svg g;
 	open_svg(&g, f, PP_CHART_ITERATION, W, H);
-	text(&g, "axis-label", a.x, a.y - 10, "start", "iteration %.4g s (closed form)",
-	     t->iteration_s);
+	char hs[48];
+	text(&g, "axis-label", a.x, a.y - 10, "start", "iteration %s (closed form)",
+	     ppi_human_s(hs, sizeof hs, t->iteration_s));
 	if (e->simulated)
-		text(&g, "axis-label", a.x + a.w, a.y - 10, "end", "simulated %.4g s",
-		     e->sim.iteration_s);
+		text(&g, "axis-label", a.x + a.w, a.y - 10, "end", "simulated %s",
+		     ppi_human_s(hs, sizeof hs, e->sim.iteration_s));
 	double x = a.x;
 	for (size_t k = 0; k < n; k++) {
 		if (!(terms[k].s > 0))
@@ -307,8 +333,9 @@ static int chart_iteration(const pp_report_inputs *in, FILE *f)
 		double w = terms[k].s / xmax * a.w;
 		char extra[64];
 		snprintf(extra, sizeof extra, "data-term=\"%s\"", terms[k].name);
-		rect(&g, "iter-seg", x, a.y, w, a.h, terms[k].color, extra, "%s: %.4g s (%.1f%%)",
-		     terms[k].name, terms[k].s, 100 * terms[k].s / xmax);
+		rect(&g, "iter-seg", x, a.y, w, a.h, terms[k].color, extra, "%s: %s (%.1f%%)",
+		     terms[k].name, ppi_human_s(hs, sizeof hs, terms[k].s),
+		     100 * terms[k].s / xmax);
 		x += w;
 	}
 	int row = 0;
@@ -317,8 +344,8 @@ static int chart_iteration(const pp_report_inputs *in, FILE *f)
 			continue;
 		double lx = a.x + (row % 3) * 230, ly = a.y + a.h + 24 + (row / 3) * 18;
 		rect(&g, "legend", lx, ly - 10, 12, 12, terms[k].color, NULL, NULL);
-		text(&g, "legend", lx + 18, ly, "start", "%s %.4g s (%.1f%%)", terms[k].name,
-		     terms[k].s, 100 * terms[k].s / xmax);
+		text(&g, "legend", lx + 18, ly, "start", "%s %s (%.1f%%)", terms[k].name,
+		     ppi_human_s(hs, sizeof hs, terms[k].s), 100 * terms[k].s / xmax);
 		row++;
 	}
 	return close_svg(&g);
@@ -351,9 +378,11 @@ static int chart_gantt(const pp_report_inputs *in, FILE *f)
 	double T = e->sim.iteration_s > 0 ? e->sim.iteration_s : 1;
 	svg g;
 	open_svg(&g, f, PP_CHART_GANTT, W, H);
+	char hs[48], he[48];
 	text(&g, "axis-label", a.x, a.y - 10, "start",
-	     "simulated iteration %.4g s, %s, %d ranks, %lld micro-batches", T,
-	     pp_schedule_name(e->plan.schedule), p, e->plan.microbatches);
+	     "simulated iteration %s, %s, %d ranks, %lld micro-batches",
+	     ppi_human_s(hs, sizeof hs, T), pp_schedule_name(e->plan.schedule), p,
+	     e->plan.microbatches);
 	for (int r = 0; r < p; r++) {
 		char extra[32];
 		snprintf(extra, sizeof extra, "data-rank=\"%d\"", r);
@@ -381,18 +410,20 @@ static int chart_gantt(const pp_report_inputs *in, FILE *f)
 		         "data-rank=\"%d\" data-kind=\"%s\" data-stream=\"%s\"", ev->rank,
 		         pp_event_kind_name(ev->kind), pp_stream_name(ev->stream));
 		rect(&g, task ? "gantt-task" : "gantt-other", x, y, w, h, task_color(ev->kind),
-		     extra, "rank %d %s mb %d chunk %d: %.4g..%.4g ms", ev->rank,
-		     pp_event_kind_name(ev->kind), ev->mb, ev->chunk, ev->start_s * 1e3,
-		     ev->end_s * 1e3);
+		     extra, "rank %d %s mb %d chunk %d: %s to %s", ev->rank,
+		     pp_event_kind_name(ev->kind), ev->mb, ev->chunk,
+		     ppi_human_s(hs, sizeof hs, ev->start_s),
+		     ppi_human_s(he, sizeof he, ev->end_s));
 	}
-	for (int k = 0; k <= 5; k++) {
-		double x = a.x + a.w * k / 5;
+	/* Ticks at a round step of time, labelled in the unit of the step. */
+	double step = ppi_nice_step(T, 6);
+	double unit = step >= 1 ? 1 : step >= 1e-3 ? 1e-3 : 1e-6;
+	const char *uname = unit == 1 ? "s" : unit == 1e-3 ? "ms" : "us";
+	for (int k = 0; k * step <= T * (1 + 1e-9); k++) {
+		double x = a.x + a.w * (k * step) / T;
 		line(&g, "grid", x, a.y, x, a.y + a.h, "#bbb", NULL);
-		text(&g, "tick", x, a.y + a.h + 14,
-		     k == 0   ? "start"
-		     : k == 5 ? "end"
-		              : "middle",
-		     "%.4g ms", T * 1e3 * k / 5);
+		text(&g, "tick", x, a.y + a.h + 14, k == 0 ? "start" : "middle", "%s %s",
+		     tick_label(hs, sizeof hs, k * step / unit, step / unit), uname);
 	}
 	const pp_event_kind legend[] = {PP_EV_F,    PP_EV_B,  PP_EV_W,
 	                                PP_EV_SEND, PP_EV_DP, PP_EV_OPTIMIZER};
@@ -408,56 +439,105 @@ static int chart_gantt(const pp_report_inputs *in, FILE *f)
 
 #define HEAT_MAX_BINS 64
 
+/* Each type's colour, as seed 000 Fig. 3 draws them: TP red, DP purple, PP
+ * (activations and gradients alike) dark blue, the embedding sync light
+ * blue; the types it does not draw in their own hues. */
+static const char *const type_rgb[PP_TRAFFIC_NTYPES] = {
+    [PP_TRAFFIC_TP] = "d62728",     [PP_TRAFFIC_CP] = "f28e2b",     [PP_TRAFFIC_EP] = "59a14f",
+    [PP_TRAFFIC_PP_FWD] = "1f3b8c", [PP_TRAFFIC_PP_BWD] = "1f3b8c", [PP_TRAFFIC_DP] = "8e44ad",
+    [PP_TRAFFIC_EMB] = "6baed6",    [PP_TRAFFIC_ZERO3] = "9c755f"};
+
+/* The colour of a cell of type `type` at `x` (0..1) of the busiest: the
+ * type's hue mixed with white, lighter for less traffic. */
+static void type_fill(char *buf, size_t n, int type, double x)
+{
+	unsigned rgb = (unsigned)strtoul(type_rgb[type], NULL, 16);
+	double f = 0.25 + 0.75 * x;
+	int c[3] = {(int)(rgb >> 16) & 255, (int)(rgb >> 8) & 255, (int)rgb & 255};
+	for (int i = 0; i < 3; i++)
+		c[i] = (int)(255 - (255 - c[i]) * f + 0.5);
+	snprintf(buf, n, "#%02x%02x%02x", c[0], c[1], c[2]);
+}
+
 static int chart_traffic(const pp_report_inputs *in, FILE *f)
 {
 	const pp_traffic *t = in->traffic;
 	long long bins = t->gpus < HEAT_MAX_BINS ? t->gpus : HEAT_MAX_BINS;
 	long long per = (t->gpus + bins - 1) / bins; /* GPUs per bin */
 	bins = (t->gpus + per - 1) / per;
-	double *m = ppi_calloc((size_t)(bins * bins), sizeof *m);
+	/* Per bin pair: the bytes of each type (a cell is coloured by the type
+	 * that sends most in it) and their sum. */
+	double *m = ppi_calloc((size_t)(bins * bins) * (PP_TRAFFIC_NTYPES + 1), sizeof *m);
 	if (!m)
 		return -1;
 	double top = 0;
+	bool seen[PP_TRAFFIC_NTYPES] = {false};
 	for (size_t i = 0; i < t->n; i++) {
 		const pp_traffic_cell *c = &t->cell[i];
-		double *v = &m[(c->src / per) * bins + c->dst / per];
-		*v += c->bytes;
+		double *v = &m[((c->src / per) * bins + c->dst / per) * (PP_TRAFFIC_NTYPES + 1)];
+		v[PP_TRAFFIC_NTYPES] += c->bytes;
+		if (c->type >= 0 && c->type < PP_TRAFFIC_NTYPES)
+			v[c->type] += c->bytes;
 	}
 	for (long long k = 0; k < bins * bins; k++)
-		if (m[k] > top)
-			top = m[k];
+		if (m[k * (PP_TRAFFIC_NTYPES + 1) + PP_TRAFFIC_NTYPES] > top)
+			top = m[k * (PP_TRAFFIC_NTYPES + 1) + PP_TRAFFIC_NTYPES];
 	double side = 448, cell = side / bins;
 	double W = 640, H = side + 100;
 	area a = {70, 40, side, side};
 	svg g;
 	open_svg(&g, f, PP_CHART_TRAFFIC, W, H);
 	text(&g, "axis-label", a.x, a.y - 10, "start",
-	     "bytes per iteration from GPU (row) to GPU (column)%s", per > 1 ? ", binned" : "");
-	rect(&g, "traffic-frame", a.x, a.y, a.w, a.h, "#f8f8f8", "stroke=\"#333\"", NULL);
+	     "bytes per iteration from GPU (row) to GPU (column)%s; colour: the type that sends "
+	     "most",
+	     per > 1 ? ", binned" : "");
+	rect(&g, "traffic-frame", a.x, a.y, a.w, a.h, "#ffffff", "stroke=\"#333\"", NULL);
 	long long cells = 0;
 	for (long long s = 0; s < bins; s++)
 		for (long long d = 0; d < bins; d++) {
-			double v = m[s * bins + d];
+			const double *cv = &m[(s * bins + d) * (PP_TRAFFIC_NTYPES + 1)];
+			double v = cv[PP_TRAFFIC_NTYPES];
 			if (!(v > 0))
 				continue;
+			int type = 0;
+			for (int k = 1; k < PP_TRAFFIC_NTYPES; k++)
+				if (cv[k] > cv[type])
+					type = k;
+			seen[type] = true;
 			/* log scale over 4 decades below the busiest pair */
 			double x = top > 0 ? (log10(v / top) + 4) / 4 : 0;
 			x = x < 0.05 ? 0.05 : x > 1 ? 1 : x;
-			char fill[16], extra[64];
-			snprintf(fill, sizeof fill, "#%02x%02x%02x", (int)(255 - 200 * x),
-			         (int)(245 - 190 * x), (int)(240 - 120 * x));
-			snprintf(extra, sizeof extra, "data-src=\"%lld\" data-dst=\"%lld\"",
-			         s * per, d * per);
+			char fill[16], extra[96], gb[48];
+			type_fill(fill, sizeof fill, type, x);
+			snprintf(extra, sizeof extra,
+			         "data-src=\"%lld\" data-dst=\"%lld\" data-type=\"%s\"", s * per,
+			         d * per, pp_traffic_type_name((pp_traffic_type)type));
+			ppi_human(gb, sizeof gb, v / 1e9);
 			if (per > 1)
 				rect(&g, "traffic-cell", a.x + d * cell, a.y + s * cell, cell, cell,
-				     fill, extra, "GPUs %lld-%lld -> %lld-%lld: %.4g GB", s * per,
-				     s * per + per - 1, d * per, d * per + per - 1, v / 1e9);
+				     fill, extra, "GPUs %lld-%lld -> %lld-%lld: %s GB, mostly %s",
+				     s * per, s * per + per - 1, d * per, d * per + per - 1, gb,
+				     pp_traffic_type_name((pp_traffic_type)type));
 			else
 				rect(&g, "traffic-cell", a.x + d * cell, a.y + s * cell, cell, cell,
-				     fill, extra, "GPU %lld -> GPU %lld: %.4g GB", s, d, v / 1e9);
+				     fill, extra, "GPU %lld -> GPU %lld: %s GB, mostly %s", s, d,
+				     gb, pp_traffic_type_name((pp_traffic_type)type));
 			cells++;
 		}
 	free(m);
+	/* The legend: the types drawn (PP's two directions share a colour). */
+	double ly = a.y + 96;
+	for (int k = 0; k < PP_TRAFFIC_NTYPES; k++) {
+		bool pp_pair = k == PP_TRAFFIC_PP_FWD && seen[PP_TRAFFIC_PP_BWD];
+		if (!seen[k] || (k == PP_TRAFFIC_PP_BWD && seen[PP_TRAFFIC_PP_FWD]))
+			continue;
+		char fill[16];
+		type_fill(fill, sizeof fill, k, 1);
+		rect(&g, "legend", a.x + a.w + 10, ly - 10, 12, 12, fill, NULL, NULL);
+		text(&g, "legend", a.x + a.w + 28, ly, "start", "%s",
+		     pp_pair ? "pp (both ways)" : pp_traffic_type_name((pp_traffic_type)k));
+		ly += 18;
+	}
 	int step = bins <= 16 ? 1 : (int)(bins / 8);
 	for (long long k = 0; k < bins; k += step) {
 		text(&g, "tick", a.x - 4, a.y + k * cell + cell / 2 + 4, "end", "%lld", k * per);
@@ -479,7 +559,9 @@ static int chart_traffic(const pp_report_inputs *in, FILE *f)
 			     "stroke-dasharray=\"2 2\"");
 		}
 	text(&g, "axis-label", a.x + a.w + 10, a.y + 14, "start", "busiest pair");
-	text(&g, "axis-label", a.x + a.w + 10, a.y + 30, "start", "%.4g GB", top / 1e9);
+	char gb[48];
+	text(&g, "axis-label", a.x + a.w + 10, a.y + 30, "start", "%s GB",
+	     ppi_human(gb, sizeof gb, top / 1e9));
 	text(&g, "axis-label", a.x + a.w + 10, a.y + 50, "start", "%lld pairs", cells);
 	if (nodes > 1)
 		text(&g, "axis-label", a.x + a.w + 10, a.y + 66, "start",
@@ -528,9 +610,11 @@ static int chart_pareto(const pp_report_inputs *in, FILE *f)
 	svg g;
 	open_svg(&g, f, PP_CHART_PARETO, W, H);
 	y_axis(&g, &a, ymax, "peak GiB per GPU");
-	for (int k = 0; k <= 4; k++)
-		text(&g, "tick", a.x + a.w * k / 4, a.y + a.h + 14, "middle", "%.4g",
-		     x0 + (x1 - x0) * k / 4);
+	double xs = ppi_nice_step(x1 - x0, 5);
+	char tb[48], hs[48];
+	for (double v = ceil(x0 / xs) * xs; v <= x1; v += xs)
+		text(&g, "tick", a.x + a.w * (v - x0) / (x1 - x0), a.y + a.h + 14, "middle", "%s",
+		     tick_label(tb, sizeof tb, v, xs));
 	text(&g, "axis-label", a.x + a.w / 2, H - 14, "middle", "iteration time, s");
 	double hy = a.y + a.h - cap / ymax * a.h;
 	line(&g, "pareto-hbm", a.x, hy, a.x + a.w, hy, "#c00", "stroke-dasharray=\"6 3\"");
@@ -553,7 +637,8 @@ static int chart_pareto(const pp_report_inputs *in, FILE *f)
 		plan_label(e, label, sizeof label);
 		circle(&g, "pareto-top", a.x + (e->time.iteration_s - x0) / (x1 - x0) * a.w,
 		       a.y + a.h - e->memory.total_bytes / GIB / ymax * a.h, 7, "none",
-		       "#%zu: %s, %.4g s, %.2f GiB", k + 1, label, e->time.iteration_s,
+		       "#%zu: %s, %s, %.2f GiB", k + 1, label,
+		       ppi_human_s(hs, sizeof hs, e->time.iteration_s),
 		       e->memory.total_bytes / GIB);
 	}
 	for (size_t k = 0; k < np; k++) {
@@ -561,7 +646,8 @@ static int chart_pareto(const pp_report_inputs *in, FILE *f)
 		plan_label(e, label, sizeof label);
 		circle(&g, "pareto-point", a.x + (e->time.iteration_s - x0) / (x1 - x0) * a.w,
 		       a.y + a.h - e->memory.total_bytes / GIB / ymax * a.h, 4, "#4e79a7",
-		       "front: %s, %.4g s, %.2f GiB", label, e->time.iteration_s,
+		       "front: %s, %s, %.2f GiB", label,
+		       ppi_human_s(hs, sizeof hs, e->time.iteration_s),
 		       e->memory.total_bytes / GIB);
 	}
 	circle(&g, "legend", a.x + a.w - 150, a.y + 10, 4, "#4e79a7", "Pareto front");
@@ -707,9 +793,7 @@ static int chart_cost(const pp_report_inputs *in, FILE *f)
 	polyline_rows(&g, "cost-days-line", "#59a14f", sw, &x, &a, dmax, 3);
 	if (rent) {
 		line(&g, "axis", a.x + a.w, a.y, a.x + a.w, a.y + a.h, "#333", NULL);
-		for (int k = 0; k <= 5; k++)
-			text(&g, "tick", a.x + a.w + 4, a.y + a.h - a.h * k / 5 + 4, "start",
-			     "%.3g", umax * k / 5);
+		y_ticks(&g, &a, umax, true);
 		text(&g, "axis-label", a.x + a.w, a.y - 8, "end", "rent USD (right, squares)");
 		polyline_rows(&g, "cost-usd-line", "#e15759", sw, &x, &a, umax, 2);
 	}

@@ -22,6 +22,7 @@ void pp_search_space_init(pp_search_space *space)
 {
 	memset(space, 0, sizeof *space);
 	pp_plan_init(&space->base);
+	space->headroom_fraction = PP_SEARCH_HEADROOM_DEFAULT;
 }
 
 void pp_search_options_init(pp_search_options *opts)
@@ -122,15 +123,16 @@ static pp_status alloc_state(pp_search *s)
 	    opts->threads < (int)(LAG * s->nslots) ? opts->threads : (int)(LAG * s->nslots);
 	s->workers = ppi_calloc((size_t)s->nthreads, sizeof *s->workers);
 	s->slots = ppi_calloc(LAG * s->nslots, sizeof *s->slots);
-	ppi_topk_init(&s->top, (size_t)opts->top_k);
+	const size_t keep = (size_t)opts->top_k * PPI_SEARCH_KEEP_PER_ROW;
+	ppi_topk_init(&s->top, keep);
 	for (int i = 0; i < LAG; i++)
-		ppi_topk_init(&s->snap_top[i], (size_t)opts->top_k);
+		ppi_topk_init(&s->snap_top[i], keep);
 	s->stats.subspaces = (long long)s->nouters;
 	s->m_stats = s->p_stats = s->stats;
 	if (!s->workers || !s->slots)
 		return PP_ENOMEM;
 	for (size_t i = 0; i < LAG * s->nslots; i++)
-		ppi_topk_init(&s->slots[i].top, (size_t)opts->top_k);
+		ppi_topk_init(&s->slots[i].top, keep);
 	for (int i = 0; i < s->nthreads; i++) {
 		worker *w = &s->workers[i];
 		w->s = s;
@@ -193,10 +195,22 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 static pp_status final_plans(pp_search *s)
 {
 	ppi_topk_sort(&s->top);
-	if (s->top.n == 0)
+	size_t n = s->top.n;
+	if (n == 0)
 		return PP_OK;
-	s->results = ppi_calloc(s->top.n, sizeof *s->results);
-	s->made = ppi_calloc(s->top.n, sizeof *s->made);
+	size_t *row_of = ppi_malloc(n * sizeof *row_of);
+	s->row_at = ppi_malloc(n * sizeof *s->row_at);
+	s->eq_off = ppi_malloc((n + 1) * sizeof *s->eq_off);
+	s->eq_idx = ppi_malloc(n * sizeof *s->eq_idx);
+	if (!row_of || !s->row_at || !s->eq_off || !s->eq_idx) {
+		free(row_of);
+		return PP_ENOMEM;
+	}
+	s->nrows =
+	    ppi_topk_group(&s->top, (size_t)s->opts.top_k, row_of, s->row_at, s->eq_off, s->eq_idx);
+	free(row_of);
+	s->results = ppi_calloc(s->nrows, sizeof *s->results);
+	s->made = ppi_calloc(s->nrows, sizeof *s->made);
 	return s->results && s->made ? PP_OK : PP_ENOMEM;
 }
 
@@ -206,7 +220,7 @@ static pp_status final_plans(pp_search *s)
  * (workers[0]). */
 static pp_status materialise(const pp_search *s, size_t i, pp_estimate *out, pp_error *err)
 {
-	const ppi_topk_entry *x = &s->top.v[i];
+	const ppi_topk_entry *x = &s->top.v[s->row_at[i]];
 	pp_plan plan = x->ranked;
 	pp_status st =
 	    pp_estimate_eval(&s->model, &s->system, &s->job, &plan, s->gpus,
@@ -249,7 +263,19 @@ double pp_search_progress(const pp_search *s)
 
 size_t pp_search_count(const pp_search *s)
 {
-	return s->finished ? s->top.n : 0;
+	return s->finished ? s->nrows : 0;
+}
+
+size_t pp_search_equivalent_count(const pp_search *s, size_t i)
+{
+	return i < pp_search_count(s) ? s->eq_off[i + 1] - s->eq_off[i] : 0;
+}
+
+const pp_plan *pp_search_equivalent(const pp_search *s, size_t i, size_t k)
+{
+	if (k >= pp_search_equivalent_count(s, i))
+		return NULL;
+	return &s->top.v[s->eq_idx[s->eq_off[i] + k]].ranked;
 }
 
 const pp_estimate *pp_search_plan(const pp_search *s, size_t i)
@@ -284,7 +310,7 @@ pp_status pp_search_row_get(const pp_search *s, size_t i, pp_search_row *out, pp
 	if (i >= pp_search_count(s))
 		return ppi_fail(err, "", "search", "no plan %zu: the search has %zu", i + 1,
 		                pp_search_count(s));
-	const ppi_topk_entry *x = &s->top.v[i];
+	const ppi_topk_entry *x = &s->top.v[s->row_at[i]];
 	const ppi_topk_row *r = &x->row;
 	bool sim = s->made[i] && s->results[i].simulated;
 	*out = (pp_search_row){.plan = x->ranked,
@@ -368,7 +394,8 @@ const char *pp_search_explain(const pp_search *s, double *margin_s, size_t *runn
 	/* The first runner-up that is actually slower (equal plans tie). */
 	size_t j = 1;
 	const ppi_topk_entry *v = s->top.v;
-	while (j + 1 < s->top.n && v[j].time_s <= v[0].time_s * (1 + 1e-9))
+	const size_t *at = s->row_at;
+	while (j + 1 < s->nrows && v[at[j]].time_s <= v[at[0]].time_s * (1 + 1e-9))
 		j++;
 	const pp_estimate *r0 = pp_search_plan(s, 0), *rj = pp_search_plan(s, j);
 	if (!r0 || !rj)
@@ -422,5 +449,8 @@ void pp_search_free(pp_search *s)
 	}
 	free(s->results);
 	free(s->made);
+	free(s->row_at);
+	free(s->eq_off);
+	free(s->eq_idx);
 	free(s);
 }

@@ -219,7 +219,10 @@ struct pp_search {
 	front pareto;
 	ppi_topk snap_top[LAG];
 	points snap_front[LAG];
-	pp_estimate *results; /* the top.n best in full, each once asked for */
+	/* The rows: top.v grouped by ppi_topk_group once the search is done (at
+	 * most opts.top_k rows; top keeps PPI_SEARCH_KEEP_PER_ROW x top_k). */
+	size_t nrows, *row_at, *eq_off, *eq_idx;
+	pp_estimate *results; /* the nrows rows in full, each once asked for */
 	bool *made;           /* results[i] has been evaluated */
 	pp_search_stop stop;  /* why the search ended before its last sub-space */
 	bool finished;        /* lists sorted, wall time taken */

@@ -6,6 +6,7 @@
 #include "topk.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -260,6 +261,59 @@ void ppi_topk_sort(ppi_topk *t)
 		}
 	}
 	t->sorted = true;
+}
+
+static bool close_rel(double a, double b)
+{
+	double m = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
+	return fabs(a - b) <= PPI_SEARCH_EQUIV_REL * m;
+}
+
+bool ppi_search_equivalent(double time_a, double bytes_a, double time_b, double bytes_b)
+{
+	return close_rel(time_a, time_b) && close_rel(bytes_a, bytes_b);
+}
+
+size_t ppi_topk_group(const ppi_topk *t, size_t rows_max, size_t *row_of, size_t *row_at,
+                      size_t *eq_off, size_t *eq_idx)
+{
+	size_t nrows = 0;
+	const ppi_topk_entry *v = t->v;
+	for (size_t j = 0; j < t->n; j++) {
+		size_t r = SIZE_MAX;
+		/* Sorted by time: the rows a result can join start within the
+		 * tolerance of its time, at the end of the rows so far. */
+		for (size_t q = nrows; q-- > 0;) {
+			const ppi_topk_entry *f = &v[row_at[q]];
+			if (!close_rel(f->time_s, v[j].time_s))
+				break;
+			if (ppi_search_equivalent(f->time_s, f->bytes, v[j].time_s, v[j].bytes))
+				r = q;
+		}
+		if (r == SIZE_MAX && nrows < rows_max) {
+			r = nrows;
+			row_at[nrows++] = j;
+		}
+		row_of[j] = r;
+	}
+	/* A counting sort of the others by row, rank order kept. */
+	for (size_t r = 0; r <= nrows; r++)
+		eq_off[r] = 0;
+	for (size_t j = 0; j < t->n; j++)
+		if (row_of[j] != SIZE_MAX && row_at[row_of[j]] != j)
+			eq_off[row_of[j] + 1]++;
+	for (size_t r = 0; r < nrows; r++)
+		eq_off[r + 1] += eq_off[r];
+	for (size_t j = 0; j < t->n; j++) {
+		size_t r = row_of[j];
+		if (r != SIZE_MAX && row_at[r] != j)
+			eq_idx[eq_off[r]++] = j;
+	}
+	/* eq_off[r] now ends row r's list: shift back to starts. */
+	for (size_t r = nrows; r > 0; r--)
+		eq_off[r] = eq_off[r - 1];
+	eq_off[0] = 0;
+	return nrows;
 }
 
 void ppi_topk_copy_worst(ppi_topk *dst, const ppi_topk *src)

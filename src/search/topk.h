@@ -93,6 +93,35 @@ void ppi_topk_insert(ppi_topk *t, const ppi_topk_entry *x);
 void ppi_topk_copy_worst(ppi_topk *dst, const ppi_topk *src);
 /* Order v[0..n) best first; no insert after it until ppi_topk_clear. */
 void ppi_topk_sort(ppi_topk *t);
+/*
+ * Equivalent results: the same iteration time and the same peak memory, each
+ * within a relative PPI_SEARCH_EQUIV_REL (two plans the models cannot tell
+ * apart, e.g. rank orders that place the groups alike, or dp64 cp4 mbs1 and
+ * dp32 cp8 mbs2 where every term comes out the same).  1e-9 is far above the
+ * rounding of a sum of a few hundred terms (~1e-14) and far below any
+ * difference a plan's degrees make (the closest distinct plans differ by
+ * ~1e-6 of their time).
+ */
+#define PPI_SEARCH_EQUIV_REL 1e-9
+/* Entries the search keeps per row shown: the K rows are the first K groups
+ * of equivalent results among the PPI_SEARCH_KEEP_PER_ROW x K best; fewer
+ * rows only where more than (PPI_SEARCH_KEEP_PER_ROW - 1) x K of those are
+ * equivalents of earlier ones. */
+enum { PPI_SEARCH_KEEP_PER_ROW = 4 };
+bool ppi_search_equivalent(double time_a, double bytes_a, double time_b, double bytes_b);
+/*
+ * Group sorted list `t` (ppi_topk_sort) into at most `rows_max` rows of
+ * equivalent results: a result joins the first row (in rank order) whose
+ * first result it is equivalent to, else starts a row.  row_at[r] is the
+ * index in t->v of row r's first result (what ranks it), and the indices of
+ * the others of row r, in rank order, are eq_idx[eq_off[r] .. eq_off[r + 1]).
+ * row_of (scratch: each result's row), row_at and eq_idx hold t->n, eq_off
+ * t->n + 1 (caller's storage).  Results
+ * after the last row's first that start no row are dropped.  Returns the
+ * number of rows.
+ */
+size_t ppi_topk_group(const ppi_topk *t, size_t rows_max, size_t *row_of, size_t *row_at,
+                      size_t *eq_off, size_t *eq_idx);
 /* Empty the list, keeping its storage. */
 void ppi_topk_clear(ppi_topk *t);
 void ppi_topk_free(ppi_topk *t);

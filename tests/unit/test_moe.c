@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "paraplan/moe.h"
+#include "paraplan/paraplan.h"
 #include "pp_test.h"
 
 /* Mixtral-like: 8 experts, top-2, EP 8, 4096 tokens per GPU, h 4096 bf16,
@@ -143,12 +144,91 @@ static void test_four_alltoalls(void **state)
 	pp_moe_result_free(&o);
 }
 
+/* --moe-routing's spec: the parts, their ranges, one line naming the flag. */
+static void test_routing_parse(void **state)
+{
+	(void)state;
+	double sk, dr, cap;
+	pp_error err;
+	assert_int_equal(pp_moe_routing_parse("zipf:1.2", &sk, &dr, &cap, &err), PP_OK);
+	assert_true(sk == 1.2 && dr == 0 && cap == 0);
+	assert_int_equal(
+	    pp_moe_routing_parse("zipf:0.5,drift:5000,capacity:1.25", &sk, &dr, &cap, &err), PP_OK);
+	assert_true(sk == 0.5 && dr == 5000 && cap == 1.25);
+	assert_int_equal(pp_moe_routing_parse("zipf:1,capacity:2,drift:10", &sk, &dr, &cap, &err),
+	                 PP_OK);
+	assert_true(dr == 10 && cap == 2);
+	const char *bad[] = {"",
+	                     "zipf",
+	                     "zipf:",
+	                     "zipf:-1",
+	                     "zipf:11",
+	                     "zipf:1,drift:0",
+	                     "zipf:1,capacity:0",
+	                     "zipf:1,drift:5,drift:6",
+	                     "zipf:1,foo:2",
+	                     "zipf:1x",
+	                     "uniform"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		assert_int_equal(pp_moe_routing_parse(bad[i], &sk, &dr, &cap, &err), PP_EINPUT);
+		assert_string_equal(err.field, "moe-routing");
+	}
+}
+
+/* The routing of a real plan (mixtral-8x7b, ep 8 inside a DGX H100's NVLink
+ * domain): the p99 dispatch time grows with the skew, and a capacity factor
+ * bounds it (tokens over capacity are dropped). */
+static void test_routing_of_plan(void **state)
+{
+	(void)state;
+	pp_model m;
+	pp_system sys;
+	pp_job job;
+	pp_plan p;
+	pp_error err;
+	assert_int_equal(pp_model_preset("mixtral-8x7b", &m, &err), PP_OK);
+	assert_int_equal(pp_system_preset("dgx-h100", &sys, &err), PP_OK);
+	pp_job_init(&job);
+	job.global_batch = 64;
+	job.seq_len = 4096;
+	pp_plan_init(&p);
+	p.ep = 8;
+	p.dp = 8; /* resolved: 8 GPUs, one node */
+	pp_moe_routing r;
+	assert_int_equal(pp_moe_routing_of_plan(&m, &sys, &job, &p, &r, &err), PP_OK);
+	assert_int_equal(r.experts, 8);
+	assert_int_equal(r.top_k, 2);
+	assert_true(r.tokens == 4096 && r.token_bytes == 2.0 * 4096);
+	assert_true(r.link_bytes_per_s == sys.nvlink_bytes_per_s);
+	double prev = 0;
+	const double skews[] = {0, 0.5, 1.0, 1.5};
+	for (size_t i = 0; i < sizeof skews / sizeof *skews; i++) {
+		r.skew = skews[i];
+		pp_moe_result res;
+		assert_int_equal(pp_moe_alltoall(&r, 0, 200, 0.99, 7, &res, &err), PP_OK);
+		print_message("mixtral ep8 skew %.1f: dispatch p99 %.3f ms, expected %.3f ms\n",
+		              skews[i], res.percentile_s * 1e3, res.expected_s * 1e3);
+		assert_true(res.percentile_s >= res.expected_s * (1 - 1e-9));
+		assert_true(res.percentile_s > prev); /* moves with skew */
+		prev = res.percentile_s;
+		pp_moe_result_free(&res);
+	}
+	r.capacity_factor = 1.25; /* at skew 1.5 */
+	pp_moe_result capped;
+	assert_int_equal(pp_moe_alltoall(&r, 0, 200, 0.99, 7, &capped, &err), PP_OK);
+	assert_true(capped.percentile_s < prev && capped.dropped_fraction > 0);
+	pp_moe_result_free(&capped);
+	p.ep = 1;
+	assert_int_equal(pp_moe_routing_of_plan(&m, &sys, &job, &p, &r, &err), PP_EINPUT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_uniform_closed_form), cmocka_unit_test(test_skew_drift_capacity),
 	    cmocka_unit_test(test_percentile),          cmocka_unit_test(test_histogram),
-	    cmocka_unit_test(test_four_alltoalls),
+	    cmocka_unit_test(test_four_alltoalls),      cmocka_unit_test(test_routing_parse),
+	    cmocka_unit_test(test_routing_of_plan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -194,12 +194,105 @@ static void test_search_top_k_prefixes(void **state)
 	pp_search_free(all);
 }
 
+/* ppi_topk_group on a made list: equivalents (within 1e-9 relative of a
+ * row's first, in time and in memory) join that row in rank order; a result
+ * 2e-9 away starts its own; rows past rows_max are dropped. */
+static void test_group_equivalents(void **state)
+{
+	(void)state;
+	const double t[][2] = {{10, 5e9},
+	                       {10, 5e9},
+	                       {10 * (1 + 5e-10), 5e9},
+	                       {10, 6e9},
+	                       {10 * (1 + 2e-9), 5e9},
+	                       {11, 5e9},
+	                       {11, 5e9 * (1 + 4e-10)},
+	                       {12, 1e9}};
+	enum { N = sizeof t / sizeof t[0] };
+	ppi_topk l;
+	ppi_topk_init(&l, N);
+	for (int i = 0; i < N; i++) {
+		pp_estimate e;
+		memset(&e, 0, sizeof e);
+		e.time.iteration_s = t[i][0];
+		e.memory.total_bytes = t[i][1];
+		e.plan.dp = i; /* ranks equals by insertion */
+		ppi_topk_entry x;
+		ppi_topk_entry_set(&x, &e, (ppi_topk_key){0, (unsigned)i});
+		ppi_topk_insert(&l, &x);
+	}
+	ppi_topk_sort(&l);
+	size_t row_of[N], row_at[N], eq_off[N + 1], eq_idx[N];
+	size_t rows = ppi_topk_group(&l, 4, row_of, row_at, eq_off, eq_idx);
+	assert_int_equal(rows, 4);
+	/* Sorted by (time, memory, then the order offered): 0 1 3 2 4 5 6 7. */
+	assert_int_equal(l.v[row_at[0]].ranked.dp, 0);
+	assert_int_equal(eq_off[1] - eq_off[0], 2); /* 1 and 2 */
+	assert_int_equal(l.v[eq_idx[eq_off[0]]].ranked.dp, 1);
+	assert_int_equal(l.v[eq_idx[eq_off[0] + 1]].ranked.dp, 2);
+	assert_int_equal(l.v[row_at[1]].ranked.dp, 3); /* 6e9: other memory */
+	assert_int_equal(eq_off[2] - eq_off[1], 0);
+	assert_int_equal(l.v[row_at[2]].ranked.dp, 4); /* 2e-9 away: not equivalent */
+	assert_int_equal(l.v[row_at[3]].ranked.dp, 5);
+	assert_int_equal(eq_off[4] - eq_off[3], 1); /* 6: memory 4e-10 away */
+	/* 7 starts a fifth row: dropped. */
+	ppi_topk_free(&l);
+}
+
+/* A whole search: no two rows of its top K are equivalent, and every plan a
+ * row lists evaluates, on its own, to the row's time and memory (relative
+ * 1e-9). */
+static void test_search_rows_distinct(void **state)
+{
+	(void)state;
+	pp_search *s = search(50, 2);
+	size_t n = pp_search_count(s), listed = 0;
+	assert_int_equal(n, 50);
+	pp_model m;
+	pp_system sys;
+	pp_error err;
+	assert_int_equal(pp_model_preset("llama3-8b", &m, &err), PP_OK);
+	assert_int_equal(pp_system_preset("dgx-h100", &sys, &err), PP_OK);
+	pp_work *ws = malloc(sizeof *ws);
+	pp_estimate *e = malloc(sizeof *e);
+	assert_non_null(ws);
+	assert_non_null(e);
+	pp_work_init(ws);
+	for (size_t i = 0; i < n; i++) {
+		const pp_estimate *a = pp_search_plan(s, i);
+		assert_non_null(a);
+		for (size_t j = 0; j < i; j++) {
+			const pp_estimate *b = pp_search_plan(s, j);
+			assert_false(
+			    ppi_search_equivalent(a->time.iteration_s, a->memory.total_bytes,
+			                          b->time.iteration_s, b->memory.total_bytes));
+		}
+		for (size_t k = 0; k < pp_search_equivalent_count(s, i); k++, listed++) {
+			pp_plan p = *pp_search_equivalent(s, i, k);
+			assert_int_equal(
+			    pp_estimate_eval(&m, &sys, &a->job, &p, a->gpus, 0, ws, e, &err),
+			    PP_OK);
+			assert_true(
+			    ppi_search_equivalent(a->time.iteration_s, a->memory.total_bytes,
+			                          e->time.iteration_s, e->memory.total_bytes));
+			assert_true(ppi_search_compare(a, e) < 0); /* the row's first ranks first */
+		}
+	}
+	print_message("llama3-8b on 64 GPUs: 50 rows list %zu equivalent plans\n", listed);
+	assert_true(listed > 0); /* the case has some (rank orders placed alike) */
+	free(ws);
+	free(e);
+	pp_search_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_heap_keeps_what_the_array_kept),
 	    cmocka_unit_test(test_heap_merge_order),
 	    cmocka_unit_test(test_search_top_k_prefixes),
+	    cmocka_unit_test(test_group_equivalents),
+	    cmocka_unit_test(test_search_rows_distinct),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

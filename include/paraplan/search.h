@@ -47,6 +47,9 @@ typedef struct pp_search_space {
 	unsigned sp_mask;        /* bit 0 off, bit 1 on; 0 = both (only on with tp > 1) */
 	int norders;             /* rank orders (placements) to try; 0 = a built-in set */
 	char orders[PP_SEARCH_MAX_ORDERS][PP_ORDER_MAX];
+	bool nvs_split;           /* --order's keyword nvs: also every factorisation of the NVLink
+	                   domain over the plan's tp, tp2, cp, dp, pp groups (seed 003
+	                   S3.2), as split orders (place.h) */
 	double headroom_fraction; /* keep this fraction of HBM free (0 = none) */
 	pp_plan base;             /* flags not searched (flash, overlaps) come from here */
 } pp_search_space;

@@ -567,6 +567,11 @@ pp_status pp_plan_check_split(const pp_plan *plan, const pp_model *m, pp_error *
  */
 bool pp_order_split_fits(const pp_plan *plan, pp_error *err);
 
+/* The rank order's grammar alone (pp_plan_resolve's first check of it):
+ * tp, cp, dp, pp once each, ep and tp2 at most once, a dimension split as
+ * `dim:N` (N > 1) named again bare.  PP_EINPUT on plan.order otherwise. */
+pp_status pp_order_check(const char *order, pp_error *err);
+
 /* ----------------------------------------------------------- parameters */
 
 void pp_model_params(const pp_model *m, pp_param_count *out);

@@ -219,6 +219,11 @@ static pp_status check_order(const char *order, pp_error *err)
 	return PP_OK;
 }
 
+pp_status pp_order_check(const char *order, pp_error *err)
+{
+	return check_order(order, err);
+}
+
 bool pp_order_split_fits(const pp_plan *p, pp_error *err)
 {
 	if (!strchr(p->order, ':'))

@@ -13,6 +13,15 @@
  * torchrun and Slurm do by default.  A placement may instead carry an
  * arbitrary rank -> GPU permutation; group layouts are then derived from the
  * map by walking the members of rank 0's group.
+ *
+ * A split order (seed 003 S3.2's factorisations of the NVLink domain) names a
+ * dimension twice, first as `dim:N` (N > 1 dividing its degree), then bare:
+ * "tp-dp:2-pp:2-dp-pp" puts tp innermost, then 2 of dp's coordinates, then 2
+ * of pp's, then the rest of dp and the rest of pp.  The GPUs are numbered in
+ * that mixed radix (the order's tokens, innermost first); the ranks keep the
+ * plain order of each dimension's first token ("tp-dp-pp" here), so rank ->
+ * coordinates is unchanged and rank -> GPU is a closed-form permutation
+ * (pp_place_locate).  docs/placement.md.
  */
 #ifndef PARAPLAN_PLACE_H
 #define PARAPLAN_PLACE_H
@@ -55,8 +64,12 @@ typedef enum pp_dim {
 } pp_dim;
 #define PP_NDIMS 6
 
+/* At most this many tokens in a rank order (each dimension at most twice). */
+#define PP_PLACE_MAX_TOKENS (2 * PP_NDIMS)
+
 /* A plan placed on a system.  Plain data, no allocation: fill with
- * pp_place_build, read anywhere. */
+ * pp_place_build, read anywhere.  order/stride number the ranks; the tok*
+ * fields number the GPUs and are filled only for a split order. */
 typedef struct pp_placement {
 	int norder;                 /* dimensions the order names, innermost first */
 	pp_dim order[PP_NDIMS];     /* ... in that order */
@@ -66,8 +79,15 @@ typedef struct pp_placement {
 	int gpus_per_node;
 	int domain;                /* GPUs per NVLink domain (1 without NVLink) */
 	const long long *rank_gpu; /* optional rank -> global GPU permutation (not owned);
-	                              NULL: rank r runs on GPU r */
+	                              NULL: rank r runs on GPU r (split: the token map) */
 	pp_layout group[PP_NGROUPS];
+	bool split; /* some dimension named twice (dim:N ... dim) */
+	int ntok;   /* split: the tokens, innermost first */
+	pp_dim tok[PP_PLACE_MAX_TOKENS];
+	int tok_part[PP_PLACE_MAX_TOKENS];         /* 0 whole, 1 inner (c % N), 2 rest (c / N) */
+	long long tok_radix[PP_PLACE_MAX_TOKENS];  /* coordinates the token spans */
+	long long tok_stride[PP_PLACE_MAX_TOKENS]; /* its GPU stride */
+	long long split_n[PP_NDIMS];               /* N of a split dimension, else 0 */
 } pp_placement;
 
 /*
@@ -99,6 +119,10 @@ void pp_place_build_memo(const pp_plan *p, const pp_system *s, pp_place_memo *me
 void pp_place_coords(const pp_placement *pl, long long rank, int coords[PP_NDIMS]);
 /* The rank at `coords`; the inverse of pp_place_coords. */
 long long pp_place_rank(const pp_placement *pl, const int coords[PP_NDIMS]);
+
+/* The GPU (before any rank_gpu permutation) of the rank at `coords`: the
+ * rank itself for a plain order, the mixed-radix token number for a split. */
+long long pp_place_gpu_of(const pp_placement *pl, const int coords[PP_NDIMS]);
 
 /* Where a rank runs. */
 typedef struct pp_gpu_loc {

@@ -49,6 +49,9 @@ typedef struct pp_search_space {
 	                            (CPU offload is searched only when asked for) */
 	int norders;             /* rank orders (placements) to try; 0 = a built-in set */
 	char orders[PP_SEARCH_MAX_ORDERS][PP_ORDER_MAX];
+	bool nvs_split;           /* --order's keyword nvs: also every factorisation of the NVLink
+	                   domain over the plan's tp, tp2, cp, dp, pp groups (seed 003
+	                   S3.2), as split orders (place.h) */
 	double headroom_fraction; /* keep this fraction of HBM free (default
 	                             PP_SEARCH_HEADROOM_DEFAULT; 0 = none) */
 	pp_plan base;             /* flags not searched (flash, overlaps) come from here */

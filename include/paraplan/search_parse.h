@@ -39,7 +39,9 @@ pp_status pp_search_names_parse(const char *flag, const char *text, const char *
                                 bool onoff, unsigned *mask, pp_error *err);
 
 /* A comma-separated list of rank orders ("tp-cp-ep-dp-pp,...") into
- * sp->orders: at least one, at most PP_SEARCH_MAX_ORDERS.  PP_OK or PP_EINPUT. */
+ * sp->orders: at least one, at most PP_SEARCH_MAX_ORDERS; the keyword nvs
+ * sets sp->nvs_split instead (alone: the default orders plus the NVLink
+ * domain's factorisations, docs/placement.md).  PP_OK or PP_EINPUT. */
 pp_status pp_search_orders_parse(const char *text, pp_search_space *sp, pp_error *err);
 
 /*

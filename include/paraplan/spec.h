@@ -574,6 +574,21 @@ pp_status pp_plan_resolve(pp_plan *plan, const pp_model *m, const pp_system *s, 
  */
 pp_status pp_plan_check_split(const pp_plan *plan, const pp_model *m, pp_error *err);
 
+/*
+ * A split rank order (place.h: "tp-dp:2-pp:2-dp-pp") against the plan's
+ * degrees: true when the order splits nothing, or every `dim:N` divides its
+ * dimension's degree and the experts are ones a split places (ep 1, etp =
+ * tp).  False with the reason in `err` (may be NULL) otherwise.
+ * pp_plan_resolve applies it; a search uses it to skip split orders that do
+ * not fit a candidate's degrees.
+ */
+bool pp_order_split_fits(const pp_plan *plan, pp_error *err);
+
+/* The rank order's grammar alone (pp_plan_resolve's first check of it):
+ * tp, cp, dp, pp once each, ep and tp2 at most once, a dimension split as
+ * `dim:N` (N > 1) named again bare.  PP_EINPUT on plan.order otherwise. */
+pp_status pp_order_check(const char *order, pp_error *err);
+
 /* ----------------------------------------------------------- parameters */
 
 void pp_model_params(const pp_model *m, pp_param_count *out);

@@ -236,18 +236,88 @@ static void signature(const pp_model *m, const pp_plan *p, const pp_system *sys,
 	}
 }
 
+/* Seed 003 S3.2's factorisations of the NVLink domain: every (f_tp, f_tp2,
+ * f_cp, f_dp, f_pp), each dividing its group's degree, whose product is the
+ * domain, as a split order (place.h): the factors innermost (`dim:f`, or
+ * `dim` for all of it), then the rest of every dimension.  At most `cap`
+ * into out; the count.  None without NVLink, for a job smaller than the
+ * domain, or with experts a split does not place (ep > 1, etp != tp). */
+static int nvs_orders(const pp_plan *p, const pp_system *sys, char (*out)[PP_ORDER_MAX], int cap)
+{
+	static const char *const names[5] = {"tp2", "tp", "cp", "dp", "pp"};
+	const int deg[5] = {p->tp2 > 1 ? p->tp2 : 1, p->tp, p->cp, p->dp, p->pp};
+	long long dom = sys->nvlink_bytes_per_s > 0 ? sys->nvlink_domain : 1;
+	int etp = p->etp > 0 ? p->etp : p->tp;
+	if (dom < 2 || p->ep > 1 || etp != p->tp)
+		return 0;
+	int f[5] = {1, 1, 1, 1, 1}, n = 0, i = 0;
+	/* odometer over f[i] = divisors of deg[i], kept while the product divides dom */
+	for (;;) {
+		long long prod = 1;
+		for (int k = 0; k < 5; k++)
+			prod *= f[k];
+		if (prod == dom && n < cap) {
+			char *o = out[n];
+			size_t len = 0;
+			bool fits = true;
+			for (int pass = 0; pass < 2 && fits; pass++)
+				for (int k = 0; k < 5 && fits; k++) {
+					bool inner = f[k] > 1, rest = f[k] < deg[k];
+					bool named = k > 0 || deg[0] > 1;
+					int w;
+					if (pass == 0 && inner && rest)
+						w = snprintf(o + len, PP_ORDER_MAX - len, "%s:%d-",
+						             names[k], f[k]);
+					else if ((pass == 0 && inner) ||
+					         (pass == 1 && named && (rest || !inner)))
+						w = snprintf(o + len, PP_ORDER_MAX - len, "%s-",
+						             names[k]);
+					else
+						continue;
+					fits = w > 0 && len + (size_t)w < PP_ORDER_MAX;
+					len += fits ? (size_t)w : 0;
+				}
+			if (fits && len > 0) {
+				o[len - 1] = '\0';
+				n++;
+			}
+		}
+		/* next tuple: bump the first factor that can grow */
+		for (i = 0; i < 5; i++) {
+			int v = f[i] + 1;
+			while (v <= deg[i] && (deg[i] % v != 0 || prod / f[i] * v > dom ||
+			                       dom % (prod / f[i] * v) != 0))
+				v++;
+			if (v <= deg[i]) {
+				f[i] = v;
+				break;
+			}
+			prod /= f[i];
+			f[i] = 1;
+		}
+		if (i == 5)
+			return n;
+	}
+}
+
 /* The orders of the space that place the groups differently under base's
- * degrees into u (ord_set). */
+ * degrees into u (ord_set): the space's orders (split ones whose radices fit
+ * these degrees), then with --order nvs the domain's factorisations. */
 static void distinct_orders(const struct pp_search *s, const pp_plan *base, ord_set *u)
 {
 	const pp_search_space *sp = &s->space;
 	int norders = sp->norders ? sp->norders : PPI_SEARCH_NDEFAULT_ORDERS;
-	pp_layout seen[PP_SEARCH_MAX_ORDERS][PP_NGROUPS];
+	int nnvs = sp->nvs_split ? nvs_orders(base, &s->system, u->nvs, PPI_SEARCH_MAX_NVS) : 0;
+	pp_layout seen[PP_SEARCH_MAX_ORDERS + PPI_SEARCH_MAX_NVS][PP_NGROUPS];
 	pp_plan plan = *base;
 	u->n = 0;
-	for (int k = 0; k < norders; k++) {
-		const char *ord = sp->norders ? sp->orders[k] : ppi_search_default_orders[k];
+	for (int k = 0; k < norders + nnvs; k++) {
+		const char *ord = k >= norders  ? u->nvs[k - norders]
+		                  : sp->norders ? sp->orders[k]
+		                                : ppi_search_default_orders[k];
 		ppi_strlcpy(plan.order, ord, sizeof plan.order);
+		if (k < norders && !pp_order_split_fits(&plan, NULL))
+			continue;
 		pp_layout sig[PP_NGROUPS];
 		signature(&s->model, &plan, &s->system, sig);
 		bool dup = false;

@@ -87,6 +87,12 @@ static pp_status check_orders(const pp_search *s, pp_error *err)
 {
 	const pp_search_space *space = &s->space;
 	for (int i = 0; i < space->norders; i++) {
+		if (strchr(space->orders[i], ':')) { /* a split: its radices fit per plan */
+			pp_status st = pp_order_check(space->orders[i], err);
+			if (st)
+				return st;
+			continue;
+		}
 		pp_plan probe = space->base;
 		ppi_strlcpy(probe.order, space->orders[i], sizeof probe.order);
 		probe.tp = probe.pp = probe.cp = probe.ep = probe.vp = probe.mbs = 1;

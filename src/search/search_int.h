@@ -243,9 +243,11 @@ static inline double ppi_search_now_s(void)
 
 /* The orders of the space that place the groups differently under a plan's
  * degrees: the first of each alike set, in the space's order. */
+#define PPI_SEARCH_MAX_NVS 64 /* factorisations of the NVLink domain kept (--order nvs) */
 typedef struct ord_set {
-	const char *order[PP_SEARCH_MAX_ORDERS];
+	const char *order[PP_SEARCH_MAX_ORDERS + PPI_SEARCH_MAX_NVS];
 	int n;
+	char nvs[PPI_SEARCH_MAX_NVS][PP_ORDER_MAX]; /* the factorisations' orders */
 } ord_set;
 
 /* A plan's fields that do not shape a layer's cost: vp, schedule, ZeRO. */

@@ -137,14 +137,19 @@ pp_status pp_search_orders_parse(const char *v, pp_search_space *sp, pp_error *e
 	strcpy(buf, v);
 	char *save = NULL;
 	sp->norders = 0;
+	sp->nvs_split = false;
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (strcmp(t, "nvs") == 0) { /* the NVLink domain's factorisations */
+			sp->nvs_split = true;
+			continue;
+		}
 		if (sp->norders == PP_SEARCH_MAX_ORDERS || strlen(t) >= PP_ORDER_MAX)
 			return ppi_fail(err, NULL, "--order",
 			                "at most %d orders of at most %d characters",
 			                PP_SEARCH_MAX_ORDERS, PP_ORDER_MAX - 1);
 		strcpy(sp->orders[sp->norders++], t);
 	}
-	if (sp->norders == 0)
+	if (sp->norders == 0 && !sp->nvs_split)
 		return ppi_fail(err, NULL, "--order", "expected at least one order");
 	return PP_OK;
 }

@@ -4,6 +4,7 @@
  * start there).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "paraplan/schedule_type.h"
@@ -151,30 +152,110 @@ pp_status pp_job_check(const pp_job *j, pp_error *err)
 	return PP_OK;
 }
 
-/* Validate the rank order: tp, cp, dp, pp once each, ep and tp2 at most once. */
-static pp_status check_order(const char *order, pp_error *err)
+/* A token's dimension name and, after ':', its radix (0: none; -1: not a
+ * number above 1). */
+static int order_tok(char *tok, long long *radix)
 {
 	static const char *const dims[] = {"tp", "cp", "ep", "dp", "pp", "tp2"};
+	char *colon = strchr(tok, ':');
+	*radix = 0;
+	if (colon) {
+		*colon = '\0';
+		char *end = NULL;
+		long long v =
+		    colon[1] >= '0' && colon[1] <= '9' ? strtoll(colon + 1, &end, 10) : -1;
+		*radix = v > 1 && v <= (1 << 20) && end && *end == '\0' ? v : -1;
+	}
+	for (int i = 0; i < 6; i++)
+		if (ppi_streq(tok, dims[i]))
+			return i;
+	return -1;
+}
+
+/* Validate the rank order: tp, cp, dp, pp once each, ep and tp2 at most
+ * once; or twice for a split (seed 003 S3.2), first `dim:N`, then bare. */
+static pp_status check_order(const char *order, pp_error *err)
+{
 	int seen[6] = {0};
+	long long split[6] = {0};
 	char buf[PP_ORDER_MAX];
 	ppi_strlcpy(buf, order, sizeof buf);
 	char *save = NULL;
 	for (char *tok = strtok_r(buf, "-", &save); tok; tok = strtok_r(NULL, "-", &save)) {
-		int k = -1;
-		for (int i = 0; i < 6; i++)
-			if (ppi_streq(tok, dims[i]))
-				k = i;
-		if (k < 0 || seen[k]++)
+		char near[PP_ORDER_MAX];
+		ppi_strlcpy(near, tok, sizeof near);
+		long long radix;
+		int k = order_tok(tok, &radix);
+		if (k >= 0 && radix < 0)
+			return ppi_fail(err, "", "plan.order",
+			                "'%s': a split names a whole number of coordinates above 1 "
+			                "after ':'",
+			                near);
+		if (k == 2 && radix)
+			return ppi_fail(err, "", "plan.order",
+			                "'%s': ep folds into the dp x cp ranks and cannot be split",
+			                near);
+		bool rest = k >= 0 && !radix && seen[k] == 1 && split[k];
+		if (k < 0 || (seen[k] && !rest))
 			return ppi_fail(err, "", "plan.order",
 			                "expected a '-'-separated order of tp, tp2, cp, ep, dp, pp "
-			                "(each once), near '%s'",
-			                tok);
+			                "(each once, or split: first dim:N, then dim), near '%s'",
+			                near);
+		seen[k]++;
+		if (radix)
+			split[k] = radix;
 	}
+	for (int k = 0; k < 6; k++)
+		if (split[k] && seen[k] != 2)
+			return ppi_fail(
+			    err, "", "plan.order",
+			    "'%s' splits a dimension with ':' but never names the rest of it "
+			    "(dim:N ... dim)",
+			    order);
 	if (!seen[0] || !seen[1] || !seen[3] || !seen[4])
 		return ppi_fail(err, "", "plan.order",
 		                "'%s' must name each of tp, cp, dp and pp (ep and tp2 optional)",
 		                order);
 	return PP_OK;
+}
+
+pp_status pp_order_check(const char *order, pp_error *err)
+{
+	return check_order(order, err);
+}
+
+bool pp_order_split_fits(const pp_plan *p, pp_error *err)
+{
+	if (!strchr(p->order, ':'))
+		return true;
+	const int degree[6] = {p->tp, p->cp, p->ep, p->dp, p->pp, p->tp2};
+	static const char *const names[] = {"tp", "cp", "ep", "dp", "pp", "tp2"};
+	char buf[PP_ORDER_MAX];
+	ppi_strlcpy(buf, p->order, sizeof buf);
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, "-", &save); tok; tok = strtok_r(NULL, "-", &save)) {
+		long long radix;
+		int k = order_tok(tok, &radix);
+		if (k < 0 || radix <= 0)
+			continue;
+		if (degree[k] % radix != 0) {
+			ppi_fail(
+			    err, "", "plan.order",
+			    "%s:%lld does not divide %s's degree %d (a split takes a factor of it)",
+			    names[k], radix, names[k], degree[k]);
+			return false;
+		}
+		int etp = p->etp > 0 ? p->etp : p->tp;
+		if (p->ep > 1 || etp != p->tp) {
+			ppi_fail(
+			    err, "", "plan.order",
+			    "a split order ('%s') places expert groups only for ep 1 and etp = tp, "
+			    "got ep %d, etp %d",
+			    p->order, p->ep, etp);
+			return false;
+		}
+	}
+	return true;
 }
 
 /* True when the order names `dim` as one of its tokens. */
@@ -529,6 +610,8 @@ static pp_status resolve(pp_plan *p, const pp_model *m, const pp_system *s, long
 	PPI_TRY(place_tp2(p, err));
 	PPI_TRY(check_tensor(p, m, job, err));
 	PPI_TRY(split_gpus(p, gpus, err));
+	if (!trusted && !pp_order_split_fits(p, err))
+		return PP_EINPUT;
 	PPI_TRY(check_links(s, gpus, err));
 
 	/* Pipeline: Megatron's split of layers over pp x vp model chunks (even, or

@@ -41,7 +41,8 @@ typedef struct pp_search_space {
 	                            opt-in: count 0 means tp2 = 1 only */
 	pp_search_dim summa_nb;  /* SUMMA panel counts; 0 values = powers of two up to 64 */
 	unsigned summa_mask;     /* for tp2 > 1: bit 0 2D TP with shared weights, bit 1 SUMMA;
-	                            0 = both (tp2 = 1 is always plain 1D TP) */
+	                            0 = both (tp2 = 1 plain 1D TP; summa_mask 2 alone makes
+	                            tp2 = 1 plans SUMMA on the tp x 1 grid, seed 003) */
 	unsigned recompute_mask; /* bit (1 << pp_recompute); 0 = all */
 	unsigned schedule_mask;  /* bit (1 << pp_schedule); 0 = 1f1b, interleaved and zb */
 	unsigned sp_mask;        /* bit 0 off, bit 1 on; 0 = both (only on with tp > 1) */

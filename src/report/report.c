@@ -450,6 +450,14 @@ static void plan_words_split(const pp_model *m, const pp_plan *p, char *buf, siz
 	for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
 		ppi_line_str(&l, dims[i].name);
 		ppi_line_int(&l, dims[i].v, 0);
+		if (i == 0 && (p->tp2 > 1 || p->summa)) { /* 2D TP: n_2, SUMMA's panels */
+			ppi_line_str(&l, " tp2 ");
+			ppi_line_int(&l, p->tp2, 0);
+			if (p->summa) {
+				ppi_line_str(&l, " summa nb ");
+				ppi_line_int(&l, p->summa_nb, 0);
+			}
+		}
 	}
 	ppi_line_str(&l, " ");
 	ppi_line_str(&l, pp_recompute_name(p->recompute));

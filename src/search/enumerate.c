@@ -457,10 +457,13 @@ static int tp2_variants(const pp_search *s, const outer *o, int variants[][2])
 	const pp_model *m = &s->model;
 	int nvar = 0;
 	unsigned summask = sp->summa_mask ? sp->summa_mask : 3u;
-	/* tp2 = 1 is plain 1D TP; with tp2 > 1, bit 0 is 2D TP with shared weights. */
-	if (o->tp2 == 1 || (summask & 1u))
+	/* tp2 = 1 is plain 1D TP unless --summa on alone; with tp2 > 1, bit 0 is 2D
+	 * TP with shared weights.  An explicit --summa on also searches SUMMA on
+	 * the n_1 x 1 grid: seed 003's SUMMA sweeps include n_2 = 1 (§IV(iv),
+	 * Fig. 3a's fastest (n_1, n_2, n_p) = (8, 1, 128); docs/summa.md). */
+	if (o->tp2 == 1 ? sp->summa_mask != 2u : (summask & 1u) != 0)
 		variants[nvar][0] = 0, variants[nvar][1] = 1, nvar++;
-	if (!(summask & 2u) || o->tp2 <= 1)
+	if (!(summask & 2u) || (o->tp2 == 1 && !(sp->summa_mask & 2u)))
 		return nvar;
 	int h = m->hidden, f = m->ffn_hidden;
 	for (int v = 1; v <= 64 && nvar < 2 * PP_SEARCH_MAX_VALUES; v *= 2) {
@@ -551,6 +554,10 @@ void ppi_search_run_outer(worker *w, slot *r, const outer *o)
 					plan.offload_optimizer = ov;
 					for (int spv = 0; spv < 2; spv++) {
 						if (!(spmask & (1u << spv)) || (spv && o->tp == 1))
+							continue;
+						/* SUMMA shards every activation whatever sp
+						 * says: its sp-on twin is the same plan */
+						if (spv && plan.summa && (spmask & 1u))
 							continue;
 						for (int rc = 0; rc < 3; rc++) {
 							if (!(rmask & (1u << rc)))

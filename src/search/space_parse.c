@@ -234,14 +234,13 @@ pp_status pp_search_space_check(const pp_search_space *sp, const pp_model *m, pp
 	bool tp2d = false; /* some tp2 > 1 in the space (2D TP is opt-in) */
 	for (int i = 0; i < sp->tp2.count; i++)
 		tp2d |= sp->tp2.values[i] > 1;
-	if (sp->summa_mask == 2u && !tp2d)
-		return ppi_fail(err, NULL, NULL,
-		                "search: --summa on needs --tp2 values above 1 (SUMMA runs on the "
-		                "tp x tp2 grid; 2D TP is searched only with --tp2)");
-	if (sp->summa_nb.count > 0 && (!tp2d || sp->summa_mask == 1u))
+	/* --summa on alone searches SUMMA on the tp x 1 grid too (seed 003's
+	 * SUMMA space includes n_2 = 1; docs/summa.md) */
+	bool summa = (sp->summa_mask & 2u) || (sp->summa_mask == 0 && tp2d);
+	if (sp->summa_nb.count > 0 && !summa)
 		return ppi_fail(err, NULL, NULL,
 		                "search: --summa-nb sets the panels of SUMMA plans: it needs --tp2 "
-		                "values above 1 and not --summa off");
+		                "values above 1 or --summa on, and not --summa off");
 	if (m->moe.num_experts == 0) {
 		if (sp->ep.count > 0 && !dim_has(&sp->ep, 1))
 			return ppi_fail(err, NULL, NULL, "search: --ep: %s is dense; ep must be 1",

@@ -17,6 +17,7 @@
  */
 #include <string.h>
 
+#include "paraplan/moe.h"
 #include "paraplan/workload.h"
 #include "scenario/scenario_int.h"
 #include "workload_int.h"
@@ -566,6 +567,27 @@ static void dense_mlp(ctx *c, double ffn, bool full_rc, const char *a, const cha
 	gemm(c, b, T, ffn / t, m->hidden, 1, full_rc);
 }
 
+/*
+ * With --moe-routing (job.moe_routing), the all-to-all's bytes are the
+ * busiest GPU's: the skewed routing's expected time over the uniform one
+ * (pp_moe_alltoall, seed 000 Eq. 10, at step 0, no samples), the link and
+ * a token's bytes cancelling.  1 without a routing or with ep = 1.
+ */
+static double moe_skew_factor(const ctx *c, double tokens)
+{
+	const pp_moe_spec *sp = &c->job->moe_routing;
+	if (!sp->set || c->p->ep <= 1 || !(tokens > 0))
+		return 1;
+	pp_moe_routing r = {c->m->moe.num_experts, c->m->moe.top_k, c->p->ep,        tokens, 1,
+	                    sp->capacity_factor,   sp->skew,        sp->drift_steps, NULL,   1};
+	pp_moe_result out;
+	if (pp_moe_alltoall(&r, 0, 0, 1, 0, &out, NULL))
+		return 1;
+	double f = out.uniform_s > 0 ? out.expected_s / out.uniform_s : 1;
+	pp_moe_result_free(&out);
+	return f;
+}
+
 static void moe_mlp(ctx *c, bool full_rc)
 {
 	const pp_model *m = c->m;
@@ -591,7 +613,7 @@ static void moe_mlp(ctx *c, bool full_rc)
 		dense_mlp(c, e->shared_ffn_hidden, full_rc, "shared_fc1", "shared_fc2");
 	/* Dispatch and combine: each routes Td·k token copies of h elements through
 	 * an all-to-all over the EP group, forward and backward. */
-	double a2a = Td * e->top_k * h * c->ab;
+	double a2a = Td * e->top_k * h * c->ab * moe_skew_factor(c, Td);
 	int fc = full_rc ? 2 : 1;
 	if (p->ep > 1) {
 		add_coll(c, "ep_dispatch", PP_COLL_ALLTOALL, PP_GROUP_EP, PP_PHASE_FWD, a2a, fc,

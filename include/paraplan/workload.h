@@ -166,6 +166,11 @@ typedef struct pp_coll {
 	 * (an index into the same pp_work's ops; -1 = none). */
 	double panels;
 	int overlap_op;
+	/* The busiest GPU's bytes over `bytes` (the mean GPU's): > 1 for an
+	 * all-to-all under skewed MoE routing (--moe-routing), whose time the
+	 * busiest GPU sets; 1 otherwise.  Times use bytes x busiest; traffic
+	 * (which GPU sends what on average) uses bytes. */
+	double busiest;
 } pp_coll;
 
 #define PP_MAX_OPS 128

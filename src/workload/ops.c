@@ -117,6 +117,7 @@ static pp_coll *add_coll(ctx *c, const char *name, pp_coll_kind kind, pp_group g
 	x->overlapped = overlapped;
 	x->panels = 1;
 	x->overlap_op = -1;
+	x->busiest = 1;
 	return x;
 }
 
@@ -568,8 +569,9 @@ static void dense_mlp(ctx *c, double ffn, bool full_rc, const char *a, const cha
 }
 
 /*
- * With --moe-routing (job.moe_routing), the all-to-all's bytes are the
- * busiest GPU's: the skewed routing's expected time over the uniform one
+ * With --moe-routing (job.moe_routing), the busiest GPU's all-to-all bytes
+ * over the mean GPU's (pp_coll.busiest): the skewed routing's expected time
+ * over the uniform one
  * (pp_moe_alltoall, seed 000 Eq. 10, at step 0, no samples), the link and
  * a token's bytes cancelling.  1 without a routing or with ep = 1.
  */
@@ -613,9 +615,10 @@ static void moe_mlp(ctx *c, bool full_rc)
 		dense_mlp(c, e->shared_ffn_hidden, full_rc, "shared_fc1", "shared_fc2");
 	/* Dispatch and combine: each routes Td·k token copies of h elements through
 	 * an all-to-all over the EP group, forward and backward. */
-	double a2a = Td * e->top_k * h * c->ab * moe_skew_factor(c, Td);
+	double a2a = Td * e->top_k * h * c->ab, skewed = moe_skew_factor(c, Td);
 	int fc = full_rc ? 2 : 1;
 	if (p->ep > 1) {
+		int from = c->w->ncolls;
 		add_coll(c, "ep_dispatch", PP_COLL_ALLTOALL, PP_GROUP_EP, PP_PHASE_FWD, a2a, fc,
 		         false);
 		add_coll(c, "ep_combine", PP_COLL_ALLTOALL, PP_GROUP_EP, PP_PHASE_FWD, a2a, fc,
@@ -624,6 +627,8 @@ static void moe_mlp(ctx *c, bool full_rc)
 		         1, false);
 		add_coll(c, "ep_combine", PP_COLL_ALLTOALL, PP_GROUP_EP, PP_PHASE_BWD_INPUT, a2a, 1,
 		         false);
+		for (int i = from; i < c->w->ncolls; i++)
+			c->w->colls[i].busiest = skewed;
 	}
 	if (etp > 1 && c->sd > 1) {
 		/* Expert-TP gathers the routed tokens and reduce-scatters the outputs. */

@@ -242,7 +242,8 @@ void pp_work_init(pp_work *w);
 /*
  * Operations and collectives of layer `layer` for one micro-batch on one GPU
  * under a resolved plan: forward, backward (input and weight gradients) and the
- * recompute the plan implies.  Fills `out` (caller-owned); allocates nothing.
+ * recompute the plan implies.  Fills `out` (caller-owned); keeps nothing
+ * allocated (with --moe-routing the routing model's buffers are transient).
  */
 void pp_layer_work(const pp_model *m, const pp_job *job, const pp_plan *plan, int layer,
                    pp_work *out);

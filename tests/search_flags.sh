@@ -55,6 +55,7 @@ optimizer|sgd|adam||applied
 flash|off|on||applied
 tp-overlap|on|off||applied
 ep-overlap|on|off|$moe|applied
+moe-routing|zipf:1.5|zipf:0.5|$moe --ep 8|applied
 offload-optimizer|on|off||applied
 offload-params|on|off||applied
 offload-activations|on|off||applied

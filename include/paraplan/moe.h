@@ -69,15 +69,6 @@ pp_status pp_moe_alltoall(const pp_moe_routing *r, double step, int samples, dou
 void pp_moe_result_free(pp_moe_result *out);
 
 /*
- * The routing spec of `--moe-routing`: "zipf:S[,drift:D][,capacity:C]" (the
- * Zipf skew at step 0, S >= 0; the decay toward uniform in steps, D > 0,
- * left out = none; the capacity factor, C > 0, left out = dropless) into
- * *skew, *drift_steps, *capacity_factor.  PP_EINPUT naming the part and what
- * was expected.
- */
-pp_status pp_moe_routing_parse(const char *text, double *skew, double *drift_steps,
-                               double *capacity_factor, pp_error *err);
-/*
  * The routing model of one EP group of plan `p`: E and k from the model, the
  * plan's ep, T = mbs x seq / cp tokens a GPU routes per micro-batch, a
  * token's hidden state in bf16 (2 bytes an element: Megatron dispatches

@@ -343,6 +343,16 @@ typedef enum pp_fp8_recipe {
 } pp_fp8_recipe;
 #define PP_FP8_RECIPES 6
 
+/* --moe-routing zipf:S[,drift:D][,capacity:C]: the Zipf skew of expert
+ * popularity at step 0, the drift toward uniform in steps (0 = none) and
+ * the capacity factor (0 = dropless). */
+typedef struct pp_moe_spec {
+	bool set;
+	double skew;
+	double drift_steps;
+	double capacity_factor;
+} pp_moe_spec;
+
 typedef struct pp_job {
 	long long global_batch; /* sequences per iteration */
 	int seq_len;            /* tokens per sequence */
@@ -356,6 +366,9 @@ typedef struct pp_job {
 	 * eager stack's ops (kern.eager_elementwise) run fused.  Off by
 	 * default, torchtitan's default (JobConfig compile.enable = false). */
 	bool compile;
+	/* The MoE routing of --moe-routing (pp_moe_routing_parse; seed 000
+	 * Eq. 10): `set` false = uniform routing, every number as without it. */
+	pp_moe_spec moe_routing;
 } pp_job;
 
 /* ----------------------------------------------------------------- plan */
@@ -444,6 +457,15 @@ const char *pp_memory_label(const pp_gpu *g);
 const char *pp_recompute_name(pp_recompute r);
 const char *pp_schedule_name(pp_schedule s);
 /* Parse a name; returns PP_EINPUT (with `err` naming `field`) on an unknown one. */
+/*
+ * The routing spec of `--moe-routing`: "zipf:S[,drift:D][,capacity:C]" (the
+ * Zipf skew at step 0, S >= 0; the decay toward uniform in steps, D > 0,
+ * left out = none; the capacity factor, C > 0, left out = dropless) into
+ * *skew, *drift_steps, *capacity_factor.  PP_EINPUT naming the part and what
+ * was expected.
+ */
+pp_status pp_moe_routing_parse(const char *text, double *skew, double *drift_steps,
+                               double *capacity_factor, pp_error *err);
 pp_status pp_precision_parse(const char *s, const char *field, pp_precision *out, pp_error *err);
 /* The --fp8-recipe words: delayed, current, mxfp8, rowwise, blockwise (static
  * strings; "?" for a value outside the enum). */

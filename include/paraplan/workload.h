@@ -166,6 +166,11 @@ typedef struct pp_coll {
 	 * (an index into the same pp_work's ops; -1 = none). */
 	double panels;
 	int overlap_op;
+	/* The busiest GPU's bytes over `bytes` (the mean GPU's): > 1 for an
+	 * all-to-all under skewed MoE routing (--moe-routing), whose time the
+	 * busiest GPU sets; 1 otherwise.  Times use bytes x busiest; traffic
+	 * (which GPU sends what on average) uses bytes. */
+	double busiest;
 } pp_coll;
 
 #define PP_MAX_OPS 128
@@ -237,7 +242,8 @@ void pp_work_init(pp_work *w);
 /*
  * Operations and collectives of layer `layer` for one micro-batch on one GPU
  * under a resolved plan: forward, backward (input and weight gradients) and the
- * recompute the plan implies.  Fills `out` (caller-owned); allocates nothing.
+ * recompute the plan implies.  Fills `out` (caller-owned); keeps nothing
+ * allocated (with --moe-routing the routing model's buffers are transient).
  */
 void pp_layer_work(const pp_model *m, const pp_job *job, const pp_plan *plan, int layer,
                    pp_work *out);

@@ -31,6 +31,13 @@ void ppi_stage_acc_add(acc *a, const acc *b, double n)
 }
 
 /* The overlap rule of a layer's collective. */
+/* The bytes a collective's time is taken at: the busiest GPU's (pp_coll.busiest;
+ * 0, a pp_coll built elsewhere, is 1). */
+static double busiest(const pp_coll *c)
+{
+	return c->busiest > 0 ? c->busiest : 1;
+}
+
 static pp_overlap_rule coll_rule(const pp_coll *c)
 {
 	if (c->overlap_op >= 0)
@@ -96,11 +103,12 @@ void ppi_stage_fill_coll(pp_profile_entry *e, const pp_coll *c, const pp_work *w
 	if (e->rule == PP_RULE_SUMMA && c->overlap_op < w->nops) {
 		e->panels = c->panels >= 1 ? c->panels : 1;
 		e->overlap = base + c->overlap_op;
-		e->seconds = ppi_stage_coll_time(memo, s, l, c->kind, c->bytes / e->panels, &algo);
+		e->seconds = ppi_stage_coll_time(memo, s, l, c->kind,
+		                                 c->bytes * busiest(c) / e->panels, &algo);
 	} else {
 		if (e->rule == PP_RULE_SUMMA)
 			e->rule = PP_RULE_EXPOSED;
-		e->seconds = ppi_stage_coll_time(memo, s, l, c->kind, c->bytes, &algo);
+		e->seconds = ppi_stage_coll_time(memo, s, l, c->kind, c->bytes * busiest(c), &algo);
 	}
 	e->algo = algo;
 }

@@ -181,6 +181,7 @@ static void text_time(const pp_estimate *e, FILE *out)
 			        100 * rows[i].s / it);
 	fprintf(out, "  %-13s %10.2f ms\n", "iteration", t->iteration_s * 1e3);
 	ppi_report_colls_text(e, out);
+	ppi_report_moe_text(e, out);
 	if (e->plan.offload_optimizer)
 		fprintf(out,
 		        "  offload: the optimizer line is the host's step and the parameters' way "
@@ -429,6 +430,9 @@ int pp_report_json(const pp_estimate *e, FILE *out)
 	json_t *root = estimate_json(e);
 	if (root) /* the collectives of the paced stage, each with its algorithm */
 		json_object_set_new(root, "collectives", ppi_report_colls_json(e));
+	json_t *moe = root ? ppi_report_moe_json(e) : NULL;
+	if (moe)
+		json_object_set_new(root, "moe_routing", moe);
 	return ppi_report_dump(root, mark, out);
 }
 

@@ -29,6 +29,10 @@ json_t *ppi_report_colls_json(const struct pp_estimate *e);
 /* The collectives that take most of the paced stage's iteration, one text
  * line (report_colls.c). */
 void ppi_report_colls_text(const struct pp_estimate *e, FILE *out);
+/* The dispatch all-to-all under --moe-routing: p50, p99, expected and
+ * uniform times (report_moe.c); nothing (NULL) without a routing or at ep 1. */
+void ppi_report_moe_text(const struct pp_estimate *e, FILE *out);
+json_t *ppi_report_moe_json(const struct pp_estimate *e);
 /* A timeline's on seconds and bytes by traffic type, per pipeline rank: the
  * types some rank sends (report_colls.c). */
 void ppi_report_timeline_types(const struct pp_traffic_timeline *tl, FILE *out);

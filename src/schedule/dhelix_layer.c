@@ -111,7 +111,8 @@ static int push_seg(builder *b, const char *name, pp_dh_kind k, double s)
 static double coll_seconds(const pp_coll *c, const pp_system *s, const pp_plan *p,
                            const pp_layout *lay)
 {
-	double t = pp_coll_time(s, &lay[c->group], c->kind, c->bytes, NULL) * c->count;
+	double scale = c->busiest > 0 ? c->busiest : 1; /* skewed MoE routing */
+	double t = pp_coll_time(s, &lay[c->group], c->kind, c->bytes * scale, NULL) * c->count;
 	if (c->group == PP_GROUP_TP && p->tp_overlap)
 		t *= 1 - s->tp_overlap_hidden;
 	if ((c->group == PP_GROUP_EP || c->group == PP_GROUP_ETP) && p->ep_overlap)

@@ -49,6 +49,10 @@ static pp_status check_inputs(const pp_model *m, const pp_system *sys, const pp_
 	PPI_TRY(pp_system_check(sys, err));
 	PPI_TRY(pp_job_check(job, err));
 	PPI_TRY(pp_job_check_gpu(job, sys, err));
+	/* Every plan's rules would refuse it (pp_plan_validate): one line instead. */
+	if (job->moe_routing.set && m->moe.num_experts <= 0)
+		return ppi_fail(err, "", "job.moe_routing", "needs an MoE model; %s is dense",
+		                m->name);
 	if (gpus < 1 || gpus > 10000000)
 		return ppi_fail(err, "", "gpus", "expected 1..10000000 GPUs, got %lld", gpus);
 	if (opts->top_k < 1 || opts->top_k > 10000)

@@ -108,6 +108,16 @@ static pp_status order(const char *s, void *dst, pp_error *err)
 	return PP_OK;
 }
 
+/* --moe-routing zipf:S[,drift:D][,capacity:C] (pp_moe_routing_parse). */
+static pp_status moe_routing(const char *s, void *dst, pp_error *err)
+{
+	pp_moe_spec *r = dst;
+	if (pp_moe_routing_parse(s, &r->skew, &r->drift_steps, &r->capacity_factor, err))
+		return PP_EINPUT;
+	r->set = true;
+	return PP_OK;
+}
+
 #define PLAN(m) "plan." #m, true, offsetof(pp_plan, m), sizeof(((pp_plan *)0)->m)
 #define JOB(m) "job." #m, false, offsetof(pp_job, m), sizeof(((pp_job *)0)->m)
 #define PLAN_INT(n, m, lo, hi)                                                                     \
@@ -176,6 +186,7 @@ static const pp_field fields[] = {
     PLAN_ONOFF("offload-optimizer", offload_optimizer),
     PLAN_ONOFF("offload-params", offload_params),
     PLAN_ONOFF("offload-activations", offload_activations),
+    JOB_WORD("moe-routing", moe_routing, moe_routing),
 };
 
 #define NFIELDS (sizeof fields / sizeof fields[0])

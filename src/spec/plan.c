@@ -481,6 +481,8 @@ static pp_status check_tensor(const pp_plan *p, const pp_model *m, const pp_job 
 		        "experts",
 		        p->tp2, m->name);
 	}
+	REQUIRE(!job->moe_routing.set || m->moe.num_experts > 0, "job.moe_routing",
+	        "needs an MoE model; %s is dense", m->name);
 	if (p->summa) {
 		REQUIRE(p->cp == 1, "plan.summa", "SUMMA with context parallelism is not modelled");
 		REQUIRE(m->moe.num_experts == 0, "plan.summa",

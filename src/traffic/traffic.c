@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "paraplan/cost.h"
+#include "paraplan/moe.h"
+#include "paraplan/scenario.h"
 #include "paraplan/schedule_type.h"
 #include "paraplan/traffic.h"
 #include "util/util.h"
@@ -39,6 +41,10 @@ typedef struct build {
 	pp_traffic_cell *c;
 	size_t n, cap;
 	bool oom;
+	/* --moe-routing: ep x ep weights of the EP all-to-all's pairs, the
+	 * skewed routing's expected bytes over the uniform one's (NULL: uniform). */
+	double *moe_w;
+	int moe_n;
 } build;
 
 static const ring *sort_ring; /* qsort has no context argument */
@@ -257,8 +263,15 @@ static void entry_traffic(build *b, const pp_profile_entry *e, long long r, int 
 	if (e->kind == PP_COLL_ALLTOALL) {
 		long long first, n;
 		ring_span(g, R, r, &first, &n);
-		for (long long i = 0; n > 1 && i < n; i++)
-			add(b, type, r, g->order[first + i], vol / (double)(n - 1));
+		/* Skewed routing: pair (a, i) as the routing model's expected matrix;
+		 * a combine runs the dispatch's transpose (pp_moe_layer_alltoalls). */
+		bool skew = b->moe_w && e->group == PP_GROUP_EP && n == b->moe_n;
+		bool combine = strstr(e->name, "combine") != NULL;
+		long long a = g->at[r] - first;
+		for (long long i = 0; n > 1 && i < n; i++) {
+			double w = !skew ? 1 : combine ? b->moe_w[i * n + a] : b->moe_w[a * n + i];
+			add(b, type, r, g->order[first + i], vol / (double)(n - 1) * w);
+		}
 		return;
 	}
 	add(b, type, r, ring_next(g, R, r), vol);
@@ -274,8 +287,40 @@ static int by_cell(const void *a, const void *b)
 	return x->dst < y->dst ? -1 : x->dst > y->dst;
 }
 
+/* b->moe_w of the scenario's --moe-routing (job.moe_routing): the expected
+ * dispatch matrix of pp_moe_alltoall (no samples) over the same routing's at
+ * skew 0, pair by pair.  Left NULL without a routing, at ep 1, or when the
+ * model cannot be evaluated (the traffic is then the uniform one). */
+static void moe_weights(build *b, const pp_scenario *sc)
+{
+	const pp_job *job = pp_scenario_job(sc);
+	pp_moe_routing r;
+	if (!job->moe_routing.set ||
+	    pp_moe_routing_of_plan(pp_scenario_model(sc), pp_scenario_system(sc), job, b->p, &r,
+	                           NULL))
+		return;
+	r.capacity_factor = job->moe_routing.capacity_factor;
+	r.drift_steps = job->moe_routing.drift_steps;
+	pp_moe_result uni, sk;
+	if (pp_moe_alltoall(&r, 0, 0, 1, 0, &uni, NULL))
+		return;
+	r.skew = job->moe_routing.skew;
+	if (pp_moe_alltoall(&r, 0, 0, 1, 0, &sk, NULL)) {
+		pp_moe_result_free(&uni);
+		return;
+	}
+	int n = r.ep;
+	b->moe_w = ppi_malloc((size_t)n * n * sizeof *b->moe_w);
+	for (int i = 0; b->moe_w && i < n * n; i++)
+		b->moe_w[i] = uni.expected[i] > 0 ? sk.expected[i] / uni.expected[i] : 1;
+	b->moe_n = b->moe_w ? n : 0;
+	pp_moe_result_free(&uni);
+	pp_moe_result_free(&sk);
+}
+
 static void build_free(build *b)
 {
+	free(b->moe_w);
 	for (int i = 0; i < PP_NGROUPS; i++) {
 		free(b->g[i].key);
 		free(b->g[i].pos);
@@ -309,6 +354,8 @@ pp_status pp_traffic_build_map(const pp_scenario *sc, const long long *rank_gpu,
 	pp_status st = PP_OK;
 	for (int g = 0; g < PP_NGROUPS && !st; g++)
 		st = ring_build(&b, (pp_group)g);
+	if (!st)
+		moe_weights(&b, sc);
 	pp_stage_profile *prof = ppi_malloc(sizeof *prof);
 	pp_work *ws = ppi_malloc(sizeof *ws);
 	pp_traffic *t = ppi_calloc(1, sizeof *t);

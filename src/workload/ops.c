@@ -17,6 +17,7 @@
  */
 #include <string.h>
 
+#include "paraplan/moe.h"
 #include "paraplan/workload.h"
 #include "scenario/scenario_int.h"
 #include "workload_int.h"
@@ -116,6 +117,7 @@ static pp_coll *add_coll(ctx *c, const char *name, pp_coll_kind kind, pp_group g
 	x->overlapped = overlapped;
 	x->panels = 1;
 	x->overlap_op = -1;
+	x->busiest = 1;
 	return x;
 }
 
@@ -566,6 +568,28 @@ static void dense_mlp(ctx *c, double ffn, bool full_rc, const char *a, const cha
 	gemm(c, b, T, ffn / t, m->hidden, 1, full_rc);
 }
 
+/*
+ * With --moe-routing (job.moe_routing), the busiest GPU's all-to-all bytes
+ * over the mean GPU's (pp_coll.busiest): the skewed routing's expected time
+ * over the uniform one
+ * (pp_moe_alltoall, seed 000 Eq. 10, at step 0, no samples), the link and
+ * a token's bytes cancelling.  1 without a routing or with ep = 1.
+ */
+static double moe_skew_factor(const ctx *c, double tokens)
+{
+	const pp_moe_spec *sp = &c->job->moe_routing;
+	if (!sp->set || c->p->ep <= 1 || !(tokens > 0))
+		return 1;
+	pp_moe_routing r = {c->m->moe.num_experts, c->m->moe.top_k, c->p->ep,        tokens, 1,
+	                    sp->capacity_factor,   sp->skew,        sp->drift_steps, NULL,   1};
+	pp_moe_result out;
+	if (pp_moe_alltoall(&r, 0, 0, 1, 0, &out, NULL))
+		return 1;
+	double f = out.uniform_s > 0 ? out.expected_s / out.uniform_s : 1;
+	pp_moe_result_free(&out);
+	return f;
+}
+
 static void moe_mlp(ctx *c, bool full_rc)
 {
 	const pp_model *m = c->m;
@@ -591,9 +615,10 @@ static void moe_mlp(ctx *c, bool full_rc)
 		dense_mlp(c, e->shared_ffn_hidden, full_rc, "shared_fc1", "shared_fc2");
 	/* Dispatch and combine: each routes Td·k token copies of h elements through
 	 * an all-to-all over the EP group, forward and backward. */
-	double a2a = Td * e->top_k * h * c->ab;
+	double a2a = Td * e->top_k * h * c->ab, skewed = moe_skew_factor(c, Td);
 	int fc = full_rc ? 2 : 1;
 	if (p->ep > 1) {
+		int from = c->w->ncolls;
 		add_coll(c, "ep_dispatch", PP_COLL_ALLTOALL, PP_GROUP_EP, PP_PHASE_FWD, a2a, fc,
 		         false);
 		add_coll(c, "ep_combine", PP_COLL_ALLTOALL, PP_GROUP_EP, PP_PHASE_FWD, a2a, fc,
@@ -602,6 +627,8 @@ static void moe_mlp(ctx *c, bool full_rc)
 		         1, false);
 		add_coll(c, "ep_combine", PP_COLL_ALLTOALL, PP_GROUP_EP, PP_PHASE_BWD_INPUT, a2a, 1,
 		         false);
+		for (int i = from; i < c->w->ncolls; i++)
+			c->w->colls[i].busiest = skewed;
 	}
 	if (etp > 1 && c->sd > 1) {
 		/* Expert-TP gathers the routed tokens and reduce-scatters the outputs. */

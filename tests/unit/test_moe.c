@@ -3,6 +3,7 @@
  * closed form, skew, drift toward uniform, capacity, the sampled percentile,
  * and the four all-to-alls of a layer (identical or transposed).
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -222,13 +223,67 @@ static void test_routing_of_plan(void **state)
 	assert_int_equal(pp_moe_routing_of_plan(&m, &sys, &job, &p, &r, &err), PP_EINPUT);
 }
 
+/* The busiest-GPU factor of the four EP all-to-alls of one mixtral layer
+ * (pp_coll.busiest) at ep 8, one micro-batch of 4,096 tokens. */
+static double ep_busiest(const char *spec, pp_error *err)
+{
+	pp_model m;
+	pp_job job;
+	pp_plan p;
+	assert_int_equal(pp_model_preset("mixtral-8x7b", &m, err), PP_OK);
+	pp_job_init(&job);
+	job.global_batch = 64;
+	job.seq_len = 4096;
+	if (spec)
+		assert_int_equal(pp_field_set(&job, NULL, "moe-routing", spec, err), PP_OK);
+	pp_plan_init(&p);
+	p.ep = 8;
+	p.dp = 8;
+	pp_work *w = malloc(sizeof *w);
+	assert_non_null(w);
+	pp_work_init(w);
+	pp_layer_work(&m, &job, &p, 0, w);
+	double f = 0;
+	int n = 0;
+	for (int i = 0; i < w->ncolls; i++)
+		if (w->colls[i].group == PP_GROUP_EP && w->colls[i].kind == PP_COLL_ALLTOALL) {
+			assert_true(n == 0 || w->colls[i].busiest == f); /* all four alike */
+			f = w->colls[i].busiest;
+			n++;
+		}
+	assert_int_equal(n, 4);
+	free(w);
+	return f;
+}
+
+/* --moe-routing through the registry into the workload: no routing and zipf:0
+ * are uniform (factor 1); the factor is the expected time over the uniform
+ * one of test_routing_of_plan's table (0.542 / 0.130 ms at skew 1.5) and
+ * rises with skew; a capacity cuts it; a bad spec leaves the job as it was. */
+static void test_routing_in_workload(void **state)
+{
+	(void)state;
+	pp_error err;
+	assert_true(ep_busiest(NULL, &err) == 1);
+	assert_true(fabs(ep_busiest("zipf:0", &err) - 1) < 1e-12);
+	double lo = ep_busiest("zipf:0.5", &err), hi = ep_busiest("zipf:1.5", &err);
+	assert_true(lo > 1 && hi > lo);
+	assert_true(fabs(hi - 0.542 / 0.1305) < 0.02);
+	assert_true(ep_busiest("zipf:1.5,capacity:1.25", &err) < hi);
+	pp_job job;
+	pp_job_init(&job);
+	assert_int_equal(pp_field_set(&job, NULL, "moe-routing", "zipf:1,capacity:0", &err),
+	                 PP_EINPUT);
+	assert_false(job.moe_routing.set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_uniform_closed_form), cmocka_unit_test(test_skew_drift_capacity),
 	    cmocka_unit_test(test_percentile),          cmocka_unit_test(test_histogram),
 	    cmocka_unit_test(test_four_alltoalls),      cmocka_unit_test(test_routing_parse),
-	    cmocka_unit_test(test_routing_of_plan),
+	    cmocka_unit_test(test_routing_of_plan),     cmocka_unit_test(test_routing_in_workload),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,7 +32,9 @@ static int sim_flag(void *ctx, const char *verb, const char *name, const char *v
 {
 	estimate_flags *f = ctx;
 	f->sim_given = true;
-	return cli_parse_onoff(verb, name, value, &f->sim);
+	pp_error err;
+	pp_status st = pp_arg_onoff(verb, name, value, &f->sim, &err);
+	return st ? cli_fail(st, &err) : 0;
 }
 
 #define AT(m) offsetof(estimate_flags, m)

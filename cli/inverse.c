@@ -39,8 +39,11 @@ int cli_goodput_flag(const char *verb, const char *flag, const char *value, pp_g
 		                      &gp->ckpt_write_bytes_per_s);
 	if (strcmp(flag, "restart-min") == 0) /* seconds per minute */
 		return parse_positive(verb, flag, value, true, "", 60, &gp->restart_s);
-	if (strcmp(flag, "ckpt-async") == 0)
-		return cli_parse_onoff(verb, flag, value, &gp->async);
+	if (strcmp(flag, "ckpt-async") == 0) {
+		pp_error err;
+		pp_status st = pp_arg_onoff(verb, flag, value, &gp->async, &err);
+		return st ? cli_fail(st, &err) : 0;
+	}
 	return CLI_CONTINUE;
 }
 

@@ -72,49 +72,6 @@ static const cli_flag *common_flags(void)
 	return tab;
 }
 
-/* A whole number in [lo, hi], nothing else on the string. */
-int cli_parse_ll(const char *flag, const char *s, long long lo, long long hi, long long *out)
-{
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno || end == s || *end) {
-		cli_message("--%s: expected an integer, got '%s'", flag, s);
-		return EXIT_BADINPUT;
-	}
-	if (v < lo || v > hi) {
-		cli_message("--%s: expected %lld..%lld, got %lld", flag, lo, hi, v);
-		return EXIT_BADINPUT;
-	}
-	*out = v;
-	return 0;
-}
-
-/* A price in 0..hi (US dollars). */
-int cli_parse_price(const char *flag, const char *s, double hi, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < 0 || signbit(v) || v > hi) {
-		/* signbit: "-0" is no price either */
-		cli_message("--%s: expected a price in 0..%.10g, got '%s'", flag, hi, s);
-		return EXIT_BADINPUT;
-	}
-	*out = v;
-	return 0;
-}
-
-int cli_parse_onoff(const char *verb, const char *flag, const char *s, bool *out)
-{
-	if (strcmp(s, "on") == 0 || strcmp(s, "off") == 0) {
-		*out = strcmp(s, "on") == 0;
-		return 0;
-	}
-	cli_message("%s: --%s expects on or off, got '%s'", verb, flag, s);
-	return EXIT_BADINPUT;
-}
-
 /*
  * --from-megatron "FLAGS" or @FILE (a launch script), --from-torchtitan FILE
  * (a job TOML): the framework's view of the job and plan replaces o->job and
@@ -212,101 +169,28 @@ bool cli_format_is_text(const pp_format_type *f)
 	return !f || f == pp_format_find("text");
 }
 
-/* The flag named by `name` (`len` characters): exactly, never a prefix. */
-static const cli_flag *find_flag(const cli_flag *tab, const char *name, size_t len)
-{
-	for (const cli_flag *p = tab; p && p->name; p++)
-		if (strlen(p->name) == len && strncmp(p->name, name, len) == 0)
-			return p;
-	return NULL;
-}
-
-/* `full` would be what `name` (`len` characters) abbreviates. */
-static bool abbreviates(const char *full, const char *name, size_t len)
-{
-	return len > 0 && strlen(full) > len && strncmp(full, name, len) == 0;
-}
-
-/* What the one parsing loop needs: the tables, searched in order, and where flags go. */
-typedef struct parse_spec {
-	const char *verb;
-	void (*usage)(FILE *f);
-	int (*operand)(const char *arg, void *ctx);
-	void *operand_ctx;
-	const cli_flag *flags[2]; /* the shared flags (or none), the verb's */
-	void *flags_ctx[2];       /* where each table's flags go */
-	/* sees each shared flag first (cli_verb.take) */
-	int (*take)(const char *flag, const char *value, void *ctx);
-} parse_spec;
-
-/* The one option of the spec's tables that `name` abbreviates, or NULL
- * (none, or more than one). */
-static const char *abbreviated(const parse_spec *ps, const char *name, size_t len)
-{
-	const char *hit = NULL;
-	int n = 0;
-	for (size_t t = 0; t < 2; t++)
-		for (const cli_flag *p = ps->flags[t]; p && p->name; p++)
-			if (abbreviates(p->name, name, len)) {
-				hit = p->name;
-				n++;
-			}
-	return n == 1 ? hit : NULL;
-}
-
-/* A finite number in the flag's interval, nothing else on the string. */
-static int real_flag(const cli_flag *fl, const char *v, double *out)
-{
-	char *end;
-	errno = 0;
-	double x = strtod(v, &end);
-	if (errno || end == v || *end || !isfinite(x) || x < fl->lo || x > fl->hi ||
-	    (fl->lo_open && x == fl->lo) || (fl->hi_open && x == fl->hi)) {
-		cli_message("--%s: expected %s, got '%s'", fl->name, fl->what, v);
-		return EXIT_BADINPUT;
-	}
-	*out = x;
-	return 0;
-}
-
 /* Flag `fl` of `verb` with `v` (NULL for CLI_F_SET) into the context `ctx`. */
 static int flag_apply(const cli_flag *fl, const char *verb, void *ctx, const char *v)
 {
-	void *to = (char *)ctx + fl->off;
-	long long x;
-	int rc;
+	pp_error err;
+	pp_error_clear(&err);
+	pp_status st = PP_OK;
 	switch (fl->kind) {
-	case CLI_F_SET: *(bool *)to = true; break;
-	case CLI_F_INT:
-		if ((rc = cli_parse_ll(fl->name, v, (long long)fl->lo, (long long)fl->hi, &x)))
-			return rc;
-		*(int *)to = (int)x;
-		return 0;
-	case CLI_F_LL: return cli_parse_ll(fl->name, v, (long long)fl->lo, (long long)fl->hi, to);
-	case CLI_F_REAL: return real_flag(fl, v, to);
-	case CLI_F_PRICE: return cli_parse_price(fl->name, v, fl->hi, to);
-	case CLI_F_ONOFF: return cli_parse_onoff(verb, fl->name, v, to);
-	case CLI_F_FILE:
-		if (!*v) {
-			cli_message("%s: --%s needs %s", verb, fl->name,
-			            fl->what ? fl->what : "a file name");
-			return EXIT_BADINPUT;
-		}
-		/* fall through */
-	case CLI_F_STR: *(const char **)to = v; break;
-	case CLI_F_INVERSE: return cli_inverse_flag(verb, fl->name, v, to);
+	case CLI_F_INVERSE:
+		return cli_inverse_flag(verb, fl->name, v, (cli_inverse *)((char *)ctx + fl->off));
 	case CLI_F_EMIT: {
-		cli_emit *em = to;
-		pp_error err;
-		pp_error_clear(&err);
-		pp_status st = pp_launch_format_parse(v, "--emit", &em->format, &err);
+		cli_emit *em = (cli_emit *)((char *)ctx + fl->off);
+		st = pp_launch_format_parse(v, "--emit", &em->format, &err);
 		em->on = st == PP_OK;
-		return st ? cli_fail(st, &err) : 0;
+		break;
 	}
-	case CLI_F_FORMAT: return cli_format_flag(v, to);
+	case CLI_F_FORMAT: return cli_format_flag(v, (void *)((char *)ctx + fl->off));
 	case CLI_F_CALL: return fl->call(ctx, verb, fl->name, v);
+	default: /* a plain kind, then its call when it has one (--json) */
+		if ((st = pp_flag_store(fl, verb, ctx, v, &err)) == PP_OK && fl->call)
+			return fl->call(ctx, verb, fl->name, v);
 	}
-	return fl->call ? fl->call(ctx, verb, fl->name, v) : 0;
+	return st ? cli_fail(st, &err) : 0;
 }
 
 int cli_emit_write(const cli_emit *em, const pp_estimate *e, FILE *f)
@@ -320,77 +204,51 @@ int cli_emit_write(const cli_emit *em, const pp_estimate *e, FILE *f)
 	return wr;
 }
 
+/* What the one parsing loop needs: the tables (paraplan/args.h) and where flags go. */
+typedef struct parse_spec {
+	const char *verb;
+	void (*usage)(FILE *f);
+	int (*operand)(const char *arg, void *ctx);
+	void *operand_ctx;
+	const cli_flag *flags[2]; /* the shared flags (or none), the verb's */
+	void *flags_ctx[2];       /* where each table's flags go */
+	/* sees each shared flag first (cli_verb.take) */
+	int (*take)(const char *flag, const char *value, void *ctx);
+} parse_spec;
+
 /*
- * The one option loop of every verb.  Long options only, each named in full
- * ("--tp 8" or "--tp=8"): an abbreviation is an unknown option (with a hint).
- * "-h" and "--help" print the usage.  "--" ends the options.  An argument
- * that is not an option goes to `operand`, or, with none, is refused after
- * every flag was checked.  Returns CLI_CONTINUE or the exit code.
+ * The one option loop of every verb, on pp_args' rules.  An argument that is
+ * not an option goes to `operand`, or, with none, is refused after every flag
+ * was checked.  Returns CLI_CONTINUE or the exit code.
  */
 static int parse_args(int argc, char **argv, const parse_spec *ps)
 {
 	const char *stray = NULL; /* the first argument that is not an option */
-	bool options_end = false;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (options_end || a[0] != '-' || a[1] == '\0') {
-			if (ps->operand) {
-				int rc = ps->operand(a, ps->operand_ctx);
-				if (rc)
-					return rc;
-			} else if (!stray)
-				stray = a;
-			continue;
-		}
-		if (strcmp(a, "--") == 0) {
-			options_end = true;
-			continue;
-		}
-		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+	pp_args it;
+	pp_args_init(&it, ps->verb, argc, argv, ps->flags[0], ps->flags[1]);
+	pp_args_item a;
+	pp_error err;
+	pp_error_clear(&err);
+	pp_status st;
+	int rc = 0;
+	while (!rc && !(st = pp_args_next(&it, &a, &err)) && a.what != PP_ARG_END) {
+		if (a.what == PP_ARG_HELP) {
 			ps->usage(stdout);
 			return EXIT_ANSWERED;
 		}
-		const char *name = a[1] == '-' ? a + 2 : a + 1;
-		const char *eq = strchr(name, '=');
-		size_t len = eq ? (size_t)(eq - name) : strlen(name);
-		const cli_flag *fl = NULL;
-		size_t t = 0;
-		if (a[1] == '-' && !(fl = find_flag(ps->flags[t], name, len)))
-			fl = find_flag(ps->flags[++t], name, len);
-		if (!fl) {
-			const char *full = a[1] == '-' ? abbreviated(ps, name, len) : NULL;
-			if (full)
-				cli_message(
-				    "%s: unknown option '%.*s' (did you mean '--%s'? options are "
-				    "not abbreviated)",
-				    ps->verb, (int)(len + 2), a, full);
-			else
-				cli_message("%s: unknown option '%.*s' (see 'paraplan %s --help')",
-				            ps->verb, (int)(name - a) + (int)len, a, ps->verb);
-			return EXIT_BADINPUT;
+		if (a.what == PP_ARG_OPERAND) {
+			rc = ps->operand ? ps->operand(a.value, ps->operand_ctx) : 0;
+			stray = stray ? stray : a.value;
+			continue;
 		}
-		const char *v = NULL;
-		if (fl->kind != CLI_F_SET) {
-			if (eq)
-				v = eq + 1;
-			else if (i + 1 < argc)
-				v = argv[++i];
-			else {
-				cli_message("%s: missing value", a);
-				return EXIT_BADINPUT;
-			}
-		} else if (eq) {
-			cli_message("%s: --%s takes no value, got '%s'", ps->verb, fl->name, a);
-			return EXIT_BADINPUT;
-		}
-		int rc =
-		    t == 0 && ps->take ? ps->take(fl->name, v, ps->flags_ctx[1]) : CLI_CONTINUE;
+		rc = a.table == 0 && ps->take ? ps->take(a.flag->name, a.value, ps->flags_ctx[1])
+		                              : CLI_CONTINUE;
 		if (rc == CLI_CONTINUE)
-			rc = flag_apply(fl, ps->verb, ps->flags_ctx[t], v);
-		if (rc)
-			return rc;
+			rc = flag_apply(a.flag, ps->verb, ps->flags_ctx[a.table], a.value);
 	}
-	if (stray) {
+	if (rc || st)
+		return rc ? rc : cli_fail(st, &err);
+	if (stray && !ps->operand) {
 		cli_message("%s: unexpected argument '%s'", ps->verb, stray);
 		return EXIT_BADINPUT;
 	}

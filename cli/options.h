@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "paraplan/args.h"
 
 /* cli_opts_parse's "carry on" result; anything else is an exit code. */
 #define CLI_CONTINUE (-1)
@@ -32,52 +33,29 @@ typedef struct cli_opts {
 } cli_opts;
 
 /*
- * How a verb's own flag reads its value (cli_flag.kind).  Every kind but
- * CLI_F_CALL stores into the verb's context at cli_flag.off; each refusal is
- * one message and EXIT_BADINPUT.
+ * A verb's own flag is a row of a table (paraplan/args.h: name, how its value
+ * is read, where it goes), so that a new flag is one row (and a line of
+ * docs/usage/VERB.txt).  The plain kinds are the library's; the CLI adds its
+ * own.  Each refusal is one message and EXIT_BADINPUT.
  */
-typedef enum cli_flag_kind {
-	CLI_F_SET,     /* no value: the bool becomes true */
-	CLI_F_INT,     /* a whole number in [lo, hi] (cli_parse_ll's words): int */
-	CLI_F_LL,      /* the same into a long long */
-	CLI_F_REAL,    /* a finite number in [lo, hi], an end excluded by lo_open or
-	                * hi_open: double; refused as "--NAME: expected WHAT, got 'V'" */
-	CLI_F_PRICE,   /* US dollars in 0..hi (cli_parse_price): double */
-	CLI_F_ONOFF,   /* on or off: bool */
-	CLI_F_STR,     /* the value as given: const char * */
-	CLI_F_FILE,    /* a name that is not empty ("needs WHAT", a file name
-	                * unless `what` says): const char * */
-	CLI_F_INVERSE, /* --deadline-days, --budget-usd or a goodput flag: the cli_inverse */
-	CLI_F_EMIT,    /* --emit FRAMEWORK: the cli_emit */
-	CLI_F_FORMAT,  /* --format NAME (cli_format_flag): const pp_format_type * */
-	CLI_F_CALL     /* call(ctx, verb, name, value) decides */
-} cli_flag_kind;
-
-/*
- * A verb's own flag, declared: its long name, how its value is read and
- * where it goes, so that a new flag is one row of the verb's table (and a
- * line of docs/usage/VERB.txt).  Tables end with a row whose name is NULL.
- */
-typedef struct cli_flag {
-	const char *name; /* "top" for --top */
-	cli_flag_kind kind;
-	size_t off;    /* offsetof the target in the verb's context */
-	double lo, hi; /* INT, LL, REAL; PRICE: hi */
-	bool lo_open, hi_open;
-	const char *what; /* REAL, FILE: what is expected, for the refusal */
-	int (*call)(void *ctx, const char *verb, const char *name, const char *value);
-} cli_flag;
-
-/* A row of a cli_flag table: name, kind, offset, then designated fields
- * (.lo, .hi, .what, ...); CLI_END ends the table. */
-#define CLI_ROW(n, k, at, ...)                                                                     \
-	{                                                                                          \
-		.name = (n), .kind = (k), .off = (at), __VA_ARGS__                                 \
-	}
-#define CLI_END                                                                                    \
-	{                                                                                          \
-		.name = NULL                                                                       \
-	}
+typedef pp_flag cli_flag;
+enum {
+	CLI_F_SET = PP_FLAG_SET,
+	CLI_F_INT = PP_FLAG_INT,
+	CLI_F_LL = PP_FLAG_LL,
+	CLI_F_REAL = PP_FLAG_REAL,
+	CLI_F_PRICE = PP_FLAG_PRICE,
+	CLI_F_ONOFF = PP_FLAG_ONOFF,
+	CLI_F_STR = PP_FLAG_STR,
+	CLI_F_FILE = PP_FLAG_FILE,
+	CLI_F_INVERSE =
+	    PP_FLAG_CALLER, /* --deadline-days, --budget-usd, goodput: the cli_inverse */
+	CLI_F_EMIT,         /* --emit FRAMEWORK: the cli_emit */
+	CLI_F_FORMAT,       /* --format NAME (cli_format_flag): const pp_format_type * */
+	CLI_F_CALL          /* call(ctx, verb, name, value) decides */
+};
+#define CLI_ROW PP_FLAG_ROW
+#define CLI_END PP_FLAG_END
 
 /* --emit FRAMEWORK of estimate and search: the plan as launch flags. */
 typedef struct cli_emit {
@@ -165,12 +143,6 @@ int cli_render_to(const char *path, const pp_format_type *f, const pp_result *r)
 int cli_charts_format(cli_charts *c, const char *verb, const cli_opts *o);
 /* `f` is the text format (NULL included). */
 bool cli_format_is_text(const pp_format_type *f);
-
-/* Reporters of flag values; 0 or EXIT_BADINPUT (after one message). */
-int cli_parse_ll(const char *flag, const char *s, long long lo, long long hi, long long *out);
-int cli_parse_price(const char *flag, const char *s, double hi, double *out);
-/* "on" or "off" for `flag` of `verb` into *out. */
-int cli_parse_onoff(const char *verb, const char *flag, const char *s, bool *out);
 
 /*
  * "verb: --model is required ...", checking --model, --system, --gpus (when

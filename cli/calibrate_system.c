@@ -30,10 +30,11 @@ static void steps_usage(FILE *f)
 
 /* Cut the flags into words (pp_step_words) and read them as `paraplan
  * estimate` does. */
-int cli_step_inputs(const char *id, char *flags, cli_opts *o, pp_inputs *in)
+int cli_step_inputs(const char *vname, const char *id, char *flags, cli_opts *o, pp_inputs *in,
+                    pp_estimate **keep)
 {
-	const cli_verb verb = {"calibrate", steps_usage, NULL, NULL, NULL};
-	char *argv[MAX_ARGS] = {"calibrate"};
+	const cli_verb verb = {vname, steps_usage, NULL, NULL, NULL};
+	char *argv[MAX_ARGS] = {(char *)vname};
 	size_t argc = 1 + pp_step_words(flags, argv + 1, MAX_ARGS - 1);
 	if (argc > MAX_ARGS) {
 		cli_message("%s: more than %d flags", id, MAX_ARGS);
@@ -42,7 +43,7 @@ int cli_step_inputs(const char *id, char *flags, cli_opts *o, pp_inputs *in)
 	int rc = cli_opts_parse((int)argc, argv, &verb, o);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if ((rc = cli_opts_require(o, "calibrate", true, true)) || (rc = cli_inputs(o, in)))
+	if ((rc = cli_opts_require(o, vname, true, true)) || (rc = cli_inputs(o, in)))
 		return rc;
 	pp_estimate *e = malloc(sizeof *e);
 	if (!e)
@@ -50,7 +51,10 @@ int cli_step_inputs(const char *id, char *flags, cli_opts *o, pp_inputs *in)
 	pp_error err;
 	pp_error_clear(&err);
 	pp_status st = pp_inputs_estimate(in, e, &err);
-	free(e);
+	if (st || !keep)
+		free(e);
+	else
+		*keep = e;
 	return st ? cli_plan_fail(st, &err, &in->model) : 0;
 }
 
@@ -83,7 +87,7 @@ static int steps_fit(const char *path, pp_steps *steps, const char *output)
 	static pp_fit_input in[PP_STEPS_MAX];
 	for (size_t i = 0; i < steps->n; i++) {
 		pp_step_run *r = &steps->run[i];
-		int rc = cli_step_inputs(r->id, r->flags, &opts[i], &inputs[i]);
+		int rc = cli_step_inputs("calibrate", r->id, r->flags, &opts[i], &inputs[i], NULL);
 		if (rc)
 			return rc;
 		if (strcmp(opts[i].system_ref, opts[0].system_ref) != 0) {

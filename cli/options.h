@@ -159,11 +159,13 @@ int cli_overlap_check(const char *verb, const cli_opts *o);
  * --gpu-profile, --overlap and the price resolved (pp_inputs_resolve), the
  * job, plan and GPU count copied.  0 or an exit code (after one message). */
 int cli_inputs(const cli_opts *o, pp_inputs *in);
-/* One run of a step-times file (cli/calibrate_system.c): its `flags` (cut
- * into words in place: whitespace, "double quotes" group) read as `paraplan
- * estimate` reads them into *o, resolved into *in and estimated once.  `id`
- * names the run in messages.  0 or an exit code (after one message). */
-int cli_step_inputs(const char *id, char *flags, cli_opts *o, pp_inputs *in);
+/* One run of a step-times file (cli/calibrate_system.c) or a job of share: its
+ * `flags` (cut into words in place: whitespace, "double quotes" group) read as
+ * `paraplan estimate` reads them (verb `vname`) into *o, resolved into *in and
+ * estimated once, kept in *keep (the caller frees it) unless `keep` is NULL.
+ * `id` names the run in messages.  0 or an exit code (after one message). */
+int cli_step_inputs(const char *vname, const char *id, char *flags, cli_opts *o, pp_inputs *in,
+                    pp_estimate **keep);
 /* cli_inputs' model and system only.  0 or an exit code. */
 int cli_opts_inputs(const cli_opts *o, pp_model *model, pp_system *sys);
 

@@ -28,7 +28,7 @@ import sys
 
 # The order of the sections: the overview first, then the verbs as
 # `paraplan help` lists them.
-ORDER = ['paraplan', 'estimate', 'search', 'sweep', 'validate', 'calibrate', 'kernel', 'place',
+ORDER = ['paraplan', 'estimate', 'search', 'sweep', 'validate', 'calibrate', 'kernel', 'place', 'share',
          'list']
 
 

@@ -69,6 +69,26 @@ pp_status pp_moe_alltoall(const pp_moe_routing *r, double step, int samples, dou
 void pp_moe_result_free(pp_moe_result *out);
 
 /*
+ * The same over a run of `steps` training steps with drift (seed 000 §3.2,
+ * Fig. 8: the gate's load balancing makes the all-to-all more uniform as
+ * training goes on; the skew at step t is skew x exp(-t / drift_steps)):
+ * `expected`, expected_s and dropped_fraction are the means over the run
+ * (t taken as continuous, the drift integral by 64 midpoints), so that an
+ * iteration's mean EP time times the run's steps is the run's EP time; the
+ * `samples` sampled routings are one each at steps (k + 0.5) steps / samples,
+ * so `percentile` and percentile_s are across the run's steps as well as its
+ * routings; skew_now is the skew at the run's end; uniform_s as above;
+ * dtime_dskew at step 0.  Without drift (drift_steps 0), with a histogram or
+ * steps 0: pp_moe_alltoall at step 0.
+ */
+pp_status pp_moe_alltoall_run(const pp_moe_routing *r, double steps, int samples, double pct,
+                              unsigned long long seed, pp_moe_result *out, pp_error *err);
+
+/* The steps of `job`'s run that drift acts over: with a drift and --tokens,
+ * train_tokens / (global_batch x seq_len); else 0 (the routing of step 0). */
+double pp_moe_run_steps(const pp_job *job);
+
+/*
  * The routing model of one EP group of plan `p`: E and k from the model, the
  * plan's ep, T = mbs x seq / cp tokens a GPU routes per micro-batch, a
  * token's hidden state in bf16 (2 bytes an element: Megatron dispatches

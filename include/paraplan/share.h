@@ -24,6 +24,7 @@
 #ifndef PARAPLAN_SHARE_H
 #define PARAPLAN_SHARE_H
 
+#include "estimate.h"
 #include "traffic.h"
 
 #ifdef __cplusplus
@@ -54,6 +55,40 @@ typedef struct pp_share_result {
 
 pp_status pp_share_two_jobs(const pp_cluster_net *net, const pp_share_job jobs[2],
                             pp_share_result *out, pp_error *err);
+
+/* The cluster two estimated jobs share (`paraplan share`): leaves of
+ * `nodes_per_leaf` nodes whose uplinks are oversubscribed `oversubscription`
+ * to 1 (1: a non-blocking fat tree), and each job's first node (job B's < 0:
+ * the node after job A's last). */
+typedef struct pp_share_topology {
+	int nodes_per_leaf;
+	double oversubscription;
+	long long first_node[2];
+} pp_share_topology;
+
+/* pp_share_estimates' answer: the result, the cluster it was on, each job's
+ * nodes (first, count) and model (borrowed from the estimates). */
+typedef struct pp_share_report {
+	pp_share_result r;
+	pp_cluster_net net;
+	double oversubscription;
+	long long first_node[2], nodes[2];
+	const char *model[2];
+} pp_share_report;
+
+/*
+ * Two estimates `e[0]` (job A) and `e[1]` (job B) on one cluster: each
+ * job's traffic matrix (pp_traffic_of_estimate) placed from its first node,
+ * its iteration time alone the estimate's, pp_share_two_jobs on the cluster
+ * of the jobs' nodes.  A node's link is its NICs at the bandwidth
+ * collectives sustain (nics_per_node x nic_bytes_per_s x nic_eff, the
+ * effective bandwidth C of seed 000 §4), a leaf's uplink nodes_per_leaf of
+ * those over the oversubscription.  PP_EINPUT (one error naming the field):
+ * nodes_per_leaf < 1, oversubscription < 1, jobs whose nodes overlap, or
+ * systems whose nodes differ (GPUs per node, NIC bandwidth).
+ */
+pp_status pp_share_estimates(const pp_estimate *const e[2], const pp_share_topology *topo,
+                             pp_share_report *out, pp_error *err);
 
 #ifdef __cplusplus
 }

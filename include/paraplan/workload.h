@@ -234,6 +234,11 @@ typedef struct pp_work {
 	 * ppi_scenario_init_ws): the last plan's rank grid and group layouts,
 	 * under the system and the degrees and rank order that shape them. */
 	pp_place_memo place_memo;
+	/* Memo of the MoE routing's busiest-GPU factor (ops.c, moe_skew_factor):
+	 * its key (experts, top k, ep, capacity, skew, drift, run steps), the
+	 * factor; the layers and plans of a search that share them share it. */
+	bool moe_valid;
+	double moe_key[7], moe_factor;
 } pp_work;
 
 /* Ready a workspace for use (empties its memo). */

@@ -19,6 +19,8 @@ int ppi_cv_json(const pp_result *r, FILE *f);
 int ppi_fit_text(const pp_result *r, FILE *f);
 int ppi_place_text(const pp_result *r, FILE *f);
 int ppi_kernel_text(const pp_result *r, FILE *f);
+int ppi_share_text(const pp_result *r, FILE *f); /* SHARE */
+int ppi_share_json(const pp_result *r, FILE *f);
 int ppi_memory_fit_text(const pp_result *r, FILE *f); /* MEMORY_FIT */
 int ppi_memory_fit_json(const pp_result *r, FILE *f);
 /* validate --memory's measured peaks: the records' and the steps' (text, JSON). */

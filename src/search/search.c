@@ -53,6 +53,12 @@ static pp_status check_inputs(const pp_model *m, const pp_system *sys, const pp_
 	if (job->moe_routing.set && m->moe.num_experts <= 0)
 		return ppi_fail(err, "", "job.moe_routing", "needs an MoE model; %s is dense",
 		                m->name);
+	if (job->moe_routing.drift_steps > 0 && !(job->train_tokens > 0))
+		return ppi_fail(
+		    err, "", "job.moe_routing",
+		    "drift:%g acts over the run's steps: give --tokens (steps = tokens / "
+		    "(gbs x seq))",
+		    job->moe_routing.drift_steps);
 	if (gpus < 1 || gpus > 10000000)
 		return ppi_fail(err, "", "gpus", "expected 1..10000000 GPUs, got %lld", gpus);
 	if (opts->top_k < 1 || opts->top_k > 10000)

@@ -483,6 +483,9 @@ static pp_status check_tensor(const pp_plan *p, const pp_model *m, const pp_job 
 	}
 	REQUIRE(!job->moe_routing.set || m->moe.num_experts > 0, "job.moe_routing",
 	        "needs an MoE model; %s is dense", m->name);
+	REQUIRE(!(job->moe_routing.drift_steps > 0) || job->train_tokens > 0, "job.moe_routing",
+	        "drift:%g acts over the run's steps: give --tokens (steps = tokens / (gbs x seq))",
+	        job->moe_routing.drift_steps);
 	if (p->summa) {
 		REQUIRE(p->cp == 1, "plan.summa", "SUMMA with context parallelism is not modelled");
 		REQUIRE(m->moe.num_experts == 0, "plan.summa",

@@ -106,3 +106,63 @@ pp_status pp_share_two_jobs(const pp_cluster_net *net, const pp_share_job jobs[2
 	free(load[1]);
 	return PP_OK;
 }
+
+/* The nodes of an estimate's GPUs: whole nodes of its system. */
+static long long nodes_of(const pp_estimate *e)
+{
+	long long g = e->system.gpus_per_node;
+	return (e->gpus + g - 1) / g;
+}
+
+pp_status pp_share_estimates(const pp_estimate *const e[2], const pp_share_topology *topo,
+                             pp_share_report *out, pp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	const pp_system *a = &e[0]->system, *b = &e[1]->system;
+	if (topo->nodes_per_leaf < 1)
+		return ppi_fail(err, "", "share.nodes_per_leaf",
+		                "expected a whole number >= 1, got %d", topo->nodes_per_leaf);
+	if (!(topo->oversubscription >= 1))
+		return ppi_fail(err, "", "share.oversubscription", "expected a ratio >= 1, got %g",
+		                topo->oversubscription);
+	double link[2];
+	for (int k = 0; k < 2; k++)
+		link[k] = e[k]->system.nics_per_node * e[k]->system.nic_bytes_per_s *
+		          e[k]->system.nic_eff;
+	if (a->gpus_per_node != b->gpus_per_node || link[0] != link[1] || !(link[0] > 0))
+		return ppi_fail(err, "", "share.system",
+		                "the jobs' nodes differ: %d GPUs and %.1f GB/s of NICs (job A, %s) "
+		                "against %d and %.1f GB/s (job B, %s); one cluster has one kind of "
+		                "node with NICs",
+		                a->gpus_per_node, link[0] / 1e9, a->name, b->gpus_per_node,
+		                link[1] / 1e9, b->name);
+	for (int k = 0; k < 2; k++) {
+		out->nodes[k] = nodes_of(e[k]);
+		out->model[k] = e[k]->model.name;
+	}
+	out->first_node[0] = topo->first_node[0] > 0 ? topo->first_node[0] : 0;
+	out->first_node[1] =
+	    topo->first_node[1] >= 0 ? topo->first_node[1] : out->first_node[0] + out->nodes[0];
+	long long a0 = out->first_node[0], a1 = a0 + out->nodes[0];
+	long long b0 = out->first_node[1], b1 = b0 + out->nodes[1];
+	if (a0 < b1 && b0 < a1)
+		return ppi_fail(err, "", "share.first_node",
+		                "job A's nodes %lld-%lld and job B's %lld-%lld overlap", a0, a1 - 1,
+		                b0, b1 - 1);
+	out->oversubscription = topo->oversubscription;
+	out->net =
+	    (pp_cluster_net){a1 > b1 ? a1 : b1, a->gpus_per_node, topo->nodes_per_leaf, link[0],
+	                     topo->nodes_per_leaf * link[0] / topo->oversubscription};
+	pp_traffic *t[2] = {NULL, NULL};
+	pp_status st = PP_OK;
+	for (int k = 0; k < 2 && !st; k++)
+		st = pp_traffic_of_estimate(e[k], &t[k], err);
+	if (!st) {
+		pp_share_job jobs[2] = {{t[0], a0 * a->gpus_per_node, e[0]->time.iteration_s},
+		                        {t[1], b0 * a->gpus_per_node, e[1]->time.iteration_s}};
+		st = pp_share_two_jobs(&out->net, jobs, &out->r, err);
+	}
+	pp_traffic_free(t[0]);
+	pp_traffic_free(t[1]);
+	return st;
+}

@@ -288,8 +288,8 @@ static int by_cell(const void *a, const void *b)
 }
 
 /* b->moe_w of the scenario's --moe-routing (job.moe_routing): the expected
- * dispatch matrix of pp_moe_alltoall (no samples) over the same routing's at
- * skew 0, pair by pair.  Left NULL without a routing, at ep 1, or when the
+ * dispatch matrix of pp_moe_alltoall_run (no samples; with drift the mean
+ * over the run's steps) over the same routing's at skew 0, pair by pair.  Left NULL without a routing, at ep 1, or when the
  * model cannot be evaluated (the traffic is then the uniform one). */
 static void moe_weights(build *b, const pp_scenario *sc)
 {
@@ -305,7 +305,7 @@ static void moe_weights(build *b, const pp_scenario *sc)
 	if (pp_moe_alltoall(&r, 0, 0, 1, 0, &uni, NULL))
 		return;
 	r.skew = job->moe_routing.skew;
-	if (pp_moe_alltoall(&r, 0, 0, 1, 0, &sk, NULL)) {
+	if (pp_moe_alltoall_run(&r, pp_moe_run_steps(job), 0, 1, 0, &sk, NULL)) {
 		pp_moe_result_free(&uni);
 		return;
 	}

@@ -96,8 +96,54 @@ void pp_moe_result_free(pp_moe_result *out)
 	out->expected = out->percentile = NULL;
 }
 
-pp_status pp_moe_alltoall(const pp_moe_routing *r, double step, int samples, double pct,
-                          unsigned long long seed, pp_moe_result *out, pp_error *err)
+/* Midpoints of the drift integral (run_mean); test_moe checks it against a
+ * step-by-step mean to 1e-4. */
+#define RUN_POINTS 64
+
+/*
+ * The means over a run of `steps` steps, the skew S exp(-t / D) at step t
+ * and t taken as continuous, of the expected matrix (into em; acc is
+ * scratch), its time (returned) and dropped fraction (*dropped):
+ *   (1/n) int_0^n f(S e^{-t/D}) dt = f(0) + (D/n) int_a^1 (f(S x) - f(0)) / x dx,
+ * a = e^{-n/D} (x = e^{-t/D}); the integrand is bounded, so the midpoint
+ * rule in x.
+ */
+static double run_mean(const pp_moe_routing *r, double steps, double *p, double *slots, double *m,
+                       double *em, double *acc, double *dropped)
+{
+	size_t nn = (size_t)r->ep * r->ep;
+	double d0, t0 = expected_at(r, 0, p, slots, em, &d0);
+	double a = exp(-steps / r->drift_steps), h = (1 - a) / RUN_POINTS;
+	double w = r->drift_steps / steps * h, t = t0, d = d0, inv = 0, dk;
+	memset(acc, 0, nn * sizeof *acc);
+	for (int k = 0; k < RUN_POINTS; k++) {
+		double x = a + (k + 0.5) * h;
+		double tk = expected_at(r, r->skew * x, p, slots, m, &dk);
+		t += w * (tk - t0) / x;
+		d += w * (dk - d0) / x;
+		inv += w / x;
+		for (size_t c = 0; c < nn; c++)
+			acc[c] += w * m[c] / x;
+	}
+	for (size_t c = 0; c < nn; c++)
+		em[c] = em[c] * (1 - inv) + acc[c];
+	*dropped = d;
+	return t;
+}
+
+/* The cumulative popularity at skew s into cdf; its total. */
+static double cumulative(const pp_moe_routing *r, double s, double *p, double *cdf)
+{
+	popularity(r, s, p);
+	double acc = 0;
+	for (int e = 0; e < r->experts; e++)
+		cdf[e] = (acc += p[e]);
+	return acc;
+}
+
+/* pp_moe_alltoall (steps 0: at `step`) and pp_moe_alltoall_run (steps > 0). */
+static pp_status alltoall(const pp_moe_routing *r, double step, double steps, int samples,
+                          double pct, unsigned long long seed, pp_moe_result *out, pp_error *err)
 {
 	memset(out, 0, sizeof *out);
 	if (r->experts < 1 || r->ep < 1 || r->experts % r->ep != 0)
@@ -110,9 +156,11 @@ pp_status pp_moe_alltoall(const pp_moe_routing *r, double step, int samples, dou
 		return ppi_fail(err, "", "moe.tokens",
 		                "tokens, token bytes and link bandwidth must be positive");
 	if (!(r->skew >= 0) || !(r->capacity_factor >= 0) || !(r->drift_steps >= 0) ||
-	    samples < 0 || !(pct > 0 && pct <= 1))
-		return ppi_fail(err, "", "moe.skew",
-		                "skew, capacity factor, drift >= 0; samples >= 0; 0 < pct <= 1");
+	    samples < 0 || !(pct > 0 && pct <= 1) || !(steps >= 0 && steps < HUGE_VAL))
+		return ppi_fail(
+		    err, "", "moe.skew",
+		    "skew, capacity factor, drift, steps >= 0; samples >= 0; 0 < pct <= 1");
+	bool run = steps > 0 && r->drift_steps > 0 && !r->histogram;
 	int n = r->ep, E = r->experts;
 	size_t nn = (size_t)n * n;
 	out->ep = n;
@@ -121,30 +169,38 @@ pp_status pp_moe_alltoall(const pp_moe_routing *r, double step, int samples, dou
 	double *p = ppi_malloc((size_t)E * sizeof *p), *cdf = ppi_malloc((size_t)E * sizeof *cdf);
 	double *slots = ppi_malloc((size_t)n * E * sizeof *slots), *m = ppi_malloc(nn * sizeof *m);
 	int ns = samples > 0 ? samples : 1;
-	double *cells = ppi_malloc((size_t)ns * nn * sizeof *cells),
+	double *cells = ppi_malloc(((size_t)ns + 1) * nn * sizeof *cells),
 	       *times = ppi_malloc(ns * sizeof *times);
 	if (!out->expected || !out->percentile || !p || !cdf || !slots || !m || !cells || !times) {
 		free(p), free(cdf), free(slots), free(m), free(cells), free(times);
 		pp_moe_result_free(out);
 		return ppi_fail(err, "", "moe", "out of memory");
 	}
-	double s = r->drift_steps > 0 ? r->skew * exp(-step / r->drift_steps) : r->skew;
-	out->skew_now = s;
-	out->expected_s = expected_at(r, s, p, slots, out->expected, &out->dropped_fraction);
+	double D = r->drift_steps;
+	double s = D > 0 ? r->skew * exp(-(run ? 0 : step) / D) : r->skew;
+	out->skew_now = run ? r->skew * exp(-steps / D) : s;
+	if (run) /* cells' first matrix: run_mean's scratch, before the samples use them */
+		out->expected_s = run_mean(r, steps, p, slots, m, out->expected,
+		                           cells + (size_t)ns * nn, &out->dropped_fraction);
+	else
+		out->expected_s =
+		    expected_at(r, s, p, slots, out->expected, &out->dropped_fraction);
 	out->uniform_s = expected_at(r, 0, p, slots, m, NULL);
-	/* sensitivity: central difference in the skew (one-sided at 0) */
+	/* sensitivity: central difference in the skew (one-sided at 0), at step 0 of a run */
 	double h = 1e-4;
+	double at = run ? expected_at(r, s, p, slots, m, NULL) : out->expected_s;
 	double up = expected_at(r, s + h, p, slots, m, NULL);
-	double dn = s >= h ? expected_at(r, s - h, p, slots, m, NULL) : out->expected_s;
+	double dn = s >= h ? expected_at(r, s - h, p, slots, m, NULL) : at;
 	out->dtime_dskew = r->histogram ? 0 : (up - dn) / (s >= h ? 2 * h : h);
-	/* sampled routings: multinomial picks of T k slots per source */
-	popularity(r, s, p);
-	double acc = 0;
-	for (int e = 0; e < E; e++)
-		cdf[e] = (acc += p[e]);
+	/* sampled routings: multinomial picks of T k slots per source; over a run,
+	 * sample k at step (k + 0.5) steps / samples */
+	double acc = cumulative(r, s, p, cdf);
 	uint64_t rng = seed; /* SplitMix64 (util/hash.h) */
 	long long picks = (long long)llround(r->tokens * r->top_k);
 	for (int k = 0; k < samples; k++) {
+		if (run)
+			acc =
+			    cumulative(r, r->skew * exp(-(k + 0.5) * steps / samples / D), p, cdf);
 		memset(slots, 0, (size_t)n * E * sizeof *slots);
 		for (int i = 0; i < n; i++)
 			for (long long t = 0; t < picks; t++) {
@@ -183,6 +239,26 @@ pp_status pp_moe_alltoall(const pp_moe_routing *r, double step, int samples, dou
 	}
 	free(p), free(cdf), free(slots), free(m), free(cells), free(times);
 	return PP_OK;
+}
+
+pp_status pp_moe_alltoall(const pp_moe_routing *r, double step, int samples, double pct,
+                          unsigned long long seed, pp_moe_result *out, pp_error *err)
+{
+	return alltoall(r, step, 0, samples, pct, seed, out, err);
+}
+
+pp_status pp_moe_alltoall_run(const pp_moe_routing *r, double steps, int samples, double pct,
+                              unsigned long long seed, pp_moe_result *out, pp_error *err)
+{
+	return alltoall(r, 0, steps, samples, pct, seed, out, err);
+}
+
+double pp_moe_run_steps(const pp_job *job)
+{
+	return job->moe_routing.drift_steps > 0 && job->train_tokens > 0 && job->global_batch > 0 &&
+	               job->seq_len > 0
+	           ? job->train_tokens / ((double)job->global_batch * job->seq_len)
+	           : 0;
 }
 
 void pp_moe_layer_alltoalls(const double *m, int n, double *f1, double *f2, double *b1, double *b2)

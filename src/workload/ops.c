@@ -53,6 +53,7 @@ void pp_work_init(pp_work *w)
 	for (int i = 0; i < PP_STAGE_MEMO; i++)
 		w->stage_valid[i] = false;
 	w->place_memo.valid = false;
+	w->moe_valid = false;
 	w->params_model = NULL;
 	w->params_seq = 0;
 }
@@ -571,22 +572,38 @@ static void dense_mlp(ctx *c, double ffn, bool full_rc, const char *a, const cha
 /*
  * With --moe-routing (job.moe_routing), the busiest GPU's all-to-all bytes
  * over the mean GPU's (pp_coll.busiest): the skewed routing's expected time
- * over the uniform one
- * (pp_moe_alltoall, seed 000 Eq. 10, at step 0, no samples), the link and
- * a token's bytes cancelling.  1 without a routing or with ep = 1.
+ * over the uniform one (pp_moe_alltoall_run, seed 000 Eq. 10, no samples:
+ * at step 0, or with drift the mean over the run's steps,
+ * pp_moe_run_steps), the link and a token's bytes cancelling.  1 without a
+ * routing or with ep = 1.
  */
 static double moe_skew_factor(const ctx *c, double tokens)
 {
 	const pp_moe_spec *sp = &c->job->moe_routing;
 	if (!sp->set || c->p->ep <= 1 || !(tokens > 0))
 		return 1;
+	/* the factor does not depend on the tokens: memoised on the rest */
+	double steps = pp_moe_run_steps(c->job);
+	const double key[7] = {c->m->moe.num_experts,
+	                       c->m->moe.top_k,
+	                       c->p->ep,
+	                       sp->capacity_factor,
+	                       sp->skew,
+	                       sp->drift_steps,
+	                       steps};
+	pp_work *w = c->w;
+	if (w->moe_valid && memcmp(w->moe_key, key, sizeof key) == 0)
+		return w->moe_factor;
 	pp_moe_routing r = {c->m->moe.num_experts, c->m->moe.top_k, c->p->ep,        tokens, 1,
 	                    sp->capacity_factor,   sp->skew,        sp->drift_steps, NULL,   1};
 	pp_moe_result out;
-	if (pp_moe_alltoall(&r, 0, 0, 1, 0, &out, NULL))
+	if (pp_moe_alltoall_run(&r, steps, 0, 1, 0, &out, NULL))
 		return 1;
 	double f = out.uniform_s > 0 ? out.expected_s / out.uniform_s : 1;
 	pp_moe_result_free(&out);
+	memcpy(w->moe_key, key, sizeof key);
+	w->moe_factor = f;
+	w->moe_valid = true;
 	return f;
 }
 

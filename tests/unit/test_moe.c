@@ -1,7 +1,8 @@
 /*
  * moe: the semi-predictable all-to-all of seed 000 §3.2 — uniform routing in
  * closed form, skew, drift toward uniform, capacity, the sampled percentile,
- * and the four all-to-alls of a layer (identical or transposed).
+ * the four all-to-alls of a layer (identical or transposed), and drift's
+ * mean over a run checked by hand.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -225,7 +226,7 @@ static void test_routing_of_plan(void **state)
 
 /* The busiest-GPU factor of the four EP all-to-alls of one mixtral layer
  * (pp_coll.busiest) at ep 8, one micro-batch of 4,096 tokens. */
-static double ep_busiest(const char *spec, pp_error *err)
+static double ep_busiest(const char *spec, double train_tokens, pp_error *err)
 {
 	pp_model m;
 	pp_job job;
@@ -234,6 +235,7 @@ static double ep_busiest(const char *spec, pp_error *err)
 	pp_job_init(&job);
 	job.global_batch = 64;
 	job.seq_len = 4096;
+	job.train_tokens = train_tokens;
 	if (spec)
 		assert_int_equal(pp_field_set(&job, NULL, "moe-routing", spec, err), PP_OK);
 	pp_plan_init(&p);
@@ -264,17 +266,90 @@ static void test_routing_in_workload(void **state)
 {
 	(void)state;
 	pp_error err;
-	assert_true(ep_busiest(NULL, &err) == 1);
-	assert_true(fabs(ep_busiest("zipf:0", &err) - 1) < 1e-12);
-	double lo = ep_busiest("zipf:0.5", &err), hi = ep_busiest("zipf:1.5", &err);
+	assert_true(ep_busiest(NULL, 0, &err) == 1);
+	assert_true(fabs(ep_busiest("zipf:0", 0, &err) - 1) < 1e-12);
+	double lo = ep_busiest("zipf:0.5", 0, &err), hi = ep_busiest("zipf:1.5", 0, &err);
 	assert_true(lo > 1 && hi > lo);
 	assert_true(fabs(hi - 0.542 / 0.1305) < 0.02);
-	assert_true(ep_busiest("zipf:1.5,capacity:1.25", &err) < hi);
+	assert_true(ep_busiest("zipf:1.5,capacity:1.25", 0, &err) < hi);
 	pp_job job;
 	pp_job_init(&job);
 	assert_int_equal(pp_field_set(&job, NULL, "moe-routing", "zipf:1,capacity:0", &err),
 	                 PP_EINPUT);
 	assert_false(job.moe_routing.set);
+}
+
+/* Drift over a run (pp_moe_alltoall_run).  By hand: 2 experts on 2 GPUs,
+ * top-1, 1,000 tokens a GPU, 1 byte a token over 1 B/s: expert 0 (GPU 0)
+ * draws p0 = 1 / (1 + 2^-s) of the picks, so GPU 0 receives 1000 p0 from
+ * GPU 1 and sends 1000 (1 - p0): the time is 1000 p0 s.  Skew 1, drift 100,
+ * a run of 100 steps: the mean is 1000 int_0^1 du / (1 + 2^-(e^-u)) =
+ * 607.404605538 s (Simpson, 200,000 intervals, in Python: not this code),
+ * between step 0's 666.667 and step 100's 563.405. */
+static void test_drift_over_run(void **state)
+{
+	(void)state;
+	pp_moe_routing r;
+	memset(&r, 0, sizeof r);
+	r.experts = 2;
+	r.top_k = 1;
+	r.ep = 2;
+	r.tokens = 1000;
+	r.token_bytes = 1;
+	r.link_bytes_per_s = 1;
+	r.skew = 1;
+	r.drift_steps = 100;
+	pp_moe_result o, a;
+	pp_error err;
+	assert_int_equal(pp_moe_alltoall_run(&r, 100, 0, 0.99, 1, &o, &err), PP_OK);
+	assert_rel(o.expected_s, 607.404605538, 1e-6);
+	assert_rel(o.expected[1 * 2 + 0], 607.404605538, 1e-6);
+	assert_rel(o.expected[0 * 2 + 1], 1000 - 607.404605538, 1e-6);
+	assert_rel(o.skew_now, exp(-1.0), 1e-12);
+	pp_moe_result_free(&o);
+	/* mixtral, skew 1.5, drift 500, 2,000 steps: the integral against the
+	 * mean of the 2,000 steps one by one (the steps taken as continuous: to
+	 * 1e-3); the samples spread over the run; the run's end near uniform */
+	r = mixtral();
+	r.skew = 1.5;
+	r.drift_steps = 500;
+	assert_int_equal(pp_moe_alltoall_run(&r, 2000, 50, 0.99, 7, &o, &err), PP_OK);
+	double sum = 0, cell = 0;
+	for (int t = 0; t < 2000; t++) {
+		assert_int_equal(pp_moe_alltoall(&r, t, 0, 0.99, 1, &a, &err), PP_OK);
+		sum += a.expected_s;
+		cell += a.expected[1 * 8 + 0];
+		pp_moe_result_free(&a);
+	}
+	assert_rel(o.expected_s, sum / 2000, 1e-3);
+	assert_rel(o.expected[1 * 8 + 0], cell / 2000, 1e-3);
+	assert_int_equal(pp_moe_alltoall(&r, 0, 50, 0.99, 7, &a, &err), PP_OK);
+	assert_true(o.expected_s < 0.5 * a.expected_s && o.expected_s > o.uniform_s);
+	assert_true(o.percentile_s > 2 * o.expected_s); /* the run's early steps */
+	assert_true(o.percentile_s <= a.percentile_s * 1.001);
+	pp_moe_result_free(&a);
+	pp_moe_result_free(&o);
+	/* no drift: the run is step 0 */
+	r.drift_steps = 0;
+	assert_int_equal(pp_moe_alltoall_run(&r, 2000, 0, 0.99, 1, &o, &err), PP_OK);
+	assert_int_equal(pp_moe_alltoall(&r, 0, 0, 0.99, 1, &a, &err), PP_OK);
+	assert_rel(o.expected_s, a.expected_s, 0);
+	pp_moe_result_free(&a);
+	pp_moe_result_free(&o);
+	/* into the workload: the run's steps from --tokens (gbs 64 x seq 4096 a
+	 * step); without --tokens the drift has no run (the plan refuses it) */
+	double hi = ep_busiest("zipf:1.5", 0, &err);
+	double run = ep_busiest("zipf:1.5,drift:500", 2000 * 64 * 4096.0, &err);
+	assert_true(run > 1 && run < 0.5 * hi);
+	pp_job job;
+	pp_job_init(&job);
+	job.global_batch = 64;
+	job.seq_len = 4096;
+	job.train_tokens = 2000 * 64 * 4096.0;
+	assert_rel(pp_moe_run_steps(&job), 0, 0); /* no routing, no drift */
+	assert_int_equal(pp_field_set(&job, NULL, "moe-routing", "zipf:1.5,drift:500", &err),
+	                 PP_OK);
+	assert_rel(pp_moe_run_steps(&job), 2000, 1e-12);
 }
 
 int main(void)
@@ -284,6 +359,7 @@ int main(void)
 	    cmocka_unit_test(test_percentile),          cmocka_unit_test(test_histogram),
 	    cmocka_unit_test(test_four_alltoalls),      cmocka_unit_test(test_routing_parse),
 	    cmocka_unit_test(test_routing_of_plan),     cmocka_unit_test(test_routing_in_workload),
+	    cmocka_unit_test(test_drift_over_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

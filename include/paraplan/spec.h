@@ -613,7 +613,8 @@ unsigned pp_finetune_targets(const pp_job *j);
 /* LoRA parameters of one layer on one GPU under tensor parallelism `tp`:
  * per target r x (in + out), the side the base GEMM splits split over tp
  * (column-parallel: B r x out/tp, A replicated; row-parallel: A in/tp x r,
- * B replicated).  0 for a layer that does not train or without a rank. */
+ * B replicated), for a layer of `layer`'s kind that trains (the caller
+ * asks pp_finetune_layer_trains); 0 without a rank. */
 double pp_finetune_lora_params(const pp_job *j, const pp_model *m, int layer, int tp);
 /* FLOPs of one layer's adapters for `tokens` tokens on one GPU, forward
  * (x A, then (xA) B: 2 r (in + out/tp) per token a target) ; backward is

@@ -72,7 +72,7 @@ static bool target_shape(const pp_model *m, int layer, unsigned bit, double *in,
 double pp_finetune_lora_params(const pp_job *j, const pp_model *m, int layer, int tp)
 {
 	unsigned targets = pp_finetune_targets(j);
-	if (!targets || !pp_finetune_layer_trains(j, layer))
+	if (!targets)
 		return 0;
 	double r = j->ft.lora_rank, t = tp > 0 ? tp : 1, sum = 0;
 	for (unsigned bit = 1; bit <= PP_LORA_FC2; bit <<= 1) {

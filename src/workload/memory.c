@@ -288,8 +288,8 @@ typedef struct stage_acc {
  * attention keeps its output, the projection's input, for itself.  Each
  * adapter keeps x A (T x r) for B's weight gradient.  Full recompute keeps
  * the layer's input only: no change. */
-static double ft_act_delta(const pp_model *m, const pp_plan *p, const pp_job *job,
-                           const act_ctx *c, int layer)
+static double ft_act_delta(const pp_model *m, const pp_plan *p, const pp_job *job, const act_ctx *c,
+                           int layer)
 {
 	if (!pp_finetune_layer_frozen(job, layer) || p->recompute == PP_RECOMPUTE_FULL)
 		return 0;
@@ -341,7 +341,8 @@ static void stage_params(const pp_scenario *sc, const ppi_stage_kinds *sk, const
 				act += da;
 			full += da;
 			double af = fwd_only ? 0 : act, per = n > 0 ? (nt * act + nf * af) / n : 0;
-			if (nf > 0 && !fwd_only && !(p->recompute == PP_RECOMPUTE_SELECTIVE && op_sac))
+			if (nf > 0 && !fwd_only &&
+			    !(p->recompute == PP_RECOMPUTE_SELECTIVE && op_sac))
 				per += nf / n * (ft_act_delta(m, p, sc->job, c, fl) - da);
 			act = per;
 		}
@@ -530,7 +531,8 @@ static void activations(const pp_scenario *sc, int stage, const act_ctx *c, stag
  * (bitsandbytes MatMul4Bit, torchao linear_nf4: weight.to(input.dtype)). */
 static double nf4_dequant_bytes(const pp_model *m, const act_ctx *c)
 {
-	double h = m->hidden, qkv = h * ((double)m->num_heads + 2.0 * m->num_kv_heads) * m->head_dim;
+	double h = m->hidden,
+	       qkv = h * ((double)m->num_heads + 2.0 * m->num_kv_heads) * m->head_dim;
 	double f = m->ffn_hidden * (m->gated_mlp ? 2.0 : 1.0);
 	return fmax(qkv, h * f) / c->t * c->ab;
 }

@@ -608,6 +608,11 @@ bool pp_finetune_layer_trains(const pp_job *j, int layer);
  * train, else the first layer that trains (layers below run forward only). */
 bool pp_finetune_embeddings_frozen(const pp_job *j);
 int pp_finetune_backward_from(const pp_job *j);
+/* Parameters the job trains (adapters included; the whole model without
+ * fine-tuning), before any parallel split. */
+double pp_finetune_trainable_params(const pp_job *j, const pp_model *m);
+/* The target bits as "qkv,proj,fc1,fc2" into buf (n bytes); returns buf. */
+const char *pp_finetune_targets_name(unsigned bits, char *buf, size_t n);
 /* The job's adapter targets (all four when a rank is given without them). */
 unsigned pp_finetune_targets(const pp_job *j);
 /* LoRA parameters of one layer on one GPU under tensor parallelism `tp`:

@@ -7,6 +7,7 @@
  * words of the flags are parsed here (fields.c's table names the parsers);
  * the memory and time models ask the predicates below.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,6 +122,39 @@ pp_status pp_finetune_check(const pp_job *j, const pp_model *m, pp_error *err)
 		return ppi_fail(err, "", "job.base_weights",
 		                "NF4 base weights are dequantised to bf16, not fp8");
 	return PP_OK;
+}
+
+double pp_finetune_trainable_params(const pp_job *j, const pp_model *m)
+{
+	pp_param_count pc;
+	pp_model_params(m, &pc);
+	if (!pp_finetune_on(j))
+		return pc.total;
+	double sum =
+	    pp_finetune_embeddings_frozen(j) ? 0 : pc.embedding + pc.lm_head + pc.final_norm;
+	for (int l = 0; l < m->num_layers; l++) {
+		if (!pp_finetune_layer_trains(j, l))
+			continue;
+		pp_layer_params lp;
+		pp_model_layer_params(m, l, &lp);
+		if (!pp_finetune_layer_frozen(j, l))
+			sum += lp.attention + lp.mlp + lp.experts;
+		sum += pp_finetune_lora_params(j, m, l, 1);
+	}
+	return sum;
+}
+
+/* "qkv,proj,fc1,fc2" of `bits` into buf. */
+const char *pp_finetune_targets_name(unsigned bits, char *buf, size_t n)
+{
+	static const char *const names[] = {"qkv", "proj", "fc1", "fc2"};
+	size_t len = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < 4; i++)
+		if (bits & (1u << i))
+			len += (size_t)snprintf(buf + len, len < n ? n - len : 0, "%s%s",
+			                        len ? "," : "", names[i]);
+	return buf;
 }
 
 bool pp_finetune_embeddings_frozen(const pp_job *j)

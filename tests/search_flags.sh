@@ -56,6 +56,10 @@ flash|off|on||applied
 tp-overlap|on|off||applied
 ep-overlap|on|off|$moe|applied
 moe-routing|zipf:1.5|zipf:0.5|$moe --ep 8|applied
+freeze|layers:8|embeddings||applied
+lora-rank|8|64||applied
+lora-targets|qkv|fc1|--lora-rank 16|applied
+base-weights|nf4|train|--lora-rank 16|applied
 offload-optimizer|on|off||applied
 offload-params|on|off||applied
 offload-activations|on|off||applied

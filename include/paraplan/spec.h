@@ -353,6 +353,25 @@ typedef struct pp_moe_spec {
 	double capacity_factor;
 } pp_moe_spec;
 
+/* Fine-tuning (--freeze, --lora-rank, --lora-targets, --base-weights;
+ * docs/finetune.md): which weights train.  All zero = full training, every
+ * number as without it. */
+enum {
+	PP_LORA_QKV = 1,  /* the fused QKV projection (column-parallel) */
+	PP_LORA_PROJ = 2, /* the attention output projection (row-parallel) */
+	PP_LORA_FC1 = 4,  /* the MLP's first GEMM, gate and up fused (column-parallel) */
+	PP_LORA_FC2 = 8,  /* the MLP's second GEMM (row-parallel) */
+	PP_LORA_ALL = 15
+};
+typedef struct pp_finetune {
+	int lora_rank;          /* LoRA rank r; 0 = no adapters */
+	unsigned lora_targets;  /* PP_LORA_* bits; 0 with a rank = all four */
+	bool freeze_embeddings; /* the embedding, the LM head and the final norm */
+	int freeze_layers;      /* the first N transformer layers, wholly */
+	bool freeze_base; /* every pretrained weight: only adapters train (implied by a rank) */
+	bool nf4;         /* frozen layer GEMM weights stored as NF4 (QLoRA) */
+} pp_finetune;
+
 typedef struct pp_job {
 	long long global_batch; /* sequences per iteration */
 	int seq_len;            /* tokens per sequence */
@@ -369,6 +388,7 @@ typedef struct pp_job {
 	/* The MoE routing of --moe-routing (pp_moe_routing_parse; seed 000
 	 * Eq. 10): `set` false = uniform routing, every number as without it. */
 	pp_moe_spec moe_routing;
+	pp_finetune ft; /* fine-tuning: frozen weights, LoRA adapters, NF4 base */
 } pp_job;
 
 /* ----------------------------------------------------------------- plan */
@@ -571,6 +591,44 @@ pp_status pp_job_check(const pp_job *j, pp_error *err);
  * PP_EINPUT naming job.precision or job.fp8_recipe otherwise.  pp_plan_resolve
  * applies it; a search applies it once before its plans. */
 pp_status pp_job_check_gpu(const pp_job *j, const pp_system *s, pp_error *err);
+
+/* The fine-tuning fields against the model (src/spec/finetune.c): a rank
+ * of 1..hidden, targets only with a rank, at most num_layers frozen
+ * layers, NF4 only for frozen weights, something left to train.
+ * PP_EINPUT naming job.lora_rank, ... otherwise. */
+pp_status pp_finetune_check(const pp_job *j, const pp_model *m, pp_error *err);
+/* Whether the job fine-tunes at all (any field of job->ft set). */
+bool pp_finetune_on(const pp_job *j);
+/* Whether layer `layer`'s pretrained weights are frozen; whether it trains
+ * anything (its own weights or adapters). */
+bool pp_finetune_layer_frozen(const pp_job *j, int layer);
+bool pp_finetune_layer_trains(const pp_job *j, int layer);
+/* Whether the embedding and LM head are frozen (--freeze embeddings or
+ * base, or LoRA); the first layer backward reaches: 0 when the embeddings
+ * train, else the first layer that trains (layers below run forward only). */
+bool pp_finetune_embeddings_frozen(const pp_job *j);
+int pp_finetune_backward_from(const pp_job *j);
+/* Parameters the job trains (adapters included; the whole model without
+ * fine-tuning), before any parallel split. */
+double pp_finetune_trainable_params(const pp_job *j, const pp_model *m);
+/* The target bits as "qkv,proj,fc1,fc2" into buf (n bytes); returns buf. */
+const char *pp_finetune_targets_name(unsigned bits, char *buf, size_t n);
+/* The job's adapter targets (all four when a rank is given without them). */
+unsigned pp_finetune_targets(const pp_job *j);
+/* LoRA parameters of one layer on one GPU under tensor parallelism `tp`:
+ * per target r x (in + out), the side the base GEMM splits split over tp
+ * (column-parallel: B r x out/tp, A replicated; row-parallel: A in/tp x r,
+ * B replicated), for a layer of `layer`'s kind that trains (the caller
+ * asks pp_finetune_layer_trains); 0 without a rank. */
+double pp_finetune_lora_params(const pp_job *j, const pp_model *m, int layer, int tp);
+/* FLOPs of one layer's adapters for `tokens` tokens on one GPU, forward
+ * (x A, then (xA) B: 2 r (in + out/tp) per token a target) ; backward is
+ * twice that (data and weight gradients of both). */
+double pp_finetune_lora_fwd_flops(const pp_job *j, const pp_model *m, int layer, int tp,
+                                  double tokens);
+/* Bytes per parameter of an NF4 weight with QLoRA's double quantisation:
+ * 4 bits, 8-bit absmax per block of 64, an fp32 scale per 256 blocks. */
+double pp_finetune_nf4_bytes(void);
 
 /* Defaults a user who gives nothing else gets: bf16, fp32 main grads, Adam. */
 void pp_job_init(pp_job *j);

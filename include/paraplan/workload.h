@@ -173,7 +173,7 @@ typedef struct pp_coll {
 	double busiest;
 } pp_coll;
 
-#define PP_MAX_OPS 128
+#define PP_MAX_OPS 160
 #define PP_MAX_COLLS 48
 
 /* The work of one unit (a layer, the embedding, or the head) for one micro-batch. */
@@ -188,9 +188,11 @@ typedef struct pp_work {
 	 * fields that shape it, reused while they do not change.  Set
 	 * cache_valid to false (pp_work_init) before first use, and again when the
 	 * model or system objects passed with this workspace change. */
-	bool cache_valid[4];
-	unsigned char cache_key[4][192];
-	double cache[4][48];
+	/* (two more slots: a dense and an MoE layer below --freeze layers:N) */
+#define PP_UNIT_MEMO 6
+	bool cache_valid[PP_UNIT_MEMO];
+	unsigned char cache_key[PP_UNIT_MEMO][208];
+	double cache[PP_UNIT_MEMO][48];
 	/* Memo of the estimate: the model's parameter count and FLOPs per token. */
 	const pp_model *params_model;
 	int params_seq;
@@ -201,7 +203,7 @@ typedef struct pp_work {
 	 * mapped by a hash of them (pp_work_init empties it too). */
 #define PP_DH_MEMO 64
 	bool dh_valid[PP_DH_MEMO];
-	unsigned char dh_key[PP_DH_MEMO][352];
+	unsigned char dh_key[PP_DH_MEMO][384];
 	double dh_saved[PP_DH_MEMO];
 	/* dh_saved holds the pairing's saving (true) or only an upper bound of
 	 * it (pp_dh_stage_speedup_bound: the search's floor, asked first) */
@@ -228,7 +230,7 @@ typedef struct pp_work {
 	 * or the schedule share it. */
 #define PP_STAGE_MEMO 16
 	bool stage_valid[PP_STAGE_MEMO];
-	unsigned char stage_key[PP_STAGE_MEMO][288];
+	unsigned char stage_key[PP_STAGE_MEMO][352];
 	double stage_val[PP_STAGE_MEMO][32];
 	/* Memo of the estimate's placement (place.h, pp_place_build_memo, through
 	 * ppi_scenario_init_ws): the last plan's rank grid and group layouts,

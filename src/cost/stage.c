@@ -16,7 +16,13 @@
 #include "workload/workload_int.h"
 
 /* The memo's slots: a dense layer, an MoE layer, the embedding, the head. */
-enum { SLOT_DENSE = 0, SLOT_MOE = 1, SLOT_EMBEDDING = 2, SLOT_HEAD = 3 };
+enum {
+	SLOT_DENSE = 0,
+	SLOT_MOE = 1,
+	SLOT_EMBEDDING = 2,
+	SLOT_HEAD = 3,
+	SLOT_FROZEN = 4 /* + the kind: a layer below --freeze layers:N */
+};
 
 /* One unit (a layer of kind `slot` with index `layer`, the embedding or the
  * head), from the workspace's memo when nothing that shapes it changed. */
@@ -27,6 +33,7 @@ static void unit_cost(acc *one, const pp_model *m, const pp_system *s, const pp_
 	 * and the head read no more) */
 	ppi_layer_key k;
 	ppi_layer_key_set(&k, m, s, job, p, lay);
+	ppi_layer_key_ft(&k, job, layer);
 	_Static_assert(sizeof k <= sizeof ws->cache_key[0], "memo key does not fit");
 	_Static_assert(sizeof *one <= sizeof ws->cache[0], "memo value does not fit");
 	if (ws->cache_valid[slot] && ppi_key_equal(ws->cache_key[slot], &k, sizeof k)) {
@@ -46,7 +53,8 @@ static void unit_cost(acc *one, const pp_model *m, const pp_system *s, const pp_
 		break;
 	default:
 		pp_layer_work(m, job, p, layer, ws);
-		unit = slot == SLOT_MOE ? PP_UNIT_MOE_LAYERS : PP_UNIT_DENSE_LAYERS;
+		unit = slot == SLOT_MOE || slot == SLOT_FROZEN + 1 ? PP_UNIT_MOE_LAYERS
+		                                                   : PP_UNIT_DENSE_LAYERS;
 		break;
 	}
 	ppi_stage_acc_work(one, ws, s, job, lay, unit);
@@ -90,17 +98,19 @@ double ppi_stage_layers_compute_fwd(const pp_scenario *sc, int stage, pp_work *w
 	double ftp = p->tp_overlap ? 1 - s->tp_overlap_hidden : 1;
 	double fep = p->ep_overlap ? 1 - s->ep_overlap_hidden : 1;
 	double sum = 0, comm = 0, fwd = 0;
-	for (int i = 0; i < 2; i++) {
-		if (!k.counts[i])
+	for (int u = 0; u < 4; u++) {
+		int i = u % 2, n = u < 2 ? k.counts[i] - k.frozen[i] : k.frozen[i];
+		if (n <= 0)
 			continue;
 		acc one;
-		unit_cost(&one, sc->model, s, sc->job, p, sc->place.group, k.index[i], i, ws);
+		unit_cost(&one, sc->model, s, sc->job, p, sc->place.group,
+		          u < 2 ? k.index[i] : k.frozen_index[i], u < 2 ? i : SLOT_FROZEN + i, ws);
 		double c = one.compute[0] + one.compute[1] + one.compute[2] + one.compute[3];
-		sum += c * k.counts[i];
-		fwd += one.compute[PP_PHASE_FWD] * k.counts[i];
+		sum += c * n;
+		fwd += one.compute[PP_PHASE_FWD] * n;
 		double x = one.exposed[PP_GROUP_TP2] + one.summa + one.exposed[PP_GROUP_CP];
 		x += one.exposed[PP_GROUP_TP] * ftp + one.exposed[PP_GROUP_EP] * fep;
-		comm += x * k.counts[i];
+		comm += x * n;
 	}
 	if (comm_s)
 		*comm_s = ftp >= 0 && fep >= 0 ? comm : 0;
@@ -140,6 +150,7 @@ void ppi_stage_layers(const pp_scenario *sc, int stage, stage_ctx *c)
 	if (stage == head_stage(sc) && (!m->tied_embeddings || head_stage(sc) != 0))
 		c->emb_params += c->emb;
 	c->dense_params += c->emb_params;
+	ppi_scenario_stage_train(sc, stage, &c->k, &c->train);
 	/* The position table and the norms outside the layers have gradients and
 	 * optimizer state too (replicated over TP, as the memory model holds). */
 	if (stage == 0)
@@ -183,7 +194,8 @@ typedef struct stage_key {
 	const void *model, *system, *job;
 	double grad_bytes;
 	int seq, precision, fp8_recipe, optimizer, stage;
-	int head;            /* the schedule's head rank */
+	int ft_rank, ft_targets, ft_layers, ft_emb, ft_base, ft_nf4; /* job.ft */
+	int head;                                                    /* the schedule's head rank */
 	double param_copies; /* the schedule's parameter copies */
 	long long gpus;
 	pp_plan plan;
@@ -203,6 +215,13 @@ static void stage_key_set(stage_key *key, const pp_scenario *sc, int stage,
 	key->precision = (int)sc->job->precision;
 	key->fp8_recipe = (int)sc->job->fp8_recipe;
 	key->optimizer = (int)sc->job->optimizer;
+	const pp_finetune *ft = &sc->job->ft;
+	key->ft_rank = ft->lora_rank;
+	key->ft_targets = (int)ft->lora_targets;
+	key->ft_layers = ft->freeze_layers;
+	key->ft_emb = ft->freeze_embeddings;
+	key->ft_base = ft->freeze_base;
+	key->ft_nf4 = ft->nf4;
 	key->stage = stage;
 	key->gpus = sc->gpus;
 	/* field by field: no padding or bytes past the order's end in the key */
@@ -275,12 +294,14 @@ pp_status ppi_stage_cost(const pp_scenario *sc, int stage, pp_work *ws, pp_stage
 	acc a;
 	memset(&a, 0, sizeof a);
 	/* Each unit once, from the memo; layers scaled by their count. */
-	for (int k = 0; k < 2; k++) {
-		if (!c.k.counts[k])
+	for (int u = 0; u < 4; u++) {
+		int k = u % 2, n = u < 2 ? c.k.counts[k] - c.k.frozen[k] : c.k.frozen[k];
+		if (n <= 0)
 			continue;
 		acc one;
-		unit_cost(&one, m, s, job, p, lay, c.k.index[k], k, ws);
-		ppi_stage_acc_add(&a, &one, c.k.counts[k]);
+		unit_cost(&one, m, s, job, p, lay, u < 2 ? c.k.index[k] : c.k.frozen_index[k],
+		          u < 2 ? k : SLOT_FROZEN + k, ws);
+		ppi_stage_acc_add(&a, &one, n);
 	}
 	if (stage == 0) {
 		acc one;

@@ -6,6 +6,7 @@
  * the same code (ppi_stage_pp_send_s, ppi_stage_dp_s), equal to the stage
  * cost's to the bit.  Allocates nothing.
  */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -127,22 +128,24 @@ static double dp_colls(ebuf *b, const pp_scenario *sc, const stage_ctx *c, pp_wo
 		const pp_layout *ld = &lay[PP_GROUP_DP], *le = &lay[PP_GROUP_EDP];
 		pp_coll_kind red = p->zero >= 1 ? PP_COLL_REDUCESCATTER : PP_COLL_ALLREDUCE;
 		const char *rn = p->zero >= 1 ? "dp-reducescatter" : "dp-allreduce";
-		sum +=
-		    dp_coll(b, ws, rn, PP_GROUP_DP, red, s, ld, c->dense_params * job->grad_bytes);
+		/* only the trainable parameters have gradients and new values
+		 * (job.ft; all of them without fine-tuning) */
+		double dense = c->train.dense, experts = c->train.experts;
+		sum += dp_coll(b, ws, rn, PP_GROUP_DP, red, s, ld, dense * job->grad_bytes);
 		sum += dp_coll(b, ws, p->zero >= 1 ? "edp-reducescatter" : "edp-allreduce",
-		               PP_GROUP_EDP, red, s, le, c->expert_params * job->grad_bytes);
+		               PP_GROUP_EDP, red, s, le, experts * job->grad_bytes);
 		if (p->zero >= 1) {
 			sum += dp_coll(b, ws, "dp-allgather", PP_GROUP_DP, PP_COLL_ALLGATHER, s, ld,
-			               c->dense_params * wb);
+			               dense * wb);
 			sum += dp_coll(b, ws, "edp-allgather", PP_GROUP_EDP, PP_COLL_ALLGATHER, s,
-			               le, c->expert_params * wb);
+			               le, experts * wb);
 		}
 	}
 	/* 2D TP's weight-gradient reduction over n_2 rides in the DP group above
 	 * (dp x cp x tp2, seed 003 App. A).  SUMMA's weights are split, not
 	 * replicated, except the vocab-parallel embedding/head: all-reduce those
 	 * gradients over n_2 with the DP traffic. */
-	if (p->summa && p->tp2 > 1 && c->emb_params > 0)
+	if (p->summa && p->tp2 > 1 && c->emb_params > 0 && !pp_finetune_embeddings_frozen(job))
 		sum += dp_coll(b, ws, "tp2-embedding-allreduce", PP_GROUP_TP2, PP_COLL_ALLREDUCE, s,
 		               &lay[PP_GROUP_TP2], c->emb_params * job->grad_bytes);
 	return sum;
@@ -154,7 +157,7 @@ static double shard_params(const pp_scenario *sc, const stage_ctx *c)
 	const pp_plan *p = &sc->plan;
 	double shard_d = p->zero >= 1 ? sc->shard_dense : 1;
 	double shard_e = p->zero >= 1 ? sc->shard_expert : 1;
-	return c->dense_params / shard_d + c->expert_params / shard_e;
+	return c->train.dense / shard_d + c->train.experts / shard_e;
 }
 
 /* Seconds of `bytes` over this GPU's host link (PCIe, NVLink-C2C). */
@@ -309,9 +312,12 @@ void ppi_stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage_ct
 		}
 		coll_entry(b, ws, "zero3-allgather", PP_RULE_ZERO3, PP_GROUP_DP, PP_COLL_ALLGATHER,
 		           s, l, chunk * wb, 2 * chunks, c->k.layers);
-		coll_entry(b, ws, "zero3-reducescatter", PP_RULE_ZERO3, PP_GROUP_DP,
-		           PP_COLL_REDUCESCATTER, s, l, chunk * job->grad_bytes, chunks,
-		           c->k.layers);
+		/* fine-tuning: a layer's trainable gradients only */
+		double g = pp_finetune_on(job) ? fmin(chunk, c->train.layer_train_max) : chunk;
+		if (g > 0)
+			coll_entry(b, ws, "zero3-reducescatter", PP_RULE_ZERO3, PP_GROUP_DP,
+			           PP_COLL_REDUCESCATTER, s, l, g * job->grad_bytes, chunks,
+			           c->k.layers);
 	}
 	dp_colls(b, sc, c, ws);
 	if (p->offload_optimizer) {
@@ -319,7 +325,8 @@ void ppi_stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage_ct
 		host_entry(b, "offload-grad-d2h", PP_RULE_DP, host_link_s(s, g), g, 1, 1);
 	}
 	host_layer_entries(b, sc, stage, c);
-	if (m->tied_embeddings && ppi_stage_head(sc) != 0 && (stage == 0 || stage == p->pp - 1))
+	if (m->tied_embeddings && ppi_stage_head(sc) != 0 && (stage == 0 || stage == p->pp - 1) &&
+	    !pp_finetune_embeddings_frozen(job))
 		coll_entry(b, ws, "embedding-sync", PP_RULE_EMB_SYNC, PP_GROUP_EMB,
 		           PP_COLL_ALLREDUCE, s, &lay[PP_GROUP_EMB], c->emb * job->grad_bytes, 1,
 		           1);

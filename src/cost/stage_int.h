@@ -52,6 +52,7 @@ typedef struct ebuf {
 typedef struct stage_ctx {
 	ppi_stage_kinds k;
 	double layer_params_max, dense_params, expert_params, emb_params, emb;
+	ppi_stage_train train; /* what trains (job.ft): the gradients, the step */
 } stage_ctx;
 
 /* Bytes one GPU puts on the wire for a collective of a `bytes` buffer on n GPUs. */

@@ -64,12 +64,12 @@ pp_status ppi_stage_profile(const pp_scenario *sc, int stage, pp_work *ws, pp_st
 		pp_embedding_work(m, job, p, ws);
 		unit_entries(&b, ws, s, job, lay, PP_UNIT_EMBEDDING, 1);
 	}
-	for (int k = 0; k < 2; k++) {
-		if (!c.k.counts[k])
+	for (int u = 0; u < 4; u++) {
+		int k = u % 2, n = u < 2 ? c.k.counts[k] - c.k.frozen[k] : c.k.frozen[k];
+		if (n <= 0)
 			continue;
-		pp_layer_work(m, job, p, c.k.index[k], ws);
-		unit_entries(&b, ws, s, job, lay, k ? PP_UNIT_MOE_LAYERS : PP_UNIT_DENSE_LAYERS,
-		             c.k.counts[k]);
+		pp_layer_work(m, job, p, u < 2 ? c.k.index[k] : c.k.frozen_index[k], ws);
+		unit_entries(&b, ws, s, job, lay, k ? PP_UNIT_MOE_LAYERS : PP_UNIT_DENSE_LAYERS, n);
 	}
 	if (stage == ppi_stage_head(sc)) {
 		pp_head_work(m, job, p, ws);

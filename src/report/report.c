@@ -48,6 +48,32 @@ static void text_compute(const pp_estimate *e, FILE *out)
 	        g->eff.gemm, g->eff.gemm_fp8, g->eff.attn, g->eff.memory, g->eff.kernel_s * 1e6);
 }
 
+/* The fine-tuning line under the job's (docs/finetune.md); nothing without it. */
+static void finetune_text(FILE *out, const pp_estimate *e)
+{
+	const pp_job *j = &e->job;
+	if (!pp_finetune_on(j))
+		return;
+	const pp_finetune *f = &j->ft;
+	char tg[32];
+	fputs("tune    ", out);
+	if (f->lora_rank > 0)
+		fprintf(out, "LoRA rank %d on %s, ", f->lora_rank,
+		        pp_finetune_targets_name(pp_finetune_targets(j), tg, sizeof tg));
+	fprintf(out, "frozen:%s%s", f->freeze_base || f->lora_rank > 0 ? " base" : "",
+	        pp_finetune_embeddings_frozen(j) && !(f->freeze_base || f->lora_rank > 0)
+	            ? " embeddings"
+	            : "");
+	if (f->freeze_layers > 0)
+		fprintf(out, " layers 0-%d", f->freeze_layers - 1);
+	if (f->nf4)
+		fputs(", base weights nf4", out);
+	pp_param_count pc;
+	pp_model_params(&e->model, &pc);
+	double tr = pp_finetune_trainable_params(j, &e->model);
+	fprintf(out, "; %.4g %s of %.4g B parameters train\n", tr >= 1e9 ? tr / 1e9 : tr / 1e6,
+	        tr >= 1e9 ? "B" : "M", pc.total / 1e9);
+}
 /* The head of the text report: the model, the plan (with its 2D TP and
  * uneven stages), the job and the links between GPUs, then a blank line. */
 static void text_setup(const pp_estimate *e, FILE *out)
@@ -96,6 +122,7 @@ static void text_setup(const pp_estimate *e, FILE *out)
 	        e->job.precision == PP_PREC_FP8 ? pp_fp8_recipe_name(e->job.fp8_recipe) : "",
 	        e->job.grad_bytes == 4 ? "fp32" : "16-bit",
 	        e->job.optimizer == PP_OPT_ADAM ? "adam" : "sgd");
+	finetune_text(out, e);
 	const pp_system *sy = &e->system;
 	fprintf(out, "links   %d GPUs per node, %s %.4g GB/s per GPU", sy->gpus_per_node,
 	        pp_intra_link_label(sy), sy->nvlink_bytes_per_s / 1e9);
@@ -365,6 +392,20 @@ static json_t *estimate_json(const pp_estimate *e)
 	if (e->job.precision == PP_PREC_FP8)
 		json_object_set_new(job, "fp8_recipe",
 		                    json_string(pp_fp8_recipe_name(e->job.fp8_recipe)));
+	if (pp_finetune_on(&e->job)) {
+		const pp_finetune *f = &e->job.ft;
+		char tg[32];
+		json_object_set_new(
+		    job, "finetune",
+		    json_pack("{s:i,s:s,s:b,s:i,s:b,s:s,s:f}", "lora_rank", f->lora_rank,
+		              "lora_targets",
+		              pp_finetune_targets_name(pp_finetune_targets(&e->job), tg, sizeof tg),
+		              "embeddings_frozen", pp_finetune_embeddings_frozen(&e->job),
+		              "frozen_layers", f->freeze_layers, "base_frozen",
+		              f->freeze_base || f->lora_rank > 0, "base_weights",
+		              f->nf4 ? "nf4" : "train", "trainable_params",
+		              pp_finetune_trainable_params(&e->job, &e->model)));
+	}
 	json_t *plan = plan_json(p);
 	const pp_iteration *t = &e->time;
 	json_t *time = json_pack(

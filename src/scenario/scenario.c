@@ -126,6 +126,7 @@ void ppi_scenario_init_ws(pp_scenario *sc, const pp_model *m, const pp_system *s
 		x->mine = split / sc->weight_split + lp.replicated;
 		x->mine_e = lp.experts / ((double)p->ep * sc->etp);
 		x->gemm = split / sc->weight_split + x->mine_e;
+		x->lora = pp_finetune_lora_params(job, m, l, p->tp);
 		if (sc->kind[0].have && sc->kind[1].have)
 			break;
 		if (sc->uniform_layers)
@@ -159,6 +160,17 @@ void ppi_scenario_stage_kinds(const pp_scenario *sc, int stage, ppi_stage_kinds 
 	                                   : sc->split_mid;
 	out->counts[0] = out->counts[1] = 0;
 	out->index[0] = out->index[1] = -1;
+	out->frozen[0] = out->frozen[1] = 0;
+	out->frozen_index[0] = out->frozen_index[1] = -1;
+	int nfrozen = sc->job->ft.freeze_layers;
+	for (int i = 0; nfrozen > 0 && i < out->layers; i++) {
+		int l = layer_index(sc, stage, i);
+		if (l >= nfrozen)
+			continue;
+		int k = pp_model_layer_is_moe(sc->model, l);
+		out->frozen[k]++;
+		out->frozen_index[k] = l;
+	}
 	if (sc->uniform_layers) {
 		int k = sc->kind[1].have ? 1 : 0;
 		out->counts[k] = out->layers;
@@ -172,6 +184,47 @@ void ppi_scenario_stage_kinds(const pp_scenario *sc, int stage, ppi_stage_kinds 
 		out->counts[k]++;
 		out->index[k] = l;
 	}
+}
+
+void ppi_scenario_stage_train(const pp_scenario *sc, int stage, const ppi_stage_kinds *k,
+                              ppi_stage_train *out)
+{
+	const pp_job *job = sc->job;
+	const pp_model *m = sc->model;
+	memset(out, 0, sizeof *out);
+	bool base = job->ft.freeze_base || job->ft.lora_rank > 0;
+	for (int i = 0; i < 2; i++) {
+		if (!k->counts[i])
+			continue;
+		const ppi_layer_kind *x = &sc->kind[i];
+		double frozen = base ? k->counts[i] : k->frozen[i];
+		double trains = k->counts[i] - k->frozen[i];
+		out->frozen_dense += x->mine * frozen;
+		out->frozen_experts += x->mine_e * frozen;
+		out->frozen_gemm += x->gemm * frozen;
+		out->dense += x->mine * (k->counts[i] - frozen);
+		out->experts += x->mine_e * (k->counts[i] - frozen);
+		if (trains > 0) {
+			out->lora += x->lora * trains;
+			double per = base ? x->lora : x->mine + x->mine_e + x->lora;
+			if (per > out->layer_train_max)
+				out->layer_train_max = per;
+		}
+	}
+	out->dense += out->lora;
+	/* the embedding, the head and the norms outside the layers */
+	double emb = (double)m->vocab * m->hidden / sc->plan.tp, outside = 0;
+	if (stage == 0)
+		outside += emb + sc->first_extra_params;
+	if (stage == sc->head_stage) {
+		outside += sc->head_extra_params;
+		if (!m->tied_embeddings || sc->head_stage != 0)
+			outside += emb;
+	}
+	if (pp_finetune_embeddings_frozen(job))
+		out->frozen_dense += outside;
+	else
+		out->dense += outside;
 }
 
 pp_status pp_scenario_new(const pp_model *m, const pp_system *s, const pp_job *job,

@@ -31,6 +31,7 @@ typedef struct ppi_layer_kind {
 	double mine;   /* its non-expert parameters on this GPU (split over n_1, or n_1 x n_2) */
 	double mine_e; /* its routed-expert parameters on this GPU (over ep x etp) */
 	double gemm;   /* of mine + mine_e, the GEMM weights (FP8 copies) */
+	double lora;   /* its LoRA adapter parameters on this GPU when it trains (job.ft) */
 } ppi_layer_kind;
 
 struct pp_scenario {
@@ -88,7 +89,26 @@ typedef struct ppi_stage_kinds {
 	int layers;
 	int counts[2];
 	int index[2]; /* -1 when the stage has no layer of the kind */
+	/* Of counts[k], the layers below --freeze layers:N (wholly frozen),
+	 * and one of them (-1: none); 0 without it. */
+	int frozen[2];
+	int frozen_index[2];
 } ppi_stage_kinds;
 void ppi_scenario_stage_kinds(const pp_scenario *sc, int stage, ppi_stage_kinds *out);
+
+/* The parameters of a pipeline rank on one GPU split by what trains under
+ * the job's fine-tuning (job.ft; docs/finetune.md), before ZeRO sharding:
+ * trainable dense (adapters included) and expert parameters, frozen ones,
+ * and of the frozen the layers' GEMM weights (stored NF4 under
+ * --base-weights nf4).  Full training: all trainable, none frozen. */
+typedef struct ppi_stage_train {
+	double dense, experts;               /* trainable */
+	double frozen_dense, frozen_experts; /* frozen */
+	double frozen_gemm;                  /* of the frozen, the layers' GEMM weights */
+	double lora;                         /* of dense, the adapters */
+	double layer_train_max;              /* the most trainable parameters of one layer */
+} ppi_stage_train;
+void ppi_scenario_stage_train(const pp_scenario *sc, int stage, const ppi_stage_kinds *k,
+                              ppi_stage_train *out);
 
 #endif

@@ -48,6 +48,7 @@ static pp_status check_inputs(const pp_model *m, const pp_system *sys, const pp_
 	PPI_TRY(pp_model_check(m, err));
 	PPI_TRY(pp_system_check(sys, err));
 	PPI_TRY(pp_job_check(job, err));
+	PPI_TRY(pp_finetune_check(job, m, err));
 	PPI_TRY(pp_job_check_gpu(job, sys, err));
 	/* Every plan's rules would refuse it (pp_plan_validate): one line instead. */
 	if (job->moe_routing.set && m->moe.num_experts <= 0)

@@ -12,6 +12,7 @@
 
 #include "paraplan/fields.h"
 #include "paraplan/schedule_type.h"
+#include "spec_int.h"
 #include "util/util.h"
 
 /*
@@ -187,6 +188,10 @@ static const pp_field fields[] = {
     PLAN_ONOFF("offload-params", offload_params),
     PLAN_ONOFF("offload-activations", offload_activations),
     JOB_WORD("moe-routing", moe_routing, moe_routing),
+    JOB_WORD("freeze", ft, pp_finetune_freeze_parse),
+    JOB_INT("lora-rank", ft.lora_rank, 1, DEGREE_MAX),
+    JOB_WORD("lora-targets", ft.lora_targets, pp_finetune_targets_parse),
+    JOB_WORD("base-weights", ft.nf4, pp_finetune_base_parse),
 };
 
 #define NFIELDS (sizeof fields / sizeof fields[0])

@@ -607,7 +607,7 @@ static pp_status resolve(pp_plan *p, const pp_model *m, const pp_system *s, long
 {
 	pp_status st;
 	if (!trusted && ((st = pp_model_check(m, err)) || (st = pp_system_check(s, err)) ||
-	                 (st = pp_job_check(job, err))))
+	                 (st = pp_job_check(job, err)) || (st = pp_finetune_check(job, m, err))))
 		return st;
 	PPI_TRY(check_ranges(p, gpus, err));
 	if (!trusted && (st = check_order(p->order, err)))

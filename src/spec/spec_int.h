@@ -53,4 +53,10 @@ pp_status ppi_framework_defaults(pp_system *s, pp_error *err);
 double *ppi_param_gpu_slot(const pp_param *p, pp_gpu *g);
 double *ppi_param_slot(const pp_param *p, pp_system *s);
 
+/* The fine-tuning flags' words (finetune.c), as fields.c's parsers: into
+ * job.ft (--freeze), job.ft.lora_targets, job.ft.nf4 (--base-weights). */
+pp_status pp_finetune_freeze_parse(const char *s, void *dst, pp_error *err);
+pp_status pp_finetune_targets_parse(const char *s, void *dst, pp_error *err);
+pp_status pp_finetune_base_parse(const char *s, void *dst, pp_error *err);
+
 #endif

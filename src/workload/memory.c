@@ -277,7 +277,38 @@ typedef struct stage_acc {
 	double si_layer;         /* DHelix SI's extra layer of activations (wshape) */
 	double logits_transient; /* what the loss holds beyond its logits while it runs */
 	double tr_layer, tr_z3;  /* transients: inside a layer, ZeRO-3's gathered layers */
+	ppi_stage_train train;   /* what trains (job.ft): trainable and frozen parameters */
 } stage_acc;
+
+/* Fine-tuning (docs/finetune.md): the change to one layer's saved
+ * activations, one micro-batch, for a layer backward passes through.  A
+ * frozen GEMM needs no weight gradient, so autograd does not save its input
+ * (PyTorch saves a matmul operand only for a gradient that is required) --
+ * unless an adapter on it trains, whose A reads the same input; flash
+ * attention keeps its output, the projection's input, for itself.  Each
+ * adapter keeps x A (T x r) for B's weight gradient.  Full recompute keeps
+ * the layer's input only: no change. */
+static double ft_act_delta(const pp_model *m, const pp_plan *p, const pp_job *job, const act_ctx *c,
+                           int layer)
+{
+	if (!pp_finetune_layer_frozen(job, layer) || p->recompute == PP_RECOMPUTE_FULL)
+		return 0;
+	unsigned tg = pp_finetune_layer_trains(job, layer) ? pp_finetune_targets(job) : 0;
+	double T = c->T, h = m->hidden, t = c->t, d = 0;
+	bool dense = !pp_model_layer_is_moe(m, layer), mla = m->mla.kv_lora_rank > 0;
+	if (!(tg & PP_LORA_QKV) && !mla)
+		d -= T * h * c->lin_b / c->gin_div;
+	if (!(tg & PP_LORA_PROJ) && !p->flash && !mla)
+		d -= T * (double)m->num_heads * m->head_dim * c->lin_b / t;
+	if (!(tg & PP_LORA_FC1) && dense)
+		d -= T * h * c->lin_b / c->gin_div;
+	if (!(tg & PP_LORA_FC2) && dense)
+		d -= T * m->ffn_hidden * c->lin_b / t;
+	for (unsigned bit = 1; bit <= PP_LORA_FC2; bit <<= 1)
+		if (tg & bit && (dense || bit <= PP_LORA_PROJ))
+			d += T * job->ft.lora_rank * c->ab;
+	return d;
+}
 
 /* Parameters owned by this GPU (a->dense, experts, gemm) and the largest
  * layer's parameters and activations, from each layer kind of the stage
@@ -300,6 +331,21 @@ static void stage_params(const pp_scenario *sc, const ppi_stage_kinds *sk, const
 		bool op_sac = s->selective_op_sac >= 0.5;
 		double act = layer_act(m, p, c, l, p->recompute, op_sac);
 		double full = layer_act(m, p, c, l, PP_RECOMPUTE_NONE, op_sac);
+		if (pp_finetune_on(sc->job)) {
+			/* Layers below the first backward reaches save nothing. */
+			int fl = sk->frozen_index[k] >= 0 ? sk->frozen_index[k] : l;
+			double nf = sk->frozen[k], nt = n - nf;
+			bool fwd_only = pp_finetune_backward_from(sc->job) > 0;
+			double da = ft_act_delta(m, p, sc->job, c, l);
+			if (!(p->recompute == PP_RECOMPUTE_SELECTIVE && op_sac))
+				act += da;
+			full += da;
+			double af = fwd_only ? 0 : act, per = n > 0 ? (nt * act + nf * af) / n : 0;
+			if (nf > 0 && !fwd_only &&
+			    !(p->recompute == PP_RECOMPUTE_SELECTIVE && op_sac))
+				per += nf / n * (ft_act_delta(m, p, sc->job, c, fl) - da);
+			act = per;
+		}
 		a->dense += x->mine * n;
 		a->experts += x->mine_e * n;
 		a->gemm += x->gemm * n;
@@ -354,11 +400,36 @@ static void model_state(const pp_scenario *sc, stage_acc *a, pp_stage_memory *ou
 	int zero_w = cc > 0 && p->zero == 2 ? 3 : p->zero;
 	int shard_dense = sc->shard_dense, shard_exp = sc->shard_expert;
 	double w1, g1, o1, w2, g2, o2, wx;
-	pp_model_state_bytes(dense, pb, job->grad_bytes, ob, p->zero, shard_dense, &w1, &g1, &o1);
-	pp_model_state_bytes(experts, pb, job->grad_bytes, ob, p->zero, shard_exp, &w2, &g2, &o2);
+	/* Fine-tuning (job.ft): gradients and optimizer states of the trainable
+	 * parameters only; frozen ones are weights alone (below). */
+	const ppi_stage_train *tr = &a->train;
+	pp_model_state_bytes(tr->dense, pb, job->grad_bytes, ob, p->zero, shard_dense, &w1, &g1,
+	                     &o1);
+	pp_model_state_bytes(tr->experts, pb, job->grad_bytes, ob, p->zero, shard_exp, &w2, &g2,
+	                     &o2);
 	if (zero_w != p->zero) {
-		pp_model_state_bytes(dense, pb, 0, 0, zero_w, shard_dense, &w1, NULL, NULL);
-		pp_model_state_bytes(experts, pb, 0, 0, zero_w, shard_exp, &w2, NULL, NULL);
+		pp_model_state_bytes(tr->dense, pb, 0, 0, zero_w, shard_dense, &w1, NULL, NULL);
+		pp_model_state_bytes(tr->experts, pb, 0, 0, zero_w, shard_exp, &w2, NULL, NULL);
+	}
+	double gemm = a->gemm;
+	if (tr->frozen_dense + tr->frozen_experts > 0) {
+		/* Frozen weights at rest: as the trainable ones, or the layers' GEMM
+		 * weights as NF4 (QLoRA), which no compute copy outlives its GEMM
+		 * (dequantised per use: transients). */
+		double nf4 = job->ft.nf4 ? tr->frozen_gemm : 0;
+		double fd = tr->frozen_dense * pb, fe = tr->frozen_experts * pb;
+		if (nf4 > 0) {
+			double share = tr->frozen_experts / (tr->frozen_dense + tr->frozen_experts);
+			double dq = pb - pp_finetune_nf4_bytes();
+			fd -= nf4 * (1 - share) * dq;
+			fe -= nf4 * share * dq;
+			gemm -= nf4;
+		}
+		double wf1, wf2;
+		pp_model_state_bytes(fd, 1, 0, 0, zero_w, shard_dense, &wf1, NULL, NULL);
+		pp_model_state_bytes(fe, 1, 0, 0, zero_w, shard_exp, &wf2, NULL, NULL);
+		w1 += wf1;
+		w2 += wf2;
 	}
 	/* The compute copy held across forward and backward: torch.autocast's
 	 * cast cache of every GEMM weight (no ZeRO-3), SHARD_GRAD_OP's gathered
@@ -374,9 +445,9 @@ static void model_state(const pp_scenario *sc, stage_acc *a, pp_stage_memory *ou
 		 * backward. */
 		double tied_head =
 		    sc->model->tied_embeddings && sc->head_stage == 0 ? a->head_gemm : 0;
-		wx = (p->recompute == PP_RECOMPUTE_FULL ? a->head_gemm : a->gemm + tied_head) * cc;
+		wx = (p->recompute == PP_RECOMPUTE_FULL ? a->head_gemm : gemm + tied_head) * cc;
 		if (p->recompute == PP_RECOMPUTE_FULL)
-			a->casts_dropped = (a->gemm + tied_head - a->head_gemm) * cc;
+			a->casts_dropped = (gemm + tied_head - a->head_gemm) * cc;
 		copy_held = true;
 	} else if (cc > 0 && (p->zero == 2 || (p->pp > 1 && s->reshard_after_forward_pp < 0.5))) {
 		wx = (dense + experts) * cc;
@@ -388,7 +459,7 @@ static void model_state(const pp_scenario *sc, stage_acc *a, pp_stage_memory *ou
 	out->gradients_bytes = (g1 + g2) * sched->param_copies;
 	out->optimizer_bytes = (o1 + o2) * sched->param_copies;
 	if (job->precision == PP_PREC_FP8) {
-		double fp8_params = a->gemm;
+		double fp8_params = gemm;
 		if (p->zero >= 3) /* only the gathered layers carry FP8 copies */
 			fp8_params = a->max_layer_params * 2;
 		out->weights_bytes += fp8_params * s->fp8_weight_copy_bytes;
@@ -455,6 +526,17 @@ static void activations(const pp_scenario *sc, int stage, const act_ctx *c, stag
 	a->per_layer = per_layer;
 }
 
+/* QLoRA: the bf16 copy of the largest frozen GEMM weight on this GPU, which
+ * the NF4 dequantisation writes before each use and the GEMM frees after it
+ * (bitsandbytes MatMul4Bit, torchao linear_nf4: weight.to(input.dtype)). */
+static double nf4_dequant_bytes(const pp_model *m, const act_ctx *c)
+{
+	double h = m->hidden,
+	       qkv = h * ((double)m->num_heads + 2.0 * m->num_kv_heads) * m->head_dim;
+	double f = m->ffn_hidden * (m->gated_mlp ? 2.0 : 1.0);
+	return fmax(qkv, h * f) / c->t * c->ab;
+}
+
 /* The transients that come and go inside a layer's computation: a->tr_layer
  * (a recomputed layer's activations, MoE dispatch buffers) and a->tr_z3
  * (ZeRO-3's gathered layers and unsharded gradient). */
@@ -480,6 +562,8 @@ static void transients(const pp_scenario *sc, const act_ctx *c, stage_acc *a)
 		 * current layer's unsharded gradient before its reduce-scatter; DeepSpeed
 		 * bounds both by its live-parameter and bucket budgets. */
 		double gathered = 2 * a->max_layer_params, grads = a->max_layer_params;
+		if (pp_finetune_on(sc->job)) /* frozen weights have no gradient */
+			grads = a->train.layer_train_max;
 		if (s->zero3_live_params > 0 && s->zero3_live_params < gathered)
 			gathered = s->zero3_live_params; /* DeepSpeed gathers within a budget */
 		if (s->zero3_bucket_params > 0 && s->zero3_bucket_params < grads)
@@ -492,6 +576,8 @@ static void transients(const pp_scenario *sc, const act_ctx *c, stage_acc *a)
 		if (d > tr_layer)
 			tr_layer = d;
 	}
+	if (sc->job->ft.nf4 && a->train.frozen_gemm > 0)
+		tr_layer = fmax(tr_layer, nf4_dequant_bytes(m, c));
 	a->tr_layer = tr_layer;
 	a->tr_z3 = tr_z3;
 }
@@ -574,9 +660,9 @@ static void offload(const pp_scenario *sc, const stage_acc *a, pp_stage_memory *
 	const pp_plan *p = &sc->plan;
 	out->host_bytes = 0;
 	if (p->offload_optimizer && out->optimizer_bytes > 0) {
-		double local =
-		    (p->zero >= 1 ? a->dense / sc->shard_dense + a->experts / sc->shard_expert
-		                  : a->dense + a->experts);
+		double local = (p->zero >= 1 ? a->train.dense / sc->shard_dense +
+		                                   a->train.experts / sc->shard_expert
+		                             : a->train.dense + a->train.experts);
 		out->host_bytes += out->optimizer_bytes + local * HOST_GRAD_BYTES;
 		out->optimizer_bytes = 0;
 		if (p->zero >= 2)
@@ -613,7 +699,8 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 	act_ctx c;
 	act_ctx_init(&c, &sc->mb, s, sc->job, p);
 	stage_params(sc, &sk, &c, &a);
-	out->params = a.dense + a.experts;
+	ppi_scenario_stage_train(sc, stage, &sk, &a.train);
+	out->params = a.dense + a.experts + a.train.lora;
 	model_state(sc, &a, out);
 	activations(sc, stage, &c, &a, out);
 	/* ---- transients: the largest buffer that comes and goes at the peak */

@@ -29,6 +29,10 @@ typedef struct ppi_layer_key {
 	    flash;
 	int tp_overlap, ep_overlap;
 	int compile, zero3; /* the eager ops (job.compile), the autocast casts (ZeRO-3) */
+	/* fine-tuning (job.ft): rank, targets, NF4, frozen base, embeddings
+	 * frozen, and the unit's layer: 0 trains, 1 frozen below the first
+	 * layer backward reaches, 2 frozen above it (ppi_layer_key_ft) */
+	int ft_rank, ft_targets, ft_nf4, ft_base, ft_emb, ft_layer;
 	pp_layout lay[PPI_LAYER_KEY_GROUPS];
 } ppi_layer_key;
 
@@ -73,6 +77,20 @@ static inline void ppi_layer_key_set(ppi_layer_key *k, const pp_model *m, const 
 	                                             PP_GROUP_EP, PP_GROUP_ETP};
 	for (int i = 0; i < PPI_LAYER_KEY_GROUPS; i++)
 		k->lay[i] = lay[used[i]];
+	k->ft_rank = job->ft.lora_rank;
+	k->ft_targets = (int)pp_finetune_targets(job);
+	k->ft_nf4 = job->ft.nf4;
+	k->ft_base = job->ft.freeze_base;
+	k->ft_emb = pp_finetune_embeddings_frozen(job);
+}
+
+/* The key's ft_layer for layer `layer` (a layer below --freeze layers:N
+ * works otherwise than one above it). */
+static inline void ppi_layer_key_ft(ppi_layer_key *k, const pp_job *job, int layer)
+{
+	k->ft_layer = layer >= 0 && layer < job->ft.freeze_layers
+	                  ? (layer < pp_finetune_backward_from(job) ? 1 : 2)
+	                  : 0;
 }
 
 #endif

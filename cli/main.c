@@ -13,7 +13,7 @@ static const struct {
 	int (*run)(int argc, char **argv);
 } verbs[] = {{"estimate", cli_estimate}, {"list", cli_list},           {"validate", cli_validate},
              {"search", cli_search},     {"calibrate", cli_calibrate}, {"kernel", cli_kernel},
-             {"sweep", cli_sweep},       {"place", cli_place}};
+             {"sweep", cli_sweep},       {"place", cli_place},         {"plan-run", cli_plan_run}};
 
 static int dispatch(int argc, char **argv)
 {

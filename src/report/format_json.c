@@ -73,5 +73,6 @@ const pp_format_type ppi_format_json = {
             [PP_RESULT_MEMORY_FIT] = ppi_memory_fit_json,
             [PP_RESULT_CROSS_VALIDATION] = ppi_cv_json,
             [PP_RESULT_TRAFFIC] = traffic_json,
+            [PP_RESULT_RECIPE] = ppi_recipe_json,
         },
 };

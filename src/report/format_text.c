@@ -84,5 +84,6 @@ const pp_format_type ppi_format_text = {
             [PP_RESULT_PLACE] = ppi_place_text,
             [PP_RESULT_KERNEL] = ppi_kernel_text,
             [PP_RESULT_TRAFFIC] = traffic_text,
+            [PP_RESULT_RECIPE] = ppi_recipe_text,
         },
 };

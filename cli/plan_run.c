@@ -17,6 +17,7 @@ typedef struct plan_run_args {
 	const pp_format_type *format; /* --format; NULL: text */
 } plan_run_args;
 
+/* The recipe file: 0, or EXIT_BADINPUT on a second one. */
 static int operand(const char *arg, void *ctx)
 {
 	plan_run_args *a = ctx;
@@ -25,7 +26,7 @@ static int operand(const char *arg, void *ctx)
 		return EXIT_BADINPUT;
 	}
 	a->recipe = arg;
-	return CLI_CONTINUE;
+	return 0;
 }
 
 static const cli_flag plan_run_flags[] = {

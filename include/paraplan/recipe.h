@@ -111,9 +111,11 @@ typedef struct pp_recipe_phase_result {
 	int nsteps;
 	pp_recipe_step steps[PP_RECIPE_MAX_STEPS];
 	double capacity_bytes, peak_bytes; /* the largest peak over the steps */
-	/* The re-shard before this phase (0 when none). */
+	double ckpt_bytes; /* this phase's checkpoint: weights and optimizer state, whole job */
+	/* The re-shard before this phase (all 0 when none): the previous phase's
+	 * checkpoint written on its GPUs, this phase's read on its own. */
 	bool reshard;
-	double ckpt_bytes, save_s, load_s, reshard_gpu_hours, reshard_cost_usd;
+	double save_s, load_s, reshard_gpu_hours, reshard_cost_usd;
 	/* Sums over the steps (the re-shard not included). */
 	double tokens, iterations, days, gpu_hours, cost_usd, eff_days, eff_gpu_hours, eff_cost_usd,
 	    mfu; /* mfu: GPU-time weighted */

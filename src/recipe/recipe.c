@@ -176,6 +176,13 @@ static pp_status read_phase(pp_recipe *rc, json_t *o, int i, const pp_plan *base
 	PPI_TRY(ppi_obj_keys(&ph, phase_keys));
 	snprintf(p->name, sizeof p->name, "phase %d", i + 1);
 	PPI_TRY(ppi_get_str(&ph, "name", false, p->name, sizeof p->name));
+	for (int k = 0; k < i; k++)
+		if (strcmp(rc->phases[k].name, p->name) == 0) {
+			char path[PP_ERROR_FIELD_MAX];
+			return ppi_fail(err, rc->path, ppi_obj_path(&ph, "name", path, sizeof path),
+			                "'%s' names phase %d already (reported groups name phases)",
+			                p->name, k + 1);
+		}
 	PPI_TRY(ppi_get_str(&ph, "source", false, p->source, sizeof p->source));
 	PPI_TRY(read_tokens(&ph, "tokens", true, &p->tokens));
 	PPI_TRY(ppi_get_int(&ph, "seq", true, 1, SEQ_MAX, &p->seq));

@@ -127,6 +127,35 @@ static void test_ramp_and_reshard_by_hand(void **state)
 	free(res);
 }
 
+/*
+ * Without a step the ramp moves by the plan's mbs x dp: tp 2, pp 2 on 16 GPUs
+ * is dp 4, so 64 -> 128 is 16 increments of 4, 17 batch sizes, each of the
+ * first 16 with 1.6e9 / 16 = 1e8 tokens and 128 with the other 0.4e9.
+ */
+static void test_default_step(void **state)
+{
+	(void)state;
+	const char *text = "{\"name\": \"t\", \"model\": \"llama3-8b\", \"system\": \"dgx-h100\",\n"
+	                   " \"gpus\": 16, \"plan\": {\"tp\": 2, \"pp\": 2},\n"
+	                   " \"phases\": [{\"tokens\": 2e9, \"seq\": 4096,\n"
+	                   "   \"gbs\": {\"start\": 64, \"end\": 128, \"over_tokens\": 1.6e9}}]}";
+	pp_recipe *rc;
+	pp_recipe_result *res;
+	pp_error err;
+	assert_int_equal(run_text(text, &rc, &res, &err), PP_OK);
+	const pp_recipe_phase_result *p = &res->phases[0];
+	assert_int_equal(p->plan.dp, 4);
+	assert_int_equal(p->nsteps, 17);
+	for (int k = 0; k < 16; k++) {
+		assert_int_equal(p->steps[k].gbs, 64 + 4 * k);
+		assert_rel(p->steps[k].tokens, 1e8, 1e-12);
+	}
+	assert_int_equal(p->steps[16].gbs, 128);
+	assert_rel(p->steps[16].tokens, 0.4e9, 1e-12);
+	free(rc);
+	free(res);
+}
+
 /* The place of a field path in a JSON text: keys, nested keys, array elements. */
 static void test_locate(void **state)
 {
@@ -195,6 +224,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_ramp_and_reshard_by_hand),
+	    cmocka_unit_test(test_default_step),
 	    cmocka_unit_test(test_locate),
 	    cmocka_unit_test(test_refusals),
 	};

@@ -90,7 +90,8 @@ typedef struct pp_recipe {
  * usd_per_gpu_hour, job {registry job fields}, plan {registry plan fields},
  * phases [{name, tokens, seq, gbs (a number or {start, end, step,
  * over_tokens}), plan ({fields} or "search"), gpus, source}], reported
- * [{name, phases [first, last] (phase names; [] none), gpu_hours, source}],
+ * [{name, first, last (phase names; last defaults to first; neither: none of
+ * the recipe's phases), gpu_hours, source}],
  * sources {free text}.  Errors name path:line:col of the offending key and
  * its field path ("phases[1].gbs.end").  PP_OK, PP_EINPUT, PP_ENOMEM.
  */

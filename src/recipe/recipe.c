@@ -22,7 +22,7 @@ static const char *const top_keys[] = {"name",   "description",      "model",   
 static const char *const phase_keys[] = {"name", "tokens", "seq",    "gbs",
                                          "plan", "gpus",   "source", NULL};
 static const char *const ramp_keys[] = {"start", "end", "step", "over_tokens", NULL};
-static const char *const reported_keys[] = {"name", "phases", "gpu_hours", "source", NULL};
+static const char *const reported_keys[] = {"name", "first", "last", "gpu_hours", "source", NULL};
 
 #define GPUS_MAX 10000000LL
 #define GBS_MAX 1000000000LL
@@ -204,17 +204,20 @@ static pp_status read_phase(pp_recipe *rc, json_t *o, int i, const pp_plan *base
 	return PP_OK;
 }
 
-/* The index of the phase named by array element `v` (at `path`), into *out. */
-static pp_status phase_index(const pp_recipe *rc, const json_t *v, const char *path, int *out,
-                             pp_error *err)
+/* The index of the phase named by key `key` of `r` into *out (untouched when absent). */
+static pp_status phase_index(const pp_recipe *rc, const ppi_obj *r, const char *key, int *out)
 {
-	if (json_is_string(v))
-		for (int i = 0; i < rc->nphases; i++)
-			if (strcmp(rc->phases[i].name, json_string_value(v)) == 0) {
-				*out = i;
-				return PP_OK;
-			}
-	return ppi_fail(err, rc->path, path, "expected the name of a phase of the recipe");
+	char name[PP_RECIPE_NAME_MAX] = "", path[PP_ERROR_FIELD_MAX];
+	PPI_TRY(ppi_get_str(r, key, false, name, sizeof name));
+	if (!name[0])
+		return PP_OK;
+	for (int i = 0; i < rc->nphases; i++)
+		if (strcmp(rc->phases[i].name, name) == 0) {
+			*out = i;
+			return PP_OK;
+		}
+	return ppi_fail(r->err, rc->path, ppi_obj_path(r, key, path, sizeof path),
+	                "'%s' is the name of no phase of the recipe", name);
 }
 
 static pp_status read_reported(pp_recipe *rc, json_t *arr, pp_error *err)
@@ -234,24 +237,21 @@ static pp_status read_reported(pp_recipe *rc, json_t *arr, pp_error *err)
 		PPI_TRY(ppi_get_str(&r, "name", true, g->name, sizeof g->name));
 		PPI_TRY(ppi_get_str(&r, "source", true, g->source, sizeof g->source));
 		PPI_TRY(ppi_get_num(&r, "gpu_hours", true, 0, 1e12, &g->gpu_hours));
-		json_t *ph = json_object_get(o, "phases");
-		snprintf(path, sizeof path, "%s.phases", prefix);
-		if (!ph || !json_is_array(ph) || json_array_size(ph) > 2)
-			return ppi_fail(err, rc->path, path,
-			                "expected [first, last] phase names, [name] or []");
-		g->first = 0;
+		g->first = -1;
 		g->last = -1;
-		if (json_array_size(ph) > 0) {
-			snprintf(path, sizeof path, "%s.phases[0]", prefix);
-			PPI_TRY(phase_index(rc, json_array_get(ph, 0), path, &g->first, err));
+		PPI_TRY(phase_index(rc, &r, "first", &g->first));
+		PPI_TRY(phase_index(rc, &r, "last", &g->last));
+		snprintf(path, sizeof path, "%s.last", prefix);
+		if (g->first < 0 && g->last >= 0)
+			return ppi_fail(err, rc->path, path, "a last phase needs a first");
+		if (g->first >= 0 && g->last < 0)
 			g->last = g->first;
-		}
-		if (json_array_size(ph) > 1) {
-			snprintf(path, sizeof path, "%s.phases[1]", prefix);
-			PPI_TRY(phase_index(rc, json_array_get(ph, 1), path, &g->last, err));
-			if (g->last < g->first)
-				return ppi_fail(err, rc->path, path,
-				                "the last phase comes before the first");
+		if (g->last < g->first)
+			return ppi_fail(err, rc->path, path,
+			                "the last phase comes before the first");
+		if (g->first < 0) { /* none of the recipe's phases */
+			g->first = 0;
+			g->last = -1;
 		}
 	}
 	return PP_OK;

@@ -96,6 +96,10 @@ typedef struct pp_recipe {
  * its field path ("phases[1].gbs.end").  PP_OK, PP_EINPUT, PP_ENOMEM.
  */
 pp_status pp_recipe_read(const char *path, pp_recipe *out, pp_error *err);
+/* The same from text[0..len), named `source` in messages (no file read but
+ * the model's and system's when they name files). */
+pp_status pp_recipe_from_json(const char *text, size_t len, const char *source, pp_recipe *out,
+                              pp_error *err);
 
 /* One batch size of a phase. */
 typedef struct pp_recipe_step {

@@ -319,24 +319,30 @@ static pp_status read_recipe(json_t *root, pp_recipe *rc, const char *text, size
 	return rep ? read_reported(rc, rep, err) : PP_OK;
 }
 
-pp_status pp_recipe_read(const char *path, pp_recipe *out, pp_error *err)
+pp_status pp_recipe_from_json(const char *text, size_t len, const char *source, pp_recipe *out,
+                              pp_error *err)
 {
 	memset(out, 0, sizeof *out);
-	ppi_strlcpy(out->path, path, sizeof out->path);
+	ppi_strlcpy(out->path, source, sizeof out->path);
 	pp_goodput_params_init(&out->goodput);
+	json_t *root;
+	PPI_TRY(ppi_json_parse_object(text, len, out->path, &root, err));
+	pp_status st = read_recipe(root, out, text, len, err);
+	json_decref(root);
+	/* A semantic error of this text names its field: place it. */
+	if (st == PP_EINPUT && err && err->line == 0 && err->field[0] &&
+	    strcmp(err->source, out->path) == 0)
+		ppi_json_locate(text, len, err->field, &err->line, &err->column);
+	return st;
+}
+
+pp_status pp_recipe_read(const char *path, pp_recipe *out, pp_error *err)
+{
 	char *text;
 	size_t len;
+	memset(out, 0, sizeof *out);
 	PPI_TRY(ppi_read_file(path, &text, &len, err));
-	json_t *root;
-	pp_status st = ppi_json_parse_object(text, len, path, &root, err);
-	if (!st) {
-		st = read_recipe(root, out, text, len, err);
-		json_decref(root);
-		/* A semantic error of this file names its field: place it. */
-		if (st == PP_EINPUT && err && err->line == 0 && err->field[0] &&
-		    strcmp(err->source, path) == 0)
-			ppi_json_locate(text, len, err->field, &err->line, &err->column);
-	}
+	pp_status st = pp_recipe_from_json(text, len, path, out, err);
 	free(text);
 	return st;
 }

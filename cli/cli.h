@@ -153,5 +153,6 @@ int cli_calibrate_steps(const char *path, const char *memory, const char *output
 int cli_sweep(int argc, char **argv);
 int cli_search(int argc, char **argv);
 int cli_share(int argc, char **argv);
+int cli_plan_run(int argc, char **argv);
 
 #endif

@@ -13,7 +13,8 @@ static const struct {
 	int (*run)(int argc, char **argv);
 } verbs[] = {{"estimate", cli_estimate}, {"list", cli_list},           {"validate", cli_validate},
              {"search", cli_search},     {"calibrate", cli_calibrate}, {"kernel", cli_kernel},
-             {"sweep", cli_sweep},       {"place", cli_place},         {"share", cli_share}};
+             {"sweep", cli_sweep},       {"place", cli_place},         {"share", cli_share},
+             {"plan-run", cli_plan_run}};
 
 static int dispatch(int argc, char **argv)
 {

@@ -29,7 +29,7 @@ import sys
 # The order of the sections: the overview first, then the verbs as
 # `paraplan help` lists them.
 ORDER = ['paraplan', 'estimate', 'search', 'sweep', 'validate', 'calibrate', 'kernel', 'place', 'share',
-         'list']
+         'plan-run', 'list']
 
 
 def parse(text):

@@ -19,6 +19,7 @@
 #include "inverse.h"
 #include "kernel.h"
 #include "netmap.h"
+#include "recipe.h"
 #include "report.h"
 #include "share.h"
 
@@ -47,6 +48,7 @@ typedef enum pp_result_kind {
 	PP_RESULT_TRAFFIC,          /* a GPU x GPU traffic matrix */
 	PP_RESULT_MEMORY_FIT,       /* calibrate --memory: the allocator's fitted parameters */
 	PP_RESULT_SHARE,            /* share: two jobs' slowdowns on shared links */
+	PP_RESULT_RECIPE,           /* plan-run: a recipe's phases, totals and the reports */
 	PP_RESULT_KINDS
 } pp_result_kind;
 
@@ -199,7 +201,7 @@ typedef struct pp_kernel_report {
  *   SEARCH_INVERSE: inverse; search at the answer's GPU count (NULL: none).
  *   SWEEP: sweep.  SWEEP_INVERSE: sweep and inverse.
  *   VALIDATE*: validate.  CROSS_VALIDATION: cv.  FIT: fit.  PLACE: place.
- *   KERNEL: kernel.  TRAFFIC: traffic.  SHARE: share.
+ *   KERNEL: kernel.  TRAFFIC: traffic.  SHARE: share.  RECIPE: recipe.
  *   charts: what the charts of an estimate, a search or a sweep draw from
  *     (the html format renders them; NULL: the html format refuses).
  */
@@ -221,6 +223,7 @@ typedef struct pp_result {
 	const pp_report_inputs *charts;
 	const pp_memory_fit_report *memory_fit;
 	const pp_share_report *share;
+	const pp_recipe_result *recipe;
 } pp_result;
 
 /* A renderer: 0, -1 (write error), PP_REPORT_ENOMEM or PP_REPORT_EUNSUPPORTED. */

@@ -33,5 +33,6 @@
 #include "launch.h"
 #include "inverse.h"
 #include "format.h"
+#include "recipe.h"
 
 #endif

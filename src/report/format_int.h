@@ -23,6 +23,8 @@ int ppi_share_text(const pp_result *r, FILE *f); /* SHARE */
 int ppi_share_json(const pp_result *r, FILE *f);
 int ppi_memory_fit_text(const pp_result *r, FILE *f); /* MEMORY_FIT */
 int ppi_memory_fit_json(const pp_result *r, FILE *f);
+int ppi_recipe_text(const pp_result *r, FILE *f); /* RECIPE */
+int ppi_recipe_json(const pp_result *r, FILE *f);
 /* validate --memory's measured peaks: the records' and the steps' (text, JSON). */
 int ppi_memory_measured_text(const pp_validate_report *v, FILE *f);
 json_t *ppi_memory_measured_json(const pp_validate_report *v);

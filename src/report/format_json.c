@@ -74,5 +74,6 @@ const pp_format_type ppi_format_json = {
             [PP_RESULT_CROSS_VALIDATION] = ppi_cv_json,
             [PP_RESULT_TRAFFIC] = traffic_json,
             [PP_RESULT_SHARE] = ppi_share_json,
+            [PP_RESULT_RECIPE] = ppi_recipe_json,
         },
 };

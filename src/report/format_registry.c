@@ -91,6 +91,7 @@ const char *pp_result_kind_name(pp_result_kind k)
 	    [PP_RESULT_TRAFFIC] = "traffic matrix",
 	    [PP_RESULT_MEMORY_FIT] = "allocator fit",
 	    [PP_RESULT_SHARE] = "shared links",
+	    [PP_RESULT_RECIPE] = "recipe",
 	};
 	return (unsigned)k < PP_RESULT_KINDS ? names[k] : "?";
 }

@@ -85,5 +85,6 @@ const pp_format_type ppi_format_text = {
             [PP_RESULT_KERNEL] = ppi_kernel_text,
             [PP_RESULT_TRAFFIC] = traffic_text,
             [PP_RESULT_SHARE] = ppi_share_text,
+            [PP_RESULT_RECIPE] = ppi_recipe_text,
         },
 };

@@ -37,3 +37,4 @@ cd "$work" # the files place and calibrate write land here
 "$bin" calibrate --step-times "$data/steps/h100_megatron_bridge.csv" --output steps-system.json
 # --from-megatron: a launch script read (every flag used: no note)
 "$bin" estimate --from-megatron "@$here/train_llama3_8b.sh" --system dgx-h100 --gpus 16 --json
+"$bin" plan-run "$here/recipe.json" --format json

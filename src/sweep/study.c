@@ -18,16 +18,6 @@ void pp_study_spec_init(pp_study_spec *sp)
 	memset(sp, 0, sizeof *sp);
 }
 
-/* The registry's names, for the refusal of an unknown one. */
-static void field_names(char *buf, size_t n)
-{
-	buf[0] = '\0';
-	for (size_t i = 0; i < pp_hw_field_count(); i++) {
-		size_t len = strlen(buf);
-		snprintf(buf + len, n - len, "%s%s", i ? ", " : "", pp_hw_field_at(i)->name);
-	}
-}
-
 /* The fields of "a+b+c" (text up to '=') into ax. */
 static pp_status axis_fields(const char *text, size_t len, const char *flag, pp_study_axis *ax,
                              pp_error *err)
@@ -42,12 +32,12 @@ static pp_status axis_fields(const char *text, size_t len, const char *flag, pp_
 	for (char *save = NULL, *f = strtok_r(name, "+", &save); f;
 	     f = strtok_r(NULL, "+", &save)) {
 		const pp_hw_field *h = pp_hw_field_find(f);
-		if (!h) {
-			char names[2048];
-			field_names(names, sizeof names);
-			return ppi_fail(err, "", flag, "unknown hardware field '%s' (one of %s)", f,
-			                names);
-		}
+		if (!h)
+			return ppi_fail(
+			    err, "", flag,
+			    "unknown hardware field '%s' (the hardware rows of 'paraplan "
+			    "list params')",
+			    f);
 		if (ax->nfields == PP_STUDY_MAX_LINKED)
 			return ppi_fail(err, "", flag, "at most %d fields share one axis",
 			                PP_STUDY_MAX_LINKED);

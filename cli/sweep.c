@@ -14,18 +14,10 @@ typedef struct sweep_args {
 	pp_sweep_opts so; /* --usd-per-gpu, --replica-batch; the axis and its points */
 	long long points[PP_SWEEP_MAX_POINTS]; /* so.values */
 	bool csv;
-	cli_charts charts; /* --html, --svg */
-	bool quiet;        /* --quiet: no progress on a terminal */
-	cli_inverse inv;   /* --deadline-days, --budget-usd, goodput flags */
-	/* A hardware study (--vary, --search, --model A,B; paraplan/study.h). */
-	pp_study_axis axes[PP_STUDY_MAX_AXES];
-	size_t naxes;
-	bool search;
-	long long max_points;
-	pp_search_space space;  /* the plan flags, lists with --search */
-	pp_search_options sopt; /* --threads, --headroom */
-	const char *listed;     /* a plan flag given a list (--search only) */
-	bool study;
+	cli_charts charts;   /* --html, --svg */
+	bool quiet;          /* --quiet: no progress on a terminal */
+	cli_inverse inv;     /* --deadline-days, --budget-usd, goodput flags */
+	pp_study_request rq; /* a study: --vary, --search, --model A,B */
 } sweep_args;
 
 /* --vary FIELD=VALUES, repeatable: one axis more. */
@@ -33,7 +25,7 @@ static int vary_flag(void *ctx, const char *verb, const char *name, const char *
 {
 	sweep_args *a = ctx;
 	pp_error err;
-	return cli_fail(pp_study_axis_add(a->axes, &a->naxes, v, "--vary", &err), &err);
+	return cli_fail(pp_study_axis_add(a->rq.axes, &a->rq.naxes, v, "--vary", &err), &err);
 }
 
 #define AT(m) offsetof(sweep_args, m)
@@ -47,11 +39,11 @@ static const cli_flag sweep_flags[] = {
     CLI_ROW("quiet", CLI_F_SET, AT(quiet)),
     CLI_INVERSE_FLAGS(sweep_args, inv),
     CLI_ROW("vary", CLI_F_CALL, 0, .call = vary_flag),
-    CLI_ROW("search", CLI_F_SET, AT(search)),
-    CLI_ROW("max-points", CLI_F_LL, AT(max_points), .lo = 1, .hi = PP_STUDY_POINTS_HARD_MAX),
-    CLI_ROW("threads", CLI_F_INT, AT(sopt.threads), .lo = 1, .hi = 1024),
-    CLI_ROW("headroom", CLI_F_REAL, AT(space.headroom_fraction), .lo = 0, .hi = 1, .hi_open = true,
-            .what = "a fraction in 0..1"),
+    CLI_ROW("search", CLI_F_SET, AT(rq.search)),
+    CLI_ROW("max-points", CLI_F_LL, AT(rq.max_points), .lo = 1, .hi = PP_STUDY_POINTS_HARD_MAX),
+    CLI_ROW("threads", CLI_F_INT, AT(rq.opts.threads), .lo = 1, .hi = 1024),
+    CLI_ROW("headroom", CLI_F_REAL, AT(rq.space.headroom_fraction), .lo = 0, .hi = 1,
+            .hi_open = true, .what = "a fraction in 0..1"),
     CLI_END};
 #undef AT
 
@@ -71,18 +63,12 @@ static void sweep_progress(void *ctx, size_t done, size_t total)
 }
 
 /* A plan flag into the study's search space too; a list only there. */
-static int sweep_take(const char *flag, const char *v, void *ctx)
+static int sweep_take(const char *flag, const char *v, void *a)
 {
-	sweep_args *a = ctx;
 	pp_error err;
-	bool known;
-	char f[64];
-	snprintf(f, sizeof f, "--%s", flag);
-	int rc = cli_fail(pp_search_space_set(&a->space, flag, f, v, &known, &err), &err);
-	if (rc || !known || !strpbrk(v, ",:"))
-		return rc ? rc : CLI_CONTINUE;
-	a->listed = flag;
-	return 0;
+	bool t; /* taken: a list, the search's only */
+	int rc = cli_fail(pp_study_plan_flag(&((sweep_args *)a)->rq, flag, v, &t, &err), &err);
+	return rc ? rc : t ? 0 : CLI_CONTINUE;
 }
 
 /*
@@ -94,33 +80,23 @@ static int sweep_parse(int argc, char **argv, sweep_args *a, cli_opts *o)
 	memset(a, 0, sizeof *a);
 	pp_sweep_opts_init(&a->so);
 	pp_goodput_params_init(&a->inv.gp);
-	pp_search_space_init(&a->space);
-	pp_search_options_init(&a->sopt);
+	pp_study_request_init(&a->rq);
 	const cli_verb verb = {"sweep", sweep_usage, sweep_flags, a, sweep_take};
 	int rc = cli_opts_parse(argc, argv, &verb, o);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	bool study = a->study =
-	    a->naxes || a->search || (o->model_ref && strchr(o->model_ref, ','));
-	const pp_format_type *fmt = o->format;
-	if (study && (cli_inverse_asked(&a->inv) || a->charts.svg_dir ||
-	              (fmt && fmt != pp_format_find("csv") && fmt != pp_format_find("json")) ||
-	              (a->over && strcmp(a->over, "gpus") != 0) || (!a->over && o->gpus <= 0))) {
-		cli_message(
-		    "sweep: a study (--vary, --search, --model A,B) takes --gpus N or --over "
-		    "gpus --values LIST, and writes text, --csv, --json or --html FILE");
-		return EXIT_BADINPUT;
-	}
-	if (a->listed && !a->search) {
-		cli_message("sweep: --%s takes a list only with --search", a->listed);
-		return EXIT_BADINPUT;
-	}
+	pp_error err;
+	const char *fmt = o->format ? o->format->name : NULL;
+	if ((rc = cli_fail(pp_study_request_check(&a->rq, o->model_ref, cli_inverse_asked(&a->inv),
+	                                          a->charts.svg_dir, fmt, a->over, o->gpus, &err),
+	                   &err)))
+		return rc;
+	bool study = a->rq.study;
 	if ((!study || a->over) && (!a->over || !a->values)) {
 		cli_message("sweep: %s is required (see 'paraplan sweep --help')",
 		            !a->over ? "--over" : "--values");
 		return EXIT_BADINPUT;
 	}
-	pp_error err;
 	pp_error_clear(&err);
 	pp_status st = pp_sweep_axis_parse(a->over ? a->over : "gpus", "--over", &a->so.axis, &err);
 	if (st)
@@ -240,59 +216,27 @@ static int sweep_run(sweep_args *a, cli_opts *o)
 /* The study of `a` over each model of --model A,B into --html and --output. */
 static int study_run(sweep_args *a, cli_opts *o)
 {
-	pp_model *models = malloc(PP_STUDY_MAX_MODELS * sizeof *models);
 	pp_system sys;
-	pp_study_spec sp = {models,
-	                    1,
-	                    &sys,
-	                    &o->job,
-	                    &o->plan,
-	                    a->so.nvalues ? a->points : &o->gpus,
-	                    a->so.nvalues ? a->so.nvalues : 1,
-	                    a->axes,
-	                    a->naxes,
-	                    a->search,
-	                    &a->space,
-	                    &a->sopt};
-	cli_opts one = *o; /* the system, and the first model */
-	char first[1024];
-	if (o->model_ref)
-		snprintf(first, sizeof first, "%.*s", (int)strcspn(o->model_ref, ","),
-		         o->model_ref);
-	one.model_ref = o->model_ref ? first : NULL;
 	pp_error err;
-	int rc = models ? cli_opts_inputs(&one, models, &sys) : EXIT_INTERNAL;
-	if (!rc && o->model_ref && strchr(o->model_ref, ','))
-		rc = cli_fail(pp_study_models(o->model_ref, "--model", models, PP_STUDY_MAX_MODELS,
-		                              &sp.nmodels, &err),
-		              &err);
-	a->space.base = o->plan;
-	size_t n = pp_study_size(&sp);
+	char ref[512];
+	int rc = cli_fail(pp_study_models(&a->rq, o->model_ref, "--model", ref, 512, &err), &err);
+	cli_opts one = *o; /* the system and the first model */
+	one.model_ref = o->model_ref ? ref : NULL;
+	rc = rc ? rc : cli_opts_inputs(&one, a->rq.models, &sys);
+	pp_study_spec *sp = pp_study_request_spec(
+	    &a->rq, &sys, &o->job, &o->plan, a->so.nvalues ? a->points : &o->gpus, a->so.nvalues);
 	pp_study_row *rows = NULL;
-	if (!rc && !(rc = cli_fail(pp_study_check(&sp,
-	                                          a->max_points ? (size_t)a->max_points
-	                                                        : PP_STUDY_POINTS_DEFAULT_MAX,
-	                                          "--max-points", &err),
-	                           &err)))
-		rc = (rows = calloc(n, sizeof *rows)) ? 0 : EXIT_INTERNAL;
-	cli_progress pr;
-	cli_progress_start(&pr, "sweep", a->quiet || rc, "a study of %zu points", n);
-	if (!rc)
-		rc =
-		    cli_plan_fail(pp_study_run(&sp, rows, sweep_progress, &pr, &err), &err, models);
-	cli_progress_end(&pr);
-	cli_out out;
-	if (!rc && a->charts.html && !(rc = cli_out_open(&out, a->charts.html)))
-		rc = cli_out_close(&out,
-		                   cli_report_ok(pp_report_study_html(&sp, rows, n, out.f), out.f));
-	int (*w)(const pp_study_spec *, const pp_study_row *, size_t, FILE *) =
-	    a->csv    ? pp_report_study_csv
-	    : o->json ? pp_report_study_json
-	              : pp_report_study_text;
-	if (!rc && !(rc = cli_out_open(&out, o->output)))
-		rc = cli_out_close(&out, cli_report_ok(w(&sp, rows, n, out.f), out.f));
+	size_t n = pp_study_size(sp);
+	rc = rc ? rc : cli_fail(pp_study_rows_new(&a->rq, sp, &rows, &err), &err);
+	rc = rc ? rc : cli_plan_fail(pp_study_run(sp, rows, NULL, NULL, &err), &err, a->rq.models);
+	cli_out out; /* --html FILE, then --output */
+	const char *f = a->csv ? "csv" : o->json ? "json" : "text";
+	for (int k = !a->charts.html; k < 2 && !rc; k++)
+		if (!(rc = cli_out_open(&out, k ? o->output : a->charts.html)))
+			rc = cli_out_close(
+			    &out, cli_report_ok(pp_report_study(sp, rows, n, k ? f : "html", out.f),
+			                        out.f));
 	free(rows);
-	free(models);
 	return rc;
 }
 
@@ -308,7 +252,7 @@ int cli_sweep(int argc, char **argv)
 	if (rc == CLI_CONTINUE &&
 	    !(rc = cli_out_check("sweep", "--output", a->charts.as_report ? NULL : o.output)) &&
 	    !(rc = cli_charts_check("sweep", &a->charts)))
-		rc = a->study ? study_run(a, &o) : sweep_run(a, &o);
+		rc = a->rq.study ? study_run(a, &o) : sweep_run(a, &o);
 	free(a);
 	return rc;
 }

@@ -66,6 +66,9 @@ int pp_report_study_text(const pp_study_spec *sp, const pp_study_row *rows, size
 int pp_report_study_csv(const pp_study_spec *sp, const pp_study_row *rows, size_t n, FILE *out);
 int pp_report_study_json(const pp_study_spec *sp, const pp_study_row *rows, size_t n, FILE *out);
 int pp_report_study_html(const pp_study_spec *sp, const pp_study_row *rows, size_t n, FILE *out);
+/* One of them by name: "text" (or NULL), "csv", "json", "html". */
+int pp_report_study(const pp_study_spec *sp, const pp_study_row *rows, size_t n, const char *format,
+                    FILE *out);
 
 /* A finished search: the top plans as a table, the Pareto front, why the
  * winner wins, and the search statistics.  0 or -1. */

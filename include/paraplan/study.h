@@ -47,8 +47,8 @@ extern "C" {
  * seconds of one core (docs/hwsweep.md), so 10,000 points is an hour to a
  * day of one machine, the most a study should cost without being asked; a
  * range typed with a wrong step ("1e9:1e12:1", 10^12 points) is refused
- * before anything is allocated.  Rows are ~1.3 KB each: the hard cap,
- * PP_STUDY_POINTS_HARD_MAX, keeps a study's rows under 1.5 GB.
+ * before anything is allocated.  Rows are 544 bytes each: the hard cap,
+ * PP_STUDY_POINTS_HARD_MAX, keeps a study's rows under 0.6 GB.
  */
 #define PP_STUDY_POINTS_DEFAULT_MAX 10000
 #define PP_STUDY_POINTS_HARD_MAX 1000000
@@ -79,12 +79,6 @@ pp_status pp_study_axis_parse(const char *text, const char *flag, pp_study_axis 
 pp_status pp_study_axis_add(pp_study_axis *axes, size_t *n, const char *text, const char *flag,
                             pp_error *err);
 
-/* The models of a comma-separated list of references (pp_model_resolve:
- * preset names or files) into out[0..*n), at most `cap`.  PP_EINPUT naming
- * `flag` (an empty name, too many) or the reader's error. */
-pp_status pp_study_models(const char *list, const char *flag, pp_model *out, size_t cap, size_t *n,
-                          pp_error *err);
-
 /* What a study evaluates; all borrowed. */
 typedef struct pp_study_spec {
 	const pp_model *models; /* the models, in order */
@@ -106,8 +100,8 @@ void pp_study_spec_init(pp_study_spec *sp);
 /* Points of the study, or SIZE_MAX when their number overflows. */
 size_t pp_study_size(const pp_study_spec *sp);
 
-/* The study has at least one point and at most `max_points` (which
- * PP_STUDY_POINTS_HARD_MAX bounds), and, with search, its space suits every
+/* The study has at least one point and at most `max_points` (0:
+ * PP_STUDY_POINTS_DEFAULT_MAX; PP_STUDY_POINTS_HARD_MAX bounds it), and, with search, its space suits every
  * model (pp_search_space_check).  PP_OK or PP_EINPUT naming `flag`
  * ("--max-points") with the count, or the space's error. */
 pp_status pp_study_check(const pp_study_spec *sp, size_t max_points, const char *flag,
@@ -163,6 +157,73 @@ pp_status pp_study_point(const pp_study_spec *sp, size_t i, pp_study_ws *ws, pp_
 pp_status pp_study_run(const pp_study_spec *sp, pp_study_row *rows,
                        void (*progress)(void *ctx, size_t done, size_t total), void *ctx,
                        pp_error *err);
+
+/*
+ * A study as a command line asks for it (paraplan sweep): its axes, whether
+ * it searches, its cap, the search space the plan flags constrain, and the
+ * models; pp_study_request_spec turns it into the spec of one system, job,
+ * plan and GPU list (pointing into the request).
+ */
+typedef struct pp_study_request {
+	pp_study_axis axes[PP_STUDY_MAX_AXES];
+	size_t naxes;
+	bool search;
+	long long max_points;   /* 0: PP_STUDY_POINTS_DEFAULT_MAX */
+	pp_search_space space;  /* the plan flags (lists and ranges with search) */
+	pp_search_options opts; /* threads; top_k is 1 */
+	const char *listed;     /* a plan flag that was given a list, NULL if none */
+	bool study;             /* set by pp_study_request_check: a study was asked for */
+	pp_model models[PP_STUDY_MAX_MODELS];
+	size_t nmodels;
+	pp_study_spec spec;
+} pp_study_request;
+
+void pp_study_request_init(pp_study_request *rq);
+
+/*
+ * A plan flag (`flag` without dashes: "tp", "recompute") of the command line
+ * into rq->space (pp_search_space_set).  *taken: its value is a list or a
+ * range ("4,8", "8:32"), which only the search takes (rq->listed = flag);
+ * else the caller applies the flag to the plan too.  *taken false for a flag
+ * that is no searched field.  PP_OK or PP_EINPUT.
+ */
+pp_status pp_study_plan_flag(pp_study_request *rq, const char *flag, const char *value, bool *taken,
+                             pp_error *err);
+
+/*
+ * Whether the command line asks for a study (rq->study: an axis, --search, or
+ * a comma in `model_ref`), and if so its other flags against it: `inverse` (a deadline or
+ * a budget), `svg` (charts directory), `format` (NULL, "text", "csv" or
+ * "json" only), `over` (NULL or "gpus"), `gpus` (--gpus, needed without
+ * --over), and a list given to a plan flag without --search.  PP_OK or
+ * PP_EINPUT with one message naming the flag.
+ */
+pp_status pp_study_request_check(pp_study_request *rq, const char *model_ref, bool inverse,
+                                 bool svg, const char *format, const char *over, long long gpus,
+                                 pp_error *err);
+
+/*
+ * The models of `list`, a comma-separated list of references
+ * (pp_model_resolve: preset names or files), into rq->models (at most
+ * PP_STUDY_MAX_MODELS) and the first reference into first[n], for the caller
+ * that resolves the system with it; a NULL list is one model the caller
+ * fills (first ""), a list without a comma too.  PP_EINPUT naming `flag` (an
+ * empty name, too many) or the reader's error.
+ */
+pp_status pp_study_models(pp_study_request *rq, const char *list, const char *flag, char *first,
+                          size_t n, pp_error *err);
+
+/* The spec of the request on `s`, `job`, `plan` (the search space's base
+ * too) and the GPU counts gpus[0..ngpus), or the one count *gpus when ngpus
+ * is 0; rq->nmodels models.  Returns &rq->spec. */
+pp_study_spec *pp_study_request_spec(pp_study_request *rq, const pp_system *s, const pp_job *job,
+                                     const pp_plan *plan, const long long *gpus, size_t ngpus);
+
+/* pp_study_check (with rq->max_points) of `sp`, then its rows: *rows
+ * (calloc'ed, pp_study_size of them; the caller frees it).  PP_OK,
+ * PP_EINPUT or PP_ENOMEM (*rows NULL). */
+pp_status pp_study_rows_new(const pp_study_request *rq, const pp_study_spec *sp,
+                            pp_study_row **rows, pp_error *err);
 
 /* The plan of a row as one line ("tp 4 tp2 1 pp 8 dp 256 cp 1 vp 16 mbs 1
  * z2 none sp interleaved"), into buf; returns buf. */

@@ -489,3 +489,15 @@ int pp_report_study_html(const pp_study_spec *sp, const pp_study_row *rows, size
 	fputs("</table>\n</body></html>\n", f);
 	return ferror(f) ? -1 : 0;
 }
+
+int pp_report_study(const pp_study_spec *sp, const pp_study_row *rows, size_t n, const char *format,
+                    FILE *out)
+{
+	if (format && strcmp(format, "csv") == 0)
+		return pp_report_study_csv(sp, rows, n, out);
+	if (format && strcmp(format, "json") == 0)
+		return pp_report_study_json(sp, rows, n, out);
+	if (format && strcmp(format, "html") == 0)
+		return pp_report_study_html(sp, rows, n, out);
+	return pp_report_study_text(sp, rows, n, out);
+}

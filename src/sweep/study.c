@@ -134,28 +134,6 @@ pp_status pp_study_axis_add(pp_study_axis *axes, size_t *n, const char *text, co
 	return PP_OK;
 }
 
-pp_status pp_study_models(const char *list, const char *flag, pp_model *out, size_t cap, size_t *n,
-                          pp_error *err)
-{
-	*n = 0;
-	for (const char *p = list;; p++) {
-		size_t len = strcspn(p, ",");
-		char ref[1024];
-		if (len == 0)
-			return ppi_fail(err, "", flag, "an empty model name in '%s'", list);
-		if (len >= sizeof ref || *n == cap)
-			return ppi_fail(err, "", flag,
-			                "at most %zu models of at most %zu characters", cap,
-			                sizeof ref - 1);
-		memcpy(ref, p, len);
-		ref[len] = '\0';
-		PPI_TRY(pp_model_resolve(ref, &out[(*n)++], err));
-		p += len;
-		if (!*p)
-			return PP_OK;
-	}
-}
-
 size_t pp_study_size(const pp_study_spec *sp)
 {
 	size_t n = sp->nmodels;
@@ -176,6 +154,8 @@ pp_status pp_study_check(const pp_study_spec *sp, size_t max_points, const char 
 	for (size_t m = 0; sp->search && m < sp->nmodels; m++)
 		PPI_TRY(pp_search_space_check(sp->space, &sp->models[m], err));
 	size_t n = pp_study_size(sp);
+	if (max_points == 0)
+		max_points = PP_STUDY_POINTS_DEFAULT_MAX;
 	if (max_points > PP_STUDY_POINTS_HARD_MAX)
 		max_points = PP_STUDY_POINTS_HARD_MAX;
 	if (n == 0)
@@ -414,4 +394,101 @@ pp_status pp_study_run(const pp_study_spec *sp, pp_study_row *rows,
 	}
 	pp_study_ws_free(ws);
 	return st;
+}
+
+void pp_study_request_init(pp_study_request *rq)
+{
+	memset(rq, 0, sizeof *rq);
+	pp_search_space_init(&rq->space);
+	pp_search_options_init(&rq->opts);
+	rq->nmodels = 1;
+}
+
+pp_status pp_study_plan_flag(pp_study_request *rq, const char *flag, const char *value, bool *taken,
+                             pp_error *err)
+{
+	char f[64];
+	snprintf(f, sizeof f, "--%s", flag);
+	bool known;
+	*taken = false;
+	PPI_TRY(pp_search_space_set(&rq->space, flag, f, value, &known, err));
+	if (known && strpbrk(value, ",:")) {
+		rq->listed = flag;
+		*taken = true;
+	}
+	return PP_OK;
+}
+
+pp_status pp_study_request_check(pp_study_request *rq, const char *model_ref, bool inverse,
+                                 bool svg, const char *format, const char *over, long long gpus,
+                                 pp_error *err)
+{
+	rq->study = rq->naxes || rq->search || (model_ref && strchr(model_ref, ','));
+	if (!rq->study && !rq->listed)
+		return PP_OK;
+	if (rq->listed && !rq->search)
+		return ppi_fail(err, "", "sweep", "--%s takes a list only with --search",
+		                rq->listed);
+	if (inverse || svg)
+		return ppi_fail(
+		    err, "", "sweep", "a study (--vary, --search, --model A,B) takes no %s",
+		    inverse ? "--deadline-days or --budget-usd" : "--svg (use --html FILE)");
+	if (format && strcmp(format, "text") && strcmp(format, "csv") && strcmp(format, "json"))
+		return ppi_fail(err, "", "sweep",
+		                "a study is written as text, --csv or --json (and --html FILE), "
+		                "not --format %s",
+		                format);
+	if (over && strcmp(over, "gpus") != 0)
+		return ppi_fail(err, "", "sweep", "a study takes --over gpus only, not --over %s",
+		                over);
+	if (!over && gpus <= 0)
+		return ppi_fail(err, "", "sweep",
+		                "a study needs --gpus N or --over gpus --values LIST");
+	return PP_OK;
+}
+
+pp_study_spec *pp_study_request_spec(pp_study_request *rq, const pp_system *s, const pp_job *job,
+                                     const pp_plan *plan, const long long *gpus, size_t ngpus)
+{
+	rq->space.base = *plan;
+	ngpus = ngpus ? ngpus : 1;
+	rq->spec =
+	    (pp_study_spec){rq->models, rq->nmodels, s,         job,        plan,       gpus,
+	                    ngpus,      rq->axes,    rq->naxes, rq->search, &rq->space, &rq->opts};
+	return &rq->spec;
+}
+
+pp_status pp_study_models(pp_study_request *rq, const char *list, const char *flag, char *first,
+                          size_t n, pp_error *err)
+{
+	rq->nmodels = 1;
+	snprintf(first, n, "%.*s", list ? (int)strcspn(list, ",") : 0, list ? list : "");
+	if (!list || !strchr(list, ','))
+		return PP_OK;
+	rq->nmodels = 0;
+	for (const char *p = list;; p++) {
+		size_t len = strcspn(p, ",");
+		char ref[1024];
+		if (len == 0)
+			return ppi_fail(err, "", flag, "an empty model name in '%s'", list);
+		if (len >= sizeof ref || rq->nmodels == PP_STUDY_MAX_MODELS)
+			return ppi_fail(err, "", flag,
+			                "at most %d models of at most %zu characters",
+			                PP_STUDY_MAX_MODELS, sizeof ref - 1);
+		memcpy(ref, p, len);
+		ref[len] = '\0';
+		PPI_TRY(pp_model_resolve(ref, &rq->models[rq->nmodels++], err));
+		p += len;
+		if (!*p)
+			return PP_OK;
+	}
+}
+
+pp_status pp_study_rows_new(const pp_study_request *rq, const pp_study_spec *sp,
+                            pp_study_row **rows, pp_error *err)
+{
+	*rows = NULL;
+	PPI_TRY(pp_study_check(sp, (size_t)rq->max_points, "--max-points", err));
+	*rows = ppi_calloc(pp_study_size(sp), sizeof **rows);
+	return *rows ? PP_OK : ppi_oom(err);
 }

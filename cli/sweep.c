@@ -7,16 +7,26 @@
 #include <string.h>
 
 #include "options.h"
+#include "paraplan/search_parse.h"
 
 typedef struct sweep_args {
 	const char *over, *values;
 	pp_sweep_opts so; /* --usd-per-gpu, --replica-batch; the axis and its points */
 	long long points[PP_SWEEP_MAX_POINTS]; /* so.values */
 	bool csv;
-	cli_charts charts; /* --html, --svg */
-	bool quiet;        /* --quiet: no progress on a terminal */
-	cli_inverse inv;   /* --deadline-days, --budget-usd, goodput flags */
+	cli_charts charts;   /* --html, --svg */
+	bool quiet;          /* --quiet: no progress on a terminal */
+	cli_inverse inv;     /* --deadline-days, --budget-usd, goodput flags */
+	pp_study_request rq; /* a study: --vary, --search, --model A,B */
 } sweep_args;
+
+/* --vary FIELD=VALUES, repeatable: one axis more. */
+static int vary_flag(void *ctx, const char *verb, const char *name, const char *v)
+{
+	sweep_args *a = ctx;
+	pp_error err;
+	return cli_fail(pp_study_axis_add(a->rq.axes, &a->rq.naxes, v, "--vary", &err), &err);
+}
 
 #define AT(m) offsetof(sweep_args, m)
 static const cli_flag sweep_flags[] = {
@@ -28,6 +38,12 @@ static const cli_flag sweep_flags[] = {
     CLI_PAGE_FLAGS(sweep_args, charts),
     CLI_ROW("quiet", CLI_F_SET, AT(quiet)),
     CLI_INVERSE_FLAGS(sweep_args, inv),
+    CLI_ROW("vary", CLI_F_CALL, 0, .call = vary_flag),
+    CLI_ROW("search", CLI_F_SET, AT(rq.search)),
+    CLI_ROW("max-points", CLI_F_LL, AT(rq.max_points), .lo = 1, .hi = PP_STUDY_POINTS_HARD_MAX),
+    CLI_ROW("threads", CLI_F_INT, AT(rq.opts.threads), .lo = 1, .hi = 1024),
+    CLI_ROW("headroom", CLI_F_REAL, AT(rq.space.headroom_fraction), .lo = 0, .hi = 1,
+            .hi_open = true, .what = "a fraction in 0..1"),
     CLI_END};
 #undef AT
 
@@ -46,6 +62,15 @@ static void sweep_progress(void *ctx, size_t done, size_t total)
 	                  t > 0 ? (double)done / t : 0.0);
 }
 
+/* A plan flag into the study's search space too; a list only there. */
+static int sweep_take(const char *flag, const char *v, void *a)
+{
+	pp_error err;
+	bool t; /* taken: a list, the search's only */
+	int rc = cli_fail(pp_study_plan_flag(&((sweep_args *)a)->rq, flag, v, &t, &err), &err);
+	return rc ? rc : t ? 0 : CLI_CONTINUE;
+}
+
 /*
  * The options into `a` (the axis and its points into a->so) and `o`, checked
  * for form: CLI_CONTINUE or an exit code.  Reads no file.
@@ -55,18 +80,25 @@ static int sweep_parse(int argc, char **argv, sweep_args *a, cli_opts *o)
 	memset(a, 0, sizeof *a);
 	pp_sweep_opts_init(&a->so);
 	pp_goodput_params_init(&a->inv.gp);
-	const cli_verb verb = {"sweep", sweep_usage, sweep_flags, a, NULL};
+	pp_study_request_init(&a->rq);
+	const cli_verb verb = {"sweep", sweep_usage, sweep_flags, a, sweep_take};
 	int rc = cli_opts_parse(argc, argv, &verb, o);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	if (!a->over || !a->values) {
+	pp_error err;
+	const char *fmt = o->format ? o->format->name : NULL;
+	if ((rc = cli_fail(pp_study_request_check(&a->rq, o->model_ref, cli_inverse_asked(&a->inv),
+	                                          a->charts.svg_dir, fmt, a->over, o->gpus, &err),
+	                   &err)))
+		return rc;
+	bool study = a->rq.study;
+	if ((!study || a->over) && (!a->over || !a->values)) {
 		cli_message("sweep: %s is required (see 'paraplan sweep --help')",
 		            !a->over ? "--over" : "--values");
 		return EXIT_BADINPUT;
 	}
-	pp_error err;
 	pp_error_clear(&err);
-	pp_status st = pp_sweep_axis_parse(a->over, "--over", &a->so.axis, &err);
+	pp_status st = pp_sweep_axis_parse(a->over ? a->over : "gpus", "--over", &a->so.axis, &err);
 	if (st)
 		return cli_fail(st, &err);
 	if (a->csv && o->json) {
@@ -92,14 +124,14 @@ static int sweep_parse(int argc, char **argv, sweep_args *a, cli_opts *o)
 		            "--budget-usd: use the table or --json");
 		return EXIT_BADINPUT;
 	}
-	if ((rc = cli_format_check("sweep", o->format,
-	                           cli_inverse_asked(&a->inv) ? PP_RESULT_SWEEP_INVERSE
-	                                                      : PP_RESULT_SWEEP)) ||
+	pp_result_kind kind =
+	    cli_inverse_asked(&a->inv) ? PP_RESULT_SWEEP_INVERSE : PP_RESULT_SWEEP;
+	if ((!study && (rc = cli_format_check("sweep", o->format, kind))) ||
 	    (rc = cli_charts_format(&a->charts, "sweep", o)))
 		return rc;
 	/* The swept quantity comes from --values only (the flags alone: no
 	 * model read yet). */
-	if ((st = pp_sweep_check(a->so.axis, &o->plan, o->gpus, &err)))
+	if ((a->over || !study) && (st = pp_sweep_check(a->so.axis, &o->plan, o->gpus, &err)))
 		return cli_plan_fail(st, &err, &(pp_model){.name = ""});
 	if ((rc = cli_opts_require(o, "sweep", false, a->so.replica_batch == 0)) ||
 	    (rc = cli_overlap_check("sweep", o)))
@@ -109,8 +141,9 @@ static int sweep_parse(int argc, char **argv, sweep_args *a, cli_opts *o)
 		return EXIT_BADINPUT;
 	}
 	long long max_value = a->so.axis == PP_SWEEP_MBS ? 1 << 20 : 10000000;
-	st = pp_sweep_parse_values(a->values, "--values", max_value, a->points, PP_SWEEP_MAX_POINTS,
-	                           &a->so.nvalues, &err);
+	if (a->values)
+		st = pp_sweep_parse_values(a->values, "--values", max_value, a->points,
+		                           PP_SWEEP_MAX_POINTS, &a->so.nvalues, &err);
 	a->so.values = a->points;
 	return st ? cli_fail(st, &err) : CLI_CONTINUE;
 }
@@ -180,6 +213,33 @@ static int sweep_run(sweep_args *a, cli_opts *o)
 	return rc;
 }
 
+/* The study of `a` over each model of --model A,B into --html and --output. */
+static int study_run(sweep_args *a, cli_opts *o)
+{
+	pp_system sys;
+	pp_error err;
+	char ref[512];
+	int rc = cli_fail(pp_study_models(&a->rq, o->model_ref, "--model", ref, 512, &err), &err);
+	cli_opts one = *o; /* the system and the first model */
+	one.model_ref = o->model_ref ? ref : NULL;
+	rc = rc ? rc : cli_opts_inputs(&one, a->rq.models, &sys);
+	pp_study_spec *sp = pp_study_request_spec(
+	    &a->rq, &sys, &o->job, &o->plan, a->so.nvalues ? a->points : &o->gpus, a->so.nvalues);
+	pp_study_row *rows = NULL;
+	size_t n = pp_study_size(sp);
+	rc = rc ? rc : cli_fail(pp_study_rows_new(&a->rq, sp, &rows, &err), &err);
+	rc = rc ? rc : cli_plan_fail(pp_study_run(sp, rows, NULL, NULL, &err), &err, a->rq.models);
+	cli_out out; /* --html FILE, then --output */
+	const char *f = a->csv ? "csv" : o->json ? "json" : "text";
+	for (int k = !a->charts.html; k < 2 && !rc; k++)
+		if (!(rc = cli_out_open(&out, k ? o->output : a->charts.html)))
+			rc = cli_out_close(
+			    &out, cli_report_ok(pp_report_study(sp, rows, n, k ? f : "html", out.f),
+			                        out.f));
+	free(rows);
+	return rc;
+}
+
 int cli_sweep(int argc, char **argv)
 {
 	sweep_args *a = malloc(sizeof *a); /* its points: 32 KiB */
@@ -192,7 +252,7 @@ int cli_sweep(int argc, char **argv)
 	if (rc == CLI_CONTINUE &&
 	    !(rc = cli_out_check("sweep", "--output", a->charts.as_report ? NULL : o.output)) &&
 	    !(rc = cli_charts_check("sweep", &a->charts)))
-		rc = sweep_run(a, &o);
+		rc = a->rq.study ? study_run(a, &o) : sweep_run(a, &o);
 	free(a);
 	return rc;
 }

@@ -10,7 +10,9 @@
  * table; nothing else keeps a list of them.
  *
  * Hardware datasheet values (memory_bytes, *_flops, *_bytes_per_s, latencies)
- * are not parameters in this sense and are not listed.
+ * are not parameters in this sense and are not listed there: they have a
+ * sibling table of their own below (pp_hw_field), the fields a hardware study
+ * (`paraplan sweep --vary`, paraplan/study.h) varies.
  */
 #ifndef PARAPLAN_PARAMS_H
 #define PARAPLAN_PARAMS_H
@@ -71,6 +73,36 @@ bool pp_param_set_gpu(const pp_param *p, pp_gpu *g, double v);
 
 /* "gpu", "system" or "framework". */
 const char *pp_param_kind_name(pp_param_kind k);
+
+/*
+ * The hardware registry: every numeric datasheet field of a GPU (pp_gpu,
+ * JSON: the system's "gpu" object) and of a system (pp_system, its top level)
+ * that a hardware study varies, once: its name (the JSON path: "gpu.memory_bytes",
+ * "nvlink_domain"), where it lives, its unit (SI, as the JSON readers read it),
+ * the range the readers accept and what it is.  `paraplan list params` lists
+ * them after the parameters.
+ */
+typedef struct pp_hw_field {
+	const char *name; /* "gpu.memory_bytes", "nic_bytes_per_s" */
+	bool gpu;         /* a field of pp_gpu (s->gpu), else of pp_system */
+	bool integer;     /* an int field (whole values only), else a double */
+	size_t offset;    /* offsetof the field in pp_gpu or pp_system */
+	double valid_lo;  /* the JSON readers reject values outside [valid_lo, valid_hi] */
+	double valid_hi;
+	const char *unit;    /* "bytes", "bytes/s", "FLOP/s", "s", "GPUs", "USD" */
+	const char *meaning; /* one line */
+} pp_hw_field;
+
+/* Number of hardware fields, the i-th (NULL out of range), and the one named
+ * `name` (its full name, or a GPU field without "gpu.": "memory_bytes");
+ * NULL when there is none. */
+size_t pp_hw_field_count(void);
+const pp_hw_field *pp_hw_field_at(size_t i);
+const pp_hw_field *pp_hw_field_find(const char *name);
+/* The field's value on `s` (GPU fields from s->gpu); set truncates an
+ * integer field's value (callers pass whole numbers). */
+double pp_hw_field_get(const pp_hw_field *f, const pp_system *s);
+void pp_hw_field_set(const pp_hw_field *f, pp_system *s, double v);
 
 #ifdef __cplusplus
 }

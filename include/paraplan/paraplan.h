@@ -17,6 +17,7 @@
 #include "search_parse.h"
 #include "spec.h"
 #include "sweep.h"
+#include "study.h"
 #include "workload.h"
 #include "place.h"
 #include "scenario.h"

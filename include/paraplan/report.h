@@ -10,6 +10,7 @@
 #include "estimate.h"
 #include "output.h"
 #include "sweep.h"
+#include "study.h"
 #include "search.h"
 #include "traffic.h"
 
@@ -56,6 +57,18 @@ int pp_report_formats_text(FILE *out);
 int pp_report_sweep_text(const pp_sweep *sw, FILE *out);
 int pp_report_sweep_csv(const pp_sweep *sw, FILE *out);
 int pp_report_sweep_json(const pp_sweep *sw, FILE *out);
+/* A hardware study's rows (in point order) as a table, CSV (one header line,
+ * SI units), JSON ("study": the inputs, "rows") and a self-contained HTML
+ * page: per model, heat maps of time to train over two dimensions of the
+ * grid and lines over one, each point with its winning plan (report_study.c).
+ * 0 or -1 (write error; JSON: PP_REPORT_ENOMEM). */
+int pp_report_study_text(const pp_study_spec *sp, const pp_study_row *rows, size_t n, FILE *out);
+int pp_report_study_csv(const pp_study_spec *sp, const pp_study_row *rows, size_t n, FILE *out);
+int pp_report_study_json(const pp_study_spec *sp, const pp_study_row *rows, size_t n, FILE *out);
+int pp_report_study_html(const pp_study_spec *sp, const pp_study_row *rows, size_t n, FILE *out);
+/* One of them by name: "text" (or NULL), "csv", "json", "html". */
+int pp_report_study(const pp_study_spec *sp, const pp_study_row *rows, size_t n, const char *format,
+                    FILE *out);
 
 /* A finished search: the top plans as a table, the Pareto front, why the
  * winner wins, and the search statistics.  0 or -1. */

@@ -36,6 +36,15 @@ int pp_report_params_text(FILE *out)
 		fprintf(out, "%-32s %-9s %-13s %-10s %-18s %-7s %s\n", p->name,
 		        pp_param_kind_name(p->kind), p->unit, valid, fit, start, p->meaning);
 	}
+	/* The hardware fields a study varies (sweep --vary): datasheet values,
+	 * never fitted. */
+	for (size_t i = 0; i < pp_hw_field_count(); i++) {
+		const pp_hw_field *h = pp_hw_field_at(i);
+		char valid[48];
+		range(valid, sizeof valid, h->valid_lo, h->valid_hi);
+		fprintf(out, "%-32s %-9s %-13s %-10s %-18s %-7s %s (sweep --vary)\n", h->name,
+		        "hardware", h->unit, valid, "no", "-", h->meaning);
+	}
 	return ferror(out) ? -1 : 0;
 }
 

@@ -212,3 +212,83 @@ bool pp_param_set_gpu(const pp_param *p, pp_gpu *g, double v)
 		*x = v;
 	return x != NULL;
 }
+
+/*
+ * The hardware registry (params.h, pp_hw_field): the datasheet values of a
+ * GPU and a system that a hardware study varies.  The valid ranges are the
+ * JSON readers' (src/spec/hardware.c: MIN_/MAX_MEMORY, _FLOPS, _BW and the
+ * integer bounds), so a study point is a system the readers would accept.
+ */
+#define HW_GPU(field, lo, hi) true, false, offsetof(pp_gpu, field), lo, hi
+#define HW_SYS(field, lo, hi) false, false, offsetof(pp_system, field), lo, hi
+#define HW_INT(field, lo, hi) false, true, offsetof(pp_system, field), lo, hi
+
+static const pp_hw_field hw_registry[] = {
+    {"gpu.memory_bytes", HW_GPU(memory_bytes, 1e9, 1e13), "bytes",
+     "HBM capacity of one GPU (the driver's total)"},
+    {"gpu.memory_bw_bytes_per_s", HW_GPU(memory_bw_bytes_per_s, 1e9, 1e14), "bytes/s",
+     "HBM bandwidth of one GPU"},
+    {"gpu.fp32_flops", HW_GPU(fp32_flops, 1e11, 1e17), "FLOP/s",
+     "vector (non-tensor) peak: the rate of non-matrix operations"},
+    {"gpu.tf32_flops", HW_GPU(tf32_flops, 0, 1e17), "FLOP/s", "dense TF32 tensor peak"},
+    {"gpu.fp16_flops", HW_GPU(fp16_flops, 1e12, 1e17), "FLOP/s", "dense FP16 tensor peak"},
+    {"gpu.bf16_flops", HW_GPU(bf16_flops, 0, 1e17), "FLOP/s",
+     "dense BF16 tensor peak (0: the FP16 peak)"},
+    {"gpu.fp8_flops", HW_GPU(fp8_flops, 0, 1e17), "FLOP/s", "dense FP8 tensor peak"},
+    {"gpu.fp4_flops", HW_GPU(fp4_flops, 0, 1e17), "FLOP/s", "dense NVFP4 tensor peak"},
+    {"gpu.cuda_context_bytes", HW_GPU(cuda_context_bytes, 0, 1e11), "bytes",
+     "HBM the CUDA context and kernels take at start"},
+    {"gpus_per_node", HW_INT(gpus_per_node, 1, 4096), "GPUs", "GPUs in one node"},
+    {"nvlink_domain", HW_INT(nvlink_domain, 1, 65536), "GPUs",
+     "GPUs that share one NVLink/NVSwitch domain"},
+    {"nvlink_bytes_per_s", HW_SYS(nvlink_bytes_per_s, 0, 1e14), "bytes/s",
+     "NVLink (intra-domain) bandwidth per GPU, one direction"},
+    {"nvlink_latency_s", HW_SYS(nvlink_latency_s, 0, 1e-3), "s", "NVLink latency per message"},
+    {"nics_per_node", HW_INT(nics_per_node, 0, 4096), "NICs", "network interfaces per node"},
+    {"nic_bytes_per_s", HW_SYS(nic_bytes_per_s, 0, 1e14), "bytes/s",
+     "bandwidth of one NIC, one direction"},
+    {"nic_latency_s", HW_SYS(nic_latency_s, 0, 1e-2), "s", "network latency per message"},
+    {"usd_per_gpu_hour", HW_SYS(usd_per_gpu_hour, 0, 1e4), "USD",
+     "rental price of one GPU for one hour"},
+    {"host_link_bytes_per_s", HW_SYS(host_link_bytes_per_s, 0, 1e14), "bytes/s",
+     "GPU <-> host link per GPU, one direction (CPU offload)"},
+    {"host_memory_bytes", HW_SYS(host_memory_bytes, 0, 1e15), "bytes",
+     "host memory per node (CPU offload)"},
+};
+
+size_t pp_hw_field_count(void)
+{
+	return sizeof hw_registry / sizeof hw_registry[0];
+}
+
+const pp_hw_field *pp_hw_field_at(size_t i)
+{
+	return i < pp_hw_field_count() ? &hw_registry[i] : NULL;
+}
+
+const pp_hw_field *pp_hw_field_find(const char *name)
+{
+	for (size_t i = 0; i < pp_hw_field_count(); i++) {
+		const char *n = hw_registry[i].name;
+		if (strcmp(n, name) == 0 || (hw_registry[i].gpu && strcmp(n + 4, name) == 0))
+			return &hw_registry[i];
+	}
+	return NULL;
+}
+
+double pp_hw_field_get(const pp_hw_field *f, const pp_system *s)
+{
+	const char *base = f->gpu ? (const char *)&s->gpu : (const char *)s;
+	if (f->integer)
+		return *(const int *)(base + f->offset);
+	return *(const double *)(base + f->offset);
+}
+
+void pp_hw_field_set(const pp_hw_field *f, pp_system *s, double v)
+{
+	char *base = f->gpu ? (char *)&s->gpu : (char *)s;
+	if (f->integer)
+		*(int *)(base + f->offset) = (int)v;
+	else
+		*(double *)(base + f->offset) = v;
+}

@@ -89,7 +89,55 @@ typedef struct pp_coll_algo {
 	bool opt_in;
 	bool (*applies)(pp_coll_kind kind, const pp_coll_net *net);
 	double (*time)(pp_coll_kind kind, double bytes, const pp_coll_net *net);
+	/* NCCL's latency table the algorithm runs under (pp_coll_nccl_table):
+	 * ring and tree run every protocol; the others, Simple only. */
+	int nccl_table;
 } pp_coll_algo;
+
+/*
+ * NCCL's protocols (src/cost/coll_proto.c, NCCL src/graph/tuning.cc): Simple
+ * (full bandwidth, highest latency), LL128 (120 of 128 bytes payload) and
+ * LL (8-byte stores with a flag: half the bandwidth, lowest latency).  Simple
+ * is 0: paraplan's alpha-beta formulas, with the system's calibrated alpha
+ * and efficiency, are Simple's; LL128 and LL scale them by NCCL's ratios.
+ */
+typedef enum pp_coll_proto { PP_PROTO_SIMPLE = 0, PP_PROTO_LL128, PP_PROTO_LL } pp_coll_proto;
+#define PP_NPROTOS 3
+
+/* The NCCL latency table an algorithm's latency is scaled by. */
+typedef enum pp_coll_nccl_table {
+	PP_NCCL_NONE = 0, /* not an NCCL algorithm: Simple only, no scaling */
+	PP_NCCL_RING,
+	PP_NCCL_TREE,
+	PP_NCCL_NVLS,
+	PP_NCCL_PAT
+} pp_coll_nccl_table;
+
+/* "simple", "LL128", "LL" (NCCL_PROTO's spelling). */
+const char *pp_coll_proto_name(pp_coll_proto p);
+
+/*
+ * NCCL's modelled latency, microseconds, of collective `kind` under `table`
+ * and protocol `p` on n ranks of which nd share a node (ncclTopoTuneModel:
+ * baseLat + hwLat per step, NVLink or PCI inside a node, NET across; the
+ * network's own graph latency taken as 0, the x86 net overhead 1 us).  0
+ * where NCCL has no such pair.
+ */
+double pp_coll_nccl_lat_us(pp_coll_nccl_table table, pp_coll_proto p, pp_coll_kind kind, int n,
+                           int nd, bool nvlink);
+
+/* The factor NCCL applies to an algorithm's bus bandwidth `bus_bw` (bytes/s)
+ * under protocol p on system s (ring LL 0.5, ring LL128 0.92, tree LL 1/3.8,
+ * tree LL128 7/9 in a node and 120/128 across; LL's bus bandwidth at most
+ * NCCL's llMaxBw, by GPU generation in one node, by node count across); 0
+ * where the pair is not run. */
+double pp_coll_nccl_bw_factor(pp_coll_nccl_table table, pp_coll_proto p, int n, int nd,
+                              const pp_system *s, double bus_bw);
+
+/* Whether NCCL enables protocol p for `table` on a system: LL128 needs
+ * NVLink inside the node (typeIntra <= PATH_NVB) and compute capability 7.0
+ * or more; NVLS and PAT run Simple only. */
+bool pp_coll_proto_enabled(pp_coll_nccl_table table, pp_coll_proto p, const pp_system *s);
 
 /* The registry, in the order that breaks ties (the first of equal times
  * wins), and its length. */
@@ -114,6 +162,17 @@ bool pp_coll_algo_candidate(const pp_coll_algo *a, pp_coll_kind kind, const pp_c
  */
 double pp_coll_time(const pp_system *s, const pp_layout *l, pp_coll_kind kind, double bytes,
                     const pp_coll_algo **algo_out);
+
+/*
+ * pp_coll_time with NCCL's protocols: every (algorithm, protocol) pair the
+ * system enables is a candidate (none but Simple on a system with
+ * coll_recursive, an MPI stack), and `proto_out` (may be NULL) receives the
+ * winner's protocol (Simple when nothing moves).  Ties go to the earlier
+ * algorithm, then to Simple, LL128, LL in that order.  pp_coll_time is this
+ * with proto_out NULL.
+ */
+double pp_coll_time_proto(const pp_system *s, const pp_layout *l, pp_coll_kind kind, double bytes,
+                          const pp_coll_algo **algo_out, pp_coll_proto *proto_out);
 
 /* Textbook single-tier forms (seed 004 §2.3-2.4, Exercise 1): all-reduce of
  * `bytes` over `n` GPUs on links of `bw` bytes/s with latency `alpha` s. */
@@ -179,6 +238,7 @@ typedef struct pp_profile_entry {
 	double panels;            /* SUMMA panels (1 otherwise) */
 	int overlap;              /* PP_RULE_SUMMA: index of the GEMM entry it hides under */
 	const pp_coll_algo *algo; /* collectives: the algorithm chosen (NULL: nothing moves) */
+	pp_coll_proto proto;      /* collectives: its NCCL protocol */
 } pp_profile_entry;
 
 #define PP_PROFILE_MAX (4 * (PP_MAX_OPS + PP_MAX_COLLS) + 32)

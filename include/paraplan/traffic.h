@@ -140,6 +140,7 @@ typedef struct pp_traffic_interval {
 	pp_traffic_type type; /* what it carries */
 	const char *name;     /* static: the profile entry ("tp_attn_out") or stream name */
 	const char *algo;     /* static: the collective algorithm chosen, or NULL */
+	const char *protocol; /* static: its NCCL protocol (pp_coll_proto_name), or NULL */
 } pp_traffic_interval;
 
 typedef struct pp_traffic_timeline {

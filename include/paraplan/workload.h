@@ -224,6 +224,7 @@ typedef struct pp_work {
 	} coll_key[PP_COLL_MEMO];
 	double coll_s[PP_COLL_MEMO];
 	const struct pp_coll_algo *coll_algo[PP_COLL_MEMO]; /* the algorithm chosen */
+	unsigned char coll_proto[PP_COLL_MEMO];             /* its pp_coll_proto */
 	/* Memo of pp_stage_cost: a pipeline rank's times under every plan field,
 	 * layout and input that shapes them (stage.c, stage_key), one slot per
 	 * (rank class, ZeRO stage): the plans of a search that differ only in vp

@@ -91,10 +91,33 @@ bool pp_coll_algo_candidate(const pp_coll_algo *a, pp_coll_kind kind, const pp_c
 	return !a->applies || a->applies(kind, net);
 }
 
-double pp_coll_time(const pp_system *s, const pp_layout *l, pp_coll_kind kind, double V,
-                    const pp_coll_algo **algo_out)
+/*
+ * Seconds of algorithm `a` under protocol `p`, from its Simple seconds t_s
+ * and its latency part lat_s (its time of nothing): the latency scaled by
+ * NCCL's ratio of p's modelled latency to Simple's for this call, the
+ * bandwidth part divided by NCCL's bandwidth factor of p.
+ */
+static double proto_time(const pp_coll_algo *a, pp_coll_proto p, pp_coll_kind kind,
+                         const pp_coll_net *net, double t_s, double lat_s)
+{
+	pp_coll_nccl_table tab = (pp_coll_nccl_table)a->nccl_table;
+	bool nvlink = net->system->nvlink_bytes_per_s > 0;
+	double ls = pp_coll_nccl_lat_us(tab, PP_PROTO_SIMPLE, kind, net->n, net->nd, nvlink);
+	double lp = pp_coll_nccl_lat_us(tab, p, kind, net->n, net->nd, nvlink);
+	/* the bus bandwidth the bandwidth term runs at: NVLink in one domain,
+	 * else the slower of NVLink and the domain's NICs */
+	double bus = net->bw_f_bytes_per_s;
+	if (net->nd < net->n && net->nd * net->bw_s_bytes_per_s < bus)
+		bus = net->nd * net->bw_s_bytes_per_s;
+	double f = pp_coll_nccl_bw_factor(tab, p, net->n, net->nd, net->system, bus);
+	return lat_s * (lp / ls) + (t_s - lat_s) / f;
+}
+
+double pp_coll_time_proto(const pp_system *s, const pp_layout *l, pp_coll_kind kind, double V,
+                          const pp_coll_algo **algo_out, pp_coll_proto *proto_out)
 {
 	const pp_coll_algo *best = NULL;
+	pp_coll_proto best_p = PP_PROTO_SIMPLE;
 	double t = 0;
 	if (l->size > 1 && V > 0 && (unsigned)kind < PPI_COLL_KINDS) {
 		if (!atomic_load_explicit(&candidates_ready, memory_order_acquire))
@@ -109,13 +132,40 @@ double pp_coll_time(const pp_system *s, const pp_layout *l, pp_coll_kind kind, d
 			double ta = a->time(kind, V, &net);
 			if (!best || ta < t) {
 				best = a;
+				best_p = PP_PROTO_SIMPLE;
 				t = ta;
+			}
+			/* NCCL's protocols: not on an MPI system (coll_recursive) */
+			if (s->coll_recursive ||
+			    (a->nccl_table != PP_NCCL_RING && a->nccl_table != PP_NCCL_TREE))
+				continue;
+			/* the formulas are affine in the bytes: the time of nothing is
+			 * the latency part */
+			double lat = a->time(kind, 0, &net);
+			for (int p = PP_PROTO_LL128; p < PP_NPROTOS; p++) {
+				if (!pp_coll_proto_enabled((pp_coll_nccl_table)a->nccl_table,
+				                           (pp_coll_proto)p, s))
+					continue;
+				double tp = proto_time(a, (pp_coll_proto)p, kind, &net, ta, lat);
+				if (tp < t) {
+					best = a;
+					best_p = (pp_coll_proto)p;
+					t = tp;
+				}
 			}
 		}
 	}
 	if (algo_out)
 		*algo_out = best;
+	if (proto_out)
+		*proto_out = best_p;
 	return t;
+}
+
+double pp_coll_time(const pp_system *s, const pp_layout *l, pp_coll_kind kind, double V,
+                    const pp_coll_algo **algo_out)
+{
+	return pp_coll_time_proto(s, l, kind, V, algo_out, NULL);
 }
 
 double ppi_coll_intra_pair(const pp_coll_net *net, double V)

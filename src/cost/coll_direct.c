@@ -28,6 +28,7 @@ static double direct_time(pp_coll_kind kind, double V, const pp_coll_net *net)
 }
 
 const pp_coll_algo ppi_coll_direct = {
-    "direct",    PPI_COLL_KIND(PP_COLL_ALLTOALL) | PPI_COLL_KIND(PP_COLL_P2P), false, NULL,
-    direct_time,
+    "direct",    PPI_COLL_KIND(PP_COLL_ALLTOALL) | PPI_COLL_KIND(PP_COLL_P2P),
+    false,       NULL,
+    direct_time, PP_NCCL_NONE,
 };

@@ -22,5 +22,5 @@ static double hier_time(pp_coll_kind kind, double V, const pp_coll_net *net)
 }
 
 const pp_coll_algo ppi_coll_hier = {
-    "hierarchical", PPI_COLL_KIND(PP_COLL_ALLREDUCE), false, hier_applies, hier_time,
+    "hierarchical", PPI_COLL_KIND(PP_COLL_ALLREDUCE), false, hier_applies, hier_time, PP_NCCL_RING,
 };

@@ -18,6 +18,10 @@ double ppi_coll_intra_pair(const pp_coll_net *net, double V);
  * all-reduce is two of it. */
 double ppi_coll_rd_gather_s(const pp_coll_net *net, double V);
 
+/* The ring's all-gather or reduce-scatter of V (coll_ring.c): NVLS's and
+ * PAT's all-gather are timed from it by NCCL's ratios. */
+double ppi_coll_ring_half(const pp_coll_net *net, double V);
+
 /* log2 of n when n is a power of two; -1 otherwise. */
 int ppi_coll_log2_exact(int n);
 

@@ -33,4 +33,5 @@ const pp_coll_algo ppi_coll_rabenseifner = {
     true,
     rab_applies,
     rab_time,
+    PP_NCCL_NONE,
 };

@@ -61,4 +61,5 @@ const pp_coll_algo ppi_coll_rd = {
     true,
     rd_applies,
     rd_time,
+    PP_NCCL_NONE,
 };

@@ -10,7 +10,7 @@
  * alpha_s (n/nd - 1) + alpha_f (n - n/nd) + (n-1)/n max(V / (nd beta_s),
  * V / beta_f).
  */
-static double ring_half(const pp_coll_net *net, double V)
+double ppi_coll_ring_half(const pp_coll_net *net, double V)
 {
 	const pp_system *s = net->system;
 	int n = net->n, nd = net->nd;
@@ -43,12 +43,13 @@ static double ring_pipe(const pp_coll_net *net, double V)
 static double ring_time(pp_coll_kind kind, double V, const pp_coll_net *net)
 {
 	switch (kind) {
-	case PP_COLL_ALLREDUCE: return 2 * ring_half(net, V); /* reduce-scatter + all-gather */
+	case PP_COLL_ALLREDUCE:
+		return 2 * ppi_coll_ring_half(net, V); /* reduce-scatter + all-gather */
 	case PP_COLL_BROADCAST:
 	case PP_COLL_REDUCE: return ring_pipe(net, V);
 	case PP_COLL_ALLGATHER:
 	case PP_COLL_REDUCESCATTER:
-	default: return ring_half(net, V);
+	default: return ppi_coll_ring_half(net, V);
 	}
 }
 
@@ -60,4 +61,5 @@ const pp_coll_algo ppi_coll_ring = {
     false,
     NULL,
     ring_time,
+    PP_NCCL_RING,
 };

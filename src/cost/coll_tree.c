@@ -23,5 +23,5 @@ static double tree_time(pp_coll_kind kind, double V, const pp_coll_net *net)
 }
 
 const pp_coll_algo ppi_coll_tree = {
-    "tree", PPI_COLL_KIND(PP_COLL_ALLREDUCE), false, tree_applies, tree_time,
+    "tree", PPI_COLL_KIND(PP_COLL_ALLREDUCE), false, tree_applies, tree_time, PP_NCCL_TREE,
 };

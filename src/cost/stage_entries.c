@@ -49,7 +49,7 @@ static void coll_entry(ebuf *b, pp_work *ws, const char *name, pp_overlap_rule r
 	e->count = count;
 	e->bytes = bytes;
 	e->wire_bytes = ppi_stage_wire_bytes(kind, bytes, l->size);
-	e->seconds = ppi_stage_coll_time(ws, s, l, kind, bytes, &e->algo);
+	e->seconds = ppi_stage_coll_time(ws, s, l, kind, bytes, &e->algo, &e->proto);
 }
 
 /*
@@ -78,11 +78,13 @@ static double pp_send(const pp_scenario *sc, pp_work *ws, double *act_bytes,
 	double full = (double)p->mbs * sc->job->seq_len / p->cp / n2 * m->hidden * sc->mb.ab;
 	bool gather = p->tp > 1 && !(p->sp || p->summa) && s->pp_scatter_gather >= 0.5;
 	double act = p->tp > 1 && (p->sp || p->summa || gather) ? full / p->tp : full;
-	double seconds = ppi_stage_coll_time(ws, s, &lay[PP_GROUP_PP], PP_COLL_P2P, act, algo);
+	pp_coll_proto proto; /* direct sends: Simple */
+	double seconds =
+	    ppi_stage_coll_time(ws, s, &lay[PP_GROUP_PP], PP_COLL_P2P, act, algo, &proto);
 	if (gather) {
 		const pp_coll_algo *gather_algo;
 		seconds += ppi_stage_coll_time(ws, s, &lay[PP_GROUP_TP], PP_COLL_ALLGATHER, full,
-		                               &gather_algo);
+		                               &gather_algo, &proto);
 	}
 	*act_bytes = act;
 	return seconds;
@@ -107,7 +109,8 @@ static double dp_coll(ebuf *b, pp_work *ws, const char *name, pp_group g, pp_col
 		coll_entry(b, ws, name, kind == PP_COLL_ALLGATHER ? PP_RULE_DP_GATHER : PP_RULE_DP,
 		           g, kind, s, l, bytes, 1, 1);
 	const pp_coll_algo *algo;
-	return ppi_stage_coll_time(ws, s, l, kind, bytes, &algo);
+	pp_coll_proto proto;
+	return ppi_stage_coll_time(ws, s, l, kind, bytes, &algo, &proto);
 }
 
 /* The data-parallel traffic of rank `c` per iteration, as entries into b
@@ -294,6 +297,7 @@ void ppi_stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage_ct
 			e->bytes = e->wire_bytes = act;
 			e->seconds = seconds;
 			e->algo = algo;
+			e->proto = PP_PROTO_SIMPLE; /* direct sends have no protocol choice */
 		}
 	}
 	/* ZeRO-3: each layer's parameters gathered for forward and again for

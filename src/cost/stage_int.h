@@ -109,30 +109,34 @@ static inline bool ppi_stage_coll_key_equal(const ppi_coll_key *a, const ppi_col
 	       a->size == b->size && a->per_domain == b->per_domain;
 }
 
-/* pp_coll_time(s, l, kind, bytes, algo), from the workspace's memo when the
- * same (system, layout, kind, bytes) was timed before: the same seconds, to
- * the bit, and the same algorithm, since pp_coll_time reads nothing else.
- * ws NULL: no memo. */
+/* pp_coll_time_proto(s, l, kind, bytes, algo, proto), from the workspace's
+ * memo when the same (system, layout, kind, bytes) was timed before: the
+ * same seconds, to the bit, and the same algorithm and protocol, since
+ * pp_coll_time_proto reads nothing else.  ws NULL: no memo. */
 static inline double ppi_stage_coll_time(pp_work *ws, const pp_system *s, const pp_layout *l,
-                                         pp_coll_kind kind, double bytes, const pp_coll_algo **algo)
+                                         pp_coll_kind kind, double bytes, const pp_coll_algo **algo,
+                                         pp_coll_proto *proto)
 {
 	if (l->size <= 1 || bytes <= 0) {
 		*algo = NULL; /* pp_coll_time's answer: nothing moves */
+		*proto = PP_PROTO_SIMPLE;
 		return 0;
 	}
 	if (!ws)
-		return pp_coll_time(s, l, kind, bytes, algo);
+		return pp_coll_time_proto(s, l, kind, bytes, algo, proto);
 	ppi_coll_key k;
 	ppi_stage_coll_key_set(&k, s, l, kind, bytes);
 	unsigned slot = ppi_stage_coll_key_slot(&k);
 	if (ws->coll_valid[slot] && ppi_stage_coll_key_equal(&ws->coll_key[slot], &k)) {
 		*algo = ws->coll_algo[slot];
+		*proto = (pp_coll_proto)ws->coll_proto[slot];
 		return ws->coll_s[slot];
 	}
-	double t = pp_coll_time(s, l, kind, bytes, algo);
+	double t = pp_coll_time_proto(s, l, kind, bytes, algo, proto);
 	ws->coll_key[slot] = k;
 	ws->coll_s[slot] = t;
 	ws->coll_algo[slot] = *algo;
+	ws->coll_proto[slot] = (unsigned char)*proto;
 	ws->coll_valid[slot] = true;
 	return t;
 }

@@ -73,6 +73,7 @@ void ppi_stage_fill_op(pp_profile_entry *e, const pp_op *o, const pp_system *s, 
 	e->panels = 1;
 	e->overlap = -1;
 	e->algo = NULL;
+	e->proto = PP_PROTO_SIMPLE;
 }
 
 /* Time one collective of a unit into entry `e`; `base` is the index of the
@@ -100,17 +101,20 @@ void ppi_stage_fill_coll(pp_profile_entry *e, const pp_coll *c, const pp_work *w
 	 * pp_coll_time, so the search's hot path (acc_work) keeps it in
 	 * registers */
 	const pp_coll_algo *algo;
+	pp_coll_proto proto;
 	if (e->rule == PP_RULE_SUMMA && c->overlap_op < w->nops) {
 		e->panels = c->panels >= 1 ? c->panels : 1;
 		e->overlap = base + c->overlap_op;
 		e->seconds = ppi_stage_coll_time(memo, s, l, c->kind,
-		                                 c->bytes * busiest(c) / e->panels, &algo);
+		                                 c->bytes * busiest(c) / e->panels, &algo, &proto);
 	} else {
 		if (e->rule == PP_RULE_SUMMA)
 			e->rule = PP_RULE_EXPOSED;
-		e->seconds = ppi_stage_coll_time(memo, s, l, c->kind, c->bytes * busiest(c), &algo);
+		e->seconds =
+		    ppi_stage_coll_time(memo, s, l, c->kind, c->bytes * busiest(c), &algo, &proto);
 	}
 	e->algo = algo;
+	e->proto = proto;
 }
 
 /* SUMMA panel time gathered per GEMM of one unit. */

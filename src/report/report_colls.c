@@ -72,8 +72,9 @@ void ppi_report_colls_text(const pp_estimate *e, FILE *out)
 			        prof->stage, n, total * 1e3);
 			for (int k = 0; k < 3 && top[k] >= 0; k++) {
 				const pp_profile_entry *x = &prof->e[top[k]];
-				fprintf(out, "%s %s (%s, %s) %s %.2f ms", k ? "," : "", x->name,
+				fprintf(out, "%s %s (%s, %s) %s/%s %.2f ms", k ? "," : "", x->name,
 				        phase_names[x->phase], kind_names[x->kind], x->algo->name,
+				        pp_coll_proto_name(x->proto),
 				        iteration_s(x, &e->plan) * 1e3);
 			}
 			fputc('\n', out);
@@ -123,10 +124,11 @@ json_t *ppi_report_colls_json(const pp_estimate *e)
 		if (!x->coll || !x->algo) /* an operation, or a collective that moves nothing */
 			continue;
 		json_array_append_new(
-		    list, json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:s}", "name", x->name, "unit",
+		    list, json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:s,s:s}", "name", x->name, "unit",
 		                    unit_names[x->unit], "phase", phase_names[x->phase], "bytes",
 		                    x->bytes / x->panels, "count", x->count * x->panels, "seconds",
-		                    x->seconds, "algo", x->algo->name));
+		                    x->seconds, "algo", x->algo->name, "protocol",
+		                    pp_coll_proto_name(x->proto)));
 	}
 	out = json_pack("{s:i,s:o}", "stage", stage, "entries", list);
 done:

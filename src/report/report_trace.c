@@ -60,10 +60,12 @@ static int in_task_events(const pp_estimate *e, const pp_sim *sim, json_t *evs)
 				continue;
 			const char *type = pp_traffic_type_name(x->type);
 			json_array_append_new(
-			    evs, complete(x->name, type, r, PP_NSTREAMS + (int)x->type, x->start_s,
-			                  x->end_s,
-			                  json_pack("{s:s,s:s,s:f}", "algo", x->algo ? x->algo : "",
-			                            "type", type, "bytes", x->bytes)));
+			    evs,
+			    complete(x->name, type, r, PP_NSTREAMS + (int)x->type, x->start_s,
+			             x->end_s,
+			             json_pack("{s:s,s:s,s:s,s:f}", "algo", x->algo ? x->algo : "",
+			                       "protocol", x->protocol ? x->protocol : "", "type",
+			                       type, "bytes", x->bytes)));
 		}
 	pp_traffic_timeline_free(tl);
 	return 0;

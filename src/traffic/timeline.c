@@ -181,13 +181,14 @@ static size_t walk_task(const walk_prof *w, const pp_sim_event *ev, pp_traffic_i
 					double d = entry_s(x) * scale;
 					int type = in_task_type(x);
 					if (type >= 0 && m < n)
-						out[m++] =
-						    (pp_traffic_interval){t,
-						                          t + d,
-						                          x->wire_bytes * x->count,
-						                          (pp_traffic_type)type,
-						                          x->name,
-						                          x->algo->name};
+						out[m++] = (pp_traffic_interval){
+						    t,
+						    t + d,
+						    x->wire_bytes * x->count,
+						    (pp_traffic_type)type,
+						    x->name,
+						    x->algo->name,
+						    pp_coll_proto_name(x->proto)};
 					t += d;
 				}
 		}
@@ -248,7 +249,8 @@ static bool rank_events(pp_traffic_timeline *tl, const pp_sim *sim, int r, const
 		if (is_comm(e)) {
 			pp_traffic_type type = stream_type(e->stream);
 			tl->events[r][m++] = (pp_traffic_interval){
-			    e->start_s, e->end_s, e->bytes, type, pp_stream_name(e->stream), NULL};
+			    e->start_s, e->end_s, e->bytes, type, pp_stream_name(e->stream),
+			    NULL,       NULL};
 		} else if (w && e->stream == PP_STREAM_COMPUTE) {
 			size_t want = walk_task(w, e, NULL);
 			if (want && m + want <= k)

@@ -445,7 +445,7 @@ static void test_registry_equals_reference(void **state)
 	sys[nsys].nvlink_bytes_per_s = 0;
 	sys[nsys].nvls = false;
 	nsys++;
-	int chosen[8] = {0};
+	int chosen[8] = {0}, added_n = 0;
 	for (int d = 0; d < DRAWS; d++) {
 		pp_system s = sys[pick(0, nsys - 1)];
 		s.coll_recursive = false;
@@ -480,7 +480,21 @@ static void test_registry_equals_reference(void **state)
 		int ref_algo;
 		double want = ref_coll_time(&s, &l, kind, bytes, &ref_algo);
 		const pp_coll_algo *a;
-		double got = pp_coll_time(&s, &l, kind, bytes, &a);
+		pp_coll_proto proto;
+		double got = pp_coll_time_proto(&s, &l, kind, bytes, &a, &proto);
+		/* NCCL's protocols (LL, LL128) and the all-gather / reduce-scatter
+		 * algorithms the reference lacks (PAT, NVLS) only ever win by being
+		 * faster: strictly below the reference; otherwise the reference's
+		 * seconds and algorithm, to the bit */
+		bool added = a && (proto != PP_PROTO_SIMPLE || strcmp(a->name, "pat") == 0 ||
+		                   (strcmp(a->name, "nvls") == 0 && kind != PP_COLL_ALLREDUCE));
+		if (added) {
+			if (!(got < want))
+				fail_msg("draw %d: %s/%s %.17g s, not below the reference %.17g s",
+				         d, a->name, pp_coll_proto_name(proto), got, want);
+			added_n++;
+			continue;
+		}
 		if (!(got == want))
 			fail_msg(
 			    "draw %d: kind %d, %g bytes, %d GPUs %d per domain: %.17g s, reference "
@@ -502,6 +516,9 @@ static void test_registry_equals_reference(void **state)
 		for (int i = 0; i < pp_coll_nalgos; i++)
 			if (strcmp(pp_coll_algos[i]->name, reach[j]) == 0 && chosen[i] == 0)
 				fail_msg("no draw chose %s", reach[j]);
+	/* and the protocols or the new algorithms won some draws, not all */
+	print_message("%d of %d draws won by a protocol or a new algorithm\n", added_n, DRAWS);
+	assert_true(added_n > 0 && added_n < DRAWS);
 }
 
 int main(void)

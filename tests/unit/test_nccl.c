@@ -228,7 +228,12 @@ static void test_fit_gb300_all_gather(void **state)
 	pp_nccl_log_free(&log);
 }
 
-/* Both tiers at once; a log the model cannot reach is reported at its bound. */
+/* Both tiers at once; a log the model cannot reach is reported at its bound.
+ * The two-node A3 Mega log was out of reach of the Simple-only model (NIC
+ * latency at its 1e-8 s floor, rms 36.5%); with NCCL's protocols (LL and
+ * LL128 below ~1 MB, src/cost/coll_proto.c) it is reached, rms 22.2%.  On
+ * NICs a tenth as fast the measured bus bandwidth needs an efficiency above
+ * 1: at its bound. */
 static void test_fit_two_tiers_and_bound(void **state)
 {
 	(void)state;
@@ -243,6 +248,10 @@ static void test_fit_two_tiers_and_bound(void **state)
 	assert_int_equal(f.intra_logs, 1);
 	assert_int_equal(f.inter_logs, 1);
 	assert_reproduces(&f.system, &logs[0]);
+	assert_false(f.inter_at_bound);
+	assert_true(f.inter_rms < 0.25);
+	s.nic_bytes_per_s /= 10;
+	fit(&s, logs, 2, &f);
 	assert_true(f.inter_at_bound);
 	pp_nccl_log_free(&logs[0]);
 	pp_nccl_log_free(&logs[1]);

@@ -114,6 +114,12 @@ static size_t check(json_t *root, const pp_estimate *e)
 		    json_string_value(json_object_get(json_object_get(ev, "args"), "algo"));
 		assert_non_null(algo);
 		assert_true(algo[0] != '\0');
+		/* and its NCCL protocol */
+		const char *proto =
+		    json_string_value(json_object_get(json_object_get(ev, "args"), "protocol"));
+		assert_non_null(proto);
+		assert_true(strcmp(proto, "simple") == 0 || strcmp(proto, "LL128") == 0 ||
+		            strcmp(proto, "LL") == 0);
 		bool inside = false;
 		json_array_foreach (evs, k, cv) {
 			const char *cat = json_string_value(json_object_get(cv, "cat"));

@@ -25,6 +25,7 @@ typedef struct search_ctx {
 	cli_inverse inv;         /* --deadline-days, --budget-usd, the goodput flags */
 	pp_search_dim gpus_list; /* --gpus as a list or a range (with inv), count 0 if not */
 	cli_progress pr;         /* the line of the search running */
+	const char *bandwidth;   /* --bandwidth FILE: the top K mapped on it */
 } search_ctx;
 
 #define AT(m) offsetof(search_ctx, m)
@@ -40,6 +41,7 @@ static const cli_flag search_flags[] = {
             .what = "a number of seconds in (0, 1e9]"),
     CLI_ROW("max-plans", CLI_F_LL, AT(opts.max_plans), .lo = 1, .hi = 1e15),
     CLI_ROW("quiet", CLI_F_SET, AT(quiet)),
+    CLI_ROW("bandwidth", CLI_F_FILE, AT(bandwidth)),
     CLI_CHARTS_FLAGS(search_ctx, charts),
     CLI_INVERSE_FLAGS(search_ctx, inv),
     CLI_END};
@@ -178,8 +180,9 @@ static int write_report(FILE *f, const search_ctx *ctx, const cli_opts *o,
                         const pp_search_answer *a)
 {
 	const pp_search *s = a->search;
-	if (ctx->emit.on && s && pp_search_count(s) > 0)
-		return cli_emit_write(&ctx->emit, pp_search_plan(s, 0), f);
+	if (ctx->emit.on && s && pp_search_count(s) > 0) /* the winner, re-ranked if mapped */
+		return cli_emit_write(&ctx->emit,
+		                      pp_search_plan(s, a->mapping.n ? a->mapping.order[0] : 0), f);
 	if (ctx->emit.on && a->asked) {
 		cli_message("search: --emit: no GPU count answers the question; nothing to emit");
 		return 0;
@@ -188,6 +191,7 @@ static int write_report(FILE *f, const search_ctx *ctx, const cli_opts *o,
 	bool text = cli_format_is_text(o->format) && !ctx->emit.on;
 	pp_result r = {.kind = a->asked ? PP_RESULT_SEARCH_INVERSE : PP_RESULT_SEARCH,
 	               .search = s,
+	               .mapping = a->mapping.n ? &a->mapping : NULL,
 	               .inverse = a->asked ? &iv : NULL,
 	               .goodput = text ? a->winner_goodput : NULL};
 	return cli_render(o->format, &r, f);
@@ -248,8 +252,9 @@ int cli_search(int argc, char **argv)
 	ctx.space.base = o.plan; /* flash, overlaps: the plan flags that are not searched */
 	const pp_goodput_params *gp = ctx.inv.goodput ? &ctx.inv.gp : NULL;
 	pp_search_hooks hooks = {&ctx, show_start, show_step, show_skip};
-	pp_search_request rq = {&model, &sys,          &o.job,    &ctx.space, &ctx.opts, ctx.sim,
-	                        o.gpus, ctx.gpus_list, ctx.inv.q, gp,         hooks};
+	pp_search_request rq = {&model,    &sys,    &o.job, &ctx.space,
+	                        &ctx.opts, ctx.sim, o.gpus, ctx.gpus_list,
+	                        ctx.inv.q, gp,      hooks,  ctx.bandwidth};
 	pp_search_answer a;
 	pp_status st = pp_search_answer_run(&rq, &a, &err);
 	if (st)

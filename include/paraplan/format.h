@@ -213,6 +213,7 @@ typedef struct pp_result {
 	const pp_traffic_timeline *timeline;
 	const pp_placement *timeline_place;
 	const pp_search *search;
+	const pp_netmap_ranking *mapping; /* search --bandwidth: its K plans mapped, or NULL */
 	const pp_sweep *sweep;
 	const pp_inverse_report *inverse;
 	const pp_validate_report *validate;

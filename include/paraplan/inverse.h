@@ -17,6 +17,7 @@
 
 #include "estimate.h"
 #include "goodput.h"
+#include "netmap.h"
 #include "search.h"
 
 #ifdef __cplusplus
@@ -146,6 +147,10 @@ typedef struct pp_search_request {
 	 * goodput-aware, and the answer carries the winner's goodput. */
 	const pp_goodput_params *gp;
 	pp_search_hooks hooks;
+	/* A measured bandwidth matrix (pp_netmap_bandwidth_for; NULL: none): the
+	 * top K mapped and re-ranked on it (pp_netmap_rank, seed 1, place's
+	 * 100,000 moves).  One GPU count, no question. */
+	const char *bandwidth;
 } pp_search_request;
 
 /* pp_search_answer_run's answer; pp_search_answer_free frees what it owns. */
@@ -161,6 +166,9 @@ typedef struct pp_search_answer {
 	/* With gp and a winner: the winner under failures and checkpoints
 	 * (pp_search_winner_goodput); NULL otherwise. */
 	pp_estimate *winner_goodput;
+	/* With rq->bandwidth: the search's K plans mapped on the matrix and
+	 * re-ranked (n 0 otherwise). */
+	pp_netmap_ranking mapping;
 } pp_search_answer;
 
 /*
@@ -168,8 +176,10 @@ typedef struct pp_search_answer {
  * any other status it is left empty, nothing to free): one search to its end (with `simulate`, its top K
  * simulated), or, with a question, a search per GPU count of rq->counts
  * (pp_inverse_search: `soft` when there are several) and the answer; then,
- * with rq->gp, the winner's goodput.  PP_OK; PP_EINPUT for several GPU
- * counts without a question, or as pp_search_new; any status of
+ * with rq->gp, the winner's goodput; with rq->bandwidth, the K plans mapped
+ * (the matrix read before the search).  PP_OK; PP_EINPUT for several GPU
+ * counts without a question, a bandwidth matrix with a question, a matrix
+ * the reader refuses or too small for the GPUs, or as pp_search_new; any status of
  * pp_search_iterate, pp_search_simulate, pp_inverse_search or
  * pp_search_winner_goodput (a run that never finishes); PP_ENOMEM.
  */

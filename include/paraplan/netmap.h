@@ -155,6 +155,56 @@ void pp_netmap_free(pp_netmap *r);
 pp_status pp_netmap_bandwidth(const struct pp_estimate *e, const char *path,
                               unsigned long long synthetic_seed, pp_bandwidth **out, pp_error *err);
 
+/* pp_netmap_bandwidth's file reading for `gpus` GPUs of system `s` (a plan
+ * not yet known: search --bandwidth reads the matrix before it searches). */
+pp_status pp_netmap_bandwidth_for(const pp_system *s, long long gpus, const char *path,
+                                  pp_bandwidth **out, pp_error *err);
+
+/* ------------------------------------------- Pipette Algorithm 1 over K plans */
+
+/* One plan mapped (pp_netmap_rank). */
+typedef struct pp_netmap_plan {
+	bool mapped;        /* false: the mapping does not cover it (plan.cp or plan.tp2 above 1);
+	                       it keeps its closed form in the ranking */
+	bool simulated;     /* the times below are the event simulator's (else the closed
+	                       form scaled by Eq. 3's ratio to the identity) */
+	bool kept_identity; /* the annealed mapping was slower than the identity in the
+	                       simulator (Eq. 3 counts stage 1's DP only): the identity kept */
+	double closed_s;    /* the closed form's iteration: the search's time */
+	double identity_s;  /* the identity mapping (workers tp-dp-pp on GPUs 0..) on the matrix */
+	double annealed_s;  /* the annealed mapping on the matrix */
+	double mapped_s;    /* the faster of the two: the time the plan is re-ranked by */
+	double gain;        /* identity_s / mapped_s, >= 1 */
+	double eq3_identity_s, eq3_annealed_s; /* Pipette's Eq. 3, the annealer's objective */
+	size_t rank;                           /* 0-based place in the re-ranking */
+} pp_netmap_plan;
+
+typedef struct pp_netmap_ranking {
+	size_t n;
+	pp_netmap_plan *plans; /* in the order given */
+	size_t *order;         /* order[k]: the plan ranked k-th by mapped_s (closed_s
+	                          where not mapped), ties in the order given */
+	unsigned long long seed;
+	long long moves;
+	const char *source; /* the matrix's file, for the report (borrowed; may be NULL) */
+} pp_netmap_ranking;
+
+/*
+ * Seed 001 Algorithm 1 over plans already ranked (a search's top K): each
+ * plan's rank -> GPU mapping annealed on matrix `bw` (pp_netmap_run: `seed`,
+ * at most `moves` moves; deterministic), its time read in the event simulator
+ * on the identity and on the annealed mapping (pp_pipette_simulate), the
+ * faster kept (Algorithm 1 keeps the best it evaluates, the identity its
+ * start; Eq. 3, the annealer's objective, counts stage 1's DP only, so its
+ * best can be slower in the simulator), and the plans re-ranked by it.  *out is freed by
+ * pp_netmap_ranking_free (emptied on failure).  PP_OK, PP_ENOMEM or the
+ * annealer's error; a plan the mapping does not cover is no failure.
+ */
+pp_status pp_netmap_rank(const struct pp_estimate *const *plans, size_t n, const pp_bandwidth *bw,
+                         unsigned long long seed, long long moves, pp_netmap_ranking *out,
+                         pp_error *err);
+void pp_netmap_ranking_free(pp_netmap_ranking *r);
+
 #ifdef __cplusplus
 }
 #endif

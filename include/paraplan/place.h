@@ -142,6 +142,15 @@ void pp_place_locate(const pp_placement *pl, long long rank, pp_gpu_loc *out);
  */
 pp_layout pp_place_layout_walk(const pp_placement *pl, pp_dim dim, long long rank);
 
+/*
+ * Layout of one pipeline link: the two members of rank 0's pipeline at
+ * stages `a` and `b` (0 <= a, b < pp), located through the placement (a
+ * split order's map, rank_gpu when set): size 2, per_domain 2 when both run
+ * in one NVLink domain, else 1.  A pipeline send crosses one link, so its
+ * time is this pair's (docs/placement.md, "Per-hop pipeline sends").
+ */
+pp_layout pp_place_pp_link(const pp_placement *pl, int a, int b);
+
 /* Layouts of all groups under the plan's rank order (pp_place_build's
  * group[]), into out[PP_NGROUPS]; and of one group. */
 void pp_plan_layouts(const pp_plan *p, const pp_system *s, pp_layout out[PP_NGROUPS]);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "estimate.h"
+#include "netmap.h"
 #include "output.h"
 #include "sweep.h"
 #include "study.h"
@@ -74,8 +75,14 @@ int pp_report_study(const pp_study_spec *sp, const pp_study_row *rows, size_t n,
  * winner wins, and the search statistics.  0 or -1. */
 int pp_report_search_text(const pp_search *s, FILE *out);
 /* {"plans": [estimate objects], "pareto": [...], "stats": {"space", "evaluated",
- *  "pruned", "infeasible", "rejected", "wall_s"}, "explanation": {...}}.  0 or -1. */
-int pp_report_search_json(const pp_search *s, FILE *out);
+ *  "pruned", "infeasible", "rejected", "wall_s"}, "explanation": {...}}; with
+ *  `mapping` (search --bandwidth; NULL: none) each plan's "mapping" and the
+ *  re-ranking, "mapping": {...}.  0 or -1. */
+int pp_report_search_json(const pp_search *s, const pp_netmap_ranking *mapping, FILE *out);
+/* search --bandwidth: the K plans re-ranked by their annealed mappings'
+ * time, a row each with the search's rank, the closed form, the identity and
+ * the annealed mapping on the matrix and the gain.  0 or -1. */
+int pp_report_search_mapping_text(const pp_search *s, const pp_netmap_ranking *mapping, FILE *out);
 
 /*
  * The simulated iteration of `e` (the events of `sim` after

@@ -48,8 +48,9 @@ typedef struct pp_sim_stage {
 	double fwd_s;       /* forward: compute + exposed TP/CP/EP/ZeRO-3 communication */
 	double bwd_s;       /* backward incl. weight gradients and recompute */
 	double wgrad_s;     /* of bwd_s, the weight gradients (split off by zero-bubble) */
-	double send_fwd_s;  /* one activation transfer to the next rank */
-	double send_bwd_s;  /* one gradient transfer to the previous rank */
+	double send_fwd_s;  /* one transfer to the next rank (rank p - 1: to rank 0), an
+	                       activation in a line, either kind where the chunks fold */
+	double send_bwd_s;  /* one transfer to the previous rank (rank 0: to rank p - 1) */
 	double dp_s;        /* gradient reduction + parameter gather, per iteration */
 	double dp_hide_s;   /* how long before the end of the last backward DP may start */
 	double optimizer_s; /* optimizer step over this rank's shard */

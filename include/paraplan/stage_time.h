@@ -24,7 +24,10 @@ typedef struct pp_stage_time {
 	double recompute_s;      /* of which recompute */
 	double tp_s, cp_s, ep_s; /* exposed communication, forward + backward */
 	double zero3_s;          /* exposed ZeRO-3 parameter/gradient traffic */
-	double pp_s;             /* activation send + gradient send to the neighbours */
+	double pp_s;             /* an activation and a gradient over the rank's link: to
+	                            stage + 1; the last rank's to rank 0 (interleaved) or
+	                            back to p - 2; each hop in or out of the NVLink domain
+	                            by where its two GPUs land */
 	double fwd_s, bwd_s;     /* totals: compute + exposed communication */
 	double model_flops;      /* model FLOPs (no recompute) of this GPU per micro-batch */
 	double hw_flops;         /* FLOPs executed, recompute included */

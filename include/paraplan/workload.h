@@ -231,7 +231,7 @@ typedef struct pp_work {
 	 * or the schedule share it. */
 #define PP_STAGE_MEMO 16
 	bool stage_valid[PP_STAGE_MEMO];
-	unsigned char stage_key[PP_STAGE_MEMO][352];
+	unsigned char stage_key[PP_STAGE_MEMO][360];
 	double stage_val[PP_STAGE_MEMO][32];
 	/* Memo of the estimate's placement (place.h, pp_place_build_memo, through
 	 * ppi_scenario_init_ws): the last plan's rank grid and group layouts,

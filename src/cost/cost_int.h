@@ -27,8 +27,12 @@ double ppi_stage_layers_compute(const pp_scenario *sc, int stage, pp_work *ws, d
  * floor under the rank's fwd_compute_s). */
 double ppi_stage_layers_compute_fwd(const pp_scenario *sc, int stage, pp_work *ws, double *comm_s,
                                     double *fwd_s);
-/* A rank's pp_s as its stage cost gives it (the same on every rank): the
- * pipeline transfers of one micro-batch, 0 without a pipeline. */
+/* Rank `stage`'s pp_s as its stage cost gives it, to the bit: the pipeline
+ * transfers of one micro-batch over the rank's link (stage_time.h), 0
+ * without a pipeline. */
+double ppi_stage_pp_link_s(const pp_scenario *sc, pp_work *ws, int stage);
+/* A floor of every rank's pp_s (the floors': each link's is at least this;
+ * the same on every rank where all hops are alike), 0 without a pipeline. */
 double ppi_stage_pp_send_s(const pp_scenario *sc, pp_work *ws);
 /* Rank `stage`'s dp_s and (*optimizer_s) optimizer_s as its stage cost gives
  * them, to the bit (the same code makes both): the data-parallel traffic of

@@ -188,7 +188,7 @@ pp_status pp_scenario_cost(const pp_scenario *sc, int stage, pp_work *ws, pp_sta
  * only through the layer kinds and indices, which are in the key; with alike
  * layers the index does not shape it either, as the layer memo already
  * holds) and the schedule (read only to place the LM head, which DHelix's
- * wshape moves).
+ * wshape moves, and for the last rank's pipeline link).
  */
 typedef struct stage_key {
 	const void *model, *system, *job;
@@ -196,6 +196,7 @@ typedef struct stage_key {
 	int seq, precision, fp8_recipe, optimizer, stage;
 	int ft_rank, ft_targets, ft_layers, ft_emb, ft_base, ft_nf4; /* job.ft */
 	int head;                                                    /* the schedule's head rank */
+	int peer; /* the other end of the rank's pipeline link */
 	double param_copies; /* the schedule's parameter copies */
 	long long gpus;
 	pp_plan plan;
@@ -241,10 +242,12 @@ static void stage_key_set(stage_key *key, const pp_scenario *sc, int stage,
 	q->flash = p->flash;
 	q->tp_overlap = p->tp_overlap;
 	q->ep_overlap = p->ep_overlap;
-	/* The schedule shapes a stage's cost only through the head's rank and
-	 * the parameter copies (schedule_type.h): those, not its id, key it. */
+	/* The schedule shapes a stage's cost only through the head's rank, the
+	 * parameter copies (schedule_type.h) and the last rank's pipeline link
+	 * (the wrap under interleaving): those, not its id, key it. */
 	q->schedule = PP_SCHED_1F1B;
 	key->head = head_stage(sc);
+	key->peer = p->pp > 1 ? ppi_stage_pp_peer(sc, stage) : -1;
 	key->param_copies = sc->sched->param_copies;
 	q->tp2 = p->tp2;
 	q->summa = p->summa;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "paraplan/schedule_type.h"
 #include "stage_int.h"
 #include "util/hash.h"
 #include "util/util.h"
@@ -62,12 +63,12 @@ static void coll_entry(ebuf *b, pp_work *ws, const char *name, pp_overlap_rule r
  * sends 1/tp of it from each rank over the inter-stage link and all-gathers
  * it over TP (NVLink) on the receiver before the next stage can start: the
  * gather is on the transfer's critical path, its bytes on the TP group's
- * links.  Returns its seconds; *act_bytes: the bytes sent; *algo: the
- * algorithm of the send.
+ * links.  `link`: the layout of the hop it crosses (pp_link).  Returns its
+ * seconds; *act_bytes: the bytes sent; *algo: the algorithm of the send.
  */
 enum { PP_SENDS = 2 }; /* per micro-batch: one activation, one gradient */
 
-static double pp_send(const pp_scenario *sc, pp_work *ws, double *act_bytes,
+static double pp_send(const pp_scenario *sc, pp_work *ws, const pp_layout *link, double *act_bytes,
                       const pp_coll_algo **algo)
 {
 	const pp_model *m = sc->model;
@@ -79,8 +80,7 @@ static double pp_send(const pp_scenario *sc, pp_work *ws, double *act_bytes,
 	bool gather = p->tp > 1 && !(p->sp || p->summa) && s->pp_scatter_gather >= 0.5;
 	double act = p->tp > 1 && (p->sp || p->summa || gather) ? full / p->tp : full;
 	pp_coll_proto proto; /* direct sends: Simple */
-	double seconds =
-	    ppi_stage_coll_time(ws, s, &lay[PP_GROUP_PP], PP_COLL_P2P, act, algo, &proto);
+	double seconds = ppi_stage_coll_time(ws, s, link, PP_COLL_P2P, act, algo, &proto);
 	if (gather) {
 		const pp_coll_algo *gather_algo;
 		seconds += ppi_stage_coll_time(ws, s, &lay[PP_GROUP_TP], PP_COLL_ALLGATHER, full,
@@ -90,12 +90,58 @@ static double pp_send(const pp_scenario *sc, pp_work *ws, double *act_bytes,
 	return seconds;
 }
 
-double ppi_stage_pp_send_s(const pp_scenario *sc, pp_work *ws)
+/*
+ * The link of pipeline rank `stage` (stage_time.h's pp_s; ppi_stage_pp_peer
+ * the rank at its other end): to rank stage + 1;
+ * the last rank's is the wrap to rank 0 where a linear schedule runs several
+ * chunks per rank (interleaved: chunk c + 1 starts on rank 0), else back to
+ * rank p - 2, the one it sends its gradients to.  Each hop is in or out of
+ * the NVLink domain by where its two GPUs land (pp_place_pp_link), not by
+ * the whole pipeline group's layout: in 1F1B the fill and drain cross the
+ * p - 1 hops one after another, and in the steady state each rank's sends
+ * run on their own link.
+ */
+int ppi_stage_pp_peer(const pp_scenario *sc, int stage)
 {
+	const pp_plan *p = &sc->plan;
+	if (stage < p->pp - 1)
+		return stage + 1;
+	return sc->sched->fold == PP_FOLD_LINEAR && sc->sched->chunks(p) > 1 ? 0 : p->pp - 2;
+}
+
+static pp_layout pp_link(const pp_scenario *sc, int stage)
+{
+	return pp_place_pp_link(&sc->place, stage, ppi_stage_pp_peer(sc, stage));
+}
+
+double ppi_stage_pp_link_s(const pp_scenario *sc, pp_work *ws, int stage)
+{
+	if (sc->plan.pp <= 1)
+		return 0;
 	double act;
 	const pp_coll_algo *algo;
+	pp_layout link = pp_link(sc, stage);
 	/* as finish sums it: the entry's seconds times its count */
-	return sc->plan.pp > 1 ? pp_send(sc, ws, &act, &algo) * PP_SENDS : 0;
+	return pp_send(sc, ws, &link, &act, &algo) * PP_SENDS;
+}
+
+double ppi_stage_pp_send_s(const pp_scenario *sc, pp_work *ws)
+{
+	if (sc->plan.pp <= 1)
+		return 0;
+	double act;
+	const pp_coll_algo *algo;
+	const pp_layout *g = &sc->place.group[PP_GROUP_PP];
+	/* a pipeline all in or all out of a domain: every hop as the group; a
+	 * partial one has hops inside (pp_link), the faster bound */
+	pp_layout one = {2, g->per_domain > 1 ? 2 : 1};
+	double t = pp_send(sc, ws, &one, &act, &algo) * PP_SENDS;
+	if (g->per_domain > 1 && g->per_domain < g->size) {
+		pp_layout out = {2, 1};
+		double u = pp_send(sc, ws, &out, &act, &algo) * PP_SENDS;
+		t = u < t ? u : t;
+	}
+	return t;
 }
 
 /* One data-parallel collective of a rank (PP_RULE_DP, or PP_RULE_DP_GATHER
@@ -285,7 +331,8 @@ void ppi_stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage_ct
 	/* Pipeline: activations forward and their gradients backward (pp_send). */
 	if (p->pp > 1) {
 		const pp_coll_algo *algo;
-		double act, seconds = pp_send(sc, ws, &act, &algo);
+		pp_layout link = pp_link(sc, stage);
+		double act, seconds = pp_send(sc, ws, &link, &act, &algo);
 		pp_profile_entry *e = entry_new(b, "pp-sendrecv", PP_UNIT_STAGE, 1);
 		if (e) {
 			e->coll = true;

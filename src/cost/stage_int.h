@@ -171,6 +171,11 @@ void ppi_stage_finish(pp_stage_time *out, acc *a, const pp_profile_entry *e, int
  * traffic, embedding sync and optimizer, as entries appended to b (ws: the
  * memo of collective times, or NULL). */
 void ppi_stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage_ctx *c, pp_work *ws);
+/* The pipeline rank at the other end of rank `stage`'s link (pp > 1): stage +
+ * 1; the last rank's, 0 where a linear schedule runs several chunks per rank
+ * (interleaved), else p - 2.  It shapes the rank's pp_s: the stage memo keys
+ * on it. */
+int ppi_stage_pp_peer(const pp_scenario *sc, int stage);
 
 /* stage.c */
 

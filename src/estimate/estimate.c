@@ -388,7 +388,8 @@ static bool cut_floor_before(const pp_scenario *sc, pp_work *ws, const pp_estima
 
 /* Each stage's cost of the plan of sc into stt[0 .. pp): inner stages of a
  * uniform model are alike (an uneven split changes only the end stages), so
- * only the distinct ones are costed. */
+ * only the distinct ones are costed, all but their sends: each rank's link
+ * is its own hop (ppi_stage_pp_link_s, as its stage cost gives it). */
 static pp_status stage_costs(const pp_scenario *sc, pp_work *ws, pp_stage_time *stt, pp_error *err)
 {
 	const pp_plan *p = &sc->plan;
@@ -396,6 +397,7 @@ static pp_status stage_costs(const pp_scenario *sc, pp_work *ws, pp_stage_time *
 		if (i > 1 && i < p->pp - 1 && sc->uniform_layers) {
 			stt[i] = stt[1];
 			stt[i].stage = i;
+			stt[i].pp_s = ppi_stage_pp_link_s(sc, ws, i);
 			continue;
 		}
 		PPI_TRY(ppi_stage_cost(sc, i, ws, &stt[i], err));
@@ -589,8 +591,11 @@ pp_status ppi_sim_stage_of(const pp_scenario *sc, int stage, pp_work *ws, pp_sta
 	s->bwd_s = t->bwd_s;
 	/* The closed form's zero-bubble W is the weight-gradient compute. */
 	s->wgrad_s = sched->split_wgrad ? t->wgrad_compute_s : 0;
-	/* pp_s is one activation and one gradient transfer per micro-batch. */
-	s->send_fwd_s = s->send_bwd_s = t->pp_s / 2;
+	/* pp_s is one activation and one gradient transfer per micro-batch over
+	 * the rank's link to the next rank (the wrap from the last, interleaved);
+	 * its sends to the previous rank cross that rank's link. */
+	s->send_fwd_s = t->pp_s / 2;
+	s->send_bwd_s = ppi_stage_pp_link_s(sc, ws, stage > 0 ? stage - 1 : p->pp - 1) / 2;
 	s->send_bytes = t->pp_bytes / 2;
 	s->dp_s = t->dp_s;
 	s->dp_bytes = t->dp_bytes;

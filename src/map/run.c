@@ -34,8 +34,17 @@ pp_status pp_netmap_bandwidth(const pp_estimate *e, const char *path,
 		return pp_bandwidth_synthetic((int)nodes, g, e->system.nic_bytes_per_s,
 		                              SYNTHETIC_SPREAD, SYNTHETIC_ASYM, synthetic_seed, out,
 		                              err);
+	return pp_netmap_bandwidth_for(&e->system, e->gpus, path, out, err);
+}
+
+pp_status pp_netmap_bandwidth_for(const pp_system *s, long long gpus, const char *path,
+                                  pp_bandwidth **out, pp_error *err)
+{
+	*out = NULL;
+	int g = s->gpus_per_node > 0 ? s->gpus_per_node : 1;
+	long long nodes = (gpus + g - 1) / g;
 	pp_status st = pp_bandwidth_read(path, g, out, err);
-	long long need = st ? 0 : (*out)->gpus_per_endpoint == 1 ? e->gpus : nodes;
+	long long need = st ? 0 : (*out)->gpus_per_endpoint == 1 ? gpus : nodes;
 	if (!st && (*out)->n < need) {
 		st = ppi_fail(err, path, "", "the matrix has %d %s, the plan needs %lld", (*out)->n,
 		              (*out)->gpus_per_endpoint == 1 ? "GPUs" : "nodes", need);

@@ -304,6 +304,17 @@ pp_layout pp_place_layout_walk(const pp_placement *pl, pp_dim dim, long long ran
 	return l;
 }
 
+pp_layout pp_place_pp_link(const pp_placement *pl, int a, int b)
+{
+	int c[PP_NDIMS] = {0};
+	pp_gpu_loc la, lb;
+	c[PP_DIM_PP] = a;
+	pp_place_locate(pl, pp_place_rank(pl, c), &la);
+	c[PP_DIM_PP] = b;
+	pp_place_locate(pl, pp_place_rank(pl, c), &lb);
+	return (pp_layout){2, la.domain == lb.domain ? 2 : 1};
+}
+
 void pp_plan_layouts(const pp_plan *p, const pp_system *s, pp_layout out[PP_NGROUPS])
 {
 	pp_placement pl;

@@ -14,7 +14,7 @@ static int estimate_json(const pp_result *r, FILE *f)
 
 static int search_json(const pp_result *r, FILE *f)
 {
-	return pp_report_search_json(r->search, f);
+	return pp_report_search_json(r->search, r->mapping, f);
 }
 
 /* {"inverse": ..., "search": ... or null} */
@@ -26,7 +26,7 @@ static int search_inverse_json(const pp_result *r, FILE *f)
 	                                iv->axis, f);
 	fputs(",\"search\": ", f);
 	if (!wr && r->search)
-		wr = pp_report_search_json(r->search, f);
+		wr = pp_report_search_json(r->search, NULL, f);
 	else if (!wr)
 		fputs("null\n", f);
 	fputs("}\n", f);

@@ -28,6 +28,8 @@ static int goodput_tail(const pp_result *r, FILE *f)
 static int search_text(const pp_result *r, FILE *f)
 {
 	int wr = pp_report_search_text(r->search, f);
+	if (!wr && r->mapping) /* search --bandwidth */
+		wr = pp_report_search_mapping_text(r->search, r->mapping, f);
 	return wr ? wr : goodput_tail(r, f);
 }
 

@@ -482,7 +482,7 @@ int pp_report_json(const pp_estimate *e, FILE *out)
 /* "tp %d pp %d dp %d cp %d ep %d etp %d vp %d mbs %d z%d %s%s %s %s", and
  * the layers per stage when the split is uneven (" stages %d+%dx%d+%d" or
  * " stages %d+%d"). */
-static void plan_words_split(const pp_model *m, const pp_plan *p, char *buf, size_t n)
+void ppi_plan_words_split(const pp_model *m, const pp_plan *p, char *buf, size_t n)
 {
 	ppi_line l;
 	ppi_line_init(&l, buf, n);
@@ -573,7 +573,7 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 			if (pp_search_row_get(s, i, &r, &err))
 				return -1;
 			char words[160];
-			plan_words_split(&w->model, &r.plan, words, sizeof words);
+			ppi_plan_words_split(&w->model, &r.plan, words, sizeof words);
 			double it = r.iteration_s;
 			/* "%3zu  %-78s %8.2f %7.2f %9.3f %6.1f %6.1f %7.1f %6.1f %5.1f%% %10.0f" */
 			ppi_line l;
@@ -633,7 +633,7 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 		for (size_t i = 0; i < pp_search_pareto_count(s); i++) {
 			const pp_estimate *e = pp_search_pareto(s, i);
 			char words[160];
-			plan_words_split(&e->model, &e->plan, words, sizeof words);
+			ppi_plan_words_split(&e->model, &e->plan, words, sizeof words);
 			fprintf(out, "  %10.3f s %9.2f GiB  %s\n", e->time.iteration_s,
 			        e->memory.total_bytes / GIB, words);
 		}
@@ -687,7 +687,7 @@ static int dump_at_depth(json_t *v, int depth, long long mark, FILE *out)
  * was 1.4 s of malloc and page faults for `--top 10000`.  The bytes are those
  * of the whole tree dumped with REPORT_JSON_FLAGS.
  */
-int pp_report_search_json(const pp_search *s, FILE *out)
+int pp_report_search_json(const pp_search *s, const pp_netmap_ranking *mapping, FILE *out)
 {
 	long long mark = ppi_alloc_failed();
 	pp_estimate e_buf; /* one estimate, refilled per plan */
@@ -706,6 +706,9 @@ int pp_report_search_json(const pp_search *s, FILE *out)
 				json_array_append_new(eq, plan_json(pp_search_equivalent(s, i, k)));
 			json_object_set_new(o, "equivalent_plans", eq);
 		}
+		if (o && mapping && i < mapping->n) /* search --bandwidth */
+			json_object_set_new(o, "mapping",
+			                    ppi_report_mapping_json(&mapping->plans[i]));
 		int rc = dump_at_depth(o, 2, mark, out);
 		if (rc)
 			return rc;
@@ -743,10 +746,11 @@ int pp_report_search_json(const pp_search *s, FILE *out)
 	                                  "runner_up", (json_int_t)(ru + 1))
 	                      : json_null();
 	/* The rest as members of the same object, at depth 1. */
-	const char *keys[] = {"pareto", "stats", "explanation"};
-	json_t *vals[] = {pareto, stats, explain};
+	const char *keys[] = {"pareto", "stats", "explanation", "mapping"};
+	json_t *vals[] = {pareto, stats, explain,
+	                  mapping && mapping->n ? ppi_report_ranking_json(mapping) : NULL};
 	int rc = 0;
-	for (size_t k = 0; k < 3; k++) {
+	for (size_t k = 0; k < 4 && (k < 3 || vals[k]); k++) {
 		if (!rc) {
 			fprintf(out, ",\n  \"%s\": ", keys[k]);
 			rc = dump_at_depth(vals[k], 1, mark, out);

@@ -53,4 +53,14 @@ char *ppi_human(char *buf, size_t n, double v);
 char *ppi_human_s(char *buf, size_t n, double s);
 double ppi_nice_step(double range, int ticks);
 
+/* The plan's words of a search table ("tp 2 pp 4 ... interleaved tp-cp-ep-dp-pp"). */
+void ppi_plan_words_split(const pp_model *m, const pp_plan *p, char *buf, size_t n);
+/* search --bandwidth (report_mapping.c): one plan's mapping, {"mapped",
+ * "simulated", "rank", "closed_form_iteration_s", "identity_iteration_s",
+ * "annealed_iteration_s", "kept_identity", "mapped_iteration_s", "gain",
+ * "eq3_identity_s", "eq3_annealed_s"}; the ranking, {"bandwidth", "seed",
+ * "moves", "order": [search ranks]}. */
+json_t *ppi_report_mapping_json(const struct pp_netmap_plan *p);
+json_t *ppi_report_ranking_json(const struct pp_netmap_ranking *r);
+
 #endif

@@ -361,7 +361,9 @@ static double ship(pp_sim *sim, const pp_sim_stage *s, int r, int nr, bool grad,
 {
 	bool up = sim->lines ? nr > r : !grad;
 	double *link = up ? &sim->send_f[r] : &sim->send_b[r];
-	double dur = grad ? s->send_bwd_s : s->send_fwd_s;
+	/* the hop it crosses: to the next rank (the wrap to rank 0 included) at
+	 * send_fwd_s, to the previous one at send_bwd_s, whatever it carries */
+	double dur = nr == (r + 1) % sim->p ? s->send_fwd_s : s->send_bwd_s;
 	double a = t1 > *link ? t1 : *link;
 	*link = a + dur;
 	if (dur > 0)

@@ -23,10 +23,12 @@ static void iteration(const pp_plan *p, const pp_stage_time *st, pp_iteration *o
 	if (p->pp > 1) {
 		/* Every forward, then every backward: a rank's sends queue on its
 		 * link behind the compute, which paces them unless one transfer
-		 * (pp_s / 2) outlasts a forward or a backward; the fill carries
-		 * every other stage's sends once. */
+		 * (pp_s / 2) outlasts a forward or a backward, the slowest hop's
+		 * first; the fill carries every hop's sends once. */
 		const pp_stage_time *k = &st[out->bottleneck_stage];
-		double send = k->pp_s / 2;
+		double send = 0;
+		for (int i = 0; i < p->pp; i++)
+			send = st[i].pp_s / 2 > send ? st[i].pp_s / 2 : send;
 		double period =
 		    (k->fwd_s > send ? k->fwd_s : send) + (k->bwd_s > send ? k->bwd_s : send);
 		ppi_sched_linear_exposed_sends(p, st, period, out);

@@ -39,7 +39,9 @@ double ppi_sched_1f1b_floor_bubble_s(const pp_plan *p, double others_s, double s
  * pp_s), compute, tp/cp/ep/zero3 seconds at its pace (m micro-batches);
  * returns the fill and drain's compute before the schedule's own
  * correction (every other stage's fwd_s + bwd_s once), *sends_s the sends
- * along it (every other stage's pp_s once), *sum_w the stages' summed
+ * along it (the p - 1 hops of the line once: every rank's pp_s but the last
+ * rank's, whose link is the wrap to rank 0 or hop p - 2 again), *sum_w the
+ * stages' summed
  * weight-gradient compute.  out->pp_s is left to the caller: the sends the
  * steady state cannot hide (ppi_sched_1f1b_period_s and the types' own).
  * Inline: the closed form runs once per plan the search times.
@@ -71,7 +73,7 @@ static inline double ppi_sched_linear_steady(const pp_plan *p, const pp_stage_ti
 	out->zero3_s = m * k->zero3_s;
 	out->pp_s = 0;
 	*sum_w = sw;
-	*sends_s = sum_pp - k->pp_s;
+	*sends_s = sum_pp - st[p->pp - 1].pp_s;
 	/* Fill and drain: every other stage's micro-batch once (uneven stages add
 	 * their own time, not the bottleneck's). */
 	return sum_stage - (k->fwd_s + k->bwd_s);

@@ -64,7 +64,10 @@ static void iteration(const pp_plan *p, const pp_stage_time *st, pp_iteration *o
 		ppi_sched_linear_exposed_sends(p, st, period_s(p, st), out);
 		/* The fill and drain: the other stages' chunks once, and the
 		 * first micro-batch's p v - 1 sends through every chunk (the
-		 * steady state hides the rest). */
+		 * steady state hides the rest), each at the line hops' mean (v
+		 * passes over the p - 1 hops and v - 1 wraps: exact where the
+		 * hops are alike; a partly placed pipeline's wrap leaves the
+		 * domain, so this is short by (v - 1) of (wrap - mean)). */
 		fill = fill / v + (P * v - 1) / (P - 1) * sends;
 		/* Fewer micro-batches than ranks: the pipeline never fills, and
 		 * the last micro-batch walks all p x v chunks: (m + pv - 1)(f +

@@ -59,6 +59,42 @@ static pp_status finish(const pp_search_request *rq, pp_status st, pp_search_ans
 	return st;
 }
 
+/* Seed 001 Algorithm 1 on the K plans of out->search (pp_netmap_rank), on
+ * matrix `bw`. */
+static pp_status map_top(const pp_bandwidth *bw, pp_search_answer *out, pp_error *err)
+{
+	size_t n = out->search ? pp_search_count(out->search) : 0;
+	const pp_estimate **plans = ppi_calloc(n ? n : 1, sizeof *plans);
+	if (!plans)
+		return ppi_fail(err, "", "bandwidth", "out of memory");
+	pp_status st = PP_OK;
+	for (size_t i = 0; i < n && !st; i++)
+		if (!(plans[i] = pp_search_plan(out->search, i)))
+			st = ppi_fail(err, "", "search", "internal: plan %zu does not evaluate",
+			              i + 1);
+	/* place's defaults (docs/usage/place.txt): seed 1, 100,000 moves */
+	if (!st)
+		st = pp_netmap_rank(plans, n, bw, 1, 100000, &out->mapping, err);
+	free(plans);
+	return st;
+}
+
+/* One search, with rq->bandwidth its K plans mapped: the matrix is read and
+ * checked against the GPUs first. */
+static pp_status run_mapped(const pp_search_request *rq, long long gpus, pp_search_answer *out,
+                            pp_error *err)
+{
+	pp_bandwidth *bw = NULL;
+	if (rq->bandwidth)
+		PPI_TRY(pp_netmap_bandwidth_for(rq->system, gpus, rq->bandwidth, &bw, err));
+	pp_status st = run_one((void *)rq, gpus, false, &out->search, err);
+	if (!st && bw)
+		st = map_top(bw, out, err);
+	out->mapping.source = rq->bandwidth;
+	pp_bandwidth_free(bw);
+	return st;
+}
+
 pp_status pp_search_answer_run(const pp_search_request *rq, pp_search_answer *out, pp_error *err)
 {
 	memset(out, 0, sizeof *out);
@@ -67,9 +103,13 @@ pp_status pp_search_answer_run(const pp_search_request *rq, pp_search_answer *ou
 		return ppi_fail(err, "", "gpus",
 		                "%d GPU counts: one, or several with a deadline or a budget",
 		                rq->counts.count);
+	if (rq->bandwidth && out->asked)
+		return ppi_fail(err, "", "bandwidth",
+		                "maps the plans of one search; give it without --deadline-days or "
+		                "--budget-usd");
 	long long one = rq->counts.count ? rq->counts.values[0] : rq->gpus;
 	if (!out->asked)
-		return finish(rq, run_one((void *)rq, one, false, &out->search, err), out, err);
+		return finish(rq, run_mapped(rq, one, out, err), out, err);
 	if (one < 1 || one > INT_MAX)
 		return ppi_fail(err, "", "gpus", "expected 1..%d GPUs, got %lld", INT_MAX, one);
 	pp_search_dim counts = rq->counts.count ? rq->counts : (pp_search_dim){1, {(int)one}};
@@ -89,5 +129,6 @@ void pp_search_answer_free(pp_search_answer *a)
 	pp_search_free(a->search);
 	free(a->cands);
 	free(a->winner_goodput);
+	pp_netmap_ranking_free(&a->mapping);
 	memset(a, 0, sizeof *a);
 }

@@ -68,7 +68,8 @@ static const char every_plan[] =
     "precision fp8-recipe grad-dtype optimizer flash tp-overlap ep-overlap "
     "overlap json format output first-stage-layers last-stage-layers "
     "embedding-as-layer loss-as-layer from-megatron from-torchtitan compile "
-    "offload-params offload-activations moe-routing ";
+    "offload-params offload-activations moe-routing energy pue grid-gco2-per-kwh usd-per-kwh "
+    "power-cap-mw ";
 
 /* An estimate flag: into the space (searched), to the shared parser (every
  * plan), or refused. */

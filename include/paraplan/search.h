@@ -108,8 +108,13 @@ typedef struct pp_search_stats {
 	long long pruned_time;
 	long long infeasible; /* evaluated plans that do not fit (with the headroom) */
 	long long rejected;   /* combinations the plan rules reject (e.g. ep with tp, no sp) */
-	double wall_s;        /* so far, while the search runs */
-	long long subspaces;  /* (tp, tp2, pp, cp, split) sub-spaces, known from pp_search_new */
+	/* Timed plans that fit but draw more facility power than the job's
+	 * power cap (job.energy.power_cap_w; docs/energy.md), and the least
+	 * facility power among them (0 = none). */
+	long long over_cap;
+	double min_over_cap_w;
+	double wall_s;       /* so far, while the search runs */
+	long long subspaces; /* (tp, tp2, pp, cp, split) sub-spaces, known from pp_search_new */
 	long long subspaces_done;
 	double best_s;       /* iteration time of the fastest plan found so far; 0 if none */
 	pp_search_stop stop; /* COMPLETE, or why the search stopped early */
@@ -185,8 +190,11 @@ typedef struct pp_search_row {
 	double iteration_s, compute_s, tp_s, pp_s, bubble_s, dp_s; /* time.* */
 	double mfu, tokens_per_s;
 	double train_days, cost_usd; /* with a token budget (job.train_tokens > 0), else 0 */
-	bool simulated;              /* pp_search_simulate ran the simulator on it */
-	double sim_iteration_s;      /* sim.iteration_s when simulated, else 0 */
+	/* Facility power (IT power without a PUE) and the token budget's energy
+	 * (0 without one): energy.facility_w, train_mwh (docs/energy.md). */
+	double facility_w, train_mwh;
+	bool simulated;         /* pp_search_simulate ran the simulator on it */
+	double sim_iteration_s; /* sim.iteration_s when simulated, else 0 */
 } pp_search_row;
 
 pp_status pp_search_row_get(const pp_search *s, size_t i, pp_search_row *out /* OUT */,

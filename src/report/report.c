@@ -227,6 +227,8 @@ static void text_throughput(const pp_estimate *e, FILE *out)
 			        e->usd_per_gpu_hour);
 		fputc('\n', out);
 	}
+	if (pp_energy_asked(&e->job.energy))
+		ppi_report_energy_text(e, out);
 	if (e->has_goodput)
 		ppi_report_goodput_text(e, out);
 }
@@ -389,6 +391,8 @@ static json_t *estimate_json(const pp_estimate *e)
 	                         system, "job", job, "plan", plan, "memory", memory_json(e), "time",
 	                         time, "throughput", thr, "training", train,
 	                         "traffic_per_gpu_per_iteration", traffic);
+	if (pp_energy_asked(&e->job.energy))
+		json_object_set_new(root, "energy", ppi_report_energy_json(e));
 	if (e->has_goodput)
 		json_object_set_new(root, "goodput", ppi_report_goodput_json(e));
 	if (e->system.gpu.kern.valid)
@@ -491,6 +495,30 @@ static void plan_words_split(const pp_model *m, const pp_plan *p, char *buf, siz
 	ppi_line_int(&l, pp_stage_layers(m, p, p->pp - 1), 0);
 }
 
+/* The search's counts under its report: what was evaluated, pruned, cut by
+ * time or over the power cap, and why it stopped early (`stop`, "" if not). */
+static void search_stats_text(const pp_search_stats *st, const char *stop, FILE *out)
+{
+	fprintf(out,
+	        "\nsearch: %.0f plans in the %s, %lld evaluated, %lld pruned (proven not to "
+	        "fit), %lld evaluated that do not fit, %lld rejected by the plan rules, %.3f s\n"
+	        "pruned by time: %lld of the %lld that fit (%.1f%%) not timed, a floor under "
+	        "their time proves they enter neither the top K nor the front\n",
+	        st->space, stop[0] ? "sub-spaces searched" : "space", st->evaluated, st->pruned,
+	        st->infeasible, st->rejected, st->wall_s, st->pruned_time,
+	        st->evaluated - st->infeasible,
+	        st->evaluated > st->infeasible
+	            ? 100.0 * (double)st->pruned_time / (double)(st->evaluated - st->infeasible)
+	            : 0.0);
+	if (st->over_cap > 0)
+		fprintf(out,
+		        "power cap: %lld timed plans that fit draw more than the cap, the least "
+		        "%.4f MW (docs/energy.md)\n",
+		        st->over_cap, st->min_over_cap_w / 1e6);
+	if (stop[0])
+		fprintf(out, "stopped early: %s\n", stop);
+}
+
 int pp_report_search_text(const pp_search *s, FILE *out)
 {
 	size_t n = pp_search_count(s);
@@ -522,6 +550,10 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 		        "tokens/s");
 		if (budget)
 			fprintf(out, " %8s %12s", "days", "cost USD");
+		const bool energy = pp_energy_asked(&w->job.energy);
+		if (energy)
+			fprintf(out, " %8s%s", w->job.energy.pue > 0 ? "fac MW" : "IT MW",
+			        budget ? "      MWh" : "");
 		if (simulated)
 			fprintf(out, " %9s %6s", "sim s", "diff%");
 		fputc('\n', out);
@@ -563,6 +595,14 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 				ppi_line_str(&l, " ");
 				ppi_line_fixed(&l, r.cost_usd, 0, 12);
 			}
+			if (energy) { /* " %8.4f %8.1f" */
+				ppi_line_str(&l, " ");
+				ppi_line_fixed(&l, r.facility_w / 1e6, 4, 8);
+				if (budget) {
+					ppi_line_str(&l, " ");
+					ppi_line_fixed(&l, r.train_mwh, 1, 8);
+				}
+			}
 			fwrite(text, 1, l.n, out);
 			if (simulated && r.simulated)
 				fprintf(out, " %9.3f %+6.2f", r.sim_iteration_s,
@@ -597,18 +637,7 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 			        e->memory.total_bytes / GIB, words);
 		}
 	}
-	fprintf(out,
-	        "\nsearch: %.0f plans in the %s, %lld evaluated, %lld pruned (proven not to "
-	        "fit), %lld evaluated that do not fit, %lld rejected by the plan rules, %.3f s\n"
-	        "pruned by time: %lld of the %lld that fit (%.1f%%) not timed, a floor under "
-	        "their time proves they enter neither the top K nor the front\n",
-	        st.space, stop[0] ? "sub-spaces searched" : "space", st.evaluated, st.pruned,
-	        st.infeasible, st.rejected, st.wall_s, st.pruned_time, st.evaluated - st.infeasible,
-	        st.evaluated > st.infeasible
-	            ? 100.0 * (double)st.pruned_time / (double)(st.evaluated - st.infeasible)
-	            : 0.0);
-	if (stop[0])
-		fprintf(out, "stopped early: %s\n", stop);
+	search_stats_text(&st, stop, out);
 	return ferror(out) ? -1 : 0;
 }
 

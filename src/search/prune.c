@@ -136,6 +136,15 @@ static void evaluate(worker *w, slot *r, pp_plan *plan, fit_memo *memo, bool *fi
 		r->pruned_time++;
 		return;
 	}
+	/* Over the power cap (docs/energy.md): not kept.  The pruning above stays
+	 * exact: the lists it reads hold only plans within the cap. */
+	double cap = s->job.energy.power_cap_w;
+	if (cap > 0 && e->energy.facility_w > cap) {
+		r->over_cap++;
+		if (r->min_over_cap_w == 0 || e->energy.facility_w < r->min_over_cap_w)
+			r->min_over_cap_w = e->energy.facility_w;
+		return;
+	}
 	/* A result the search's list (as merged LAG batches back) would not
 	 * keep cannot enter it later: its worst only gets better. */
 	ppi_topk_key key = {r->outer_index, r->seq++};

@@ -49,6 +49,18 @@ static pp_status check_inputs(const pp_model *m, const pp_system *sys, const pp_
 	PPI_TRY(pp_system_check(sys, err));
 	PPI_TRY(pp_job_check(job, err));
 	PPI_TRY(pp_job_check_gpu(job, sys, err));
+	/* A power cap below what the GPUs draw all idle (busy fraction 0, the
+	 * least any plan draws: docs/energy.md): no plan can meet it. */
+	if (job->energy.power_cap_w > 0) {
+		pp_energy floor;
+		pp_energy_compute(sys, &job->energy, gpus, 0, 0, 0, &floor);
+		if (floor.facility_w > job->energy.power_cap_w)
+			return ppi_fail(
+			    err, "", "job.energy.power_cap_w",
+			    "%.6g MW is below the least facility power of %lld GPUs, all "
+			    "idle: %.6g MW (docs/energy.md); no plan can meet it",
+			    job->energy.power_cap_w / 1e6, gpus, floor.facility_w / 1e6);
+	}
 	/* Every plan's rules would refuse it (pp_plan_validate): one line instead. */
 	if (job->moe_routing.set && m->moe.num_experts <= 0)
 		return ppi_fail(err, "", "job.moe_routing", "needs an MoE model; %s is dense",
@@ -336,6 +348,8 @@ pp_status pp_search_row_get(const pp_search *s, size_t i, pp_search_row *out, pp
 	                       .tokens_per_s = r->tokens_per_s,
 	                       .train_days = r->train_days,
 	                       .cost_usd = r->cost_usd,
+	                       .facility_w = r->facility_w,
+	                       .train_mwh = r->train_mwh,
 	                       .simulated = sim,
 	                       .sim_iteration_s = sim ? s->results[i].sim.iteration_s : 0};
 	return PP_OK;

@@ -130,6 +130,8 @@ typedef struct slot {
 	ppi_topk top;
 	front pareto;
 	long long evaluated, pruned, pruned_time, infeasible, rejected, combos;
+	long long over_cap;    /* timed plans that fit, over job.energy.power_cap_w */
+	double min_over_cap_w; /* the least facility power of those; 0 = none */
 	pp_status status;
 	pp_error err;
 } slot;

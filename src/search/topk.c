@@ -90,7 +90,9 @@ void ppi_topk_entry_set(ppi_topk_entry *x, const pp_estimate *e, ppi_topk_key ke
 	                        e->mfu,
 	                        e->tokens_per_s,
 	                        budget ? e->train_days : 0,
-	                        budget ? e->cost_usd : 0};
+	                        budget ? e->cost_usd : 0,
+	                        e->energy.facility_w,
+	                        budget ? e->energy.train_mwh : 0};
 }
 
 static int key_cmp(ppi_topk_key a, ppi_topk_key b)

@@ -36,7 +36,8 @@ typedef struct ppi_topk_row {
 	double headroom_bytes;
 	double compute_s, tp_s, pp_s, bubble_s, dp_s; /* time.* */
 	double mfu, tokens_per_s;
-	double train_days, cost_usd; /* 0 without a token budget */
+	double train_days, cost_usd;  /* 0 without a token budget */
+	double facility_w, train_mwh; /* energy.*: docs/energy.md */
 } ppi_topk_row;
 
 /*

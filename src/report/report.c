@@ -495,6 +495,40 @@ static void plan_words_split(const pp_model *m, const pp_plan *p, char *buf, siz
 	ppi_line_int(&l, pp_stage_layers(m, p, p->pp - 1), 0);
 }
 
+/* A search row's energy columns (docs/energy.md), when the job asks: the
+ * facility power (IT without a PUE) and, with a token budget, its energy,
+ * CO2e and power cost where their inputs are given. */
+static void energy_head(const pp_energy_inputs *in, bool budget, FILE *out)
+{
+	fprintf(out, " %8s", in->pue > 0 ? "fac MW" : "IT MW");
+	if (budget)
+		fprintf(out, " %8s", "MWh");
+	if (budget && in->gco2_per_kwh > 0)
+		fprintf(out, " %8s", "t CO2e");
+	if (budget && in->usd_per_kwh > 0)
+		fprintf(out, " %10s", "power USD");
+}
+
+static void energy_cols(ppi_line *l, const pp_search_row *r, const pp_energy_inputs *in,
+                        bool budget)
+{
+	/* " %8.4f %8.1f %8.1f %10.0f" */
+	ppi_line_str(l, " ");
+	ppi_line_fixed(l, r->facility_w / 1e6, 4, 8);
+	if (budget) {
+		ppi_line_str(l, " ");
+		ppi_line_fixed(l, r->train_mwh, 1, 8);
+	}
+	if (budget && in->gco2_per_kwh > 0) { /* MWh x g/kWh = kg; / 1000 = t */
+		ppi_line_str(l, " ");
+		ppi_line_fixed(l, r->train_mwh * in->gco2_per_kwh / 1e3, 1, 8);
+	}
+	if (budget && in->usd_per_kwh > 0) {
+		ppi_line_str(l, " ");
+		ppi_line_fixed(l, r->train_mwh * 1e3 * in->usd_per_kwh, 0, 10);
+	}
+}
+
 /* The search's counts under its report: what was evaluated, pruned, cut by
  * time or over the power cap, and why it stopped early (`stop`, "" if not). */
 static void search_stats_text(const pp_search_stats *st, const char *stop, FILE *out)
@@ -513,7 +547,7 @@ static void search_stats_text(const pp_search_stats *st, const char *stop, FILE 
 	if (st->over_cap > 0)
 		fprintf(out,
 		        "power cap: %lld timed plans that fit draw more than the cap, the least "
-		        "%.4f MW (docs/energy.md)\n",
+		        "%.6g MW (docs/energy.md)\n",
 		        st->over_cap, st->min_over_cap_w / 1e6);
 	if (stop[0])
 		fprintf(out, "stopped early: %s\n", stop);
@@ -552,8 +586,7 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 			fprintf(out, " %8s %12s", "days", "cost USD");
 		const bool energy = pp_energy_asked(&w->job.energy);
 		if (energy)
-			fprintf(out, " %8s%s", w->job.energy.pue > 0 ? "fac MW" : "IT MW",
-			        budget ? "      MWh" : "");
+			energy_head(&w->job.energy, budget, out);
 		if (simulated)
 			fprintf(out, " %9s %6s", "sim s", "diff%");
 		fputc('\n', out);
@@ -595,14 +628,8 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 				ppi_line_str(&l, " ");
 				ppi_line_fixed(&l, r.cost_usd, 0, 12);
 			}
-			if (energy) { /* " %8.4f %8.1f" */
-				ppi_line_str(&l, " ");
-				ppi_line_fixed(&l, r.facility_w / 1e6, 4, 8);
-				if (budget) {
-					ppi_line_str(&l, " ");
-					ppi_line_fixed(&l, r.train_mwh, 1, 8);
-				}
-			}
+			if (energy)
+				energy_cols(&l, &r, &w->job.energy, budget);
 			fwrite(text, 1, l.n, out);
 			if (simulated && r.simulated)
 				fprintf(out, " %9.3f %+6.2f", r.sim_iteration_s,

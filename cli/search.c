@@ -25,6 +25,7 @@ typedef struct search_ctx {
 	cli_inverse inv;         /* --deadline-days, --budget-usd, the goodput flags */
 	pp_search_dim gpus_list; /* --gpus as a list or a range (with inv), count 0 if not */
 	cli_progress pr;         /* the line of the search running */
+	const char *objective;   /* --objective time|energy */
 } search_ctx;
 
 #define AT(m) offsetof(search_ctx, m)
@@ -40,6 +41,7 @@ static const cli_flag search_flags[] = {
             .what = "a number of seconds in (0, 1e9]"),
     CLI_ROW("max-plans", CLI_F_LL, AT(opts.max_plans), .lo = 1, .hi = 1e15),
     CLI_ROW("quiet", CLI_F_SET, AT(quiet)),
+    CLI_ROW("objective", CLI_F_STR, AT(objective)),
     CLI_CHARTS_FLAGS(search_ctx, charts),
     CLI_INVERSE_FLAGS(search_ctx, inv),
     CLI_END};
@@ -242,7 +244,11 @@ int cli_search(int argc, char **argv)
 	pp_system sys;
 	pp_error err;
 	pp_error_clear(&err);
-	if ((rc = search_check(&ctx, &o)) || (rc = cli_opts_inputs(&o, &model, &sys)) ||
+	if ((rc = search_check(&ctx, &o)) ||
+	    (ctx.objective &&
+	     (rc = space_fail(pp_search_objective_parse(ctx.objective, &ctx.opts.objective, &err),
+	                      &err))) ||
+	    (rc = cli_opts_inputs(&o, &model, &sys)) ||
 	    (rc = space_fail(pp_search_space_check(&ctx.space, &model, &err), &err)) ||
 	    (rc = cli_inverse_price("search", &ctx.inv, &sys)))
 		return rc;

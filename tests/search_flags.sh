@@ -74,6 +74,7 @@ pue|1.2|1.5||applied
 grid-gco2-per-kwh|400|200|--pue 1.2 --tokens 1T|applied
 usd-per-kwh|0.1|0.2|--pue 1.2 --tokens 1T|applied
 power-cap-mw|0.019|0.0185|--pue 1.2|applied
+objective|energy|time|--pue 1.2|applied
 ROWS
 }
 

@@ -61,8 +61,8 @@ static void merge(pp_search *s, const slot *r)
 	for (size_t k = 0; k < r->top.n; k++) {
 		const ppi_topk_entry *x = &r->top.v[k];
 		ppi_topk_insert(&s->top, x);
-		if (st->best_s == 0 || x->time_s < st->best_s)
-			st->best_s = x->time_s;
+		if (st->best_s == 0 || x->row.iteration_s < st->best_s)
+			st->best_s = x->row.iteration_s;
 	}
 	for (size_t k = 0; k < r->pareto.n; k++)
 		ppi_front_insert(&s->pareto, &r->pareto.full[k]);

@@ -47,7 +47,10 @@ static bool time_cut_parts(const cut_ctx *c, double bytes, double capacity_bytes
 		return true;
 	if (s->opts.exhaustive)
 		return false;
-	if (!(floor_s > ppi_topk_worst_s(c->w->top) || floor_s > ppi_topk_worst_s(&c->r->top)))
+	/* Ranked by energy: no plan draws less than all its GPUs idle
+	 * (s->idle_facility_w), so floor_s times that is a floor under its energy. */
+	double key = s->opts.objective == PP_SEARCH_ENERGY ? floor_s * s->idle_facility_w : floor_s;
+	if (!(key > ppi_topk_worst_s(c->w->top) || key > ppi_topk_worst_s(&c->r->top)))
 		return false;
 	return points_below(c->w->pareto, floor_s, bytes) ||
 	       front_below(&c->r->pareto, floor_s, bytes);
@@ -150,7 +153,7 @@ static void evaluate(worker *w, slot *r, pp_plan *plan, fit_memo *memo, bool *fi
 	ppi_topk_key key = {r->outer_index, r->seq++};
 	if (ppi_topk_wants(w->top, e, key) && ppi_topk_wants(&r->top, e, key)) {
 		ppi_topk_entry x;
-		ppi_topk_entry_set(&x, e, key);
+		ppi_topk_entry_set(&x, e, key, s->opts.objective == PP_SEARCH_ENERGY);
 		ppi_topk_insert(&r->top, &x);
 	}
 	/* The same for the front: a plan the search's front dominates stays out.

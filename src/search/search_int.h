@@ -172,6 +172,9 @@ struct pp_search {
 	long long gpus;
 	pp_search_space space;
 	pp_search_options opts;
+	/* Facility power of the GPUs all idle (pp_energy_compute at busy 0): the
+	 * least any plan draws, for the energy objective's floor. */
+	double idle_facility_w;
 	/* The divisors of the global batch, ascending: every replica's batch
 	 * divides it, and so does every micro-batch size (ppi_search_run_outer). */
 	int gbs_div[PPI_DIVISORS_MAX];

@@ -183,12 +183,74 @@ static void test_refusals(void **state)
 	assert_string_equal(err.field, "job.energy.pue");
 }
 
+/* A search of `obj` (exhaustive or pruned): Llama-3-8B on 16 H100, PUE 1.2. */
+static pp_search *energy_search(pp_search_objective obj, bool exhaustive)
+{
+	pp_model m;
+	pp_system s;
+	pp_error err;
+	assert_int_equal(pp_model_preset("llama3-8b", &m, &err), PP_OK);
+	assert_int_equal(pp_system_preset("dgx-h100", &s, &err), PP_OK);
+	pp_job job;
+	pp_job_init(&job);
+	job.global_batch = 64;
+	job.seq_len = 4096;
+	job.energy.pue = 1.2;
+	pp_search_space space;
+	pp_search_space_init(&space);
+	pp_search_options o;
+	pp_search_options_init(&o);
+	o.top_k = 5;
+	o.threads = 2;
+	o.objective = obj;
+	o.exhaustive = exhaustive;
+	pp_search *srch;
+	assert_int_equal(pp_search_new(&m, &s, &job, 16, &space, &o, &srch, &err), PP_OK);
+	while (!pp_search_done(srch))
+		assert_int_equal(pp_search_iterate(srch, &err), PP_OK);
+	return srch;
+}
+
+/*
+ * --objective energy: the kept plans come in order of energy per iteration;
+ * the branch and bound (a time floor times the all-idle facility power) keeps
+ * the same plans as the exhaustive search; and the order is not time's (the
+ * time objective's second plan is not among energy's five).
+ */
+static void test_objective(void **state)
+{
+	(void)state;
+	pp_search *fast = energy_search(PP_SEARCH_ENERGY, false);
+	pp_search *full = energy_search(PP_SEARCH_ENERGY, true);
+	pp_search *by_time = energy_search(PP_SEARCH_TIME, false);
+	size_t n = pp_search_count(fast);
+	assert_true(n >= 5);
+	assert_int_equal(n, pp_search_count(full));
+	for (size_t i = 0; i < n; i++) {
+		const pp_estimate *a = pp_search_plan(fast, i), *b = pp_search_plan(full, i);
+		assert_true(a->energy.iteration_j == b->energy.iteration_j);
+		if (i > 0)
+			assert_true(pp_search_plan(fast, i - 1)->energy.iteration_j <=
+			            a->energy.iteration_j);
+	}
+	const pp_estimate *second = pp_search_plan(by_time, 1);
+	bool found = false;
+	for (size_t i = 0; i < n; i++)
+		found |=
+		    pp_search_plan(fast, i)->energy.iteration_j == second->energy.iteration_j &&
+		    pp_search_plan(fast, i)->time.iteration_s == second->time.iteration_s;
+	assert_false(found);
+	pp_search_free(fast);
+	pp_search_free(full);
+	pp_search_free(by_time);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hand_worked),      cmocka_unit_test(test_bounds),
 	    cmocka_unit_test(test_estimate_by_hand), cmocka_unit_test(test_stages),
-	    cmocka_unit_test(test_refusals),
+	    cmocka_unit_test(test_refusals),         cmocka_unit_test(test_objective),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

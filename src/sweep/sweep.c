@@ -190,10 +190,13 @@ pp_status pp_sweep_check(pp_sweep_axis axis, const pp_plan *base, long long gpus
 	return PP_OK;
 }
 
-/* The TCO inputs (docs/energy.md): a life needs the purchase price it
- * amortises, hosting needs a life (it is a TCO term), each in range. */
+/* The batch and prices of the options, and the TCO inputs (docs/energy.md):
+ * a life needs the purchase price it amortises, hosting needs a life (it is
+ * a TCO term), each in range. */
 static pp_status tco_check(const pp_sweep_opts *o, const pp_job *job, pp_error *err)
 {
+	if (o->replica_batch < 0 || !(o->usd_per_gpu >= 0))
+		return ppi_fail(err, "", "sweep", "negative batch or price");
 	if (!(o->life_years >= 0 && o->life_years <= 30))
 		return ppi_fail(err, "", "sweep.life_years", "expected 0.1..30 years, got %g",
 		                o->life_years);
@@ -211,6 +214,18 @@ static pp_status tco_check(const pp_sweep_opts *o, const pp_job *job, pp_error *
 		return ppi_fail(err, "", "sweep.life_years",
 		                "the TCO is of the token budget and its power: give --tokens and "
 		                "--usd-per-kwh (with --pue) too");
+	return PP_OK;
+}
+
+/* The base plan's degrees, and the GPU count or dp a micro-batch sweep needs. */
+static pp_status base_check(const pp_sweep_opts *opts, const pp_plan *base, long long gpus,
+                            pp_error *err)
+{
+	if (base->tp < 1 || base->pp < 1 || base->cp < 1)
+		return ppi_fail(err, "", "plan", "tp, pp and cp must be at least 1");
+	if (opts->axis == PP_SWEEP_MBS && gpus <= 0 && base->dp <= 0)
+		return ppi_fail(err, "", "gpus",
+		                "a micro-batch sweep needs the GPU count or the dp degree");
 	return PP_OK;
 }
 
@@ -246,14 +261,8 @@ pp_status pp_sweep_run(const pp_model *m, const pp_system *s, const pp_job *job,
 		    opts->values[i] > SWEEP_MAX_GPUS)
 			return ppi_fail(err, "", "sweep.values", "point %zu is %lld, out of range",
 			                i, opts->values[i]);
-	if (opts->replica_batch < 0 || !(opts->usd_per_gpu >= 0))
-		return ppi_fail(err, "", "sweep", "negative batch or price");
 	PPI_TRY(tco_check(opts, job, err));
-	if (base->tp < 1 || base->pp < 1 || base->cp < 1)
-		return ppi_fail(err, "", "plan", "tp, pp and cp must be at least 1");
-	if (opts->axis == PP_SWEEP_MBS && gpus <= 0 && base->dp <= 0)
-		return ppi_fail(err, "", "gpus",
-		                "a micro-batch sweep needs the GPU count or the dp degree");
+	PPI_TRY(base_check(opts, base, gpus, err));
 
 	pp_sweep_row *rows = out->rows;
 	size_t capacity = out->capacity;

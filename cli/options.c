@@ -360,7 +360,9 @@ static void command_line_source(pp_error *err)
 	} other[] = {{"gpus", "--gpus"},
 	             {"goodput.mtbf_gpu_hours", "--mtbf-gpu-hours"},
 	             {"goodput.ckpt_write_bytes_per_s", "--ckpt-write-gbps"},
-	             {"goodput.restart_s", "--restart-min"}};
+	             {"goodput.restart_s", "--restart-min"},
+	             {"sweep.life_years", "--life-years"},
+	             {"sweep.hosting_usd_per_kw_month", "--hosting-usd-per-kw-month"}};
 	const char *flag = NULL;
 	for (size_t i = 0; !flag && pp_field_at(i); i++)
 		if (strcmp(err->field, pp_field_at(i)->member) == 0)

@@ -26,6 +26,7 @@ typedef struct search_ctx {
 	pp_search_dim gpus_list; /* --gpus as a list or a range (with inv), count 0 if not */
 	cli_progress pr;         /* the line of the search running */
 	const char *bandwidth;   /* --bandwidth FILE: the top K mapped on it */
+	const char *objective;   /* --objective time|energy */
 } search_ctx;
 
 #define AT(m) offsetof(search_ctx, m)
@@ -42,6 +43,7 @@ static const cli_flag search_flags[] = {
     CLI_ROW("max-plans", CLI_F_LL, AT(opts.max_plans), .lo = 1, .hi = 1e15),
     CLI_ROW("quiet", CLI_F_SET, AT(quiet)),
     CLI_ROW("bandwidth", CLI_F_FILE, AT(bandwidth)),
+    CLI_ROW("objective", CLI_F_STR, AT(objective)),
     CLI_CHARTS_FLAGS(search_ctx, charts),
     CLI_INVERSE_FLAGS(search_ctx, inv),
     CLI_END};
@@ -70,7 +72,8 @@ static const char every_plan[] =
     "precision fp8-recipe grad-dtype optimizer flash tp-overlap ep-overlap "
     "overlap json format output first-stage-layers last-stage-layers "
     "embedding-as-layer loss-as-layer from-megatron from-torchtitan compile "
-    "offload-params offload-activations moe-routing freeze lora-rank lora-targets base-weights ";
+    "offload-params offload-activations moe-routing freeze lora-rank lora-targets base-weights "
+    "energy pue grid-gco2-per-kwh usd-per-kwh power-cap-mw ";
 
 /* An estimate flag: into the space (searched), to the shared parser (every
  * plan), or refused. */
@@ -245,7 +248,11 @@ int cli_search(int argc, char **argv)
 	pp_system sys;
 	pp_error err;
 	pp_error_clear(&err);
-	if ((rc = search_check(&ctx, &o)) || (rc = cli_opts_inputs(&o, &model, &sys)) ||
+	if ((rc = search_check(&ctx, &o)) ||
+	    (ctx.objective &&
+	     (rc = space_fail(pp_search_objective_parse(ctx.objective, &ctx.opts.objective, &err),
+	                      &err))) ||
+	    (rc = cli_opts_inputs(&o, &model, &sys)) ||
 	    (rc = space_fail(pp_search_space_check(&ctx.space, &model, &err), &err)) ||
 	    (rc = cli_inverse_price("search", &ctx.inv, &sys)))
 		return rc;

@@ -73,6 +73,12 @@ output|$tmp/out.json|$tmp/alt.json||applied
 help|||--top 1|applied
 from-megatron|--seq-length=2048|--seq-length=8192||applied
 from-torchtitan|$src/tests/data/torchtitan/llama3_8b.toml|$src/tests/data/torchtitan/llama3_8b_fsdp16.toml||applied
+energy|on|off||applied
+pue|1.2|1.5||applied
+grid-gco2-per-kwh|400|200|--pue 1.2 --tokens 1T|applied
+usd-per-kwh|0.1|0.2|--pue 1.2 --tokens 1T|applied
+power-cap-mw|0.019|0.0185|--pue 1.2|applied
+objective|energy|time|--pue 1.2|applied
 ROWS
 }
 

@@ -16,6 +16,39 @@ extern "C" {
 
 #define PP_MAX_STAGES 512
 
+/*
+ * Power and energy of one plan (docs/energy.md), filled by every estimate
+ * (a few operations) and reported only when the job asks
+ * (pp_energy_asked).  A GPU draws its TDP while it computes and idle_w
+ * while it waits, so its mean power over an iteration is
+ *     gpu_w = idle_w + (tdp_w - idle_w) x busy_fraction,
+ * the utilisation curve of Patel et al. (ASPLOS'24: compute phases reach
+ * the TDP) and Choukse et al. (2025: communication phases sit near idle).
+ */
+typedef struct pp_energy {
+	double busy_fraction; /* of the iteration a GPU computes, mean over the stages */
+	double gpu_w;         /* one GPU's mean board power */
+	long long nodes;      /* nodes the GPUs occupy */
+	double it_w;          /* gpus x gpu_w + nodes x the system's host_w */
+	double pue;           /* the job's; 0 = not given (facility_w = it_w, said so) */
+	double facility_w;    /* it_w x pue (it_w without a PUE) */
+	double iteration_j;   /* facility_w x iteration time */
+	double train_mwh;     /* facility energy of the token budget; 0 without one */
+	double co2e_kg;       /* train_mwh x the grid's gCO2e/kWh; 0 without both */
+	double power_usd;     /* train_mwh x the price per kWh; 0 without both */
+	bool tdp_only;        /* the GPU states no idle_w: TDP throughout (an upper bound) */
+	bool no_host;         /* the system states no host_w: GPUs alone (a lower bound) */
+} pp_energy;
+
+/*
+ * The energy of a plan from its parts: `s` (GPU tdp_w, idle_w; host_w and
+ * GPUs per node), the job's energy inputs, `gpus`, the iteration's seconds,
+ * the GPUs' busy fraction and the token budget's seconds (0: none).  Pure;
+ * the unit tests recompute it by hand.
+ */
+void pp_energy_compute(const pp_system *s, const pp_energy_inputs *in, long long gpus,
+                       double iteration_s, double busy_fraction, double train_s, pp_energy *out);
+
 typedef struct pp_estimate {
 	/* Inputs, as resolved (dp, etp and microbatches filled in). */
 	pp_model model;
@@ -54,6 +87,8 @@ typedef struct pp_estimate {
 	double gpu_hours;
 	double usd_per_gpu_hour;
 	double cost_usd;
+	/* Power and energy (pp_energy; reported when the job asks). */
+	pp_energy energy;
 	/* Traffic each GPU of the bottleneck stage sends per iteration, bytes. */
 	double tp_bytes, cp_bytes, ep_bytes, pp_bytes, dp_bytes;
 	/* The event simulation of the same iteration (pp_estimate_simulate);

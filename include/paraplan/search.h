@@ -74,10 +74,19 @@ typedef struct pp_search_space {
  * PP_SEARCH_HEADROOM_DEFAULT. */
 void pp_search_space_init(pp_search_space *space);
 
+/* What a search ranks by: iteration time (the default), or the facility
+ * energy of an iteration (pp_energy.iteration_j; docs/energy.md), the same
+ * order as energy per token since every plan runs the same batch. */
+typedef enum pp_search_objective { PP_SEARCH_TIME = 0, PP_SEARCH_ENERGY = 1 } pp_search_objective;
+
+/* "time" or "energy" into *out; PP_EINPUT naming --objective otherwise. */
+pp_status pp_search_objective_parse(const char *s, pp_search_objective *out, pp_error *err);
+
 typedef struct pp_search_options {
-	int top_k;       /* plans kept (default 10) */
-	int threads;     /* worker threads (default: online CPUs) */
-	bool exhaustive; /* evaluate every plan, no sub-space skipped (for tests) */
+	int top_k;                     /* plans kept (default 10) */
+	pp_search_objective objective; /* PP_SEARCH_TIME */
+	int threads;                   /* worker threads (default: online CPUs) */
+	bool exhaustive;               /* evaluate every plan, no sub-space skipped (for tests) */
 	/* Bounds, checked by pp_search_iterate between batches of sub-spaces (0 =
 	 * none).  When one is reached the search is done, with the best plans
 	 * found so far, and its stats say why (stop). */
@@ -108,8 +117,13 @@ typedef struct pp_search_stats {
 	long long pruned_time;
 	long long infeasible; /* evaluated plans that do not fit (with the headroom) */
 	long long rejected;   /* combinations the plan rules reject (e.g. ep with tp, no sp) */
-	double wall_s;        /* so far, while the search runs */
-	long long subspaces;  /* (tp, tp2, pp, cp, split) sub-spaces, known from pp_search_new */
+	/* Timed plans that fit but draw more facility power than the job's
+	 * power cap (job.energy.power_cap_w; docs/energy.md), and the least
+	 * facility power among them (0 = none). */
+	long long over_cap;
+	double min_over_cap_w;
+	double wall_s;       /* so far, while the search runs */
+	long long subspaces; /* (tp, tp2, pp, cp, split) sub-spaces, known from pp_search_new */
 	long long subspaces_done;
 	double best_s;       /* iteration time of the fastest plan found so far; 0 if none */
 	pp_search_stop stop; /* COMPLETE, or why the search stopped early */
@@ -185,8 +199,11 @@ typedef struct pp_search_row {
 	double iteration_s, compute_s, tp_s, pp_s, bubble_s, dp_s; /* time.* */
 	double mfu, tokens_per_s;
 	double train_days, cost_usd; /* with a token budget (job.train_tokens > 0), else 0 */
-	bool simulated;              /* pp_search_simulate ran the simulator on it */
-	double sim_iteration_s;      /* sim.iteration_s when simulated, else 0 */
+	/* Facility power (IT power without a PUE) and the token budget's energy
+	 * (0 without one): energy.facility_w, train_mwh (docs/energy.md). */
+	double facility_w, train_mwh;
+	bool simulated;         /* pp_search_simulate ran the simulator on it */
+	double sim_iteration_s; /* sim.iteration_s when simulated, else 0 */
 } pp_search_row;
 
 pp_status pp_search_row_get(const pp_search *s, size_t i, pp_search_row *out /* OUT */,
@@ -206,7 +223,8 @@ const char *pp_search_stop_reason(const pp_search *s, char *buf, size_t n);
 
 /* Why the winner wins: the breakdown term by which the runner-up (the first
  * plan that is slower, 0-based index in *runner_up) loses most, e.g. "bubble",
- * and by how many seconds; NULL when there is no runner-up. */
+ * and by how many seconds; NULL when there is no runner-up, or when the search
+ * ranks by energy (PP_SEARCH_ENERGY: the runner-up need not be slower). */
 const char *pp_search_explain(const pp_search *s, double *margin_s, size_t *runner_up);
 
 void pp_search_free(pp_search *s);

@@ -209,6 +209,12 @@ typedef struct pp_gpu {
 	char architecture[24];
 	char overlap_platform[16];
 	bool overlap_assumed;
+	/* Board power (docs/energy.md), 0 when the GPU file does not state it:
+	 * tdp_w the datasheet's maximum board power, drawn while the GPU computes
+	 * (Patel et al., ASPLOS'24); idle_w what it draws while it waits
+	 * (communication, bubble), 0 = not known (the energy model then charges
+	 * the TDP throughout and says so). */
+	double tdp_w, idle_w;
 	pp_gpu_eff eff;
 	pp_kernel_params kern; /* measured kernel model (--gpu-profile); kern.valid false: none */
 	char source[PP_SOURCE_MAX];
@@ -242,6 +248,10 @@ typedef struct pp_system {
 	double host_link_bytes_per_s;
 	double host_memory_bytes;
 	double host_memory_bw_bytes_per_s;
+	/* Power a node draws besides its GPUs under training load (CPUs, NICs,
+	 * switches, fans, power supplies), watts; 0 = not stated (the energy
+	 * model then counts the GPUs alone and says so).  docs/energy.md. */
+	double host_w;
 	/* Framework overheads on every GPU (see data/framework/megatron.json). */
 	double comm_buffer_bytes;  /* NCCL and framework communication buffers */
 	double allocator_fraction; /* flat fragmentation beyond the reserve, fraction of tensors */
@@ -371,6 +381,25 @@ typedef struct pp_finetune {
 	bool freeze_base; /* every pretrained weight: only adapters train (implied by a rank) */
 	bool nf4;         /* frozen layer GEMM weights stored as NF4 (QLoRA) */
 } pp_finetune;
+/*
+ * The job's energy inputs (docs/energy.md); each 0 when not given, and none
+ * has a default: facility power is IT power x pue, so CO2e, the power cost
+ * and a power cap need the PUE (pp_job_check).
+ */
+typedef struct pp_energy_inputs {
+	bool on;             /* --energy on: the energy lines with no other input */
+	double pue;          /* facility power over IT power, >= 1 */
+	double gco2_per_kwh; /* grid carbon intensity, grams CO2e per kWh */
+	double usd_per_kwh;  /* electricity price */
+	double power_cap_w;  /* facility power a plan may draw (search's constraint) */
+} pp_energy_inputs;
+
+/* Whether the job asks for the energy lines: --energy on or any energy input. */
+static inline bool pp_energy_asked(const pp_energy_inputs *e)
+{
+	return e->on || e->pue > 0 || e->gco2_per_kwh > 0 || e->usd_per_kwh > 0 ||
+	       e->power_cap_w > 0;
+}
 
 typedef struct pp_job {
 	long long global_batch; /* sequences per iteration */
@@ -389,6 +418,8 @@ typedef struct pp_job {
 	 * Eq. 10): `set` false = uniform routing, every number as without it. */
 	pp_moe_spec moe_routing;
 	pp_finetune ft; /* fine-tuning: frozen weights, LoRA adapters, NF4 base */
+	/* Energy and carbon (--energy, --pue, ...; docs/energy.md): 0 = not given. */
+	pp_energy_inputs energy;
 } pp_job;
 
 /* ----------------------------------------------------------------- plan */

@@ -68,6 +68,12 @@ typedef struct pp_sweep_opts {
 	 * (strong scaling: the per-replica batch shrinks as dp grows). */
 	long long replica_batch;
 	double usd_per_gpu; /* purchase price of one GPU, 0 = not given */
+	/* TCO (docs/energy.md): the life the purchase is amortised over, years
+	 * (0 = not given: no TCO), and hosting per kW of IT power per month
+	 * (space, cooling plant, operations; electricity is the power cost), 0 =
+	 * not given (the TCO then leaves hosting out and the report says so). */
+	double life_years;
+	double hosting_usd_per_kw_month;
 	/* Goodput under failures and checkpoints of every point that fits
 	 * (pp_estimate_goodput), NULL = none: rows then carry goodput_days and
 	 * goodput_usd. */
@@ -109,6 +115,13 @@ typedef struct pp_sweep_row {
 	double goodput;      /* useful / wall-clock time */
 	double goodput_days; /* train_days / goodput */
 	double goodput_usd;  /* rent at goodput_days */
+	/* Energy (the estimate's pp_energy; reported when the job asks): facility
+	 * power (IT without a PUE), the token budget's MWh, CO2e and power cost. */
+	double facility_w, it_w, train_mwh, co2e_kg, power_usd;
+	/* TCO of the token budget (a purchase price, a life, a budget and an
+	 * electricity price given): the purchase amortised over the run's days,
+	 * power and hosting; 0 otherwise. */
+	double amortised_usd, hosting_usd, tco_usd;
 } pp_sweep_row;
 
 typedef struct pp_sweep {
@@ -121,6 +134,7 @@ typedef struct pp_sweep {
 	long long replica_batch;
 	double usd_per_gpu_hour; /* the system's rental price */
 	double usd_per_gpu;
+	double life_years, hosting_usd_per_kw_month; /* pp_sweep_opts' */
 	/* Results. */
 	size_t capacity; /* rows allocated by pp_sweep_new */
 	size_t nrows;

@@ -462,6 +462,29 @@ static double peak_flops(const pp_system *s, const pp_job *job)
 	}
 }
 
+/*
+ * The fraction of the iteration the mean GPU computes (docs/energy.md): the
+ * schedule's compute time (the bottleneck stage's) carried to each stage in
+ * proportion to its compute per micro-batch, over the iteration, averaged
+ * over the stages.
+ */
+static double busy_fraction(const pp_estimate *out, const pp_stage_time *stt)
+{
+	double it = out->time.iteration_s;
+	const pp_stage_time *b = &stt[out->time.bottleneck_stage];
+	double per_b = b->fwd_compute_s + b->bwd_compute_s;
+	int n = out->plan.pp > 0 ? out->plan.pp : 1;
+	if (!(it > 0))
+		return 0;
+	double sum = 0;
+	for (int i = 0; i < n; i++) {
+		double per = stt[i].fwd_compute_s + stt[i].bwd_compute_s;
+		double c = per_b > 0 ? out->time.compute_s * per / per_b : out->time.compute_s;
+		sum += c < it ? c / it : 1;
+	}
+	return sum / n;
+}
+
 /* What follows the iteration time (out->time set, its stages stt): the
  * bottleneck stage, throughput, FLOPs and utilisation, training days and
  * cost, and the bytes per iteration of each parallelism. */
@@ -493,12 +516,14 @@ static void eval_results(pp_estimate *out, const pp_system *s, const pp_job *job
 	out->hfu = out->hardware_tflops_per_gpu * 1e12 / out->peak_flops;
 	out->train_tokens = job->train_tokens;
 	out->usd_per_gpu_hour = s->usd_per_gpu_hour;
+	double secs = 0;
 	if (job->train_tokens > 0 && out->tokens_per_s > 0) {
-		double secs = job->train_tokens / out->tokens_per_s;
+		secs = job->train_tokens / out->tokens_per_s;
 		out->train_days = secs / 86400.0;
 		out->gpu_hours = secs / 3600.0 * (double)gpus;
 		out->cost_usd = out->gpu_hours * s->usd_per_gpu_hour;
 	}
+	pp_energy_compute(s, &job->energy, gpus, it, busy_fraction(out, stt), secs, &out->energy);
 	const pp_stage_time *b = &out->bottleneck;
 	double mb = (double)p->microbatches;
 	out->tp_bytes = b->tp_bytes * mb;

@@ -254,6 +254,8 @@ static void text_throughput(const pp_estimate *e, FILE *out)
 			        e->usd_per_gpu_hour);
 		fputc('\n', out);
 	}
+	if (pp_energy_asked(&e->job.energy))
+		ppi_report_energy_text(e, out);
 	if (e->has_goodput)
 		ppi_report_goodput_text(e, out);
 }
@@ -430,6 +432,8 @@ static json_t *estimate_json(const pp_estimate *e)
 	                         system, "job", job, "plan", plan, "memory", memory_json(e), "time",
 	                         time, "throughput", thr, "training", train,
 	                         "traffic_per_gpu_per_iteration", traffic);
+	if (pp_energy_asked(&e->job.energy))
+		json_object_set_new(root, "energy", ppi_report_energy_json(e));
 	if (e->has_goodput)
 		json_object_set_new(root, "goodput", ppi_report_goodput_json(e));
 	if (e->system.gpu.kern.valid)
@@ -532,6 +536,64 @@ void ppi_plan_words_split(const pp_model *m, const pp_plan *p, char *buf, size_t
 	ppi_line_int(&l, pp_stage_layers(m, p, p->pp - 1), 0);
 }
 
+/* A search row's energy columns (docs/energy.md), when the job asks: the
+ * facility power (IT without a PUE) and, with a token budget, its energy,
+ * CO2e and power cost where their inputs are given. */
+static void energy_head(const pp_energy_inputs *in, bool budget, FILE *out)
+{
+	fprintf(out, " %8s", in->pue > 0 ? "fac MW" : "IT MW");
+	if (budget)
+		fprintf(out, " %8s", "MWh");
+	if (budget && in->gco2_per_kwh > 0)
+		fprintf(out, " %8s", "t CO2e");
+	if (budget && in->usd_per_kwh > 0)
+		fprintf(out, " %10s", "power USD");
+}
+
+static void energy_cols(ppi_line *l, const pp_search_row *r, const pp_energy_inputs *in,
+                        bool budget)
+{
+	/* " %8.4f %8.1f %8.1f %10.0f" */
+	ppi_line_str(l, " ");
+	ppi_line_fixed(l, r->facility_w / 1e6, 4, 8);
+	if (budget) {
+		ppi_line_str(l, " ");
+		ppi_line_fixed(l, r->train_mwh, 1, 8);
+	}
+	if (budget && in->gco2_per_kwh > 0) { /* MWh x g/kWh = kg; / 1000 = t */
+		ppi_line_str(l, " ");
+		ppi_line_fixed(l, r->train_mwh * in->gco2_per_kwh / 1e3, 1, 8);
+	}
+	if (budget && in->usd_per_kwh > 0) {
+		ppi_line_str(l, " ");
+		ppi_line_fixed(l, r->train_mwh * 1e3 * in->usd_per_kwh, 0, 10);
+	}
+}
+
+/* The search's counts under its report: what was evaluated, pruned, cut by
+ * time or over the power cap, and why it stopped early (`stop`, "" if not). */
+static void search_stats_text(const pp_search_stats *st, const char *stop, FILE *out)
+{
+	fprintf(out,
+	        "\nsearch: %.0f plans in the %s, %lld evaluated, %lld pruned (proven not to "
+	        "fit), %lld evaluated that do not fit, %lld rejected by the plan rules, %.3f s\n"
+	        "pruned by time: %lld of the %lld that fit (%.1f%%) not timed, a floor under "
+	        "their time proves they enter neither the top K nor the front\n",
+	        st->space, stop[0] ? "sub-spaces searched" : "space", st->evaluated, st->pruned,
+	        st->infeasible, st->rejected, st->wall_s, st->pruned_time,
+	        st->evaluated - st->infeasible,
+	        st->evaluated > st->infeasible
+	            ? 100.0 * (double)st->pruned_time / (double)(st->evaluated - st->infeasible)
+	            : 0.0);
+	if (st->over_cap > 0)
+		fprintf(out,
+		        "power cap: %lld timed plans that fit draw more than the cap, the least "
+		        "%.6g MW (docs/energy.md)\n",
+		        st->over_cap, st->min_over_cap_w / 1e6);
+	if (stop[0])
+		fprintf(out, "stopped early: %s\n", stop);
+}
+
 int pp_report_search_text(const pp_search *s, FILE *out)
 {
 	size_t n = pp_search_count(s);
@@ -563,6 +625,9 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 		        "tokens/s");
 		if (budget)
 			fprintf(out, " %8s %12s", "days", "cost USD");
+		const bool energy = pp_energy_asked(&w->job.energy);
+		if (energy)
+			energy_head(&w->job.energy, budget, out);
 		if (simulated)
 			fprintf(out, " %9s %6s", "sim s", "diff%");
 		fputc('\n', out);
@@ -604,6 +669,8 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 				ppi_line_str(&l, " ");
 				ppi_line_fixed(&l, r.cost_usd, 0, 12);
 			}
+			if (energy)
+				energy_cols(&l, &r, &w->job.energy, budget);
 			fwrite(text, 1, l.n, out);
 			if (simulated && r.simulated)
 				fprintf(out, " %9.3f %+6.2f", r.sim_iteration_s,
@@ -638,18 +705,7 @@ int pp_report_search_text(const pp_search *s, FILE *out)
 			        e->memory.total_bytes / GIB, words);
 		}
 	}
-	fprintf(out,
-	        "\nsearch: %.0f plans in the %s, %lld evaluated, %lld pruned (proven not to "
-	        "fit), %lld evaluated that do not fit, %lld rejected by the plan rules, %.3f s\n"
-	        "pruned by time: %lld of the %lld that fit (%.1f%%) not timed, a floor under "
-	        "their time proves they enter neither the top K nor the front\n",
-	        st.space, stop[0] ? "sub-spaces searched" : "space", st.evaluated, st.pruned,
-	        st.infeasible, st.rejected, st.wall_s, st.pruned_time, st.evaluated - st.infeasible,
-	        st.evaluated > st.infeasible
-	            ? 100.0 * (double)st.pruned_time / (double)(st.evaluated - st.infeasible)
-	            : 0.0);
-	if (stop[0])
-		fprintf(out, "stopped early: %s\n", stop);
+	search_stats_text(&st, stop, out);
 	return ferror(out) ? -1 : 0;
 }
 

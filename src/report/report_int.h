@@ -23,6 +23,10 @@ struct pp_estimate;
 struct pp_traffic_timeline;
 void ppi_report_goodput_text(const struct pp_estimate *e, FILE *out);
 json_t *ppi_report_goodput_json(const struct pp_estimate *e);
+/* Power and energy of an estimate (e->energy) when its job asks for them
+ * (pp_energy_asked): text lines, a JSON object (report_energy.c). */
+void ppi_report_energy_text(const struct pp_estimate *e, FILE *out);
+json_t *ppi_report_energy_json(const struct pp_estimate *e);
 /* The collectives of the estimate's paced stage, each with the algorithm
  * chosen for it (report_colls.c); NULL when it cannot be built. */
 json_t *ppi_report_colls_json(const struct pp_estimate *e);

@@ -57,7 +57,47 @@ static void header(const pp_sweep *sw, FILE *out)
 			fprintf(out, ", buy %.0f USD/GPU", sw->usd_per_gpu);
 		fputc('\n', out);
 	}
+	if (sw->life_years > 0)
+		fprintf(
+		    out,
+		    "tco     purchase amortised over %.3g years of life + power at %.3f USD/kWh "
+		    "(PUE %.2f) + hosting %s\n",
+		    sw->life_years, sw->job.energy.usd_per_kwh, sw->job.energy.pue,
+		    sw->hosting_usd_per_kw_month > 0 ? "(per kW of IT power per month)"
+		                                     : "not given: left out");
+	if (sw->hosting_usd_per_kw_month > 0)
+		fprintf(out, "        hosting %.2f USD per kW of IT power per month\n",
+		        sw->hosting_usd_per_kw_month);
 	fputc('\n', out);
+}
+
+/* The energy columns' heads and a row's cells (docs/energy.md), when the
+ * job asks: facility power (IT without a PUE), with a budget its MWh, and
+ * the TCO when the sweep has one. */
+static void energy_head(const pp_sweep *sw, bool train, FILE *out)
+{
+	fprintf(out, " %8s", sw->job.energy.pue > 0 ? "fac MW" : "IT MW");
+	if (train)
+		fprintf(out, " %8s", "MWh");
+	if (train && sw->job.energy.gco2_per_kwh > 0)
+		fprintf(out, " %8s", "t CO2e");
+	if (train && sw->job.energy.usd_per_kwh > 0)
+		fprintf(out, " %10s", "power USD");
+	if (sw->life_years > 0)
+		fprintf(out, " %12s", "TCO USD");
+}
+
+static void energy_cells(const pp_sweep *sw, const pp_sweep_row *r, bool train, FILE *out)
+{
+	fprintf(out, " %8.4f", r->facility_w / 1e6);
+	if (train)
+		fprintf(out, " %8.1f", r->train_mwh);
+	if (train && sw->job.energy.gco2_per_kwh > 0)
+		fprintf(out, " %8.1f", r->co2e_kg / 1e3);
+	if (train && sw->job.energy.usd_per_kwh > 0)
+		fprintf(out, " %10.0f", r->power_usd);
+	if (sw->life_years > 0)
+		fprintf(out, " %12.0f", r->tco_usd);
 }
 
 int pp_report_sweep_text(const pp_sweep *sw, FILE *out)
@@ -74,6 +114,9 @@ int pp_report_sweep_text(const pp_sweep *sw, FILE *out)
 		fprintf(out, " %12s", "rent USD");
 	if (buy)
 		fprintf(out, " %13s", "buy USD");
+	bool energy = pp_energy_asked(&sw->job.energy);
+	if (energy)
+		energy_head(sw, train, out);
 	fprintf(out, "  best\n");
 	for (size_t i = 0; i < sw->nrows; i++) {
 		const pp_sweep_row *r = &sw->rows[i];
@@ -100,6 +143,8 @@ int pp_report_sweep_text(const pp_sweep *sw, FILE *out)
 			fprintf(out, " %12.0f", r->rent_usd);
 		if (buy)
 			fprintf(out, " %13.0f", r->buy_usd);
+		if (energy)
+			energy_cells(sw, r, train, out);
 		const char *m = best_mark(sw, i);
 		fprintf(out, "%s%s\n", *m ? "  " : "", m);
 	}
@@ -196,6 +241,13 @@ static json_t *row_json(const pp_sweep *sw, size_t i)
 	    r->ideal_speedup, "scaling_eff", r->scaling_eff, "train_days", r->train_days,
 	    "gpu_hours", r->gpu_hours, "rent_usd", r->rent_usd, "buy_usd", r->buy_usd, "best_time",
 	    sw->best_time == (ptrdiff_t)i, "best_rent", sw->best_rent == (ptrdiff_t)i);
+	if (rest && pp_energy_asked(&sw->job.energy)) /* docs/energy.md */
+		json_object_set_new(
+		    rest, "energy",
+		    json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "facility_w", r->facility_w,
+		              "it_w", r->it_w, "train_mwh", r->train_mwh, "co2e_kg", r->co2e_kg,
+		              "power_usd", r->power_usd, "amortised_usd", r->amortised_usd,
+		              "hosting_usd", r->hosting_usd, "tco_usd", r->tco_usd));
 	if (!rest || json_object_update(o, rest)) {
 		json_decref(rest);
 		json_decref(o);

@@ -26,6 +26,8 @@ static void slot_reset(slot *r, size_t index)
 	ppi_topk_clear(&r->top);
 	r->pareto.n = 0;
 	r->evaluated = r->pruned = r->pruned_time = r->infeasible = r->rejected = r->combos = 0;
+	r->over_cap = 0;
+	r->min_over_cap_w = 0;
 	r->outer_index = index;
 	r->seq = 0;
 	r->status = PP_OK;
@@ -59,8 +61,8 @@ static void merge(pp_search *s, const slot *r)
 	for (size_t k = 0; k < r->top.n; k++) {
 		const ppi_topk_entry *x = &r->top.v[k];
 		ppi_topk_insert(&s->top, x);
-		if (st->best_s == 0 || x->time_s < st->best_s)
-			st->best_s = x->time_s;
+		if (st->best_s == 0 || x->row.iteration_s < st->best_s)
+			st->best_s = x->row.iteration_s;
 	}
 	for (size_t k = 0; k < r->pareto.n; k++)
 		ppi_front_insert(&s->pareto, &r->pareto.full[k]);
@@ -71,6 +73,9 @@ static void merge(pp_search *s, const slot *r)
 	st->pruned_time += r->pruned_time;
 	st->infeasible += r->infeasible;
 	st->rejected += r->rejected;
+	st->over_cap += r->over_cap;
+	if (r->over_cap && (st->min_over_cap_w == 0 || r->min_over_cap_w < st->min_over_cap_w))
+		st->min_over_cap_w = r->min_over_cap_w;
 	st->space += (double)r->combos;
 }
 

@@ -47,7 +47,10 @@ static bool time_cut_parts(const cut_ctx *c, double bytes, double capacity_bytes
 		return true;
 	if (s->opts.exhaustive)
 		return false;
-	if (!(floor_s > ppi_topk_worst_s(c->w->top) || floor_s > ppi_topk_worst_s(&c->r->top)))
+	/* Ranked by energy: no plan draws less than all its GPUs idle
+	 * (s->idle_facility_w), so floor_s times that is a floor under its energy. */
+	double key = s->opts.objective == PP_SEARCH_ENERGY ? floor_s * s->idle_facility_w : floor_s;
+	if (!(key > ppi_topk_worst_s(c->w->top) || key > ppi_topk_worst_s(&c->r->top)))
 		return false;
 	return points_below(c->w->pareto, floor_s, bytes) ||
 	       front_below(&c->r->pareto, floor_s, bytes);
@@ -136,12 +139,21 @@ static void evaluate(worker *w, slot *r, pp_plan *plan, fit_memo *memo, bool *fi
 		r->pruned_time++;
 		return;
 	}
+	/* Over the power cap (docs/energy.md): not kept.  The pruning above stays
+	 * exact: the lists it reads hold only plans within the cap. */
+	double cap = s->job.energy.power_cap_w;
+	if (cap > 0 && e->energy.facility_w > cap) {
+		r->over_cap++;
+		if (r->min_over_cap_w == 0 || e->energy.facility_w < r->min_over_cap_w)
+			r->min_over_cap_w = e->energy.facility_w;
+		return;
+	}
 	/* A result the search's list (as merged LAG batches back) would not
 	 * keep cannot enter it later: its worst only gets better. */
 	ppi_topk_key key = {r->outer_index, r->seq++};
 	if (ppi_topk_wants(w->top, e, key) && ppi_topk_wants(&r->top, e, key)) {
 		ppi_topk_entry x;
-		ppi_topk_entry_set(&x, e, key);
+		ppi_topk_entry_set(&x, e, key, s->opts.objective == PP_SEARCH_ENERGY);
 		ppi_topk_insert(&r->top, &x);
 	}
 	/* The same for the front: a plan the search's front dominates stays out.

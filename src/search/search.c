@@ -35,6 +35,17 @@ void pp_search_options_init(pp_search_options *opts)
 	opts->threads = n > 0 ? (int)n : 1;
 }
 
+pp_status pp_search_objective_parse(const char *text, pp_search_objective *out, pp_error *err)
+{
+	if (strcmp(text, "time") == 0)
+		*out = PP_SEARCH_TIME;
+	else if (strcmp(text, "energy") == 0)
+		*out = PP_SEARCH_ENERGY;
+	else
+		return ppi_fail(err, "", "--objective", "expected time or energy, got '%s'", text);
+	return PP_OK;
+}
+
 /* ------------------------------------------------------------ set-up */
 
 /* The inputs, the options and the space's scalars checked (PP_EINPUT with
@@ -50,6 +61,18 @@ static pp_status check_inputs(const pp_model *m, const pp_system *sys, const pp_
 	PPI_TRY(pp_job_check(job, err));
 	PPI_TRY(pp_finetune_check(job, m, err));
 	PPI_TRY(pp_job_check_gpu(job, sys, err));
+	/* A power cap below what the GPUs draw all idle (busy fraction 0, the
+	 * least any plan draws: docs/energy.md): no plan can meet it. */
+	if (job->energy.power_cap_w > 0) {
+		pp_energy floor;
+		pp_energy_compute(sys, &job->energy, gpus, 0, 0, 0, &floor);
+		if (floor.facility_w > job->energy.power_cap_w)
+			return ppi_fail(
+			    err, "", "job.energy.power_cap_w",
+			    "%.6g MW is below the least facility power of %lld GPUs, all "
+			    "idle: %.6g MW (docs/energy.md); no plan can meet it",
+			    job->energy.power_cap_w / 1e6, gpus, floor.facility_w / 1e6);
+	}
 	/* Every plan's rules would refuse it (pp_plan_validate): one line instead. */
 	if (job->moe_routing.set && m->moe.num_experts <= 0)
 		return ppi_fail(err, "", "job.moe_routing", "needs an MoE model; %s is dense",
@@ -141,15 +164,21 @@ static pp_status alloc_state(pp_search *s)
 	s->workers = ppi_calloc((size_t)s->nthreads, sizeof *s->workers);
 	s->slots = ppi_calloc(LAG * s->nslots, sizeof *s->slots);
 	const size_t keep = (size_t)opts->top_k * PPI_SEARCH_KEEP_PER_ROW;
+	const bool by_energy = opts->objective == PP_SEARCH_ENERGY;
 	ppi_topk_init(&s->top, keep);
-	for (int i = 0; i < LAG; i++)
+	s->top.by_energy = by_energy;
+	for (int i = 0; i < LAG; i++) {
 		ppi_topk_init(&s->snap_top[i], keep);
+		s->snap_top[i].by_energy = by_energy;
+	}
 	s->stats.subspaces = (long long)s->nouters;
 	s->m_stats = s->p_stats = s->stats;
 	if (!s->workers || !s->slots)
 		return PP_ENOMEM;
-	for (size_t i = 0; i < LAG * s->nslots; i++)
+	for (size_t i = 0; i < LAG * s->nslots; i++) {
 		ppi_topk_init(&s->slots[i].top, keep);
+		s->slots[i].top.by_energy = by_energy;
+	}
 	for (int i = 0; i < s->nthreads; i++) {
 		worker *w = &s->workers[i];
 		w->s = s;
@@ -169,6 +198,12 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
                         pp_search **out, pp_error *err)
 {
 	*out = NULL;
+	if (opts->objective != PP_SEARCH_TIME && opts->objective != PP_SEARCH_ENERGY)
+		return ppi_fail(err, "", "objective", "unknown objective %d", (int)opts->objective);
+	/* Ranked by energy: the plans' energy is reported, as if --energy on. */
+	pp_job jb = *job;
+	jb.energy.on |= opts->objective == PP_SEARCH_ENERGY;
+	job = &jb;
 	PPI_TRY(check_inputs(m, sys, job, gpus, space, opts, err));
 	struct pp_search *s = ppi_calloc(1, sizeof *s);
 	if (!s)
@@ -176,6 +211,9 @@ pp_status pp_search_new(const pp_model *m, const pp_system *sys, const pp_job *j
 	s->model = *m;
 	s->system = *sys;
 	s->job = *job;
+	pp_energy idle;
+	pp_energy_compute(sys, &job->energy, gpus, 0, 0, 0, &idle);
+	s->idle_facility_w = idle.facility_w;
 	s->gpus = gpus;
 	s->space = *space;
 	s->opts = *opts;
@@ -244,7 +282,9 @@ static pp_status materialise(const pp_search *s, size_t i, pp_estimate *out, pp_
 	                     PP_EVAL_PEAK_ONLY | PP_EVAL_FIT_ONLY, s->workers[0].ws, out, err);
 	if (st == PP_ENOMEM)
 		return st;
-	if (st || out->time.iteration_s != x->time_s || out->memory.total_bytes != x->bytes ||
+	bool by_energy = s->opts.objective == PP_SEARCH_ENERGY;
+	if (st || ppi_rank_key(out, by_energy) != x->time_s ||
+	    out->memory.total_bytes != x->bytes ||
 	    ppi_search_compare_parts(x->time_s, x->bytes, &out->plan, x->time_s, x->bytes,
 	                             &x->ranked) != 0)
 		return ppi_fail(err, "", "search",
@@ -333,7 +373,7 @@ pp_status pp_search_row_get(const pp_search *s, size_t i, pp_search_row *out, pp
 	*out = (pp_search_row){.plan = x->ranked,
 	                       .total_bytes = x->bytes,
 	                       .headroom_bytes = r->headroom_bytes,
-	                       .iteration_s = x->time_s,
+	                       .iteration_s = r->iteration_s,
 	                       .compute_s = r->compute_s,
 	                       .tp_s = r->tp_s,
 	                       .pp_s = r->pp_s,
@@ -343,6 +383,8 @@ pp_status pp_search_row_get(const pp_search *s, size_t i, pp_search_row *out, pp
 	                       .tokens_per_s = r->tokens_per_s,
 	                       .train_days = r->train_days,
 	                       .cost_usd = r->cost_usd,
+	                       .facility_w = r->facility_w,
+	                       .train_mwh = r->train_mwh,
 	                       .simulated = sim,
 	                       .sim_iteration_s = sim ? s->results[i].sim.iteration_s : 0};
 	return PP_OK;
@@ -406,7 +448,8 @@ const char *pp_search_stop_reason(const pp_search *s, char *buf, size_t n)
 
 const char *pp_search_explain(const pp_search *s, double *margin_s, size_t *runner_up)
 {
-	if (pp_search_count(s) < 2)
+	/* Ranked by energy, the runner-up need not be slower: no time to explain. */
+	if (pp_search_count(s) < 2 || s->opts.objective == PP_SEARCH_ENERGY)
 		return NULL;
 	/* The first runner-up that is actually slower (equal plans tie). */
 	size_t j = 1;

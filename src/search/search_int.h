@@ -130,6 +130,8 @@ typedef struct slot {
 	ppi_topk top;
 	front pareto;
 	long long evaluated, pruned, pruned_time, infeasible, rejected, combos;
+	long long over_cap;    /* timed plans that fit, over job.energy.power_cap_w */
+	double min_over_cap_w; /* the least facility power of those; 0 = none */
 	pp_status status;
 	pp_error err;
 } slot;
@@ -170,6 +172,9 @@ struct pp_search {
 	long long gpus;
 	pp_search_space space;
 	pp_search_options opts;
+	/* Facility power of the GPUs all idle (pp_energy_compute at busy 0): the
+	 * least any plan draws, for the energy objective's floor. */
+	double idle_facility_w;
 	/* The divisors of the global batch, ascending: every replica's batch
 	 * divides it, and so does every micro-batch size (ppi_search_run_outer). */
 	int gbs_div[PPI_DIVISORS_MAX];

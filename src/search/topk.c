@@ -70,9 +70,9 @@ int ppi_search_compare(const pp_estimate *a, const pp_estimate *b)
 	                                b->time.iteration_s, b->memory.total_bytes, &b->plan);
 }
 
-void ppi_topk_entry_set(ppi_topk_entry *x, const pp_estimate *e, ppi_topk_key key)
+void ppi_topk_entry_set(ppi_topk_entry *x, const pp_estimate *e, ppi_topk_key key, bool by_energy)
 {
-	x->time_s = e->time.iteration_s;
+	x->time_s = ppi_rank_key(e, by_energy);
 	x->bytes = e->memory.total_bytes;
 	x->ranked = e->plan;
 	x->key = key;
@@ -90,7 +90,10 @@ void ppi_topk_entry_set(ppi_topk_entry *x, const pp_estimate *e, ppi_topk_key ke
 	                        e->mfu,
 	                        e->tokens_per_s,
 	                        budget ? e->train_days : 0,
-	                        budget ? e->cost_usd : 0};
+	                        budget ? e->cost_usd : 0,
+	                        e->energy.facility_w,
+	                        budget ? e->energy.train_mwh : 0,
+	                        t->iteration_s};
 }
 
 static int key_cmp(ppi_topk_key a, ppi_topk_key b)
@@ -176,8 +179,8 @@ bool ppi_topk_wants(const ppi_topk *t, const pp_estimate *e, ppi_topk_key key)
 {
 	if (t->cap == 0 || t->sorted)
 		return false;
-	return t->n < t->cap ||
-	       rank(t, e->time.iteration_s, e->memory.total_bytes, &e->plan, key, &t->heap[0]) < 0;
+	return t->n < t->cap || rank(t, ppi_rank_key(e, t->by_energy), e->memory.total_bytes,
+	                             &e->plan, key, &t->heap[0]) < 0;
 }
 
 double ppi_topk_worst_s(const ppi_topk *t)
@@ -343,6 +346,7 @@ void ppi_topk_copy_worst(ppi_topk *dst, const ppi_topk *src)
 	dst->v[0] = src->v[w->i];
 	dst->heap[0] = (ppi_topk_node){w->time_s, w->bytes, 0};
 	dst->n = src->n;
+	dst->by_energy = src->by_energy;
 }
 
 void ppi_topk_clear(ppi_topk *t)

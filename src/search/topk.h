@@ -36,7 +36,9 @@ typedef struct ppi_topk_row {
 	double headroom_bytes;
 	double compute_s, tp_s, pp_s, bubble_s, dp_s; /* time.* */
 	double mfu, tokens_per_s;
-	double train_days, cost_usd; /* 0 without a token budget */
+	double train_days, cost_usd;  /* 0 without a token budget */
+	double facility_w, train_mwh; /* energy.*: docs/energy.md */
+	double iteration_s;           /* time.iteration_s (time_s is the rank key) */
 } ppi_topk_row;
 
 /*
@@ -49,14 +51,21 @@ typedef struct ppi_topk_row {
  * full only when it is asked for.
  */
 typedef struct ppi_topk_entry {
-	double time_s, bytes; /* time.iteration_s, memory.total_bytes */
+	double time_s, bytes; /* the rank key (ppi_rank_key), memory.total_bytes */
 	pp_plan ranked;       /* the estimate's (resolved) plan, as ranked */
 	ppi_topk_key key;
 	ppi_topk_row row;
 } ppi_topk_entry;
 
-/* The entry of estimate `e` (timed). */
-void ppi_topk_entry_set(ppi_topk_entry *x, const pp_estimate *e, ppi_topk_key key);
+/* What ranks estimate `e` (timed): its iteration time, or under
+ * `by_energy` its facility energy per iteration (docs/energy.md). */
+static inline double ppi_rank_key(const pp_estimate *e, bool by_energy)
+{
+	return by_energy ? e->energy.iteration_j : e->time.iteration_s;
+}
+
+/* The entry of estimate `e` (timed), ranked by ppi_rank_key. */
+void ppi_topk_entry_set(ppi_topk_entry *x, const pp_estimate *e, ppi_topk_key key, bool by_energy);
 
 /* A heap node: what decides almost every comparison, next to the index of
  * the entry (a sift then reads 24-byte nodes, not ~300-byte entries, which
@@ -73,6 +82,7 @@ typedef struct ppi_topk {
 	bool sorted;     /* v is best first (ppi_topk_sort); heap unused */
 	bool worst_only; /* ppi_topk_copy_worst: n counts the kept, v[0] is the worst */
 	bool oom;        /* an allocation failed: results were lost */
+	bool by_energy;  /* ranked by energy per iteration (ppi_rank_key), else time */
 } ppi_topk;
 
 /* An empty list of at most `cap` results; storage grows as results come. */

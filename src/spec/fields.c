@@ -119,6 +119,46 @@ static pp_status moe_routing(const char *s, void *dst, pp_error *err)
 	return PP_OK;
 }
 
+/*
+ * The energy inputs (docs/energy.md), each a real number in a range wide
+ * enough for any site: a PUE of 1 (no overhead) to 5 (beyond the worst
+ * surveyed), up to 2000 gCO2e/kWh (coal-fired generation is about 1000), up
+ * to 10 USD/kWh, and a power cap of up to 100,000 MW.
+ */
+static pp_status real_in(const char *s, double lo, double hi, const char *what, double *out,
+                         pp_error *err)
+{
+	char why[160];
+	if (!ppi_parse_double(s, (size_t)-1, lo, hi, out, why, sizeof why))
+		return ppi_fail(err, NULL, NULL, "expected %s, got '%s'", what, s);
+	return PP_OK;
+}
+
+static pp_status pue(const char *s, void *dst, pp_error *err)
+{
+	return real_in(s, 1, 5, "a PUE in 1..5 (facility power over IT power)", dst, err);
+}
+
+static pp_status gco2_per_kwh(const char *s, void *dst, pp_error *err)
+{
+	return real_in(s, 0, 2000, "grams CO2e per kWh in 0..2000", dst, err);
+}
+
+static pp_status usd_per_kwh(const char *s, void *dst, pp_error *err)
+{
+	return real_in(s, 0, 10, "US dollars per kWh in 0..10", dst, err);
+}
+
+/* --power-cap-mw, kept in watts. */
+static pp_status power_cap_mw(const char *s, void *dst, pp_error *err)
+{
+	double mw;
+	if (real_in(s, 1e-6, 1e5, "megawatts in 1e-06..100000", &mw, err))
+		return PP_EINPUT;
+	*(double *)dst = mw * 1e6;
+	return PP_OK;
+}
+
 #define PLAN(m) "plan." #m, true, offsetof(pp_plan, m), sizeof(((pp_plan *)0)->m)
 #define JOB(m) "job." #m, false, offsetof(pp_job, m), sizeof(((pp_job *)0)->m)
 #define PLAN_INT(n, m, lo, hi)                                                                     \
@@ -192,6 +232,11 @@ static const pp_field fields[] = {
     JOB_INT("lora-rank", ft.lora_rank, 1, DEGREE_MAX),
     JOB_WORD("lora-targets", ft.lora_targets, pp_finetune_targets_parse),
     JOB_WORD("base-weights", ft.nf4, pp_finetune_base_parse),
+    JOB_ONOFF("energy", energy.on),
+    JOB_WORD("pue", energy.pue, pue),
+    JOB_WORD("grid-gco2-per-kwh", energy.gco2_per_kwh, gco2_per_kwh),
+    JOB_WORD("usd-per-kwh", energy.usd_per_kwh, usd_per_kwh),
+    JOB_WORD("power-cap-mw", energy.power_cap_w, power_cap_mw),
 };
 
 #define NFIELDS (sizeof fields / sizeof fields[0])

@@ -40,6 +40,8 @@ static const char *const gpu_keys[] = {"name",
                                        "overlap_platform",
                                        "overlap_assumed",
                                        "same_silicon_as",
+                                       "tdp_w",
+                                       "idle_w",
                                        "efficiency",
                                        NULL};
 /*
@@ -322,6 +324,9 @@ pp_status ppi_gpu_read(json_t *obj, const char *source, const char *prefix, pp_g
 	PPI_TRY(ppi_get_num(&r, "cuda_context_bytes", true, 0, 1e11, &g.cuda_context_bytes));
 	PPI_TRY(get_kind(&r, "memory_type", memory_kinds, g.memory_type, sizeof g.memory_type));
 	PPI_TRY(read_facts(&r, &g));
+	/* Board power (docs/energy.md): no GPU draws 5 kW; idle below the TDP. */
+	PPI_TRY(ppi_get_num(&r, "tdp_w", false, 0, 5000, &g.tdp_w));
+	PPI_TRY(ppi_get_num(&r, "idle_w", false, 0, g.tdp_w > 0 ? g.tdp_w : 5000, &g.idle_w));
 	/* Efficiencies: the defaults of data/framework/megatron.json, then the GPU's own. */
 	json_t *fw;
 	const char *fw_path;
@@ -381,6 +386,7 @@ static const char *const system_keys[] = {"name",
                                           "host_link_bytes_per_s",
                                           "host_memory_bytes",
                                           "host_memory_bw_bytes_per_s",
+                                          "host_w",
                                           "framework",
                                           NULL};
 static pp_status read_framework(json_t *obj, const char *source, const char *prefix, pp_system *s,
@@ -516,6 +522,8 @@ pp_status ppi_system_read(json_t *obj, const char *source, const char *prefix, p
 	PPI_TRY(ppi_get_num(&r, "host_memory_bytes", false, 0, 1e15, &s.host_memory_bytes));
 	PPI_TRY(ppi_get_num(&r, "host_memory_bw_bytes_per_s", false, 0, MAX_BW,
 	                    &s.host_memory_bw_bytes_per_s));
+	/* Node power besides the GPUs (docs/energy.md); 0 = not stated. */
+	PPI_TRY(ppi_get_num(&r, "host_w", false, 0, 1e6, &s.host_w));
 	PPI_TRY(ppi_framework_defaults(&s, err));
 	json_t *fw = NULL;
 	PPI_TRY(ppi_get_obj(&r, "framework", false, &fw));

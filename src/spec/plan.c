@@ -124,6 +124,37 @@ void pp_plan_init(pp_plan *p)
 	ppi_strlcpy(p->order, "tp-cp-ep-dp-pp", sizeof p->order);
 }
 
+/* The energy inputs' ranges (as fields.c reads them), and what needs the
+ * PUE: CO2e, the power cost and a cap are of facility energy and power,
+ * IT x PUE, and the PUE has no default (docs/energy.md). */
+static pp_status energy_check(const pp_energy_inputs *e, pp_error *err)
+{
+	if (e->pue != 0 && !(e->pue >= 1 && e->pue <= 5))
+		return ppi_fail(err, "", "job.energy.pue",
+		                "expected a PUE in 1..5 (facility power over IT power), got %g",
+		                e->pue);
+	if (!(e->gco2_per_kwh >= 0 && e->gco2_per_kwh <= 2000))
+		return ppi_fail(err, "", "job.energy.gco2_per_kwh",
+		                "expected grams CO2e per kWh in 0..2000, got %g", e->gco2_per_kwh);
+	if (!(e->usd_per_kwh >= 0 && e->usd_per_kwh <= 10))
+		return ppi_fail(err, "", "job.energy.usd_per_kwh",
+		                "expected US dollars per kWh in 0..10, got %g", e->usd_per_kwh);
+	if (!(e->power_cap_w >= 0 && e->power_cap_w <= 1e11))
+		return ppi_fail(err, "", "job.energy.power_cap_w",
+		                "expected megawatts in 1e-06..100000, got %g",
+		                e->power_cap_w / 1e6);
+	const char *needs = e->gco2_per_kwh > 0  ? "job.energy.gco2_per_kwh"
+	                    : e->usd_per_kwh > 0 ? "job.energy.usd_per_kwh"
+	                    : e->power_cap_w > 0 ? "job.energy.power_cap_w"
+	                                         : NULL;
+	if (needs && e->pue == 0)
+		return ppi_fail(
+		    err, "", needs,
+		    "applies to facility power, IT power x PUE: give --pue too (1 for IT "
+		    "power alone); the PUE has no default");
+	return PP_OK;
+}
+
 pp_status pp_job_check(const pp_job *j, pp_error *err)
 {
 	if (j->global_batch < 1 || j->global_batch > 1000000000LL)
@@ -149,7 +180,7 @@ pp_status pp_job_check(const pp_job *j, pp_error *err)
 		return ppi_fail(err, "", "job.fp8_recipe",
 		                "the FP8 recipe %s applies under precision fp8 only, got %s",
 		                pp_fp8_recipe_name(j->fp8_recipe), pp_precision_name(j->precision));
-	return PP_OK;
+	return energy_check(&j->energy, err);
 }
 
 /* A token's dimension name and, after ':', its radix (0: none; -1: not a
@@ -368,6 +399,11 @@ pp_status pp_plan_check_split(const pp_plan *p, const pp_model *m, pp_error *err
 
 pp_status pp_job_check_gpu(const pp_job *job, const pp_system *s, pp_error *err)
 {
+	/* The energy model starts from the board power (docs/energy.md). */
+	if (pp_energy_asked(&job->energy))
+		REQUIRE(s->gpu.tdp_w > 0, "gpu.tdp_w",
+		        "%s states no tdp_w (board power) in its GPU file: no energy model",
+		        s->gpu.name);
 	if (job->precision == PP_PREC_FP8)
 		REQUIRE(s->gpu.fp8_flops > 0, "job.precision", "%s has no FP8 tensor cores",
 		        s->gpu.name);

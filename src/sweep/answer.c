@@ -39,6 +39,16 @@ static pp_status run_one(void *ctx, long long gpus, bool soft, pp_search **out, 
 		h->step(h->ctx, s, true);
 	if (!st && rq->simulate)
 		st = pp_search_simulate(s, err);
+	/* Plans fit, but the power cap left none (docs/energy.md): one refusal
+	 * that says how far the cap is from the least of them. */
+	pp_search_stats ss;
+	pp_search_get_stats(s, &ss);
+	if (!st && !soft && pp_search_count(s) == 0 && ss.over_cap > 0)
+		st = ppi_fail(
+		    err, "", "job.energy.power_cap_w",
+		    "no plan within %.6g MW: the %lld plans timed that fit draw more, the "
+		    "least %.6g MW",
+		    rq->job->energy.power_cap_w / 1e6, ss.over_cap, ss.min_over_cap_w / 1e6);
 	if (st) {
 		pp_search_free(s);
 		return st;

@@ -190,6 +190,62 @@ pp_status pp_sweep_check(pp_sweep_axis axis, const pp_plan *base, long long gpus
 	return PP_OK;
 }
 
+/* The batch and prices of the options, and the TCO inputs (docs/energy.md):
+ * a life needs the purchase price it amortises, hosting needs a life (it is
+ * a TCO term), each in range. */
+static pp_status tco_check(const pp_sweep_opts *o, const pp_job *job, pp_error *err)
+{
+	if (o->replica_batch < 0 || !(o->usd_per_gpu >= 0))
+		return ppi_fail(err, "", "sweep", "negative batch or price");
+	if (!(o->life_years >= 0 && o->life_years <= 30))
+		return ppi_fail(err, "", "sweep.life_years", "expected 0.1..30 years, got %g",
+		                o->life_years);
+	if (!(o->hosting_usd_per_kw_month >= 0 && o->hosting_usd_per_kw_month <= 1e4))
+		return ppi_fail(err, "", "sweep.hosting_usd_per_kw_month",
+		                "expected 0..10000 USD per kW-month, got %g",
+		                o->hosting_usd_per_kw_month);
+	if (o->life_years > 0 && o->usd_per_gpu <= 0)
+		return ppi_fail(err, "", "sweep.life_years",
+		                "amortises a purchase: give --usd-per-gpu too");
+	if (o->hosting_usd_per_kw_month > 0 && o->life_years <= 0)
+		return ppi_fail(err, "", "sweep.hosting_usd_per_kw_month",
+		                "is a term of the TCO: give --life-years and --usd-per-gpu too");
+	if (o->life_years > 0 && (job->train_tokens <= 0 || job->energy.usd_per_kwh <= 0))
+		return ppi_fail(err, "", "sweep.life_years",
+		                "the TCO is of the token budget and its power: give --tokens and "
+		                "--usd-per-kwh (with --pue) too");
+	return PP_OK;
+}
+
+/* The base plan's degrees, and the GPU count or dp a micro-batch sweep needs. */
+static pp_status base_check(const pp_sweep_opts *opts, const pp_plan *base, long long gpus,
+                            pp_error *err)
+{
+	if (base->tp < 1 || base->pp < 1 || base->cp < 1)
+		return ppi_fail(err, "", "plan", "tp, pp and cp must be at least 1");
+	if (opts->axis == PP_SWEEP_MBS && gpus <= 0 && base->dp <= 0)
+		return ppi_fail(err, "", "gpus",
+		                "a micro-batch sweep needs the GPU count or the dp degree");
+	return PP_OK;
+}
+
+/* Row r's energy from its estimate e, and its TCO when asked (opts). */
+static void row_energy(pp_sweep_row *r, const pp_estimate *e, const pp_sweep_opts *opts)
+{
+	const pp_energy *en = &e->energy;
+	r->facility_w = en->facility_w;
+	r->it_w = en->it_w;
+	r->train_mwh = en->train_mwh;
+	r->co2e_kg = en->co2e_kg;
+	r->power_usd = en->power_usd;
+	if (opts->life_years <= 0 || r->train_days <= 0)
+		return;
+	r->amortised_usd = r->buy_usd * r->train_days / (opts->life_years * 365.25);
+	r->hosting_usd =
+	    opts->hosting_usd_per_kw_month * r->it_w / 1e3 * r->train_days / (365.25 / 12);
+	r->tco_usd = r->amortised_usd + r->power_usd + r->hosting_usd;
+}
+
 pp_status pp_sweep_run(const pp_model *m, const pp_system *s, const pp_job *job,
                        const pp_plan *base, long long gpus, const pp_sweep_opts *opts,
                        pp_sweep *out, pp_error *err)
@@ -205,13 +261,8 @@ pp_status pp_sweep_run(const pp_model *m, const pp_system *s, const pp_job *job,
 		    opts->values[i] > SWEEP_MAX_GPUS)
 			return ppi_fail(err, "", "sweep.values", "point %zu is %lld, out of range",
 			                i, opts->values[i]);
-	if (opts->replica_batch < 0 || !(opts->usd_per_gpu >= 0))
-		return ppi_fail(err, "", "sweep", "negative batch or price");
-	if (base->tp < 1 || base->pp < 1 || base->cp < 1)
-		return ppi_fail(err, "", "plan", "tp, pp and cp must be at least 1");
-	if (opts->axis == PP_SWEEP_MBS && gpus <= 0 && base->dp <= 0)
-		return ppi_fail(err, "", "gpus",
-		                "a micro-batch sweep needs the GPU count or the dp degree");
+	PPI_TRY(tco_check(opts, job, err));
+	PPI_TRY(base_check(opts, base, gpus, err));
 
 	pp_sweep_row *rows = out->rows;
 	size_t capacity = out->capacity;
@@ -226,6 +277,8 @@ pp_status pp_sweep_run(const pp_model *m, const pp_system *s, const pp_job *job,
 	out->replica_batch = opts->replica_batch;
 	out->usd_per_gpu_hour = s->usd_per_gpu_hour;
 	out->usd_per_gpu = opts->usd_per_gpu;
+	out->life_years = opts->life_years;
+	out->hosting_usd_per_kw_month = opts->hosting_usd_per_kw_month;
 	out->baseline = out->best_time = out->best_rent = -1;
 
 	pp_estimate *e = ppi_malloc(sizeof *e);
@@ -269,6 +322,7 @@ pp_status pp_sweep_run(const pp_model *m, const pp_system *s, const pp_job *job,
 		r->gpu_hours = e->gpu_hours;
 		r->rent_usd = e->cost_usd;
 		r->buy_usd = (double)r->gpus * opts->usd_per_gpu;
+		row_energy(r, e, opts);
 		if (opts->goodput && e->fits && e->train_tokens > 0) {
 			st = pp_estimate_goodput(e, opts->goodput, &perr);
 			if (st) {

@@ -79,7 +79,7 @@ static void check_same(size_t k, size_t offers)
 		ppi_topk_key key = {0, i};
 		if (ppi_topk_wants(&heap, e, key)) {
 			ppi_topk_entry x;
-			ppi_topk_entry_set(&x, e, key);
+			ppi_topk_entry_set(&x, e, key, false);
 			ppi_topk_insert(&heap, &x);
 		}
 	}
@@ -119,7 +119,7 @@ static void test_heap_merge_order(void **state)
 		ppi_topk_init(&part[p], K);
 	for (int i = 0; i < N; i++) {
 		ppi_topk_entry x;
-		ppi_topk_entry_set(&x, &all[i], (ppi_topk_key){0, (unsigned)i});
+		ppi_topk_entry_set(&x, &all[i], (ppi_topk_key){0, (unsigned)i}, false);
 		ppi_topk_insert(&direct, &x);
 		ppi_topk_insert(&part[next_rand(PARTS)], &x);
 	}
@@ -218,7 +218,7 @@ static void test_group_equivalents(void **state)
 		e.memory.total_bytes = t[i][1];
 		e.plan.dp = i; /* ranks equals by insertion */
 		ppi_topk_entry x;
-		ppi_topk_entry_set(&x, &e, (ppi_topk_key){0, (unsigned)i});
+		ppi_topk_entry_set(&x, &e, (ppi_topk_key){0, (unsigned)i}, false);
 		ppi_topk_insert(&l, &x);
 	}
 	ppi_topk_sort(&l);

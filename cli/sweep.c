@@ -27,6 +27,7 @@ static const cli_flag sweep_flags[] = {
     CLI_ROW("csv", CLI_F_SET, AT(csv)),
     CLI_PAGE_FLAGS(sweep_args, charts),
     CLI_ROW("quiet", CLI_F_SET, AT(quiet)),
+    CLI_ROW("checkpoint", CLI_F_STR, AT(so.checkpoint)),
     CLI_INVERSE_FLAGS(sweep_args, inv),
     CLI_END};
 #undef AT
@@ -164,19 +165,29 @@ static int sweep_run(sweep_args *a, cli_opts *o)
 		cli_message("out of memory");
 		return EXIT_INTERNAL;
 	}
-	cli_progress pr;
-	cli_progress_start(&pr, "sweep", a->quiet, "%zu points over %s", a->so.nvalues, a->over);
-	a->so.progress = sweep_progress;
-	a->so.progress_ctx = &pr;
 	pp_error err;
 	pp_error_clear(&err);
-	pp_status st = pp_sweep_run(&model, &sys, &o->job, &o->plan, o->gpus, &a->so, sw, &err);
+	pp_study_comm *comm; /* mpirun's ranks (NULL: this process); rank 0 writes */
+	pp_status st = pp_study_comm_open(&comm, &err);
+	bool root = pp_study_comm_root(comm);
+	cli_progress pr;
+	cli_progress_start(&pr, "sweep", a->quiet || !root, "%zu points over %s on %d rank(s)",
+	                   a->so.nvalues, a->over, pp_study_comm_size(comm));
+	a->so.progress = sweep_progress;
+	a->so.progress_ctx = &pr;
+	a->so.comm = comm;
+	if (!st)
+		st = pp_sweep_run(&model, &sys, &o->job, &o->plan, o->gpus, &a->so, sw, &err);
 	cli_progress_end(&pr);
-	rc = st ? cli_plan_fail(st, &err, &model)
-	        : cli_charts_emit(&a->charts, "sweep", NULL, NULL, NULL, NULL, sw, &model);
-	if (!rc && !a->charts.as_report)
+	rc = !root ? (st == PP_EINPUT ? EXIT_BADINPUT
+	              : st            ? EXIT_INTERNAL
+	                              : 0)
+	     : st  ? cli_plan_fail(st, &err, &model)
+	           : cli_charts_emit(&a->charts, "sweep", NULL, NULL, NULL, NULL, sw, &model);
+	if (!rc && root && !a->charts.as_report)
 		rc = sweep_write(sw, &a->inv, o);
 	pp_sweep_free(sw);
+	pp_study_comm_close(comm);
 	return rc;
 }
 
@@ -189,6 +200,7 @@ int cli_sweep(int argc, char **argv)
 	}
 	cli_opts o;
 	int rc = sweep_parse(argc, argv, a, &o);
+	a->so.args_hash = pp_study_args_hash(argc, argv, "--checkpoint", "--quiet");
 	if (rc == CLI_CONTINUE &&
 	    !(rc = cli_out_check("sweep", "--output", a->charts.as_report ? NULL : o.output)) &&
 	    !(rc = cli_charts_check("sweep", &a->charts)))

@@ -16,6 +16,7 @@
 #include "search.h"
 #include "search_parse.h"
 #include "spec.h"
+#include "study.h"
 #include "sweep.h"
 #include "workload.h"
 #include "place.h"

@@ -1,0 +1,181 @@
+/*
+ * The study's ranks: Open MPI when the build found it (PARAPLAN_HAVE_MPI,
+ * CMake's find_package(MPI)), else only the launcher check.  A plain process
+ * (no launcher's environment) never calls MPI_Init.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "study_int.h"
+#include "util/util.h"
+
+#ifdef PARAPLAN_HAVE_MPI
+#include <mpi.h>
+#endif
+
+/* The ranks a launcher's environment announces: 0 when there is none. */
+static long launcher_size(void)
+{
+	static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"};
+	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+		const char *v = getenv(vars[i]);
+		if (v && *v)
+			return atol(v) > 0 ? atol(v) : 1;
+	}
+	return getenv("PMIX_RANK") ? 1 : 0;
+}
+
+bool pp_study_have_mpi(void)
+{
+#ifdef PARAPLAN_HAVE_MPI
+	return true;
+#else
+	return false;
+#endif
+}
+
+#ifndef PARAPLAN_HAVE_MPI
+
+pp_status pp_study_comm_open(pp_study_comm **out, pp_error *err)
+{
+	long n = launcher_size();
+	*out = NULL;
+	if (n > 1)
+		return ppi_fail(err, "", "",
+		                "launched by mpirun with %ld ranks, but this paraplan was built "
+		                "without MPI: install Open MPI (apt-get install openmpi-bin "
+		                "libopenmpi-dev) and rebuild (cmake finds it)",
+		                n);
+	return PP_OK;
+}
+
+void pp_study_comm_close(pp_study_comm *c)
+{
+	free(c);
+}
+
+pp_status ppi_study_bcast(const pp_study_comm *c, void *buf, size_t bytes)
+{
+	return PP_EINTERNAL;
+}
+
+pp_status ppi_study_send_row(const pp_study_comm *c, size_t index, const void *row, size_t bytes,
+                             unsigned char *msg)
+{
+	return PP_EINTERNAL;
+}
+
+pp_status ppi_study_send_done(const pp_study_comm *c, pp_status st, const pp_error *err)
+{
+	return PP_EINTERNAL;
+}
+
+ppi_study_msg ppi_study_recv(const pp_study_comm *c, bool block, size_t *index, void *row,
+                             size_t bytes, unsigned char *msg, pp_status *st, pp_error *err,
+                             int *from)
+{
+	*st = PP_EINTERNAL;
+	*from = 0;
+	return PPI_STUDY_DONE;
+}
+
+#else
+
+enum { TAG_ROW = 1, TAG_DONE = 2 };
+
+/* A worker's last message: its status and error. */
+typedef struct done_msg {
+	int status;
+	pp_error err;
+} done_msg;
+
+pp_status pp_study_comm_open(pp_study_comm **out, pp_error *err)
+{
+	*out = NULL;
+	if (launcher_size() == 0)
+		return PP_OK;
+	int inited = 0;
+	MPI_Initialized(&inited);
+	if (!inited && MPI_Init(NULL, NULL) != MPI_SUCCESS)
+		return ppi_fail(err, "", "", "MPI_Init failed under the MPI launcher");
+	pp_study_comm *c = ppi_calloc(1, sizeof *c);
+	if (!c) {
+		MPI_Finalize();
+		return ppi_oom(err);
+	}
+	MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &c->size);
+	*out = c;
+	return PP_OK;
+}
+
+void pp_study_comm_close(pp_study_comm *c)
+{
+	if (!c)
+		return;
+	free(c);
+	MPI_Finalize();
+}
+
+pp_status ppi_study_bcast(const pp_study_comm *c, void *buf, size_t bytes)
+{
+	return MPI_Bcast(buf, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD) == MPI_SUCCESS
+	           ? PP_OK
+	           : PP_EINTERNAL;
+}
+
+pp_status ppi_study_send_row(const pp_study_comm *c, size_t index, const void *row, size_t bytes,
+                             unsigned char *msg)
+{
+	unsigned long long i = index;
+	memcpy(msg, &i, 8);
+	memcpy(msg + 8, row, bytes);
+	return MPI_Send(msg, (int)(8 + bytes), MPI_BYTE, 0, TAG_ROW, MPI_COMM_WORLD) == MPI_SUCCESS
+	           ? PP_OK
+	           : PP_EINTERNAL;
+}
+
+pp_status ppi_study_send_done(const pp_study_comm *c, pp_status st, const pp_error *err)
+{
+	done_msg d;
+	memset(&d, 0, sizeof d);
+	d.status = (int)st;
+	if (st && err)
+		d.err = *err;
+	return MPI_Send(&d, (int)sizeof d, MPI_BYTE, 0, TAG_DONE, MPI_COMM_WORLD) == MPI_SUCCESS
+	           ? PP_OK
+	           : PP_EINTERNAL;
+}
+
+ppi_study_msg ppi_study_recv(const pp_study_comm *c, bool block, size_t *index, void *row,
+                             size_t bytes, unsigned char *msg, pp_status *st, pp_error *err,
+                             int *from)
+{
+	MPI_Status ms;
+	int flag = 1;
+	if (block)
+		MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &ms);
+	else
+		MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &ms);
+	if (!flag)
+		return PPI_STUDY_NONE;
+	*from = ms.MPI_SOURCE;
+	if (ms.MPI_TAG == TAG_DONE) {
+		done_msg d;
+		MPI_Recv(&d, (int)sizeof d, MPI_BYTE, ms.MPI_SOURCE, TAG_DONE, MPI_COMM_WORLD,
+		         MPI_STATUS_IGNORE);
+		*st = (pp_status)d.status;
+		if (err)
+			*err = d.err;
+		return PPI_STUDY_DONE;
+	}
+	MPI_Recv(msg, (int)(8 + bytes), MPI_BYTE, ms.MPI_SOURCE, TAG_ROW, MPI_COMM_WORLD,
+	         MPI_STATUS_IGNORE);
+	unsigned long long i;
+	memcpy(&i, msg, 8);
+	*index = (size_t)i;
+	memcpy(row, msg + 8, bytes);
+	return PPI_STUDY_ROW;
+}
+
+#endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "study_int.h"
@@ -222,10 +223,18 @@ typedef struct runner {
 	unsigned char *done; /* npoints flags: read from the checkpoint (fixed during
 	                        the run: the shard of a point depends on them) */
 	size_t ntodo, finished;
-	unsigned char *msg; /* 8 + row_bytes: a row on the wire */
+	size_t rec;         /* bytes of a record: 8 (index) + row_bytes rounded up to 8 */
+	unsigned char *buf; /* PPI_STUDY_BATCH records: a worker's batch, the root's inbox */
 	pp_status st_first; /* the first failure (root) */
 	pp_error err_first;
 } runner;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* Root: point i is finished (its row in place): record, count, report. */
 static void root_finished(runner *r, size_t i)
@@ -248,18 +257,23 @@ static void root_finished(runner *r, size_t i)
 static bool root_receive(runner *r, bool block, int *ndone)
 {
 	pp_study *st = r->st;
-	size_t i;
+	size_t nbytes = 0;
 	pp_status s = PP_OK;
 	pp_error e;
 	int from = 0;
 	pp_error_clear(&e);
-	unsigned char *scratch = r->msg + 8 + st->row_bytes; /* one more row */
-	ppi_study_msg m =
-	    ppi_study_recv(st->comm, block, &i, scratch, st->row_bytes, r->msg, &s, &e, &from);
-	if (m == PPI_STUDY_ROW && i < st->npoints) {
-		memcpy((unsigned char *)st->rows + i * st->row_bytes, scratch, st->row_bytes);
-		root_finished(r, i);
-	} else if (m == PPI_STUDY_DONE) {
+	ppi_study_msg m = ppi_study_recv(st->comm, block, r->buf, PPI_STUDY_BATCH * r->rec, &nbytes,
+	                                 &s, &e, &from);
+	for (size_t off = 0; m == PPI_STUDY_ROWS && off + r->rec <= nbytes; off += r->rec) {
+		uint64_t i;
+		memcpy(&i, r->buf + off, 8);
+		if (i >= st->npoints)
+			continue;
+		memcpy((unsigned char *)st->rows + i * st->row_bytes, r->buf + off + 8,
+		       st->row_bytes);
+		root_finished(r, (size_t)i);
+	}
+	if (m == PPI_STUDY_DONE) {
 		(*ndone)++;
 		if (s && !r->st_first) {
 			char buf[sizeof e.text];
@@ -273,6 +287,35 @@ static bool root_receive(runner *r, bool block, int *ndone)
 	return m != PPI_STUDY_NONE;
 }
 
+/* A worker's share: rows evaluated into the batch, sent when it is full or
+ * PPI_STUDY_BATCH_S old, then the last message (its status). */
+static pp_status worker_points(runner *r, int rank, int size, bool blocks, pp_error *err)
+{
+	pp_study *st = r->st;
+	pp_status s = PP_OK;
+	size_t k = 0, n = 0;
+	double sent = now_s();
+	for (size_t i = 0; i < st->npoints && !s; i++) {
+		if (r->done[i] || owner(k++, r->ntodo, size, blocks) != rank)
+			continue;
+		unsigned char *slot = r->buf + n * r->rec;
+		uint64_t i64 = i;
+		memcpy(slot, &i64, 8);
+		memset(slot + 8, 0, st->row_bytes);
+		if ((s = st->eval(st->ctx, i, slot + 8, err)))
+			break;
+		if (++n == PPI_STUDY_BATCH || now_s() - sent > PPI_STUDY_BATCH_S) {
+			s = ppi_study_send_rows(st->comm, r->buf, n * r->rec);
+			n = 0;
+			sent = now_s();
+		}
+	}
+	if (n && !s)
+		s = ppi_study_send_rows(st->comm, r->buf, n * r->rec);
+	pp_status s2 = ppi_study_send_done(st->comm, s, err);
+	return s ? s : s2;
+}
+
 /* This rank's share of the points still to do; the root also merges. */
 static pp_status run_points(runner *r, pp_error *err)
 {
@@ -280,33 +323,21 @@ static pp_status run_points(runner *r, pp_error *err)
 	int rank = pp_study_comm_rank(st->comm), size = pp_study_comm_size(st->comm);
 	const char *shard = getenv("PARAPLAN_STUDY_SHARD");
 	bool blocks = shard && strcmp(shard, "block") == 0;
+	if (rank != 0)
+		return worker_points(r, rank, size, blocks, err);
 	pp_status s = PP_OK;
 	int ndone = 0;
 	size_t k = 0;
-	for (size_t i = 0; i < st->npoints && !s; i++) {
-		if (r->done[i])
+	for (size_t i = 0; i < st->npoints && !s && !r->st_first; i++) {
+		if (r->done[i] || owner(k++, r->ntodo, size, blocks) != 0)
 			continue;
-		if (owner(k++, r->ntodo, size, blocks) != rank)
-			continue;
-		void *row = rank == 0 ? (unsigned char *)st->rows + i * st->row_bytes
-		                      : (void *)(r->msg + 8 + st->row_bytes);
+		void *row = (unsigned char *)st->rows + i * st->row_bytes;
 		memset(row, 0, st->row_bytes);
 		if ((s = st->eval(st->ctx, i, row, err)))
 			break;
-		if (rank != 0) {
-			s = ppi_study_send_row(st->comm, i, row, st->row_bytes, r->msg);
-			continue;
-		}
-		st->evaluated++;
 		root_finished(r, i);
-		if (r->st_first)
-			break;
 		while (size > 1 && root_receive(r, false, &ndone))
 			;
-	}
-	if (rank != 0) {
-		pp_status s2 = ppi_study_send_done(st->comm, s, err);
-		return s ? s : s2;
 	}
 	if (s && !r->st_first) {
 		r->st_first = s;
@@ -330,10 +361,11 @@ pp_status pp_study_run(pp_study *st, pp_error *err)
 	st->resumed = st->evaluated = 0;
 	bool root = pp_study_comm_root(st->comm), multi = pp_study_comm_size(st->comm) > 1;
 	r.done = ppi_calloc(st->npoints, 1);
-	r.msg = ppi_malloc(2 * (8 + st->row_bytes));
-	if (!r.done || !r.msg) {
+	r.rec = 8 + (st->row_bytes + 7) / 8 * 8;
+	r.buf = multi ? ppi_malloc(PPI_STUDY_BATCH * r.rec) : NULL;
+	if (!r.done || (multi && !r.buf)) {
 		free(r.done);
-		free(r.msg);
+		free(r.buf);
 		return ppi_oom(err);
 	}
 	/* The root reads the checkpoint; every rank learns its outcome (the
@@ -357,6 +389,6 @@ pp_status pp_study_run(pp_study *st, pp_error *err)
 	}
 	ckpt_close(&r.ck);
 	free(r.done);
-	free(r.msg);
+	free(r.buf);
 	return (pp_status)status;
 }

@@ -13,27 +13,34 @@ struct pp_study_comm {
 	int rank, size;
 };
 
+/* Rows travel in batches of at most this many records (a record: the point's
+ * index as 8 bytes, then its row padded to 8 bytes; 64 sweep rows are 57 KB),
+ * one message per batch rather than per point: a point costs 20-60 us, about
+ * what a shared-memory message costs the root to take in. */
+#define PPI_STUDY_BATCH 64
+/* ... or rows finished this long ago, so the root's checkpoint and progress
+ * keep up with slow points. */
+#define PPI_STUDY_BATCH_S 0.25
+
 /* What the root rank received (ppi_study_recv). */
 typedef enum ppi_study_msg {
 	PPI_STUDY_NONE = 0, /* nothing waiting (non-blocking receive) */
-	PPI_STUDY_ROW = 1,  /* a finished point: *index, its row in `row` */
+	PPI_STUDY_ROWS = 1, /* finished points: *nbytes of records in `buf` */
 	PPI_STUDY_DONE = 2, /* a worker is done: *st its status, *err its error */
 } ppi_study_msg;
 
 /* `bytes` of `buf` from the root rank to every rank (collective). */
 pp_status ppi_study_bcast(const pp_study_comm *c, void *buf, size_t bytes);
-/* Worker -> root: point `index` and its row (`msg`: scratch of 8 + bytes). */
-pp_status ppi_study_send_row(const pp_study_comm *c, size_t index, const void *row, size_t bytes,
-                             unsigned char *msg);
+/* Worker -> root: `nbytes` of records. */
+pp_status ppi_study_send_rows(const pp_study_comm *c, const unsigned char *buf, size_t nbytes);
 /* Worker -> root: this rank has sent all its rows; its status and error. */
 pp_status ppi_study_send_done(const pp_study_comm *c, pp_status st, const pp_error *err);
 /*
- * Root: one message from any worker (waiting for one when `block`) into
- * *index and `row` (bytes) or *st / *err, with the sender in *from.  `msg`
- * is scratch of 8 + bytes.  PPI_STUDY_NONE when !block and none is waiting.
+ * Root: one message from any worker (waiting for one when `block`): records
+ * into `buf` (room for `cap` bytes) and their size into *nbytes, or *st /
+ * *err; the sender in *from.  PPI_STUDY_NONE when !block and none is waiting.
  */
-ppi_study_msg ppi_study_recv(const pp_study_comm *c, bool block, size_t *index, void *row,
-                             size_t bytes, unsigned char *msg, pp_status *st, pp_error *err,
-                             int *from);
+ppi_study_msg ppi_study_recv(const pp_study_comm *c, bool block, unsigned char *buf, size_t cap,
+                             size_t *nbytes, pp_status *st, pp_error *err, int *from);
 
 #endif

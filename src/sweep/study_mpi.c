@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "study_int.h"
 #include "util/util.h"
@@ -59,8 +60,7 @@ pp_status ppi_study_bcast(const pp_study_comm *c, void *buf, size_t bytes)
 	return PP_EINTERNAL;
 }
 
-pp_status ppi_study_send_row(const pp_study_comm *c, size_t index, const void *row, size_t bytes,
-                             unsigned char *msg)
+pp_status ppi_study_send_rows(const pp_study_comm *c, const unsigned char *buf, size_t nbytes)
 {
 	return PP_EINTERNAL;
 }
@@ -70,9 +70,8 @@ pp_status ppi_study_send_done(const pp_study_comm *c, pp_status st, const pp_err
 	return PP_EINTERNAL;
 }
 
-ppi_study_msg ppi_study_recv(const pp_study_comm *c, bool block, size_t *index, void *row,
-                             size_t bytes, unsigned char *msg, pp_status *st, pp_error *err,
-                             int *from)
+ppi_study_msg ppi_study_recv(const pp_study_comm *c, bool block, unsigned char *buf, size_t cap,
+                             size_t *nbytes, pp_status *st, pp_error *err, int *from)
 {
 	*st = PP_EINTERNAL;
 	*from = 0;
@@ -124,13 +123,9 @@ pp_status ppi_study_bcast(const pp_study_comm *c, void *buf, size_t bytes)
 	           : PP_EINTERNAL;
 }
 
-pp_status ppi_study_send_row(const pp_study_comm *c, size_t index, const void *row, size_t bytes,
-                             unsigned char *msg)
+pp_status ppi_study_send_rows(const pp_study_comm *c, const unsigned char *buf, size_t nbytes)
 {
-	unsigned long long i = index;
-	memcpy(msg, &i, 8);
-	memcpy(msg + 8, row, bytes);
-	return MPI_Send(msg, (int)(8 + bytes), MPI_BYTE, 0, TAG_ROW, MPI_COMM_WORLD) == MPI_SUCCESS
+	return MPI_Send(buf, (int)nbytes, MPI_BYTE, 0, TAG_ROW, MPI_COMM_WORLD) == MPI_SUCCESS
 	           ? PP_OK
 	           : PP_EINTERNAL;
 }
@@ -147,16 +142,21 @@ pp_status ppi_study_send_done(const pp_study_comm *c, pp_status st, const pp_err
 	           : PP_EINTERNAL;
 }
 
-ppi_study_msg ppi_study_recv(const pp_study_comm *c, bool block, size_t *index, void *row,
-                             size_t bytes, unsigned char *msg, pp_status *st, pp_error *err,
-                             int *from)
+ppi_study_msg ppi_study_recv(const pp_study_comm *c, bool block, unsigned char *buf, size_t cap,
+                             size_t *nbytes, pp_status *st, pp_error *err, int *from)
 {
 	MPI_Status ms;
 	int flag = 1;
-	if (block)
-		MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &ms);
-	else
+	/* Waiting, the root sleeps 50 us between probes rather than spin in
+	 * MPI_Probe: where ranks outnumber free cores a spinning root takes the
+	 * core a worker needs.  A point costs 20 us and more: the added latency is
+	 * noise. */
+	for (;;) {
 		MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &ms);
+		if (flag || !block)
+			break;
+		nanosleep(&(struct timespec){0, 50000}, NULL);
+	}
 	if (!flag)
 		return PPI_STUDY_NONE;
 	*from = ms.MPI_SOURCE;
@@ -169,13 +169,14 @@ ppi_study_msg ppi_study_recv(const pp_study_comm *c, bool block, size_t *index, 
 			*err = d.err;
 		return PPI_STUDY_DONE;
 	}
-	MPI_Recv(msg, (int)(8 + bytes), MPI_BYTE, ms.MPI_SOURCE, TAG_ROW, MPI_COMM_WORLD,
+	int count = 0;
+	MPI_Get_count(&ms, MPI_BYTE, &count);
+	if (count < 0 || (size_t)count > cap)
+		count = 0; /* not a batch of this study: dropped below */
+	MPI_Recv(buf, (int)cap, MPI_BYTE, ms.MPI_SOURCE, TAG_ROW, MPI_COMM_WORLD,
 	         MPI_STATUS_IGNORE);
-	unsigned long long i;
-	memcpy(&i, msg, 8);
-	*index = (size_t)i;
-	memcpy(row, msg + 8, bytes);
-	return PPI_STUDY_ROW;
+	*nbytes = (size_t)count;
+	return PPI_STUDY_ROWS;
 }
 
 #endif

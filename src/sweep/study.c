@@ -224,7 +224,8 @@ typedef struct runner {
 	                        the run: the shard of a point depends on them) */
 	size_t ntodo, finished;
 	size_t rec;         /* bytes of a record: 8 (index) + row_bytes rounded up to 8 */
-	unsigned char *buf; /* PPI_STUDY_BATCH records: a worker's batch, the root's inbox */
+	unsigned char *buf; /* 2 x PPI_STUDY_BATCH records: a worker's two batches, the
+	                       root's inbox (the first) */
 	pp_status st_first; /* the first failure (root) */
 	pp_error err_first;
 } runner;
@@ -287,33 +288,41 @@ static bool root_receive(runner *r, bool block, int *ndone)
 	return m != PPI_STUDY_NONE;
 }
 
-/* A worker's share: rows evaluated into the batch, sent when it is full or
- * PPI_STUDY_BATCH_S old, then the last message (its status). */
+/* A worker's share: rows evaluated into one of two batches, each sent
+ * (without waiting) when it is full or PPI_STUDY_BATCH_S old while the other
+ * fills, then the last message (its status). */
 static pp_status worker_points(runner *r, int rank, int size, bool blocks, pp_error *err)
 {
 	pp_study *st = r->st;
 	pp_status s = PP_OK;
 	size_t k = 0, n = 0;
+	int cur = 0;
+	ppi_study_req req[2] = {{0}, {0}};
+	unsigned char *batch[2] = {r->buf, r->buf + PPI_STUDY_BATCH * r->rec};
 	double sent = now_s();
 	for (size_t i = 0; i < st->npoints && !s; i++) {
 		if (r->done[i] || owner(k++, r->ntodo, size, blocks) != rank)
 			continue;
-		unsigned char *slot = r->buf + n * r->rec;
+		unsigned char *slot = batch[cur] + n * r->rec;
 		uint64_t i64 = i;
 		memcpy(slot, &i64, 8);
 		memset(slot + 8, 0, st->row_bytes);
 		if ((s = st->eval(st->ctx, i, slot + 8, err)))
 			break;
 		if (++n == PPI_STUDY_BATCH || now_s() - sent > PPI_STUDY_BATCH_S) {
-			s = ppi_study_send_rows(st->comm, r->buf, n * r->rec);
+			s = ppi_study_isend_rows(st->comm, batch[cur], n * r->rec, &req[cur]);
+			cur ^= 1;
+			if (!s)
+				s = ppi_study_wait(st->comm, &req[cur]); /* before refilling it */
 			n = 0;
 			sent = now_s();
 		}
 	}
 	if (n && !s)
-		s = ppi_study_send_rows(st->comm, r->buf, n * r->rec);
-	pp_status s2 = ppi_study_send_done(st->comm, s, err);
-	return s ? s : s2;
+		s = ppi_study_isend_rows(st->comm, batch[cur], n * r->rec, &req[cur]);
+	pp_status s2 = ppi_study_wait(st->comm, &req[0]), s3 = ppi_study_wait(st->comm, &req[1]);
+	pp_status s4 = ppi_study_send_done(st->comm, s, err);
+	return s ? s : s2 ? s2 : s3 ? s3 : s4;
 }
 
 /* This rank's share of the points still to do; the root also merges. */
@@ -362,7 +371,7 @@ pp_status pp_study_run(pp_study *st, pp_error *err)
 	bool root = pp_study_comm_root(st->comm), multi = pp_study_comm_size(st->comm) > 1;
 	r.done = ppi_calloc(st->npoints, 1);
 	r.rec = 8 + (st->row_bytes + 7) / 8 * 8;
-	r.buf = multi ? ppi_malloc(PPI_STUDY_BATCH * r.rec) : NULL;
+	r.buf = multi ? ppi_malloc(2 * PPI_STUDY_BATCH * r.rec) : NULL; /* two batches */
 	if (!r.done || (multi && !r.buf)) {
 		free(r.done);
 		free(r.buf);

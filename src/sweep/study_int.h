@@ -31,8 +31,22 @@ typedef enum ppi_study_msg {
 
 /* `bytes` of `buf` from the root rank to every rank (collective). */
 pp_status ppi_study_bcast(const pp_study_comm *c, void *buf, size_t bytes);
-/* Worker -> root: `nbytes` of records. */
-pp_status ppi_study_send_rows(const pp_study_comm *c, const unsigned char *buf, size_t nbytes);
+/* A send in flight (an MPI_Request inside). */
+typedef struct ppi_study_req {
+	bool active;
+	union {
+		unsigned char bytes[64];
+		void *align;
+	} mpi;
+} ppi_study_req;
+
+/* Worker -> root: `nbytes` of records, started (MPI_Isend): `buf` must stay
+ * as it is until ppi_study_wait(req).  The worker fills its other batch
+ * meanwhile, so it waits on the root only when the root is a batch behind. */
+pp_status ppi_study_isend_rows(const pp_study_comm *c, const unsigned char *buf, size_t nbytes,
+                               ppi_study_req *req);
+/* The send of `req` finished (a no-op when none is active). */
+pp_status ppi_study_wait(const pp_study_comm *c, ppi_study_req *req);
 /* Worker -> root: this rank has sent all its rows; its status and error. */
 pp_status ppi_study_send_done(const pp_study_comm *c, pp_status st, const pp_error *err);
 /*

@@ -60,7 +60,13 @@ pp_status ppi_study_bcast(const pp_study_comm *c, void *buf, size_t bytes)
 	return PP_EINTERNAL;
 }
 
-pp_status ppi_study_send_rows(const pp_study_comm *c, const unsigned char *buf, size_t nbytes)
+pp_status ppi_study_isend_rows(const pp_study_comm *c, const unsigned char *buf, size_t nbytes,
+                               ppi_study_req *req)
+{
+	return PP_EINTERNAL;
+}
+
+pp_status ppi_study_wait(const pp_study_comm *c, ppi_study_req *req)
 {
 	return PP_EINTERNAL;
 }
@@ -123,11 +129,28 @@ pp_status ppi_study_bcast(const pp_study_comm *c, void *buf, size_t bytes)
 	           : PP_EINTERNAL;
 }
 
-pp_status ppi_study_send_rows(const pp_study_comm *c, const unsigned char *buf, size_t nbytes)
+_Static_assert(sizeof(MPI_Request) <= sizeof(((ppi_study_req *)0)->mpi.bytes),
+               "an MPI_Request fits ppi_study_req");
+
+pp_status ppi_study_isend_rows(const pp_study_comm *c, const unsigned char *buf, size_t nbytes,
+                               ppi_study_req *req)
 {
-	return MPI_Send(buf, (int)nbytes, MPI_BYTE, 0, TAG_ROW, MPI_COMM_WORLD) == MPI_SUCCESS
-	           ? PP_OK
-	           : PP_EINTERNAL;
+	MPI_Request r;
+	if (MPI_Isend(buf, (int)nbytes, MPI_BYTE, 0, TAG_ROW, MPI_COMM_WORLD, &r) != MPI_SUCCESS)
+		return PP_EINTERNAL;
+	memcpy(req->mpi.bytes, &r, sizeof r);
+	req->active = true;
+	return PP_OK;
+}
+
+pp_status ppi_study_wait(const pp_study_comm *c, ppi_study_req *req)
+{
+	if (!req->active)
+		return PP_OK;
+	MPI_Request r;
+	memcpy(&r, req->mpi.bytes, sizeof r);
+	req->active = false;
+	return MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS ? PP_OK : PP_EINTERNAL;
 }
 
 pp_status ppi_study_send_done(const pp_study_comm *c, pp_status st, const pp_error *err)

@@ -173,6 +173,7 @@ static int sweep_run(sweep_args *a, cli_opts *o)
 	cli_progress pr;
 	cli_progress_start(&pr, "sweep", a->quiet || !root, "%zu points over %s on %d rank(s)",
 	                   a->so.nvalues, a->over, pp_study_comm_size(comm));
+	pr.on |= comm && root && !a->quiet; /* mpirun pipes stderr: no tty to ask */
 	a->so.progress = sweep_progress;
 	a->so.progress_ctx = &pr;
 	a->so.comm = comm;

@@ -1,6 +1,6 @@
 /*
- * paraplan — shard: the execution layer under a sweep or study.  The points of a
- * study are numbered 0..N-1 and each is evaluated on its own ("evaluate point
+ * paraplan — shard: the execution layer under a sweep or a study.  The points
+ * of a run are numbered 0..N-1 and each is evaluated on its own ("evaluate point
  * i -> row", a fixed-size block of bytes); pp_shard_run evaluates them, in
  * one process or split across the ranks of an Open MPI job, optionally
  * recording each finished point in a checkpoint file, and leaves every row in
@@ -74,7 +74,7 @@ bool pp_shard_have_mpi(void);
 uint64_t pp_shard_args_hash(int argc, char *const *argv, const char *skip, const char *quiet);
 
 /* The i-th point evaluated into `row` (row_bytes, zeroed by the caller of
- * eval).  PP_OK, or a status that stops the study (a point that is merely
+ * eval).  PP_OK, or a status that stops the run (a point that is merely
  * invalid should be a row saying so, not a failure). */
 typedef pp_status (*pp_shard_eval_fn)(void *ctx, size_t i, void *row, pp_error *err);
 

@@ -195,7 +195,7 @@ ppi_shard_msg ppi_shard_recv(const pp_shard_comm *c, bool block, unsigned char *
 	int count = 0;
 	MPI_Get_count(&ms, MPI_BYTE, &count);
 	if (count < 0 || (size_t)count > cap)
-		count = 0; /* not a batch of this study: dropped below */
+		count = 0; /* not a batch of this run: dropped below */
 	MPI_Recv(buf, (int)cap, MPI_BYTE, ms.MPI_SOURCE, TAG_ROW, MPI_COMM_WORLD,
 	         MPI_STATUS_IGNORE);
 	*nbytes = (size_t)count;

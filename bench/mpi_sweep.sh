@@ -39,7 +39,7 @@ awk -v a="$one" -v p="$pair" -v c="$n2" -v b="$blk" 'BEGIN {
 study="sweep --model gpt-145.6b --system configtuner-hopper --tp 8 --pp 8 --seq 2048
   --recompute full --over dp --values 1:4096 --replica-batch 96 --tokens 300B --csv --quiet"
 tp="" tm=""
-for i in 1 2 3; do
+for _ in 1 2 3; do
 	t0=$(now)
 	# shellcheck disable=SC2086
 	"$bin" $study --output plain.csv.$$ || exit 1

@@ -40,6 +40,7 @@ static const cli_flag sweep_flags[] = {
     CLI_ROW("csv", CLI_F_SET, AT(csv)),
     CLI_PAGE_FLAGS(sweep_args, charts),
     CLI_ROW("quiet", CLI_F_SET, AT(quiet)),
+    CLI_ROW("checkpoint", CLI_F_STR, AT(so.checkpoint)),
     CLI_INVERSE_FLAGS(sweep_args, inv),
     CLI_ROW("vary", CLI_F_CALL, 0, .call = vary_flag),
     CLI_ROW("search", CLI_F_SET, AT(rq.search)),
@@ -183,8 +184,14 @@ static int sweep_write(const pp_sweep *sw, const cli_inverse *inv, const cli_opt
 	return rc;
 }
 
-/* The sweep of `a`, with progress: 0 or an exit code after one message. */
-static int sweep_run(sweep_args *a, cli_opts *o)
+/* cli_message_hook of the MPI ranks but rank 0: rank 0 alone says what failed. */
+static void message_drop(const char *line)
+{
+	(void)line;
+}
+
+/* The sweep of `a`, with progress, on `comm`'s ranks: 0 or an exit code after one message. */
+static int sweep_run(sweep_args *a, cli_opts *o, pp_shard_comm *comm, pp_error *err)
 {
 	pp_model model;
 	pp_system sys;
@@ -200,29 +207,30 @@ static int sweep_run(sweep_args *a, cli_opts *o)
 		cli_message("out of memory");
 		return EXIT_INTERNAL;
 	}
+	bool root = pp_shard_comm_root(a->so.comm = comm);
 	cli_progress pr;
-	cli_progress_start(&pr, "sweep", a->quiet, "%zu points over %s", a->so.nvalues, a->over);
+	cli_progress_start(&pr, "sweep", a->quiet || !root, "%zu points over %s on %d rank(s)",
+	                   a->so.nvalues, a->over, pp_shard_comm_size(a->so.comm));
+	pr.on |= a->so.comm && root && !a->quiet; /* mpirun pipes stderr: no tty to ask */
 	a->so.progress = sweep_progress;
 	a->so.progress_ctx = &pr;
-	pp_error err;
-	pp_error_clear(&err);
-	pp_status st = pp_sweep_run(&model, &sys, &o->job, &o->plan, o->gpus, &a->so, sw, &err);
+	pp_error_clear(err);
+	pp_status st = pp_sweep_run(&model, &sys, &o->job, &o->plan, o->gpus, &a->so, sw, err);
 	cli_progress_end(&pr);
-	rc = st ? cli_plan_fail(st, &err, &model)
-	        : cli_charts_emit(&a->charts, "sweep", NULL, NULL, NULL, NULL, sw, &model);
-	if (!rc && !a->charts.as_report)
+	if (!(rc = cli_plan_fail(st, err, &model)) && root)
+		rc = cli_charts_emit(&a->charts, "sweep", NULL, NULL, NULL, NULL, sw, &model);
+	if (!rc && root && !a->charts.as_report)
 		rc = sweep_write(sw, &a->inv, o);
 	pp_sweep_free(sw);
 	return rc;
 }
 
-/* The study of `a` over each model of --model A,B into --html and --output. */
-static int study_run(sweep_args *a, cli_opts *o)
+/* The study of `a` over each model of --model A,B on `comm`'s ranks into --html and --output. */
+static int study_run(sweep_args *a, cli_opts *o, const pp_shard_comm *comm, pp_error *err)
 {
 	pp_system sys;
-	pp_error err;
 	char ref[512];
-	int rc = cli_fail(pp_study_models(&a->rq, o->model_ref, "--model", ref, 512, &err), &err);
+	int rc = cli_fail(pp_study_models(&a->rq, o->model_ref, "--model", ref, 512, err), err);
 	cli_opts one = *o; /* the system and the first model */
 	one.model_ref = o->model_ref ? ref : NULL;
 	rc = rc ? rc : cli_opts_inputs(&one, a->rq.models, &sys);
@@ -230,11 +238,12 @@ static int study_run(sweep_args *a, cli_opts *o)
 	    &a->rq, &sys, &o->job, &o->plan, a->so.nvalues ? a->points : &o->gpus, a->so.nvalues);
 	pp_study_row *rows = NULL;
 	size_t n = pp_study_size(sp);
-	rc = rc ? rc : cli_fail(pp_study_rows_new(&a->rq, sp, &rows, &err), &err);
-	rc = rc ? rc : cli_plan_fail(pp_study_run(sp, rows, NULL, NULL, &err), &err, a->rq.models);
+	rc = rc ? rc : cli_fail(pp_study_rows_new(&a->rq, sp, &rows, err), err);
+	pp_shard sh = {.checkpoint = a->so.checkpoint, .args_hash = a->so.args_hash, .comm = comm};
+	rc = rc ? rc : cli_plan_fail(pp_study_run(sp, rows, &sh, err), err, a->rq.models);
 	cli_out out; /* --html FILE, then --output */
 	const char *f = a->csv ? "csv" : o->json ? "json" : "text";
-	for (int k = !a->charts.html; k < 2 && !rc; k++)
+	for (int k = !a->charts.html; k < 2 && !rc && pp_shard_comm_root(comm); k++)
 		if (!(rc = cli_out_open(&out, k ? o->output : a->charts.html)))
 			rc = cli_out_close(
 			    &out, cli_report_ok(pp_report_study(sp, rows, n, k ? f : "html", out.f),
@@ -252,10 +261,16 @@ int cli_sweep(int argc, char **argv)
 	}
 	cli_opts o;
 	int rc = sweep_parse(argc, argv, a, &o);
+	a->so.args_hash = pp_shard_args_hash(argc, argv, "--checkpoint", "--quiet");
+	pp_error err = {0};         /* the runs' scratch */
+	pp_shard_comm *comm = NULL; /* mpirun's ranks (NULL: this process); rank 0 writes */
 	if (rc == CLI_CONTINUE &&
 	    !(rc = cli_out_check("sweep", "--output", a->charts.as_report ? NULL : o.output)) &&
-	    !(rc = cli_charts_check("sweep", &a->charts)))
-		rc = a->rq.study ? study_run(a, &o) : sweep_run(a, &o);
+	    !(rc = cli_charts_check("sweep", &a->charts)) &&
+	    !(rc = cli_fail(pp_shard_comm_open(&comm, &err), &err)) &&
+	    (pp_shard_comm_root(comm) || (cli_message_hook = message_drop)))
+		rc = a->rq.study ? study_run(a, &o, comm, &err) : sweep_run(a, &o, comm, &err);
+	pp_shard_comm_close(comm);
 	free(a);
 	return rc;
 }

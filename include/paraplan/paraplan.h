@@ -15,9 +15,10 @@
 #include "report.h"
 #include "search.h"
 #include "search_parse.h"
+#include "shard.h"
 #include "spec.h"
 #include "sweep.h"
-#include "study.h"
+
 #include "workload.h"
 #include "place.h"
 #include "scenario.h"

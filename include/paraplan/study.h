@@ -12,7 +12,7 @@
  *
  *     pp_study_spec sp;  pp_study_spec_init(&sp);  (fill it)
  *     pp_study_row *rows = calloc(pp_study_size(&sp), sizeof *rows);
- *     pp_study_run(&sp, rows, NULL, NULL, &err);
+ *     pp_study_run(&sp, rows, NULL, &err);
  *
  * Kernel model with a changed peak (docs/kernel.md, "Other GPUs"): the kernel
  * parameters are fractions of the GPU's datasheet peaks and HBM bandwidth
@@ -31,6 +31,7 @@
 
 #include "params.h"
 #include "search.h"
+#include "shard.h"
 #include "sweep.h"
 
 #ifdef __cplusplus
@@ -152,11 +153,16 @@ void pp_study_ws_free(pp_study_ws *ws);
 pp_status pp_study_point(const pp_study_spec *sp, size_t i, pp_study_ws *ws, pp_study_row *row,
                          pp_error *err);
 
-/* Every point into rows[0..N-1], in point order; `progress` (NULL = none)
- * after each. */
-pp_status pp_study_run(const pp_study_spec *sp, pp_study_row *rows,
-                       void (*progress)(void *ctx, size_t done, size_t total), void *ctx,
-                       pp_error *err);
+/*
+ * Every point into rows[0..N-1], in point order, through the shard layer
+ * (paraplan/shard.h): `exec` (NULL = one plain process, no checkpoint) gives
+ * the ranks, the checkpoint file and its arguments hash, and the progress
+ * callback; pp_study_run sets its points, rows and evaluator (each point i
+ * is pp_study_point(sp, i)) and pp_shard_run fills its resumed/evaluated.
+ * With ranks, only the root rank's rows are complete.  Statuses as
+ * pp_shard_run and pp_study_point return them.
+ */
+pp_status pp_study_run(const pp_study_spec *sp, pp_study_row *rows, pp_shard *exec, pp_error *err);
 
 /*
  * A study as a command line asks for it (paraplan sweep): its axes, whether

@@ -23,6 +23,7 @@
 
 #include "estimate.h"
 #include "inverse.h"
+#include "shard.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -82,6 +83,13 @@ typedef struct pp_sweep_opts {
 	 * none), e.g. for a progress line. */
 	void (*progress)(void *ctx, size_t done, size_t total);
 	void *progress_ctx;
+	/* The execution layer (paraplan/shard.h): a checkpoint file of finished
+	 * points (NULL = none) and the hash of the arguments its header carries,
+	 * and the MPI ranks to split the points across (NULL = this process).
+	 * With ranks, only the root's `out` holds the rows. */
+	const char *checkpoint;
+	uint64_t args_hash;
+	const pp_shard_comm *comm;
 } pp_sweep_opts;
 
 void pp_sweep_opts_init(pp_sweep_opts *o);
@@ -143,6 +151,8 @@ typedef struct pp_sweep {
 	ptrdiff_t best_time; /* fastest (tokens/s) row that fits, -1 when none */
 	ptrdiff_t best_rent; /* fewest GPU-hours per token among rows that fit (the
 	                        cheapest to rent at any one price), -1 when none */
+	size_t resumed;      /* rows read back from the checkpoint (root rank) */
+	size_t evaluated;    /* rows evaluated by this run, all ranks (root rank) */
 } pp_sweep;
 
 /* Room for `capacity` points; NULL when out of memory. */

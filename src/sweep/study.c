@@ -376,23 +376,36 @@ pp_status pp_study_point(const pp_study_spec *sp, size_t i, pp_study_ws *ws, pp_
 	return sp->search ? point_search(sp, m, &s, r, err) : point_plan(sp, m, &s, ws, r, err);
 }
 
-pp_status pp_study_run(const pp_study_spec *sp, pp_study_row *rows,
-                       void (*progress)(void *ctx, size_t done, size_t total), void *ctx,
-                       pp_error *err)
+/* pp_shard_eval_fn: point i of the study (pp_study_point with this rank's
+ * workspace). */
+typedef struct study_eval_ctx {
+	const pp_study_spec *sp;
+	pp_study_ws *ws;
+} study_eval_ctx;
+
+static pp_status study_eval(void *ctx, size_t i, void *row, pp_error *err)
+{
+	const study_eval_ctx *c = ctx;
+	return pp_study_point(c->sp, i, c->ws, row, err);
+}
+
+pp_status pp_study_run(const pp_study_spec *sp, pp_study_row *rows, pp_shard *exec, pp_error *err)
 {
 	size_t n = pp_study_size(sp);
 	if (n == 0 || n > PP_STUDY_POINTS_HARD_MAX)
 		return ppi_fail(err, "", "study", "%zu points", n);
-	pp_study_ws *ws = pp_study_ws_new();
-	if (!ws)
+	study_eval_ctx c = {.sp = sp, .ws = pp_study_ws_new()};
+	if (!c.ws)
 		return ppi_oom(err);
-	pp_status st = PP_OK;
-	for (size_t i = 0; i < n && !st; i++) {
-		st = pp_study_point(sp, i, ws, &rows[i], err);
-		if (progress)
-			progress(ctx, i + 1, n);
-	}
-	pp_study_ws_free(ws);
+	pp_shard plain = {0}; /* one process, no checkpoint */
+	pp_shard *sh = exec ? exec : &plain;
+	sh->npoints = n;
+	sh->row_bytes = sizeof *rows;
+	sh->rows = rows;
+	sh->eval = study_eval;
+	sh->ctx = &c;
+	pp_status st = pp_shard_run(sh, err);
+	pp_study_ws_free(c.ws);
 	return st;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "paraplan/shard.h"
 #include "paraplan/sweep.h"
 #include "util/util.h"
 
@@ -246,6 +247,73 @@ static void row_energy(pp_sweep_row *r, const pp_estimate *e, const pp_sweep_opt
 	r->tco_usd = r->amortised_usd + r->power_usd + r->hosting_usd;
 }
 
+/* One point of a sweep: what pp_sweep_run hands pp_shard_run. */
+typedef struct sweep_point_ctx {
+	const pp_model *m;
+	const pp_system *s;
+	const pp_job *job;
+	const pp_plan *base;
+	long long gpus;
+	const pp_sweep_opts *opts;
+	const pp_sweep *out;
+	pp_estimate *e; /* scratch */
+} sweep_point_ctx;
+
+/* pp_shard_eval_fn: point i of the sweep into `row` (a pp_sweep_row, zeroed):
+ * a row with the reason when the plan is invalid; PP_ENOMEM / PP_EINTERNAL
+ * stop the sweep. */
+static pp_status sweep_point(void *ctxp, size_t i, void *row, pp_error *err)
+{
+	sweep_point_ctx *c = ctxp;
+	const pp_sweep_opts *opts = c->opts;
+	pp_estimate *e = c->e;
+	pp_sweep_row *r = row;
+	pp_plan plan = *c->base;
+	pp_job pj = *c->job;
+	if (!point_setup(c->out, opts, c->gpus, opts->values[i], &plan, &pj, r))
+		return PP_OK;
+	r->plan = plan;
+	pp_error perr;
+	pp_error_clear(&perr);
+	pp_status st = pp_estimate_run(c->m, c->s, &pj, &plan, r->gpus, e, &perr);
+	if (st == PP_EINPUT) {
+		pp_error_format(&perr, r->reason, sizeof r->reason);
+		return PP_OK;
+	}
+	if (st) {
+		if (err)
+			*err = perr;
+		return st;
+	}
+	r->ok = true;
+	r->plan = e->plan;
+	r->fits = e->fits;
+	r->peak_bytes = e->memory.total_bytes;
+	r->capacity_bytes = e->capacity_bytes;
+	r->time = e->time;
+	r->iteration_s = e->time.iteration_s;
+	r->tokens_per_s = e->tokens_per_s;
+	r->mfu = e->mfu;
+	r->train_days = e->train_days;
+	r->gpu_hours = e->gpu_hours;
+	r->rent_usd = e->cost_usd;
+	r->buy_usd = (double)r->gpus * opts->usd_per_gpu;
+	row_energy(r, e, opts);
+	if (opts->goodput && e->fits && e->train_tokens > 0) {
+		st = pp_estimate_goodput(e, opts->goodput, &perr);
+		if (st) {
+			if (err)
+				*err = perr;
+			return st;
+		}
+		r->has_goodput = true;
+		r->goodput = e->goodput.goodput;
+		r->goodput_days = e->goodput.effective_days;
+		r->goodput_usd = e->goodput.cost_usd;
+	}
+	return PP_OK;
+}
+
 pp_status pp_sweep_run(const pp_model *m, const pp_system *s, const pp_job *job,
                        const pp_plan *base, long long gpus, const pp_sweep_opts *opts,
                        pp_sweep *out, pp_error *err)
@@ -284,63 +352,26 @@ pp_status pp_sweep_run(const pp_model *m, const pp_system *s, const pp_job *job,
 	pp_estimate *e = ppi_malloc(sizeof *e);
 	if (!e)
 		return PP_ENOMEM;
-	pp_status st = PP_OK;
-	for (size_t i = 0; i < opts->nvalues; i++) {
-		if (i > 0 && opts->progress)
-			opts->progress(opts->progress_ctx, i, opts->nvalues);
-		pp_sweep_row *r = &rows[i];
-		memset(r, 0, sizeof *r);
-		pp_plan plan = *base;
-		pp_job pj = *job;
-		out->nrows = i + 1;
-		if (!point_setup(out, opts, gpus, opts->values[i], &plan, &pj, r))
-			continue;
-		r->plan = plan;
-		pp_error perr;
-		pp_error_clear(&perr);
-		st = pp_estimate_run(m, s, &pj, &plan, r->gpus, e, &perr);
-		if (st == PP_EINPUT) {
-			pp_error_format(&perr, r->reason, sizeof r->reason);
-			st = PP_OK;
-			continue;
-		}
-		if (st) {
-			if (err)
-				*err = perr;
-			break;
-		}
-		r->ok = true;
-		r->plan = e->plan;
-		r->fits = e->fits;
-		r->peak_bytes = e->memory.total_bytes;
-		r->capacity_bytes = e->capacity_bytes;
-		r->time = e->time;
-		r->iteration_s = e->time.iteration_s;
-		r->tokens_per_s = e->tokens_per_s;
-		r->mfu = e->mfu;
-		r->train_days = e->train_days;
-		r->gpu_hours = e->gpu_hours;
-		r->rent_usd = e->cost_usd;
-		r->buy_usd = (double)r->gpus * opts->usd_per_gpu;
-		row_energy(r, e, opts);
-		if (opts->goodput && e->fits && e->train_tokens > 0) {
-			st = pp_estimate_goodput(e, opts->goodput, &perr);
-			if (st) {
-				if (err)
-					*err = perr;
-				break;
-			}
-			r->has_goodput = true;
-			r->goodput = e->goodput.goodput;
-			r->goodput_days = e->goodput.effective_days;
-			r->goodput_usd = e->goodput.cost_usd;
-		}
-	}
+	sweep_point_ctx ctx = {m, s, job, base, gpus, opts, out, e};
+	pp_shard st = {.npoints = opts->nvalues,
+	               .row_bytes = sizeof *rows,
+	               .rows = rows,
+	               .eval = sweep_point,
+	               .ctx = &ctx,
+	               .checkpoint = opts->checkpoint,
+	               .args_hash = opts->args_hash,
+	               .comm = opts->comm,
+	               .progress = opts->progress,
+	               .progress_ctx = opts->progress_ctx};
+	pp_status rc = pp_shard_run(&st, err);
 	free(e);
-	if (st)
-		return st;
-	if (opts->progress)
-		opts->progress(opts->progress_ctx, opts->nvalues, opts->nvalues);
+	if (rc)
+		return rc;
+	out->nrows = opts->nvalues;
+	out->resumed = st.resumed;
+	out->evaluated = st.evaluated;
+	if (!pp_shard_comm_root(opts->comm))
+		return PP_OK; /* the rows are the root's */
 
 	/* Scaling against the baseline, and the best rows. */
 	double best_gpu_s_per_token = 0;

@@ -9,7 +9,10 @@
  *  - a doubled tensor peak speeds the compute up, by less than 2x (the
  *    kernel rule: fractions of the peak kept, fixed times kept);
  *  - with search, "memory" binds exactly when the search without the HBM
- *    limit finds a faster plan.
+ *    limit finds a faster plan;
+ *  - through the shard layer's checkpoint (paraplan/shard.h): a study cut
+ *    back to its first 3 records evaluates exactly the other 5 and gives
+ *    the uninterrupted rows byte for byte; a finished one evaluates none.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -19,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "paraplan/paraplan.h"
@@ -119,7 +123,7 @@ static void test_points_independent(void **state)
 	fixture *f = fixture_new();
 	pp_error err;
 	pp_study_row *rows = calloc(8, sizeof *rows), one;
-	assert_int_equal(pp_study_run(&f->sp, rows, NULL, NULL, &err), PP_OK);
+	assert_int_equal(pp_study_run(&f->sp, rows, NULL, &err), PP_OK);
 	for (size_t k = 8; k-- > 0;) {
 		pp_study_ws *ws = pp_study_ws_new();
 		assert_int_equal(pp_study_point(&f->sp, k, ws, &one, &err), PP_OK);
@@ -153,7 +157,7 @@ static void test_peak_scaling(void **state)
 	f->sp.naxes = 1;
 	f->sp.ngpus = 1;
 	pp_study_row r[2];
-	assert_int_equal(pp_study_run(&f->sp, r, NULL, NULL, &err), PP_OK);
+	assert_int_equal(pp_study_run(&f->sp, r, NULL, &err), PP_OK);
 	assert_true(r[0].ok && r[1].ok);
 	double ratio = r[1].compute_s / r[0].compute_s;
 	/* GEMMs at the same fraction of twice the peak run in half the time;
@@ -176,7 +180,7 @@ static void test_search_binding(void **state)
 	f->sp.search = true;
 	f->sp.naxes = 1;
 	pp_study_row *rows = calloc(4, sizeof *rows);
-	assert_int_equal(pp_study_run(&f->sp, rows, NULL, NULL, &err), PP_OK);
+	assert_int_equal(pp_study_run(&f->sp, rows, NULL, &err), PP_OK);
 	for (size_t i = 0; i < 4; i++) {
 		const pp_study_row *r = &rows[i];
 		assert_true(r->plans > 0);
@@ -190,12 +194,59 @@ static void test_search_binding(void **state)
 	free(f);
 }
 
+/* Keep the header and the first `records` lines of the checkpoint `path`. */
+static void ckpt_cut(const char *path, int records)
+{
+	char buf[1 << 16];
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(buf, 1, sizeof buf, f), at = 0;
+	fclose(f);
+	for (int lines = 0; at < n && lines <= records; at++)
+		lines += buf[at] == '\n';
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, at, f), at);
+	fclose(f);
+}
+
+static void test_checkpoint_resume(void **state)
+{
+	(void)state;
+	fixture *f = fixture_new();
+	pp_error err;
+	char path[] = "/tmp/test_study_ckpt_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	remove(path);
+	pp_study_row *ref = calloc(8, sizeof *ref), *rows = calloc(8, sizeof *rows);
+	assert_int_equal(pp_study_run(&f->sp, ref, NULL, &err), PP_OK);
+	pp_shard ex = {.checkpoint = path, .args_hash = 0x5eed};
+	assert_int_equal(pp_study_run(&f->sp, rows, &ex, &err), PP_OK);
+	assert_true(ex.resumed == 0 && ex.evaluated == 8);
+	ckpt_cut(path, 3);
+	memset(rows, 0, 8 * sizeof *rows);
+	ex = (pp_shard){.checkpoint = path, .args_hash = 0x5eed};
+	assert_int_equal(pp_study_run(&f->sp, rows, &ex, &err), PP_OK);
+	assert_true(ex.resumed == 3 && ex.evaluated == 5);
+	for (size_t i = 0; i < 8; i++)
+		assert_memory_equal(&rows[i], &ref[i], sizeof *rows);
+	ex = (pp_shard){.checkpoint = path, .args_hash = 0x5eed};
+	assert_int_equal(pp_study_run(&f->sp, rows, &ex, &err), PP_OK);
+	assert_true(ex.resumed == 8 && ex.evaluated == 0);
+	remove(path);
+	free(rows);
+	free(ref);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_axis_parse),         cmocka_unit_test(test_size),
 	    cmocka_unit_test(test_points_independent), cmocka_unit_test(test_peak_scaling),
-	    cmocka_unit_test(test_search_binding),
+	    cmocka_unit_test(test_search_binding),     cmocka_unit_test(test_checkpoint_resume),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

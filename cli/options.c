@@ -352,31 +352,9 @@ int cli_opts_inputs(const cli_opts *o, pp_model *model, pp_system *sys)
 	return rc;
 }
 
-/* Plan and job errors come back as "plan.tp"; say "--tp" instead. */
-static void command_line_source(pp_error *err)
-{
-	static const struct {
-		const char *field, *flag;
-	} other[] = {{"gpus", "--gpus"},
-	             {"goodput.mtbf_gpu_hours", "--mtbf-gpu-hours"},
-	             {"goodput.ckpt_write_bytes_per_s", "--ckpt-write-gbps"},
-	             {"goodput.restart_s", "--restart-min"}};
-	const char *flag = NULL;
-	for (size_t i = 0; !flag && pp_field_at(i); i++)
-		if (strcmp(err->field, pp_field_at(i)->member) == 0)
-			flag = pp_field_at(i)->name;
-	for (size_t i = 0; !flag && i < sizeof other / sizeof other[0]; i++)
-		if (strcmp(err->field, other[i].field) == 0)
-			flag = other[i].flag + 2;
-	if (flag)
-		snprintf(err->field, sizeof err->field, "--%s", flag);
-}
-
 int cli_plan_fail(pp_status st, pp_error *err, const pp_model *model)
 {
-	if (!err->source[0] || strcmp(err->source, model->name) == 0)
-		err->source[0] = '\0';
-	command_line_source(err);
+	pp_field_error_as_flags(err, model->name);
 	return cli_fail(st, err);
 }
 

@@ -114,10 +114,27 @@ static void test_unique(void **state)
 	assert_true(n > 20);
 }
 
+/* Library errors name members ("plan.tp"); the command line says "--tp". */
+static void test_error_as_flags(void **state)
+{
+	(void)state;
+	assert_string_equal(pp_field_flag_name("plan.tp"), "tp");
+	assert_string_equal(pp_field_flag_name("goodput.restart_s"), "restart-min");
+	assert_null(pp_field_flag_name("system.gpu.hbm_bytes"));
+	pp_error err = {.source = "llama-7b", .field = "plan.tp", .text = "x"};
+	pp_field_error_as_flags(&err, "llama-7b");
+	assert_string_equal(err.source, "");
+	assert_string_equal(err.field, "--tp");
+	pp_error file = {.source = "sys.json", .field = "gpu.name", .text = "x"};
+	pp_field_error_as_flags(&file, "llama-7b");
+	assert_string_equal(file.source, "sys.json");
+	assert_string_equal(file.field, "gpu.name");
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_members),
-	                                   cmocka_unit_test(test_refused),
-	                                   cmocka_unit_test(test_unique)};
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_members), cmocka_unit_test(test_refused),
+	    cmocka_unit_test(test_unique), cmocka_unit_test(test_error_as_flags)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -775,6 +775,31 @@ typedef struct pp_memory_steps {
 pp_status pp_memory_steps_load(const char *path, bool fit, pp_memory_steps *out, pp_error *err);
 void pp_memory_steps_free(pp_memory_steps *m);
 
+/* ---------------------------------------------------- calibrate's modes */
+
+/* What calibrate does: fit the published runs, nccl-tests logs, the user's
+ * step times, or the allocator's memory steps. */
+typedef enum pp_calib_mode {
+	PP_CALIB_MODE_FIT,
+	PP_CALIB_MODE_NCCL,
+	PP_CALIB_MODE_STEPS,
+	PP_CALIB_MODE_MEMORY
+} pp_calib_mode;
+
+/* The calibrate flags given (each true when its flag was given). */
+typedef struct pp_calib_given {
+	bool data, gpu, cross_validate, json, format, nccl_tests, step_times, memory, system,
+	    output;
+} pp_calib_given;
+
+/*
+ * The mode the flags `g` ask for (--memory, else --step-times, else
+ * --nccl-tests, else the fit) into *mode: PP_OK, or PP_EINPUT naming in
+ * err->text the first given flag that mode does not apply (err->field
+ * "calibrate"; *mode is set either way).
+ */
+pp_status pp_calib_mode_of(const pp_calib_given *g, pp_calib_mode *mode, pp_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -86,14 +86,8 @@ static int launch_flag(void *ctx, const char *verb, const char *flag, const char
 	pp_launch l;
 	pp_error err;
 	pp_error_clear(&err);
-	pp_status st;
-	if (strcmp(flag, "from-torchtitan") == 0)
-		st = pp_launch_load_torchtitan(v, &o->job, &o->plan, &l, &err);
-	else if (v[0] == '@')
-		st = pp_launch_load_megatron(v + 1, &o->job, &o->plan, &l, &err);
-	else
-		st = pp_launch_from_megatron(v, strlen(v), "--from-megatron", &o->job, &o->plan, &l,
-		                             &err);
+	char note[2048]; /* cli_message's line */
+	pp_status st = pp_launch_apply(flag, v, &o->job, &o->plan, &l, note, sizeof note, &err);
 	if (st)
 		return cli_fail(st, &err);
 	o->have_gbs |= l.has_gbs;
@@ -107,9 +101,8 @@ static int launch_flag(void *ctx, const char *verb, const char *flag, const char
 		o->has_flags_model = true;
 		o->flags_model = l.model;
 	}
-	if (l.unused)
-		cli_note("--%s: %d %s%s not used: %s", flag, l.unused,
-		         flag[5] == 'm' ? "flag" : "key", l.unused == 1 ? "" : "s", l.unused_flags);
+	if (note[0])
+		cli_note("%s", note);
 	return 0;
 }
 

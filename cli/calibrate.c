@@ -268,21 +268,12 @@ int cli_calibrate(int argc, char **argv)
 		return cli_calibrate_steps(a->steps, a->memory, a->output);
 	if (mode == PP_CALIB_MODE_NCCL)
 		return cli_calibrate_nccl(a->logs, a->nlogs, a->system, a->output);
-	const char *data = a->data;
+	const char *data;
 	char path[PATH_MAX + 64];
-	if (!data) {
-		if (!pp_runs_default_path(path, sizeof path)) {
-			cli_message(
-			    "calibrate: no run records found: set PARAPLAN_SHARED_DIR or pass "
-			    "--data FILE");
-			return EXIT_BADINPUT;
-		}
-		data = path;
-	}
 	pp_runs *runs;
 	pp_error err;
-	pp_status st = pp_runs_load(data, &runs, &err);
-	if (st)
+	pp_status st = pp_runs_path(a->data, "calibrate", path, sizeof path, &data, &err);
+	if (st || (st = pp_runs_load(data, &runs, &err)))
 		return cli_fail(st, &err);
 	rc = fit_mode(runs, data, a);
 	pp_runs_free(runs);

@@ -562,6 +562,15 @@ void pp_validate_result_free(pp_validate_result *r);
 bool pp_runs_default_path(char *out, size_t n);
 
 /*
+ * The run-records file a verb reads: `data` (its --data, may be NULL) when
+ * given, else the default (pp_runs_default_path, into `path`, `n` bytes);
+ * *file points at the one chosen.  PP_OK, or PP_EINPUT (err->field `verb`)
+ * when there is none.
+ */
+pp_status pp_runs_path(const char *data, const char *verb, char *path, size_t n, const char **file,
+                       pp_error *err);
+
+/*
  * The GPUs the usable records of `runs` were measured on, in order of
  * appearance, at most `max`, into names[0..*n) (caller-owned).  A record that
  * cannot be read or states no throughput (pp_run_measured) is added to `why`

@@ -1,6 +1,6 @@
 /*
  * calibrate's modes (pp_calib_mode_of): the flag that picks the mode, and a
- * flag of another mode refused by name.
+ * flag of another mode refused by name; the run-records file a verb reads.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -46,9 +46,27 @@ static void test_refused(void **state)
 	                              "calibrate --help')");
 }
 
+/* pp_runs_path: --data when given, else the default records file. */
+static void test_runs_path(void **state)
+{
+	(void)state;
+	char path[4096];
+	const char *file = NULL;
+	pp_error err;
+	assert_int_equal(pp_runs_path("x.json", "validate", path, sizeof path, &file, &err), PP_OK);
+	assert_string_equal(file, "x.json");
+	if (pp_runs_default_path(path, sizeof path)) { /* ctest sets PARAPLAN_SHARED_DIR */
+		assert_int_equal(pp_runs_path(NULL, "validate", path, sizeof path, &file, &err),
+		                 PP_OK);
+		assert_ptr_equal(file, path);
+		assert_non_null(strstr(path, "public-runs.json"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(test_modes),
-	                                   cmocka_unit_test(test_refused)};
+	                                   cmocka_unit_test(test_refused),
+	                                   cmocka_unit_test(test_runs_path)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -325,12 +325,8 @@ int cli_inputs(const cli_opts *o, pp_inputs *in)
 	in->plan = o->plan;
 	in->gpus = o->gpus;
 	pp_status st = pp_inputs_resolve(&refs, in, &part, &err);
-	/* The reference that failed, named by its flag where the reader named no file. */
-	static const char *const flag[] = {
-	    "", "--model", "--system", "--framework", "--gpu-profile", "--overlap"};
-	if (st && (part == PP_INPUTS_FRAMEWORK ||
-	           (!err.source[0] && (part != PP_INPUTS_GPU_PROFILE || !err.field[0]))))
-		snprintf(err.field, sizeof err.field, "%s", flag[part]);
+	if (st) /* the reference that failed, named by its flag */
+		pp_inputs_error_as_flags(part, &err);
 	return st ? cli_fail(st, &err) : 0;
 }
 

@@ -286,12 +286,8 @@ int cli_opts_parse(int argc, char **argv, const cli_verb *verb, cli_opts *o)
 
 int cli_overlap_check(const char *verb, const cli_opts *o)
 {
-	if (!o->overlap || o->plan.schedule == PP_SCHED_WSHAPE)
-		return 0;
-	cli_message("%s: --overlap applies to --schedule wshape (DHelix) only; the plan's "
-	            "schedule is %s",
-	            verb, pp_schedule_name(o->plan.schedule));
-	return EXIT_BADINPUT;
+	pp_error err;
+	return cli_fail(pp_plan_overlap_check(&o->plan, o->overlap != NULL, verb, &err), &err);
 }
 
 int cli_opts_require(const cli_opts *o, const char *verb, bool need_gpus, bool need_gbs)

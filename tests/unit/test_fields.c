@@ -131,10 +131,26 @@ static void test_error_as_flags(void **state)
 	assert_string_equal(file.field, "gpu.name");
 }
 
+/* --overlap (DHelix's profile) applies to the wshape schedule only. */
+static void test_overlap_check(void **state)
+{
+	(void)state;
+	pp_plan plan;
+	pp_plan_init(&plan);
+	pp_error err;
+	assert_int_equal(pp_plan_overlap_check(&plan, false, "estimate", &err), PP_OK);
+	assert_int_equal(pp_plan_overlap_check(&plan, true, "estimate", &err), PP_EINPUT);
+	assert_string_equal(err.field, "estimate");
+	assert_non_null(strstr(err.text, "the plan's schedule is 1f1b"));
+	plan.schedule = PP_SCHED_WSHAPE;
+	assert_int_equal(pp_plan_overlap_check(&plan, true, "estimate", &err), PP_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_members), cmocka_unit_test(test_refused),
-	    cmocka_unit_test(test_unique), cmocka_unit_test(test_error_as_flags)};
+	    cmocka_unit_test(test_unique), cmocka_unit_test(test_error_as_flags),
+	    cmocka_unit_test(test_overlap_check)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

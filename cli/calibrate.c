@@ -80,8 +80,8 @@ static int format_flag(void *ctx, const char *verb, const char *name, const char
  * calibrate's flags, of its three modes (cli_args_parse: exact names,
  * -h/--help).  A flag given twice: the last one wins, except --gpu and
  * --nccl-tests, which add.  A flag of another mode is refused
- * (calibrate_mode), never ignored.  A new flag: a row, a field of
- * calibrate_args, the mode it belongs to in calibrate_mode, and a line in
+ * (pp_calib_mode_of), never ignored.  A new flag: a row, a field of
+ * calibrate_args and of pp_calib_given (src/calib/mode.c), and a line in
  * docs/usage/calibrate.txt.
  */
 #define AT(m) offsetof(calibrate_args, m)
@@ -109,37 +109,22 @@ static int calibrate_operand(const char *arg, void *ctx)
 	return a->nlogs ? add(a->logs, &a->nlogs, CLI_NCCL_MAX_LOGS, "nccl-tests logs", arg) : 0;
 }
 
-/* The mode the flags ask for ('f'it, 'n'ccl, 's'teps), or 0 after one message
- * naming a flag that mode cannot apply. */
-static char calibrate_mode(const calibrate_args *a)
+/* The mode the flags ask for (pp_calib_mode_of), or -1 after one message. */
+static int calibrate_mode(const calibrate_args *a)
 {
-	char mode = a->memory ? 'm' : a->steps ? 's' : a->nlogs ? 'n' : 'f';
-	const char *bad = NULL;
-	if (mode != 'f')
-		bad = a->data                 ? "--data"
-		      : a->ngpus              ? "--gpu"
-		      : a->cv || a->cv_source ? "--cross-validate"
-		      : a->json               ? "--json"
-		      : a->format             ? "--format"
-		      : a->memory && a->steps ? "--step-times"
-		                              : NULL;
-	if (!bad && (mode == 's' || mode == 'm'))
-		bad = a->nlogs ? "--nccl-tests" : a->system ? "--system" : NULL;
-	if (!bad && mode == 'f')
-		bad = a->system ? "--system" : a->output ? "--output" : NULL;
-	if (bad) {
-		cli_message("calibrate: %s does not apply %s (see 'paraplan calibrate --help')",
-		            bad,
-		            mode == 'n'   ? "with --nccl-tests"
-		            : mode == 'f' ? "without --nccl-tests, --step-times or --memory"
-		                          : (mode == 's' ? "with --step-times" : "with --memory"));
-		return 0;
-	}
-	if (mode != 'n' && a->operand) {
+	const pp_calib_given g = {a->data,  a->ngpus,  a->cv || a->cv_source,
+	                          a->json,  a->format, a->nlogs,
+	                          a->steps, a->memory, a->system,
+	                          a->output};
+	pp_calib_mode mode;
+	pp_error err;
+	if (cli_fail(pp_calib_mode_of(&g, &mode, &err), &err))
+		return -1;
+	if (mode != PP_CALIB_MODE_NCCL && a->operand) {
 		cli_message("calibrate: unexpected argument '%s'", a->operand);
-		return 0;
+		return -1;
 	}
-	return mode;
+	return (int)mode;
 }
 
 /* The fits' progress on a terminal and each fit's report (pp_calib_watch):
@@ -241,7 +226,7 @@ static int fit_mode(const pp_runs *runs, const char *data, calibrate_args *a)
 }
 
 /* calibrate's flags into `a` and its mode (*mode): CLI_CONTINUE or the exit code. */
-static int calibrate_parse(int argc, char **argv, calibrate_args *a, char *mode)
+static int calibrate_parse(int argc, char **argv, calibrate_args *a, int *mode)
 {
 	memset(a, 0, sizeof *a);
 	cli_args args = {"calibrate", calibrate_usage, calibrate_flags, a, calibrate_operand};
@@ -250,14 +235,13 @@ static int calibrate_parse(int argc, char **argv, calibrate_args *a, char *mode)
 		return rc;
 	if (a->json)
 		a->format = pp_format_find("json");
-	*mode = calibrate_mode(a);
-	if (!*mode)
+	if ((*mode = calibrate_mode(a)) < 0)
 		return EXIT_BADINPUT;
-	if (*mode == 'f' && a->json && !a->cv_source) {
+	if (*mode == PP_CALIB_MODE_FIT && a->json && !a->cv_source) {
 		cli_message("calibrate: --json needs --cross-validate source");
 		return EXIT_BADINPUT;
 	}
-	if (*mode == 'f' &&
+	if (*mode == PP_CALIB_MODE_FIT &&
 	    (rc = cli_format_check("calibrate", a->format,
 	                           a->cv_source ? PP_RESULT_CROSS_VALIDATION : PP_RESULT_FIT)))
 		return rc;
@@ -268,37 +252,28 @@ static calibrate_args args_store; /* 64 log paths: not on the stack */
 
 int cli_calibrate_parse_only(int argc, char **argv)
 {
-	char mode;
+	int mode;
 	int rc = calibrate_parse(argc, argv, &args_store, &mode);
 	return rc == CLI_CONTINUE ? 0 : rc;
 }
 
 int cli_calibrate(int argc, char **argv)
 {
-	char mode;
+	int mode;
 	int rc = calibrate_parse(argc, argv, &args_store, &mode);
 	if (rc != CLI_CONTINUE)
 		return rc;
 	calibrate_args *a = &args_store;
-	if (mode == 's' || mode == 'm')
+	if (mode == PP_CALIB_MODE_STEPS || mode == PP_CALIB_MODE_MEMORY)
 		return cli_calibrate_steps(a->steps, a->memory, a->output);
-	if (mode == 'n')
+	if (mode == PP_CALIB_MODE_NCCL)
 		return cli_calibrate_nccl(a->logs, a->nlogs, a->system, a->output);
-	const char *data = a->data;
+	const char *data;
 	char path[PATH_MAX + 64];
-	if (!data) {
-		if (!pp_runs_default_path(path, sizeof path)) {
-			cli_message(
-			    "calibrate: no run records found: set PARAPLAN_SHARED_DIR or pass "
-			    "--data FILE");
-			return EXIT_BADINPUT;
-		}
-		data = path;
-	}
 	pp_runs *runs;
 	pp_error err;
-	pp_status st = pp_runs_load(data, &runs, &err);
-	if (st)
+	pp_status st = pp_runs_path(a->data, "calibrate", path, sizeof path, &data, &err);
+	if (st || (st = pp_runs_load(data, &runs, &err)))
 		return cli_fail(st, &err);
 	rc = fit_mode(runs, data, a);
 	pp_runs_free(runs);

@@ -86,14 +86,8 @@ static int launch_flag(void *ctx, const char *verb, const char *flag, const char
 	pp_launch l;
 	pp_error err;
 	pp_error_clear(&err);
-	pp_status st;
-	if (strcmp(flag, "from-torchtitan") == 0)
-		st = pp_launch_load_torchtitan(v, &o->job, &o->plan, &l, &err);
-	else if (v[0] == '@')
-		st = pp_launch_load_megatron(v + 1, &o->job, &o->plan, &l, &err);
-	else
-		st = pp_launch_from_megatron(v, strlen(v), "--from-megatron", &o->job, &o->plan, &l,
-		                             &err);
+	char note[2048]; /* cli_message's line */
+	pp_status st = pp_launch_apply(flag, v, &o->job, &o->plan, &l, note, sizeof note, &err);
 	if (st)
 		return cli_fail(st, &err);
 	o->have_gbs |= l.has_gbs;
@@ -107,9 +101,8 @@ static int launch_flag(void *ctx, const char *verb, const char *flag, const char
 		o->has_flags_model = true;
 		o->flags_model = l.model;
 	}
-	if (l.unused)
-		cli_note("--%s: %d %s%s not used: %s", flag, l.unused,
-		         flag[5] == 'm' ? "flag" : "key", l.unused == 1 ? "" : "s", l.unused_flags);
+	if (note[0])
+		cli_note("%s", note);
 	return 0;
 }
 
@@ -293,12 +286,8 @@ int cli_opts_parse(int argc, char **argv, const cli_verb *verb, cli_opts *o)
 
 int cli_overlap_check(const char *verb, const cli_opts *o)
 {
-	if (!o->overlap || o->plan.schedule == PP_SCHED_WSHAPE)
-		return 0;
-	cli_message("%s: --overlap applies to --schedule wshape (DHelix) only; the plan's "
-	            "schedule is %s",
-	            verb, pp_schedule_name(o->plan.schedule));
-	return EXIT_BADINPUT;
+	pp_error err;
+	return cli_fail(pp_plan_overlap_check(&o->plan, o->overlap != NULL, verb, &err), &err);
 }
 
 int cli_opts_require(const cli_opts *o, const char *verb, bool need_gpus, bool need_gbs)
@@ -332,12 +321,8 @@ int cli_inputs(const cli_opts *o, pp_inputs *in)
 	in->plan = o->plan;
 	in->gpus = o->gpus;
 	pp_status st = pp_inputs_resolve(&refs, in, &part, &err);
-	/* The reference that failed, named by its flag where the reader named no file. */
-	static const char *const flag[] = {
-	    "", "--model", "--system", "--framework", "--gpu-profile", "--overlap"};
-	if (st && (part == PP_INPUTS_FRAMEWORK ||
-	           (!err.source[0] && (part != PP_INPUTS_GPU_PROFILE || !err.field[0]))))
-		snprintf(err.field, sizeof err.field, "%s", flag[part]);
+	if (st) /* the reference that failed, named by its flag */
+		pp_inputs_error_as_flags(part, &err);
 	return st ? cli_fail(st, &err) : 0;
 }
 
@@ -352,33 +337,9 @@ int cli_opts_inputs(const cli_opts *o, pp_model *model, pp_system *sys)
 	return rc;
 }
 
-/* Plan and job errors come back as "plan.tp"; say "--tp" instead. */
-static void command_line_source(pp_error *err)
-{
-	static const struct {
-		const char *field, *flag;
-	} other[] = {{"gpus", "--gpus"},
-	             {"goodput.mtbf_gpu_hours", "--mtbf-gpu-hours"},
-	             {"goodput.ckpt_write_bytes_per_s", "--ckpt-write-gbps"},
-	             {"goodput.restart_s", "--restart-min"},
-	             {"sweep.life_years", "--life-years"},
-	             {"sweep.hosting_usd_per_kw_month", "--hosting-usd-per-kw-month"}};
-	const char *flag = NULL;
-	for (size_t i = 0; !flag && pp_field_at(i); i++)
-		if (strcmp(err->field, pp_field_at(i)->member) == 0)
-			flag = pp_field_at(i)->name;
-	for (size_t i = 0; !flag && i < sizeof other / sizeof other[0]; i++)
-		if (strcmp(err->field, other[i].field) == 0)
-			flag = other[i].flag + 2;
-	if (flag)
-		snprintf(err->field, sizeof err->field, "--%s", flag);
-}
-
 int cli_plan_fail(pp_status st, pp_error *err, const pp_model *model)
 {
-	if (!err->source[0] || strcmp(err->source, model->name) == 0)
-		err->source[0] = '\0';
-	command_line_source(err);
+	pp_field_error_as_flags(err, model->name);
 	return cli_fail(st, err);
 }
 

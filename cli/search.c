@@ -3,7 +3,7 @@
  * A plan flag may be a list (--tp 1,2,4), a range (--pp 4:16) or left out
  * (searched); the job, system, price and the plan flags that are not searched
  * (--flash, overlaps) apply to every plan.  The shared parser hands each
- * estimate flag to take() first (see every_plan), so a flag search does not
+ * estimate flag to take() first (pp_search_flag_take), so a flag search does not
  * know is refused rather than ignored.
  */
 #include <errno.h>
@@ -60,21 +60,6 @@ static int space_fail(pp_status st, const pp_error *err)
 	return st ? cli_fail(st, err) : 0;
 }
 
-/*
- * The estimate flags search applies to every plan (the job, system, price,
- * unsearched plan flags, output; each between spaces); the searched ones are those
- * pp_search_space_set knows.  A shared flag in neither is refused: a flag
- * added to the estimate set is never silently ignored by search
- * (tests/search_flags.sh checks every one).
- */
-static const char every_plan[] =
-    " model system framework gpu-profile usd-per-gpu-hour gpus gbs seq tokens "
-    "precision fp8-recipe grad-dtype optimizer flash tp-overlap ep-overlap "
-    "overlap json format output first-stage-layers last-stage-layers "
-    "embedding-as-layer loss-as-layer from-megatron from-torchtitan compile "
-    "offload-params offload-activations moe-routing freeze lora-rank lora-targets base-weights "
-    "energy pue grid-gco2-per-kwh usd-per-kwh power-cap-mw ";
-
 /* An estimate flag: into the space (searched), to the shared parser (every
  * plan), or refused. */
 static int take(const char *flag, const char *v, void *vctx)
@@ -89,20 +74,9 @@ static int take(const char *flag, const char *v, void *vctx)
 		return space_fail(
 		    pp_search_dim_parse("--gpus", v, 1, 10000000, &c->gpus_list, &err), &err);
 	}
-	char f[64];
-	snprintf(f, sizeof f, "--%s", flag);
-	bool known;
-	pp_status st = pp_search_space_set(&c->space, flag, f, v, &known, &err);
-	if (known)
-		return space_fail(st, &err);
-	char word[64];
-	snprintf(word, sizeof word, " %s ", flag);
-	if (strstr(every_plan, word))
-		return CLI_CONTINUE;
-	cli_message("search: --%s is not applied by search; leave it out (see 'paraplan "
-	            "search --help')",
-	            flag);
-	return EXIT_BADINPUT;
+	bool every_plan;
+	pp_status st = pp_search_flag_take(&c->space, flag, v, &every_plan, &err);
+	return every_plan ? CLI_CONTINUE : space_fail(st, &err);
 }
 
 /* The options into `ctx` and `o`, checked for form: CLI_CONTINUE or an exit

@@ -115,24 +115,14 @@ int cli_validate(int argc, char **argv)
 	int rc = validate_parse(argc, argv, &a);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	const char *data = a.data;
+	const char *data;
 	char path[PATH_MAX + 64];
-	if (!data) {
-		if (!pp_runs_default_path(path, sizeof path)) {
-			cli_message(
-			    "validate: no run records found: set PARAPLAN_SHARED_DIR or pass "
-			    "--data FILE");
-			return EXIT_BADINPUT;
-		}
-		data = path;
-	}
-
-	if ((rc = cli_out_check("validate", "--output", a.output)))
-		return rc;
 	pp_error err;
+	pp_status st = pp_runs_path(a.data, "validate", path, sizeof path, &data, &err);
+	if (st || (rc = cli_out_check("validate", "--output", a.output)))
+		return st ? cli_fail(st, &err) : rc;
 	pp_runs *runs = NULL;
-	pp_status st = pp_runs_load(data, &runs, &err);
-	if (st)
+	if ((st = pp_runs_load(data, &runs, &err)))
 		return cli_fail(st, &err);
 	size_t n = pp_runs_count(runs);
 	cli_progress pr;

@@ -64,7 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	for (size_t i = 0; i < steps.n && i < RUNS_ESTIMATED && !rc; i++) {
 		lines = 0;
-		rc = cli_step_inputs(steps.run[i].id, steps.run[i].flags, &opts, &in);
+		rc = cli_step_inputs("calibrate", steps.run[i].id, steps.run[i].flags, &opts, &in,
+		                     NULL);
 		if (rc == EXIT_BADINPUT && lines != 1)
 			abort();
 	}

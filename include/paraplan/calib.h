@@ -562,6 +562,15 @@ void pp_validate_result_free(pp_validate_result *r);
 bool pp_runs_default_path(char *out, size_t n);
 
 /*
+ * The run-records file a verb reads: `data` (its --data, may be NULL) when
+ * given, else the default (pp_runs_default_path, into `path`, `n` bytes);
+ * *file points at the one chosen.  PP_OK, or PP_EINPUT (err->field `verb`)
+ * when there is none.
+ */
+pp_status pp_runs_path(const char *data, const char *verb, char *path, size_t n, const char **file,
+                       pp_error *err);
+
+/*
  * The GPUs the usable records of `runs` were measured on, in order of
  * appearance, at most `max`, into names[0..*n) (caller-owned).  A record that
  * cannot be read or states no throughput (pp_run_measured) is added to `why`
@@ -774,6 +783,31 @@ typedef struct pp_memory_steps {
 } pp_memory_steps;
 pp_status pp_memory_steps_load(const char *path, bool fit, pp_memory_steps *out, pp_error *err);
 void pp_memory_steps_free(pp_memory_steps *m);
+
+/* ---------------------------------------------------- calibrate's modes */
+
+/* What calibrate does: fit the published runs, nccl-tests logs, the user's
+ * step times, or the allocator's memory steps. */
+typedef enum pp_calib_mode {
+	PP_CALIB_MODE_FIT,
+	PP_CALIB_MODE_NCCL,
+	PP_CALIB_MODE_STEPS,
+	PP_CALIB_MODE_MEMORY
+} pp_calib_mode;
+
+/* The calibrate flags given (each true when its flag was given). */
+typedef struct pp_calib_given {
+	bool data, gpu, cross_validate, json, format, nccl_tests, step_times, memory, system,
+	    output;
+} pp_calib_given;
+
+/*
+ * The mode the flags `g` ask for (--memory, else --step-times, else
+ * --nccl-tests, else the fit) into *mode: PP_OK, or PP_EINPUT naming in
+ * err->text the first given flag that mode does not apply (err->field
+ * "calibrate"; *mode is set either way).
+ */
+pp_status pp_calib_mode_of(const pp_calib_given *g, pp_calib_mode *mode, pp_error *err);
 
 #ifdef __cplusplus
 }

@@ -52,6 +52,21 @@ const pp_field *pp_field_find(const char *name);
 pp_status pp_field_set(pp_job *job, pp_plan *plan, const char *name, const char *text,
                        pp_error *err);
 
+/*
+ * The command-line word of the job or plan member `member` as library errors
+ * name it ("plan.tp" -> "tp", "goodput.restart_s" -> "restart-min", "gpus" ->
+ * "gpus"), or NULL when no flag sets it.  Static text: the caller owns nothing.
+ */
+const char *pp_field_flag_name(const char *member);
+
+/*
+ * Rewrites an error of pp_estimate_run (or any run on a job and plan the
+ * command line gave) as the command line says it: a field that names a member
+ * with a flag becomes "--flag", and a source that is empty or `model_name`
+ * (the model, not a file) is dropped.  `model_name` may be NULL.
+ */
+void pp_field_error_as_flags(pp_error *err, const char *model_name);
+
 #ifdef __cplusplus
 }
 #endif

@@ -90,6 +90,16 @@ typedef enum pp_inputs_part {
 pp_status pp_inputs_resolve(const pp_input_refs *refs, pp_inputs *in, pp_inputs_part *failed,
                             pp_error *err);
 
+/*
+ * A failure of pp_inputs_resolve in the command line's words: the reference
+ * `part` that failed is named by its flag ("--model", "--system",
+ * "--framework", "--gpu-profile", "--overlap") in err->field where the reader
+ * named no file (always for --framework; for --gpu-profile only when the
+ * reader named no field either; PP_INPUTS_OK, which names no reference,
+ * empties err->field where there is no source).
+ */
+void pp_inputs_error_as_flags(pp_inputs_part part, pp_error *err);
+
 /* pp_estimate_run on the bundle: *out (caller-owned) as pp_estimate_run fills it. */
 pp_status pp_inputs_estimate(const pp_inputs *in, pp_estimate *out, pp_error *err);
 

@@ -77,6 +77,18 @@ pp_status pp_launch_from_torchtitan(const char *text, size_t len, const char *so
 pp_status pp_launch_load_torchtitan(const char *path, pp_job *job, pp_plan *plan, pp_launch *out,
                                     pp_error *err);
 
+/*
+ * The command line's launch flags: `flag` "from-torchtitan" reads the job
+ * TOML `value` (pp_launch_load_torchtitan); "from-megatron" reads a launch
+ * script when `value` is "@FILE", else Megatron flags (source
+ * "--from-megatron").  `job`, `plan` and *out as those functions leave them;
+ * `note` (caller-owned, `n` bytes) gets the one line naming the flags (keys)
+ * paraplan does not use, "--from-megatron: 2 flags not used: ...", or "" when
+ * none.  PP_OK or their error.
+ */
+pp_status pp_launch_apply(const char *flag, const char *value, pp_job *job, pp_plan *plan,
+                          pp_launch *out, char *note, size_t n, pp_error *err);
+
 /* Output formats of pp_launch_emit. */
 typedef enum pp_launch_format {
 	PP_LAUNCH_MEGATRON = 0,   /* Megatron-LM command-line flags */

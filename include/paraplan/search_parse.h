@@ -56,6 +56,17 @@ pp_status pp_search_space_set(pp_search_space *sp, const char *name, const char 
                               const char *text, bool *known, pp_error *err);
 
 /*
+ * An estimate flag `name` (without "--") given to search with `text`: a
+ * searched field goes into *sp (pp_search_space_set, PP_OK or its
+ * PP_EINPUT); a flag search applies to every plan (the job, system, price,
+ * unsearched plan flags, output) sets *every_plan and returns PP_OK; any
+ * other is refused, PP_EINPUT: a flag added to the estimate set is never
+ * silently ignored by search (tests/search_flags.sh checks every one).
+ */
+pp_status pp_search_flag_take(pp_search_space *sp, const char *name, const char *text,
+                              bool *every_plan, pp_error *err);
+
+/*
  * Values of `sp` that would have no effect for model `m`: --summa on or
  * --summa-nb without tp2 values above 1, --ep other than 1 or any --etp on a
  * dense model.  PP_OK, or PP_EINPUT with the reason.

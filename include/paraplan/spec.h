@@ -669,6 +669,13 @@ void pp_job_init(pp_job *j);
 void pp_plan_init(pp_plan *p);
 
 /*
+ * DHelix's overlap profile (`overlap`: one was given) applies to the wshape
+ * schedule only: PP_OK, or PP_EINPUT (err->field `verb`) naming the plan's
+ * schedule.
+ */
+pp_status pp_plan_overlap_check(const pp_plan *p, bool overlap, const char *verb, pp_error *err);
+
+/*
  * Check `plan` against the model, the system, `gpus` and the job, derive what
  * is left to derive (dp when 0, etp when 0, microbatches) and write it back
  * into `plan`.  The first violated constraint is reported with its field

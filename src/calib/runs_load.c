@@ -222,3 +222,13 @@ const char *pp_runs_id(const pp_runs *runs, size_t i)
 	const char *id = json_string_value(json_object_get(rec, "id"));
 	return id ? id : "";
 }
+
+pp_status pp_runs_path(const char *data, const char *verb, char *path, size_t n, const char **file,
+                       pp_error *err)
+{
+	*file = data ? data : path;
+	if (data || pp_runs_default_path(path, n))
+		return PP_OK;
+	return ppi_fail(err, NULL, verb,
+	                "no run records found: set PARAPLAN_SHARED_DIR or pass --data FILE");
+}

@@ -4,6 +4,7 @@
  * the command line applies them.
  */
 #include <math.h>
+#include <stdio.h>
 
 #include "paraplan/inputs.h"
 
@@ -101,4 +102,13 @@ pp_status pp_inputs_resolve(const pp_input_refs *refs, pp_inputs *in, pp_inputs_
 pp_status pp_inputs_estimate(const pp_inputs *in, pp_estimate *out, pp_error *err)
 {
 	return pp_estimate_run(&in->model, &in->system, &in->job, &in->plan, in->gpus, out, err);
+}
+
+void pp_inputs_error_as_flags(pp_inputs_part part, pp_error *err)
+{
+	static const char *const flag[] = {
+	    "", "--model", "--system", "--framework", "--gpu-profile", "--overlap"};
+	if (part == PP_INPUTS_FRAMEWORK ||
+	    (!err->source[0] && (part != PP_INPUTS_GPU_PROFILE || !err->field[0])))
+		snprintf(err->field, sizeof err->field, "%s", flag[part]);
 }

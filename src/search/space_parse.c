@@ -252,3 +252,31 @@ pp_status pp_search_space_check(const pp_search_space *sp, const pp_model *m, pp
 	}
 	return PP_OK;
 }
+
+/* The estimate flags search applies to every plan, each between spaces. */
+static const char every_plan_flags[] =
+    " model system framework gpu-profile usd-per-gpu-hour gpus gbs seq tokens "
+    "precision fp8-recipe grad-dtype optimizer flash tp-overlap ep-overlap "
+    "overlap json format output first-stage-layers last-stage-layers "
+    "embedding-as-layer loss-as-layer from-megatron from-torchtitan compile "
+    "offload-params offload-activations moe-routing freeze lora-rank lora-targets base-weights "
+    "energy pue grid-gco2-per-kwh usd-per-kwh power-cap-mw ";
+
+pp_status pp_search_flag_take(pp_search_space *sp, const char *name, const char *text,
+                              bool *every_plan, pp_error *err)
+{
+	*every_plan = false;
+	char flag[64];
+	snprintf(flag, sizeof flag, "--%s", name);
+	bool known;
+	pp_status st = pp_search_space_set(sp, name, flag, text, &known, err);
+	if (known)
+		return st;
+	char word[64];
+	snprintf(word, sizeof word, " %s ", name);
+	if ((*every_plan = strstr(every_plan_flags, word) != NULL))
+		return PP_OK;
+	return ppi_fail(err, NULL, "search",
+	                "%s is not applied by search; leave it out (see 'paraplan search --help')",
+	                flag);
+}

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdalign.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "paraplan/fields.h"
@@ -307,6 +308,35 @@ static pp_status field_parse(const pp_field *f, const char *text, void *val, pp_
 	case PP_FIELD_WORD: return f->parse(text, val, err);
 	}
 	return ppi_fail(err, NULL, NULL, "unknown kind of field");
+}
+
+const char *pp_field_flag_name(const char *member)
+{
+	/* Members set by flags that are not fields of the registry. */
+	static const struct {
+		const char *member, *flag;
+	} other[] = {{"gpus", "gpus"},
+	             {"goodput.mtbf_gpu_hours", "mtbf-gpu-hours"},
+	             {"goodput.ckpt_write_bytes_per_s", "ckpt-write-gbps"},
+	             {"goodput.restart_s", "restart-min"},
+	             {"sweep.life_years", "life-years"},
+	             {"sweep.hosting_usd_per_kw_month", "hosting-usd-per-kw-month"}};
+	for (size_t i = 0; i < NFIELDS; i++)
+		if (strcmp(member, fields[i].member) == 0)
+			return fields[i].name;
+	for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+		if (strcmp(member, other[i].member) == 0)
+			return other[i].flag;
+	return NULL;
+}
+
+void pp_field_error_as_flags(pp_error *err, const char *model_name)
+{
+	if (!err->source[0] || (model_name && strcmp(err->source, model_name) == 0))
+		err->source[0] = '\0';
+	const char *flag = pp_field_flag_name(err->field);
+	if (flag)
+		snprintf(err->field, sizeof err->field, "--%s", flag);
 }
 
 pp_status pp_field_set(pp_job *job, pp_plan *plan, const char *name, const char *text,

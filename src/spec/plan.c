@@ -109,6 +109,16 @@ void pp_job_init(pp_job *j)
 	j->optimizer = PP_OPT_ADAM;
 }
 
+pp_status pp_plan_overlap_check(const pp_plan *p, bool overlap, const char *verb, pp_error *err)
+{
+	if (!overlap || p->schedule == PP_SCHED_WSHAPE)
+		return PP_OK;
+	return ppi_fail(err, NULL, verb,
+	                "--overlap applies to --schedule wshape (DHelix) only; the plan's "
+	                "schedule is %s",
+	                pp_schedule_name(p->schedule));
+}
+
 void pp_plan_init(pp_plan *p)
 {
 	memset(p, 0, sizeof *p);

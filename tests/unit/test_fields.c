@@ -114,10 +114,43 @@ static void test_unique(void **state)
 	assert_true(n > 20);
 }
 
+/* Library errors name members ("plan.tp"); the command line says "--tp". */
+static void test_error_as_flags(void **state)
+{
+	(void)state;
+	assert_string_equal(pp_field_flag_name("plan.tp"), "tp");
+	assert_string_equal(pp_field_flag_name("goodput.restart_s"), "restart-min");
+	assert_null(pp_field_flag_name("system.gpu.hbm_bytes"));
+	pp_error err = {.source = "llama-7b", .field = "plan.tp", .text = "x"};
+	pp_field_error_as_flags(&err, "llama-7b");
+	assert_string_equal(err.source, "");
+	assert_string_equal(err.field, "--tp");
+	pp_error file = {.source = "sys.json", .field = "gpu.name", .text = "x"};
+	pp_field_error_as_flags(&file, "llama-7b");
+	assert_string_equal(file.source, "sys.json");
+	assert_string_equal(file.field, "gpu.name");
+}
+
+/* --overlap (DHelix's profile) applies to the wshape schedule only. */
+static void test_overlap_check(void **state)
+{
+	(void)state;
+	pp_plan plan;
+	pp_plan_init(&plan);
+	pp_error err;
+	assert_int_equal(pp_plan_overlap_check(&plan, false, "estimate", &err), PP_OK);
+	assert_int_equal(pp_plan_overlap_check(&plan, true, "estimate", &err), PP_EINPUT);
+	assert_string_equal(err.field, "estimate");
+	assert_non_null(strstr(err.text, "the plan's schedule is 1f1b"));
+	plan.schedule = PP_SCHED_WSHAPE;
+	assert_int_equal(pp_plan_overlap_check(&plan, true, "estimate", &err), PP_OK);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_members),
-	                                   cmocka_unit_test(test_refused),
-	                                   cmocka_unit_test(test_unique)};
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_members), cmocka_unit_test(test_refused),
+	    cmocka_unit_test(test_unique), cmocka_unit_test(test_error_as_flags),
+	    cmocka_unit_test(test_overlap_check)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

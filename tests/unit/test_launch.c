@@ -822,12 +822,41 @@ static void test_torchtitan(void **state)
 	assert_int_equal(err.line, 2);
 }
 
+/* pp_launch_apply: the flag picks the reader; the note names what is unused. */
+static void test_apply(void **state)
+{
+	(void)state;
+	pp_job job;
+	pp_plan plan;
+	pp_job_init(&job);
+	pp_plan_init(&plan);
+	pp_launch l;
+	pp_error err;
+	char note[256];
+	const char *flags = "--tensor-model-parallel-size 2 --no-such-flag 3";
+	assert_int_equal(
+	    pp_launch_apply("from-megatron", flags, &job, &plan, &l, note, sizeof note, &err),
+	    PP_OK);
+	assert_int_equal(plan.tp, 2);
+	assert_int_equal(l.unused, 1);
+	assert_true(strncmp(note, "--from-megatron: 1 flag not used: ", 34) == 0);
+	assert_non_null(strstr(note, "no-such-flag"));
+	assert_int_equal(pp_launch_apply("from-megatron", "--tensor-model-parallel-size 2", &job,
+	                                 &plan, &l, note, sizeof note, &err),
+	                 PP_OK);
+	assert_string_equal(note, "");
+	assert_int_equal(pp_launch_apply("from-torchtitan", "/nonexistent/job.toml", &job, &plan,
+	                                 &l, note, sizeof note, &err),
+	                 PP_EINPUT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_round_trip), cmocka_unit_test(test_megatron_semantics),
 	    cmocka_unit_test(test_script),     cmocka_unit_test(test_other_formats),
 	    cmocka_unit_test(test_toml),       cmocka_unit_test(test_torchtitan),
+	    cmocka_unit_test(test_apply),
 	};
 	return cmocka_run_group_tests(tests, load_flags, free_flags);
 }

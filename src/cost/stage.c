@@ -196,7 +196,7 @@ typedef struct stage_key {
 	int seq, precision, fp8_recipe, optimizer, stage;
 	int ft_rank, ft_targets, ft_layers, ft_emb, ft_base, ft_nf4; /* job.ft */
 	int head;                                                    /* the schedule's head rank */
-	int peer; /* the other end of the rank's pipeline link */
+	int peer;            /* the other end of the rank's pipeline link */
 	double param_copies; /* the schedule's parameter copies */
 	long long gpus;
 	pp_plan plan;

@@ -108,6 +108,9 @@ typedef struct pp_recipe_step {
 	double iteration_s, mfu, peak_bytes;
 	double days, gpu_hours, cost_usd;
 	double eff_days, eff_gpu_hours, eff_cost_usd; /* with failures and checkpoints */
+	/* facility energy (IT power without a PUE; docs/energy.md): the estimate's
+	 * facility_w x iteration time x iterations */
+	double energy_j;
 } pp_recipe_step;
 
 typedef struct pp_recipe_phase_result {
@@ -123,7 +126,8 @@ typedef struct pp_recipe_phase_result {
 	double save_s, load_s, reshard_gpu_hours, reshard_cost_usd;
 	/* Sums over the steps (the re-shard not included). */
 	double tokens, iterations, days, gpu_hours, cost_usd, eff_days, eff_gpu_hours, eff_cost_usd,
-	    mfu; /* mfu: GPU-time weighted */
+	    mfu;         /* mfu: GPU-time weighted */
+	double energy_j; /* the steps' energy; re-shards not counted */
 } pp_recipe_phase_result;
 
 typedef struct pp_recipe_result {
@@ -133,6 +137,10 @@ typedef struct pp_recipe_result {
 	/* Totals: phases and re-shards. */
 	double tokens, days, gpu_hours, cost_usd, eff_days, eff_gpu_hours, eff_cost_usd;
 	double reshard_gpu_hours;
+	/* The phases' energy (failures, checkpoints and re-shards not counted), and
+	 * whether it is facility energy (every phase's job has a PUE) or IT energy. */
+	double energy_j;
+	bool energy_facility;
 } pp_recipe_result;
 
 /*

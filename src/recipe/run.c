@@ -101,6 +101,8 @@ static void add_step(pp_recipe_phase_result *pr, const pp_estimate *e, int gbs, 
 	s->eff_days = e->goodput.effective_days;
 	s->eff_gpu_hours = e->goodput.gpu_hours;
 	s->eff_cost_usd = e->goodput.cost_usd;
+	s->energy_j = e->energy.facility_w * s->iteration_s * s->iterations;
+	pr->energy_j += s->energy_j;
 	pr->tokens += tokens;
 	pr->iterations += s->iterations;
 	pr->days += s->days;
@@ -197,7 +199,9 @@ pp_status pp_recipe_run(const pp_recipe *r, pp_recipe_result *out, pp_error *err
 		out->eff_gpu_hours += pr->eff_gpu_hours + pr->reshard_gpu_hours;
 		out->eff_cost_usd += pr->eff_cost_usd + pr->reshard_cost_usd;
 		out->reshard_gpu_hours += pr->reshard_gpu_hours;
+		out->energy_j += pr->energy_j;
 	}
+	out->energy_facility = r->job.energy.pue > 0;
 	free(e);
 	return st;
 }

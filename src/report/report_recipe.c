@@ -65,10 +65,10 @@ static void phase_text(const pp_recipe *rc, const pp_recipe_result *res, int i, 
 	fprintf(f, ", %.0f iterations, MFU %.1f%%, peak %.2f of %.2f GiB\n", pr->iterations,
 	        100 * pr->mfu, pr->peak_bytes / GIB, pr->capacity_bytes / GIB);
 	fprintf(f,
-	        "  total  %.2f days, %.0f GPU-hours, %.0f USD; with failures %.2f days, %.0f "
-	        "GPU-hours, %.0f USD\n",
-	        pr->days, pr->gpu_hours, pr->cost_usd, pr->eff_days, pr->eff_gpu_hours,
-	        pr->eff_cost_usd);
+	        "  total  %.2f days, %.0f GPU-hours, %.0f USD, %.1f MWh; with failures %.2f days, "
+	        "%.0f GPU-hours, %.0f USD\n",
+	        pr->days, pr->gpu_hours, pr->cost_usd, pr->energy_j / 3.6e9, pr->eff_days,
+	        pr->eff_gpu_hours, pr->eff_cost_usd);
 }
 
 int ppi_recipe_text(const pp_result *r, FILE *f)
@@ -91,7 +91,10 @@ int ppi_recipe_text(const pp_result *r, FILE *f)
 	        res->reshard_gpu_hours, res->cost_usd);
 	fprintf(f, "         with failures and checkpoints: %.2f days, %.0f GPU-hours, %.0f USD\n",
 	        res->eff_days, res->eff_gpu_hours, res->eff_cost_usd);
-	fprintf(f, "energy   not in these totals yet (issue 26 item 2)\n");
+	fprintf(
+	    f,
+	    "energy   %.1f MWh of %s power over the phases (failures and re-shards not counted)\n",
+	    res->energy_j / 3.6e9, res->energy_facility ? "facility" : "IT (no PUE given)");
 	if (rc->nreported == 0)
 		return ferror(f) ? -1 : 0;
 	fprintf(f, "\n%-22s %-9s %14s %14s %14s %9s\n", "reported", "phases", "predicted GPU-h",
@@ -140,13 +143,13 @@ static json_t *phase_json(const pp_recipe *rc, const pp_recipe_result *res, int 
 	                              pl->zero, "recompute", pp_recompute_name(pl->recompute), "sp",
 	                              pl->sp, "schedule", pp_schedule_name(pl->schedule)));
 	json_object_set_new(o, "steps", steps);
-	json_object_set_new(o, "totals",
-	                    json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "iterations",
-	                              pr->iterations, "days", pr->days, "gpu_hours", pr->gpu_hours,
-	                              "cost_usd", pr->cost_usd, "eff_days", pr->eff_days,
-	                              "eff_gpu_hours", pr->eff_gpu_hours, "eff_cost_usd",
-	                              pr->eff_cost_usd, "mfu", pr->mfu, "peak_bytes",
-	                              pr->peak_bytes, "capacity_bytes", pr->capacity_bytes));
+	json_object_set_new(
+	    o, "totals",
+	    json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "iterations", pr->iterations,
+	              "days", pr->days, "gpu_hours", pr->gpu_hours, "cost_usd", pr->cost_usd,
+	              "eff_days", pr->eff_days, "eff_gpu_hours", pr->eff_gpu_hours, "eff_cost_usd",
+	              pr->eff_cost_usd, "mfu", pr->mfu, "peak_bytes", pr->peak_bytes,
+	              "capacity_bytes", pr->capacity_bytes, "energy_j", pr->energy_j));
 	json_object_set_new(o, "reshard",
 	                    json_pack("{s:b,s:f,s:f,s:f,s:f}", "done", pr->reshard, "save_s",
 	                              pr->save_s, "load_s", pr->load_s, "gpu_hours",
@@ -166,12 +169,13 @@ int ppi_recipe_json(const pp_result *r, FILE *f)
 	for (int i = 0; i < res->nphases; i++)
 		json_array_append_new(phases, phase_json(rc, res, i));
 	json_object_set_new(root, "phases", phases);
-	json_object_set_new(
-	    root, "totals",
-	    json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:n}", "tokens", res->tokens, "days",
-	              res->days, "gpu_hours", res->gpu_hours, "cost_usd", res->cost_usd, "eff_days",
-	              res->eff_days, "eff_gpu_hours", res->eff_gpu_hours, "eff_cost_usd",
-	              res->eff_cost_usd, "reshard_gpu_hours", res->reshard_gpu_hours, "energy_j"));
+	json_object_set_new(root, "totals",
+	                    json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "tokens",
+	                              res->tokens, "days", res->days, "gpu_hours", res->gpu_hours,
+	                              "cost_usd", res->cost_usd, "eff_days", res->eff_days,
+	                              "eff_gpu_hours", res->eff_gpu_hours, "eff_cost_usd",
+	                              res->eff_cost_usd, "reshard_gpu_hours",
+	                              res->reshard_gpu_hours, "energy_j", res->energy_j));
 	json_t *reps = json_array();
 	for (int g = 0; g < rc->nreported; g++) {
 		const pp_recipe_reported *rep = &rc->reported[g];

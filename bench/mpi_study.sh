@@ -9,6 +9,10 @@
 # run's wall time, and min/median/max.
 #
 #   bench/mpi_study.sh BUILD [RUNS]     (BUILD/paraplan built with MPI)
+#
+# MEM_STEP (default 10e9) is the step of the HBM-capacity axis: 10e9 gives
+# 1,000 points; 2.5e9 gives 3,700, enough that mpirun's start-up (about 1 s)
+# no longer decides the ratio.
 set -u
 bin=$(cd "$1" && pwd)/paraplan
 runs=${2:-3}
@@ -18,7 +22,7 @@ export OMPI_MCA_btl_base_warn_component_unused=0
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 study="sweep --search --model gpt3-1t --system lbnl-b200 --over gpus --values 4096,16384
-  --gbs 4096 --seq 2048 --tokens 1e12 --headroom 0 --vary gpu.memory_bytes=80e9:170e9:10e9
+  --gbs 4096 --seq 2048 --tokens 1e12 --headroom 0 --vary gpu.memory_bytes=80e9:170e9:${MEM_STEP:-10e9}
   --vary gpu.memory_bw_bytes_per_s=1e12,2e12,3.35e12,4.8e12,8e12 --vary nvlink_domain=8,64
   --vary gpu.bf16_flops+gpu.fp16_flops=990e12,1250e12,2250e12,2500e12,5000e12
   --tp 4,8 --cp 1 --recompute none --threads 1 --quiet --csv"

@@ -16,7 +16,7 @@
  *
  * Usage: bench_shard [repetitions [points]]   (default 10 4096)
  *        mpirun -n 2 bench_shard ...          (bench/mpi_sweep.sh runs both)
- * PARAPLAN_SHARD_ORDER=block: contiguous blocks instead of cyclic shards.
+ * PARAPLAN_SHARD_ORDER=block: contiguous blocks instead of shuffled shards.
  */
 #include "bench.h" /* first: it sets _POSIX_C_SOURCE */
 
@@ -99,7 +99,7 @@ int main(int argc, char **argv)
 		printf(
 		    "ranks %d (%s shards): %lld points, %d repetitions: median %.3f s per study, "
 		    "%.1f us per point, min %.3f s, max %.3f s, checksum %.17g\n",
-		    pp_shard_comm_size(comm), shard ? shard : "cyclic", npoints, reps, med,
+		    pp_shard_comm_size(comm), shard ? shard : "shuffled", npoints, reps, med,
 		    1e6 * med / (double)npoints, t[0], t[reps - 1], sum);
 	}
 	pp_sweep_free(sw);

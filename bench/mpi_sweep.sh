@@ -1,7 +1,7 @@
 #!/bin/sh
 # Issue 25's scale-out bench: a sweep study on one plain single-threaded
 # process against `mpirun -n 2` (and -n 2 with contiguous blocks instead of
-# cyclic shards, the design choice), two ways:
+# shuffled shards, the design choice), two ways:
 #   phase   bench/bench_shard.c: wall time of the study itself, 4,096 points
 #           (one pp_estimate_run each), from entering pp_sweep_run to every
 #           row merged on rank 0; median of REPS repetitions.  No launcher.
@@ -33,7 +33,7 @@ pair=$( ("$bs" "$reps" & "$bs" "$reps" & wait) | field | sort -n | tail -1)
 n2=$(mpirun -n 2 "$bs" "$reps" | tee /dev/stderr | field)
 blk=$(PARAPLAN_SHARD_ORDER=block mpirun -x PARAPLAN_SHARD_ORDER -n 2 "$bs" "$reps" | tee /dev/stderr | field)
 awk -v a="$one" -v p="$pair" -v c="$n2" -v b="$blk" 'BEGIN {
-	printf "phase:   one process %.3f s, mpirun -n 2 cyclic %.3f s (%.2fx), blocks %.3f s (%.2fx)\n", a, c, a / c, b, a / b
+	printf "phase:   one process %.3f s, mpirun -n 2 shuffled %.3f s (%.2fx), blocks %.3f s (%.2fx)\n", a, c, a / c, b, a / b
 	printf "control: two plain processes side by side: %.3f s each -> %.2f cores available\n", p, 2 * a / p }'
 
 study="sweep --model gpt-145.6b --system configtuner-hopper --tp 8 --pp 8 --seq 2048

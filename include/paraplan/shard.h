@@ -15,8 +15,9 @@
  *     if (pp_shard_comm_root(comm)) render(rows);
  *     pp_shard_comm_close(comm);              // MPI_Finalize
  *
- * Sharding: static and cyclic over the points still to do (those not in the
- * checkpoint): the k-th of them goes to rank k mod nranks.  Workers send each
+ * Sharding: static and shuffled over the points still to do (those not in
+ * the checkpoint): in a fixed pseudo-random order, dealt to the ranks in
+ * turn, so each gets the same count and the same mix of costs.  Workers send each
  * finished row to rank 0 at once; rank 0 evaluates its own share, receives
  * the others' between its points, writes the checkpoint and reports
  * progress.  docs/hwsweep.md ("Scaling out on Open MPI") gives the

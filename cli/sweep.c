@@ -239,11 +239,21 @@ static int study_run(sweep_args *a, cli_opts *o, const pp_shard_comm *comm, pp_e
 	pp_study_row *rows = NULL;
 	size_t n = pp_study_size(sp);
 	rc = rc ? rc : cli_fail(pp_study_rows_new(&a->rq, sp, &rows, err), err);
-	pp_shard sh = {.checkpoint = a->so.checkpoint, .args_hash = a->so.args_hash, .comm = comm};
+	cli_progress pr;
+	bool root = pp_shard_comm_root(comm);
+	cli_progress_start(&pr, "sweep", a->quiet || !root || rc, "%zu points on %d rank(s)", n,
+	                   pp_shard_comm_size(comm));
+	pr.on |= comm && root && !a->quiet && !rc; /* mpirun pipes stderr: no tty to ask */
+	pp_shard sh = {.checkpoint = a->so.checkpoint,
+	               .args_hash = a->so.args_hash,
+	               .comm = comm,
+	               .progress = sweep_progress,
+	               .progress_ctx = &pr};
 	rc = rc ? rc : cli_plan_fail(pp_study_run(sp, rows, &sh, err), err, a->rq.models);
+	cli_progress_end(&pr);
 	cli_out out; /* --html FILE, then --output */
 	const char *f = a->csv ? "csv" : o->json ? "json" : "text";
-	for (int k = !a->charts.html; k < 2 && !rc && pp_shard_comm_root(comm); k++)
+	for (int k = !a->charts.html; k < 2 && !rc && root; k++)
 		if (!(rc = cli_out_open(&out, k ? o->output : a->charts.html)))
 			rc = cli_out_close(
 			    &out, cli_report_ok(pp_report_study(sp, rows, n, k ? f : "html", out.f),

@@ -23,9 +23,10 @@
 
 #define MAX_ARGS 96
 
+/* -h among a step file's run or a `share` job's flags: said by cli_step_inputs. */
 static void steps_usage(FILE *f)
 {
-	fprintf(f, "usage: paraplan calibrate --step-times FILE [--output FILE]\n");
+	(void)f;
 }
 
 /* Cut the flags into words (pp_step_words) and read them as `paraplan
@@ -41,8 +42,12 @@ int cli_step_inputs(const char *vname, const char *id, char *flags, cli_opts *o,
 		return EXIT_BADINPUT;
 	}
 	int rc = cli_opts_parse((int)argc, argv, &verb, o);
+	if (rc == 0) /* help: the caller would go on with no estimate */
+		cli_message("%s: --help and --version are not a run's flags (they are estimate's: "
+		            "'paraplan estimate --help')",
+		            id);
 	if (rc != CLI_CONTINUE)
-		return rc;
+		return rc ? rc : EXIT_BADINPUT;
 	if ((rc = cli_opts_require(o, vname, true, true)) || (rc = cli_inputs(o, in)))
 		return rc;
 	pp_estimate *e = malloc(sizeof *e);

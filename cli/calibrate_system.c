@@ -48,7 +48,7 @@ int cli_step_inputs(const char *vname, const char *id, char *flags, cli_opts *o,
 		            id);
 	if (rc != CLI_CONTINUE)
 		return rc ? rc : EXIT_BADINPUT;
-	if ((rc = cli_opts_require(o, vname, true, true)) || (rc = cli_inputs(o, in)))
+	if ((rc = cli_opts_require(o, vname, true, true)) || !in || (rc = cli_inputs(o, in)))
 		return rc;
 	pp_estimate *e = malloc(sizeof *e);
 	if (!e)

@@ -70,6 +70,7 @@ int cli_validate_parse_only(int argc, char **argv);
 int cli_calibrate_parse_only(int argc, char **argv);
 int cli_kernel_parse_only(int argc, char **argv);
 int cli_place_parse_only(int argc, char **argv);
+int cli_share_parse_only(int argc, char **argv);
 
 int cli_estimate(int argc, char **argv);
 int cli_place(int argc, char **argv);

@@ -163,7 +163,8 @@ int cli_inputs(const cli_opts *o, pp_inputs *in);
  * `flags` (cut into words in place: whitespace, "double quotes" group) read as
  * `paraplan estimate` reads them (verb `vname`) into *o, resolved into *in and
  * estimated once, kept in *keep (the caller frees it) unless `keep` is NULL.
- * `id` names the run in messages.  0 or an exit code (after one message). */
+ * `id` names the run in messages; `in` NULL: the flags parsed only (no file
+ * read, nothing estimated).  0 or an exit code (after one message). */
 int cli_step_inputs(const char *vname, const char *id, char *flags, cli_opts *o, pp_inputs *in,
                     pp_estimate **keep);
 /* cli_inputs' model and system only.  0 or an exit code. */

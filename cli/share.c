@@ -30,7 +30,9 @@ static const cli_flag share_table[] = {
     CLI_END};
 #undef AT
 
-int cli_share(int argc, char **argv)
+/* share's flags and the jobs' (as estimate's), then, unless `parse_only`,
+ * the two estimates and the report. */
+static int share_run(int argc, char **argv, bool parse_only)
 {
 	share_flags f = {.topo = {0, 1, {0, -1}}};
 	const cli_args args = {"share", share_usage, share_table, &f, NULL};
@@ -47,7 +49,9 @@ int cli_share(int argc, char **argv)
 	rc = cli_out_check("share", "--output", f.output);
 	for (int k = 0; k < 2 && !rc; k++)
 		rc = cli_step_inputs("share", k ? "--job-b" : "--job-a", (char *)f.job[k], &o[k],
-		                     &in[k], &e[k]); /* argv's words, cut in place */
+		                     parse_only ? NULL : &in[k], &e[k]); /* argv's words, cut */
+	if (parse_only)
+		return rc ? rc : EXIT_ANSWERED;
 	pp_share_report rep;
 	pp_error err;
 	pp_status st =
@@ -59,4 +63,14 @@ int cli_share(int argc, char **argv)
 	free(e[0]);
 	free(e[1]);
 	return rc;
+}
+
+int cli_share(int argc, char **argv)
+{
+	return share_run(argc, argv, false);
+}
+
+int cli_share_parse_only(int argc, char **argv)
+{
+	return share_run(argc, argv, true);
 }

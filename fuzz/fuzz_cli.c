@@ -1,11 +1,11 @@
 /*
  * libFuzzer target: the command line of estimate, search, sweep, validate,
- * calibrate, place and kernel, parsed only (cli_*_parse_only: no file is
+ * calibrate, place, kernel and share, parsed only (cli_*_parse_only: no file is
  * read, no plan estimated).
  *
  * The input is split into arguments at NUL bytes when it has any, else at
  * white space (so the seeds are the tests' args files).  A first argument
- * "search", "sweep", "validate", "calibrate", "place" or "kernel" picks that
+ * "search", "sweep", "validate", "calibrate", "place", "kernel" or "share" picks that
  * verb's parser, anything else estimate's.
  * Beyond "does not crash": the exit code is 0, 1 or 2; a refusal (2) says
  * exactly one line, and a parse that goes on (0) says nothing; every line is
@@ -92,6 +92,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		parse = cli_place_parse_only;
 	else if (argc > 1 && strcmp(argv[1], "kernel") == 0)
 		parse = cli_kernel_parse_only;
+	else if (argc > 1 && strcmp(argv[1], "share") == 0)
+		parse = cli_share_parse_only;
 	lines = 0;
 	int rc = parse(argc - 1, argv + 1);
 	if (rc != EXIT_ANSWERED && rc != EXIT_INTERNAL && rc != EXIT_BADINPUT)

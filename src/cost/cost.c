@@ -153,6 +153,43 @@ static double kernel_op_core(const pp_gpu *g, pp_precision prec, const pp_op *op
  * fastAccuMode for sm100"). */
 #define PP_FP8_FAST_ACCUM_SPEEDUP_SM90 1.15
 
+/* Whether `name` is one of the NULL-terminated `names`. */
+static bool named(const char *name, const char *const *names)
+{
+	for (; name && *names; names++)
+		if (strcmp(name, *names) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Whether the stack replays the op from a CUDA graph: the whole step
+ * (kern.cuda_graphs), or the layer part that holds it (kern.graph_parts) as
+ * Megatron-Core's cuda_graph_scope captures it (TransformerLayer: "attn" the
+ * input norm and the self-attention module, "mlp" the pre-MLP norm and the
+ * dense MLP, "moe" the whole MoE layer, "moe_router" the router's GEMM and
+ * top-k; "moe_preprocess" the dispatcher's bookkeeping, no op of the list).
+ * The residual adds are not told apart by sub-layer and stay outside.
+ */
+static bool graphed(const pp_gpu *g, const pp_op *op)
+{
+	static const char *const attn[] = {"attn_norm", "qkv",     "q",     "q_down",  "q_up",
+	                                   "q_norm",    "kv_down", "kv_up", "kv_norm", "qk_norm",
+	                                   "rope",      "attn",    "proj",  NULL};
+	static const char *const mlp[] = {"mlp_norm", "fc1", "act", "fc2", NULL};
+	static const char *const router[] = {"router", "topk", NULL};
+	static const char *const moe[] = {"mlp_norm",   "router",     "topk",       "permute",
+	                                  "expert_fc1", "expert_act", "expert_fc2", "shared_fc1",
+	                                  "shared_fc2", NULL};
+	unsigned parts = g->kern.graph_parts;
+	if (g->kern.cuda_graphs >= 0.5)
+		return true;
+	return parts && (((parts & PP_GRAPH_ATTN) && named(op->name, attn)) ||
+	                 ((parts & PP_GRAPH_MLP) && named(op->name, mlp)) ||
+	                 ((parts & PP_GRAPH_MOE_ROUTER) && named(op->name, router)) ||
+	                 ((parts & PP_GRAPH_MOE) && named(op->name, moe)));
+}
+
 /*
  * A training stack's time for the op: the kernel model's, without the
  * isolated-call fixed times, divided by the stack's fraction of the measured
@@ -227,8 +264,8 @@ static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 	/* CUDA graphs replay the step's kernels without the host launching
 	 * each (NVIDIA, "Getting Started with CUDA Graphs": one graph launch
 	 * for the whole sequence instead of one CPU launch per kernel): no
-	 * launch time per kernel. */
-	if (g->kern.cuda_graphs >= 0.5)
+	 * launch time per kernel, for the whole step or the captured part. */
+	if (graphed(g, op))
 		launches = 0;
 	return (rel > 0 ? t / rel : t) + e->kernel_s * launches;
 }

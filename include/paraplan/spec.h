@@ -173,9 +173,14 @@ typedef struct pp_kernel_params {
 	/* The parts of each layer captured as CUDA graphs when the step as a
 	 * whole is not (Transformer Engine graphs per module, Megatron-Core
 	 * cuda_graph_scope): PP_GRAPH_* bits, 0 = none.  Their kernels pay no
-	 * launch time (eff.kernel_s).  Set per run by the public-runs reader
+	 * launch time (eff.kernel_s) and no host time (host_kernel_s).  Set per run by the public-runs reader
 	 * (data/runs/cuda-graphs.json). */
 	unsigned graph_parts;
+	/* The host's time to issue one kernel of this stack outside a graph
+	 * (Python, the dispatcher and the launch; framework.host_kernel_s):
+	 * the GPU waits for the host only where a layer's kernels take less
+	 * than their issue time (src/cost/stage_rules.c).  0 = not modelled. */
+	double host_kernel_s;
 	/* 1: the stack is the loop the GPU's kernel tables were measured in (a
 	 * plain PyTorch step on one GPU): its kernels run at the measured rates
 	 * with their measured per-call fixed times, not at the stack fractions

@@ -190,31 +190,10 @@ static bool graphed(const pp_gpu *g, const pp_op *op)
 	                 ((parts & PP_GRAPH_MOE) && named(op->name, moe)));
 }
 
-/*
- * A training stack's time for the op: the kernel model's, without the
- * isolated-call fixed times, divided by the stack's fraction of the measured
- * rate (the GPU's efficiency: gemm, gemm_fp8, attn, memory), plus the
- * stack's fixed time per kernel launched, eff.kernel_s: one per op, one per
- * GEMM of a batched op, and the quantisation kernels of a batched FP8 GEMM.  Hopper FP8 forward GEMMs run with fast accumulation.
- */
-static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
+/* The kernels the stack launches for the op (before CUDA graphs). */
+static double stack_launches(const pp_gpu *g, pp_precision prec, const pp_op *op)
 {
-	pp_gpu k = *g;
-	k.kern.gemm_fixed_s = k.kern.attn_fixed_s = k.kern.mem_fixed_s = 0;
-	k.kern.stack_fractions = false;
-	/* A bias-dropout-add the stack fuses moves the fused kernel's bytes. */
-	pp_op fused;
-	if (g->kern.fused_bias_dropout_add && op->fused_bytes > 0) {
-		fused = *op;
-		fused.bytes = op->fused_bytes;
-		op = &fused;
-	}
-	double t = kernel_op_time(&k, prec, op);
-	const pp_gpu_eff *e = &g->eff;
 	bool fp8 = prec == PP_PREC_FP8 && op->fp8 && g->fp8_flops > 0;
-	double rel = op->kind == PP_OP_GEMM   ? (fp8 ? e->gemm_fp8 : e->gemm)
-	             : op->kind == PP_OP_ATTN ? e->attn
-	                                      : e->memory;
 	/* One launch per GEMM of a batched op: Transformer Engine's GroupedLinear
 	 * (Megatron-Core --moe-grouped-gemm) runs one cuBLAS GEMM per local expert
 	 * over a few streams (nvte_multi_stream_cublas_gemm), SUMMA one per panel. */
@@ -244,6 +223,35 @@ static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 			qk = op->count;
 		launches += qk;
 	}
+	return launches;
+}
+
+/*
+ * A training stack's time for the op: the kernel model's, without the
+ * isolated-call fixed times, divided by the stack's fraction of the measured
+ * rate (the GPU's efficiency: gemm, gemm_fp8, attn, memory), plus the
+ * stack's fixed time per kernel launched, eff.kernel_s: one per op, one per
+ * GEMM of a batched op, and the quantisation kernels of a batched FP8 GEMM.  Hopper FP8 forward GEMMs run with fast accumulation.
+ */
+static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
+{
+	pp_gpu k = *g;
+	k.kern.gemm_fixed_s = k.kern.attn_fixed_s = k.kern.mem_fixed_s = 0;
+	k.kern.stack_fractions = false;
+	/* A bias-dropout-add the stack fuses moves the fused kernel's bytes. */
+	pp_op fused;
+	if (g->kern.fused_bias_dropout_add && op->fused_bytes > 0) {
+		fused = *op;
+		fused.bytes = op->fused_bytes;
+		op = &fused;
+	}
+	double t = kernel_op_time(&k, prec, op);
+	const pp_gpu_eff *e = &g->eff;
+	bool fp8 = prec == PP_PREC_FP8 && op->fp8 && g->fp8_flops > 0;
+	double rel = op->kind == PP_OP_GEMM   ? (fp8 ? e->gemm_fp8 : e->gemm)
+	             : op->kind == PP_OP_ATTN ? e->attn
+	                                      : e->memory;
+	double launches = stack_launches(g, prec, op);
 	/* Hopper FP8 forward GEMMs with fast accumulation: Transformer Engine
 	 * runs the forward (and recompute) GEMMs with cuBLASLt's fast
 	 * accumulation (module/base.py _2X_ACC_FPROP = False; dgrad and wgrad
@@ -286,6 +294,14 @@ double pp_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 	if (pp_kernel_scale(&k, k.sm_count, &err))
 		return NAN;
 	return stack_op_time(&k, prec, op);
+}
+
+double pp_op_host_s(const pp_gpu *g, pp_precision prec, const pp_op *op)
+{
+	if (!g->kern.valid || g->kern.measured_kernels >= 0.5 || !(g->kern.host_kernel_s > 0) ||
+	    graphed(g, op))
+		return 0;
+	return g->kern.host_kernel_s * stack_launches(g, prec, op);
 }
 
 /* ------------------------------------------------------- communication */

@@ -525,6 +525,50 @@ static void test_cuda_graphs(void **state)
 	s.gpu.kern.graph_parts = PP_GRAPH_MOE_ROUTER;
 	assert_float_equal(r0 - pp_op_time(&s.gpu, PP_PREC_BF16, &router), 20e-6, 1e-12);
 	assert_float_equal(pp_op_time(&s.gpu, PP_PREC_BF16, &fc1), f0, 1e-15);
+
+	/* The host issues each kernel outside a graph (host_kernel_s, 14.7 us
+	 * in data/framework/megatron.json); it is not added to the op's time. */
+	assert_float_equal(s.gpu.kern.host_kernel_s, 14.7e-6, 1e-12);
+	assert_float_equal(pp_op_host_s(&s.gpu, PP_PREC_BF16, &fc1), 14.7e-6, 1e-12);
+	assert_float_equal(pp_op_host_s(&s.gpu, PP_PREC_BF16, &router), 0, 0);
+	s.gpu.kern.graph_parts = 0;
+	s.gpu.kern.cuda_graphs = 1;
+	assert_float_equal(pp_op_host_s(&s.gpu, PP_PREC_BF16, &fc1), 0, 0);
+}
+
+/* A layer's phase takes at least the host's time to issue its kernels: with
+ * a host 1 ms per kernel every phase of a small model is the issue time, and
+ * the iteration grows; with the default 14.7 us its large GEMMs hide it. */
+static void test_host_queue(void **state)
+{
+	(void)state;
+	pp_model m;
+	pp_system s;
+	pp_job job;
+	pp_plan plan;
+	pp_error err;
+	assert_int_equal(pp_model_preset("llama3-8b", &m, &err), PP_OK);
+	assert_int_equal(pp_system_preset("dgx-h100", &s, &err), PP_OK);
+	pp_job_init(&job);
+	job.seq_len = 4096;
+	job.global_batch = 8;
+	pp_plan_init(&plan);
+	plan.tp = 8;
+	plan.mbs = 1;
+	pp_estimate *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(pp_estimate_run(&m, &s, &job, &plan, 8, a, &err), PP_OK);
+	pp_system quiet = s;
+	quiet.gpu.kern.host_kernel_s = 0;
+	assert_int_equal(pp_estimate_run(&m, &quiet, &job, &plan, 8, b, &err), PP_OK);
+	assert_float_equal(a->time.iteration_s, b->time.iteration_s, 1e-12 * b->time.iteration_s);
+	pp_system slow = s;
+	slow.gpu.kern.host_kernel_s = 1e-3;
+	assert_int_equal(pp_estimate_run(&m, &slow, &job, &plan, 8, a, &err), PP_OK);
+	assert_true(a->time.iteration_s > 1.5 * b->time.iteration_s);
+	free(a);
+	free(b);
 }
 
 int main(void)
@@ -534,6 +578,7 @@ int main(void)
 	    cmocka_unit_test(test_fp8_recipe_words), cmocka_unit_test(test_wrong_types),
 	    cmocka_unit_test(test_shape_only),       cmocka_unit_test(test_public_runs_fit),
 	    cmocka_unit_test(test_calib_fit),        cmocka_unit_test(test_cuda_graphs),
+	    cmocka_unit_test(test_host_queue),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

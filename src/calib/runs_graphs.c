@@ -3,6 +3,7 @@
  * (each entry with its source: the recipe's cuda_graph_impl and
  * cuda_graph_scope), read into the run's kernel parameters.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "runs_int.h"
@@ -37,21 +38,25 @@ static pp_status apply(json_t *e, const char *path, pp_gpu *g, pp_run_info *info
 		             "plan; data/runs/cuda-graphs.json)");
 		return PP_OK;
 	}
-	if (!json_is_string(impl) || !json_is_array(scope))
+	if (!json_is_string(impl) || !json_is_string(scope))
 		return ppi_fail(err, path, "impl",
-		                "expected impl a string or null and scope an array");
+		                "expected impl a string or null and scope a string");
 	if (strcmp(json_string_value(impl), "none") == 0)
 		return PP_OK;
-	size_t k;
-	json_t *v;
-	json_array_foreach (scope, k, v) {
-		long bits = scope_bits(json_string_value(v));
+	/* the scopes, comma-separated as the recipes' --cuda_graph_scope */
+	const char *p = json_string_value(scope);
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		char word[32];
+		snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word ? n : sizeof word - 1),
+		         p);
+		long bits = scope_bits(word);
 		if (bits < 0)
-			return ppi_fail(err, path, "scope", "unknown CUDA graph scope '%s'",
-			                json_is_string(v) ? json_string_value(v) : "?");
+			return ppi_fail(err, path, "scope", "unknown CUDA graph scope '%s'", word);
 		if (bits == 0)
 			g->kern.cuda_graphs = 1;
 		g->kern.graph_parts |= (unsigned)bits;
+		p += n + (p[n] == ',');
 	}
 	return PP_OK;
 }

@@ -2,7 +2,7 @@
 # arrays, so the binaries carry them without depending on an install path.
 # Either of:
 #   -DDATA_DIR=data   every preset JSON under DATA_DIR (models/, gpus/, systems/,
-#                     framework/, overlap/) with its "name" and "aliases":
+#                     framework/, overlap/, runs/) with its "name" and "aliases":
 #                     ppi_preset_files (src/spec/spec_int.h), into the library
 #   -DUSAGE_DIR=docs/usage   every USAGE_DIR/VERB.txt, the help text of a verb
 #                     ("paraplan" for the command's own): cli_usage_texts
@@ -50,6 +50,8 @@ foreach(f IN LISTS files)
     set(kind PP_KIND_FRAMEWORK)
   elseif(dir STREQUAL "overlap")
     set(kind PP_KIND_OVERLAP)
+  elseif(dir STREQUAL "runs")
+    set(kind PP_KIND_RUNS)
   else()
     continue()
   endif()

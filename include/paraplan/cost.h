@@ -22,6 +22,12 @@ extern "C" {
  * kernels carried to it, without the stack's GPU-dependent terms).  NAN for
  * a GPU with no SM count or BF16 peak. */
 double pp_op_time(const pp_gpu *g, pp_precision precision, const pp_op *op);
+/* The host's time to issue the op's kernels on a fitted stack
+ * (kern.host_kernel_s per kernel launched outside a CUDA graph; 0 on the
+ * measured-kernels path and for a graphed op).  It is not added to
+ * pp_op_time: a layer's phase takes the longer of its kernels' time and
+ * their issue time (src/cost/stage_rules.c). */
+double pp_op_host_s(const pp_gpu *g, pp_precision precision, const pp_op *op);
 
 /*
  * What the training stack's kernels add to compute time, each term the time
@@ -232,6 +238,7 @@ typedef struct pp_profile_entry {
 	                      dp / emb-sync / optimizer) */
 	double times;             /* units of this kind on the stage (layers of the kind; else 1) */
 	double seconds;           /* one occurrence */
+	double host_s;            /* operations: the host's time to issue one occurrence */
 	double flops;             /* one occurrence, all instances (operations) */
 	double bytes;             /* one occurrence: HBM bytes (operations), buffer (collectives) */
 	double wire_bytes;        /* collectives: bytes this GPU sends per occurrence */

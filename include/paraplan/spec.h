@@ -170,6 +170,17 @@ typedef struct pp_kernel_params {
 	double autocast_weight_cast;
 	double grad_accum_kernel;
 	double cuda_graphs;
+	/* The parts of each layer captured as CUDA graphs when the step as a
+	 * whole is not (Transformer Engine graphs per module, Megatron-Core
+	 * cuda_graph_scope): PP_GRAPH_* bits, 0 = none.  Their kernels pay no
+	 * launch time (eff.kernel_s) and no host time (host_kernel_s).  Set per run by the public-runs reader
+	 * (data/runs/cuda-graphs.json). */
+	unsigned graph_parts;
+	/* The host's time to issue one kernel of this stack outside a graph
+	 * (Python, the dispatcher and the launch; framework.host_kernel_s):
+	 * the GPU waits for the host only where a layer's kernels take less
+	 * than their issue time (src/cost/stage_rules.c).  0 = not modelled. */
+	double host_kernel_s;
 	/* 1: the stack is the loop the GPU's kernel tables were measured in (a
 	 * plain PyTorch step on one GPU): its kernels run at the measured rates
 	 * with their measured per-call fixed times, not at the stack fractions
@@ -180,6 +191,16 @@ typedef struct pp_kernel_params {
 	 * (framework.attn_sm90_fraction on sm90, else 1). */
 	double attn_stack_fraction;
 } pp_kernel_params;
+
+/* Layer parts a CUDA graph can capture (pp_kernel_params.graph_parts), as
+ * Megatron-Core's cuda_graph_scope names them. */
+enum {
+	PP_GRAPH_ATTN = 1u << 0,           /* "attn": norm, QKV, attention, output projection */
+	PP_GRAPH_MLP = 1u << 1,            /* "mlp": the dense MLP with its norm */
+	PP_GRAPH_MOE = 1u << 2,            /* "moe": the whole MoE layer (token-drop only) */
+	PP_GRAPH_MOE_ROUTER = 1u << 3,     /* "moe_router": the router GEMM and top-k */
+	PP_GRAPH_MOE_PREPROCESS = 1u << 4, /* "moe_preprocess": the dispatcher's bookkeeping */
+};
 
 typedef struct pp_gpu {
 	char name[PP_NAME_MAX];
@@ -533,6 +554,7 @@ typedef enum pp_kind {
 	PP_KIND_SYSTEM = 2,
 	PP_KIND_FRAMEWORK = 3, /* software-stack overheads applied to systems */
 	PP_KIND_OVERLAP = 4,   /* DHelix overlap tables (data/overlap; dhelix.h) */
+	PP_KIND_RUNS = 5,      /* what the public-runs reader knows of records (data/runs) */
 } pp_kind;
 
 /* Number of built-in presets of `kind`, and the name of the i-th (static storage). */

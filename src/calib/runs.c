@@ -77,9 +77,9 @@ void ppi_run_fill(pp_run_info *info, unsigned bit, const char *fmt, ...)
 }
 
 static const char *const fill_names[PP_RUN_FILL_KINDS] = {
-    "kv_heads",  "ffn", "head_dim",   "layers", "tp/pp",     "dp",  "cp",
-    "ep",        "vp",  "sp",         "zero",   "recompute", "mbs", "gbs",
-    "precision", "etp", "tp_overlap", "gpu",    "arch"};
+    "kv_heads",  "ffn", "head_dim",   "layers", "tp/pp",     "dp",    "cp",
+    "ep",        "vp",  "sp",         "zero",   "recompute", "mbs",   "gbs",
+    "precision", "etp", "tp_overlap", "gpu",    "arch",      "graphs"};
 
 const char *pp_run_fill_name(unsigned bit)
 {
@@ -638,7 +638,8 @@ static pp_status read_options(reading *r, pp_error *err)
 	const char *fw = pp_run_framework(info->title, zs, ps, other);
 	if ((st = pp_system_set_framework(r->system, fw, err)))
 		return st;
-	return PP_OK;
+	/* The CUDA graphs its recipe captured (data/runs/cuda-graphs.json). */
+	return ppi_run_graphs(info->id, &r->system->gpu, info, err);
 }
 
 /*

@@ -12,6 +12,7 @@
  *   runs.c        one record read into a model, system, job and plan with
  *                 the fill rules (ppi_run_read_inputs; reads, never
  *                 estimates)
+ *   runs_graphs.c the CUDA graphs a record ran under (data/runs/cuda-graphs.json)
  *   runs_eval.c   the evaluation step after the read (pick_recompute) and
  *                 pp_run_inputs
  *
@@ -130,6 +131,14 @@ void ppi_run_fill(pp_run_info *info, unsigned bit, const char *fmt, ...) PPI_PRI
 pp_status ppi_run_read_inputs(const pp_runs *runs, size_t i, pp_model *model, pp_system *system,
                               pp_job *job, pp_plan *plan, long long *gpus_out, pp_run_info *info,
                               bool *recompute_unknown, pp_error *err);
+
+/* runs_graphs.c */
+
+/* The CUDA graphs record `id` ran under, from data/runs/cuda-graphs.json,
+ * into g->kern.cuda_graphs (the whole step) and g->kern.graph_parts (the
+ * layer parts captured); a record the table lists as unknown gets a
+ * PP_FILL_GRAPHS fill, one it does not list is left as it is. */
+pp_status ppi_run_graphs(const char *id, pp_gpu *g, pp_run_info *info, pp_error *err);
 
 /* runs_eval.c */
 

@@ -153,31 +153,47 @@ static double kernel_op_core(const pp_gpu *g, pp_precision prec, const pp_op *op
  * fastAccuMode for sm100"). */
 #define PP_FP8_FAST_ACCUM_SPEEDUP_SM90 1.15
 
-/*
- * A training stack's time for the op: the kernel model's, without the
- * isolated-call fixed times, divided by the stack's fraction of the measured
- * rate (the GPU's efficiency: gemm, gemm_fp8, attn, memory), plus the
- * stack's fixed time per kernel launched, eff.kernel_s: one per op, one per
- * GEMM of a batched op, and the quantisation kernels of a batched FP8 GEMM.  Hopper FP8 forward GEMMs run with fast accumulation.
- */
-static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
+/* Whether `name` is one of the NULL-terminated `names`. */
+static bool named(const char *name, const char *const *names)
 {
-	pp_gpu k = *g;
-	k.kern.gemm_fixed_s = k.kern.attn_fixed_s = k.kern.mem_fixed_s = 0;
-	k.kern.stack_fractions = false;
-	/* A bias-dropout-add the stack fuses moves the fused kernel's bytes. */
-	pp_op fused;
-	if (g->kern.fused_bias_dropout_add && op->fused_bytes > 0) {
-		fused = *op;
-		fused.bytes = op->fused_bytes;
-		op = &fused;
-	}
-	double t = kernel_op_time(&k, prec, op);
-	const pp_gpu_eff *e = &g->eff;
+	for (; name && *names; names++)
+		if (strcmp(name, *names) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Whether the stack replays the op from a CUDA graph: the whole step
+ * (kern.cuda_graphs), or the layer part that holds it (kern.graph_parts) as
+ * Megatron-Core's cuda_graph_scope captures it (TransformerLayer: "attn" the
+ * input norm and the self-attention module, "mlp" the pre-MLP norm and the
+ * dense MLP, "moe" the whole MoE layer, "moe_router" the router's GEMM and
+ * top-k; "moe_preprocess" the dispatcher's bookkeeping, no op of the list).
+ * The residual adds are not told apart by sub-layer and stay outside.
+ */
+static bool graphed(const pp_gpu *g, const pp_op *op)
+{
+	static const char *const attn[] = {"attn_norm", "qkv",     "q",     "q_down",  "q_up",
+	                                   "q_norm",    "kv_down", "kv_up", "kv_norm", "qk_norm",
+	                                   "rope",      "attn",    "proj",  NULL};
+	static const char *const mlp[] = {"mlp_norm", "fc1", "act", "fc2", NULL};
+	static const char *const router[] = {"router", "topk", NULL};
+	static const char *const moe[] = {"mlp_norm",   "router",     "topk",       "permute",
+	                                  "expert_fc1", "expert_act", "expert_fc2", "shared_fc1",
+	                                  "shared_fc2", NULL};
+	unsigned parts = g->kern.graph_parts;
+	if (g->kern.cuda_graphs >= 0.5)
+		return true;
+	return parts && (((parts & PP_GRAPH_ATTN) && named(op->name, attn)) ||
+	                 ((parts & PP_GRAPH_MLP) && named(op->name, mlp)) ||
+	                 ((parts & PP_GRAPH_MOE_ROUTER) && named(op->name, router)) ||
+	                 ((parts & PP_GRAPH_MOE) && named(op->name, moe)));
+}
+
+/* The kernels the stack launches for the op (before CUDA graphs). */
+static double stack_launches(const pp_gpu *g, pp_precision prec, const pp_op *op)
+{
 	bool fp8 = prec == PP_PREC_FP8 && op->fp8 && g->fp8_flops > 0;
-	double rel = op->kind == PP_OP_GEMM   ? (fp8 ? e->gemm_fp8 : e->gemm)
-	             : op->kind == PP_OP_ATTN ? e->attn
-	                                      : e->memory;
 	/* One launch per GEMM of a batched op: Transformer Engine's GroupedLinear
 	 * (Megatron-Core --moe-grouped-gemm) runs one cuBLAS GEMM per local expert
 	 * over a few streams (nvte_multi_stream_cublas_gemm), SUMMA one per panel. */
@@ -207,6 +223,35 @@ static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 			qk = op->count;
 		launches += qk;
 	}
+	return launches;
+}
+
+/*
+ * A training stack's time for the op: the kernel model's, without the
+ * isolated-call fixed times, divided by the stack's fraction of the measured
+ * rate (the GPU's efficiency: gemm, gemm_fp8, attn, memory), plus the
+ * stack's fixed time per kernel launched, eff.kernel_s: one per op, one per
+ * GEMM of a batched op, and the quantisation kernels of a batched FP8 GEMM.  Hopper FP8 forward GEMMs run with fast accumulation.
+ */
+static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
+{
+	pp_gpu k = *g;
+	k.kern.gemm_fixed_s = k.kern.attn_fixed_s = k.kern.mem_fixed_s = 0;
+	k.kern.stack_fractions = false;
+	/* A bias-dropout-add the stack fuses moves the fused kernel's bytes. */
+	pp_op fused;
+	if (g->kern.fused_bias_dropout_add && op->fused_bytes > 0) {
+		fused = *op;
+		fused.bytes = op->fused_bytes;
+		op = &fused;
+	}
+	double t = kernel_op_time(&k, prec, op);
+	const pp_gpu_eff *e = &g->eff;
+	bool fp8 = prec == PP_PREC_FP8 && op->fp8 && g->fp8_flops > 0;
+	double rel = op->kind == PP_OP_GEMM   ? (fp8 ? e->gemm_fp8 : e->gemm)
+	             : op->kind == PP_OP_ATTN ? e->attn
+	                                      : e->memory;
+	double launches = stack_launches(g, prec, op);
 	/* Hopper FP8 forward GEMMs with fast accumulation: Transformer Engine
 	 * runs the forward (and recompute) GEMMs with cuBLASLt's fast
 	 * accumulation (module/base.py _2X_ACC_FPROP = False; dgrad and wgrad
@@ -227,8 +272,8 @@ static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 	/* CUDA graphs replay the step's kernels without the host launching
 	 * each (NVIDIA, "Getting Started with CUDA Graphs": one graph launch
 	 * for the whole sequence instead of one CPU launch per kernel): no
-	 * launch time per kernel. */
-	if (g->kern.cuda_graphs >= 0.5)
+	 * launch time per kernel, for the whole step or the captured part. */
+	if (graphed(g, op))
 		launches = 0;
 	return (rel > 0 ? t / rel : t) + e->kernel_s * launches;
 }
@@ -249,6 +294,14 @@ double pp_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 	if (pp_kernel_scale(&k, k.sm_count, &err))
 		return NAN;
 	return stack_op_time(&k, prec, op);
+}
+
+double pp_op_host_s(const pp_gpu *g, pp_precision prec, const pp_op *op)
+{
+	if (!g->kern.valid || g->kern.measured_kernels >= 0.5 || !(g->kern.host_kernel_s > 0) ||
+	    graphed(g, op))
+		return 0;
+	return g->kern.host_kernel_s * stack_launches(g, prec, op);
 }
 
 /* ------------------------------------------------------- communication */

@@ -67,6 +67,7 @@ void ppi_stage_fill_op(pp_profile_entry *e, const pp_op *o, const pp_system *s, 
 	e->count = 1;
 	e->times = times;
 	e->seconds = pp_op_time(&s->gpu, job->precision, o);
+	e->host_s = pp_op_host_s(&s->gpu, job->precision, o);
 	e->flops = o->flops;
 	e->bytes = o->bytes;
 	e->wire_bytes = 0;
@@ -92,6 +93,7 @@ void ppi_stage_fill_coll(pp_profile_entry *e, const pp_coll *c, const pp_work *w
 	e->unit = unit;
 	e->count = c->count;
 	e->times = times;
+	e->host_s = 0;
 	e->flops = 0;
 	e->bytes = c->bytes;
 	e->wire_bytes = ppi_stage_wire_bytes(c->kind, c->bytes, l->size);
@@ -179,6 +181,38 @@ static void acc_panels(acc *a, const panel_acc *pa, const double *op_s, int nops
 	}
 }
 
+/*
+ * The host's queue of one unit: its kernels in a phase take at least the
+ * time the host needs to issue them.  The host runs ahead of the GPU
+ * (asynchronous launches) and issues a kernel while the one before runs, so
+ * within a layer's phase the short kernels hide behind the long ones and the
+ * GPU waits only where the phase's kernels in all run shorter than their
+ * issue: the phase takes max(GPU time, host time), not the per-op sum.  The
+ * layer's phase is where the queue is taken to empty (a layer's backward
+ * waits for the gradient of the layer above, a stage for its receive), an
+ * upper bound on the host's lead.  `before`: the
+ * accumulator's compute before the unit; `host`: the unit's issue time per
+ * phase.
+ */
+static void host_queue(acc *a, const double *before, const double *host)
+{
+	/* the forward, the recompute, and the backward's two halves together
+	 * (a layer's input- and weight-gradient kernels are issued in turn);
+	 * the backward's wait is charged to its input-gradient half */
+	static const int phases[3][2] = {{PP_PHASE_FWD, -1},
+	                                 {PP_PHASE_RECOMPUTE, -1},
+	                                 {PP_PHASE_BWD_INPUT, PP_PHASE_BWD_WEIGHT}};
+	for (int q = 0; q < 3; q++) {
+		double gpu = 0, issue = 0;
+		for (int k = 0; k < 2 && phases[q][k] >= 0; k++) {
+			gpu += a->compute[phases[q][k]] - before[phases[q][k]];
+			issue += host[phases[q][k]];
+		}
+		if (issue > gpu)
+			a->compute[phases[q][0]] += issue - gpu;
+	}
+}
+
 /* Accumulate the entries [from, to) of one unit (all of one `times`): the
  * operations come first, then the collectives. */
 void ppi_stage_acc_unit(acc *a, const pp_profile_entry *e, int from, int to)
@@ -186,12 +220,17 @@ void ppi_stage_acc_unit(acc *a, const pp_profile_entry *e, int from, int to)
 	panel_acc pa;
 	pa.any = false;
 	double op_s[PP_MAX_OPS];
+	double before[4], host[4] = {0, 0, 0, 0};
+	memcpy(before, a->compute, sizeof before);
 	int nops = 0;
 	for (int i = from; i < to; i++) {
 		if (!e[i].coll && nops < PP_MAX_OPS)
 			op_s[nops++] = e[i].seconds;
+		if (!e[i].coll)
+			host[e[i].phase] += e[i].host_s * e[i].count * e[i].times;
 		acc_entry(a, &e[i], from, &pa);
 	}
+	host_queue(a, before, host);
 	acc_panels(a, &pa, op_s, nops, to > from ? e[from].times : 1);
 }
 
@@ -205,12 +244,16 @@ void ppi_stage_acc_work(acc *a, pp_work *w, const pp_system *s, const pp_job *jo
 	panel_acc pa;
 	pa.any = false;
 	double op_s[PP_MAX_OPS];
+	double before[4], host[4] = {0, 0, 0, 0};
+	memcpy(before, a->compute, sizeof before);
 	pp_profile_entry e;
 	for (int i = 0; i < w->nops; i++) {
 		ppi_stage_fill_op(&e, &w->ops[i], s, job, unit, 1);
 		op_s[i] = e.seconds;
+		host[e.phase] += e.host_s;
 		acc_entry(a, &e, 0, &pa);
 	}
+	host_queue(a, before, host);
 	for (int i = 0; i < w->ncolls; i++) {
 		ppi_stage_fill_coll(&e, &w->colls[i], w, s, lay, unit, 1, 0, w);
 		acc_entry(a, &e, 0, &pa);

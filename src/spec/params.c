@@ -138,6 +138,9 @@ static const pp_param registry[] = {
      "measured rates and per-call fixed times, not the GPU's fitted stack fractions"},
     {"framework.cuda_graphs", "cuda_graphs", FW(gpu.kern.cuda_graphs), "flag", 0, 1, NOFIT,
      "1: the step replays CUDA graphs: no host launch time per kernel"},
+    {"framework.host_kernel_s", "host_kernel_s", FW(gpu.kern.host_kernel_s), "s", 0, 1e-3, NOFIT,
+     "the host's time to issue one kernel outside a CUDA graph (Python, dispatcher, launch): a "
+     "layer's phase takes at least its kernels' issue time; stack fractions only"},
 };
 
 #undef GPU

@@ -55,7 +55,8 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.autocast_weight_cast",
 	                                  "framework.grad_accum_kernel",
 	                                  "framework.measured_kernels",
-	                                  "framework.cuda_graphs"};
+	                                  "framework.cuda_graphs",
+	                                  "framework.host_kernel_s"};
 	double *const sys_f[] = {&s->comm_buffer_bytes,
 	                         &s->allocator_fraction,
 	                         &s->allocator_transient_segments,
@@ -86,7 +87,8 @@ static double *field(pp_system *s, const char *name)
 	                         &s->gpu.kern.autocast_weight_cast,
 	                         &s->gpu.kern.grad_accum_kernel,
 	                         &s->gpu.kern.measured_kernels,
-	                         &s->gpu.kern.cuda_graphs};
+	                         &s->gpu.kern.cuda_graphs,
+	                         &s->gpu.kern.host_kernel_s};
 	for (size_t i = 0; i < sizeof gpu / sizeof gpu[0]; i++)
 		if (strcmp(gpu[i], name) == 0)
 			return gpu_f[i];
@@ -96,7 +98,7 @@ static double *field(pp_system *s, const char *name)
 	return NULL;
 }
 
-#define NFIELDS 36 /* the two tables above */
+#define NFIELDS 37 /* the two tables above */
 
 static void test_round_trip(void **state)
 {

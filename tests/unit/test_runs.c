@@ -462,13 +462,123 @@ static void test_shape_only(void **state)
 	pp_runs_free(runs);
 }
 
+/* The CUDA graphs of data/runs/cuda-graphs.json reach the record's kernel
+ * parameters: the Llama 3 8B B200/GB200 recipes replay the full iteration,
+ * the Qwen3-30B-A3B B200 one captures the router (and the dispatcher's
+ * preprocessing), the H100 405B one none; a record whose recipe ran another
+ * plan is a "graphs" fill; a record of another source is left as it was. */
+static void test_cuda_graphs(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *id;
+		bool full;
+		unsigned parts;
+		bool fill;
+	} cases[] = {
+	    {"mbridge_25.11_DGX-B200_LLAMA3-8B_8gpu_FP8-CS", true, 0, false},
+	    {"mbridge_25.11_DGX-GB200_LLAMA3-8B_8gpu_FP8-CS", true, 0, false},
+	    {"mbridge_25.11_DGX-B200_Qwen3_30B_a3B_8gpu_FP8-MX", false,
+	     PP_GRAPH_MOE_ROUTER | PP_GRAPH_MOE_PREPROCESS, false},
+	    {"mbridge_25.11_DGX-H100_LLAMA3.1-405B_1024gpu_FP8-CS", false, 0, false},
+	    {"mbridge_25.11_DGX-H100_LLAMA3-8B_8gpu_FP8-CS", false, 0, true},
+	    {"megatron_readme_h100_70B", false, 0, false},
+	};
+	pp_runs *runs = load_public();
+	size_t found = 0;
+	for (size_t i = 0; i < pp_runs_count(runs); i++) {
+		pp_inputs in;
+		pp_run_info info;
+		pp_error err;
+		if (pp_run_read(runs, i, &in, &info, &err) != PP_OK)
+			continue;
+		for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+			if (strcmp(info.id, cases[c].id) != 0)
+				continue;
+			found++;
+			assert_int_equal(in.system.gpu.kern.cuda_graphs >= 0.5, cases[c].full);
+			assert_int_equal(in.system.gpu.kern.graph_parts, cases[c].parts);
+			assert_int_equal(!!(info.fills & PP_FILL_GRAPHS), cases[c].fill);
+		}
+	}
+	assert_int_equal(found, sizeof cases / sizeof *cases);
+	pp_runs_free(runs);
+
+	/* A captured op pays no launch time; one outside the scope does. */
+	pp_system s;
+	pp_error err;
+	assert_int_equal(pp_system_preset("dgx-b200", &s, &err), PP_OK);
+	assert_int_equal(pp_system_compute_model(&s, &err), PP_OK);
+	s.gpu.eff.kernel_s = 20e-6;
+	pp_op router = {.name = "router",
+	                .kind = PP_OP_GEMM,
+	                .phase = PP_PHASE_FWD,
+	                .count = 1,
+	                .m = 4096,
+	                .n = 128,
+	                .k = 2048,
+	                .flops = 2.0 * 4096 * 128 * 2048};
+	pp_op fc1 = router;
+	fc1.name = "fc1";
+	double r0 = pp_op_time(&s.gpu, PP_PREC_BF16, &router);
+	double f0 = pp_op_time(&s.gpu, PP_PREC_BF16, &fc1);
+	s.gpu.kern.graph_parts = PP_GRAPH_MOE_ROUTER;
+	assert_float_equal(r0 - pp_op_time(&s.gpu, PP_PREC_BF16, &router), 20e-6, 1e-12);
+	assert_float_equal(pp_op_time(&s.gpu, PP_PREC_BF16, &fc1), f0, 1e-15);
+
+	/* The host issues each kernel outside a graph (host_kernel_s, 14.7 us
+	 * in data/framework/megatron.json); it is not added to the op's time. */
+	assert_float_equal(s.gpu.kern.host_kernel_s, 14.7e-6, 1e-12);
+	assert_float_equal(pp_op_host_s(&s.gpu, PP_PREC_BF16, &fc1), 14.7e-6, 1e-12);
+	assert_float_equal(pp_op_host_s(&s.gpu, PP_PREC_BF16, &router), 0, 0);
+	s.gpu.kern.graph_parts = 0;
+	s.gpu.kern.cuda_graphs = 1;
+	assert_float_equal(pp_op_host_s(&s.gpu, PP_PREC_BF16, &fc1), 0, 0);
+}
+
+/* A layer's phase takes at least the host's time to issue its kernels: with
+ * a host 1 ms per kernel every phase of a small model is the issue time, and
+ * the iteration grows; with the default 14.7 us its large GEMMs hide it. */
+static void test_host_queue(void **state)
+{
+	(void)state;
+	pp_model m;
+	pp_system s;
+	pp_job job;
+	pp_plan plan;
+	pp_error err;
+	assert_int_equal(pp_model_preset("llama3-8b", &m, &err), PP_OK);
+	assert_int_equal(pp_system_preset("dgx-h100", &s, &err), PP_OK);
+	pp_job_init(&job);
+	job.seq_len = 4096;
+	job.global_batch = 8;
+	pp_plan_init(&plan);
+	plan.tp = 8;
+	plan.mbs = 1;
+	pp_estimate *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(pp_estimate_run(&m, &s, &job, &plan, 8, a, &err), PP_OK);
+	pp_system quiet = s;
+	quiet.gpu.kern.host_kernel_s = 0;
+	assert_int_equal(pp_estimate_run(&m, &quiet, &job, &plan, 8, b, &err), PP_OK);
+	assert_float_equal(a->time.iteration_s, b->time.iteration_s, 1e-12 * b->time.iteration_s);
+	pp_system slow = s;
+	slow.gpu.kern.host_kernel_s = 1e-3;
+	assert_int_equal(pp_estimate_run(&m, &slow, &job, &plan, 8, a, &err), PP_OK);
+	assert_true(a->time.iteration_s > 1.5 * b->time.iteration_s);
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_fill_rules),       cmocka_unit_test(test_fp8_recipe),
 	    cmocka_unit_test(test_fp8_recipe_words), cmocka_unit_test(test_wrong_types),
 	    cmocka_unit_test(test_shape_only),       cmocka_unit_test(test_public_runs_fit),
-	    cmocka_unit_test(test_calib_fit),
+	    cmocka_unit_test(test_calib_fit),        cmocka_unit_test(test_cuda_graphs),
+	    cmocka_unit_test(test_host_queue),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

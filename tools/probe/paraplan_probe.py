@@ -8,7 +8,9 @@ whatever GPU this machine has, and write them as a GPU profile directory.
 The tables and their fields are those of ../shared/measurements/h100-sxm
 (README there): gemm_bf16.jsonl, gemm_fp8_tensorwise.jsonl,
 attention_bf16.jsonl, grouped_gemm_bf16.jsonl, memory_bandwidth.jsonl and
-device.json.  Method as there: random bf16 inputs (never zeros), two input sets
+device.json; and stream_launch.jsonl (not in the H100 set: back-to-back calls
+against isolated ones and the host's issue time per call, for the host queue of
+docs/kernel.md).  Method as there: random bf16 inputs (never zeros), two input sets
 rotated between calls so small shapes are not served from L2, the median of
 the timed calls after warm-up calls, each timed with CUDA events.
 
@@ -30,6 +32,8 @@ TABLES = {
     "attention_bf16.jsonl": ("b", "hq", "hkv", "seq", "d", "fwd_s", "bwd_s"),
     "grouped_gemm_bf16.jsonl": ("experts", "tokens_per_expert", "k", "n", "grouped_s"),
     "memory_bandwidth.jsonl": ("kind", "bytes", "s"),
+    # optional: the host queue's split (docs/kernel.md "The host queue")
+    "stream_launch.jsonl": ("bytes", "n", "isolated_s", "chain_s", "host_s"),
 }
 REQUIRED = ("gemm_bf16.jsonl", "memory_bandwidth.jsonl")
 
@@ -125,6 +129,62 @@ def gemm_shapes(quick):
 
 def rand(torch, shape, dtype):
     return (torch.randn(*shape, device="cuda", dtype=torch.float32) + 0.01).to(dtype)
+
+
+def stream_rows(torch, time, quick):
+    """What of an isolated call's fixed time stays on the GPU in a busy stream
+    (docs/kernel.md "The host queue"): per op, the isolated call (CUDA events
+    around one call from an idle GPU, as the other tables), `chain_s` the time
+    per call of n calls back to back (events around the chain: the GPU's
+    part), and `host_s` the host's time per call issuing n calls while the
+    GPU is held by a long kernel (host clock: the host's part).  The
+    `linear_autocast` op is a training forward's call: F.linear on an fp32
+    weight under torch.autocast with autograd recording."""
+    import time as clock
+    import torch.nn.functional as F
+    bf = torch.bfloat16
+    n_calls = 50 if quick else 200
+    cases = []
+    for nbytes in (8 << 20, 64 << 20):
+        n = nbytes // 4
+        src = [rand(torch, (n,), bf) for _ in range(2)]
+        dst = torch.empty_like(src[0])
+        cases.append(("copy", nbytes, lambda i, s=src, d=dst: d.copy_(s[i % 2])))
+    a = [rand(torch, (2048, 2048), bf) for _ in range(2)]
+    c = torch.empty_like(a[0])
+    cases.append(("matmul", 3 * 2048 * 2048 * 2,
+                  lambda i: torch.matmul(a[i % 2], a[(i + 1) % 2], out=c)))
+    x = rand(torch, (2048, 2048), torch.float32).requires_grad_()
+    w = rand(torch, (2048, 2048), torch.float32).requires_grad_()
+
+    def linear(i):
+        with torch.autocast("cuda", dtype=bf):
+            return F.linear(x, w)
+    cases.append(("linear_autocast", 2048 * 2048 * (4 + 2 + 2 + 2), linear))
+    rows = []
+    for op, nbytes, fn in cases:
+        iso = time(fn)
+        chain, host = [], []
+        for _ in range(3 if quick else 5):
+            torch.cuda.synchronize()
+            e0 = torch.cuda.Event(enable_timing=True)
+            e1 = torch.cuda.Event(enable_timing=True)
+            e0.record()
+            for i in range(n_calls):
+                fn(i)
+            e1.record()
+            e1.synchronize()
+            chain.append(e0.elapsed_time(e1) / 1e3 / n_calls)
+            torch.cuda._sleep(200_000_000)  # ~0.1 s of GPU cycles: the host runs ahead
+            t0 = clock.perf_counter()
+            for i in range(n_calls):
+                fn(i)
+            host.append((clock.perf_counter() - t0) / n_calls)
+            torch.cuda.synchronize()
+        rows.append({"kind": "stream", "op": op, "bytes": nbytes, "n": n_calls,
+                     "isolated_s": iso, "chain_s": statistics.median(chain),
+                     "host_s": statistics.median(host)})
+    return rows
 
 
 def probe(out, quick):
@@ -262,6 +322,9 @@ def probe(out, quick):
         rows["memory_bandwidth.jsonl"].append({"kind": "add", "bytes": 3 * n * 2, "s": s,
                                                "tb_per_s": 3 * n * 2 / s / 1e12})
         del src, dst
+    write_all()
+
+    rows["stream_launch.jsonl"] = stream_rows(torch, time, quick)
     write_all()
     counts = check_profile(out)
     print("paraplan_probe: %s (%d SMs): wrote %s: %s" % (

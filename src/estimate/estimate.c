@@ -622,6 +622,8 @@ pp_status ppi_sim_stage_of(const pp_scenario *sc, int stage, pp_work *ws, pp_sta
 	s->send_fwd_s = t->pp_s / 2;
 	s->send_bwd_s = ppi_stage_pp_link_s(sc, ws, stage > 0 ? stage - 1 : p->pp - 1) / 2;
 	s->send_bytes = t->pp_bytes / 2;
+	/* the rank blocks in its exchanges as the cost's pp_block_s counts them */
+	s->p2p_blocking = p->pp > 1 && sched->p2p_exchange ? sc->system->pp_p2p_blocking : 0;
 	s->dp_s = t->dp_s;
 	s->dp_bytes = t->dp_bytes;
 	s->dp_hide_s = pp_schedule_dp_hide_s(sc->system, p, t->dp_s, t->dp_gather_s,

@@ -48,6 +48,7 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.reshard_after_forward_pp",
 	                                  "framework.selective_op_sac",
 	                                  "framework.pp_scatter_gather",
+	                                  "framework.pp_p2p_blocking",
 	                                  "framework.attn_sm90_fraction",
 	                                  "framework.fused_bias_dropout_add",
 	                                  "framework.sp_gathered_gemm_inputs",
@@ -79,6 +80,7 @@ static double *field(pp_system *s, const char *name)
 	                         &s->reshard_after_forward_pp,
 	                         &s->selective_op_sac,
 	                         &s->pp_scatter_gather,
+	                         &s->pp_p2p_blocking,
 	                         &s->attn_sm90_fraction,
 	                         &s->fused_bias_dropout_add,
 	                         &s->sp_gathered_gemm_inputs,
@@ -96,7 +98,7 @@ static double *field(pp_system *s, const char *name)
 	return NULL;
 }
 
-#define NFIELDS 36 /* the two tables above */
+#define NFIELDS 37 /* the two tables above */
 
 static void test_round_trip(void **state)
 {

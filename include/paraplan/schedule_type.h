@@ -156,6 +156,12 @@ typedef struct pp_schedule_type {
 	bool si;
 	/* Split backward (zero bubble): the simulator gets W apart from B. */
 	bool split_wgrad;
+	/* The stacks run it as a loop of blocking neighbour exchanges
+	 * (non-interleaved 1F1B: Megatron-Core's
+	 * forward_backward_pipelining_without_interleaving, torch's
+	 * Schedule1F1B, DeepSpeed's TrainSchedule): framework.pp_p2p_blocking
+	 * applies (pp_stage_time.pp_block_s, pp_sim_stage.p2p_blocking). */
+	bool p2p_exchange;
 	/* Data-parallel traffic of each of the vp chunks opens its own window
 	 * (Megatron's per-chunk grad sync, pp_schedule_dp_hide_s). */
 	bool dp_per_chunk;

@@ -45,12 +45,20 @@ typedef struct pp_task {
 /* What one pipeline rank costs: per micro-batch over all its chunks (a chunk
  * takes 1/v of it), per iteration for the rest. */
 typedef struct pp_sim_stage {
-	double fwd_s;       /* forward: compute + exposed TP/CP/EP/ZeRO-3 communication */
-	double bwd_s;       /* backward incl. weight gradients and recompute */
-	double wgrad_s;     /* of bwd_s, the weight gradients (split off by zero-bubble) */
-	double send_fwd_s;  /* one transfer to the next rank (rank p - 1: to rank 0), an
+	double fwd_s;      /* forward: compute + exposed TP/CP/EP/ZeRO-3 communication */
+	double bwd_s;      /* backward incl. weight gradients and recompute */
+	double wgrad_s;    /* of bwd_s, the weight gradients (split off by zero-bubble) */
+	double send_fwd_s; /* one transfer to the next rank (rank p - 1: to rank 0), an
 	                       activation in a line, either kind where the chunks fold */
-	double send_bwd_s;  /* one transfer to the previous rank (rank 0: to rank p - 1) */
+	double send_bwd_s; /* one transfer to the previous rank (rank 0: to rank p - 1) */
+	/* > 0: the rank's sends and receives block it (non-interleaved 1F1B under
+	 * Megatron-Core, torch, DeepSpeed: framework.pp_p2p_blocking).  After a
+	 * task the rank posts the sends of its outputs and the receive of its
+	 * next task's input at once; a transfer starts when both ends have posted
+	 * (a rendezvous) and takes p2p_blocking x the sender's send_*_s; the rank
+	 * computes again when all have ended.  Every rank must agree on it; 0:
+	 * sends run on the sender's link streams under the compute. */
+	double p2p_blocking;
 	double dp_s;        /* gradient reduction + parameter gather, per iteration */
 	double dp_hide_s;   /* how long before the end of the last backward DP may start */
 	double optimizer_s; /* optimizer step over this rank's shard */

@@ -304,6 +304,12 @@ typedef struct pp_system {
 	double reshard_after_forward_pp; /* 1: ZeRO-3 reshards after forward with pp > 1 */
 	double selective_op_sac;         /* 1: selective recompute is per-op SAC (torchtitan) */
 	double pp_scatter_gather; /* 1: without SP, pipeline sends 1/tp + TP all-gather (SC'21) */
+	/* Non-interleaved 1F1B's neighbour exchanges block the rank: transfer
+	 * times per exchange (1 a grouped send + receive, Megatron-Core and
+	 * torch.distributed.pipelining; 2 a blocking send then a receive,
+	 * DeepSpeed); 0: the sends run on their own stream under the compute.
+	 * docs/placement.md, "Blocking pipeline exchanges". */
+	double pp_p2p_blocking;
 	/* Fraction of the measured Hopper flash-attention rate the stack's attention
 	 * kernel reaches on a Hopper (sm90) GPU: 1 Hopper-native (cuDNN fused
 	 * attention, FlashAttention-3), about 0.56 Ampere-style kernels there

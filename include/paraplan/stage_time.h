@@ -28,6 +28,10 @@ typedef struct pp_stage_time {
 	                            stage + 1; the last rank's to rank 0 (interleaved) or
 	                            back to p - 2; each hop in or out of the NVLink domain
 	                            by where its two GPUs land */
+	double pp_block_s;       /* the rank's blocking neighbour exchanges (1F1B where the
+	                            stack blocks: framework.pp_p2p_blocking x half of each
+	                            adjacent link's pp_s); 0: its sends run under the
+	                            compute.  Not in fwd_s / bwd_s */
 	double fwd_s, bwd_s;     /* totals: compute + exposed communication */
 	double model_flops;      /* model FLOPs (no recompute) of this GPU per micro-batch */
 	double hw_flops;         /* FLOPs executed, recompute included */

@@ -197,6 +197,7 @@ typedef struct stage_key {
 	int ft_rank, ft_targets, ft_layers, ft_emb, ft_base, ft_nf4; /* job.ft */
 	int head;                                                    /* the schedule's head rank */
 	int peer;            /* the other end of the rank's pipeline link */
+	int exchange;        /* the schedule's blocking exchanges (p2p_exchange) */
 	double param_copies; /* the schedule's parameter copies */
 	long long gpus;
 	pp_plan plan;
@@ -249,6 +250,7 @@ static void stage_key_set(stage_key *key, const pp_scenario *sc, int stage,
 	key->head = head_stage(sc);
 	key->peer = p->pp > 1 ? ppi_stage_pp_peer(sc, stage) : -1;
 	key->param_copies = sc->sched->param_copies;
+	key->exchange = sc->sched->p2p_exchange;
 	q->tp2 = p->tp2;
 	q->summa = p->summa;
 	q->summa_nb = p->summa_nb;
@@ -263,6 +265,28 @@ static void stage_key_set(stage_key *key, const pp_scenario *sc, int stage,
 	key->k = *k;
 	if (sc->uniform_layers)
 		key->k.index[0] = key->k.index[1] = 0;
+}
+
+/*
+ * Rank `stage`'s seconds per micro-batch in blocking neighbour exchanges
+ * (stage_time.h's pp_block_s) where the schedule runs them so
+ * (p2p_exchange) and the stack blocks (framework.pp_p2p_blocking = k):
+ * k one-way transfers of each adjacent link, half its pp_s (an activation
+ * one way and a gradient the other, at once on a full-duplex link): the
+ * link to the next rank after each forward, to the previous one after each
+ * backward; the first and the last rank have one neighbour.  `pp_s` is the
+ * rank's own link's (to stage + 1; the last rank's back to p - 2).
+ */
+static double block_s(const pp_scenario *sc, int stage, pp_work *ws, double pp_s)
+{
+	const pp_plan *p = &sc->plan;
+	double k = sc->system->pp_p2p_blocking;
+	if (p->pp <= 1 || !sc->sched->p2p_exchange || k <= 0)
+		return 0;
+	if (stage == p->pp - 1)
+		return k * pp_s / 2;
+	double prev = stage > 0 ? ppi_stage_pp_link_s(sc, ws, stage - 1) : 0;
+	return k * (prev + pp_s) / 2;
 }
 
 pp_status ppi_stage_cost(const pp_scenario *sc, int stage, pp_work *ws, pp_stage_time *out,
@@ -324,6 +348,7 @@ pp_status ppi_stage_cost(const pp_scenario *sc, int stage, pp_work *ws, pp_stage
 	if (b.overflow)
 		return ppi_stage_overflow_fail(err);
 	ppi_stage_finish(out, &a, buf, 0, b.n, s, p, c.k.layers);
+	out->pp_block_s = block_s(sc, stage, ws, out->pp_s);
 	if (ws) {
 		memcpy(ws->stage_key[slot], &key, sizeof key);
 		memcpy(ws->stage_val[slot], out, sizeof *out);

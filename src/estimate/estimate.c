@@ -81,7 +81,10 @@ static pp_status si_speedup_bounds(const pp_scenario *sc, pp_stage_time *st, pp_
  * Scaled by 1 - 1e-9 against the rounding of sums taken in another order.
  * Every rank sends the same pp_s per micro-batch (ppi_stage_pp_send_s), so
  * the 1F1B fill >= sum_i c_i - max_i c_i + (pp - 1) pp_s (over v when
- * interleaved); the steady state is only known to be >= max_i c_i.
+ * interleaved); the steady state is only known to be >= max_i c_i.  With
+ * blocking exchanges (sched_1f1b.c) the pipeline part is (m - 1)(c_B + e_B)
+ * + sum_i (c_i + e_i) with c_B + e_B the largest and sum_i e_i = k x the
+ * line's sends, k >= 1: the same bound holds.
  * The optimizer term is max_i optimizer_s_i >= the optimizer_s of any rank
  * (ppi_stage_dp_s gives it as the stage cost does): opt_s.
  * The data-parallel term is max_i (dp_s_i - hide_i) (or 0), where
@@ -622,6 +625,8 @@ pp_status ppi_sim_stage_of(const pp_scenario *sc, int stage, pp_work *ws, pp_sta
 	s->send_fwd_s = t->pp_s / 2;
 	s->send_bwd_s = ppi_stage_pp_link_s(sc, ws, stage > 0 ? stage - 1 : p->pp - 1) / 2;
 	s->send_bytes = t->pp_bytes / 2;
+	/* the rank blocks in its exchanges as the cost's pp_block_s counts them */
+	s->p2p_blocking = p->pp > 1 && sched->p2p_exchange ? sc->system->pp_p2p_blocking : 0;
 	s->dp_s = t->dp_s;
 	s->dp_bytes = t->dp_bytes;
 	s->dp_hide_s = pp_schedule_dp_hide_s(sc->system, p, t->dp_s, t->dp_gather_s,

@@ -33,10 +33,20 @@ struct pp_sim {
 	/* Completion times per (rank, chunk, micro-batch); -1 = not yet. */
 	double *f_arrive, *b_arrive; /* when the input of F / B is on this rank */
 	double *f_end, *bi_end;
+	/* Blocking exchanges (pp_sim_stage.p2p_blocking): f_arrive / b_arrive
+	 * hold when the sender posted the send, f_post / b_post when the
+	 * receiver posted the receive (the end of its task before). */
+	double *f_post, *b_post;
 	size_t cap_slots;
-	/* Per rank: compute free, link free per direction, next task. */
+	/* Per rank: compute free, link free per direction, next task; the sends
+	 * of its last task not yet matched (blocking: at most 2, an SI block's). */
 	double *free_at, *send_f, *send_b;
 	size_t *ptr;
+	struct pending {
+		int to, mb, chunk, from_chunk; /* the receiver's slot; the sender's chunk */
+		bool grad;
+	} * pend;
+	int *npend;
 	pp_sim_event *ev;
 	size_t nev, cap_ev;
 	bool custom; /* lists given as data, not by pp_sim_orders */
@@ -77,6 +87,10 @@ void pp_sim_free(pp_sim *sim)
 	free(sim->b_arrive);
 	free(sim->f_end);
 	free(sim->bi_end);
+	free(sim->f_post);
+	free(sim->b_post);
+	free(sim->pend);
+	free(sim->npend);
 	free(sim->ev);
 	free(sim->free_at);
 	free(sim->send_f);
@@ -134,7 +148,12 @@ pp_status pp_sim_reset(pp_sim *sim, int p, long long m, int v, pp_error *err)
 			sim->send_f = b[4];
 		if (b[4] && (b[5] = ppi_realloc(sim->send_b, n * sizeof(double))))
 			sim->send_b = b[5];
-		if (!b[5]) {
+		if (b[5] && (b[6] = ppi_realloc(sim->npend, n * sizeof(int))))
+			sim->npend = b[6];
+		void *pd = b[6] ? ppi_realloc(sim->pend, 2 * n * sizeof *sim->pend) : NULL;
+		if (pd)
+			sim->pend = pd;
+		if (!pd) {
 			ppi_fail(err, "", "sim", "out of memory");
 			return PP_ENOMEM;
 		}
@@ -152,6 +171,10 @@ pp_status pp_sim_reset(pp_sim *sim, int p, long long m, int v, pp_error *err)
 	ok &= grow((void **)&sim->f_end, &cap, slots, sizeof(double));
 	cap = sim->cap_slots;
 	ok &= grow((void **)&sim->bi_end, &cap, slots, sizeof(double));
+	cap = sim->cap_slots;
+	ok &= grow((void **)&sim->f_post, &cap, slots, sizeof(double));
+	cap = sim->cap_slots;
+	ok &= grow((void **)&sim->b_post, &cap, slots, sizeof(double));
 	if (!ok) {
 		ppi_fail(err, "", "sim", "out of memory");
 		return PP_ENOMEM;
@@ -418,13 +441,127 @@ static void pass_on(pp_sim *sim, const pp_sim_stage *s, int r, int vs, int chunk
 	int nr, nc;
 	rank_chunk_of(sim, grad ? vs - 1 : vs + 1, &nr, &nc);
 	double *arrive = grad ? sim->b_arrive : sim->f_arrive;
+	if (nr != r && s->p2p_blocking > 0) {
+		/* posted: the transfer waits for the receiver (sends_end, input_at) */
+		arrive[slot(sim, nr, nc, mb)] = t1;
+		sim->pend[2 * r + sim->npend[r]++] = (struct pending){nr, mb, nc, chunk, grad};
+		return;
+	}
 	arrive[slot(sim, nr, nc, mb)] = nr == r ? t1 : ship(sim, s, r, nr, grad, t1, mb, chunk);
+}
+
+/* Blocking exchanges: one transfer from rank `from` to `to`, the hop as
+ * ship() times it, p2p_blocking times over. */
+static double hop_s(const pp_sim *sim, const pp_sim_stage *st, int from, int to)
+{
+	const pp_sim_stage *s = &st[from];
+	double d = to == (from + 1) % sim->p ? s->send_fwd_s : s->send_bwd_s;
+	return d * s->p2p_blocking;
+}
+
+/* When the input of rank r's (chunk c, mb) F (B's gradient where `grad`) is
+ * on the rank, -1 not yet.  Blocking: the transfer from its sender starts
+ * when both have posted (the sender after the task that made it, the
+ * receiver after its task before this one). */
+static double input_at(const pp_sim *sim, const pp_sim_stage *st, int r, int c, int mb, bool grad)
+{
+	size_t k = slot(sim, r, c, mb);
+	double a = grad ? sim->b_arrive[k] : sim->f_arrive[k];
+	int vs = vs_of(sim, r, c), from, fc;
+	if (a < 0 || st[r].p2p_blocking <= 0 || (!grad && vs_first(sim, vs)))
+		return a;
+	rank_chunk_of(sim, grad ? vs + 1 : vs - 1, &from, &fc);
+	double post = grad ? sim->b_post[k] : sim->f_post[k];
+	if (from == r || post < 0)
+		return from == r ? a : -1;
+	return (a > post ? a : post) + hop_s(sim, st, from, r);
+}
+
+/* Blocking: when rank r's sends of its last task have all ended (its
+ * compute end where none), -1 while a receiver has not posted; `commit`
+ * records them and clears the list. */
+static double sends_end(pp_sim *sim, const pp_sim_stage *st, int r, bool commit)
+{
+	double end = sim->free_at[r];
+	for (int i = 0; i < sim->npend[r]; i++) {
+		const struct pending *q = &sim->pend[2 * r + i];
+		size_t k = slot(sim, q->to, q->chunk, q->mb);
+		double post = q->grad ? sim->b_post[k] : sim->f_post[k];
+		if (post < 0)
+			return -1;
+		double a = q->grad ? sim->b_arrive[k] : sim->f_arrive[k];
+		double t0 = a > post ? a : post, t1 = t0 + hop_s(sim, st, r, q->to);
+		bool up = sim->lines ? q->to > r : !q->grad;
+		if (commit && t1 > t0)
+			record(sim, r, up ? PP_STREAM_SEND_FWD : PP_STREAM_SEND_BWD, PP_EV_SEND,
+			       q->mb, q->from_chunk, t0, t1, 0, st[r].send_bytes);
+		end = t1 > end ? t1 : end;
+	}
+	if (commit)
+		sim->npend[r] = 0;
+	return end;
+}
+
+/* Blocking: whether rank r's receive for task i of its list goes with its
+ * pending sends (Megatron's send_forward_recv_backward and
+ * send_backward_recv_forward: one neighbour both ways, posted together) or
+ * after them (the warm-up's send_forward then recv_forward, the cool-down's
+ * send_backward then recv_backward: two neighbours, one call after the
+ * other): the former where every pending send goes to the rank the input
+ * comes from, or there is nothing to receive. */
+static bool grouped(const pp_sim *sim, int r, size_t i)
+{
+	if (i >= sim->len[r] || sim->npend[r] == 0)
+		return true;
+	const pp_task *t = &rank_tasks(sim, r)[i];
+	int vs = vs_of(sim, r, t->chunk), from = r, fc;
+	if (t->kind == PP_TASK_F || t->kind == PP_TASK_SI) {
+		if (!vs_first(sim, vs))
+			rank_chunk_of(sim, vs - 1, &from, &fc);
+	} else if (t->kind == PP_TASK_B || t->kind == PP_TASK_BI) {
+		if (!vs_last(sim, vs))
+			rank_chunk_of(sim, vs + 1, &from, &fc);
+	}
+	if (from == r)
+		return true;
+	for (int k = 0; k < sim->npend[r]; k++)
+		if (sim->pend[2 * r + k].to != from)
+			return false;
+	return true;
+}
+
+/* Blocking: rank r posts the receives of task i of its list at t (the end
+ * of its task before, or of its sends to another neighbour; 0 for its
+ * first). */
+static void post_inputs(pp_sim *sim, int r, size_t i, double t)
+{
+	if (i >= sim->len[r])
+		return;
+	const pp_task *t0 = &rank_tasks(sim, r)[i];
+	if (t0->kind == PP_TASK_F || t0->kind == PP_TASK_SI)
+		sim->f_post[slot(sim, r, t0->chunk, t0->mb)] = t;
+	const pp_task *tb = t0->kind == PP_TASK_SI && i + 1 < sim->len[r] ? t0 + 1 : t0;
+	if (tb->kind == PP_TASK_B || tb->kind == PP_TASK_BI)
+		sim->b_post[slot(sim, r, tb->chunk, tb->mb)] = t;
 }
 
 /* Run rank r's next task if its inputs are there: the tasks it consumed (2
  * for an SI block, 0 when it must wait). */
-static int run_task(pp_sim *sim, int r, const pp_sim_stage *s, double *busy)
+static int run_task(pp_sim *sim, int r, const pp_sim_stage *st, double *busy)
 {
+	const pp_sim_stage *s = &st[r];
+	const bool blk = s->p2p_blocking > 0;
+	/* blocking: the last task's sends end before the rank computes again */
+	if (blk && sim->npend[r]) {
+		double end = sends_end(sim, st, r, false);
+		if (end < 0)
+			return 0; /* a receiver has not posted yet */
+		bool with = grouped(sim, r, sim->ptr[r]);
+		sends_end(sim, st, r, true);
+		sim->free_at[r] = end;
+		if (!with) /* the receive after the sends (another neighbour) */
+			post_inputs(sim, r, sim->ptr[r], end);
+	}
 	const int v = sim->v;
 	const double fwd = s->fwd_s / v, bwd = s->bwd_s / v, w = s->wgrad_s / v;
 	const pp_task *t = &rank_tasks(sim, r)[sim->ptr[r]];
@@ -440,12 +577,13 @@ static int run_task(pp_sim *sim, int r, const pp_sim_stage *s, double *busy)
 	double ready = 0, dur = 0, flops = 0;
 	pp_event_kind ek = PP_EV_F;
 	if (has_f) {
-		ready = sim->f_arrive[k];
+		ready = input_at(sim, st, r, t->chunk, t->mb, false);
 		dur = fwd;
 		flops = s->fwd_flops;
 	}
 	if (has_b && ready >= 0) {
-		double rb = vs_last(sim, bvs) ? sim->f_end[kb] : sim->b_arrive[kb];
+		double rb =
+		    vs_last(sim, bvs) ? sim->f_end[kb] : input_at(sim, st, r, bchunk, bmb, true);
 		if (sim->f_end[kb] < 0)
 			rb = -1;
 		ready = rb < 0 ? -1 : (rb > ready ? rb : ready);
@@ -467,6 +605,9 @@ static int run_task(pp_sim *sim, int r, const pp_sim_stage *s, double *busy)
 	double *free_at = &sim->free_at[r];
 	double t0 = ready > *free_at ? ready : *free_at, t1 = t0 + dur;
 	*free_at = t1;
+	size_t next = sim->ptr[r] + (t->kind == PP_TASK_SI ? 2 : 1);
+	if (blk && grouped(sim, r, next)) /* posted with this task's sends */
+		post_inputs(sim, r, next, t1);
 	record(sim, r, PP_STREAM_COMPUTE, ek, t->mb, t->chunk, t0, t1, flops, 0);
 	if (t->kind == PP_TASK_SI && sim->nev) {
 		sim->ev[sim->nev - 1].mb2 = bmb;
@@ -562,7 +703,8 @@ pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim
 	PPI_TRY(check_orders(sim, (unsigned char *)sim->f_end, err));
 	sim->nev = 0;
 	for (size_t i = 0; i < slots; i++)
-		sim->f_arrive[i] = sim->b_arrive[i] = sim->f_end[i] = sim->bi_end[i] = -1;
+		sim->f_arrive[i] = sim->b_arrive[i] = sim->f_end[i] = sim->bi_end[i] =
+		    sim->f_post[i] = sim->b_post[i] = -1;
 	/* The first virtual stage's inputs are there from the start (each line's). */
 	for (int vs = 0; vs < p * v; vs++) {
 		if (!vs_first(sim, vs))
@@ -573,8 +715,11 @@ pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim
 			sim->f_arrive[slot(sim, r0, c0, (int)i)] = 0;
 	}
 	size_t *ptr = sim->ptr;
-	for (int r = 0; r < p; r++)
+	for (int r = 0; r < p; r++) {
 		sim->free_at[r] = sim->send_f[r] = sim->send_b[r] = 0, ptr[r] = 0;
+		sim->npend[r] = 0;
+		post_inputs(sim, r, 0, 0);
+	}
 	double *busy = ppi_calloc((size_t)p, sizeof *busy); /* compute-stream time per rank */
 	if (!busy) {
 		ppi_fail(err, "", "sim", "out of memory");
@@ -585,7 +730,7 @@ pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim
 		size_t before = done;
 		for (int r = 0; r < p; r++) {
 			int n = 1;
-			while (ptr[r] < sim->len[r] && (n = run_task(sim, r, &st[r], busy)) > 0) {
+			while (ptr[r] < sim->len[r] && (n = run_task(sim, r, st, busy)) > 0) {
 				ptr[r] += (size_t)n;
 				done += (size_t)n;
 			}
@@ -602,6 +747,10 @@ pp_status pp_sim_run(pp_sim *sim, const pp_sim_stage *st, double other_s, pp_sim
 			                r, task_name(t->kind), t->mb, t->chunk);
 		}
 	}
+	/* blocking: the last sends hold their ranks until received */
+	for (int r = 0; r < p; r++)
+		if (sim->npend[r])
+			sim->free_at[r] = sends_end(sim, st, r, true);
 	finish(sim, st, other_s, busy, out);
 	free(busy);
 	return PP_OK;

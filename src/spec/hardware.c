@@ -567,6 +567,12 @@ pp_status pp_system_check(const pp_system *s, pp_error *err)
 		return ppi_fail(err, src, "system.framework.allocator_fraction",
 		                "expected %g..%g, got %g", af->valid_lo, af->valid_hi,
 		                s->allocator_fraction);
+	/* a count of transfers: the closed form and the search's floor take
+	 * the blocked time as whole transfers (sched_1f1b.c, estimate.c) */
+	double k = s->pp_p2p_blocking;
+	if (k != 0 && k != 1 && k != 2)
+		return ppi_fail(err, src, "system.framework.pp_p2p_blocking",
+		                "expected 0, 1 or 2 transfers per exchange, got %g", k);
 	return PP_OK;
 }
 

@@ -105,6 +105,10 @@ static const pp_param registry[] = {
     {"framework.pp_scatter_gather", "pp_scatter_gather", FW(pp_scatter_gather), "flag", 0, 1, NOFIT,
      "1: without SP a pipeline send carries 1/tp of the activation per TP rank and the receiver "
      "all-gathers it over TP (Megatron-LM 2021 scatter/gather); 0: every TP rank sends it whole"},
+    {"framework.pp_p2p_blocking", "pp_p2p_blocking", FW(pp_p2p_blocking), "transfers", 0, 2, NOFIT,
+     "non-interleaved 1F1B: transfer times a neighbour exchange holds the rank for (1 a grouped "
+     "send + receive, Megatron-Core / torch.distributed.pipelining; 2 a blocking send then a "
+     "receive, DeepSpeed); 0: the sends run under the compute"},
     {"framework.attn_sm90_fraction", "attn_sm90_fraction", FW(attn_sm90_fraction), "fraction", 0.1,
      1, NOFIT,
      "on Hopper GPUs, the fraction of the measured (cuDNN) flash-attention rate the stack's "

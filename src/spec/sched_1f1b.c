@@ -4,11 +4,58 @@
  */
 #include "sched_int.h"
 
+/*
+ * Blocking exchanges (pp_block_s > 0: Megatron-Core's
+ * forward_backward_pipelining_without_interleaving, docs/placement.md).
+ * Rank r runs F, the exchange X_r with r + 1 (its activation out, the
+ * gradient in), B, the exchange X_{r-1} with r - 1; an exchange starts when
+ * both ranks reach it.  With T_{r,i} the end of X_r in step i (seconds of
+ * max-plus algebra):
+ *   T_{r,i} = x_r + max(T_{r-1,i-1} + F_r, T_{r+1,i} + B_{r+1}),
+ * rank 0 closing its loop with B_0 + F_0, the last rank with F + B.  Every
+ * cycle of this graph is a union of the ranks' own loops (F_r + B_r + x_{r-1}
+ * + x_r over one step; a window of ranks averages theirs), so the period is
+ * the largest c_r + e_r (e_r = pp_block_s, c_r = fwd_s + bwd_s) and the
+ * iteration is 1F1B's with every rank's time c_r + e_r: m times the slowest,
+ * the others once (the first micro-batch down and back, each hop's
+ * exchange in it; sum_r e_r = 2 sum x).  Against the simulator (which runs
+ * Megatron's calls, the warm-up's and cool-down's sends and receives one
+ * after the other): exact where the last rank, with the head, is the
+ * bottleneck; with alike ranks (an inner rank the bottleneck) one transfer
+ * over, at any m (tests/unit/test_sim.c, test_blocking_exchanges).
+ */
+static void blocking(const pp_plan *p, const pp_stage_time *st, pp_iteration *out)
+{
+	double m = (double)p->microbatches, slow = -1, sum = 0;
+	int b = 0;
+	for (int i = 0; i < p->pp; i++) {
+		double t = st[i].fwd_s + st[i].bwd_s + st[i].pp_block_s;
+		sum += t;
+		if (t > slow) {
+			slow = t;
+			b = i;
+		}
+	}
+	const pp_stage_time *k = &st[b];
+	out->bottleneck_stage = b;
+	out->compute_s = m * (k->fwd_compute_s + k->bwd_compute_s);
+	out->tp_s = m * k->tp_s;
+	out->cp_s = m * k->cp_s;
+	out->ep_s = m * k->ep_s;
+	out->zero3_s = m * k->zero3_s;
+	out->pp_s = m * k->pp_block_s;
+	out->bubble_s = sum - slow;
+}
+
 /* The steady state at the period of the sends' cycles (sched_int.h): the
  * sends the slowest window cannot hide are on the critical path, m times;
  * the fill and drain carry every other stage's sends once. */
 static void iteration(const pp_plan *p, const pp_stage_time *st, pp_iteration *out)
 {
+	if (p->pp > 1 && st[0].pp_block_s > 0) {
+		blocking(p, st, out);
+		return;
+	}
 	double sum_w, sends;
 	double fill = ppi_sched_linear_steady(p, st, 1, out, &sum_w, &sends);
 	if (p->pp > 1) {
@@ -62,4 +109,5 @@ const pp_schedule_type pp_sched_1f1b = {
     .torchtitan = torchtitan,
     .search_default = true,
     .at_pp1 = true,
+    .p2p_exchange = true,
 };

@@ -81,12 +81,15 @@ static void test_links(void **state)
 
 /* Each rank's pp_s is its own link's; the 1F1B fill differs between the
  * plain order and the (2, 2, 2) split by exactly the 16 hops the split keeps
- * inside a domain, each an in-domain pp_s instead of a NIC one. */
+ * inside a domain, each an in-domain pp_s instead of a NIC one.  With the
+ * sends under the compute (a stack whose 1F1B does not block:
+ * framework.pp_p2p_blocking 0; the blocking case is the next test). */
 static void test_fill_pays_each_hop(void **state)
 {
 	(void)state;
 	setting x;
 	setting_init(&x);
+	x.s.pp_p2p_blocking = 0;
 	pp_work *ws = malloc(sizeof *ws);
 	assert_non_null(ws);
 	pp_work_init(ws);
@@ -115,6 +118,55 @@ static void test_fill_pays_each_hop(void **state)
 	printf("fill saved %.4f ms, 16 hops x (%.4f - %.4f) ms = %.4f ms\n", saved * 1e3,
 	       slow * 1e3, fast * 1e3, want * 1e3);
 	assert_true(fabs(saved - want) <= 1e-9 * e[0].time.bubble_s);
+	free(e);
+	free(ws);
+}
+
+/* Megatron-Core's blocking exchanges (the default stack): each rank is held
+ * k/2 of each adjacent link's pp_s per micro-batch (pp_block_s), and the
+ * 1F1B iteration grows over the non-blocking one by exactly (m - 1) e_B:
+ * sum_r e_r is the line's sends the fill already paid, and the bottleneck
+ * (the last rank, with the head) pays its e_B m times. */
+static void test_blocking_exchanges(void **state)
+{
+	(void)state;
+	setting x;
+	setting_init(&x);
+	assert_true(x.s.pp_p2p_blocking == 1);
+	pp_work *ws = malloc(sizeof *ws);
+	pp_estimate *e = malloc(2 * sizeof *e);
+	assert_non_null(ws);
+	assert_non_null(e);
+	pp_work_init(ws);
+	for (int o = 0; o < 2; o++) {
+		pp_plan p;
+		plan_of(&p, orders[o], PP_SCHED_1F1B, 1);
+		pp_error err;
+		pp_system async = x.s;
+		async.pp_p2p_blocking = 0;
+		assert_int_equal(pp_estimate_run(&x.m, &x.s, &x.job, &p, 1024, &e[0], &err), PP_OK);
+		assert_int_equal(pp_estimate_run(&x.m, &async, &x.job, &p, 1024, &e[1], &err),
+		                 PP_OK);
+		pp_stage_time t[3];
+		const int st[3] = {0, 1, 31};
+		for (int k = 0; k < 3; k++)
+			assert_int_equal(
+			    pp_stage_cost(&x.m, &x.s, &x.job, &e[0].plan, st[k], ws, &t[k], &err),
+			    PP_OK);
+		/* rank 0: its own link; rank 1: links 0-1 and 1-2; rank 31: 30-31 */
+		assert_true(fabs(t[0].pp_block_s - t[0].pp_s / 2) <= 1e-15);
+		assert_true(fabs(t[1].pp_block_s - (t[0].pp_s + t[1].pp_s) / 2) <= 1e-15);
+		assert_true(fabs(t[2].pp_block_s - t[2].pp_s / 2) <= 1e-15);
+		int b = e[0].time.bottleneck_stage;
+		assert_int_equal(b, 31);
+		double m = (double)e[0].plan.microbatches;
+		double grown = e[0].time.iteration_s - e[1].time.iteration_s;
+		double want = (m - 1) * t[2].pp_block_s;
+		printf("%-22s blocking %.4f s, async %.4f s: +%.2f ms = (m - 1) x %.4f ms\n",
+		       orders[o], e[0].time.iteration_s, e[1].time.iteration_s, grown * 1e3,
+		       t[2].pp_block_s * 1e3);
+		assert_true(fabs(grown - want) <= 1e-9 * e[0].time.iteration_s);
+	}
 	free(e);
 	free(ws);
 }
@@ -161,6 +213,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_links),
 	    cmocka_unit_test(test_fill_pays_each_hop),
+	    cmocka_unit_test(test_blocking_exchanges),
 	    cmocka_unit_test(test_closed_form_equals_simulator),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

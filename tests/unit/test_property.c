@@ -657,6 +657,17 @@ static void test_profile_and_sim(void **state)
 			                                        &e.plan, st, &ws, &prof, &err),
 			                 PP_OK);
 			pp_stage_profile_sum(&prof, &systems[si], &e.plan, &b);
+			/* pp_block_s is not in one rank's profile (it reads the
+			 * neighbour's link): checked against the rank's own pp_s */
+			double kb = systems[si].pp_p2p_blocking;
+			bool blocks = e.plan.pp > 1 && e.plan.schedule == PP_SCHED_1F1B && kb > 0;
+			if (st == 0 || st == e.plan.pp - 1)
+				assert_true(fabs(a.pp_block_s - (blocks ? kb * a.pp_s / 2 : 0)) <=
+				            1e-12 * a.pp_s);
+			else
+				assert_true(blocks ? a.pp_block_s >= kb * a.pp_s / 2 * (1 - 1e-12)
+				                   : a.pp_block_s == 0);
+			b.pp_block_s = a.pp_block_s;
 			const double *x = (const double *)&a.fwd_compute_s;
 			const double *y = (const double *)&b.fwd_compute_s;
 			size_t nd =

@@ -179,6 +179,85 @@ static void test_uneven_and_transfers(void **state)
 	pp_sim_free(sim);
 }
 
+/* Blocking exchanges (non-interleaved 1F1B under Megatron-Core, torch and
+ * DeepSpeed; framework.pp_p2p_blocking = k): rank r's link to r + 1 takes
+ * x_r per one-way transfer; the closed form charges each rank k (x_{r-1} +
+ * x_r) per micro-batch (pp_block_s, ends: one link) and is 1F1B's with
+ * c_r + e_r.  The head on the last rank (the bottleneck there) and links of
+ * two speeds: exact; alike ranks (an inner rank the bottleneck): the
+ * simulator is one transfer (k x) shorter from p = 3 and m = 2 on, at any
+ * m, so the slope m (c + e_B) is exact and the fill one transfer over. */
+static void test_blocking_exchanges(void **state)
+{
+	(void)state;
+	pp_sim *sim;
+	pp_error err;
+	assert_int_equal(pp_sim_new(&sim, NULL), PP_OK);
+	double worst = 0;
+	int cases = 0;
+	for (int k = 1; k <= 2; k++)
+		for (int uneven = 0; uneven < 2; uneven++)
+			for (int p = 2; p <= 16; p *= 2)
+				for (long long m = 1; m <= 8 * p;
+				     m = m < p ? m + p / 2 + 1 : 2 * m) {
+					pp_plan pl;
+					pp_plan_init(&pl);
+					pl.pp = p;
+					pl.microbatches = m;
+					pl.schedule = PP_SCHED_1F1B;
+					pp_system s;
+					memset(&s, 0, sizeof s);
+					pp_stage_time st[MAXP];
+					pp_sim_stage ss[MAXP];
+					memset(st, 0, sizeof st);
+					memset(ss, 0, sizeof ss);
+					double x[MAXP];
+					for (int i = 0; i < p; i++) /* x[i]: link i -> i + 1 */
+						x[i] = uneven && i % 2 ? 0.05 : 0.02;
+					x[p - 1] =
+					    x[p - 2]; /* the last rank's link: back to p - 2 */
+					for (int i = 0; i < p; i++) {
+						double head = uneven && i == p - 1 ? 0.6 : 0;
+						double f = 0.3 + head / 3, b = 0.6 + 2 * head / 3;
+						st[i].fwd_compute_s = st[i].fwd_s = ss[i].fwd_s = f;
+						st[i].bwd_compute_s = st[i].bwd_s = ss[i].bwd_s = b;
+						st[i].pp_s = 2 * x[i];
+						double prev = i > 0 && i < p - 1 ? x[i - 1] : 0;
+						st[i].pp_block_s = k * (prev + x[i]);
+						ss[i].send_fwd_s = x[i];
+						ss[i].send_bwd_s = x[i > 0 ? i - 1 : p - 1];
+						ss[i].p2p_blocking = k;
+					}
+					pp_iteration it;
+					pp_schedule_iteration(&pl, &s, st, &it);
+					assert_int_equal(
+					    pp_sim_orders(sim, PP_SCHED_1F1B, p, m, 1, &err),
+					    PP_OK);
+					pp_sim_result r;
+					assert_int_equal(pp_sim_run(sim, ss, 0, &r, &err), PP_OK);
+					double gap = r.iteration_s / it.iteration_s - 1;
+					double over = it.iteration_s - r.iteration_s;
+					bool one = !uneven && p >= 3 && m >= 2;
+					if (fabs(over - (one ? k * x[0] : 0)) >
+					    1e-9 * it.iteration_s)
+						fail_msg("uneven %d, k %d p %d m %lld: sim %.9g, "
+						         "closed %.9g",
+						         uneven, k, p, m, r.iteration_s,
+						         it.iteration_s);
+					worst = fabs(gap) > fabs(worst) ? gap : worst;
+					assert_true(fabs(gap) < 0.01);
+					/* the exchanges are on the critical path: m (c + e) at least */
+					assert_true(r.iteration_s >=
+					            m * (st[p - 1].fwd_s + st[p - 1].bwd_s +
+					                 st[p - 1].pp_block_s) -
+					                1e-12);
+					cases++;
+				}
+	print_message("blocking 1F1B exchanges, %d cases: largest gap %+.3f%%\n", cases,
+	              100 * worst);
+	pp_sim_free(sim);
+}
+
 /* Events: on every rank and stream intervals never overlap; compute tasks
  * add up to the work; the iteration ends with the last event. */
 static void test_events_consistent(void **state)
@@ -262,6 +341,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_uniform_equals_closed_form),
 	    cmocka_unit_test(test_uneven_and_transfers),
+	    cmocka_unit_test(test_blocking_exchanges),
 	    cmocka_unit_test(test_events_consistent),
 	    cmocka_unit_test(test_orders_as_data),
 	};

@@ -43,15 +43,19 @@ typedef struct run {
 	 * move); and the second and third runs' iterations and exposed TP when NCCL's
 	 * protocols came (their tp_loss all-reduce, 24 KB on ring/LL and 778 KB on
 	 * hierarchical/LL128: 37.998127 -> 37.994231 s, tp_s 3.827110 -> 3.823214
-	 * s; 71.386459 -> 71.386109 s, tp_s 29.181320 -> 29.180970 s). */
+	 * s; 71.386459 -> 71.386109 s, tp_s 29.181320 -> 29.180970 s); and the
+	 * pipelined runs' iterations when Megatron's non-interleaved 1F1B came to
+	 * block on its pipeline exchanges (framework.pp_p2p_blocking: the
+	 * bottleneck rank's exchanges every micro-batch; 75.351268 -> 75.405170
+	 * s, 37.994231 -> 38.314472 s). */
 	double iter_s, total_bytes, tp_bytes, dp_bytes, tp_s;
 } run;
 
 static const run RUNS[] = {
     {"llama3-70b", "dgx-h100", 64, 512, 8192, 8, 2, 1, true, PP_RECOMPUTE_SELECTIVE,
-     75.351267584614206, 66986416537.599998, 6043041005568, 19845844992, 14.311984780909402},
+     75.405170245414197, 66986416537.599998, 6043041005568, 19845844992, 14.311984780909402},
     {"gpt3-175b", "dgx-a100-80g", 512, 1024, 2048, 8, 8, 0, false, PP_RECOMPUTE_FULL,
-     37.994230780624449, 60576272179.199997, 823028613120, 19583133696, 3.8232137214832389},
+     38.314471745424449, 60576272179.199997, 823028613120, 19583133696, 3.8232137214832389},
     {"vit-lbnl", "dgx-b200", 64, 64, 64800, 16, 1, 0, true, PP_RECOMPUTE_NONE, 71.386108525544287,
      205281366384.79999, 11537865504000, 37418360832, 29.18096975900621},
 };

@@ -20,8 +20,19 @@
 #include "paraplan/paraplan.h"
 
 /* One estimate; fails the test (with paraplan's message) unless it resolves. */
+/* As run, with the system's framework.pp_p2p_blocking set to `blocking`
+ * (>= 0) instead of its stack's. */
+static void run_blocking(const char *model, const char *system, long long gpus, long long gbs,
+                         int seq, const pp_plan *plan, double blocking, pp_estimate *out);
+
 static void run(const char *model, const char *system, long long gpus, long long gbs, int seq,
                 const pp_plan *plan, pp_estimate *out)
+{
+	run_blocking(model, system, gpus, gbs, seq, plan, -1, out);
+}
+
+static void run_blocking(const char *model, const char *system, long long gpus, long long gbs,
+                         int seq, const pp_plan *plan, double blocking, pp_estimate *out)
 {
 	static pp_model m;
 	static pp_system s;
@@ -31,6 +42,8 @@ static void run(const char *model, const char *system, long long gpus, long long
 	pp_error_clear(&err);
 	assert_int_equal(pp_model_preset(model, &m, &err), PP_OK);
 	assert_int_equal(pp_system_preset(system, &s, &err), PP_OK);
+	if (blocking >= 0)
+		s.pp_p2p_blocking = blocking;
 	pp_job_init(&job);
 	job.global_batch = gbs;
 	job.seq_len = seq;
@@ -243,11 +256,18 @@ static void test_schedules_bubble(void **state)
 	assert_true(f1b.time.bubble_s > 0);
 	assert_true(zb.time.bubble_s < f1b.time.bubble_s);
 	assert_true(zb.time.iteration_s < f1b.time.iteration_s);
-	/* Gpipe's bubble equals 1F1B's (same fill and drain). */
+	/* Gpipe's bubble equals 1F1B's (same fill and drain) where 1F1B's sends
+	 * run under the compute; Megatron's blocking exchanges (the preset's
+	 * stack) add each rank's own to its time, the bottleneck's m times. */
 	p.schedule = PP_SCHED_GPIPE;
-	pp_estimate gp;
+	pp_estimate gp, f1b_async;
 	run("llama3-70b", "dgx-h100", 1024, 512, 8192, &p, &gp);
-	assert_true(fabs(gp.time.bubble_s - f1b.time.bubble_s) <= 1e-12 * f1b.time.bubble_s);
+	p.schedule = PP_SCHED_1F1B;
+	run_blocking("llama3-70b", "dgx-h100", 1024, 512, 8192, &p, 0, &f1b_async);
+	assert_true(fabs(gp.time.bubble_s - f1b_async.time.bubble_s) <=
+	            1e-12 * f1b_async.time.bubble_s);
+	assert_true(f1b.time.pp_s > 0 && f1b_async.time.pp_s == 0);
+	assert_true(f1b.time.iteration_s > f1b_async.time.iteration_s);
 
 	double prev = f1b.time.bubble_s;
 	for (int vp = 2; vp <= 5; vp++) {

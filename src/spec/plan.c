@@ -185,6 +185,10 @@ pp_status pp_job_check(const pp_job *j, pp_error *err)
 	if ((unsigned)j->fp8_recipe >= PP_FP8_RECIPES)
 		return ppi_fail(err, "", "job.fp8_recipe", "unknown FP8 recipe %d",
 		                (int)j->fp8_recipe);
+	if (j->fp8_params && j->precision != PP_PREC_FP8)
+		return ppi_fail(err, "", "job.fp8_params",
+		                "FP8 parameters need precision fp8, got %s",
+		                pp_precision_name(j->precision));
 	/* A recipe scales FP8 operands: it means nothing without them. */
 	if (j->fp8_recipe != PP_FP8_DELAYED && j->precision != PP_PREC_FP8)
 		return ppi_fail(err, "", "job.fp8_recipe",

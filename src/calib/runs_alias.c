@@ -405,12 +405,12 @@ pp_fp8_recipe ppi_run_fp8_recipe(const char *prec)
  * - NeMo 2 (25.x containers) and Megatron-Bridge: bf16 gradients
  *   (NeMo v2.3.0 scripts/performance/utils.py and Megatron-Bridge v0.2.0
  *   scripts/performance/configs: grad_reduce_in_fp32 = False) and, under
- *   delayed and current scaling, FP8 parameters (bf16_with_fp8_mixed,
- *   bf16_with_fp8_current_scaling_mixed: fp8_param_gather = True).  MXFP8's
- *   parameter gather reuses the gradient buffer
- *   (reuse_grad_buf_for_mxfp8_param_ag), which is not modelled: its weights
- *   stay BF16 with their cache (an upper bound); block-wise and NVFP4 set
- *   fp8_param_gather = False.
+ *   delayed, current and MXFP8 scaling, FP8 parameters (bf16_with_fp8_mixed,
+ *   bf16_with_fp8_current_scaling_mixed, bf16_with_mxfp8_mixed:
+ *   fp8_param_gather = True; MXFP8 all-gathers BF16 through the gradient
+ *   buffer, reuse_grad_buf_for_mxfp8_param_ag = True, and Megatron-Core
+ *   casts it into the MXFP8 parameters: no resident BF16 copy); block-wise
+ *   and NVFP4 set fp8_param_gather = False.
  */
 void ppi_run_state_dtypes(const char *title, const char *location, pp_job *job, pp_run_info *info)
 {
@@ -426,7 +426,8 @@ void ppi_run_state_dtypes(const char *title, const char *location, pp_job *job, 
 	} else if (nemo2) {
 		job->grad_bytes = 2;
 		bool fp8p =
-		    fp8 && (job->fp8_recipe == PP_FP8_DELAYED || job->fp8_recipe == PP_FP8_CURRENT);
+		    fp8 && (job->fp8_recipe == PP_FP8_DELAYED ||
+		            job->fp8_recipe == PP_FP8_CURRENT || job->fp8_recipe == PP_FP8_MX);
 		job->fp8_params = fp8p;
 		ppi_run_fill(info, PP_FILL_STATE_DTYPES,
 		             "gradient dtype unknown: bf16 (NeMo 2 / Megatron-Bridge performance "

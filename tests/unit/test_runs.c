@@ -230,8 +230,8 @@ static void test_fp8_recipe(void **state)
 
 /* The dtypes fill: NVIDIA's NeMo 24.03 FP8 recipes reduce bf16 gradients and
  * keep BF16 weights; NeMo 2 and Megatron-Bridge reduce bf16 gradients and
- * store FP8 parameters under per-tensor scaling (not MXFP8, whose parameter
- * gather is not modelled); every other source keeps fp32 gradients. */
+ * store FP8 parameters under per-tensor and MXFP8 scaling; every other source
+ * keeps fp32 gradients. */
 static void test_state_dtypes(void **state)
 {
 	(void)state;
@@ -244,7 +244,7 @@ static void test_state_dtypes(void **state)
 	    {"nemo_longseq_LLAMA2-7B_DGX-H100_4K", 2, false},
 	    {"nemo_longseq_LLAMA3-8B_DGX-B200_8K", 2, true},
 	    {"mbridge_25.11_DGX-H100_Qwen3_30B_a3B_16gpu_FP8-CS", 2, true},
-	    {"mbridge_25.11_DGX-B200_Qwen3_30B_a3B_8gpu_FP8-MX", 2, false},
+	    {"mbridge_25.11_DGX-B200_Qwen3_30B_a3B_8gpu_FP8-MX", 2, true},
 	    {"mbridge_25.11_DGX-GB200_DeepSeekV3_256gpu_BF16", 2, false},
 	    {"narayanan21_t1_1.7B", 4, false},
 	};

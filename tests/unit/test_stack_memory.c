@@ -204,6 +204,16 @@ static void test_fp8_weights(void **state)
 	pp_error err;
 	assert_int_equal(pp_job_check(&job, &err), PP_EINPUT);
 	assert_string_equal(err.field, "job.fp8_params");
+	/* ... and a stack with an fp32 master in its optimizer: FSDP's fp32
+	 * shards (torchtitan) are their own master, nothing to replace */
+	job.precision = PP_PREC_FP8;
+	assert_int_equal(pp_job_check(&job, &err), PP_OK);
+	pp_system s;
+	assert_int_equal(pp_system_preset("dgx-h100", &s, &err), PP_OK);
+	assert_int_equal(pp_job_check_gpu(&job, &s, &err), PP_OK);
+	assert_int_equal(pp_system_set_framework(&s, "torchtitan", &err), PP_OK);
+	assert_int_equal(pp_job_check_gpu(&job, &s, &err), PP_EINPUT);
+	assert_string_equal(err.field, "job.fp8_params");
 }
 
 int main(void)

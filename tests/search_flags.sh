@@ -28,6 +28,7 @@ seq|2048|8192||applied
 tokens|1T|2T||applied
 precision|fp8|fp16||applied
 fp8-recipe|rowwise|current|--precision fp8|applied
+fp8-params|on|off|--precision fp8|applied
 tp|2|1||applied
 tp2|2|4||applied
 summa|on|off|--tp2 2|applied

@@ -54,9 +54,10 @@ typedef enum pp_run_fill {
 	PP_FILL_GPU = 1u << 17,        /* an ambiguous GPU name read as one preset */
 	PP_FILL_ARCH = 1u << 18,       /* a model name in no family: the architecture's defaults */
 	PP_FILL_GRAPHS = 1u << 19,     /* CUDA graphs unknown (data/runs/cuda-graphs.json): none */
+	PP_FILL_STATE_DTYPES = 1u << 20, /* gradient dtype, FP8 parameters: the source's recipes */
 } pp_run_fill;
 
-#define PP_RUN_FILL_KINDS 20
+#define PP_RUN_FILL_KINDS 21
 #define PP_RUN_FILLS_MAX 16
 #define PP_RUN_FILL_TEXT_MAX 192
 #define PP_RUN_ID_MAX 128

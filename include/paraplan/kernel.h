@@ -132,6 +132,23 @@ double pp_kernel_fp8_quant_s(const pp_gpu *g, double rows, double cols, pp_fp8_r
  * column-wise FP4 copy with its E4M3 scales: 0.5 + 1/16.
  */
 double pp_fp8_saved_input_bytes(pp_fp8_recipe r);
+/*
+ * Bytes per GEMM parameter of the quantised weight TransformerEngine holds
+ * for both of its uses (the forward and data-gradient GEMMs read it
+ * row-wise, on Hopper the weight gradient's transposed GEMM column-wise),
+ * on a GPU of compute capability arch x 10 (0 = unknown: Hopper's rules):
+ * per-tensor scaling (delayed, current) 1 byte, plus its FP8 transpose
+ * where FP8 GEMMs must be TN (pp_kernel_fp8_non_tn false:
+ * transformer_engine/pytorch/csrc/quantizer.cpp, with_transpose =
+ * columnwise_usage && !is_non_tn_fp8_gemm_supported); MXFP8 a row-wise and
+ * a column-wise copy with an E8M0 scale per 32 each (2 x 1.03125);
+ * block-wise a row-wise and a column-wise copy (block-scaled FP8 GEMMs are
+ * TN only on every GPU: cublaslt_grouped_gemm.cu, non_tn_fp8_ok = fp8_block
+ * ? false) with an FP32 scale per 128 x 128 weight block; NVFP4 two FP4
+ * copies with an E4M3 scale per 16 (2 x 0.5625); row-wise (torchao) a
+ * row-wise and a column-wise scaled cast, 2.  docs/memory.md "FP8 weights".
+ */
+double pp_fp8_weight_bytes(pp_fp8_recipe r, int arch);
 
 /* The GEMM kind recipe `r` runs (tensor-wise for delayed and current, NVFP4
  * for nvfp4). */

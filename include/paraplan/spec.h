@@ -279,7 +279,11 @@ typedef struct pp_system {
 	/* The caching allocator's reserve at the peak, in largest transient
 	 * buffers (docs/memory.md; calibrate --memory fits it). */
 	double allocator_transient_segments;
-	double fp8_weight_copy_bytes; /* per GEMM parameter: FP8 weight (+ transpose) cache */
+	/* 1: the stack keeps each GEMM weight's quantised copy (the recipe's
+	 * pp_fp8_weight_bytes, kernel.h) across micro-batches (TransformerEngine
+	 * under Megatron's is_first_microbatch); 0: it casts per use and keeps
+	 * none (torchao Float8Linear). */
+	double fp8_weight_cache;
 	/* Network and overlap efficiencies (named, calibrated; see docs/calibration.md). */
 	double nvlink_eff; /* fraction of NVLink bandwidth collectives sustain */
 	double nic_eff;    /* fraction of NIC bandwidth collectives sustain */
@@ -435,6 +439,11 @@ typedef struct pp_job {
 	pp_precision precision;
 	pp_fp8_recipe fp8_recipe; /* under PP_PREC_FP8; pp_job_init: delayed */
 	int grad_bytes; /* bytes per gradient element: 2 (bf16/fp16) or 4 (fp32 main grads) */
+	/* Under fp8 (--fp8-params): the GEMM weights are stored as the recipe's
+	 * quantised tensor and no BF16 copy of them is kept (TransformerEngine
+	 * fp8_model_init; Megatron-LM --fp8-param-gather, NeMo fp8_params); the
+	 * optimizer keeps their fp32 master copy.  Off by default. */
+	bool fp8_params;
 	pp_optimizer optimizer;
 	/* torch.compile over the model (torchtitan compile.enable, --compile):
 	 * Inductor fuses each chain of element-wise ops into one kernel, so an

@@ -77,9 +77,9 @@ void ppi_run_fill(pp_run_info *info, unsigned bit, const char *fmt, ...)
 }
 
 static const char *const fill_names[PP_RUN_FILL_KINDS] = {
-    "kv_heads",  "ffn", "head_dim",   "layers", "tp/pp",     "dp",    "cp",
-    "ep",        "vp",  "sp",         "zero",   "recompute", "mbs",   "gbs",
-    "precision", "etp", "tp_overlap", "gpu",    "arch",      "graphs"};
+    "kv_heads",  "ffn", "head_dim",   "layers", "tp/pp",     "dp",     "cp",
+    "ep",        "vp",  "sp",         "zero",   "recompute", "mbs",    "gbs",
+    "precision", "etp", "tp_overlap", "gpu",    "arch",      "graphs", "dtypes"};
 
 const char *pp_run_fill_name(unsigned bit)
 {
@@ -382,8 +382,10 @@ static pp_status read_job(reading *r, pp_error *err)
 		             pp_precision_name(job->precision));
 	/* Gradients: fp32 main grads (Megatron), fp32 sharded grads (FSDP mixed
 	 * precision keeps fp32 flat parameters), fp32 accumulation (DeepSpeed
-	 * BF16Optimizer): 4 bytes in every source. */
+	 * BF16Optimizer): 4 bytes, except in NVIDIA's NeMo / Megatron-Bridge
+	 * performance recipes, which also store FP8 parameters (fills). */
 	job->grad_bytes = 4;
+	ppi_run_state_dtypes(info->title, jstr(jget(rec, "source"), "location"), job, info);
 
 	/* The global batch: stated, or from the tokens, or (once dp is known)
 	 * micro-batch x dp x accumulation; pp_run_global_batch. */

@@ -393,3 +393,45 @@ pp_fp8_recipe ppi_run_fp8_recipe(const char *prec)
 	}
 	return r;
 }
+
+/*
+ * NVIDIA's performance recipes, as of the container a record names:
+ * - NeMo 24.03 (NeMo-Framework-Launcher, tag 24.03.01): Apex's distributed
+ *   Adam (conf/training/llama/llama2_7b.yaml, optim distributed_fused_adam)
+ *   with bf16 gradient buffers in the FP8 runs
+ *   (examples/training/llama/h100/llama2_7b_fp8.sh,
+ *   +training.model.optim.grad_sync_dtype=bf16); no FP8 parameters (the
+ *   llama configs never set fp8_params; only gpt3/mlperf.yaml does).
+ * - NeMo 2 (25.x containers) and Megatron-Bridge: bf16 gradients
+ *   (NeMo v2.3.0 scripts/performance/utils.py and Megatron-Bridge v0.2.0
+ *   scripts/performance/configs: grad_reduce_in_fp32 = False) and, under
+ *   delayed, current and MXFP8 scaling, FP8 parameters (bf16_with_fp8_mixed,
+ *   bf16_with_fp8_current_scaling_mixed, bf16_with_mxfp8_mixed:
+ *   fp8_param_gather = True; MXFP8 all-gathers BF16 through the gradient
+ *   buffer, reuse_grad_buf_for_mxfp8_param_ag = True, and Megatron-Core
+ *   casts it into the MXFP8 parameters: no resident BF16 copy); block-wise
+ *   and NVFP4 set fp8_param_gather = False.
+ */
+void ppi_run_state_dtypes(const char *title, const char *location, pp_job *job, pp_run_info *info)
+{
+	bool nemo24 = title && location && has(title, "NeMo") && has(location, "NeMo24");
+	bool nemo2 = title && (has(title, "Megatron-Bridge") ||
+	                       (has(title, "NeMo") && location && has(location, "NeMo25")));
+	bool fp8 = job->precision == PP_PREC_FP8;
+	if (nemo24 && fp8) {
+		job->grad_bytes = 2;
+		ppi_run_fill(info, PP_FILL_STATE_DTYPES,
+		             "gradient dtype unknown: bf16 (NeMo 24.03 FP8 recipes: distributed "
+		             "Adam's grad_sync_dtype=bf16); FP8 parameters off (fp8_params unset)");
+	} else if (nemo2) {
+		job->grad_bytes = 2;
+		bool fp8p =
+		    fp8 && (job->fp8_recipe == PP_FP8_DELAYED ||
+		            job->fp8_recipe == PP_FP8_CURRENT || job->fp8_recipe == PP_FP8_MX);
+		job->fp8_params = fp8p;
+		ppi_run_fill(info, PP_FILL_STATE_DTYPES,
+		             "gradient dtype unknown: bf16 (NeMo 2 / Megatron-Bridge performance "
+		             "recipes: grad_reduce_in_fp32 False)%s",
+		             fp8p ? "; FP8 parameters on (fp8_param_gather)" : "");
+	}
+}

@@ -120,6 +120,12 @@ const gpu_alias *ppi_run_gpu_alias_of(const char *gpu_type);
 int ppi_run_recompute_mode(const char *s);
 /* The FP8 recipe a record's precision names (the first named). */
 pp_fp8_recipe ppi_run_fp8_recipe(const char *prec);
+/* The gradient dtype and FP8 parameter storage of the stack a source names
+ * (title, source.location; either may be NULL) into job->grad_bytes and
+ * job->fp8_params (job->precision and fp8_recipe already read), each a
+ * PP_FILL_STATE_DTYPES fill in `info`; the job is left as it is for every
+ * other source. */
+void ppi_run_state_dtypes(const char *title, const char *location, pp_job *job, pp_run_info *info);
 
 /* runs.c */
 

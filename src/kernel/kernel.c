@@ -127,6 +127,22 @@ double pp_fp8_saved_input_bytes(pp_fp8_recipe r)
 	}
 }
 
+double pp_fp8_weight_bytes(pp_fp8_recipe r, int arch)
+{
+	const double wr = PP_FP8_QUANT_WRITE_BYTES;
+	switch (r) {
+	case PP_FP8_MX: return 2 * wr * (1 + PP_FP8_MX_SCALE_BYTES / PP_FP8_MX_BLOCK);
+	case PP_FP8_BLOCKWISE:
+		return 2 * (wr + PP_FP8_BLOCK_SCALE_BYTES / (PP_FP8_BLOCK_LEN * PP_FP8_BLOCK_LEN));
+	case PP_FP8_NVFP4:
+		return 2 * (PP_FP4_ELEMENT_BYTES + PP_NVFP4_SCALE_BYTES / PP_NVFP4_BLOCK);
+	case PP_FP8_ROWWISE: return 2 * wr;
+	case PP_FP8_CURRENT:
+	case PP_FP8_DELAYED:
+	default: return pp_kernel_fp8_non_tn(arch) ? wr : 2 * wr;
+	}
+}
+
 pp_kernel_dtype pp_kernel_dtype_of_recipe(pp_fp8_recipe r)
 {
 	switch (r) {

@@ -189,6 +189,8 @@ static void megatron_job(const pp_job *j, const pp_plan *p, FILE *out, char *not
 		default: break;
 		}
 	}
+	if (j->precision == PP_PREC_FP8 && j->fp8_params)
+		fprintf(out, " --fp8-param-gather");
 	if (j->grad_bytes == 2)
 		fprintf(out, " --grad-reduce-in-bf16");
 	fprintf(out, " --optimizer %s", j->optimizer == PP_OPT_SGD ? "sgd" : "adam");

@@ -50,6 +50,7 @@ const ppi_mflag ppi_mflags[F_COUNT] = {
     [F_FP16] = {"fp16", false},
     [F_FP8] = {"fp8-format", true},
     [F_FP8_RECIPE] = {"fp8-recipe", true},
+    [F_FP8_PARAM_GATHER] = {"fp8-param-gather", false},
     [F_GRAD_BF16] = {"grad-reduce-in-bf16", false},
     [F_OPTIMIZER] = {"optimizer", true},
     [F_EXPERTS] = {"num-experts", true},
@@ -402,6 +403,9 @@ static pp_status read_precision(const ppi_mseen *s, const char *src, pp_job *j, 
 		PPI_TRY(ppi_mflag_choice(s, F_FP8_RECIPE, g, src, &k, err));
 		j->fp8_recipe = r[k];
 	}
+	/* --fp8-param-gather: the model is built under TE's fp8_model_init, its
+	 * GEMM weights FP8 (docs/memory.md "FP8 weights"); with --fp8-format only. */
+	j->fp8_params = s->set[F_FP8_PARAM_GATHER] && s->set[F_FP8];
 	j->grad_bytes = s->set[F_GRAD_BF16] ? 2 : 4;
 	j->optimizer = PP_OPT_ADAM;
 	if (s->set[F_OPTIMIZER]) {

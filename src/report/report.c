@@ -116,10 +116,11 @@ static void text_setup(const pp_estimate *e, FILE *out)
 			                                                  : "loss");
 		fputc('\n', out);
 	}
-	fprintf(out, "job     global batch %lld x %d tokens, %s%s%s, %s gradients, %s\n",
+	fprintf(out, "job     global batch %lld x %d tokens, %s%s%s%s, %s gradients, %s\n",
 	        e->job.global_batch, e->job.seq_len, pp_precision_name(e->job.precision),
 	        e->job.precision == PP_PREC_FP8 ? " recipe " : "",
 	        e->job.precision == PP_PREC_FP8 ? pp_fp8_recipe_name(e->job.fp8_recipe) : "",
+	        e->job.fp8_params ? ", FP8 parameters" : "",
 	        e->job.grad_bytes == 4 ? "fp32" : "16-bit",
 	        e->job.optimizer == PP_OPT_ADAM ? "adam" : "sgd");
 	finetune_text(out, e);
@@ -394,6 +395,8 @@ static json_t *estimate_json(const pp_estimate *e)
 	if (e->job.precision == PP_PREC_FP8)
 		json_object_set_new(job, "fp8_recipe",
 		                    json_string(pp_fp8_recipe_name(e->job.fp8_recipe)));
+	if (e->job.fp8_params)
+		json_object_set_new(job, "fp8_params", json_true());
 	if (pp_finetune_on(&e->job)) {
 		const pp_finetune *f = &e->job.ft;
 		char tg[32];

@@ -71,6 +71,7 @@ void ppi_mb_shape_init(ppi_mb_shape *c, const pp_job *job, const pp_plan *p)
 	c->nb = p->summa_nb > 1 ? p->summa_nb : 1;
 	c->ab = pp_activation_bytes(job->precision);
 	c->saved_in_b = c->fp8 ? pp_fp8_saved_input_bytes(job->fp8_recipe) : c->ab;
+	c->fp8_w_b = 0; /* ppi_scenario_init_ws sets it from the system's GPU */
 }
 
 void ppi_scenario_init(pp_scenario *sc, const pp_model *m, const pp_system *s, const pp_job *job,
@@ -92,6 +93,8 @@ void ppi_scenario_init_ws(pp_scenario *sc, const pp_model *m, const pp_system *s
 	else
 		pp_place_build(p, s, &sc->place);
 	ppi_mb_shape_init(&sc->mb, job, p);
+	sc->mb.fp8_w_b =
+	    sc->mb.fp8 ? pp_fp8_weight_bytes(job->fp8_recipe, s->gpu.compute_capability_x10) : 0;
 	sc->etp = p->etp > 0 ? p->etp : p->tp;
 	/* Layer weights: split over n_1 and replicated over n_2 under 2D TP; split
 	 * over n_1 x n_2 under SUMMA (seed 003 Tables II, A2). */

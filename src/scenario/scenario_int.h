@@ -22,6 +22,8 @@ typedef struct ppi_mb_shape {
 	bool fp8;
 	double ab;         /* bytes per activation element: pp_activation_bytes */
 	double saved_in_b; /* bytes per element of a GEMM input kept for backward */
+	double fp8_w_b;    /* under fp8: bytes per GEMM parameter of its quantised weight
+	                      (pp_fp8_weight_bytes for the system's GPU); 0 otherwise */
 } ppi_mb_shape;
 
 /* What one layer of a kind (0 dense, 1 MoE) puts on one GPU. */

@@ -198,6 +198,7 @@ static const pp_field fields[] = {
     JOB_COUNT("tokens", train_tokens),
     JOB_WORD("precision", precision, precision),
     JOB_WORD("fp8-recipe", fp8_recipe, fp8_recipe),
+    JOB_ONOFF("fp8-params", fp8_params),
     PLAN_INT("tp", tp, 1, DEGREE_MAX),
     PLAN_INT("tp2", tp2, 1, DEGREE_MAX),
     PLAN_ONOFF("summa", summa),

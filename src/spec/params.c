@@ -57,9 +57,9 @@ static const pp_param registry[] = {
      "flag", 0, 1, NOFIT,
      "1: eager element-wise ops keep their own saved copies (RoPE fp32 q/k, GQA-expanded K/V, "
      "contiguous SDPA output); 0: fused or compiled"},
-    {"framework.fp8_weight_copy_bytes", "fp8_weight_copy_bytes", FW(fp8_weight_copy_bytes),
-     "bytes/param", 0, 8, NOFIT,
-     "per GEMM parameter: the FP8 weight (+ transpose) cache (TransformerEngine)"},
+    {"framework.fp8_weight_cache", "fp8_weight_cache", FW(fp8_weight_cache), "flag", 0, 1, NOFIT,
+     "1: the quantised GEMM weights (per recipe and GPU, docs/memory.md) are cached across "
+     "micro-batches (TransformerEngine); 0: cast per use (torchao)"},
     {"framework.nvlink_eff", "nvlink_eff", SYS(nvlink_eff), "fraction", 0.01, 1,
      FIT(0.5, 0.95, false, 0.8),
      "fraction of the NVLink one-way rate collectives sustain (nccl-tests)"},

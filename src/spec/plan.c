@@ -185,6 +185,10 @@ pp_status pp_job_check(const pp_job *j, pp_error *err)
 	if ((unsigned)j->fp8_recipe >= PP_FP8_RECIPES)
 		return ppi_fail(err, "", "job.fp8_recipe", "unknown FP8 recipe %d",
 		                (int)j->fp8_recipe);
+	if (j->fp8_params && j->precision != PP_PREC_FP8)
+		return ppi_fail(err, "", "job.fp8_params",
+		                "FP8 parameters need precision fp8, got %s",
+		                pp_precision_name(j->precision));
 	/* A recipe scales FP8 operands: it means nothing without them. */
 	if (j->fp8_recipe != PP_FP8_DELAYED && j->precision != PP_PREC_FP8)
 		return ppi_fail(err, "", "job.fp8_recipe",
@@ -442,6 +446,16 @@ pp_status pp_job_check_gpu(const pp_job *job, const pp_system *s, pp_error *err)
 	if (job->precision == PP_PREC_BF16)
 		REQUIRE(s->gpu.bf16_flops > 0, "job.precision", "%s has no BF16 tensor cores",
 		        s->gpu.name);
+	/* FP8 parameters take the place of BF16 ones beside an fp32 master in
+	 * the optimizer (Megatron-Core, NeMo); a stack whose fp32 parameters are
+	 * their own master (framework.param_bytes 4: FSDP's shards) has no such
+	 * copy to replace. */
+	if (job->fp8_params)
+		REQUIRE(s->param_bytes < 4, "job.fp8_params",
+		        "the %s stack keeps fp32 parameters as their own master "
+		        "(framework.param_bytes %g): FP8 parameters need a master copy in the "
+		        "optimizer (megatron, nemo)",
+		        s->framework, s->param_bytes);
 	return PP_OK;
 }
 

@@ -14,6 +14,8 @@
 #include "util/util.h"
 #include "workload_int.h"
 
+#define FP8_ELEMENT_BYTES 1.0 /* an E4M3 weight shard at rest under --fp8-params */
+
 /* Bytes per element of FP32 statistics (activations: act_ctx.ab). */
 #define FP32_BYTES 4.0
 #define TOKEN_ID_BYTES 8.0 /* int64 token ids and labels (Megatron data loader) */
@@ -459,10 +461,21 @@ static void model_state(const pp_scenario *sc, stage_acc *a, pp_stage_memory *ou
 	out->gradients_bytes = (g1 + g2) * sched->param_copies;
 	out->optimizer_bytes = (o1 + o2) * sched->param_copies;
 	if (job->precision == PP_PREC_FP8) {
-		double fp8_params = gemm;
-		if (p->zero >= 3) /* only the gathered layers carry FP8 copies */
-			fp8_params = a->max_layer_params * 2;
-		out->weights_bytes += fp8_params * s->fp8_weight_copy_bytes;
+		/* The quantised GEMM weights (docs/memory.md "FP8 weights"): with
+		 * --fp8-params they are the weights at rest, in place of the BF16
+		 * copy (ZeRO-3: its shards, at the FP8 byte); otherwise the stack's
+		 * cache of them beside the BF16 weights. */
+		double held = gemm;
+		if (p->zero >= 3) /* only the gathered layers carry quantised copies */
+			held = a->max_layer_params * 2;
+		double q = held * sc->mb.fp8_w_b;
+		if (job->fp8_params) {
+			double rest = p->zero >= 3 ? gemm * (pb - FP8_ELEMENT_BYTES) / shard_dense
+			                           : gemm * pb;
+			out->weights_bytes += (q - rest) * sched->param_copies;
+		} else {
+			out->weights_bytes += q * s->fp8_weight_cache;
+		}
 	}
 	a->cc = cc;
 	a->copy_held = copy_held;

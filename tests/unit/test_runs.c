@@ -228,6 +228,41 @@ static void test_fp8_recipe(void **state)
 	pp_runs_free(runs);
 }
 
+/* The dtypes fill: NVIDIA's NeMo 24.03 FP8 recipes reduce bf16 gradients and
+ * keep BF16 weights; NeMo 2 and Megatron-Bridge reduce bf16 gradients and
+ * store FP8 parameters under per-tensor and MXFP8 scaling; every other source
+ * keeps fp32 gradients. */
+static void test_state_dtypes(void **state)
+{
+	(void)state;
+	pp_runs *runs = load_public();
+	const struct {
+		const char *id;
+		int grad_bytes;
+		bool fp8_params;
+	} want[] = {
+	    {"nemo_longseq_LLAMA2-7B_DGX-H100_4K", 2, false},
+	    {"nemo_longseq_LLAMA3-8B_DGX-B200_8K", 2, true},
+	    {"mbridge_25.11_DGX-H100_Qwen3_30B_a3B_16gpu_FP8-CS", 2, true},
+	    {"mbridge_25.11_DGX-B200_Qwen3_30B_a3B_8gpu_FP8-MX", 2, true},
+	    {"mbridge_25.11_DGX-GB200_DeepSeekV3_256gpu_BF16", 2, false},
+	    {"narayanan21_t1_1.7B", 4, false},
+	};
+	for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+		bool found = false;
+		for (size_t i = 0; i < pp_runs_count(runs); i++) {
+			if (strcmp(pp_runs_id(runs, i), want[k].id) != 0)
+				continue;
+			pp_job job = record_job(runs, i);
+			assert_int_equal(job.grad_bytes, want[k].grad_bytes);
+			assert_int_equal(job.fp8_params, want[k].fp8_params);
+			found = true;
+		}
+		assert_true(found);
+	}
+	pp_runs_free(runs);
+}
+
 /* The phrases records (and launch logs quoted in them) use for a recipe, the
  * first one named winning; a bare "FP8" is delayed scaling. */
 static void test_fp8_recipe_words(void **state)
@@ -574,11 +609,11 @@ static void test_host_queue(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_fill_rules),       cmocka_unit_test(test_fp8_recipe),
-	    cmocka_unit_test(test_fp8_recipe_words), cmocka_unit_test(test_wrong_types),
-	    cmocka_unit_test(test_shape_only),       cmocka_unit_test(test_public_runs_fit),
-	    cmocka_unit_test(test_calib_fit),        cmocka_unit_test(test_cuda_graphs),
-	    cmocka_unit_test(test_host_queue),
+	    cmocka_unit_test(test_fill_rules),      cmocka_unit_test(test_fp8_recipe),
+	    cmocka_unit_test(test_state_dtypes),    cmocka_unit_test(test_fp8_recipe_words),
+	    cmocka_unit_test(test_wrong_types),     cmocka_unit_test(test_shape_only),
+	    cmocka_unit_test(test_public_runs_fit), cmocka_unit_test(test_calib_fit),
+	    cmocka_unit_test(test_cuda_graphs),     cmocka_unit_test(test_host_queue),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

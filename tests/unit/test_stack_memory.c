@@ -137,12 +137,92 @@ static void test_fsdp2_gathered_copies(void **state)
 	assert_rel(b.weights_bytes, 4 * b.params / shard_p + 2 * b.params, 1e-12);
 }
 
+/* Llama 3.1 8B on one GPU of `sys` under fp8 (recipe r, FP8 parameters
+ * or not), the weights bucket. */
+static double fp8_weights(const char *sys, const char *fw, pp_fp8_recipe r, bool params, double *P,
+                          double *G)
+{
+	setup u;
+	pp_error err;
+	assert_int_equal(pp_model_preset("llama3.1-8b", &u.m, &err), PP_OK);
+	assert_int_equal(pp_system_preset(sys, &u.s, &err), PP_OK);
+	assert_int_equal(pp_system_set_framework(&u.s, fw, &err), PP_OK);
+	pp_job_init(&u.job);
+	u.job.seq_len = 2048;
+	u.job.global_batch = 8;
+	u.job.precision = PP_PREC_FP8;
+	u.job.fp8_recipe = r;
+	u.job.fp8_params = params;
+	pp_plan_init(&u.plan);
+	u.plan.mbs = 1;
+	pp_status st = pp_plan_resolve(&u.plan, &u.m, &u.s, 1, &u.job, &err);
+	if (st)
+		fail_msg("%s: %s", err.field, err.text);
+	pp_stage_memory out;
+	mem(&u, 0, &out);
+	*P = out.params;
+	*G = llama8b_gemm_params(&u.m);
+	return out.weights_bytes;
+}
+
+/* The quantised GEMM weights (docs/memory.md "FP8 weights"): FP8 and its
+ * transpose on Hopper, one copy on Blackwell, MXFP8's two scaled copies;
+ * with FP8 parameters they replace the BF16 copy of the GEMM weights;
+ * torchao (torchtitan) keeps none. */
+static void test_fp8_weights(void **state)
+{
+	(void)state;
+	const struct {
+		const char *sys, *fw;
+		pp_fp8_recipe r;
+		bool params;
+		double per_param, per_gemm; /* expected bytes per parameter, per GEMM parameter */
+	} cases[] = {
+	    {"dgx-h100", "megatron", PP_FP8_DELAYED, false, 2, 2},
+	    {"dgx-h100", "megatron", PP_FP8_CURRENT, true, 2, -2 + 2},
+	    {"dgx-b200", "megatron", PP_FP8_DELAYED, false, 2, 1},
+	    {"dgx-b200", "megatron", PP_FP8_CURRENT, true, 2, -2 + 1},
+	    {"dgx-b200", "megatron", PP_FP8_MX, false, 2, 2 * (1 + 1 / 32.0)},
+	    {"dgx-b200", "megatron", PP_FP8_NVFP4, false, 2, 2 * (0.5 + 1 / 16.0)},
+	    {"dgx-h100", "megatron", PP_FP8_BLOCKWISE, false, 2, 2 * (1 + 4 / (128.0 * 128.0))},
+	    /* torchtitan: fp32 parameters and the bf16 cast of each GEMM weight,
+	     * no FP8 cache */
+	    {"dgx-h100", "torchtitan", PP_FP8_ROWWISE, false, 4, 2},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		double P = 0, G = 0;
+		double w =
+		    fp8_weights(cases[k].sys, cases[k].fw, cases[k].r, cases[k].params, &P, &G);
+		assert_rel(w, cases[k].per_param * P + cases[k].per_gemm * G, 1e-12);
+	}
+	/* FP8 parameters need precision fp8 */
+	pp_job job;
+	pp_job_init(&job);
+	job.seq_len = 2048;
+	job.global_batch = 8;
+	job.fp8_params = true;
+	pp_error err;
+	assert_int_equal(pp_job_check(&job, &err), PP_EINPUT);
+	assert_string_equal(err.field, "job.fp8_params");
+	/* ... and a stack with an fp32 master in its optimizer: FSDP's fp32
+	 * shards (torchtitan) are their own master, nothing to replace */
+	job.precision = PP_PREC_FP8;
+	assert_int_equal(pp_job_check(&job, &err), PP_OK);
+	pp_system s;
+	assert_int_equal(pp_system_preset("dgx-h100", &s, &err), PP_OK);
+	assert_int_equal(pp_job_check_gpu(&job, &s, &err), PP_OK);
+	assert_int_equal(pp_system_set_framework(&s, "torchtitan", &err), PP_OK);
+	assert_int_equal(pp_job_check_gpu(&job, &s, &err), PP_EINPUT);
+	assert_string_equal(err.field, "job.fp8_params");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_autocast_single_gpu),
 	    cmocka_unit_test(test_selective_means_the_stack),
 	    cmocka_unit_test(test_fsdp2_gathered_copies),
+	    cmocka_unit_test(test_fp8_weights),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -307,6 +307,9 @@ pp_status pp_calib_fit(const pp_runs *runs, const char *const *gpus, size_t n, b
  * excluded[k] is true held out (NULL: none); iterate, then pp_fit_error.
  * pp_fit_param_count / get / set: the fitted parameters (registry order, the
  * same list in every fit), to carry one fit's values to another's records.
+ * pp_fit_pinned: whether some record in the objective (the ones not
+ * excluded) reacts to parameter j; one none reacts to stays at its neutral
+ * start and says nothing about the hardware.
  * pp_fit_at_bounds: the parameters some record reacts to whose value sits
  * within 0.5% of the fit range of a bound; up to `max` into out and values;
  * returns how many.
@@ -318,6 +321,7 @@ void pp_fit_case(const pp_fit *f, size_t k, const pp_run_info **info, const pp_s
                  const pp_model **model, long long *gpus);
 void pp_fit_exclude(pp_fit *f, const bool *excluded);
 size_t pp_fit_param_count(const pp_fit *f);
+bool pp_fit_pinned(const pp_fit *f, size_t j);
 void pp_fit_get_params(const pp_fit *f, double *x);
 void pp_fit_set_params(pp_fit *f, const double *x);
 /* The neutral start of every fitted parameter (registry order, as get/set). */

@@ -30,6 +30,13 @@ typedef struct cv_work {
 	bool held_ok[PP_CV_FITS_MAX]; /* the current held-out fit had records to fit */
 	double *start;                /* the registry's neutral start */
 	bool *ex;                     /* records of a fit held out */
+	/* The one set over every GPU's records (the presets' fallback for a
+	 * value a GPU's records do not pin: gpu_efficiency of
+	 * data/framework/megatron.json); NULL when the fits are not per GPU. */
+	pp_fit *pool;
+	double *pool_x; /* its values, in sample or without the held-out source */
+	bool pool_ok;   /* pool_x holds a fit (some record left to fit on) */
+	bool *pool_ex;  /* the pool's records held out */
 } cv_work;
 
 static void run_fit(pp_fit *f)
@@ -104,6 +111,68 @@ static bool fits_hold(const pp_cv_result *res, const char *gpu, const char *stac
 	return false;
 }
 
+/* The one set over every GPU's records, when each fit is one GPU's (the
+ * presets' grouping): what a GPU takes for a value its own records do not
+ * pin (docs/calibration.md, "Fitted values"). */
+static pp_status load_pool(const pp_runs *runs, const char *const *gpus, int ngpus,
+                           const pp_cv_result *res, cv_work *w, pp_error *err)
+{
+	for (int i = 0; i < ngpus; i++)
+		if (strchr(gpus[i], ':') || strchr(gpus[i], '*'))
+			return PP_OK;
+	if (res->nfits == 0)
+		return PP_OK;
+	pp_status st = pp_fit_new(runs, "*", &w->pool, err);
+	if (st)
+		return st;
+	size_t np = pp_fit_param_count(w->pool), n = pp_fit_records(w->pool);
+	if (np != res->fits[0].nparams)
+		return ppi_fail(err, "", NULL,
+		                "internal: the pooled fit has %zu parameters, not %zu", np,
+		                res->fits[0].nparams);
+	w->pool_x = ppi_calloc(np ? np : 1, sizeof *w->pool_x);
+	w->pool_ex = ppi_calloc(n ? n : 1, sizeof *w->pool_ex);
+	return w->pool_x && w->pool_ex ? PP_OK : ppi_oom(err);
+}
+
+/* The values of `f` in x (its fitted ones) with each parameter its records
+ * do not pin taken from the one set, when there is one. */
+static void take_unpinned(const cv_work *w, const pp_fit *f, double *x)
+{
+	if (!w->pool || !w->pool_ok)
+		return;
+	for (size_t j = 0; j < pp_fit_param_count(f); j++)
+		if (!pp_fit_pinned(f, j))
+			x[j] = w->pool_x[j];
+}
+
+/* The one set fitted without the records of source `src` (all of them
+ * when src is NULL); pool_ok false when no record is left to fit. */
+static void fit_pool(cv_work *w, const char *src)
+{
+	w->pool_ok = false;
+	if (!w->pool)
+		return;
+	size_t n = pp_fit_records(w->pool), left = 0;
+	for (size_t k = 0; k < n; k++) {
+		const pp_run_info *info;
+		const pp_system *sys;
+		const pp_model *m;
+		long long gpus;
+		char name[PP_RUN_SOURCE_NAME_MAX];
+		pp_fit_case(w->pool, k, &info, &sys, &m, &gpus);
+		pp_run_source_name(info->title, name, sizeof name);
+		w->pool_ex[k] = src && strcmp(name, src) == 0;
+		left += !w->pool_ex[k] && pp_run_measured(info);
+	}
+	if (left == 0)
+		return;
+	pp_fit_exclude(w->pool, w->pool_ex);
+	run_fit(w->pool);
+	pp_fit_get_params(w->pool, w->pool_x);
+	w->pool_ok = true;
+}
+
 /* The fits loaded, with room for their parameters; the record count. */
 static pp_status load_fits(const pp_runs *runs, const char *const *gpus, int ngpus,
                            pp_cv_result *res, cv_work *w, size_t *total, pp_error *err)
@@ -139,7 +208,7 @@ static pp_status load_fits(const pp_runs *runs, const char *const *gpus, int ngp
 		return ppi_oom(err);
 	if (res->nfits)
 		pp_fit_get_start(w->f[0], w->start);
-	return PP_OK;
+	return load_pool(runs, gpus, ngpus, res, w, err);
 }
 
 /* The records no fit holds: unreadable ones (the reason pp_run_inputs gives)
@@ -173,11 +242,14 @@ static pp_status list_skips(const pp_runs *runs, pp_cv_result *res)
 /* In-sample: each GPU fitted on all its records, one row per record. */
 static void fit_in_sample(pp_cv_result *res, cv_work *w)
 {
+	fit_pool(w, NULL);
 	for (int i = 0; i < res->nfits; i++) {
 		pp_cv_fit *c = &res->fits[i];
 		pp_fit *f = w->f[i];
 		run_fit(f);
 		pp_fit_get_params(f, c->params);
+		take_unpinned(w, f, c->params);
+		pp_fit_set_params(f, c->params);
 		c->mape_in_sample = pp_fit_mape(f);
 		c->at_bound_n = pp_fit_at_bounds(f, c->at_bound, c->at_bound_v, PP_CV_BOUND_MAX);
 		for (size_t k = 0; k < c->records; k++) {
@@ -203,6 +275,7 @@ static void fit_in_sample(pp_cv_result *res, cv_work *w)
 /* Every GPU fitted without the records of source `src`. */
 static void fit_without(pp_cv_result *res, cv_work *w, const char *src)
 {
+	fit_pool(w, src);
 	for (int i = 0; i < res->nfits; i++) {
 		size_t held = 0, left = 0;
 		for (size_t r = 0; r < res->nrecords; r++) {
@@ -227,6 +300,7 @@ static void fit_without(pp_cv_result *res, cv_work *w, const char *src)
 		pp_fit_exclude(w->f[i], w->ex);
 		run_fit(w->f[i]);
 		pp_fit_get_params(w->f[i], w->held[i]);
+		take_unpinned(w, w->f[i], w->held[i]);
 		w->held_ok[i] = true;
 	}
 }
@@ -252,6 +326,12 @@ static void predict_source(pp_cv_result *res, cv_work *w, const char *src)
 			snprintf(row->held_out, sizeof row->held_out,
 			         "no %s record outside this source: %s's held-out fit (%s)", gpu,
 			         sib, why);
+		} else if (w->pool_ok) {
+			pp_fit_set_params(f, w->pool_x);
+			snprintf(
+			    row->held_out, sizeof row->held_out,
+			    "no %s record outside this source%s: the one set fitted without it",
+			    gpu, sib ? " nor in its sibling's" : "");
 		} else {
 			/* Nothing outside the source to fit on: the registry's
 			 * neutral start, which no record has moved. */
@@ -288,6 +368,9 @@ static void work_free(cv_work *w)
 	}
 	free(w->start);
 	free(w->ex);
+	pp_fit_free(w->pool);
+	free(w->pool_x);
+	free(w->pool_ex);
 }
 
 pp_status pp_calib_cross_validate(const pp_runs *runs, const char *const *gpus, int ngpus,

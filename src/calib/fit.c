@@ -96,6 +96,7 @@ static double objective(pp_fit *f, const double *x)
 }
 
 static void fit_start(pp_fit *f);
+static void fit_react(pp_fit *f);
 
 pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_error *err)
 {
@@ -153,13 +154,30 @@ static void fit_start(pp_fit *f)
 		    fmin(f->gemm_hi, pp_kernel_gemm_fit_ceiling(f->cases[i].system.gpu.name));
 	for (size_t j = 0; j < f->np; j++)
 		f->x[j] = param_start(f, j);
-	/* A parameter no record reacts to stays at its neutral value. */
 	f->mape_start = f->mape = objective(f, f->x);
+	fit_react(f);
+	f->last_gain = INFINITY;
+}
+
+/* Which parameters the records in the objective pin, at the neutral start
+ * (f->x): moved alone to either end of its fit range, the parameter changes
+ * their MAPE by more than the fit resolves (PP_FIT_TOL, a sweep's least
+ * gain).  One they do not pin stays at its neutral value and says nothing
+ * about the hardware (pp_fit_pinned): a value the fit could set anywhere in
+ * its range at no cost is the data's silence, not a measurement. */
+static void fit_react(pp_fit *f)
+{
 	for (size_t j = 0; j < f->np; j++) {
-		double *y = f->y;
+		double *y = f->y, lo, hi, start, moved = 0;
+		param_range(f, j, &lo, &hi, &start);
 		memcpy(y, f->x, f->np * sizeof *y);
-		y[j] = f->param[j]->fit_log ? y[j] * 2 : y[j] * 0.9;
-		f->used[j] = fabs(objective(f, y) - f->mape) > 1e-9;
+		for (int end = 0; end < 2; end++) {
+			y[j] = end ? hi : lo;
+			double d = fabs(objective(f, y) - f->mape);
+			if (d > moved)
+				moved = d;
+		}
+		f->used[j] = moved > PP_FIT_TOL;
 		/* The network efficiencies are nccl-tests' (their neutral start,
 		 * data/framework/megatron.json; calibrate --nccl-tests for a
 		 * cluster's own), not traded against the stack's kernel fractions
@@ -167,7 +185,6 @@ static void fit_start(pp_fit *f)
 		if (f->param[j]->kind == PP_PARAM_SYSTEM)
 			f->used[j] = false;
 	}
-	f->last_gain = INFINITY;
 }
 
 /* Golden-section search of parameter j over its bounds (unimodal assumption),
@@ -296,6 +313,7 @@ void pp_fit_hold_out(pp_fit *f, size_t k)
 	for (size_t j = 0; j < f->np; j++)
 		f->x[j] = param_start(f, j);
 	f->mape = objective(f, f->x);
+	fit_react(f);
 	f->last_gain = INFINITY;
 	f->iterations = 0;
 }
@@ -389,8 +407,14 @@ void pp_fit_exclude(pp_fit *f, const bool *excluded)
 	for (size_t j = 0; j < f->np; j++)
 		f->x[j] = param_start(f, j);
 	f->mape = objective(f, f->x);
+	fit_react(f);
 	f->last_gain = INFINITY;
 	f->iterations = 0;
+}
+
+bool pp_fit_pinned(const pp_fit *f, size_t j)
+{
+	return j < f->np && f->used[j];
 }
 
 size_t pp_fit_param_count(const pp_fit *f)

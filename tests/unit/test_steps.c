@@ -108,6 +108,23 @@ static void test_fit_own_runs(void **state)
 	/* BF16 runs: the FP8 GEMM efficiency says nothing here. */
 	for (size_t k = 0; k < nu; k++)
 		assert_string_not_equal(used[k]->key, "gemm_fp8");
+	/* pp_fit_pinned says the same per index, for the records left in the
+	 * objective: with every run excluded, nothing is pinned. */
+	size_t np = pp_fit_param_count(f), npinned = 0;
+	for (size_t j = 0; j < np; j++)
+		npinned += pp_fit_pinned(f, j);
+	assert_int_equal(npinned, nu);
+	bool all[NRUNS];
+	for (int i = 0; i < NRUNS; i++)
+		all[i] = true;
+	pp_fit_exclude(f, all);
+	for (size_t j = 0; j < np; j++)
+		assert_false(pp_fit_pinned(f, j));
+	pp_fit_exclude(f, NULL);
+	npinned = 0;
+	for (size_t j = 0; j < np; j++)
+		npinned += pp_fit_pinned(f, j);
+	assert_int_equal(npinned, nu);
 	pp_fit_free(f);
 }
 

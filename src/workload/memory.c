@@ -464,7 +464,8 @@ static void model_state(const pp_scenario *sc, stage_acc *a, pp_stage_memory *ou
 		/* The quantised GEMM weights (docs/memory.md "FP8 weights"): with
 		 * --fp8-params they are the weights at rest, in place of the BF16
 		 * copy (ZeRO-3: its shards, at the FP8 byte); otherwise the stack's
-		 * cache of them beside the BF16 weights. */
+		 * cache of them beside the BF16 weights.  Each model copy of a
+		 * DualPipe rank has its own modules, so its own cache. */
 		double held = gemm;
 		if (p->zero >= 3) /* only the gathered layers carry quantised copies */
 			held = a->max_layer_params * 2;
@@ -474,7 +475,7 @@ static void model_state(const pp_scenario *sc, stage_acc *a, pp_stage_memory *ou
 			                           : gemm * pb;
 			out->weights_bytes += (q - rest) * sched->param_copies;
 		} else {
-			out->weights_bytes += q * s->fp8_weight_cache;
+			out->weights_bytes += q * s->fp8_weight_cache * sched->param_copies;
 		}
 	}
 	a->cc = cc;

@@ -26,7 +26,7 @@
  */
 static void blocking(const pp_plan *p, const pp_stage_time *st, pp_iteration *out)
 {
-	double m = (double)p->microbatches, slow = -1, sum = 0;
+	double slow = -1, sum = 0;
 	int b = 0;
 	for (int i = 0; i < p->pp; i++) {
 		double t = st[i].fwd_s + st[i].bwd_s + st[i].pp_block_s;
@@ -36,14 +36,8 @@ static void blocking(const pp_plan *p, const pp_stage_time *st, pp_iteration *ou
 			b = i;
 		}
 	}
-	const pp_stage_time *k = &st[b];
-	out->bottleneck_stage = b;
-	out->compute_s = m * (k->fwd_compute_s + k->bwd_compute_s);
-	out->tp_s = m * k->tp_s;
-	out->cp_s = m * k->cp_s;
-	out->ep_s = m * k->ep_s;
-	out->zero3_s = m * k->zero3_s;
-	out->pp_s = m * k->pp_block_s;
+	ppi_sched_pace(p, st, b, out);
+	out->pp_s = (double)p->microbatches * st[b].pp_block_s;
 	out->bubble_s = sum - slow;
 }
 

@@ -33,6 +33,22 @@ double ppi_sched_1f1b_bubble_fraction(int p, long long m, int v);
 /* 1F1B's bubble floor: the others' time and p - 1 sends. */
 double ppi_sched_1f1b_floor_bubble_s(const pp_plan *p, double others_s, double send_s);
 
+/* m micro-batches at the pace of stage b (the bottleneck): out's
+ * bottleneck, compute, tp/cp/ep/zero3 seconds; pp_s 0, the caller's. */
+static inline void ppi_sched_pace(const pp_plan *p, const pp_stage_time *st, int b,
+                                  pp_iteration *out)
+{
+	double m = (double)p->microbatches;
+	const pp_stage_time *k = &st[b];
+	out->bottleneck_stage = b;
+	out->compute_s = m * (k->fwd_compute_s + k->bwd_compute_s);
+	out->tp_s = m * k->tp_s;
+	out->cp_s = m * k->cp_s;
+	out->ep_s = m * k->ep_s;
+	out->zero3_s = m * k->zero3_s;
+	out->pp_s = 0;
+}
+
 /*
  * The steady state of a linear schedule with v chunks per rank (vp
  * interleaved, else 1): out's bottleneck (the slowest fwd_s + bwd_s + v
@@ -49,7 +65,6 @@ double ppi_sched_1f1b_floor_bubble_s(const pp_plan *p, double others_s, double s
 static inline double ppi_sched_linear_steady(const pp_plan *p, const pp_stage_time *st, double v,
                                              pp_iteration *out, double *sum_w, double *sends_s)
 {
-	double m = (double)p->microbatches;
 	/* Slowest stage per micro-batch (compute + exposed comm + its sends). */
 	int b = 0;
 	double slow = -1, sum_stage = 0, sum_pp = 0, sw = 0;
@@ -64,14 +79,7 @@ static inline double ppi_sched_linear_steady(const pp_plan *p, const pp_stage_ti
 		}
 	}
 	const pp_stage_time *k = &st[b];
-	out->bottleneck_stage = b;
-	/* Steady state: m micro-batches at the bottleneck's pace. */
-	out->compute_s = m * (k->fwd_compute_s + k->bwd_compute_s);
-	out->tp_s = m * k->tp_s;
-	out->cp_s = m * k->cp_s;
-	out->ep_s = m * k->ep_s;
-	out->zero3_s = m * k->zero3_s;
-	out->pp_s = 0;
+	ppi_sched_pace(p, st, b, out);
 	*sum_w = sw;
 	*sends_s = sum_pp - st[p->pp - 1].pp_s;
 	/* Fill and drain: every other stage's micro-batch once (uneven stages add

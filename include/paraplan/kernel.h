@@ -154,11 +154,50 @@ double pp_fp8_weight_bytes(pp_fp8_recipe r, int arch);
  * for nvfp4). */
 pp_kernel_dtype pp_kernel_dtype_of_recipe(pp_fp8_recipe r);
 
+/*
+ * Fused attention's rate at head dimension d relative to its rate at d =
+ * 128, the head dimension of the measured tables: 1 at d >= 128, below 1
+ * under it.  The matmuls' FLOPs per score element scale with d, the
+ * softmax's exponentials per score element do not (FlashAttention-3, Shah
+ * et al. 2024, arXiv:2407.08608, sec. 3: H100 SXM5 has 989 TFLOPS of matmul
+ * and 3.9 TFLOPS of special functions), so with each element's time d/128 +
+ * x (matmul at d = 128 as the unit) the rate is (1 + x) (d/128) / (d/128 +
+ * x), x set by the published H100 rate at d = 64 (src/kernel/kernel.c) and
+ * halved on Ampere (cc_x10 80-89: half Hopper's tensor work per clock, the
+ * same exponential rate).  `fa2`: the FlashAttention-2 family's x, else the
+ * measured kernel's (cuDNN).
+ */
+double pp_kernel_attn_head_factor(double d, bool bwd, bool fa2, int cc_x10);
+
 /* Seconds of fused attention over b sequences, hq query heads, sq queries, sk
  * keys, head dim d; causal halves the score matrix; bwd: the backward
  * (2.5x the forward's FLOPs). */
 double pp_kernel_attn_s(const pp_gpu *g, double b, double hq, double sq, double sk, double d,
                         bool causal, bool bwd);
+
+/*
+ * The GPU-side part of an isolated call's fixed time: what a kernel still
+ * pays once the host has issued it ahead, in a busy stream (the gap between
+ * back-to-back kernels on the GPU).  NVIDIA, "Getting Started with CUDA
+ * Graphs" (developer.nvidia.com/blog/cuda-graphs, 2019): a 2.9 us kernel
+ * takes 9.6 us per launch with a stream synchronise after each, 3.8 us
+ * launched back to back (the host's launch hidden under the previous
+ * kernel), 3.4 us replayed as a graph: 3.8 - 2.9 = 0.9 us per kernel stays
+ * on the GPU.  Measured on a V100; no H100 figure is published.
+ */
+#define PP_KERNEL_STREAM_GAP_S 0.9e-6
+
+/*
+ * The measured per-call fixed times of `p` (CUDA events around one call
+ * from an idle GPU, which take in the host's time to issue the call) as a
+ * busy stream pays them, into *gpu (a copy of p): GEMM and memory-bound
+ * kernels PP_KERNEL_STREAM_GAP_S each; attention attn_fixed_s less a GEMM
+ * call's host time (its rest is GPU work the S/(S + S_half) form misses).
+ * *host_gemm_s and *host_mem_s: the host's issue time of a GEMM or
+ * attention call and of a memory-bound kernel (the fixed time less the gap).
+ */
+void pp_kernel_stream_params(const pp_kernel_params *p, pp_kernel_params *gpu, double *host_gemm_s,
+                             double *host_mem_s);
 
 /* Seconds of a memory-bound kernel moving `bytes` (read + written). */
 double pp_kernel_mem_s(const pp_gpu *g, double bytes);

@@ -186,10 +186,21 @@ typedef struct pp_kernel_params {
 	 * with their measured per-call fixed times, not at the stack fractions
 	 * fitted to other stacks' runs (framework.measured_kernels). */
 	double measured_kernels;
+	/* On measured kernels (measured_kernels), 1: each measured per-call
+	 * fixed time is split into what a kernel pays in a busy stream
+	 * (PP_KERNEL_STREAM_GAP_S) and the host's issue time, which a layer's
+	 * phase hides while the GPU is busy (pp_op_host_s; docs/kernel.md "The
+	 * host queue"); 0: paid in full (framework.host_queue). */
+	double host_queue;
 	/* Under stack_fractions: the share of the measured (Hopper-native)
 	 * attention rate the stack's attention kernel reaches on this GPU
 	 * (framework.attn_sm90_fraction on sm90, else 1). */
 	double attn_stack_fraction;
+	/* 1: the stack's attention kernel is FlashAttention-2's family
+	 * (framework.attn_sm90_fraction < 1), whose rate falls less with a
+	 * smaller head dimension than the measured (cuDNN) kernel's
+	 * (pp_kernel_attn_head_factor); set by pp_system_compute_model. */
+	double attn_fa2;
 } pp_kernel_params;
 
 /* Layer parts a CUDA graph can capture (pp_kernel_params.graph_parts), as

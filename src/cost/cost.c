@@ -60,6 +60,10 @@ static bool accumulates_apart(const pp_gpu *g, const pp_op *op)
 static double mem_kernels_s(const pp_gpu *g, double bytes, double kernels)
 {
 	double t_bytes = pp_kernel_mem_s(g, bytes) - g->kern.mem_fixed_s;
+	/* In the host queue's stream each kernel pays its GPU-side gap and the
+	 * host's issue time is the layer's floor (pp_op_host_s). */
+	if (g->kern.host_queue >= 0.5)
+		return t_bytes + kernels * g->kern.mem_fixed_s;
 	double t_host = (kernels - 1) * g->kern.mem_fixed_s;
 	return g->kern.mem_fixed_s + (t_bytes > t_host ? t_bytes : t_host);
 }
@@ -69,6 +73,13 @@ static double kernel_op_core(const pp_gpu *g, pp_precision prec, const pp_op *op
 /* The op's kernels, then the autocast casts of its weight and the
  * accumulation of its gradient (separate memory-bound kernels) where the
  * stack runs them. */
+/* Whether the measured per-call fixed times split into the stream's GPU
+ * gap and the host's issue time (framework.host_queue). */
+static bool queued(const pp_gpu *g)
+{
+	return g->kern.host_queue >= 0.5 && g->kern.cuda_graphs < 0.5;
+}
+
 static double kernel_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 {
 	/* CUDA graphs replay the kernels with no host issuing each: an isolated
@@ -80,6 +91,13 @@ static double kernel_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op
 		graphed = *g;
 		graphed.kern.gemm_fixed_s = graphed.kern.attn_fixed_s = graphed.kern.mem_fixed_s =
 		    0;
+		g = &graphed;
+	} else if (queued(g)) {
+		/* The host queue: each kernel pays what it costs the GPU in a
+		 * busy stream; the host's issue time is pp_op_host_s's. */
+		double hg, hm;
+		graphed = *g;
+		pp_kernel_stream_params(&g->kern, &graphed.kern, &hg, &hm);
 		g = &graphed;
 	}
 	double t = kernel_op_core(g, prec, op);
@@ -122,7 +140,9 @@ static double kernel_op_core(const pp_gpu *g, pp_precision prec, const pp_op *op
 			bool bwd = op->phase == PP_PHASE_BWD_INPUT;
 			double share = k->attn_stack_fraction > 0 ? k->attn_stack_fraction : 1;
 			double eff = (bwd ? k->attn_bwd_eff : k->attn_fwd_eff) * share * op->n /
-			             (op->n + k->attn_seq_half);
+			             (op->n + k->attn_seq_half) *
+			             pp_kernel_attn_head_factor(op->k, bwd, k->attn_fa2 >= 0.5,
+			                                        g->compute_capability_x10);
 			/* FP32 attention (no flash kernel in FP32) at the same
 			 * fraction of the FP32 (TF32) peak. */
 			pp_precision ap = prec == PP_PREC_FP32 ? PP_PREC_FP32 : PP_PREC_BF16;
@@ -296,10 +316,28 @@ double pp_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 	return stack_op_time(&k, prec, op);
 }
 
+/* The host queue on measured kernels: the host's issue time of the op's
+ * kernels, a GEMM or attention call's and a memory-bound kernel's each
+ * (pp_kernel_stream_params), over the kernels stack_launches counts. */
+static double measured_host_s(const pp_gpu *g, pp_precision prec, const pp_op *op)
+{
+	pp_kernel_params gpu;
+	double hg, hm;
+	pp_kernel_stream_params(&g->kern, &gpu, &hg, &hm);
+	double all = stack_launches(g, prec, op);
+	double calls = op->kind == PP_OP_GEMM   ? (op->count > 1 ? op->count : 1)
+	               : op->kind == PP_OP_ATTN ? 1
+	                                        : 0;
+	return calls * hg + (all - calls) * hm;
+}
+
 double pp_op_host_s(const pp_gpu *g, pp_precision prec, const pp_op *op)
 {
-	if (!g->kern.valid || g->kern.measured_kernels >= 0.5 || !(g->kern.host_kernel_s > 0) ||
-	    graphed(g, op))
+	if (!g->kern.valid || graphed(g, op))
+		return 0;
+	if (g->kern.measured_kernels >= 0.5)
+		return queued(g) ? measured_host_s(g, prec, op) : 0;
+	if (!(g->kern.host_kernel_s > 0))
 		return 0;
 	return g->kern.host_kernel_s * stack_launches(g, prec, op);
 }

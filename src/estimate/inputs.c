@@ -64,6 +64,7 @@ pp_status pp_system_compute_model(pp_system *s, pp_error *err)
 	 * of it there. */
 	double a = s->attn_sm90_fraction;
 	g->kern.attn_stack_fraction = g->compute_capability_x10 == 90 && a > 0 && a < 1 ? a : 1;
+	g->kern.attn_fa2 = a > 0 && a < 1;
 	g->kern.stack_fractions = true;
 	return PP_OK;
 }

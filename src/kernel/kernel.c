@@ -30,6 +30,20 @@ static double peak_of(const pp_gpu *g, pp_kernel_dtype dt)
 	return g->fp8_flops > 0 ? g->fp8_flops : bf16;
 }
 
+void pp_kernel_stream_params(const pp_kernel_params *p, pp_kernel_params *gpu, double *host_gemm_s,
+                             double *host_mem_s)
+{
+	*gpu = *p;
+	double gap = PP_KERNEL_STREAM_GAP_S;
+	double hg = p->gemm_fixed_s > gap ? p->gemm_fixed_s - gap : 0;
+	double hm = p->mem_fixed_s > gap ? p->mem_fixed_s - gap : 0;
+	gpu->gemm_fixed_s = p->gemm_fixed_s < gap ? p->gemm_fixed_s : gap;
+	gpu->mem_fixed_s = p->mem_fixed_s < gap ? p->mem_fixed_s : gap;
+	gpu->attn_fixed_s = p->attn_fixed_s > hg + gap ? p->attn_fixed_s - hg : gap;
+	*host_gemm_s = hg;
+	*host_mem_s = hm;
+}
+
 double pp_kernel_mem_s(const pp_gpu *g, double bytes)
 {
 	const pp_kernel_params *p = &g->kern;
@@ -156,6 +170,48 @@ pp_kernel_dtype pp_kernel_dtype_of_recipe(pp_fp8_recipe r)
 	}
 }
 
+/*
+ * Attention's rate at head dimension 64 over its rate at 128 on an H100
+ * SXM5, FlashAttention-3 (arXiv:2407.08608) Fig. 5 (forward) and Fig. 6
+ * (backward), without causal mask, sequence lengths 1k-16k, mean of the
+ * ratios: cuDNN forward 373/574, 395/617, 408/609, 412/600, 413/595 =
+ * 0.668, backward 348/408, 395/465, 417/499, 432/518, 433/516 = 0.842 (the
+ * measured tables' kernel: their causal d 128 rates, 553 forward and 481
+ * backward TFLOP/s at 16k, are cuDNN's 539 and 516, not FlashAttention-2's
+ * 335 and 322); FlashAttention-2 forward 306/350, 318/362, 321/368,
+ * 322/370, 324/370 = 0.874, backward 238/260, 264/291, 279/310, 287/318,
+ * 291/322 = 0.906.
+ */
+#define PP_ATTN_D64_RATIO_CUDNN_FWD 0.668
+#define PP_ATTN_D64_RATIO_CUDNN_BWD 0.842
+#define PP_ATTN_D64_RATIO_FA2_FWD 0.874
+#define PP_ATTN_D64_RATIO_FA2_BWD 0.906
+#define PP_ATTN_MEASURED_HEAD_DIM 128.0
+
+/* Dense BF16 tensor FLOPs per SM per clock over Hopper's, for the
+ * softmax's share: the special-function units issue 16 exponentials per SM
+ * per clock on Ampere and Hopper alike while Hopper's tensor cores do twice
+ * Ampere's work per clock (NVIDIA H100 Tensor Core GPU Architecture
+ * whitepaper, 2022: "2x the MMA rate of the A100 SM on a clock-for-clock
+ * basis"), so the exponentials weigh half as much beside the matmuls on an
+ * Ampere part.  Other parts keep Hopper's (no published pair). */
+static double tensor_per_clock_vs_sm90(int cc_x10)
+{
+	return cc_x10 >= 80 && cc_x10 < 90 ? 0.5 : 1.0;
+}
+
+double pp_kernel_attn_head_factor(double d, bool bwd, bool fa2, int cc_x10)
+{
+	double u = d / PP_ATTN_MEASURED_HEAD_DIM;
+	if (!(u > 0) || u >= 1)
+		return 1;
+	double r = fa2 ? (bwd ? PP_ATTN_D64_RATIO_FA2_BWD : PP_ATTN_D64_RATIO_FA2_FWD)
+	               : (bwd ? PP_ATTN_D64_RATIO_CUDNN_BWD : PP_ATTN_D64_RATIO_CUDNN_FWD);
+	/* r = (1 + x) / 2 / (1/2 + x) at u = 1/2 */
+	double x = 0.5 * (1 - r) / (r - 0.5) * tensor_per_clock_vs_sm90(cc_x10);
+	return (1 + x) * u / (u + x);
+}
+
 double pp_kernel_attn_s(const pp_gpu *g, double b, double hq, double sq, double sk, double d,
                         bool causal, bool bwd)
 {
@@ -163,7 +219,9 @@ double pp_kernel_attn_s(const pp_gpu *g, double b, double hq, double sq, double 
 	if (b <= 0 || hq <= 0 || sq <= 0 || sk <= 0 || d <= 0)
 		return 0;
 	double flops = 4.0 * b * hq * sq * sk * d * (causal ? 0.5 : 1.0) * (bwd ? 2.5 : 1.0);
-	double eff = (bwd ? p->attn_bwd_eff : p->attn_fwd_eff) * sk / (sk + p->attn_seq_half);
+	double eff =
+	    (bwd ? p->attn_bwd_eff : p->attn_fwd_eff) * sk / (sk + p->attn_seq_half) *
+	    pp_kernel_attn_head_factor(d, bwd, p->attn_fa2 >= 0.5, g->compute_capability_x10);
 	return flops / (peak_of(g, PP_KDT_BF16) * eff) + p->attn_fixed_s;
 }
 

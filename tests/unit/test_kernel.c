@@ -662,9 +662,54 @@ static void test_profile_in_memory(void **state)
 	pp_kernel_profile_free(p);
 }
 
+/* Attention by head dimension: the tables' 128 and above unchanged; at 64
+ * the published H100 ratios come back (FlashAttention-3 Fig. 5-6: cuDNN
+ * forward 0.668, backward 0.842; FlashAttention-2 0.874, 0.906); between,
+ * monotone; on Ampere the exponentials weigh half as much. */
+static void test_attn_head_factor(void **state)
+{
+	(void)state;
+	assert_true(pp_kernel_attn_head_factor(128, false, false, 90) == 1);
+	assert_true(pp_kernel_attn_head_factor(256, true, true, 90) == 1);
+	assert_rel(pp_kernel_attn_head_factor(64, false, false, 90), 0.668, 1e-9);
+	assert_rel(pp_kernel_attn_head_factor(64, true, false, 90), 0.842, 1e-9);
+	assert_rel(pp_kernel_attn_head_factor(64, false, true, 90), 0.874, 1e-9);
+	assert_rel(pp_kernel_attn_head_factor(64, true, true, 90), 0.906, 1e-9);
+	double f96 = pp_kernel_attn_head_factor(96, false, false, 90);
+	assert_true(f96 > 0.668 && f96 < 1);
+	assert_true(pp_kernel_attn_head_factor(64, false, false, 80) > 0.668);
+	assert_true(pp_kernel_attn_head_factor(64, false, false, 100) ==
+	            pp_kernel_attn_head_factor(64, false, false, 90));
+}
+
+/* The host queue's split of the measured per-call fixed times: each kernel
+ * keeps the stream's gap on the GPU, the rest is the host's; attention keeps
+ * its GPU-side remainder. */
+static void test_stream_params(void **state)
+{
+	(void)state;
+	pp_gpu g;
+	pp_error err;
+	memset(&g, 0, sizeof g);
+	g.bf16_flops = 989e12;
+	g.memory_bw_bytes_per_s = 3.35e12;
+	assert_int_equal(pp_kernel_scale(&g, 132, &err), PP_OK);
+	pp_kernel_params gpu;
+	double hg, hm;
+	pp_kernel_stream_params(&g.kern, &gpu, &hg, &hm);
+	assert_true(gpu.gemm_fixed_s == PP_KERNEL_STREAM_GAP_S);
+	assert_true(gpu.mem_fixed_s == PP_KERNEL_STREAM_GAP_S);
+	assert_rel(hg + PP_KERNEL_STREAM_GAP_S, g.kern.gemm_fixed_s, 1e-12);
+	assert_rel(hm + PP_KERNEL_STREAM_GAP_S, g.kern.mem_fixed_s, 1e-12);
+	assert_rel(gpu.attn_fixed_s + hg, g.kern.attn_fixed_s, 1e-12);
+	assert_true(gpu.gemm_eff == g.kern.gemm_eff);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_attn_head_factor),
+	    cmocka_unit_test(test_stream_params),
 	    cmocka_unit_test(test_h100_fitted),
 	    cmocka_unit_test(test_h100_reference),
 	    cmocka_unit_test(test_model_of),

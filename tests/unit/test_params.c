@@ -56,6 +56,7 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.autocast_weight_cast",
 	                                  "framework.grad_accum_kernel",
 	                                  "framework.measured_kernels",
+	                                  "framework.host_queue",
 	                                  "framework.cuda_graphs",
 	                                  "framework.host_kernel_s"};
 	double *const sys_f[] = {&s->comm_buffer_bytes,
@@ -89,6 +90,7 @@ static double *field(pp_system *s, const char *name)
 	                         &s->gpu.kern.autocast_weight_cast,
 	                         &s->gpu.kern.grad_accum_kernel,
 	                         &s->gpu.kern.measured_kernels,
+	                         &s->gpu.kern.host_queue,
 	                         &s->gpu.kern.cuda_graphs,
 	                         &s->gpu.kern.host_kernel_s};
 	for (size_t i = 0; i < sizeof gpu / sizeof gpu[0]; i++)
@@ -100,7 +102,7 @@ static double *field(pp_system *s, const char *name)
 	return NULL;
 }
 
-#define NFIELDS 38 /* the two tables above */
+#define NFIELDS 39 /* the two tables above */
 
 static void test_round_trip(void **state)
 {

@@ -20,14 +20,11 @@
 #include "paraplan/paraplan.h"
 #include "pp_test.h"
 
-/* Each step within 10% of its measured time (the issue's bar), except the
- * one host-bound step (Llama-3.2-1B at 2048 tokens per micro-batch: kernels
- * of a few microseconds, where the host issuing ahead hides part of the
- * isolated-call fixed times the model adds in full; docs/kernel.md), held to
- * the 15% it reaches. */
+/* Each step within 10% of its measured time (the issue's bar): the stack's
+ * host queue (framework.host_queue: the host issues ahead, each kernel pays
+ * its GPU-side gap in a busy stream) and attention's rate by head dimension
+ * (Llama-3.2-1B's 64 against the tables' 128; pp_kernel_attn_head_factor). */
 #define STEP_TOLERANCE 0.10
-#define HOST_BOUND_TOLERANCE 0.15
-#define HOST_BOUND_TOKENS_PER_MICROBATCH 2048
 
 static const char *shared_dir(void)
 {
@@ -86,14 +83,11 @@ static void test_eager_steps(void **state)
 		sum += fabs(rel);
 		worst = fmax(worst, fabs(rel));
 		within += fabs(rel) <= STEP_TOLERANCE;
-		double tokens = (double)s->in.plan.mbs * s->in.job.seq_len;
-		assert_true(fabs(rel) <= (tokens <= HOST_BOUND_TOKENS_PER_MICROBATCH
-		                              ? HOST_BOUND_TOLERANCE
-		                              : STEP_TOLERANCE));
+		assert_true(fabs(rel) <= STEP_TOLERANCE);
 	}
 	printf("MAPE %.1f%%, worst %.1f%%, %d of %zu within %.0f%%\n", 100 * sum / st.n,
 	       100 * worst, within, st.n, 100 * STEP_TOLERANCE);
-	assert_true(within >= 11);
+	assert_int_equal(within, (int)st.n);
 	pp_kernel_profile_free(prof);
 	pp_train_steps_free(&st);
 }

@@ -22,9 +22,10 @@ extern "C" {
  * kernels carried to it, without the stack's GPU-dependent terms).  NAN for
  * a GPU with no SM count or BF16 peak. */
 double pp_op_time(const pp_gpu *g, pp_precision precision, const pp_op *op);
-/* The host's time to issue the op's kernels on a fitted stack
- * (kern.host_kernel_s per kernel launched outside a CUDA graph; 0 on the
- * measured-kernels path and for a graphed op).  It is not added to
+/* The host's time to issue the op's kernels (kern.host_queue: each
+ * kernel launched outside a CUDA graph in the GPU's measured per-call fixed
+ * time less a busy stream's gap, pp_kernel_stream_params; 0 without a host
+ * queue and for a graphed op).  It is not added to
  * pp_op_time: a layer's phase takes the longer of its kernels' time and
  * their issue time (src/cost/stage_rules.c). */
 double pp_op_host_s(const pp_gpu *g, pp_precision precision, const pp_op *op);

@@ -173,24 +173,23 @@ typedef struct pp_kernel_params {
 	/* The parts of each layer captured as CUDA graphs when the step as a
 	 * whole is not (Transformer Engine graphs per module, Megatron-Core
 	 * cuda_graph_scope): PP_GRAPH_* bits, 0 = none.  Their kernels pay no
-	 * launch time (eff.kernel_s) and no host time (host_kernel_s).  Set per run by the public-runs reader
+	 * launch time (eff.kernel_s) and no host time (host_queue).  Set per run by the public-runs reader
 	 * (data/runs/cuda-graphs.json). */
 	unsigned graph_parts;
-	/* The host's time to issue one kernel of this stack outside a graph
-	 * (Python, the dispatcher and the launch; framework.host_kernel_s):
-	 * the GPU waits for the host only where a layer's kernels take less
-	 * than their issue time (src/cost/stage_rules.c).  0 = not modelled. */
-	double host_kernel_s;
 	/* 1: the stack is the loop the GPU's kernel tables were measured in (a
 	 * plain PyTorch step on one GPU): its kernels run at the measured rates
 	 * with their measured per-call fixed times, not at the stack fractions
 	 * fitted to other stacks' runs (framework.measured_kernels). */
 	double measured_kernels;
-	/* On measured kernels (measured_kernels), 1: each measured per-call
-	 * fixed time is split into what a kernel pays in a busy stream
-	 * (PP_KERNEL_STREAM_GAP_S) and the host's issue time, which a layer's
-	 * phase hides while the GPU is busy (pp_op_host_s; docs/kernel.md "The
-	 * host queue"); 0: paid in full (framework.host_queue). */
+	/* 1: the host issues the stack's kernels ahead of the GPU (Python, the
+	 * dispatcher and the launch), each in the host time the GPU's measured
+	 * per-call fixed times hold beyond a busy stream's gap
+	 * (pp_kernel_stream_params: a GEMM or attention call's, a memory-bound
+	 * kernel's), and a layer's phase takes at least its kernels' issue time
+	 * (pp_op_host_s, src/cost/stage_rules.c; docs/kernel.md "The host
+	 * queue").  On measured kernels each kernel then pays only that gap on
+	 * the GPU.  0: no host (measured kernels: the fixed times paid in full);
+	 * framework.host_queue. */
 	double host_queue;
 	/* Under stack_fractions: the share of the measured (Hopper-native)
 	 * attention rate the stack's attention kernel reaches on this GPU

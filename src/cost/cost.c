@@ -77,7 +77,8 @@ static double kernel_op_core(const pp_gpu *g, pp_precision prec, const pp_op *op
  * gap and the host's issue time (framework.host_queue). */
 static bool queued(const pp_gpu *g)
 {
-	return g->kern.host_queue >= 0.5 && g->kern.cuda_graphs < 0.5;
+	return g->kern.host_queue >= 0.5 && g->kern.cuda_graphs < 0.5 &&
+	       g->kern.measured_kernels >= 0.5;
 }
 
 static double kernel_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
@@ -316,10 +317,13 @@ double pp_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 	return stack_op_time(&k, prec, op);
 }
 
-/* The host queue on measured kernels: the host's issue time of the op's
- * kernels, a GEMM or attention call's and a memory-bound kernel's each
- * (pp_kernel_stream_params), over the kernels stack_launches counts. */
-static double measured_host_s(const pp_gpu *g, pp_precision prec, const pp_op *op)
+/* The host's issue time of the op's kernels: a GEMM or attention call's
+ * and a memory-bound kernel's each (pp_kernel_stream_params: the measured
+ * per-call fixed times less a busy stream's gap), over the kernels
+ * stack_launches counts.  The host is the same software on every stack
+ * (Python, the ATen dispatcher, the launch); stacks differ in how many
+ * kernels they issue and in CUDA graphs, which issue none. */
+static double host_issue_s(const pp_gpu *g, pp_precision prec, const pp_op *op)
 {
 	pp_kernel_params gpu;
 	double hg, hm;
@@ -333,13 +337,9 @@ static double measured_host_s(const pp_gpu *g, pp_precision prec, const pp_op *o
 
 double pp_op_host_s(const pp_gpu *g, pp_precision prec, const pp_op *op)
 {
-	if (!g->kern.valid || graphed(g, op))
+	if (!g->kern.valid || g->kern.host_queue < 0.5 || graphed(g, op))
 		return 0;
-	if (g->kern.measured_kernels >= 0.5)
-		return queued(g) ? measured_host_s(g, prec, op) : 0;
-	if (!(g->kern.host_kernel_s > 0))
-		return 0;
-	return g->kern.host_kernel_s * stack_launches(g, prec, op);
+	return host_issue_s(g, prec, op);
 }
 
 /* ------------------------------------------------------- communication */

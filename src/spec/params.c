@@ -141,13 +141,10 @@ static const pp_param registry[] = {
      "1: the stack is the loop the kernel tables were measured in (plain PyTorch on one GPU): "
      "measured rates and per-call fixed times, not the GPU's fitted stack fractions"},
     {"framework.host_queue", "host_queue", FW(gpu.kern.host_queue), "flag", 0, 1, NOFIT,
-     "1 (measured kernels only): each measured per-call fixed time split into the GPU's gap in a "
-     "busy stream and the host's issue time, hidden while the GPU is busy"},
+     "1: the host issues kernels ahead of the GPU, each in the measured per-call fixed time less "
+     "a busy stream's gap; a layer's phase takes at least its kernels' issue time"},
     {"framework.cuda_graphs", "cuda_graphs", FW(gpu.kern.cuda_graphs), "flag", 0, 1, NOFIT,
      "1: the step replays CUDA graphs: no host launch time per kernel"},
-    {"framework.host_kernel_s", "host_kernel_s", FW(gpu.kern.host_kernel_s), "s", 0, 1e-3, NOFIT,
-     "the host's time to issue one kernel outside a CUDA graph (Python, dispatcher, launch): a "
-     "layer's phase takes at least its kernels' issue time; stack fractions only"},
 };
 
 #undef GPU

@@ -36,7 +36,7 @@ static void blocking(const pp_plan *p, const pp_stage_time *st, pp_iteration *ou
 			b = i;
 		}
 	}
-	ppi_sched_pace(p, st, b, out);
+	ppi_sched_pace(st, b, (double)p->microbatches, out);
 	out->pp_s = (double)p->microbatches * st[b].pp_block_s;
 	out->bubble_s = sum - slow;
 }

@@ -33,19 +33,17 @@ double ppi_sched_1f1b_bubble_fraction(int p, long long m, int v);
 /* 1F1B's bubble floor: the others' time and p - 1 sends. */
 double ppi_sched_1f1b_floor_bubble_s(const pp_plan *p, double others_s, double send_s);
 
-/* m micro-batches at the pace of stage b (the bottleneck): out's
+/* n micro-batches' worth at the pace of stage b (the bottleneck): out's
  * bottleneck, compute, tp/cp/ep/zero3 seconds; pp_s 0, the caller's. */
-static inline void ppi_sched_pace(const pp_plan *p, const pp_stage_time *st, int b,
-                                  pp_iteration *out)
+static inline void ppi_sched_pace(const pp_stage_time *st, int b, double n, pp_iteration *out)
 {
-	double m = (double)p->microbatches;
 	const pp_stage_time *k = &st[b];
 	out->bottleneck_stage = b;
-	out->compute_s = m * (k->fwd_compute_s + k->bwd_compute_s);
-	out->tp_s = m * k->tp_s;
-	out->cp_s = m * k->cp_s;
-	out->ep_s = m * k->ep_s;
-	out->zero3_s = m * k->zero3_s;
+	out->compute_s = n * (k->fwd_compute_s + k->bwd_compute_s);
+	out->tp_s = n * k->tp_s;
+	out->cp_s = n * k->cp_s;
+	out->ep_s = n * k->ep_s;
+	out->zero3_s = n * k->zero3_s;
 	out->pp_s = 0;
 }
 
@@ -79,7 +77,7 @@ static inline double ppi_sched_linear_steady(const pp_plan *p, const pp_stage_ti
 		}
 	}
 	const pp_stage_time *k = &st[b];
-	ppi_sched_pace(p, st, b, out);
+	ppi_sched_pace(st, b, (double)p->microbatches, out);
 	*sum_w = sw;
 	*sends_s = sum_pp - st[p->pp - 1].pp_s;
 	/* Fill and drain: every other stage's micro-batch once (uneven stages add

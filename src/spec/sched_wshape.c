@@ -134,13 +134,7 @@ static void iteration(const pp_plan *p, const pp_stage_time *st, pp_iteration *o
 	double s = k->si_speedup > 0 ? k->si_speedup : 1;
 	double n = m > P ? (m - P) / s + P : m; /* micro-batches' worth on the bottleneck */
 	double tb = k->fwd_s + k->bwd_s;
-	out->bottleneck_stage = b;
-	out->compute_s = n * (k->fwd_compute_s + k->bwd_compute_s);
-	out->tp_s = n * k->tp_s;
-	out->cp_s = n * k->cp_s;
-	out->ep_s = n * k->ep_s;
-	out->zero3_s = n * k->zero3_s;
-	out->pp_s = 0;
+	ppi_sched_pace(st, b, n, out);
 	if (p->pp > 1) {
 		double period = ppi_sched_window_period_s(p->pp, st, true) - tb / s;
 		out->pp_s = period > 0 ? (m - 1) * period : 0;

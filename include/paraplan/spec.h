@@ -294,6 +294,12 @@ typedef struct pp_system {
 	 * under Megatron's is_first_microbatch); 0: it casts per use and keeps
 	 * none (torchao Float8Linear). */
 	double fp8_weight_cache;
+	/* 1: the loop frees the gradients after each optimizer step
+	 * (optimizer.zero_grad(set_to_none=True), torch's default), so in a
+	 * step of one micro-batch they are allocated only as backward produces
+	 * them; 0: they live in buffers kept across steps (Megatron's main_grad,
+	 * DeepSpeed's partitions, zero_grad(set_to_none=False)). */
+	double grads_set_to_none;
 	/* Network and overlap efficiencies (named, calibrated; see docs/calibration.md). */
 	double nvlink_eff; /* fraction of NVLink bandwidth collectives sustain */
 	double nic_eff;    /* fraction of NIC bandwidth collectives sustain */

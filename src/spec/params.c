@@ -60,6 +60,9 @@ static const pp_param registry[] = {
     {"framework.fp8_weight_cache", "fp8_weight_cache", FW(fp8_weight_cache), "flag", 0, 1, NOFIT,
      "1: the quantised GEMM weights (per recipe and GPU, docs/memory.md) are cached across "
      "micro-batches (TransformerEngine); 0: cast per use (torchao)"},
+    {"framework.grads_set_to_none", "grads_set_to_none", FW(grads_set_to_none), "flag", 0, 1, NOFIT,
+     "1: gradients are freed after each optimizer step (zero_grad(set_to_none=True)); 0: kept in "
+     "buffers across steps"},
     {"framework.nvlink_eff", "nvlink_eff", SYS(nvlink_eff), "fraction", 0.01, 1,
      FIT(0.5, 0.95, false, 0.8),
      "fraction of the NVLink one-way rate collectives sustain (nccl-tests)"},

@@ -273,6 +273,7 @@ typedef struct stage_acc {
 	double act_sum;          /* the stage's layers' activations, one micro-batch each */
 	double cc;               /* bytes per parameter of the GEMMs' compute copy, 0: none */
 	bool copy_held;          /* that copy held from forward to backward */
+	double copy_bytes;       /* that held copy's bytes in weights_bytes */
 	double per_layer;        /* act_sum per layer */
 	bool wshape;             /* the schedule holds layers per strand (held_layers) */
 	double w_any, w_turn;    /* held_layers' activation sets (wshape) */
@@ -480,6 +481,7 @@ static void model_state(const pp_scenario *sc, stage_acc *a, pp_stage_memory *ou
 	}
 	a->cc = cc;
 	a->copy_held = copy_held;
+	a->copy_bytes = wx * sched->param_copies;
 }
 
 /* Activations held at the peak of an ordinary schedule: the layers' of the
@@ -694,6 +696,43 @@ static void offload(const pp_scenario *sc, const stage_acc *a, pp_stage_memory *
 	}
 }
 
+/*
+ * Gradients freed after each optimizer step (framework.grads_set_to_none:
+ * zero_grad(set_to_none=True)) in a step of one micro-batch: backward
+ * allocates each gradient when it produces it and frees each layer's
+ * activations once it has used them, so the two do not peak together.  At
+ * backward's start every activation is held with the loss's transient and
+ * the LM head's gradient, the first computed (its share of the stage's
+ * gradients, sharded as they are); at its end every gradient is held with
+ * one layer's transient and the embedding's activations, and the compute
+ * copies held from forward (autocast's casts, gathered weights) are gone
+ * with the saved tensors that kept them.  The peak is the
+ * larger of the two moments, and `out` is set to what it holds; returns the
+ * transient bytes at it.  More micro-batches (the gradients of the first
+ * are held through the rest), a W-shaped schedule or offloading: `out` and
+ * `tr` as they are.
+ */
+static double freed_grads_peak(const pp_scenario *sc, const stage_acc *a, pp_stage_memory *out,
+                               double tr)
+{
+	const pp_plan *p = &sc->plan;
+	if (sc->system->grads_set_to_none < 0.5 || p->microbatches != 1 || a->wshape ||
+	    p->offload_optimizer || p->offload_activations || out->gradients_bytes <= 0)
+		return tr;
+	double params = a->dense + a->experts;
+	double head = a->last && params > 0 ? out->gradients_bytes * a->head_gemm / params : 0;
+	double start = out->activations_bytes + tr + head;
+	double end = out->gradients_bytes + out->act_embedding_bytes + a->tr_layer - a->copy_bytes;
+	if (start >= end) {
+		out->gradients_bytes = head;
+		return tr;
+	}
+	out->weights_bytes -= a->copy_bytes;
+	out->act_layers_bytes = out->act_logits_bytes = 0;
+	out->activations_bytes = out->act_embedding_bytes;
+	return a->tr_layer;
+}
+
 pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *out, pp_error *err)
 {
 	const pp_system *s = sc->system;
@@ -725,6 +764,7 @@ pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *ou
 	offload(sc, &a, out);
 	out->activations_bytes =
 	    out->act_layers_bytes + out->act_embedding_bytes + out->act_logits_bytes;
+	tr = freed_grads_peak(sc, &a, out, tr);
 	out->transient_bytes = tr;
 	out->framework_bytes = s->gpu.cuda_context_bytes + s->comm_buffer_bytes;
 	double tensors = out->weights_bytes + out->gradients_bytes + out->optimizer_bytes +

@@ -30,6 +30,7 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.allocator_transient_segments",
 	                                  "framework.eager_activation_copies",
 	                                  "framework.fp8_weight_cache",
+	                                  "framework.grads_set_to_none",
 	                                  "framework.nvlink_eff",
 	                                  "framework.nic_eff",
 	                                  "framework.nvls_gain",
@@ -63,6 +64,7 @@ static double *field(pp_system *s, const char *name)
 	                         &s->allocator_transient_segments,
 	                         &s->eager_activation_copies,
 	                         &s->fp8_weight_cache,
+	                         &s->grads_set_to_none,
 	                         &s->nvlink_eff,
 	                         &s->nic_eff,
 	                         &s->nvls_gain,
@@ -100,7 +102,7 @@ static double *field(pp_system *s, const char *name)
 	return NULL;
 }
 
-#define NFIELDS 38 /* the two tables above */
+#define NFIELDS 39 /* the two tables above */
 
 static void test_round_trip(void **state)
 {

@@ -216,6 +216,53 @@ static void test_fp8_weights(void **state)
 	assert_string_equal(err.field, "job.fp8_params");
 }
 
+/* torchtitan frees the gradients after each step (zero_grad(set_to_none=True),
+ * framework.grads_set_to_none): in a step of one micro-batch they never peak
+ * with the activations.  At 512 tokens the end of backward is the peak (every
+ * fp32 gradient, the autocast casts gone with the saved tensors); at 2048 the
+ * start is (every activation, the head's gradient alone); with two
+ * micro-batches nothing changes. */
+static void test_grads_set_to_none(void **state)
+{
+	(void)state;
+	setup on, off;
+	make(&on, "torchtitan", PP_RECOMPUTE_NONE, 0, 1, 1);
+	make(&off, "torchtitan", PP_RECOMPUTE_NONE, 0, 1, 1);
+	on.job.global_batch = off.job.global_batch = 1;
+	on.job.seq_len = off.job.seq_len = 512;
+	pp_error err;
+	assert_int_equal(pp_plan_resolve(&on.plan, &on.m, &on.s, 1, &on.job, &err), PP_OK);
+	off.plan = on.plan;
+	assert_int_equal(on.plan.microbatches, 1);
+	assert_true(on.s.grads_set_to_none == 1);
+	off.s.grads_set_to_none = 0;
+	pp_stage_memory a, b;
+	mem(&on, 0, &a);
+	mem(&off, 0, &b);
+	double P = b.params, G = llama8b_gemm_params(&on.m);
+	assert_rel(a.gradients_bytes, 4 * P, 1e-12);
+	assert_rel(a.weights_bytes, 4 * P, 1e-12);
+	assert_rel(b.weights_bytes, 4 * P + 2 * G, 1e-12);
+	assert_true(a.act_layers_bytes == 0 && b.act_layers_bytes > 0);
+	assert_true(a.allocated_bytes < b.allocated_bytes - 2 * G + 1);
+	/* longer sequences: the activations outweigh what the casts free */
+	on.job.seq_len = off.job.seq_len = 2048;
+	mem(&on, 0, &a);
+	mem(&off, 0, &b);
+	double head = (double)on.m.vocab * on.m.hidden;
+	assert_rel(a.gradients_bytes, 4 * head, 1e-12);
+	assert_rel(a.act_layers_bytes, b.act_layers_bytes, 1e-12);
+	assert_rel(a.allocated_bytes, b.allocated_bytes - 4 * (P - head), 1e-12);
+	/* two micro-batches: the first's gradients live through the second */
+	on.job.global_batch = off.job.global_batch = 2;
+	on.job.seq_len = off.job.seq_len = 2048;
+	assert_int_equal(pp_plan_resolve(&on.plan, &on.m, &on.s, 1, &on.job, &err), PP_OK);
+	off.plan = on.plan;
+	mem(&on, 0, &a);
+	mem(&off, 0, &b);
+	assert_rel(a.allocated_bytes, b.allocated_bytes, 1e-12);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +270,7 @@ int main(void)
 	    cmocka_unit_test(test_selective_means_the_stack),
 	    cmocka_unit_test(test_fsdp2_gathered_copies),
 	    cmocka_unit_test(test_fp8_weights),
+	    cmocka_unit_test(test_grads_set_to_none),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -93,6 +93,41 @@ typedef enum pp_kernel_dtype {
 #define PP_NVFP4_SCALE_BYTES 1.0     /* E4M3 block scale */
 #define PP_NVFP4_AMAX_READ_BYTES 2.0 /* the per-tensor amax pass over BF16 */
 
+/*
+ * FP8 GEMM rates by scaling recipe and accumulator on Hopper, relative to the
+ * measured tensor-wise table (torch._scaled_mm with one scale per tensor and
+ * the split accumulator, its default).  Measured on one H100 SXM,
+ * tools/probe/h100-2026-11-28/fp8_recipes.jsonl: eight shapes of the tables
+ * (m 4096 and 16384; k x n 4096 x 6144, 4096 x 28672, 8192 x 57344, 8192 x
+ * 8192), the recipes interleaved in rotating order with cool-downs, medians of
+ * three rounds; the median ratio over the shapes.  Fast accumulation
+ * (cuBLASLt's, use_fast_accum) skips the split accumulator's promotion of the
+ * partial sums; row-wise scaling applies its per-row and per-column scales in
+ * the epilogue; block-wise scaling promotes and rescales every 128 elements
+ * of K on CUDA cores (DeepSeek-V3, arXiv:2412.19437, 3.3.2), which no fast mode
+ * avoids.  The 1x128 x 1x128 weight-gradient GEMM of block-wise scaling was
+ * timed in the earlier, sequential pass only (0.57-0.75; that pass put the
+ * 1x128 x 128x128 case at 0.87 where the interleaved one gives 0.905), its
+ * median taken.
+ */
+#define PP_FP8_FAST_ACCUM_RATE_SM90 1.051    /* tensor-wise, fast accumulation */
+#define PP_FP8_ROWWISE_SPLIT_RATE_SM90 0.867 /* row-wise, split accumulator */
+#define PP_FP8_ROWWISE_FAST_RATE_SM90 1.045  /* row-wise, fast accumulation */
+#define PP_FP8_BLOCK_RATE_SM90 0.905         /* 1x128 x 128x128 (forward, dgrad) */
+#define PP_FP8_BLOCK_WGRAD_RATE_SM90 0.66    /* 1x128 x 1x128 (weight gradient) */
+
+/*
+ * Rate of an FP8 GEMM of kind `dt` relative to the measured tensor-wise
+ * table, on a GPU of compute capability arch x 10: `fast_accum` for a GEMM
+ * run with fast accumulation (Transformer Engine's and torchao's forward
+ * GEMMs; their dgrad and wgrad keep the split accumulator), `wgrad` for the
+ * weight-gradient GEMM.  Hopper (90) as measured above; 1 on every other
+ * architecture (Blackwell has no split-accumulator mode, Transformer Engine
+ * PR 2748: "there is no fastAccuMode for sm100", and no per-recipe table is
+ * measured there) and for BF16, MXFP8 and NVFP4.
+ */
+double pp_kernel_fp8_rate(pp_kernel_dtype dt, bool fast_accum, bool wgrad, int arch);
+
 /* Whether architecture `arch` (compute capability x 10) runs FP8 GEMMs on
  * non-TN operands, so tensor-wise recipes need no transposed copy (TE
  * nvte_is_non_tn_fp8_gemm_supported). */

@@ -115,9 +115,20 @@ static double kernel_op_core(const pp_gpu *g, pp_precision prec, const pp_op *op
 	switch (op->kind) {
 	case PP_OP_GEMM: {
 		bool fp8 = prec == PP_PREC_FP8 && op->fp8 && g->fp8_flops > 0;
-		double t =
-		    pp_kernel_gemm_s(g, op->m, op->k, op->n, count,
-		                     fp8 ? pp_kernel_dtype_of_recipe(op->fp8_recipe) : PP_KDT_BF16);
+		pp_kernel_dtype dt = fp8 ? pp_kernel_dtype_of_recipe(op->fp8_recipe) : PP_KDT_BF16;
+		double t = pp_kernel_gemm_s(g, op->m, op->k, op->n, count, dt);
+		/* The recipe's rate against the measured tensor-wise table: every
+		 * stack's FP8 (Transformer Engine, torchao) runs the forward and
+		 * recompute GEMMs with fast accumulation and dgrad and wgrad with
+		 * the split accumulator (TE module/base.py _2X_ACC_FPROP = False,
+		 * _2X_ACC_DGRAD = _2X_ACC_WGRAD = True; torchao Float8LinearConfig
+		 * gemm_config_output use_fast_accum=True, the gradients' False). */
+		if (t > 0 && fp8) {
+			bool fwd = op->phase == PP_PHASE_FWD || op->phase == PP_PHASE_RECOMPUTE;
+			double rate = pp_kernel_fp8_rate(dt, fwd, op->phase == PP_PHASE_BWD_WEIGHT,
+			                                 g->compute_capability_x10);
+			t = (t - g->kern.gemm_fixed_s) / rate + g->kern.gemm_fixed_s;
+		}
 		/* FP8: the BF16 input (forward, recompute) or output gradient
 		 * (backward-input) is quantised first by the recipe's pass, with
 		 * the copy the weight gradient reads (pp_kernel_fp8_quant_bytes),
@@ -165,14 +176,6 @@ static double kernel_op_core(const pp_gpu *g, pp_precision prec, const pp_op *op
 	double tc = op->flops / (tensor_peak(g, prec, op->fp8) * g->kern.gemm_eff);
 	return tc + g->kern.gemm_fixed_s;
 }
-
-/* Speed of a Hopper FP8 GEMM with cuBLASLt's fast accumulation over the same
- * GEMM with the split (promoted) accumulator the measured table used: 1.1x to
- * 1.2x on H100 (pytorch/ao issue 2377, "enabling fast accumulation can lead
- * to a 1.1x to 1.2x speedup"); the middle of that range.  Blackwell has no
- * split-accumulator mode (Transformer Engine PR 2748 review: "there is no
- * fastAccuMode for sm100"). */
-#define PP_FP8_FAST_ACCUM_SPEEDUP_SM90 1.15
 
 /* Whether `name` is one of the NULL-terminated `names`. */
 static bool named(const char *name, const char *const *names)
@@ -252,7 +255,7 @@ static double stack_launches(const pp_gpu *g, pp_precision prec, const pp_op *op
  * isolated-call fixed times, divided by the stack's fraction of the measured
  * rate (the GPU's efficiency: gemm, gemm_fp8, attn, memory), plus the
  * stack's fixed time per kernel launched, eff.kernel_s: one per op, one per
- * GEMM of a batched op, and the quantisation kernels of a batched FP8 GEMM.  Hopper FP8 forward GEMMs run with fast accumulation.
+ * GEMM of a batched op, and the quantisation kernels of a batched FP8 GEMM.
  */
 static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 {
@@ -273,23 +276,6 @@ static double stack_op_time(const pp_gpu *g, pp_precision prec, const pp_op *op)
 	             : op->kind == PP_OP_ATTN ? e->attn
 	                                      : e->memory;
 	double launches = stack_launches(g, prec, op);
-	/* Hopper FP8 forward GEMMs with fast accumulation: Transformer Engine
-	 * runs the forward (and recompute) GEMMs with cuBLASLt's fast
-	 * accumulation (module/base.py _2X_ACC_FPROP = False; dgrad and wgrad
-	 * keep the split accumulator), as does torchao's float8 training; the
-	 * measured table is torch._scaled_mm's default, the split accumulator.
-	 * Block-wise scaling has no fast mode: its kernels promote the partial
-	 * sums to FP32 on CUDA cores every 128 elements of K (DeepSeek-V3
-	 * report, arXiv:2412.19437, 3.3.2), which is the split accumulator's
-	 * promotion, so it keeps the measured rate.
-	 * The quantisation pass in t is not a GEMM and keeps its time. */
-	if (op->kind == PP_OP_GEMM && fp8 && t > 0 && g->compute_capability_x10 == 90 &&
-	    op->fp8_recipe != PP_FP8_BLOCKWISE &&
-	    (op->phase == PP_PHASE_FWD || op->phase == PP_PHASE_RECOMPUTE)) {
-		double count = op->count > 0 ? op->count : 1;
-		double q = count * pp_kernel_fp8_quant_s(&k, op->m, op->k, op->fp8_recipe);
-		t = (t - q) / PP_FP8_FAST_ACCUM_SPEEDUP_SM90 + q;
-	}
 	/* CUDA graphs replay the step's kernels without the host launching
 	 * each (NVIDIA, "Getting Started with CUDA Graphs": one graph launch
 	 * for the whole sequence instead of one CPU launch per kernel): no

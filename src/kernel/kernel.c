@@ -85,6 +85,20 @@ double pp_kernel_gemm_s(const pp_gpu *g, double m, double k, double n, double co
 	return t + p->gemm_fixed_s;
 }
 
+double pp_kernel_fp8_rate(pp_kernel_dtype dt, bool fast_accum, bool wgrad, int arch)
+{
+	if (arch != 90)
+		return 1;
+	switch (dt) {
+	case PP_KDT_FP8_TENSORWISE: return fast_accum ? PP_FP8_FAST_ACCUM_RATE_SM90 : 1;
+	case PP_KDT_FP8_ROWWISE:
+		return fast_accum ? PP_FP8_ROWWISE_FAST_RATE_SM90 : PP_FP8_ROWWISE_SPLIT_RATE_SM90;
+	case PP_KDT_FP8_BLOCKWISE:
+		return wgrad ? PP_FP8_BLOCK_WGRAD_RATE_SM90 : PP_FP8_BLOCK_RATE_SM90;
+	default: return 1;
+	}
+}
+
 bool pp_kernel_fp8_non_tn(int arch)
 {
 	return (arch >= 100 && arch < 120) || arch >= 130;

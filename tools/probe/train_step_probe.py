@@ -244,8 +244,9 @@ def main():
     with open(a.out, "w") as f:
         for i in pick:
             r = rows[i - 1]
+            t0 = time.time()
             o = measure(torch, r, done < a.profile, a.shapes)
-            o["line"] = i
+            o.update(line=i, wall_t0=t0, wall_t1=time.time())  # to align with a clock log
             f.write(json.dumps(o) + "\n")
             f.flush()
             done += 1

@@ -537,6 +537,10 @@ typedef struct pp_plan {
 	bool offload_optimizer;
 	bool offload_params;
 	bool offload_activations;
+	/* How many transformer layers of each model chunk offload their saved
+	 * activations, the first ones (Megatron-Core --cpu-offloading-num-layers);
+	 * 0: every layer.  Only with offload_activations. */
+	int offload_layers;
 	/* Derived by pp_plan_resolve: */
 	long long microbatches; /* per pipeline, per iteration */
 } pp_plan;
@@ -551,6 +555,11 @@ const char *pp_precision_name(pp_precision p);
  * (pp_fp8_saved_input_bytes, kernel.h).  Every activation, operation and
  * pipeline send of the library sizes its elements by this. */
 double pp_activation_bytes(pp_precision p);
+/* The share of a stage's `layers` (over its plan->vp model chunks) whose
+ * saved activations go to the host: 0 without offload_activations, 1 for
+ * every layer (offload_layers 0), else the first offload_layers of each
+ * chunk over the chunk's layers, at most 1. */
+double pp_offload_fraction(const pp_plan *plan, double layers);
 /* How output names the system's tiers and the GPU's memory: "NVLink", "PCIe
  * 4.0", "InfiniBand", "RoCE", "network" (a network not stated), "none" (no
  * NICs); "HBM3", "GDDR6X", "memory" (not stated).  Static strings. */

@@ -312,10 +312,11 @@ static void host_layer_entries(ebuf *b, const pp_scenario *sc, int stage, const 
 	if (p->offload_activations) {
 		pp_stage_memory m;
 		pp_error err;
+		double n = c->k.layers * pp_offload_fraction(p, c->k.layers);
 		if (ppi_memory_stage(sc, stage, &m, &err) == PP_OK && m.act_per_layer_mb_bytes > 0)
 			host_entry(b, "offload-activations", PP_RULE_HOST,
 			           host_link_s(s, m.act_per_layer_mb_bytes),
-			           m.act_per_layer_mb_bytes, 2, c->k.layers);
+			           m.act_per_layer_mb_bytes, 2, n);
 	}
 }
 

@@ -5,6 +5,7 @@
  * SUMMA's panels), and the rules that span the stage (finish: CP's ring,
  * tp/ep overlap, ZeRO-3 prefetch, the phase split).  Allocates nothing.
  */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -302,7 +303,7 @@ void ppi_stage_finish(pp_stage_time *out, acc *a, const pp_profile_entry *e, int
 	out->cp_bytes = a->bytes[PP_GROUP_CP];
 	out->ep_bytes = a->bytes[PP_GROUP_EP] + a->bytes[PP_GROUP_ETP];
 
-	double z3_comm = 0, z3_bytes = 0, host_comm = 0;
+	double z3_comm = 0, z3_bytes = 0, host_comm = 0, host_layers = 0;
 	bool z3 = false;
 	for (int i = from; i < to; i++) {
 		const pp_profile_entry *x = &e[i];
@@ -328,7 +329,10 @@ void ppi_stage_finish(pp_stage_time *out, acc *a, const pp_profile_entry *e, int
 			break;
 		case PP_RULE_EMB_SYNC: out->emb_sync_s += t; break;
 		case PP_RULE_OPTIMIZER: out->optimizer_s += t; break;
-		case PP_RULE_HOST: host_comm += t; break; /* per layer */
+		case PP_RULE_HOST: /* per layer, over the layers that offload */
+			host_comm += t;
+			host_layers = fmax(host_layers, x->times);
+			break;
 		default: break;
 		}
 	}
@@ -349,7 +353,7 @@ void ppi_stage_finish(pp_stage_time *out, acc *a, const pp_profile_entry *e, int
 	if (host_comm > 0 && layers > 0) {
 		double per_layer_comp = (out->fwd_compute_s + out->bwd_compute_s) / layers;
 		if (host_comm > per_layer_comp)
-			out->zero3_s += (host_comm - per_layer_comp) * layers;
+			out->zero3_s += (host_comm - per_layer_comp) * host_layers;
 	}
 	/* Exposed communication splits over phases in proportion to compute. */
 	double comm = out->tp_s + out->cp_s + out->ep_s + out->zero3_s;

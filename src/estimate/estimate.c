@@ -287,6 +287,10 @@ static void work_params(pp_work *ws, const pp_model *m, const pp_job *job)
  * (cut_wshape_before). */
 pp_status ppi_offload_check(const pp_plan *p, const pp_system *s, pp_error *err)
 {
+	if (p->offload_layers > 0 && !p->offload_activations)
+		return ppi_fail(err, "", "--offload-layers",
+		                "needs --offload-activations on: it counts the layers whose "
+		                "saved activations go to the host");
 	if (!p->offload_optimizer && !p->offload_params && !p->offload_activations)
 		return PP_OK;
 	if (p->offload_optimizer && p->zero < 1)

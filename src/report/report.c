@@ -94,10 +94,15 @@ static void text_setup(const pp_estimate *e, FILE *out)
 	        p->tp, p->pp, p->dp, p->cp, p->ep, p->etp, p->vp, p->mbs, p->microbatches, p->zero,
 	        pp_recompute_name(p->recompute), onoff(p->sp), onoff(p->flash),
 	        pp_schedule_name(p->schedule), p->order);
-	if (p->offload_optimizer || p->offload_params || p->offload_activations)
-		fprintf(out, "        offload to host: optimizer %s  params %s  activations %s\n",
+	if (p->offload_optimizer || p->offload_params || p->offload_activations) {
+		char layers[48] = "";
+		if (p->offload_activations && p->offload_layers > 0)
+			snprintf(layers, sizeof layers, " (the first %d layers of each chunk)",
+			         p->offload_layers);
+		fprintf(out, "        offload to host: optimizer %s  params %s  activations %s%s\n",
 		        onoff(p->offload_optimizer), onoff(p->offload_params),
-		        onoff(p->offload_activations));
+		        onoff(p->offload_activations), layers);
+	}
 	if (p->summa)
 		fprintf(out, "        2D TP SUMMA tp x tp2 = %d x %d, %d panel%s\n", p->tp, p->tp2,
 		        p->summa_nb, p->summa_nb == 1 ? "" : "s");
@@ -325,6 +330,7 @@ static json_t *plan_json(const pp_plan *p)
 		json_object_set_new(plan, "offload_params", json_boolean(p->offload_params));
 		json_object_set_new(plan, "offload_activations",
 		                    json_boolean(p->offload_activations));
+		json_object_set_new(plan, "offload_layers", json_integer(p->offload_layers));
 	}
 	json_object_set_new(plan, "tp2", json_integer(p->tp2));
 	json_object_set_new(plan, "summa", json_boolean(p->summa));

@@ -259,7 +259,8 @@ static const char every_plan_flags[] =
     "precision fp8-recipe fp8-params grad-dtype optimizer flash tp-overlap ep-overlap "
     "overlap json format output first-stage-layers last-stage-layers "
     "embedding-as-layer loss-as-layer from-megatron from-torchtitan compile "
-    "offload-params offload-activations moe-routing freeze lora-rank lora-targets base-weights "
+    "offload-params offload-activations offload-layers moe-routing freeze lora-rank lora-targets "
+    "base-weights "
     "energy pue grid-gco2-per-kwh usd-per-kwh power-cap-mw ";
 
 pp_status pp_search_flag_take(pp_search_space *sp, const char *name, const char *text,

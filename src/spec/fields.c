@@ -229,6 +229,7 @@ static const pp_field fields[] = {
     PLAN_ONOFF("offload-optimizer", offload_optimizer),
     PLAN_ONOFF("offload-params", offload_params),
     PLAN_ONOFF("offload-activations", offload_activations),
+    PLAN_INT("offload-layers", offload_layers, 0, DEGREE_MAX),
     JOB_WORD("moe-routing", moe_routing, moe_routing),
     JOB_WORD("freeze", ft, pp_finetune_freeze_parse),
     JOB_INT("lora-rank", ft.lora_rank, 1, DEGREE_MAX),

@@ -25,6 +25,15 @@ double pp_activation_bytes(pp_precision p)
 	const double fp32_bytes = 4, bf16_bytes = 2; /* FP16 elements are as wide */
 	return p == PP_PREC_FP32 ? fp32_bytes : bf16_bytes;
 }
+double pp_offload_fraction(const pp_plan *plan, double layers)
+{
+	if (!plan->offload_activations || !(layers > 0))
+		return 0;
+	if (plan->offload_layers <= 0)
+		return 1;
+	double chunk = layers / (plan->vp > 1 ? plan->vp : 1);
+	return plan->offload_layers >= chunk ? 1 : plan->offload_layers / chunk;
+}
 const char *pp_fp8_recipe_name(pp_fp8_recipe r)
 {
 	return (unsigned)r < PP_FP8_RECIPES ? fp8_recipe_names[r] : "?";

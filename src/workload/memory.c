@@ -690,9 +690,13 @@ static void offload(const pp_scenario *sc, const stage_acc *a, pp_stage_memory *
 		out->weights_bytes = 0;
 	}
 	if (p->offload_activations && out->layers > 0) {
-		double kept = fmin(out->act_layers_bytes, 2 * a->per_layer);
-		out->host_bytes += out->act_layers_bytes - kept;
-		out->act_layers_bytes = kept;
+		/* The first offload_layers layers of each model chunk go out, the
+		 * rest stay; the offloading ones keep two layers' sets in HBM. */
+		double f = pp_offload_fraction(p, out->layers);
+		double away = out->act_layers_bytes * f;
+		double kept = fmin(away, 2 * a->per_layer);
+		out->host_bytes += away - kept;
+		out->act_layers_bytes -= away - kept;
 	}
 }
 

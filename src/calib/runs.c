@@ -721,6 +721,9 @@ pp_status ppi_run_read_inputs(const pp_runs *runs, size_t i, pp_model *model, pp
 		snprintf(path, sizeof path, "records[%zu].parallelism.activation_recompute", i);
 		return SKIP(path, "unknown recompute setting '%s'", rs);
 	}
+	/* Not stated: what its recipe ran, where the recipe is known. */
+	if (rc < 0 && (st = ppi_run_recipe_recompute(info->id, plan, &rc, info, err)))
+		return st;
 
 	/* ---- resolve.  An unknown recompute mode is left to pick_recompute: the
 	 * reader only checks that the plan resolves (reading estimates nothing). */

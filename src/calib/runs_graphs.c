@@ -61,25 +61,38 @@ static pp_status apply(json_t *e, const char *path, pp_gpu *g, pp_run_info *info
 	return PP_OK;
 }
 
-pp_status ppi_run_graphs(const char *id, pp_gpu *g, pp_run_info *info, pp_error *err)
+pp_status ppi_run_table_entry(const char *table, const char *id, json_t **root, json_t **entry,
+                              const char **path, pp_error *err)
 {
-	const char *text, *path;
-	PPI_TRY(pp_preset_text(PP_KIND_RUNS, "cuda-graphs", &text, &path, err));
-	json_t *root;
-	PPI_TRY(ppi_json_parse_object(text, strlen(text), path, &root, err));
-	json_t *entries = json_object_get(root, "entries");
-	pp_status st = json_is_array(entries)
-	                   ? PP_OK
-	                   : ppi_fail(err, path, "entries", "expected an array of entries");
+	const char *text;
+	*root = *entry = NULL;
+	PPI_TRY(pp_preset_text(PP_KIND_RUNS, table, &text, path, err));
+	PPI_TRY(ppi_json_parse_object(text, strlen(text), *path, root, err));
+	json_t *entries = json_object_get(*root, "entries");
+	if (!json_is_array(entries)) {
+		json_decref(*root);
+		*root = NULL;
+		ppi_fail(err, *path, "entries", "expected an array of entries");
+		return PP_EINTERNAL; /* the embedded table is part of the build */
+	}
 	size_t i;
 	json_t *e;
 	json_array_foreach (entries, i, e) {
 		const char *eid = json_string_value(json_object_get(e, "id"));
-		if (st || !eid || strcmp(eid, id) != 0)
-			continue;
-		st = apply(e, path, g, info, err);
-		break;
+		if (eid && strcmp(eid, id) == 0) {
+			*entry = e;
+			break;
+		}
 	}
+	return PP_OK;
+}
+
+pp_status ppi_run_graphs(const char *id, pp_gpu *g, pp_run_info *info, pp_error *err)
+{
+	json_t *root, *e;
+	const char *path;
+	PPI_TRY(ppi_run_table_entry("cuda-graphs", id, &root, &e, &path, err));
+	pp_status st = e ? apply(e, path, g, info, err) : PP_OK;
 	json_decref(root);
 	/* The embedded table is part of the build: a malformed one is a bug. */
 	return st == PP_OK || st == PP_ENOMEM ? st : PP_EINTERNAL;

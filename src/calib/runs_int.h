@@ -13,6 +13,7 @@
  *                 the fill rules (ppi_run_read_inputs; reads, never
  *                 estimates)
  *   runs_graphs.c the CUDA graphs a record ran under (data/runs/cuda-graphs.json)
+ *   runs_recipe.c the recompute and offload its recipe ran with (data/runs/recompute.json)
  *   runs_eval.c   the evaluation step after the read (pick_recompute) and
  *                 pp_run_inputs
  *
@@ -140,11 +141,27 @@ pp_status ppi_run_read_inputs(const pp_runs *runs, size_t i, pp_model *model, pp
 
 /* runs_graphs.c */
 
+/* The entry of data/runs/<table>.json (an object with an "entries" array of
+ * objects with an "id") whose id is `id`: *entry, or NULL when none is; *root
+ * the parsed table, which holds *entry and the caller frees (json_decref),
+ * *path its name for messages.  A malformed embedded table: PP_EINTERNAL. */
+pp_status ppi_run_table_entry(const char *table, const char *id, json_t **root, json_t **entry,
+                              const char **path, pp_error *err);
+
 /* The CUDA graphs record `id` ran under, from data/runs/cuda-graphs.json,
  * into g->kern.cuda_graphs (the whole step) and g->kern.graph_parts (the
  * layer parts captured); a record the table lists as unknown gets a
  * PP_FILL_GRAPHS fill, one it does not list is left as it is. */
 pp_status ppi_run_graphs(const char *id, pp_gpu *g, pp_run_info *info, pp_error *err);
+
+/* runs_recipe.c */
+
+/* The activation recompute record `id`'s recipe ran with, from
+ * data/runs/recompute.json: *mode its pp_recompute and plan's activation
+ * offload set, noted as a PP_FILL_RECOMPUTE fill; *mode -1 (plan untouched)
+ * when the table does not list it. */
+pp_status ppi_run_recipe_recompute(const char *id, pp_plan *plan, int *mode, pp_run_info *info,
+                                   pp_error *err);
 
 /* runs_eval.c */
 

@@ -1,0 +1,49 @@
+/*
+ * The activation recompute and CPU offloading a public-runs record ran with
+ * where its recipe states them and the record does not:
+ * data/runs/recompute.json (each entry with its source), read into the
+ * run's plan in place of the fill rule.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "runs_int.h"
+
+/* One entry applied to `plan`: its recompute mode, or -1 when malformed. */
+static int apply(json_t *e, pp_plan *plan)
+{
+	int rc = ppi_run_recompute_mode(json_string_value(json_object_get(e, "recompute")));
+	json_t *n = json_object_get(e, "offload_layers");
+	if (rc < 0 || !json_is_integer(n) || json_integer_value(n) < 0 ||
+	    json_integer_value(n) > 100000)
+		return -1;
+	plan->offload_activations = json_integer_value(n) > 0;
+	plan->offload_layers = (int)json_integer_value(n);
+	return rc;
+}
+
+pp_status ppi_run_recipe_recompute(const char *id, pp_plan *plan, int *mode, pp_run_info *info,
+                                   pp_error *err)
+{
+	json_t *root, *e;
+	const char *path;
+	*mode = -1;
+	PPI_TRY(ppi_run_table_entry("recompute", id, &root, &e, &path, err));
+	pp_status st = PP_OK;
+	if (e && (*mode = apply(e, plan)) < 0)
+		st = ppi_fail(err, path, "entries",
+		              "expected recompute none|selective|full and offload_layers >= 0");
+	else if (e && plan->offload_layers > 0)
+		ppi_run_fill(
+		    info, PP_FILL_RECOMPUTE,
+		    "activation_recompute from its recipe: %s, the saved activations of the "
+		    "first %d layers offloaded to the host (data/runs/recompute.json)",
+		    pp_recompute_name((pp_recompute)*mode), plan->offload_layers);
+	else if (e)
+		ppi_run_fill(info, PP_FILL_RECOMPUTE,
+		             "activation_recompute from its recipe: %s (data/runs/recompute.json)",
+		             pp_recompute_name((pp_recompute)*mode));
+	json_decref(root);
+	/* The embedded table is part of the build: a malformed one is a bug. */
+	return st == PP_OK ? st : PP_EINTERNAL;
+}

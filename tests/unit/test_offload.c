@@ -255,6 +255,61 @@ static void test_params_and_activations(void **state)
 	free(e);
 }
 
+/* Megatron-Core's cpu_offloading_num_layers: only the first N layers of each
+ * model chunk offload, so that share of the activations in flight leaves
+ * (less the two layers' sets kept for the transfer), and only those layers
+ * pay the host link; N at least the chunk's layers is every layer. */
+static void test_offload_layers(void **state)
+{
+	(void)state;
+	pp_model m;
+	pp_system s;
+	pp_error err;
+	gpt2(&m, 48, 4096);
+	dgx2(&s);
+	pp_job j;
+	pp_plan p;
+	pp_job_init(&j);
+	j.global_batch = 4;
+	j.seq_len = 1024;
+	j.precision = PP_PREC_FP16;
+	pp_plan_init(&p);
+	p.mbs = 4;
+	pp_estimate *e = malloc(sizeof *e);
+	assert_non_null(e);
+	assert_int_equal(pp_estimate_run(&m, &s, &j, &p, 1, e, &err), PP_OK);
+	double act = e->memory.act_layers_bytes, per_layer = e->memory.act_per_layer_mb_bytes;
+	assert_true(act > 12 * per_layer);
+	p.offload_activations = true;
+	p.offload_layers = 12; /* a quarter of 48 */
+	assert_rel(pp_offload_fraction(&p, 48), 0.25, 1e-15);
+	assert_int_equal(pp_estimate_run(&m, &s, &j, &p, 1, e, &err), PP_OK);
+	assert_rel(e->memory.act_layers_bytes, 0.75 * act + 2 * per_layer, 1e-12);
+	assert_rel(e->memory.host_bytes, 0.25 * act - 2 * per_layer, 1e-12);
+	/* On a slow link a quarter of the layers shows a quarter of the excess. */
+	pp_system slow = s;
+	slow.host_link_bytes_per_s = 1e9;
+	assert_int_equal(pp_estimate_run(&m, &slow, &j, &p, 1, e, &err), PP_OK);
+	double quarter = e->bottleneck.zero3_s;
+	p.offload_layers = 0;
+	assert_int_equal(pp_estimate_run(&m, &slow, &j, &p, 1, e, &err), PP_OK);
+	assert_true(quarter > 0);
+	assert_rel(e->bottleneck.zero3_s, 4 * quarter, 1e-9);
+	/* Per model chunk: with vp 2 a stage of 48 layers holds chunks of 24. */
+	p.offload_layers = 12;
+	p.vp = 2;
+	assert_rel(pp_offload_fraction(&p, 48), 0.5, 1e-15);
+	p.offload_layers = 30;
+	assert_rel(pp_offload_fraction(&p, 48), 1, 1e-15);
+	p.offload_activations = false;
+	assert_true(pp_offload_fraction(&p, 48) == 0);
+	/* Without activation offload the count is refused, not ignored. */
+	p.vp = 1;
+	assert_int_equal(pp_estimate_run(&m, &s, &j, &p, 1, e, &err), PP_EINPUT);
+	assert_string_equal(err.field, "--offload-layers");
+	free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -263,6 +318,7 @@ int main(void)
 	    cmocka_unit_test(test_10b_throughput),
 	    cmocka_unit_test(test_refusals_and_host_memory),
 	    cmocka_unit_test(test_params_and_activations),
+	    cmocka_unit_test(test_offload_layers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

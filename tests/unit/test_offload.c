@@ -198,6 +198,20 @@ static void test_refusals_and_host_memory(void **state)
 	free(e);
 }
 
+/* A GPT-2-shaped model of `layers` layers, hidden 4096, on one DGX-2 GPU:
+ * 4 sequences of 1024 tokens in fp16, one micro-batch. */
+static void one_gpu_run(pp_model *m, pp_system *s, pp_job *j, pp_plan *p, int layers)
+{
+	gpt2(m, layers, 4096);
+	dgx2(s);
+	pp_job_init(j);
+	j->global_batch = 4;
+	j->seq_len = 1024;
+	j->precision = PP_PREC_FP16;
+	pp_plan_init(p);
+	p->mbs = 4;
+}
+
 /* Parameter offload (ZeRO-3 only) moves the weight shard to the host;
  * activation offload keeps two layers' saved activations on the GPU. */
 static void test_params_and_activations(void **state)
@@ -206,16 +220,9 @@ static void test_params_and_activations(void **state)
 	pp_model m;
 	pp_system s;
 	pp_error err;
-	gpt2(&m, 50, 4096);
-	dgx2(&s);
 	pp_job j;
 	pp_plan p;
-	pp_job_init(&j);
-	j.global_batch = 4;
-	j.seq_len = 1024;
-	j.precision = PP_PREC_FP16;
-	pp_plan_init(&p);
-	p.mbs = 4;
+	one_gpu_run(&m, &s, &j, &p, 50);
 	p.zero = 3;
 	p.recompute = PP_RECOMPUTE_FULL;
 	pp_estimate *e = malloc(sizeof *e);
@@ -265,16 +272,9 @@ static void test_offload_layers(void **state)
 	pp_model m;
 	pp_system s;
 	pp_error err;
-	gpt2(&m, 48, 4096);
-	dgx2(&s);
 	pp_job j;
 	pp_plan p;
-	pp_job_init(&j);
-	j.global_batch = 4;
-	j.seq_len = 1024;
-	j.precision = PP_PREC_FP16;
-	pp_plan_init(&p);
-	p.mbs = 4;
+	one_gpu_run(&m, &s, &j, &p, 48);
 	pp_estimate *e = malloc(sizeof *e);
 	assert_non_null(e);
 	assert_int_equal(pp_estimate_run(&m, &s, &j, &p, 1, e, &err), PP_OK);

@@ -65,6 +65,7 @@ offload-optimizer|on|off||applied
 offload-params|on|off||applied
 offload-activations|on|off||applied
 offload-layers|2|4|--offload-activations on|applied
+recompute-modules|mla_up_proj|core_attn||refused
 compile|on|off|--framework torchtitan --gpu-profile $src/../shared/measurements/h100-sxm|applied
 framework|deepspeed|llm-foundry||applied
 gpu-profile|$src/../shared/measurements/h100-sxm|$src/tests/data/kernel/h100-subset||applied

@@ -500,6 +500,10 @@ typedef struct pp_plan {
 	int mbs;                     /* micro-batch size, sequences */
 	int zero;                    /* 0..3; 1 is Megatron's distributed optimizer */
 	pp_recompute recompute;
+	/* Under selective recompute, what is recomputed (Megatron-Core
+	 * --recompute-modules): an OR of PP_RECOMPUTE_MODULE_*; 0 is
+	 * Megatron-Core's default, core attention alone. */
+	unsigned recompute_modules;
 	bool sp;         /* sequence parallelism (with tp > 1) */
 	bool flash;      /* fused/flash attention: no s x s score matrices kept */
 	bool tp_overlap; /* TP communication overlapped with GEMMs (Megatron
@@ -584,6 +588,20 @@ pp_status pp_precision_parse(const char *s, const char *field, pp_precision *out
 const char *pp_fp8_recipe_name(pp_fp8_recipe r);
 pp_status pp_fp8_recipe_parse(const char *s, const char *field, pp_fp8_recipe *out, pp_error *err);
 pp_status pp_recompute_parse(const char *s, const char *field, pp_recompute *out, pp_error *err);
+/* Megatron-Core's --recompute-modules that paraplan models: core attention
+ * (its default) and MLA's up-projections (the q, k, v they produce are
+ * dropped after core attention's forward and recomputed from the latents
+ * for its backward). */
+#define PP_RECOMPUTE_MODULE_CORE_ATTN 1u
+#define PP_RECOMPUTE_MODULE_MLA_UP_PROJ 2u
+/* A comma list of core_attn and mla_up_proj into *(unsigned *)dst; another
+ * Megatron-Core module name is refused as not modelled.  The writer: the
+ * names of `bits` comma-separated into buf (size n), "core_attn" for 0. */
+pp_status pp_recompute_modules_parse(const char *s, void *dst, pp_error *err);
+void pp_recompute_modules_name(unsigned bits, char *buf, size_t n);
+/* What the plan recomputes of a layer's modules: 0 unless its recompute is
+ * selective, then its recompute_modules, core attention when 0. */
+unsigned pp_plan_recomputed_modules(const pp_plan *p);
 pp_status pp_schedule_parse(const char *s, const char *field, pp_schedule *out, pp_error *err);
 
 /* --------------------------------------------------------------- presets */

@@ -14,8 +14,15 @@ static int apply(json_t *e, pp_plan *plan)
 {
 	int rc = ppi_run_recompute_mode(json_string_value(json_object_get(e, "recompute")));
 	json_t *n = json_object_get(e, "offload_layers");
+	json_t *mods = json_object_get(e, "recompute_modules");
+	pp_error err;
 	if (rc < 0 || !json_is_integer(n) || json_integer_value(n) < 0 ||
 	    json_integer_value(n) > 100000)
+		return -1;
+	plan->recompute_modules = 0;
+	if (mods &&
+	    (!json_is_string(mods) || rc != PP_RECOMPUTE_SELECTIVE ||
+	     pp_recompute_modules_parse(json_string_value(mods), &plan->recompute_modules, &err)))
 		return -1;
 	plan->offload_activations = json_integer_value(n) > 0;
 	plan->offload_layers = (int)json_integer_value(n);
@@ -32,14 +39,22 @@ pp_status ppi_run_recipe_recompute(const char *id, pp_plan *plan, int *mode, pp_
 	pp_status st = PP_OK;
 	if (e && (*mode = apply(e, plan)) < 0)
 		st = ppi_fail(err, path, "entries",
-		              "expected recompute none|selective|full and offload_layers >= 0");
+		              "expected recompute none|selective|full, offload_layers >= 0 and "
+		              "recompute_modules only with selective");
 	else if (e && plan->offload_layers > 0)
 		ppi_run_fill(
 		    info, PP_FILL_RECOMPUTE,
 		    "activation_recompute from its recipe: %s, the saved activations of the "
 		    "first %d layers offloaded to the host (data/runs/recompute.json)",
 		    pp_recompute_name((pp_recompute)*mode), plan->offload_layers);
-	else if (e)
+	else if (e && plan->recompute_modules) {
+		char mods[48];
+		pp_recompute_modules_name(plan->recompute_modules, mods, sizeof mods);
+		ppi_run_fill(info, PP_FILL_RECOMPUTE,
+		             "activation_recompute from its recipe: %s of %s "
+		             "(data/runs/recompute.json)",
+		             pp_recompute_name((pp_recompute)*mode), mods);
+	} else if (e)
 		ppi_run_fill(info, PP_FILL_RECOMPUTE,
 		             "activation_recompute from its recipe: %s (data/runs/recompute.json)",
 		             pp_recompute_name((pp_recompute)*mode));

@@ -319,6 +319,25 @@ pp_status ppi_offload_check(const pp_plan *p, const pp_system *s, pp_error *err)
 	return PP_OK;
 }
 
+/* --recompute-modules names what selective recompute recomputes: without
+ * selective recompute, or MLA's up-projections in a model without MLA, it
+ * would be ignored, so it is refused. */
+static pp_status recompute_modules_check(const pp_plan *p, const pp_model *m, pp_error *err)
+{
+	if (!p->recompute_modules)
+		return PP_OK;
+	if (p->recompute != PP_RECOMPUTE_SELECTIVE)
+		return ppi_fail(err, "", "--recompute-modules",
+		                "needs --recompute selective: it names what selective recompute "
+		                "recomputes");
+	if ((p->recompute_modules & PP_RECOMPUTE_MODULE_MLA_UP_PROJ) && !(m->mla.kv_lora_rank > 0))
+		return ppi_fail(err, "", "--recompute-modules",
+		                "mla_up_proj needs a model with multi-head latent attention "
+		                "(kv_lora_rank), which '%s' has not",
+		                m->name);
+	return PP_OK;
+}
+
 typedef struct eval_cut {
 	ppi_time_cut fn;
 	void *ctx;
@@ -559,6 +578,7 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 	}
 	PPI_TRY(eval_resolve(m, s, job, plan, gpus, flags, out, err));
 	PPI_TRY(ppi_offload_check(&out->plan, s, err));
+	PPI_TRY(recompute_modules_check(&out->plan, m, err));
 	if (out->plan.zero == 3 && isnan(s->zero3_visible))
 		return ppi_fail(err, s->gpu.name, "gpu.overlap_platform",
 		                "ZeRO-3's overlapped traffic keeps the visible share in the GPU's "

@@ -87,13 +87,19 @@ static void text_setup(const pp_estimate *e, FILE *out)
 		fprintf(out, " (%.2f B active)", pc->active / 1e9);
 	fprintf(out, ", %d layers, hidden %d, %d heads / %d kv\n", e->model.num_layers,
 	        e->model.hidden, e->model.num_heads, e->model.num_kv_heads);
+	char rc[64];
+	snprintf(rc, sizeof rc, "%s", pp_recompute_name(p->recompute));
+	if (p->recompute_modules) {
+		char mods[48];
+		pp_recompute_modules_name(p->recompute_modules, mods, sizeof mods);
+		snprintf(rc, sizeof rc, "%s (%s)", pp_recompute_name(p->recompute), mods);
+	}
 	fprintf(out,
 	        "plan    tp %d  pp %d  dp %d  cp %d  ep %d  etp %d  vp %d  mbs %d  "
 	        "microbatches %lld\n"
 	        "        zero %d  recompute %s  sp %s  flash %s  schedule %s  order %s\n",
 	        p->tp, p->pp, p->dp, p->cp, p->ep, p->etp, p->vp, p->mbs, p->microbatches, p->zero,
-	        pp_recompute_name(p->recompute), onoff(p->sp), onoff(p->flash),
-	        pp_schedule_name(p->schedule), p->order);
+	        rc, onoff(p->sp), onoff(p->flash), pp_schedule_name(p->schedule), p->order);
 	if (p->offload_optimizer || p->offload_params || p->offload_activations) {
 		char layers[48] = "";
 		if (p->offload_activations && p->offload_layers > 0)
@@ -325,6 +331,11 @@ static json_t *plan_json(const pp_plan *p)
 	              p->vp, "mbs", p->mbs, "microbatches", (json_int_t)p->microbatches, "zero",
 	              p->zero, "recompute", pp_recompute_name(p->recompute), "sp", p->sp, "flash",
 	              p->flash, "schedule", pp_schedule_name(p->schedule), "order", p->order);
+	if (p->recompute_modules) {
+		char mods[48];
+		pp_recompute_modules_name(p->recompute_modules, mods, sizeof mods);
+		json_object_set_new(plan, "recompute_modules", json_string(mods));
+	}
 	if (p->offload_optimizer || p->offload_params || p->offload_activations) {
 		json_object_set_new(plan, "offload_optimizer", json_boolean(p->offload_optimizer));
 		json_object_set_new(plan, "offload_params", json_boolean(p->offload_params));

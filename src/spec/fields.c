@@ -216,6 +216,7 @@ static const pp_field fields[] = {
     PLAN_INT("mbs", mbs, 1, DEGREE_MAX),
     PLAN_INT("zero", zero, 0, ZERO_MAX),
     PLAN_WORD("recompute", recompute, recompute),
+    PLAN_WORD("recompute-modules", recompute_modules, pp_recompute_modules_parse),
     PLAN_ONOFF("sp", sp),
     PLAN_WORD("schedule", schedule, schedule),
     PLAN_WORD("si", schedule, strands),

@@ -89,6 +89,68 @@ pp_status pp_recompute_parse(const char *s, const char *field, pp_recompute *out
 		*out = (pp_recompute)v;
 	return st;
 }
+/* Megatron-Core's recompute_modules names (transformer_config.py); the ones
+ * after mla_up_proj are refused as not modelled. */
+static const char *const module_names[] = {"core_attn", "mla_up_proj", "mlp",           "moe_act",
+                                           "layernorm", "moe",         "shared_experts"};
+enum { MODULES_MODELLED = 2 };
+
+pp_status pp_recompute_modules_parse(const char *s, void *dst, pp_error *err)
+{
+	unsigned bits = 0;
+	const char *p = s;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		int k = -1;
+		for (int i = 0; i < (int)(sizeof module_names / sizeof *module_names); i++)
+			if (strlen(module_names[i]) == n && strncmp(p, module_names[i], n) == 0)
+				k = i;
+		if (k < 0)
+			return ppi_fail(
+			    err, NULL, NULL,
+			    "expected a comma list of core_attn, mla_up_proj, got '%.*s'", (int)n,
+			    p);
+		if (k >= MODULES_MODELLED)
+			return ppi_fail(err, NULL, NULL,
+			                "recompute module '%s' is not modelled (core_attn and "
+			                "mla_up_proj are)",
+			                module_names[k]);
+		bits |= 1u << k;
+		p += n;
+		if (*p == ',' && *++p == '\0')
+			return ppi_fail(err, NULL, NULL, "a comma list ends with ',': '%s'", s);
+	}
+	if (!bits)
+		return ppi_fail(err, NULL, NULL, "expected core_attn or mla_up_proj, got ''");
+	*(unsigned *)dst = bits;
+	return PP_OK;
+}
+
+unsigned pp_plan_recomputed_modules(const pp_plan *p)
+{
+	if (p->recompute != PP_RECOMPUTE_SELECTIVE)
+		return 0;
+	return p->recompute_modules ? p->recompute_modules : PP_RECOMPUTE_MODULE_CORE_ATTN;
+}
+
+void pp_recompute_modules_name(unsigned bits, char *buf, size_t n)
+{
+	if (!n)
+		return;
+	buf[0] = '\0';
+	if (!bits)
+		bits = PP_RECOMPUTE_MODULE_CORE_ATTN;
+	size_t used = 0;
+	for (int i = 0; i < MODULES_MODELLED; i++)
+		if (bits & (1u << i)) {
+			int w = snprintf(buf + used, n - used, "%s%s", used ? "," : "",
+			                 module_names[i]);
+			if (w < 0 || (size_t)w >= n - used)
+				return;
+			used += (size_t)w;
+		}
+}
+
 pp_status pp_schedule_parse(const char *s, const char *field, pp_schedule *out, pp_error *err)
 {
 	/* The registry's names, then its aliases (which errors do not list). */

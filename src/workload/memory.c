@@ -97,8 +97,9 @@ static double res_norm_act(const act_ctx *c, double h)
 
 /* Activations of the attention half of one layer, one micro-batch. */
 static double attention_act(const pp_model *m, const pp_plan *p, const act_ctx *c,
-                            bool recompute_core)
+                            unsigned recomputed)
 {
+	bool recompute_core = (recomputed & PP_RECOMPUTE_MODULE_CORE_ATTN) != 0;
 	double T = c->T, h = m->hidden, H = m->num_heads, t = c->t, sd = c->sp_div;
 	double a = res_norm_act(c, h);
 	double o_width; /* width of the attention output (input of the output projection) */
@@ -109,8 +110,12 @@ static double attention_act(const pp_model *m, const pp_plan *p, const act_ctx *
 		if (ml->q_lora_rank > 0)
 			a += norm_act(c, ml->q_lora_rank) + T * ml->q_lora_rank * c->lin_b / sd;
 		a += norm_act(c, ml->kv_lora_rank) + T * ml->kv_lora_rank * c->lin_b / sd;
-		a += T * ml->qk_rope_head_dim * c->ab / sd;               /* shared rope key */
-		a += T * H * (2 * qk + ml->v_head_dim) * c->ab / t;       /* q, k, v */
+		a += T * ml->qk_rope_head_dim * c->ab / sd; /* shared rope key */
+		/* q, k, v: dropped after core attention's forward when the
+		 * up-projections are recomputed (Megatron-Core mla_up_proj,
+		 * multi_latent_attention.py qkv_up_checkpoint) */
+		if (!(recomputed & PP_RECOMPUTE_MODULE_MLA_UP_PROJ))
+			a += T * H * (2 * qk + ml->v_head_dim) * c->ab / t;
 		a += c->kv_extra * H * (qk + ml->v_head_dim) * c->ab / t; /* 2D TP */
 		o_width = H * ml->v_head_dim;
 	} else {
@@ -204,7 +209,7 @@ static double op_sac_act(const pp_model *m, const pp_plan *p, const act_ctx *c, 
 	double T = c->T, h = m->hidden, t = c->t, sd = c->sp_div;
 	double a = T * h * c->res_b / sd; /* the region's input */
 	if (m->mla.kv_lora_rank > 0) {
-		a += attention_act(m, p, c, false);
+		a += attention_act(m, p, c, 0);
 	} else {
 		double H = m->num_heads, kv = m->num_kv_heads, d = m->head_dim;
 		a += T * H * d * c->ab / t;                            /* wq output (1st mm) */
@@ -232,11 +237,12 @@ static double layer_act(const pp_model *m, const pp_plan *p, const act_ctx *c, i
 		return c->T * m->hidden * c->res_b / c->sp_div; /* the layer's input only */
 	bool moe = pp_model_layer_is_moe(m, layer);
 	if (mode == PP_RECOMPUTE_SELECTIVE && op_sac) {
-		double full = attention_act(m, p, c, false) + mlp_act(m, p, c, moe);
+		double full = attention_act(m, p, c, 0) + mlp_act(m, p, c, moe);
 		double sac = op_sac_act(m, p, c, moe);
 		return sac < full ? sac : full;
 	}
-	return attention_act(m, p, c, mode == PP_RECOMPUTE_SELECTIVE) + mlp_act(m, p, c, moe);
+	unsigned mods = mode == PP_RECOMPUTE_SELECTIVE ? pp_plan_recomputed_modules(p) : 0;
+	return attention_act(m, p, c, mods) + mlp_act(m, p, c, moe);
 }
 
 /* Transient buffers of MoE token dispatch: send and receive copies. */

@@ -430,7 +430,9 @@ static void attention(ctx *c, bool full_rc)
 	const pp_model *m = c->m;
 	const pp_plan *p = c->p;
 	double T = c->T, h = m->hidden, t = c->t, H = m->num_heads;
-	bool sel = p->recompute == PP_RECOMPUTE_SELECTIVE;
+	unsigned mods = pp_plan_recomputed_modules(p); /* mla_up_proj: MLA's up-projections */
+	bool sel_core = mods & PP_RECOMPUTE_MODULE_CORE_ATTN,
+	     up_rc = full_rc || (mods & PP_RECOMPUTE_MODULE_MLA_UP_PROJ); /* and rope */
 	double qk_dim, v_dim, kv_heads;
 	norm(c, "attn_norm", h, full_rc);
 	if (c->summa)
@@ -444,14 +446,14 @@ static void attention(ctx *c, bool full_rc)
 		if (a->q_lora_rank > 0) {
 			gemm(c, "q_down", T / c->sd, h, a->q_lora_rank, 1, full_rc);
 			norm(c, "q_norm", a->q_lora_rank, full_rc);
-			gemm(c, "q_up", T, a->q_lora_rank, H * qk_dim / t, 1, full_rc);
+			gemm(c, "q_up", T, a->q_lora_rank, H * qk_dim / t, 1, up_rc);
 		} else {
 			gemm(c, "q", T, h, H * qk_dim / t, 1, full_rc);
 		}
 		gemm(c, "kv_down", T / c->sd, h, a->kv_lora_rank + a->qk_rope_head_dim, 1, full_rc);
 		norm(c, "kv_norm", a->kv_lora_rank, full_rc);
 		gemm(c, "kv_up", T, a->kv_lora_rank, H * (a->qk_nope_head_dim + a->v_head_dim) / t,
-		     1, full_rc);
+		     1, up_rc);
 	} else {
 		qk_dim = v_dim = m->head_dim;
 		kv_heads = m->num_kv_heads;
@@ -464,7 +466,7 @@ static void attention(ctx *c, bool full_rc)
 	if (m->qk_norm)
 		elem(c, "qk_norm", T * (H + kv_heads) / t * qk_dim * c->ab * 2, 0, full_rc);
 	if (m->position == PP_POS_ROPE)
-		rope(c, H, kv_heads, qk_dim, full_rc);
+		rope(c, H, kv_heads, qk_dim, m->mla.kv_lora_rank > 0 ? up_rc : full_rc);
 
 	/* Attention core: 2·T·S·(qk + v) FLOPs per head forward over the full score
 	 * matrix; causal masking halves the work a fused kernel does.  Flash
@@ -489,7 +491,7 @@ static void attention(ctx *c, bool full_rc)
 		o->bytes = 2 * io + 2 * score_bytes;
 		o->m = T, o->n = kn, o->k = qk_dim;
 	}
-	if ((full_rc || sel) && (o = add_op(c, "attn", PP_OP_ATTN, PP_PHASE_RECOMPUTE))) {
+	if ((full_rc || sel_core) && (o = add_op(c, "attn", PP_OP_ATTN, PP_PHASE_RECOMPUTE))) {
 		o->flops = fl;
 		o->bytes = io + score_bytes;
 		o->m = T, o->n = kn, o->k = qk_dim;
@@ -533,7 +535,7 @@ static void attention(ctx *c, bool full_rc)
 		add_coll(c, "cp_kv", PP_COLL_P2P, PP_GROUP_CP, PP_PHASE_FWD, kv, p->cp - 1, true);
 		add_coll(c, "cp_dkv", PP_COLL_P2P, PP_GROUP_CP, PP_PHASE_BWD_INPUT, 2 * kv,
 		         p->cp - 1, true);
-		if (full_rc || sel)
+		if (full_rc || sel_core)
 			add_coll(c, "cp_kv", PP_COLL_P2P, PP_GROUP_CP, PP_PHASE_RECOMPUTE, kv,
 			         p->cp - 1, true);
 	}

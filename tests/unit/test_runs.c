@@ -62,10 +62,6 @@ static const char *const known_over[] = {
     /* 193 of 185 GiB: 40 of 80 layers offloaded; the judged per-layer
      * activations under FP8 are about 4% over what fitted */
     "mbridge_25.11_DGX-GB200_LLAMA3-70B_64gpu_FP8-CS",
-    /* 222 of 185 GiB: the recipe recomputes MLA's up-projections
-     * (recompute_modules mla_up_proj), not modelled; read as core-attention
-     * selective, which keeps them */
-    "mbridge_25.11_DGX-GB200_DeepSeekV3_256gpu_BF16",
 };
 
 static bool is_known_over(const char *id)
@@ -543,7 +539,7 @@ static void test_recipe_recompute(void **state)
 	    {"mbridge_25.11_DGX-GB200_LLAMA3-70B_64gpu_FP8-CS", PP_RECOMPUTE_NONE, 40,
 	     "activation_recompute from its recipe: none, the saved activations of the first 40"},
 	    {"mbridge_25.11_DGX-GB200_DeepSeekV3_256gpu_BF16", PP_RECOMPUTE_SELECTIVE, 0,
-	     "activation_recompute from its recipe: selective"},
+	     "activation_recompute from its recipe: selective of mla_up_proj"},
 	    {"mbridge_25.11_DGX-GB200_Qwen3_30B_a3B_8gpu_FP8-MX", PP_RECOMPUTE_NONE, 0,
 	     "activation_recompute from its recipe: none"},
 	    {"mbridge_25.11_DGX-GB200_LLAMA3.1-405B_256gpu_FP8-CS", PP_RECOMPUTE_SELECTIVE, 0,
@@ -561,6 +557,9 @@ static void test_recipe_recompute(void **state)
 		assert_int_equal(in.plan.recompute, cases[c].mode);
 		assert_int_equal(in.plan.offload_activations, cases[c].offload_layers > 0);
 		assert_int_equal(in.plan.offload_layers, cases[c].offload_layers);
+		assert_int_equal(in.plan.recompute_modules, strstr(cases[c].id, "DeepSeekV3")
+		                                                ? PP_RECOMPUTE_MODULE_MLA_UP_PROJ
+		                                                : 0);
 		assert_true(info.fills & PP_FILL_RECOMPUTE);
 		bool named = false;
 		for (int f = 0; f < info.nfilled; f++)

@@ -226,10 +226,12 @@ typedef struct pp_fit_net {
 	double nic_eff;
 } pp_fit_net;
 
-/* Loads the records measured on `gpu` (a GPU preset name), or on GPU and
- * training stack when it reads "GPU:STACK" (STACK the data/framework preset
- * the record's words name, pp_run_framework: one fit per (GPU, stack), which
- * pp_fit_sibling does not pair).  *out is freed by pp_fit_free.  PP_EINPUT
+/* Loads the records measured on `gpu` (a GPU preset name) and on the GPU on
+ * the same silicon (pp_fit_sibling: one set of fractions per die, each of
+ * its own part's peaks), or on GPU and training stack when it reads
+ * "GPU:STACK" (STACK the data/framework preset the record's words name,
+ * pp_run_framework: one fit per (GPU, stack), which pp_fit_sibling does not
+ * pair).  *out is freed by pp_fit_free.  PP_EINPUT
  * when no record of the file ran on that GPU (and stack). */
 pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_error *err);
 /* Names of the systems the fit's records ran on (pointers into the fit). */
@@ -313,9 +315,10 @@ pp_status pp_calib_fit(const pp_runs *runs, const char *const *gpus, size_t n, b
  * pp_fit_at_bounds: the parameters some record reacts to whose value sits
  * within 0.5% of the fit range of a bound; up to `max` into out and values;
  * returns how many.
- * pp_fit_sibling: the GPU preset on the same silicon as `gpu`, whose fitted
- * efficiencies may stand in when `gpu` has no record to fit (static
- * storage, with the reason in *why), or NULL.
+ * pp_fit_sibling: the GPU preset on the same silicon as `gpu`, whose records
+ * a fit of `gpu` takes (pp_fit_new) and whose fitted efficiencies stand in
+ * when `gpu` has no record of its own (static storage, with the reason in
+ * *why), or NULL.
  */
 void pp_fit_case(const pp_fit *f, size_t k, const pp_run_info **info, const pp_system **system,
                  const pp_model **model, long long *gpus);
@@ -578,7 +581,9 @@ pp_status pp_runs_path(const char *data, const char *verb, char *path, size_t n,
 
 /*
  * The GPUs the usable records of `runs` were measured on, in order of
- * appearance, at most `max`, into names[0..*n) (caller-owned).  A record that
+ * appearance, one per silicon (a GPU whose sibling, pp_fit_sibling, is listed
+ * is not: that fit holds its records), at most `max`, into names[0..*n)
+ * (caller-owned).  A record that
  * cannot be read or states no throughput (pp_run_measured) is added to `why`
  * (caller-owned) with the reason.  PP_OK, or PP_ENOMEM / PP_EINTERNAL from
  * the read.

@@ -3,10 +3,10 @@
  *
  * Every GPU's parameters are fitted on its records (in-sample), then, for each
  * source in turn, refitted without that source's records and used to predict
- * them (out of sample).  A GPU whose only records come from the held-out
- * source borrows the held-out fit of the GPU on the same silicon
- * (pp_fit_sibling); with none, its records get the neutral start, said in the
- * record.  The absolute errors are summed per source, GPU, stack (the
+ * them (out of sample).  A GPU's fit holds the records of the GPU on the
+ * same silicon too (pp_fit_sibling, pp_fit_new); one whose silicon's records
+ * all come from the held-out source takes the one set fitted without it, and
+ * with none of that either the neutral start, said in the record.  The absolute errors are summed per source, GPU, stack (the
  * framework the record runs under), dense/MoE and scale.  The CLI prints.
  */
 #include <math.h>
@@ -103,6 +103,10 @@ static bool fits_hold(const pp_cv_result *res, const char *gpu, const char *stac
 		const char *spec = res->fits[i].gpu, *colon = strchr(spec, ':');
 		size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
 		bool any = len == 1 && spec[0] == '*';
+		/* a plain GPU's fit holds its sibling's records (pp_fit_new) */
+		const char *sib = colon ? NULL : pp_fit_sibling(spec, NULL);
+		if (sib && strcmp(sib, gpu) == 0)
+			any = true;
 		if (!any && (strlen(gpu) != len || strncmp(spec, gpu, len) != 0))
 			continue;
 		if (!colon || strcmp(colon + 1, stack) == 0)
@@ -179,6 +183,11 @@ static pp_status load_fits(const pp_runs *runs, const char *const *gpus, int ngp
 {
 	*total = 0;
 	for (int i = 0; i < ngpus && i < PP_CV_FITS_MAX; i++) {
+		/* A GPU whose sibling is already a fit: that fit holds its
+		 * records (pp_fit_new), which would otherwise count twice. */
+		const char *sib = strchr(gpus[i], ':') ? NULL : pp_fit_sibling(gpus[i], NULL);
+		if (sib && fits_find(res, sib) >= 0)
+			continue;
 		pp_cv_fit *c = &res->fits[res->nfits];
 		pp_status st = pp_fit_new(runs, gpus[i], &w->f[res->nfits], err);
 		if (st)
@@ -260,7 +269,8 @@ static void fit_in_sample(pp_cv_result *res, cv_work *w)
 			pp_fit_case(f, k, &info, &sys, &m, &r->gpus);
 			snprintf(r->id, sizeof r->id, "%s", info->id);
 			pp_run_source_name(info->title, r->source, sizeof r->source);
-			snprintf(r->gpu, sizeof r->gpu, "%s", c->gpu);
+			/* the record's own GPU: a fit may hold its sibling's */
+			snprintf(r->gpu, sizeof r->gpu, "%s", sys->gpu.name);
 			snprintf(r->stack, sizeof r->stack, "%s", sys->framework);
 			r->moe = m->moe.num_experts > 0;
 			r->fit = i;
@@ -314,31 +324,26 @@ static void predict_source(pp_cv_result *res, cv_work *w, const char *src)
 			continue;
 		const char *gpu = res->fits[row->fit].gpu;
 		pp_fit *f = w->f[row->fit];
-		const char *why = NULL;
-		const char *sib = pp_fit_sibling(gpu, &why);
-		int si = sib ? fits_find(res, sib) : -1;
+		/* A plain GPU's fit holds its sibling's records (pp_fit_new):
+		 * the silicon's, named by both. */
+		const char *sib = strchr(gpu, ':') ? NULL : pp_fit_sibling(gpu, NULL);
+		char name[PP_NAME_MAX];
+		snprintf(name, sizeof name, "%s%s%s", gpu, sib ? "+" : "", sib ? sib : "");
 		if (w->held_ok[row->fit]) {
 			pp_fit_set_params(f, w->held[row->fit]);
 			snprintf(row->held_out, sizeof row->held_out,
-			         "%s fitted without this source", gpu);
-		} else if (si >= 0 && w->held_ok[si]) {
-			pp_fit_set_params(f, w->held[si]);
-			snprintf(row->held_out, sizeof row->held_out,
-			         "no %s record outside this source: %s's held-out fit (%s)", gpu,
-			         sib, why);
+			         "%s fitted without this source", name);
 		} else if (w->pool_ok) {
 			pp_fit_set_params(f, w->pool_x);
-			snprintf(
-			    row->held_out, sizeof row->held_out,
-			    "no %s record outside this source%s: the one set fitted without it",
-			    gpu, sib ? " nor in its sibling's" : "");
+			snprintf(row->held_out, sizeof row->held_out,
+			         "no %s record outside this source: the one set fitted without it",
+			         name);
 		} else {
 			/* Nothing outside the source to fit on: the registry's
 			 * neutral start, which no record has moved. */
 			pp_fit_set_params(f, w->start);
 			snprintf(row->held_out, sizeof row->held_out,
-			         "no %s record outside this source%s: the neutral start", gpu,
-			         sib ? " nor in its sibling's" : "");
+			         "no %s record outside this source: the neutral start", name);
 		}
 		row->error_held_out = pp_fit_error(f, row->k);
 	}

@@ -114,19 +114,22 @@ pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_erro
 	for (size_t i = 0; i < nreg; i++)
 		if (pp_param_at(i)->fitted)
 			f->param[f->np++] = pp_param_at(i);
-	/* "GPU" or "GPU:STACK" (the records' data/framework preset). */
+	/* "GPU" or "GPU:STACK" (the records' data/framework preset).  A plain
+	 * GPU takes its silicon's records: its own and its sibling's. */
 	char gname[PP_NAME_MAX];
 	ppi_strlcpy(gname, gpu, sizeof gname);
 	char *stack = strchr(gname, ':');
 	if (stack)
 		*stack++ = 0;
+	const char *sib = stack ? NULL : pp_fit_sibling(gname, NULL);
 	for (size_t i = 0; i < total; i++) {
 		fit_case *c = &f->cases[f->n];
 		pp_error e;
 		if (pp_run_inputs(runs, i, &c->model, &c->system, &c->job, &c->plan, &c->gpus,
 		                  &c->info, &e))
 			continue;
-		if (!ppi_streq(gname, "*") && !ppi_streq(c->system.gpu.name, gname))
+		if (!ppi_streq(gname, "*") && !ppi_streq(c->system.gpu.name, gname) &&
+		    !(sib && ppi_streq(c->system.gpu.name, sib)))
 			continue;
 		if (stack && !ppi_streq(c->system.framework, stack))
 			continue;

@@ -122,8 +122,12 @@ pp_status pp_runs_gpus(const pp_runs *runs, char (*names)[PP_NAME_MAX], size_t m
 			pp_skips_add(why, "without a throughput measurement");
 			continue;
 		}
+		/* One name per silicon: a GPU's fit takes its sibling's records
+		 * (pp_fit_new). */
+		const char *sib = pp_fit_sibling(in.system.gpu.name, NULL);
 		size_t k = 0;
-		while (k < *n && strcmp(names[k], in.system.gpu.name) != 0)
+		while (k < *n && strcmp(names[k], in.system.gpu.name) != 0 &&
+		       !(sib && strcmp(names[k], sib) == 0))
 			k++;
 		if (k == *n)
 			snprintf(names[(*n)++], PP_NAME_MAX, "%s", in.system.gpu.name);

@@ -401,6 +401,65 @@ static void test_doc_names_fitted(void **state)
 	}
 }
 
+/* One fit per die: a plain GPU's fit holds the records of the GPU on the same
+ * silicon (same_silicon_as), "GPU:STACK" only its own GPU's, and the default
+ * list of GPUs to fit (pp_runs_gpus) names each silicon once. */
+static void test_fit_takes_the_silicon(void **state)
+{
+	(void)state;
+	pp_runs *runs = load_public();
+	pp_error err;
+	static const char *const pairs[][2] = {{"b200", "gb200"}, {"a100-40g", "a100-80g"}};
+	for (size_t p = 0; p < 2; p++) {
+		assert_string_equal(pp_fit_sibling(pairs[p][0], NULL), pairs[p][1]);
+		size_t own[2] = {0, 0};
+		for (size_t i = 0; i < pp_runs_count(runs); i++) {
+			pp_model m;
+			pp_system sys;
+			pp_job j;
+			pp_plan pl;
+			long long g;
+			pp_run_info info;
+			if (pp_run_inputs(runs, i, &m, &sys, &j, &pl, &g, &info, &err))
+				continue;
+			for (int k = 0; k < 2; k++)
+				own[k] += strcmp(sys.gpu.name, pairs[p][k]) == 0;
+		}
+		assert_true(own[0] > 0 && own[1] > 0);
+		for (int k = 0; k < 2; k++) {
+			pp_fit *f;
+			assert_int_equal(pp_fit_new(runs, pairs[p][k], &f, &err), PP_OK);
+			assert_int_equal(pp_fit_records(f), own[0] + own[1]);
+			pp_fit_free(f);
+		}
+	}
+	/* GPU:STACK stays with its own GPU: the A100 40GB's records are all
+	 * llm-foundry's, the 80GB's include llm-foundry's too. */
+	pp_fit *f;
+	assert_int_equal(pp_fit_new(runs, "a100-40g:llm-foundry", &f, &err), PP_OK);
+	for (size_t k = 0; k < pp_fit_records(f); k++) {
+		const pp_run_info *info;
+		const pp_system *sys;
+		const pp_model *m;
+		long long g;
+		pp_fit_case(f, k, &info, &sys, &m, &g);
+		assert_string_equal(sys->gpu.name, "a100-40g");
+	}
+	pp_fit_free(f);
+	char names[16][PP_NAME_MAX];
+	size_t n;
+	pp_skips why;
+	memset(&why, 0, sizeof why);
+	assert_int_equal(pp_runs_gpus(runs, names, 16, &n, &why, &err), PP_OK);
+	assert_true(n > 0);
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = 0; b < n; b++) {
+			const char *sib = pp_fit_sibling(names[a], NULL);
+			assert_false(a != b && sib && strcmp(sib, names[b]) == 0);
+		}
+	pp_runs_free(runs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -410,6 +469,7 @@ int main(void)
 	    cmocka_unit_test(test_presets_inside_bounds),
 	    cmocka_unit_test(test_readers_use_registry),
 	    cmocka_unit_test(test_fitter_fits_the_registry),
+	    cmocka_unit_test(test_fit_takes_the_silicon),
 	    cmocka_unit_test(test_doc_names_fitted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

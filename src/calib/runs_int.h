@@ -163,6 +163,11 @@ pp_status ppi_run_graphs(const char *id, pp_gpu *g, pp_run_info *info, pp_error 
 pp_status ppi_run_recipe_recompute(const char *id, pp_plan *plan, int *mode, pp_run_info *info,
                                    pp_error *err);
 
+/* The micro-batch and virtual pipeline sizes record `id`'s launch script
+ * ran with, from data/runs/batching.json: *mbs (0 when the table does not
+ * list the record) and *vp (0 when the entry does not state it). */
+pp_status ppi_run_recipe_batching(const char *id, long long *mbs, long long *vp, pp_error *err);
+
 /* runs_eval.c */
 
 /* pp_plan_resolve, with the record named in a failure. */

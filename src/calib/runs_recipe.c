@@ -1,8 +1,9 @@
 /*
- * The activation recompute and CPU offloading a public-runs record ran with
- * where its recipe states them and the record does not:
- * data/runs/recompute.json (each entry with its source), read into the
- * run's plan in place of the fill rule.
+ * What a public-runs record ran with where its recipe or launch script states
+ * it and the record does not, read into the run's plan in place of the fill
+ * rules: the activation recompute and CPU offloading
+ * (data/runs/recompute.json), the micro-batch and virtual pipeline sizes
+ * (data/runs/batching.json); each entry with its source.
  */
 #include <stdio.h>
 #include <string.h>
@@ -58,6 +59,33 @@ pp_status ppi_run_recipe_recompute(const char *id, pp_plan *plan, int *mode, pp_
 		ppi_run_fill(info, PP_FILL_RECOMPUTE,
 		             "activation_recompute from its recipe: %s (data/runs/recompute.json)",
 		             pp_recompute_name((pp_recompute)*mode));
+	json_decref(root);
+	/* The embedded table is part of the build: a malformed one is a bug. */
+	return st == PP_OK ? st : PP_EINTERNAL;
+}
+
+pp_status ppi_run_recipe_batching(const char *id, long long *mbs, long long *vp, pp_error *err)
+{
+	json_t *root, *e;
+	const char *path;
+	*mbs = *vp = 0;
+	PPI_TRY(ppi_run_table_entry("batching", id, &root, &e, &path, err));
+	pp_status st = PP_OK;
+	if (e) {
+		json_t *m = json_object_get(e, "micro_batch_size");
+		json_t *v = json_object_get(e, "virtual_pipeline_size");
+		if (!json_is_integer(m) || json_integer_value(m) < 1 ||
+		    json_integer_value(m) > 100000 ||
+		    (v && (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		           json_integer_value(v) > 1024)))
+			st = ppi_fail(
+			    err, path, "entries",
+			    "expected micro_batch_size >= 1 and virtual_pipeline_size >= 1");
+		else {
+			*mbs = json_integer_value(m);
+			*vp = v ? json_integer_value(v) : 0;
+		}
+	}
 	json_decref(root);
 	/* The embedded table is part of the build: a malformed one is a bug. */
 	return st == PP_OK ? st : PP_EINTERNAL;

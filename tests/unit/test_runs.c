@@ -524,6 +524,17 @@ static void test_shape_only(void **state)
  * the Qwen3-30B-A3B B200 one captures the router (and the dispatcher's
  * preprocessing), the H100 405B one none; a record whose recipe ran another
  * plan is a "graphs" fill; a record of another source is left as it was. */
+/* The public-runs record `id` read as validate reads it (it must read). */
+static void read_by_id(const pp_runs *runs, const char *id, pp_inputs *in, pp_run_info *info)
+{
+	size_t i = 0;
+	while (i < pp_runs_count(runs) && strcmp(pp_runs_id(runs, i), id) != 0)
+		i++;
+	assert_true(i < pp_runs_count(runs));
+	pp_error err;
+	assert_int_equal(pp_run_read(runs, i, in, info, &err), PP_OK);
+}
+
 /* A Megatron-Bridge record's recompute and activation offload come from its
  * recipe (data/runs/recompute.json), not the fill rule; a record whose recipe
  * ran another plan keeps the rule ("unknown: ..."). */
@@ -547,13 +558,9 @@ static void test_recipe_recompute(void **state)
 	};
 	pp_runs *runs = load_public();
 	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-		size_t i = 0;
-		while (i < pp_runs_count(runs) && strcmp(pp_runs_id(runs, i), cases[c].id) != 0)
-			i++;
 		pp_inputs in;
 		pp_run_info info;
-		pp_error err;
-		assert_int_equal(pp_run_read(runs, i, &in, &info, &err), PP_OK);
+		read_by_id(runs, cases[c].id, &in, &info);
 		assert_int_equal(in.plan.recompute, cases[c].mode);
 		assert_int_equal(in.plan.offload_activations, cases[c].offload_layers > 0);
 		assert_int_equal(in.plan.offload_layers, cases[c].offload_layers);
@@ -565,6 +572,42 @@ static void test_recipe_recompute(void **state)
 		for (int f = 0; f < info.nfilled; f++)
 			named |= strncmp(info.filled[f], cases[c].fill, strlen(cases[c].fill)) == 0;
 		assert_true(named);
+	}
+	pp_runs_free(runs);
+}
+
+/* The micro-batch and virtual pipeline sizes of Narayanan et al.'s Table 1
+ * come from the authors' launch script (data/runs/batching.json), named as
+ * fills; a stated micro-batch and a record the table does not list keep the
+ * record's value or the fill rule. */
+static void test_recipe_batching(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *id;
+		int mbs, vp;
+		const char *fill; /* the start of its micro-batch fill, or NULL */
+	} cases[] = {
+	    {"narayanan21_t1_1.7B", 16, 1, "micro_batch_size from its launch script: 16"},
+	    {"narayanan21_t1_18.4B", 8, 1, "micro_batch_size from its launch script: 8"},
+	    {"narayanan21_t1_76.1B", 2, 3, "micro_batch_size from its launch script: 2"},
+	    {"narayanan21_t1_1008.0B", 1, 1, "micro_batch_size from its launch script: 1"},
+	    {"narayanan21_t2_PTD_529.6B_560gpu", 1, 1, NULL},
+	};
+	pp_runs *runs = load_public();
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		pp_inputs in;
+		pp_run_info info;
+		read_by_id(runs, cases[c].id, &in, &info);
+		assert_int_equal(in.plan.mbs, cases[c].mbs);
+		assert_int_equal(in.plan.vp, cases[c].vp);
+		bool named = false, any = false;
+		for (int f = 0; f < info.nfilled; f++) {
+			any |= strstr(info.filled[f], "launch script") != NULL;
+			named |= cases[c].fill &&
+			         strncmp(info.filled[f], cases[c].fill, strlen(cases[c].fill)) == 0;
+		}
+		assert_true(cases[c].fill ? named : !any);
 	}
 	pp_runs_free(runs);
 }
@@ -685,7 +728,7 @@ int main(void)
 	    cmocka_unit_test(test_wrong_types),      cmocka_unit_test(test_shape_only),
 	    cmocka_unit_test(test_public_runs_fit),  cmocka_unit_test(test_calib_fit),
 	    cmocka_unit_test(test_cuda_graphs),      cmocka_unit_test(test_host_queue),
-	    cmocka_unit_test(test_recipe_recompute),
+	    cmocka_unit_test(test_recipe_recompute), cmocka_unit_test(test_recipe_batching),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,8 +5,10 @@
  * GPUs.  The fitting is calib's (pp_fit).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "format_int.h"
+#include "paraplan/calib.h"
 #include "paraplan/params.h"
 
 /* The fitted parameters of the GPU's "efficiency", as JSON to copy into the
@@ -42,8 +44,18 @@ int ppi_fit_text(const pp_result *r, FILE *f)
 	for (size_t k = 0; k < t->nsystems; k++)
 		fprintf(f, " %s", t->systems[k]);
 	fputc('\n', f);
-	fprintf(f, "  (gemm, gemm_fp8, attn, memory: the stack's fractions of the kernel "
-	           "model's rates; copy them into the GPU's \"efficiency\")\n");
+	/* A plain GPU's fit holds its sibling's records too (pp_fit_new): both
+	 * presets take its values. */
+	const char *sib = strchr(t->gpu, ':') ? NULL : pp_fit_sibling(t->gpu, NULL);
+	if (sib)
+		fprintf(f,
+		        "  (gemm, gemm_fp8, attn, memory: the stack's fractions of the kernel "
+		        "model's rates; copy them into the \"efficiency\" of %s and %s, the same "
+		        "silicon)\n",
+		        t->gpu, sib);
+	else
+		fprintf(f, "  (gemm, gemm_fp8, attn, memory: the stack's fractions of the kernel "
+		           "model's rates; copy them into the GPU's \"efficiency\")\n");
 	print_fitted(f, t->fitted);
 	if (t->nat_bound) {
 		fprintf(f, "  AT BOUND (the fit wants a value outside the physical range):");

@@ -414,16 +414,12 @@ static void test_fit_takes_the_silicon(void **state)
 		assert_string_equal(pp_fit_sibling(pairs[p][0], NULL), pairs[p][1]);
 		size_t own[2] = {0, 0};
 		for (size_t i = 0; i < pp_runs_count(runs); i++) {
-			pp_model m;
-			pp_system sys;
-			pp_job j;
-			pp_plan pl;
-			long long g;
+			pp_inputs in;
 			pp_run_info info;
-			if (pp_run_inputs(runs, i, &m, &sys, &j, &pl, &g, &info, &err))
+			if (pp_run_read(runs, i, &in, &info, &err))
 				continue;
 			for (int k = 0; k < 2; k++)
-				own[k] += strcmp(sys.gpu.name, pairs[p][k]) == 0;
+				own[k] += strcmp(in.system.gpu.name, pairs[p][k]) == 0;
 		}
 		assert_true(own[0] > 0 && own[1] > 0);
 		for (int k = 0; k < 2; k++) {

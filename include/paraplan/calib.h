@@ -55,6 +55,7 @@ typedef enum pp_run_fill {
 	PP_FILL_ARCH = 1u << 18,       /* a model name in no family: the architecture's defaults */
 	PP_FILL_GRAPHS = 1u << 19,     /* CUDA graphs unknown (data/runs/cuda-graphs.json): none */
 	PP_FILL_STATE_DTYPES = 1u << 20, /* gradient dtype, FP8 parameters: the source's recipes */
+	PP_FILL_DDP = 1u << 21,          /* DDP implementation from the launch script */
 } pp_run_fill;
 
 #define PP_RUN_FILL_KINDS 21

@@ -706,24 +706,32 @@ pp_status ppi_run_read_inputs(const pp_runs *runs, size_t i, pp_model *model, pp
 	if ((st = read_job(&r, err)) || (st = read_degrees(&r, err)) || (st = read_batch(&r, err)))
 		return st;
 	/* Not stated: what the authors' launch script ran, where it is known. */
-	long long script_mbs, script_vp;
-	if ((st = ppi_run_recipe_batching(info->id, &script_mbs, &script_vp, err)))
+	ppi_script script;
+	if ((st = ppi_run_recipe_batching(info->id, &script, err)))
 		return st;
-	if (r.vp <= 0 && script_vp > 0) {
-		r.vp = script_vp;
+	if (r.vp <= 0 && script.vp > 0) {
+		r.vp = script.vp;
 		ppi_run_fill(info, PP_FILL_VP,
 		             "virtual_pipeline_size from its launch script: %lld "
 		             "(data/runs/batching.json)",
-		             script_vp);
+		             script.vp);
 	}
 	read_pipeline(&r);
 	if ((st = read_options(&r, err)))
 		return st;
+	/* After read_options: the script's DDP replaces its stack's overlap. */
+	if (isfinite(script.dp_overlap)) {
+		system->dp_overlap = script.dp_overlap;
+		ppi_run_fill(info, PP_FILL_DDP,
+		             "DDP from its launch script: %s, gradient all-reduce overlap %g "
+		             "(data/runs/batching.json)",
+		             script.ddp_impl, script.dp_overlap);
+	}
 
 	char path[96];
 	long long mbs = jint(r.jb, "micro_batch_size", &r.bad);
-	if (mbs <= 0 && script_mbs > 0) {
-		mbs = script_mbs;
+	if (mbs <= 0 && script.mbs > 0) {
+		mbs = script.mbs;
 		ppi_run_fill(
 		    info, PP_FILL_MBS,
 		    "micro_batch_size from its launch script: %lld (data/runs/batching.json)", mbs);

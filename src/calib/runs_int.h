@@ -163,10 +163,17 @@ pp_status ppi_run_graphs(const char *id, pp_gpu *g, pp_run_info *info, pp_error 
 pp_status ppi_run_recipe_recompute(const char *id, pp_plan *plan, int *mode, pp_run_info *info,
                                    pp_error *err);
 
-/* The micro-batch and virtual pipeline sizes record `id`'s launch script
- * ran with, from data/runs/batching.json: *mbs (0 when the table does not
- * list the record) and *vp (0 when the entry does not state it). */
-pp_status ppi_run_recipe_batching(const char *id, long long *mbs, long long *vp, pp_error *err);
+/* What record `id`'s launch script ran with (data/runs/batching.json). */
+typedef struct ppi_script {
+	long long mbs;     /* micro-batch size; 0 when the table does not list the record */
+	long long vp;      /* virtual pipeline size; 0 when the entry does not state it */
+	double dp_overlap; /* its DDP's gradient all-reduce overlap; NAN: not stated */
+	char ddp_impl[16]; /* that DDP ("torch", "local"); "" when not stated */
+} ppi_script;
+
+/* Fill *out from the table's entry for `id` (all zero / NAN / "" when the
+ * table does not list it).  PP_EINTERNAL on a malformed embedded table. */
+pp_status ppi_run_recipe_batching(const char *id, ppi_script *out, pp_error *err);
 
 /* runs_eval.c */
 

@@ -2,9 +2,11 @@
  * What a public-runs record ran with where its recipe or launch script states
  * it and the record does not, read into the run's plan in place of the fill
  * rules: the activation recompute and CPU offloading
- * (data/runs/recompute.json), the micro-batch and virtual pipeline sizes
- * (data/runs/batching.json); each entry with its source.
+ * (data/runs/recompute.json), the micro-batch and virtual pipeline sizes and
+ * the DDP implementation (data/runs/batching.json); each entry with its
+ * source.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -64,26 +66,50 @@ pp_status ppi_run_recipe_recompute(const char *id, pp_plan *plan, int *mode, pp_
 	return st == PP_OK ? st : PP_EINTERNAL;
 }
 
-pp_status ppi_run_recipe_batching(const char *id, long long *mbs, long long *vp, pp_error *err)
+/* The gradient all-reduce overlap of the entry's DDP implementation
+ * (the table's ddp_overlap), or -1 when its ddp_impl is malformed; NAN when
+ * the entry names none. */
+static double ddp_overlap(json_t *root, json_t *e)
+{
+	json_t *impl = json_object_get(e, "ddp_impl");
+	if (!impl)
+		return NAN;
+	json_t *v = json_object_get(json_object_get(root, "ddp_overlap"), json_string_value(impl));
+	if (!json_is_string(impl) || !json_is_number(v) || json_number_value(v) < 0 ||
+	    json_number_value(v) > 1)
+		return -1;
+	return json_number_value(v);
+}
+
+pp_status ppi_run_recipe_batching(const char *id, ppi_script *out, pp_error *err)
 {
 	json_t *root, *e;
 	const char *path;
-	*mbs = *vp = 0;
+	out->mbs = out->vp = 0;
+	out->dp_overlap = NAN;
+	out->ddp_impl[0] = '\0';
 	PPI_TRY(ppi_run_table_entry("batching", id, &root, &e, &path, err));
 	pp_status st = PP_OK;
 	if (e) {
 		json_t *m = json_object_get(e, "micro_batch_size");
 		json_t *v = json_object_get(e, "virtual_pipeline_size");
+		double ov = ddp_overlap(root, e);
 		if (!json_is_integer(m) || json_integer_value(m) < 1 ||
 		    json_integer_value(m) > 100000 ||
 		    (v && (!json_is_integer(v) || json_integer_value(v) < 1 ||
-		           json_integer_value(v) > 1024)))
-			st = ppi_fail(
-			    err, path, "entries",
-			    "expected micro_batch_size >= 1 and virtual_pipeline_size >= 1");
+		           json_integer_value(v) > 1024)) ||
+		    ov < 0)
+			st = ppi_fail(err, path, "entries",
+			              "expected micro_batch_size >= 1, virtual_pipeline_size >= 1 "
+			              "and a ddp_impl named in ddp_overlap");
 		else {
-			*mbs = json_integer_value(m);
-			*vp = v ? json_integer_value(v) : 0;
+			out->mbs = json_integer_value(m);
+			out->vp = v ? json_integer_value(v) : 0;
+			out->dp_overlap = ov;
+			if (isfinite(ov))
+				ppi_strlcpy(out->ddp_impl,
+				            json_string_value(json_object_get(e, "ddp_impl")),
+				            sizeof out->ddp_impl);
 		}
 	}
 	json_decref(root);

@@ -227,7 +227,8 @@ static void test_accum_record(void **state)
 
 /* Every public record: the plan validate reads, estimated on the system
  * estimate would build (the preset; --framework F when the record's stack is
- * not the default, with the CUDA graphs its recipe ran), gives the same
+ * not the default, with the CUDA graphs its recipe ran and the DDP overlap
+ * its launch script chose), gives the same
  * iteration time, and the system keeps the
  * preset's fitted link efficiencies. */
 static void test_validate_equals_estimate(void **state)
@@ -261,6 +262,9 @@ static void test_validate_equals_estimate(void **state)
 		 * which the record, not the stack, carries */
 		e.gpu.kern.cuda_graphs = s.gpu.kern.cuda_graphs;
 		e.gpu.kern.graph_parts = s.gpu.kern.graph_parts;
+		/* and the gradient all-reduce overlap of the DDP its launch script
+		 * chose (data/runs/batching.json), likewise the record's */
+		e.dp_overlap = s.dp_overlap;
 		assert_true(s.nvlink_eff == e.nvlink_eff && s.nic_eff == e.nic_eff);
 		assert_int_equal(pp_estimate_run(&m, &s, &job, &plan, gpus, a, &err), PP_OK);
 		assert_int_equal(pp_estimate_run(&m, &e, &job, &plan, gpus, b, &err), PP_OK);

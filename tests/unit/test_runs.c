@@ -576,10 +576,13 @@ static void test_recipe_recompute(void **state)
 	pp_runs_free(runs);
 }
 
-/* The micro-batch and virtual pipeline sizes of Narayanan et al.'s Table 1
- * come from the authors' launch script (data/runs/batching.json), named as
- * fills; a stated micro-batch and a record the table does not list keep the
- * record's value or the fill rule. */
+/* The micro-batch and virtual pipeline sizes and the DDP of Narayanan et
+ * al.'s Table 1 come from the authors' launch script
+ * (data/runs/batching.json), named as fills: --DDP-impl torch (1.7B-18B)
+ * overlaps the gradient all-reduce as PyTorch DDP does, local (39B up) runs
+ * it after the backward; a stated micro-batch and a record the table does
+ * not list keep the record's value or the fill rule, and the megatron-lm-2021
+ * stack's own overlap (local DDP, Megatron-LM's default: 0). */
 static void test_recipe_batching(void **state)
 {
 	(void)state;
@@ -587,12 +590,20 @@ static void test_recipe_batching(void **state)
 		const char *id;
 		int mbs, vp;
 		const char *fill; /* the start of its micro-batch fill, or NULL */
+		double dp_overlap;
+		const char *ddp; /* the start of its DDP fill, or NULL */
 	} cases[] = {
-	    {"narayanan21_t1_1.7B", 16, 1, "micro_batch_size from its launch script: 16"},
-	    {"narayanan21_t1_18.4B", 8, 1, "micro_batch_size from its launch script: 8"},
-	    {"narayanan21_t1_76.1B", 2, 3, "micro_batch_size from its launch script: 2"},
-	    {"narayanan21_t1_1008.0B", 1, 1, "micro_batch_size from its launch script: 1"},
-	    {"narayanan21_t2_PTD_529.6B_560gpu", 1, 1, NULL},
+	    {"narayanan21_t1_1.7B", 16, 1, "micro_batch_size from its launch script: 16", 0.9,
+	     "DDP from its launch script: torch"},
+	    {"narayanan21_t1_18.4B", 8, 1, "micro_batch_size from its launch script: 8", 0.9,
+	     "DDP from its launch script: torch"},
+	    {"narayanan21_t1_39.1B", 4, 1, "micro_batch_size from its launch script: 4", 0,
+	     "DDP from its launch script: local"},
+	    {"narayanan21_t1_76.1B", 2, 3, "micro_batch_size from its launch script: 2", 0,
+	     "DDP from its launch script: local"},
+	    {"narayanan21_t1_1008.0B", 1, 1, "micro_batch_size from its launch script: 1", 0,
+	     "DDP from its launch script: local"},
+	    {"narayanan21_t2_PTD_529.6B_560gpu", 1, 1, NULL, 0, NULL},
 	};
 	pp_runs *runs = load_public();
 	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
@@ -601,13 +612,17 @@ static void test_recipe_batching(void **state)
 		read_by_id(runs, cases[c].id, &in, &info);
 		assert_int_equal(in.plan.mbs, cases[c].mbs);
 		assert_int_equal(in.plan.vp, cases[c].vp);
-		bool named = false, any = false;
+		assert_float_equal(in.system.dp_overlap, cases[c].dp_overlap, 1e-12);
+		bool named = false, ddp = false, any = false;
 		for (int f = 0; f < info.nfilled; f++) {
 			any |= strstr(info.filled[f], "launch script") != NULL;
 			named |= cases[c].fill &&
 			         strncmp(info.filled[f], cases[c].fill, strlen(cases[c].fill)) == 0;
+			ddp |= cases[c].ddp &&
+			       strncmp(info.filled[f], cases[c].ddp, strlen(cases[c].ddp)) == 0;
 		}
 		assert_true(cases[c].fill ? named : !any);
+		assert_true(cases[c].ddp ? ddp && (info.fills & PP_FILL_DDP) : !ddp);
 	}
 	pp_runs_free(runs);
 }

@@ -602,6 +602,16 @@ void pp_recompute_modules_name(unsigned bits, char *buf, size_t n);
 /* What the plan recomputes of a layer's modules: 0 unless its recompute is
  * selective, then its recompute_modules, core attention when 0. */
 unsigned pp_plan_recomputed_modules(const pp_plan *p);
+/* How many times per micro-batch the plan gathers each layer's sharded
+ * parameters: 2 under ZeRO-3 (forward, and again for backward), 1 under
+ * ZeRO-2 on a stack that shards with PyTorch FSDP (framework
+ * compute_copy_bytes > 0: FSDP1 SHARD_GRAD_OP, FSDP2 without resharding
+ * after forward, which gather each unit's parameters for its forward and
+ * keep them for its backward), 0 otherwise (ZeRO-0..2 elsewhere gathers,
+ * if at all, once per iteration after the step).  A plan that gathers per
+ * layer also reduce-scatters each layer's gradients in its backward, every
+ * micro-batch, and has no per-iteration data-parallel traffic. */
+int pp_plan_layer_gathers(const pp_plan *p, const pp_system *s);
 pp_status pp_schedule_parse(const char *s, const char *field, pp_schedule *out, pp_error *err);
 
 /* --------------------------------------------------------------- presets */

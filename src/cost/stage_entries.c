@@ -172,8 +172,9 @@ static double dp_colls(ebuf *b, const pp_scenario *sc, const stage_ctx *c, pp_wo
 	double wb = sc->mb.wb, sum = 0;
 	/* Data parallelism, per iteration: gradients reduced (all-reduce, or
 	 * reduce-scatter with a sharded optimizer), parameters gathered after the
-	 * step (ZeRO-1/2).  ZeRO-3 already moved its traffic per micro-batch. */
-	if (p->zero < 3) {
+	 * step (ZeRO-1/2).  A plan that gathers per layer (ZeRO-3, FSDP's ZeRO-2)
+	 * already moved its traffic per micro-batch. */
+	if (pp_plan_layer_gathers(p, s) == 0) {
 		const pp_layout *ld = &lay[PP_GROUP_DP], *le = &lay[PP_GROUP_EDP];
 		pp_coll_kind red = p->zero >= 1 ? PP_COLL_REDUCESCATTER : PP_COLL_ALLREDUCE;
 		const char *rn = p->zero >= 1 ? "dp-reducescatter" : "dp-allreduce";
@@ -350,9 +351,12 @@ void ppi_stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage_ct
 	}
 	/* ZeRO-3: each layer's parameters gathered for forward and again for
 	 * backward, gradients reduce-scattered, every micro-batch; prefetch hides
-	 * them under the layers' compute (FSDP's backward/forward prefetch). */
+	 * them under the layers' compute (FSDP's backward/forward prefetch).
+	 * FSDP's ZeRO-2 (SHARD_GRAD_OP) the same with one gather, kept from the
+	 * layer's forward to its backward (pp_plan_layer_gathers). */
 	double wb = sc->mb.wb;
-	if (p->zero >= 3 && lay[PP_GROUP_DP].size > 1) {
+	int gathers = pp_plan_layer_gathers(p, s);
+	if (gathers > 0 && lay[PP_GROUP_DP].size > 1) {
 		const pp_layout *l = &lay[PP_GROUP_DP];
 		/* DeepSpeed moves a layer in buckets (prefetch/reduce bucket of
 		 * zero3_bucket_params), each paying a collective's latency; FSDP moves
@@ -363,7 +367,7 @@ void ppi_stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage_ct
 			chunks = c->layer_params_max / chunk;
 		}
 		coll_entry(b, ws, "zero3-allgather", PP_RULE_ZERO3, PP_GROUP_DP, PP_COLL_ALLGATHER,
-		           s, l, chunk * wb, 2 * chunks, c->k.layers);
+		           s, l, chunk * wb, gathers * chunks, c->k.layers);
 		/* fine-tuning: a layer's trainable gradients only */
 		double g = pp_finetune_on(job) ? fmin(chunk, c->train.layer_train_max) : chunk;
 		if (g > 0)

@@ -558,7 +558,7 @@ static void eval_results(pp_estimate *out, const pp_system *s, const pp_job *job
 	/* one activation and one gradient per send (schedule_type.h) */
 	out->pp_bytes =
 	    b->pp_bytes * mb * pp_schedule_type_of(p->schedule)->sends_per_microbatch(p);
-	out->dp_bytes = b->dp_bytes * (p->zero >= 3 ? mb : 1);
+	out->dp_bytes = b->dp_bytes * (pp_plan_layer_gathers(p, s) > 0 ? mb : 1);
 }
 
 pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_job *job,
@@ -579,9 +579,10 @@ pp_status ppi_estimate_eval_cut(const pp_model *m, const pp_system *s, const pp_
 	PPI_TRY(eval_resolve(m, s, job, plan, gpus, flags, out, err));
 	PPI_TRY(ppi_offload_check(&out->plan, s, err));
 	PPI_TRY(recompute_modules_check(&out->plan, m, err));
-	if (out->plan.zero == 3 && isnan(s->zero3_visible))
+	if (pp_plan_layer_gathers(&out->plan, s) > 0 && isnan(s->zero3_visible))
 		return ppi_fail(err, s->gpu.name, "gpu.overlap_platform",
-		                "ZeRO-3's overlapped traffic keeps the visible share in the GPU's "
+		                "ZeRO-3's (and FSDP's ZeRO-2) per-layer traffic keeps the visible "
+		                "share in the GPU's "
 		                "overlap table, not known for GPU '%s': name it in its file "
 		                "(\"overlap_platform\") or give one (--overlap)",
 		                s->gpu.name);

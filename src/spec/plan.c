@@ -133,6 +133,16 @@ unsigned pp_plan_recomputed_modules(const pp_plan *p)
 	return p->recompute_modules ? p->recompute_modules : PP_RECOMPUTE_MODULE_CORE_ATTN;
 }
 
+int pp_plan_layer_gathers(const pp_plan *p, const pp_system *s)
+{
+	if (p->zero >= 3)
+		return 2;
+	/* The same reading of the stack as the memory model's (workload/memory.c:
+	 * SHARD_GRAD_OP's parameters sharded at rest, its gathered copy held from
+	 * forward to backward). */
+	return p->zero == 2 && s->compute_copy_bytes > 0 ? 1 : 0;
+}
+
 void pp_recompute_modules_name(unsigned bits, char *buf, size_t n)
 {
 	if (!n)

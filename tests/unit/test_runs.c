@@ -136,8 +136,8 @@ static const char *const mini =
     " \"batch\": {\"micro_batch_size\": null, \"global_batch_size\": null,"
     "  \"global_batch_tokens\": 1048576},"
     " \"precision\": \"BF16 (inferred)\","
-    " \"measured\": {\"tflops_per_gpu\": 400, \"tflops_definition\": \"model\","
-    "  \"mfu\": 0.4, \"peak_memory_GiB\": 60}},"
+    " \"measured\": {\"tflops_per_gpu\": 300, \"tflops_definition\": \"model\","
+    "  \"mfu\": 0.3, \"peak_memory_GiB\": 60}},"
     " {\"id\": \"odd\", \"model\": {\"name\": \"Falcon 7B\"}, \"hardware\": {}},"
     " {\"id\": \"gpu\", \"model\": {\"name\": \"Llama 2 7B\"},"
     "  \"hardware\": {\"gpu_type\": \"TPU v5p\", \"num_gpus\": 8}}]}";
@@ -340,7 +340,7 @@ static void test_fill_rules(void **state)
 	assert_int_equal(pp_run_inputs(runs, 0, &m, &s, &job, &plan, &gpus, &info, &err), PP_OK);
 	assert_string_equal(info.id, "mini");
 	assert_string_equal(info.system, "dgx-h100");
-	assert_true(info.tflops_per_gpu == 400 && info.mfu == 0.4 && isnan(info.hfu));
+	assert_true(info.tflops_per_gpu == 300 && info.mfu == 0.3 && isnan(info.hfu));
 	assert_true(info.peak_memory_bytes == 60 * GIB);
 	/* Llama family: gated, RMSNorm, RoPE, no biases, untied. */
 	assert_true(m.gated_mlp && m.norm == PP_NORM_RMSNORM && m.position == PP_POS_ROPE);

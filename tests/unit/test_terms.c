@@ -117,6 +117,86 @@ static const pp_profile_entry *pp_entry(const pp_model *m, const pp_system *s, c
 	return NULL;
 }
 
+/* llama3-8b on a DGX H100 (the preset), a job of gbs sequences of seq
+ * tokens and a plan at ZeRO `zero` without recompute. */
+static void llama8b_h100(pp_model *m, pp_system *s, pp_job *j, pp_plan *p, long long gbs, int seq,
+                         int zero)
+{
+	pp_error err;
+	assert_int_equal(pp_model_preset("llama3-8b", m, &err), PP_OK);
+	assert_int_equal(pp_system_preset("dgx-h100", s, &err), PP_OK);
+	pp_job_init(j);
+	j->global_batch = gbs;
+	j->seq_len = seq;
+	pp_plan_init(p);
+	p->zero = zero;
+	p->recompute = PP_RECOMPUTE_NONE;
+}
+
+/* Count the profile's data-parallel entries of stage 0: per-layer gathers
+ * (zero3-allgather occurrences a layer and micro-batch), per-layer
+ * reduce-scatters, and per-iteration dp-* collectives. */
+static void dp_entries(const pp_model *m, const pp_system *s, const pp_job *j, double *gathers,
+                       double *scatters, int *per_iteration)
+{
+	pp_error err;
+	pp_work_init(&ws);
+	assert_int_equal(pp_stage_profile_build(m, s, j, &est.plan, 0, &ws, &prof, &err), PP_OK);
+	*gathers = *scatters = 0;
+	*per_iteration = 0;
+	for (int i = 0; i < prof.n; i++) {
+		const pp_profile_entry *e = &prof.e[i];
+		if (!e->coll)
+			continue;
+		if (strcmp(e->name, "zero3-allgather") == 0)
+			*gathers += e->count;
+		else if (strcmp(e->name, "zero3-reducescatter") == 0)
+			*scatters += e->count;
+		else if (strncmp(e->name, "dp-", 3) == 0 && e->seconds > 0)
+			(*per_iteration)++;
+	}
+}
+
+/* PyTorch FSDP's ZeRO-2 (SHARD_GRAD_OP; a stack whose GEMMs read a gathered
+ * compute copy, framework compute_copy_bytes > 0) gathers each layer's
+ * parameters once a micro-batch, in its forward, and reduce-scatters its
+ * gradients in its backward, like ZeRO-3 with one gather of two; Megatron's
+ * ZeRO-2 (no compute copy) reduce-scatters and gathers once an iteration.
+ * llama3-8b on 16 x H100, 2 micro-batches of 4k tokens a GPU. */
+static void test_fsdp_zero2_per_layer(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *framework;
+		int zero, gathers_per_layer;
+	} cases[] = {{"llm-foundry", 2, 1}, {"torchtitan", 2, 1},  {"megatron", 2, 0},
+	             {"deepspeed", 2, 0},   {"llm-foundry", 3, 2}, {"megatron", 1, 0}};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		pp_model m;
+		pp_system s;
+		pp_job j;
+		pp_plan p;
+		pp_error err;
+		llama8b_h100(&m, &s, &j, &p, 32, 4096, cases[c].zero);
+		assert_int_equal(pp_system_set_framework(&s, cases[c].framework, &err), PP_OK);
+		assert_int_equal(pp_estimate_run(&m, &s, &j, &p, 16, &est, &err), PP_OK);
+		assert_int_equal(est.plan.microbatches, 2);
+		int want = cases[c].gathers_per_layer;
+		assert_int_equal(pp_plan_layer_gathers(&est.plan, &s), want);
+		double gathers, scatters;
+		int per_iteration;
+		dp_entries(&m, &s, &j, &gathers, &scatters, &per_iteration);
+		assert_true(gathers == want);
+		assert_true(scatters == (want > 0 ? 1 : 0));
+		/* per iteration: reduce-scatter and gather (ZeRO-1/2), none when
+		 * the traffic moves per layer */
+		assert_int_equal(per_iteration, want > 0 ? 0 : 2);
+		/* the reported traffic: per layer, every micro-batch */
+		if (want > 0)
+			assert_true(est.dp_bytes > est.bottleneck.dp_bytes);
+	}
+}
+
 /* 3. ZeRO-3 traffic hidden under compute keeps framework.zero3_visible of its
  * time (seed 002 Table 7: concurrent-kernel slowdown + launch gap): with the
  * traffic hidden (llama3-8b, 8 x H100, 8k tokens a micro-batch), the stage's
@@ -128,16 +208,9 @@ static void test_zero3_visible(void **state)
 	pp_model m;
 	pp_system s;
 	pp_job j;
-	pp_error err;
-	assert_int_equal(pp_model_preset("llama3-8b", &m, &err), PP_OK);
-	assert_int_equal(pp_system_preset("dgx-h100", &s, &err), PP_OK);
-	pp_job_init(&j);
-	j.global_batch = 64;
-	j.seq_len = 8192;
 	pp_plan p;
-	pp_plan_init(&p);
-	p.zero = 3;
-	p.recompute = PP_RECOMPUTE_NONE;
+	pp_error err;
+	llama8b_h100(&m, &s, &j, &p, 64, 8192, 3);
 	double z[3];
 	const double v[3] = {0, 0.2, 0.4};
 	/* the compute model first, which sets the overlap table's share */
@@ -287,6 +360,7 @@ int main(void)
 	    cmocka_unit_test(test_cp_ring_per_step),
 	    cmocka_unit_test(test_pp_scatter_gather),
 	    cmocka_unit_test(test_zero3_visible),
+	    cmocka_unit_test(test_fsdp_zero2_per_layer),
 	    cmocka_unit_test(test_param_gather_overlap),
 	    cmocka_unit_test(test_dp_interleaved_windows),
 	};

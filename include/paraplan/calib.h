@@ -58,7 +58,7 @@ typedef enum pp_run_fill {
 	PP_FILL_DDP = 1u << 21,          /* DDP implementation from the launch script */
 } pp_run_fill;
 
-#define PP_RUN_FILL_KINDS 21
+#define PP_RUN_FILL_KINDS 22
 #define PP_RUN_FILLS_MAX 16
 #define PP_RUN_FILL_TEXT_MAX 192
 #define PP_RUN_ID_MAX 128

@@ -77,9 +77,9 @@ void ppi_run_fill(pp_run_info *info, unsigned bit, const char *fmt, ...)
 }
 
 static const char *const fill_names[PP_RUN_FILL_KINDS] = {
-    "kv_heads",  "ffn", "head_dim",   "layers", "tp/pp",     "dp",     "cp",
-    "ep",        "vp",  "sp",         "zero",   "recompute", "mbs",    "gbs",
-    "precision", "etp", "tp_overlap", "gpu",    "arch",      "graphs", "dtypes"};
+    "kv_heads",   "ffn", "head_dim", "layers",    "tp/pp",  "dp",  "cp",        "ep",
+    "vp",         "sp",  "zero",     "recompute", "mbs",    "gbs", "precision", "etp",
+    "tp_overlap", "gpu", "arch",     "graphs",    "dtypes", "ddp"};
 
 const char *pp_run_fill_name(unsigned bit)
 {

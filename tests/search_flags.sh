@@ -52,6 +52,7 @@ si|on|off||refused
 overlap|$src/tests/data/dhelix-overlap-perfect.json|h100|--schedule 1f1b,wshape|applied
 order|pp-dp-cp-ep-tp|tp-cp-ep-dp-pp||applied
 grad-dtype|bf16|fp32||applied
+grad-reduce-dtype|bf16|fp32|--framework llm-foundry --zero 3|applied
 optimizer|sgd|adam||applied
 flash|off|on||applied
 tp-overlap|on|off||applied

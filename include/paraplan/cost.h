@@ -44,6 +44,9 @@ double pp_op_host_s(const pp_gpu *g, pp_precision precision, const pp_op *op);
  *               (kern.autocast_weight_cast)
  *   grad_accum_s weight gradients cast and added into fp32 buffers by
  *               kernels of their own each micro-batch (kern.grad_accum_kernel)
+ *   fsdp_grad_s  FSDP1's cast and pre-divide of each layer's unsharded
+ *               gradient before its reduce-scatter, each micro-batch
+ *               (framework.fsdp_grad_passes; on either compute path)
  * The terms overlap a little (an eager kernel's launch is in both launch_s
  * and eager_s), so they are attributions, not a partition.
  */
@@ -52,6 +55,7 @@ typedef struct pp_stack_terms {
 	double eager_s;
 	double autocast_s;
 	double grad_accum_s;
+	double fsdp_grad_s;
 } pp_stack_terms;
 
 /* The stack's terms in op `op` (seconds, written to *out). */
@@ -62,7 +66,7 @@ void pp_op_stack_terms(const pp_gpu *g, pp_precision precision, const pp_op *op,
  * The stack's terms in one iteration's compute on pipeline rank `stage`:
  * its layers, the embedding (rank 0) and the head (the last rank), every
  * micro-batch (plan->microbatches, resolved).  All 0 unless the GPU is on
- * the kernel path.  Uses a workspace of its own (allocated and freed here).
+ * the kernel path, fsdp_grad_s excepted.  Uses a workspace of its own (allocated and freed here).
  * PP_ENOMEM when it cannot be allocated; PP_OK otherwise.
  */
 pp_status pp_stage_stack_terms(const pp_model *m, const pp_system *s, const pp_job *job,

@@ -350,6 +350,13 @@ typedef struct pp_system {
 	 * seq/tp norm output and gathers it again in backward (0).  DHelix's
 	 * own transformer block keeps the gathered one (data/framework/dhelix.json). */
 	double sp_gathered_gemm_inputs;
+	/* 1: PyTorch FSDP1's gradient passes: under a sharded strategy each
+	 * unit's unsharded gradient is cast to the reduce dtype (a kernel of its
+	 * own where that differs from the compute dtype) and pre-divided in
+	 * place before its reduce-scatter, every micro-batch
+	 * (torch/distributed/fsdp/_runtime_utils.py _post_backward_hook,
+	 * _reduce_grad); 0: the stack reduces its gradient buffer as it is. */
+	double fsdp_grad_passes;
 	/* 1: element-wise ops run eagerly and keep their own saved copies
 	 * (RoPE's fp32 q and k, GQA's expanded K and V, the SDPA output made
 	 * contiguous); 0: fused or compiled away (Megatron / TransformerEngine,
@@ -455,6 +462,10 @@ typedef struct pp_job {
 	pp_precision precision;
 	pp_fp8_recipe fp8_recipe; /* under PP_PREC_FP8; pp_job_init: delayed */
 	int grad_bytes; /* bytes per gradient element: 2 (bf16/fp16) or 4 (fp32 main grads) */
+	/* Bytes per element of the gradient a sharded data-parallel group
+	 * reduce-scatters per layer (FSDP's MixedPrecision reduce_dtype: 4 under
+	 * Composer's DEFAULT, 2 under PURE); 0 = grad_bytes. */
+	int reduce_bytes;
 	/* Under fp8 (--fp8-params): the GEMM weights are stored as the recipe's
 	 * quantised tensor and no BF16 copy of them is kept (TransformerEngine
 	 * fp8_model_init; Megatron-LM --fp8-param-gather, NeMo fp8_params); the
@@ -473,6 +484,13 @@ typedef struct pp_job {
 	/* Energy and carbon (--energy, --pue, ...; docs/energy.md): 0 = not given. */
 	pp_energy_inputs energy;
 } pp_job;
+
+/* Bytes per element a sharded data-parallel reduce-scatter moves (the
+ * stack's reduce dtype; job.grad_bytes unless it says otherwise). */
+static inline int pp_job_reduce_bytes(const pp_job *j)
+{
+	return j->reduce_bytes > 0 ? j->reduce_bytes : j->grad_bytes;
+}
 
 /* ----------------------------------------------------------------- plan */
 

@@ -628,6 +628,10 @@ static pp_status read_options(reading *r, pp_error *err)
 		             "default of Megatron-Core recipes");
 	}
 	plan->zero = z;
+	/* PyTorch FSDP's MixedPrecision reduce dtype: Composer's PURE reduces
+	 * in the compute dtype, its DEFAULT in fp32 (the gradients' own 4). */
+	if (zs && has(zs, "mixed-precision mode PURE"))
+		r->job->reduce_bytes = 2;
 	if (zs && (has(zs, "HSDP") || has(zs, "HYBRID_SHARD")))
 		ppi_run_fill(info, PP_FILL_ZERO,
 		             "HSDP: sharded over the whole data-parallel group (the replica "

@@ -52,11 +52,36 @@ pp_status pp_stage_stack_terms(const pp_model *m, const pp_system *s, const pp_j
                                const pp_plan *plan, int stage, pp_stack_terms *out, pp_error *err)
 {
 	memset(out, 0, sizeof *out);
-	if (!s->gpu.kern.valid)
-		return PP_OK;
+	double mbs = plan->microbatches > 0 ? (double)plan->microbatches : 1;
 	pp_work *w = ppi_malloc(sizeof *w);
 	if (!w)
 		return ppi_oom(err);
+	if (s->fsdp_grad_passes >= 0.5) {
+		/* stage entries, not ops: the backward with them less without */
+		pp_system *off = ppi_malloc(sizeof *off);
+		if (!off) {
+			free(w);
+			return ppi_oom(err);
+		}
+		*off = *s;
+		off->fsdp_grad_passes = 0;
+		pp_stage_time with, without;
+		pp_work_init(w);
+		pp_status st = pp_stage_cost(m, s, job, plan, stage, w, &with, err);
+		pp_work_init(w);
+		if (st == PP_OK)
+			st = pp_stage_cost(m, off, job, plan, stage, w, &without, err);
+		free(off);
+		if (st != PP_OK) {
+			free(w);
+			return st;
+		}
+		out->fsdp_grad_s = (with.bwd_compute_s - without.bwd_compute_s) * mbs;
+	}
+	if (!s->gpu.kern.valid) {
+		free(w);
+		return PP_OK;
+	}
 	pp_work_init(w);
 	pp_stack_terms mb;
 	memset(&mb, 0, sizeof mb);
@@ -74,7 +99,6 @@ pp_status pp_stage_stack_terms(const pp_model *m, const pp_system *s, const pp_j
 		add_work(&s->gpu, job->precision, w, 1, &mb);
 	}
 	free(w);
-	double mbs = plan->microbatches > 0 ? (double)plan->microbatches : 1;
 	out->launch_s = mb.launch_s * mbs;
 	out->eager_s = mb.eager_s * mbs;
 	out->autocast_s = mb.autocast_s * mbs;

@@ -192,7 +192,7 @@ pp_status pp_scenario_cost(const pp_scenario *sc, int stage, pp_work *ws, pp_sta
  */
 typedef struct stage_key {
 	const void *model, *system, *job;
-	double grad_bytes;
+	double grad_bytes, reduce_bytes;
 	int seq, precision, fp8_recipe, optimizer, stage;
 	int ft_rank, ft_targets, ft_layers, ft_emb, ft_base, ft_nf4; /* job.ft */
 	int head;                                                    /* the schedule's head rank */
@@ -213,6 +213,7 @@ static void stage_key_set(stage_key *key, const pp_scenario *sc, int stage,
 	key->system = sc->system;
 	key->job = sc->job;
 	key->grad_bytes = sc->job->grad_bytes;
+	key->reduce_bytes = pp_job_reduce_bytes(sc->job);
 	key->seq = sc->job->seq_len;
 	key->precision = (int)sc->job->precision;
 	key->fp8_recipe = (int)sc->job->fp8_recipe;

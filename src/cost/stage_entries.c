@@ -53,6 +53,31 @@ static void coll_entry(ebuf *b, pp_work *ws, const char *name, pp_overlap_rule r
 	e->seconds = ppi_stage_coll_time(ws, s, l, kind, bytes, &e->algo, &e->proto);
 }
 
+/* A memory-bound kernel over a layer's gradient, once per layer and
+ * micro-batch, timed as the stack's element-wise kernels are (pp_op_time);
+ * it adds to the backward's compute (rule ZERO3, not a collective). */
+static void grad_pass_entry(ebuf *b, const pp_system *s, const pp_job *job, const char *name,
+                            double bytes, double elements, double times)
+{
+	pp_op op;
+	memset(&op, 0, sizeof op);
+	op.name = name;
+	op.kind = PP_OP_ELEM;
+	op.phase = PP_PHASE_BWD_WEIGHT;
+	op.count = 1;
+	op.flops = elements;
+	op.bytes = bytes;
+	pp_profile_entry *e = entry_new(b, name, PP_UNIT_STAGE, times);
+	if (!e)
+		return;
+	e->kind = PP_OP_ELEM;
+	e->phase = PP_PHASE_BWD_WEIGHT;
+	e->rule = PP_RULE_ZERO3;
+	e->flops = elements;
+	e->bytes = bytes;
+	e->seconds = pp_op_time(&s->gpu, job->precision, &op);
+}
+
 /*
  * One pipeline transfer of a rank (pp > 1; every rank has the same): the
  * activations forward and their gradients backward, 1/tp of the tensor per
@@ -370,10 +395,19 @@ void ppi_stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage_ct
 		           s, l, chunk * wb, gathers * chunks, c->k.layers);
 		/* fine-tuning: a layer's trainable gradients only */
 		double g = pp_finetune_on(job) ? fmin(chunk, c->train.layer_train_max) : chunk;
+		double rb = pp_job_reduce_bytes(job);
 		if (g > 0)
 			coll_entry(b, ws, "zero3-reducescatter", PP_RULE_ZERO3, PP_GROUP_DP,
-			           PP_COLL_REDUCESCATTER, s, l, g * job->grad_bytes, chunks,
-			           c->k.layers);
+			           PP_COLL_REDUCESCATTER, s, l, g * rb, chunks, c->k.layers);
+		if (g > 0 && s->fsdp_grad_passes >= 0.5) {
+			/* FSDP1's passes over the unsharded gradient before it: the
+			 * cast to the reduce dtype where it differs, the pre-divide. */
+			if (rb != wb)
+				grad_pass_entry(b, s, job, "fsdp-grad-cast", g * chunks * (wb + rb),
+				                g * chunks, c->k.layers);
+			grad_pass_entry(b, s, job, "fsdp-grad-predivide", g * chunks * 2 * rb,
+			                g * chunks, c->k.layers);
+		}
 	}
 	dp_colls(b, sc, c, ws);
 	if (p->offload_optimizer) {

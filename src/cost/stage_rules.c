@@ -303,7 +303,7 @@ void ppi_stage_finish(pp_stage_time *out, acc *a, const pp_profile_entry *e, int
 	out->cp_bytes = a->bytes[PP_GROUP_CP];
 	out->ep_bytes = a->bytes[PP_GROUP_EP] + a->bytes[PP_GROUP_ETP];
 
-	double z3_comm = 0, z3_bytes = 0, host_comm = 0, host_layers = 0;
+	double z3_comm = 0, z3_bytes = 0, host_comm = 0, host_layers = 0, z3_pass = 0;
 	bool z3 = false;
 	for (int i = from; i < to; i++) {
 		const pp_profile_entry *x = &e[i];
@@ -314,6 +314,10 @@ void ppi_stage_finish(pp_stage_time *out, acc *a, const pp_profile_entry *e, int
 			out->pp_bytes += w;
 			break;
 		case PP_RULE_ZERO3:
+			if (!x->coll) { /* FSDP's gradient passes: backward compute */
+				z3_pass += t * x->times;
+				break;
+			}
 			z3 = true;
 			z3_comm += t; /* per layer */
 			z3_bytes += w * x->times;
@@ -336,6 +340,8 @@ void ppi_stage_finish(pp_stage_time *out, acc *a, const pp_profile_entry *e, int
 		default: break;
 		}
 	}
+	out->wgrad_compute_s += z3_pass;
+	out->bwd_compute_s += z3_pass;
 	if (z3) {
 		double per_layer_comp =
 		    layers ? (out->fwd_compute_s + out->bwd_compute_s) / layers : 0;

@@ -256,7 +256,8 @@ pp_status pp_search_space_check(const pp_search_space *sp, const pp_model *m, pp
 /* The estimate flags search applies to every plan, each between spaces. */
 static const char every_plan_flags[] =
     " model system framework gpu-profile usd-per-gpu-hour gpus gbs seq tokens "
-    "precision fp8-recipe fp8-params grad-dtype optimizer flash tp-overlap ep-overlap "
+    "precision fp8-recipe fp8-params grad-dtype grad-reduce-dtype optimizer flash tp-overlap "
+    "ep-overlap "
     "overlap json format output first-stage-layers last-stage-layers "
     "embedding-as-layer loss-as-layer from-megatron from-torchtitan compile "
     "offload-params offload-activations offload-layers moe-routing freeze lora-rank lora-targets "

@@ -222,6 +222,7 @@ static const pp_field fields[] = {
     PLAN_WORD("si", schedule, strands),
     PLAN_WORD("order", order, order),
     JOB_WORD("grad-dtype", grad_bytes, grad_dtype),
+    JOB_WORD("grad-reduce-dtype", reduce_bytes, grad_dtype),
     JOB_WORD("optimizer", optimizer, optimizer),
     PLAN_ONOFF("flash", flash),
     PLAN_ONOFF("tp-overlap", tp_overlap),

@@ -125,6 +125,9 @@ static const pp_param registry[] = {
      "1: with SP the QKV and FC1 GEMMs keep their all-gathered input (seq x hidden) for the "
      "weight gradient (DHelix's block); 0: the local seq/tp norm output, gathered again in "
      "backward (TransformerEngine)"},
+    {"framework.fsdp_grad_passes", "fsdp_grad_passes", FW(fsdp_grad_passes), "flag", 0, 1, NOFIT,
+     "1: PyTorch FSDP1 casts each unit's unsharded gradient to the reduce dtype and pre-divides "
+     "it before the reduce-scatter, every micro-batch (memory-bound kernels); 0: none"},
     /* The stack's kernels (pp_kernel_params): kept in the GPU's kernel
      * parameters so that pp_op_time sees them. */
     {"framework.eager_elementwise", "eager_elementwise", FW(gpu.kern.eager_elementwise), "flag", 0,

@@ -260,6 +260,9 @@ pp_status pp_job_check(const pp_job *j, pp_error *err)
 	if (j->grad_bytes != 2 && j->grad_bytes != 4)
 		return ppi_fail(err, "", "job.grad_bytes", "expected 2 or 4, got %d",
 		                j->grad_bytes);
+	if (j->reduce_bytes != 0 && j->reduce_bytes != 2 && j->reduce_bytes != 4)
+		return ppi_fail(err, "", "job.reduce_bytes",
+		                "expected 0 (= grad_bytes), 2 or 4, got %d", j->reduce_bytes);
 	if ((unsigned)j->precision > PP_PREC_FP8)
 		return ppi_fail(err, "", "job.precision", "unknown precision %d",
 		                (int)j->precision);

@@ -53,6 +53,7 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.attn_sm90_fraction",
 	                                  "framework.fused_bias_dropout_add",
 	                                  "framework.sp_gathered_gemm_inputs",
+	                                  "framework.fsdp_grad_passes",
 	                                  "framework.eager_elementwise",
 	                                  "framework.autocast_weight_cast",
 	                                  "framework.grad_accum_kernel",
@@ -87,6 +88,7 @@ static double *field(pp_system *s, const char *name)
 	                         &s->attn_sm90_fraction,
 	                         &s->fused_bias_dropout_add,
 	                         &s->sp_gathered_gemm_inputs,
+	                         &s->fsdp_grad_passes,
 	                         &s->gpu.kern.eager_elementwise,
 	                         &s->gpu.kern.autocast_weight_cast,
 	                         &s->gpu.kern.grad_accum_kernel,
@@ -102,7 +104,7 @@ static double *field(pp_system *s, const char *name)
 	return NULL;
 }
 
-#define NFIELDS 39 /* the two tables above */
+#define NFIELDS 40 /* the two tables above */
 
 static void test_round_trip(void **state)
 {

@@ -197,6 +197,89 @@ static void test_fsdp_zero2_per_layer(void **state)
 	}
 }
 
+/* PyTorch FSDP1's passes over each unit's unsharded gradient before its
+ * reduce-scatter (framework.fsdp_grad_passes, llm-foundry): the cast to the
+ * reduce dtype (bf16 to fp32: 2 + 4 bytes a parameter) where it differs, and
+ * the in-place pre-divide (2 x the reduce dtype's bytes), once a layer and
+ * micro-batch; each as an element-wise kernel of the stack (pp_op_time),
+ * in the backward's compute.  Megatron-Core has none; a bf16 reduce dtype
+ * (Composer's PURE) drops the cast and halves the reduce-scatter's bytes. */
+static void test_fsdp_grad_passes(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *framework;
+		int reduce_bytes;
+		double cast_bytes, divide_bytes; /* per parameter */
+	} cases[] = {{"llm-foundry", 0, 6, 8}, {"llm-foundry", 2, 0, 4}, {"megatron", 0, 0, 0}};
+	double rs_bytes[3];
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		pp_model m;
+		pp_system s;
+		pp_job j;
+		pp_plan p;
+		pp_error err;
+		llama8b_h100(&m, &s, &j, &p, 32, 4096, 3);
+		j.reduce_bytes = cases[c].reduce_bytes;
+		assert_int_equal(pp_system_set_framework(&s, cases[c].framework, &err), PP_OK);
+		assert_int_equal(pp_estimate_run(&m, &s, &j, &p, 16, &est, &err), PP_OK);
+		pp_work_init(&ws);
+		assert_int_equal(pp_stage_profile_build(&m, &s, &j, &est.plan, 0, &ws, &prof, &err),
+		                 PP_OK);
+		double layer_params = 0, pass_s = 0, cast = 0, divide = 0;
+		for (int i = 0; i < prof.n; i++) {
+			const pp_profile_entry *e = &prof.e[i];
+			if (e->coll && strcmp(e->name, "zero3-reducescatter") == 0) {
+				rs_bytes[c] = e->bytes;
+				layer_params = e->bytes / pp_job_reduce_bytes(&j);
+			}
+			if (e->coll || e->rule != PP_RULE_ZERO3)
+				continue;
+			assert_int_equal(e->phase, PP_PHASE_BWD_WEIGHT);
+			assert_true(e->times == m.num_layers);
+			pass_s += e->seconds * e->count * e->times;
+			if (strcmp(e->name, "fsdp-grad-cast") == 0)
+				cast = e->bytes;
+			else if (strcmp(e->name, "fsdp-grad-predivide") == 0)
+				divide = e->bytes;
+			else
+				fail_msg("unexpected ZeRO-3 entry %s", e->name);
+		}
+		assert_true(layer_params > 0);
+		assert_rel(cast, cases[c].cast_bytes * layer_params, 1e-12);
+		assert_rel(divide, cases[c].divide_bytes * layer_params, 1e-12);
+		/* each pass an element-wise kernel timed by the stack's rates */
+		pp_op op;
+		memset(&op, 0, sizeof op);
+		op.kind = PP_OP_ELEM;
+		op.phase = PP_PHASE_BWD_WEIGHT;
+		op.count = 1;
+		op.flops = layer_params;
+		double want = 0;
+		if (cast > 0) {
+			op.bytes = cast;
+			want += pp_op_time(&s.gpu, j.precision, &op);
+		}
+		if (divide > 0) {
+			op.bytes = divide;
+			want += pp_op_time(&s.gpu, j.precision, &op);
+		}
+		assert_rel(pass_s, want * m.num_layers, 1e-12);
+		/* in the backward's compute, as the sum of the profile says */
+		pp_stage_time t, without;
+		pp_stage_profile_sum(&prof, &s, &est.plan, &t);
+		s.fsdp_grad_passes = 0;
+		pp_work_init(&ws);
+		assert_int_equal(pp_stage_cost(&m, &s, &j, &est.plan, 0, &ws, &without, &err),
+		                 PP_OK);
+		assert_true(fabs(t.bwd_compute_s - without.bwd_compute_s - pass_s) <=
+		            1e-12 * t.bwd_compute_s);
+		assert_rel(t.fwd_compute_s, without.fwd_compute_s, 1e-12);
+	}
+	/* PURE reduce-scatters bf16: half of DEFAULT's fp32 */
+	assert_rel(rs_bytes[1], rs_bytes[0] / 2, 1e-12);
+}
+
 /* 3. ZeRO-3 traffic hidden under compute keeps framework.zero3_visible of its
  * time (seed 002 Table 7: concurrent-kernel slowdown + launch gap): with the
  * traffic hidden (llama3-8b, 8 x H100, 8k tokens a micro-batch), the stage's
@@ -361,6 +444,7 @@ int main(void)
 	    cmocka_unit_test(test_pp_scatter_gather),
 	    cmocka_unit_test(test_zero3_visible),
 	    cmocka_unit_test(test_fsdp_zero2_per_layer),
+	    cmocka_unit_test(test_fsdp_grad_passes),
 	    cmocka_unit_test(test_param_gather_overlap),
 	    cmocka_unit_test(test_dp_interleaved_windows),
 	};

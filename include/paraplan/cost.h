@@ -45,8 +45,10 @@ double pp_op_host_s(const pp_gpu *g, pp_precision precision, const pp_op *op);
  *   grad_accum_s weight gradients cast and added into fp32 buffers by
  *               kernels of their own each micro-batch (kern.grad_accum_kernel)
  *   fsdp_grad_s  FSDP1's cast and pre-divide of each layer's unsharded
- *               gradient before its reduce-scatter, each micro-batch
- *               (framework.fsdp_grad_passes; on either compute path)
+ *               gradient before its reduce-scatter, FSDP2's copies out of
+ *               each all-gather and into each reduce-scatter, each
+ *               micro-batch (framework.fsdp_grad_passes, fsdp2_copies; on
+ *               either compute path)
  * The terms overlap a little (an eager kernel's launch is in both launch_s
  * and eager_s), so they are attributions, not a partition.
  */

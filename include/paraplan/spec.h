@@ -357,6 +357,13 @@ typedef struct pp_system {
 	 * (torch/distributed/fsdp/_runtime_utils.py _post_backward_hook,
 	 * _reduce_grad); 0: the stack reduces its gradient buffer as it is. */
 	double fsdp_grad_passes;
+	/* 1: PyTorch FSDP2's copies: each all-gathered unit copied out of the
+	 * all-gather buffer into its parameters on the compute stream, each
+	 * unit's gradients copied into the reduce-scatter buffer in the reduce
+	 * dtype (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py
+	 * foreach_all_gather_copy_out, foreach_reduce_scatter_copy_in); NCCL
+	 * divides (ReduceOp.AVG), no kernel.  0: none. */
+	double fsdp2_copies;
 	/* 1: element-wise ops run eagerly and keep their own saved copies
 	 * (RoPE's fp32 q and k, GQA's expanded K and V, the SDPA output made
 	 * contiguous); 0: fused or compiled away (Megatron / TransformerEngine,

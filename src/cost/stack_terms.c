@@ -56,7 +56,7 @@ pp_status pp_stage_stack_terms(const pp_model *m, const pp_system *s, const pp_j
 	pp_work *w = ppi_malloc(sizeof *w);
 	if (!w)
 		return ppi_oom(err);
-	if (s->fsdp_grad_passes >= 0.5) {
+	if (s->fsdp_grad_passes >= 0.5 || s->fsdp2_copies >= 0.5) {
 		/* stage entries, not ops: the backward with them less without */
 		pp_system *off = ppi_malloc(sizeof *off);
 		if (!off) {
@@ -64,7 +64,7 @@ pp_status pp_stage_stack_terms(const pp_model *m, const pp_system *s, const pp_j
 			return ppi_oom(err);
 		}
 		*off = *s;
-		off->fsdp_grad_passes = 0;
+		off->fsdp_grad_passes = off->fsdp2_copies = 0;
 		pp_stage_time with, without;
 		pp_work_init(w);
 		pp_status st = pp_stage_cost(m, s, job, plan, stage, w, &with, err);
@@ -76,7 +76,9 @@ pp_status pp_stage_stack_terms(const pp_model *m, const pp_system *s, const pp_j
 			free(w);
 			return st;
 		}
-		out->fsdp_grad_s = (with.bwd_compute_s - without.bwd_compute_s) * mbs;
+		out->fsdp_grad_s = (with.fwd_compute_s + with.bwd_compute_s -
+		                    without.fwd_compute_s - without.bwd_compute_s) *
+		                   mbs;
 	}
 	if (!s->gpu.kern.valid) {
 		free(w);

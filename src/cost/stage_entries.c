@@ -53,17 +53,18 @@ static void coll_entry(ebuf *b, pp_work *ws, const char *name, pp_overlap_rule r
 	e->seconds = ppi_stage_coll_time(ws, s, l, kind, bytes, &e->algo, &e->proto);
 }
 
-/* A memory-bound kernel over a layer's gradient, once per layer and
- * micro-batch, timed as the stack's element-wise kernels are (pp_op_time);
- * it adds to the backward's compute (rule ZERO3, not a collective). */
-static void grad_pass_entry(ebuf *b, const pp_system *s, const pp_job *job, const char *name,
-                            double bytes, double elements, double times)
+/* A memory-bound kernel over a layer's parameters or gradient, once per
+ * layer and micro-batch, timed as the stack's element-wise kernels are
+ * (pp_op_time); it adds to the compute of its phase (rule ZERO3, not a
+ * collective). */
+static void pass_entry(ebuf *b, const pp_system *s, const pp_job *job, const char *name,
+                       pp_phase phase, double bytes, double elements, double times)
 {
 	pp_op op;
 	memset(&op, 0, sizeof op);
 	op.name = name;
 	op.kind = PP_OP_ELEM;
-	op.phase = PP_PHASE_BWD_WEIGHT;
+	op.phase = phase;
 	op.count = 1;
 	op.flops = elements;
 	op.bytes = bytes;
@@ -71,7 +72,7 @@ static void grad_pass_entry(ebuf *b, const pp_system *s, const pp_job *job, cons
 	if (!e)
 		return;
 	e->kind = PP_OP_ELEM;
-	e->phase = PP_PHASE_BWD_WEIGHT;
+	e->phase = phase;
 	e->rule = PP_RULE_ZERO3;
 	e->flops = elements;
 	e->bytes = bytes;
@@ -403,10 +404,24 @@ void ppi_stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage_ct
 			/* FSDP1's passes over the unsharded gradient before it: the
 			 * cast to the reduce dtype where it differs, the pre-divide. */
 			if (rb != wb)
-				grad_pass_entry(b, s, job, "fsdp-grad-cast", g * chunks * (wb + rb),
-				                g * chunks, c->k.layers);
-			grad_pass_entry(b, s, job, "fsdp-grad-predivide", g * chunks * 2 * rb,
-			                g * chunks, c->k.layers);
+				pass_entry(b, s, job, "fsdp-grad-cast", PP_PHASE_BWD_WEIGHT,
+				           g * chunks * (wb + rb), g * chunks, c->k.layers);
+			pass_entry(b, s, job, "fsdp-grad-predivide", PP_PHASE_BWD_WEIGHT,
+			           g * chunks * 2 * rb, g * chunks, c->k.layers);
+		}
+		if (s->fsdp2_copies >= 0.5) {
+			/* FSDP2's copies: each gather out of its buffer (forward; and
+			 * backward when resharded after forward), the gradient into
+			 * the reduce-scatter buffer in the reduce dtype. */
+			double n = chunk * chunks;
+			pass_entry(b, s, job, "fsdp2-gather-copy-out", PP_PHASE_FWD, n * 2 * wb, n,
+			           c->k.layers);
+			if (gathers > 1)
+				pass_entry(b, s, job, "fsdp2-gather-copy-out", PP_PHASE_BWD_INPUT,
+				           n * 2 * wb, n, c->k.layers);
+			if (g > 0)
+				pass_entry(b, s, job, "fsdp2-reduce-copy-in", PP_PHASE_BWD_WEIGHT,
+				           g * chunks * (wb + rb), g * chunks, c->k.layers);
 		}
 	}
 	dp_colls(b, sc, c, ws);

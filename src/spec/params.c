@@ -128,6 +128,9 @@ static const pp_param registry[] = {
     {"framework.fsdp_grad_passes", "fsdp_grad_passes", FW(fsdp_grad_passes), "flag", 0, 1, NOFIT,
      "1: PyTorch FSDP1 casts each unit's unsharded gradient to the reduce dtype and pre-divides "
      "it before the reduce-scatter, every micro-batch (memory-bound kernels); 0: none"},
+    {"framework.fsdp2_copies", "fsdp2_copies", FW(fsdp2_copies), "flag", 0, 1, NOFIT,
+     "1: PyTorch FSDP2 copies each gathered unit out of the all-gather buffer and each unit's "
+     "gradient into the reduce-scatter buffer, every micro-batch (memory-bound kernels); 0: none"},
     /* The stack's kernels (pp_kernel_params): kept in the GPU's kernel
      * parameters so that pp_op_time sees them. */
     {"framework.eager_elementwise", "eager_elementwise", FW(gpu.kern.eager_elementwise), "flag", 0,

@@ -54,6 +54,7 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.fused_bias_dropout_add",
 	                                  "framework.sp_gathered_gemm_inputs",
 	                                  "framework.fsdp_grad_passes",
+	                                  "framework.fsdp2_copies",
 	                                  "framework.eager_elementwise",
 	                                  "framework.autocast_weight_cast",
 	                                  "framework.grad_accum_kernel",
@@ -89,6 +90,7 @@ static double *field(pp_system *s, const char *name)
 	                         &s->fused_bias_dropout_add,
 	                         &s->sp_gathered_gemm_inputs,
 	                         &s->fsdp_grad_passes,
+	                         &s->fsdp2_copies,
 	                         &s->gpu.kern.eager_elementwise,
 	                         &s->gpu.kern.autocast_weight_cast,
 	                         &s->gpu.kern.grad_accum_kernel,
@@ -104,7 +106,7 @@ static double *field(pp_system *s, const char *name)
 	return NULL;
 }
 
-#define NFIELDS 40 /* the two tables above */
+#define NFIELDS 41 /* the two tables above */
 
 static void test_round_trip(void **state)
 {

@@ -197,22 +197,35 @@ static void test_fsdp_zero2_per_layer(void **state)
 	}
 }
 
-/* PyTorch FSDP1's passes over each unit's unsharded gradient before its
- * reduce-scatter (framework.fsdp_grad_passes, llm-foundry): the cast to the
- * reduce dtype (bf16 to fp32: 2 + 4 bytes a parameter) where it differs, and
- * the in-place pre-divide (2 x the reduce dtype's bytes), once a layer and
- * micro-batch; each as an element-wise kernel of the stack (pp_op_time),
- * in the backward's compute.  Megatron-Core has none; a bf16 reduce dtype
- * (Composer's PURE) drops the cast and halves the reduce-scatter's bytes. */
+/* PyTorch FSDP's per-layer memory-bound work around its collectives, once a
+ * layer and micro-batch, each an element-wise kernel of the stack
+ * (pp_op_time) in the compute of its phase:
+ * - FSDP1 (framework.fsdp_grad_passes, llm-foundry): the unsharded gradient
+ *   cast to the reduce dtype where it differs (bf16 to fp32: 2 + 4 bytes a
+ *   parameter) and pre-divided in place (2 x the reduce dtype's bytes)
+ *   before its reduce-scatter; Composer's PURE (a bf16 reduce dtype) drops
+ *   the cast and halves the reduce-scatter's bytes;
+ * - FSDP2 (framework.fsdp2_copies, torchtitan): each all-gather copied out
+ *   of its buffer (2 + 2 bytes, forward and again in backward under ZeRO-3),
+ *   the gradient copied into the reduce-scatter buffer in the reduce dtype
+ *   (2 + 4); no divide (NCCL averages);
+ * - Megatron-Core: none. */
 static void test_fsdp_grad_passes(void **state)
 {
 	(void)state;
+	enum { NAMES = 4 };
+	static const char *const names[NAMES] = {"fsdp-grad-cast", "fsdp-grad-predivide",
+	                                         "fsdp2-gather-copy-out", "fsdp2-reduce-copy-in"};
 	static const struct {
 		const char *framework;
 		int reduce_bytes;
-		double cast_bytes, divide_bytes; /* per parameter */
-	} cases[] = {{"llm-foundry", 0, 6, 8}, {"llm-foundry", 2, 0, 4}, {"megatron", 0, 0, 0}};
-	double rs_bytes[3];
+		double bytes[NAMES]; /* per parameter, summed over the phases */
+		double fwd_bytes;    /* of which in the forward */
+	} cases[] = {{"llm-foundry", 0, {6, 8, 0, 0}, 0},
+	             {"llm-foundry", 2, {0, 4, 0, 0}, 0},
+	             {"torchtitan", 0, {0, 0, 8, 6}, 4},
+	             {"megatron", 0, {0, 0, 0, 0}, 0}};
+	double rs_bytes[4];
 	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
 		pp_model m;
 		pp_system s;
@@ -226,7 +239,8 @@ static void test_fsdp_grad_passes(void **state)
 		pp_work_init(&ws);
 		assert_int_equal(pp_stage_profile_build(&m, &s, &j, &est.plan, 0, &ws, &prof, &err),
 		                 PP_OK);
-		double layer_params = 0, pass_s = 0, cast = 0, divide = 0;
+		double layer_params = 0, pass_s = 0, fwd_s = 0, bytes[NAMES] = {0}, fwd_bytes = 0,
+		       want_s = 0;
 		for (int i = 0; i < prof.n; i++) {
 			const pp_profile_entry *e = &prof.e[i];
 			if (e->coll && strcmp(e->name, "zero3-reducescatter") == 0) {
@@ -235,46 +249,45 @@ static void test_fsdp_grad_passes(void **state)
 			}
 			if (e->coll || e->rule != PP_RULE_ZERO3)
 				continue;
-			assert_int_equal(e->phase, PP_PHASE_BWD_WEIGHT);
 			assert_true(e->times == m.num_layers);
-			pass_s += e->seconds * e->count * e->times;
-			if (strcmp(e->name, "fsdp-grad-cast") == 0)
-				cast = e->bytes;
-			else if (strcmp(e->name, "fsdp-grad-predivide") == 0)
-				divide = e->bytes;
-			else
+			double t = e->seconds * e->count * e->times;
+			pass_s += t;
+			if (e->phase == PP_PHASE_FWD) {
+				fwd_s += t;
+				fwd_bytes += e->bytes;
+			}
+			int k = 0;
+			while (k < NAMES && strcmp(e->name, names[k]) != 0)
+				k++;
+			if (k == NAMES)
 				fail_msg("unexpected ZeRO-3 entry %s", e->name);
+			bytes[k] += e->bytes;
+			/* each an element-wise kernel timed by the stack's rates */
+			pp_op op;
+			memset(&op, 0, sizeof op);
+			op.kind = PP_OP_ELEM;
+			op.phase = e->phase;
+			op.count = 1;
+			op.flops = e->flops;
+			op.bytes = e->bytes;
+			want_s += pp_op_time(&s.gpu, j.precision, &op) * e->times;
 		}
 		assert_true(layer_params > 0);
-		assert_rel(cast, cases[c].cast_bytes * layer_params, 1e-12);
-		assert_rel(divide, cases[c].divide_bytes * layer_params, 1e-12);
-		/* each pass an element-wise kernel timed by the stack's rates */
-		pp_op op;
-		memset(&op, 0, sizeof op);
-		op.kind = PP_OP_ELEM;
-		op.phase = PP_PHASE_BWD_WEIGHT;
-		op.count = 1;
-		op.flops = layer_params;
-		double want = 0;
-		if (cast > 0) {
-			op.bytes = cast;
-			want += pp_op_time(&s.gpu, j.precision, &op);
-		}
-		if (divide > 0) {
-			op.bytes = divide;
-			want += pp_op_time(&s.gpu, j.precision, &op);
-		}
-		assert_rel(pass_s, want * m.num_layers, 1e-12);
-		/* in the backward's compute, as the sum of the profile says */
+		for (int k = 0; k < NAMES; k++)
+			assert_rel(bytes[k], cases[c].bytes[k] * layer_params, 1e-12);
+		assert_rel(fwd_bytes, cases[c].fwd_bytes * layer_params, 1e-12);
+		assert_rel(pass_s, want_s, 1e-12);
+		/* in the compute of their phases, as the sum of the profile says */
 		pp_stage_time t, without;
 		pp_stage_profile_sum(&prof, &s, &est.plan, &t);
-		s.fsdp_grad_passes = 0;
+		s.fsdp_grad_passes = s.fsdp2_copies = 0;
 		pp_work_init(&ws);
 		assert_int_equal(pp_stage_cost(&m, &s, &j, &est.plan, 0, &ws, &without, &err),
 		                 PP_OK);
-		assert_true(fabs(t.bwd_compute_s - without.bwd_compute_s - pass_s) <=
-		            1e-12 * t.bwd_compute_s);
-		assert_rel(t.fwd_compute_s, without.fwd_compute_s, 1e-12);
+		double tol = 1e-12 * (t.fwd_compute_s + t.bwd_compute_s);
+		assert_true(fabs(t.fwd_compute_s - without.fwd_compute_s - fwd_s) <= tol);
+		assert_true(fabs(t.bwd_compute_s - without.bwd_compute_s - (pass_s - fwd_s)) <=
+		            tol);
 	}
 	/* PURE reduce-scatters bf16: half of DEFAULT's fp32 */
 	assert_rel(rs_bytes[1], rs_bytes[0] / 2, 1e-12);

@@ -199,21 +199,23 @@ static void text_time(const pp_estimate *e, FILE *out)
 	const pp_iteration *t = &e->time;
 	double it = t->iteration_s > 0 ? t->iteration_s : 1;
 	fprintf(out, "\niteration time, paced by stage %d\n", t->bottleneck_stage);
-	/* CPU offload's per-layer host transfers show with ZeRO-3's (cost.h). */
+	/* CPU offload's per-layer host transfers show with ZeRO-3's (cost.h);
+	 * an FSDP stack's ZeRO-2 (SHARD_GRAD_OP) moves its traffic per layer
+	 * under the same rule (pp_plan_layer_gathers), named as it runs. */
 	bool host = e->plan.offload_params || e->plan.offload_activations;
+	const char *per_layer = host ? "zero-3 + host" : "zero-3";
+	if (e->plan.zero < 3)
+		per_layer = pp_plan_layer_gathers(&e->plan, &e->system) > 0
+		                ? (host ? "zero-2 + host" : "zero-2 (fsdp)")
+		                : "host offload";
 	const struct {
 		const char *name;
 		double s;
-	} rows[] = {{"compute", t->compute_s},
-	            {"tp exposed", t->tp_s},
-	            {"cp exposed", t->cp_s},
-	            {"ep exposed", t->ep_s},
-	            {host ? "zero-3 + host" : "zero-3", t->zero3_s},
-	            {"pp send/recv", t->pp_s},
-	            {"bubble", t->bubble_s},
-	            {"dp exposed", t->dp_s},
-	            {"optimizer", t->optimizer_s},
-	            {"other", t->other_s}};
+	} rows[] = {{"compute", t->compute_s},     {"tp exposed", t->tp_s},
+	            {"cp exposed", t->cp_s},       {"ep exposed", t->ep_s},
+	            {per_layer, t->zero3_s},       {"pp send/recv", t->pp_s},
+	            {"bubble", t->bubble_s},       {"dp exposed", t->dp_s},
+	            {"optimizer", t->optimizer_s}, {"other", t->other_s}};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
 		if (rows[i].s > 0 || i == 0)
 			fprintf(out, "  %-13s %10.2f ms  %5.1f%%\n", rows[i].name, rows[i].s * 1e3,

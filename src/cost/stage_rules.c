@@ -303,8 +303,8 @@ void ppi_stage_finish(pp_stage_time *out, acc *a, const pp_profile_entry *e, int
 	out->cp_bytes = a->bytes[PP_GROUP_CP];
 	out->ep_bytes = a->bytes[PP_GROUP_EP] + a->bytes[PP_GROUP_ETP];
 
-	double z3_comm = 0, z3_bytes = 0, host_comm = 0, host_layers = 0, z3_pass = 0;
-	double z3_pass_fwd = 0, z3_pass_w = 0;
+	double z3_comm = 0, z3_bytes = 0, host_comm = 0, host_layers = 0;
+	double pass[4] = {0, 0, 0, 0}; /* FSDP's passes and copies, by phase */
 	bool z3 = false;
 	for (int i = from; i < to; i++) {
 		const pp_profile_entry *x = &e[i];
@@ -316,12 +316,7 @@ void ppi_stage_finish(pp_stage_time *out, acc *a, const pp_profile_entry *e, int
 			break;
 		case PP_RULE_ZERO3:
 			if (!x->coll) { /* FSDP's passes and copies: compute */
-				if (x->phase == PP_PHASE_FWD)
-					z3_pass_fwd += t * x->times;
-				else if (x->phase == PP_PHASE_BWD_WEIGHT)
-					z3_pass_w += t * x->times;
-				else
-					z3_pass += t * x->times;
+				pass[x->phase] += t * x->times;
 				break;
 			}
 			z3 = true;
@@ -346,9 +341,10 @@ void ppi_stage_finish(pp_stage_time *out, acc *a, const pp_profile_entry *e, int
 		default: break;
 		}
 	}
-	out->fwd_compute_s += z3_pass_fwd;
-	out->wgrad_compute_s += z3_pass_w;
-	out->bwd_compute_s += z3_pass + z3_pass_w;
+	out->fwd_compute_s += pass[PP_PHASE_FWD];
+	out->wgrad_compute_s += pass[PP_PHASE_BWD_WEIGHT];
+	out->bwd_compute_s +=
+	    pass[PP_PHASE_BWD_INPUT] + pass[PP_PHASE_BWD_WEIGHT] + pass[PP_PHASE_RECOMPUTE];
 	if (z3) {
 		double per_layer_comp =
 		    layers ? (out->fwd_compute_s + out->bwd_compute_s) / layers : 0;

@@ -133,6 +133,20 @@ static void llama8b_h100(pp_model *m, pp_system *s, pp_job *j, pp_plan *p, long 
 	p->recompute = PP_RECOMPUTE_NONE;
 }
 
+/* llama3-8b on 16 x H100 under `framework` at ZeRO `zero`, 32 sequences of
+ * 4k tokens (2 micro-batches a GPU), the FSDP reduce dtype `reduce_bytes`
+ * (0: the gradients'), estimated into est. */
+static void llama8b_stack(pp_model *m, pp_system *s, pp_job *j, const char *framework, int zero,
+                          int reduce_bytes)
+{
+	pp_plan p;
+	pp_error err;
+	llama8b_h100(m, s, j, &p, 32, 4096, zero);
+	j->reduce_bytes = reduce_bytes;
+	assert_int_equal(pp_system_set_framework(s, framework, &err), PP_OK);
+	assert_int_equal(pp_estimate_run(m, s, j, &p, 16, &est, &err), PP_OK);
+}
+
 /* Count the profile's data-parallel entries of stage 0: per-layer gathers
  * (zero3-allgather occurrences a layer and micro-batch), per-layer
  * reduce-scatters, and per-iteration dp-* collectives. */
@@ -175,11 +189,7 @@ static void test_fsdp_zero2_per_layer(void **state)
 		pp_model m;
 		pp_system s;
 		pp_job j;
-		pp_plan p;
-		pp_error err;
-		llama8b_h100(&m, &s, &j, &p, 32, 4096, cases[c].zero);
-		assert_int_equal(pp_system_set_framework(&s, cases[c].framework, &err), PP_OK);
-		assert_int_equal(pp_estimate_run(&m, &s, &j, &p, 16, &est, &err), PP_OK);
+		llama8b_stack(&m, &s, &j, cases[c].framework, cases[c].zero, 0);
 		assert_int_equal(est.plan.microbatches, 2);
 		int want = cases[c].gathers_per_layer;
 		assert_int_equal(pp_plan_layer_gathers(&est.plan, &s), want);
@@ -230,12 +240,8 @@ static void test_fsdp_grad_passes(void **state)
 		pp_model m;
 		pp_system s;
 		pp_job j;
-		pp_plan p;
 		pp_error err;
-		llama8b_h100(&m, &s, &j, &p, 32, 4096, 3);
-		j.reduce_bytes = cases[c].reduce_bytes;
-		assert_int_equal(pp_system_set_framework(&s, cases[c].framework, &err), PP_OK);
-		assert_int_equal(pp_estimate_run(&m, &s, &j, &p, 16, &est, &err), PP_OK);
+		llama8b_stack(&m, &s, &j, cases[c].framework, 3, cases[c].reduce_bytes);
 		pp_work_init(&ws);
 		assert_int_equal(pp_stage_profile_build(&m, &s, &j, &est.plan, 0, &ws, &prof, &err),
 		                 PP_OK);

@@ -49,6 +49,9 @@ double pp_op_host_s(const pp_gpu *g, pp_precision precision, const pp_op *op);
  *               each all-gather and into each reduce-scatter, each
  *               micro-batch (framework.fsdp_grad_passes, fsdp2_copies; on
  *               either compute path)
+ *   moe_sync_s  the MoE layers' host sync: the experts' kernels issued after
+ *               the host waited for the GPU instead of ahead of it, each
+ *               micro-batch (framework.moe_host_sync; on either path)
  * The terms overlap a little (an eager kernel's launch is in both launch_s
  * and eager_s), so they are attributions, not a partition.
  */
@@ -58,6 +61,7 @@ typedef struct pp_stack_terms {
 	double autocast_s;
 	double grad_accum_s;
 	double fsdp_grad_s;
+	double moe_sync_s;
 } pp_stack_terms;
 
 /* The stack's terms in op `op` (seconds, written to *out). */
@@ -68,7 +72,7 @@ void pp_op_stack_terms(const pp_gpu *g, pp_precision precision, const pp_op *op,
  * The stack's terms in one iteration's compute on pipeline rank `stage`:
  * its layers, the embedding (rank 0) and the head (the last rank), every
  * micro-batch (plan->microbatches, resolved).  All 0 unless the GPU is on
- * the kernel path, fsdp_grad_s excepted.  Uses a workspace of its own (allocated and freed here).
+ * the kernel path, fsdp_grad_s and moe_sync_s excepted.  Uses a workspace of its own (allocated and freed here).
  * PP_ENOMEM when it cannot be allocated; PP_OK otherwise.
  */
 pp_status pp_stage_stack_terms(const pp_model *m, const pp_system *s, const pp_job *job,

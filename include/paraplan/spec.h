@@ -364,6 +364,14 @@ typedef struct pp_system {
 	 * foreach_all_gather_copy_out, foreach_reduce_scatter_copy_in); NCCL
 	 * divides (ReduceOp.AVG), no kernel.  0: none. */
 	double fsdp2_copies;
+	/* Where a dropless MoE layer's forward makes the host wait for the GPU
+	 * (a device-to-host read of the routed token counts, which the
+	 * all-to-all's split sizes or the grouped GEMM's per-expert sizes are
+	 * on the host): 0 never; 1 with expert parallelism (ep > 1: the
+	 * all-to-all's splits); 2 always (the grouped GEMM's sizes too).  The
+	 * host's lead is lost there: the experts' kernels after it are issued
+	 * while the GPU waits (src/cost/stage_rules.c host_queue). */
+	double moe_host_sync;
 	/* 1: element-wise ops run eagerly and keep their own saved copies
 	 * (RoPE's fp32 q and k, GQA's expanded K and V, the SDPA output made
 	 * contiguous); 0: fused or compiled away (Megatron / TransformerEngine,

@@ -48,37 +48,52 @@ static void add_work(const pp_gpu *g, pp_precision prec, const pp_work *w, doubl
 	}
 }
 
+/* The iteration's compute on rank `stage` under `s` less under `off` (the
+ * same system with one term turned off), into *out; w is scratch. */
+static pp_status compute_delta(const pp_model *m, const pp_system *s, const pp_system *off,
+                               const pp_job *job, const pp_plan *plan, int stage, pp_work *w,
+                               double *out, pp_error *err)
+{
+	pp_stage_time with, without;
+	pp_work_init(w);
+	PPI_TRY(pp_stage_cost(m, s, job, plan, stage, w, &with, err));
+	pp_work_init(w);
+	PPI_TRY(pp_stage_cost(m, off, job, plan, stage, w, &without, err));
+	double mbs = plan->microbatches > 0 ? (double)plan->microbatches : 1;
+	*out = (with.fwd_compute_s + with.bwd_compute_s - without.fwd_compute_s -
+	        without.bwd_compute_s) *
+	       mbs;
+	return PP_OK;
+}
+
 pp_status pp_stage_stack_terms(const pp_model *m, const pp_system *s, const pp_job *job,
                                const pp_plan *plan, int stage, pp_stack_terms *out, pp_error *err)
 {
 	memset(out, 0, sizeof *out);
 	double mbs = plan->microbatches > 0 ? (double)plan->microbatches : 1;
 	pp_work *w = ppi_malloc(sizeof *w);
-	if (!w)
+	pp_system *off = ppi_malloc(sizeof *off);
+	if (!w || !off) {
+		free(w);
+		free(off);
 		return ppi_oom(err);
+	}
+	pp_status st = PP_OK;
+	/* stage entries, not ops: the compute with each less without */
 	if (s->fsdp_grad_passes >= 0.5 || s->fsdp2_copies >= 0.5) {
-		/* stage entries, not ops: the backward with them less without */
-		pp_system *off = ppi_malloc(sizeof *off);
-		if (!off) {
-			free(w);
-			return ppi_oom(err);
-		}
 		*off = *s;
 		off->fsdp_grad_passes = off->fsdp2_copies = 0;
-		pp_stage_time with, without;
-		pp_work_init(w);
-		pp_status st = pp_stage_cost(m, s, job, plan, stage, w, &with, err);
-		pp_work_init(w);
-		if (st == PP_OK)
-			st = pp_stage_cost(m, off, job, plan, stage, w, &without, err);
-		free(off);
-		if (st != PP_OK) {
-			free(w);
-			return st;
-		}
-		out->fsdp_grad_s = (with.fwd_compute_s + with.bwd_compute_s -
-		                    without.fwd_compute_s - without.bwd_compute_s) *
-		                   mbs;
+		st = compute_delta(m, s, off, job, plan, stage, w, &out->fsdp_grad_s, err);
+	}
+	if (st == PP_OK && s->moe_host_sync >= 0.5 && m->moe.num_experts > 0) {
+		*off = *s;
+		off->moe_host_sync = 0;
+		st = compute_delta(m, s, off, job, plan, stage, w, &out->moe_sync_s, err);
+	}
+	free(off);
+	if (st != PP_OK) {
+		free(w);
+		return st;
 	}
 	if (!s->gpu.kern.valid) {
 		free(w);

@@ -57,7 +57,7 @@ static void unit_cost(acc *one, const pp_model *m, const pp_system *s, const pp_
 		                                                   : PP_UNIT_DENSE_LAYERS;
 		break;
 	}
-	ppi_stage_acc_work(one, ws, s, job, lay, unit);
+	ppi_stage_acc_work(one, ws, s, job, lay, unit, ppi_moe_host_sync(s, p));
 	memcpy(ws->cache_key[slot], &k, sizeof k);
 	memcpy(ws->cache[slot], one, sizeof *one);
 	ws->cache_valid[slot] = true;

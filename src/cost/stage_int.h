@@ -155,13 +155,17 @@ void ppi_stage_fill_coll(pp_profile_entry *e, const pp_coll *c, const pp_work *w
                          const pp_system *s, const pp_layout *lay, pp_profile_unit unit,
                          double times, int base, pp_work *memo);
 /* Accumulate the entries [from, to) of one unit (all of one `times`): the
- * operations come first, then the collectives. */
-void ppi_stage_acc_unit(acc *a, const pp_profile_entry *e, int from, int to);
+ * operations come first, then the collectives.  `moe_sync`: the stack's
+ * MoE layers make the host wait before their experts (ppi_moe_host_sync). */
+void ppi_stage_acc_unit(acc *a, const pp_profile_entry *e, int from, int to, bool moe_sync);
 /* ppi_stage_acc_unit of the work in `w` without keeping the entries (the
  * search's hot path: one call per unit the layer memo misses); the
  * collectives' times through w's memo of them. */
 void ppi_stage_acc_work(acc *a, pp_work *w, const pp_system *s, const pp_job *job,
-                        const pp_layout *lay, pp_profile_unit unit);
+                        const pp_layout *lay, pp_profile_unit unit, bool moe_sync);
+/* Whether the stack's dropless MoE layers make the host wait for the GPU in
+ * their forward on plan `p` (framework.moe_host_sync). */
+bool ppi_moe_host_sync(const pp_system *s, const pp_plan *p);
 /* The stage's times from the layers' totals `a` and the stage entries
  * [from, to) of `e`: the overlap rules that span the stage. */
 void ppi_stage_finish(pp_stage_time *out, acc *a, const pp_profile_entry *e, int from, int to,

@@ -191,11 +191,15 @@ static void acc_panels(acc *a, const panel_acc *pa, const double *op_s, int nops
  * issue: the phase takes max(GPU time, host time), not the per-op sum.  The
  * layer's phase is where the queue is taken to empty (a layer's backward
  * waits for the gradient of the layer above, a stage for its receive), an
- * upper bound on the host's lead.  `before`: the
- * accumulator's compute before the unit; `host`: the unit's issue time per
- * phase.
+ * upper bound on the host's lead.  A host sync inside a forward (a dropless
+ * MoE layer reading its token counts, framework.moe_host_sync) empties it
+ * there too: the part before it and the part after it each take their own
+ * max.  `before`: the accumulator's compute before the unit; `host`: the
+ * unit's issue time per phase; `mid`, `host_mid`: the same at the sync, or
+ * NULL without one.
  */
-static void host_queue(acc *a, const double *before, const double *host)
+static void host_queue(acc *a, const double *before, const double *host, const double *mid,
+                       const double *host_mid)
 {
 	/* the forward, the recompute, and the backward's two halves together
 	 * (a layer's input- and weight-gradient kernels are issued in turn);
@@ -204,57 +208,90 @@ static void host_queue(acc *a, const double *before, const double *host)
 	                                 {PP_PHASE_RECOMPUTE, -1},
 	                                 {PP_PHASE_BWD_INPUT, PP_PHASE_BWD_WEIGHT}};
 	for (int q = 0; q < 3; q++) {
+		int ph = phases[q][0];
+		if (mid && phases[q][1] < 0) {
+			/* a forward pass with the sync: two queues */
+			double g1 = mid[ph] - before[ph], g2 = a->compute[ph] - mid[ph];
+			double h1 = host_mid[ph], h2 = host[ph] - host_mid[ph];
+			a->compute[ph] += fmax(h1 - g1, 0) + fmax(h2 - g2, 0);
+			continue;
+		}
 		double gpu = 0, issue = 0;
 		for (int k = 0; k < 2 && phases[q][k] >= 0; k++) {
 			gpu += a->compute[phases[q][k]] - before[phases[q][k]];
 			issue += host[phases[q][k]];
 		}
 		if (issue > gpu)
-			a->compute[phases[q][0]] += issue - gpu;
+			a->compute[ph] += issue - gpu;
 	}
+}
+
+bool ppi_moe_host_sync(const pp_system *s, const pp_plan *p)
+{
+	return s->moe_host_sync >= 1.5 || (s->moe_host_sync >= 0.5 && p->ep > 1);
+}
+
+/* The op the sync comes before: the experts' first GEMM, after the router,
+ * top-k and permutation (the dispatcher's preprocessing reads the counts
+ * those produce). */
+static bool sync_point(const char *name)
+{
+	return strcmp(name, "expert_fc1") == 0;
 }
 
 /* Accumulate the entries [from, to) of one unit (all of one `times`): the
  * operations come first, then the collectives. */
-void ppi_stage_acc_unit(acc *a, const pp_profile_entry *e, int from, int to)
+void ppi_stage_acc_unit(acc *a, const pp_profile_entry *e, int from, int to, bool moe_sync)
 {
 	panel_acc pa;
 	pa.any = false;
 	double op_s[PP_MAX_OPS];
-	double before[4], host[4] = {0, 0, 0, 0};
+	double before[4], host[4] = {0, 0, 0, 0}, mid[4] = {0, 0, 0, 0}, host_mid[4] = {0, 0, 0, 0};
+	bool split = false;
 	memcpy(before, a->compute, sizeof before);
 	int nops = 0;
 	for (int i = from; i < to; i++) {
 		if (!e[i].coll && nops < PP_MAX_OPS)
 			op_s[nops++] = e[i].seconds;
+		if (moe_sync && !split && !e[i].coll && sync_point(e[i].name)) {
+			memcpy(mid, a->compute, sizeof mid);
+			memcpy(host_mid, host, sizeof host_mid);
+			split = true;
+		}
 		if (!e[i].coll)
 			host[e[i].phase] += e[i].host_s * e[i].count * e[i].times;
 		acc_entry(a, &e[i], from, &pa);
 	}
-	host_queue(a, before, host);
+	host_queue(a, before, host, split ? mid : NULL, host_mid);
 	acc_panels(a, &pa, op_s, nops, to > from ? e[from].times : 1);
 }
 
 /* acc_unit of the work in `w` without keeping the entries: the same fill
  * and accumulation, entry by entry (the search's hot path). */
 void ppi_stage_acc_work(acc *a, pp_work *w, const pp_system *s, const pp_job *job,
-                        const pp_layout *lay, pp_profile_unit unit)
+                        const pp_layout *lay, pp_profile_unit unit, bool moe_sync)
 {
 	if (w->overflow)
 		a->overflow = true;
 	panel_acc pa;
 	pa.any = false;
 	double op_s[PP_MAX_OPS];
-	double before[4], host[4] = {0, 0, 0, 0};
+	double before[4], host[4] = {0, 0, 0, 0}, mid[4] = {0, 0, 0, 0}, host_mid[4] = {0, 0, 0, 0};
+	bool split = false;
 	memcpy(before, a->compute, sizeof before);
 	pp_profile_entry e;
 	for (int i = 0; i < w->nops; i++) {
+		if (moe_sync && !split && sync_point(w->ops[i].name)) {
+			memcpy(mid, a->compute, sizeof mid);
+			memcpy(host_mid, host, sizeof host_mid);
+			split = true;
+		}
 		ppi_stage_fill_op(&e, &w->ops[i], s, job, unit, 1);
 		op_s[i] = e.seconds;
 		host[e.phase] += e.host_s;
 		acc_entry(a, &e, 0, &pa);
 	}
-	host_queue(a, before, host);
+	host_queue(a, before, host, split ? mid : NULL, host_mid);
 	for (int i = 0; i < w->ncolls; i++) {
 		ppi_stage_fill_coll(&e, &w->colls[i], w, s, lay, unit, 1, 0, w);
 		acc_entry(a, &e, 0, &pa);

@@ -131,6 +131,10 @@ static const pp_param registry[] = {
     {"framework.fsdp2_copies", "fsdp2_copies", FW(fsdp2_copies), "flag", 0, 1, NOFIT,
      "1: PyTorch FSDP2 copies each gathered unit out of the all-gather buffer and each unit's "
      "gradient into the reduce-scatter buffer, every micro-batch (memory-bound kernels); 0: none"},
+    {"framework.moe_host_sync", "moe_host_sync", FW(moe_host_sync), "mode", 0, 2, NOFIT,
+     "where a dropless MoE layer's forward reads its routed token counts on the host (a "
+     "device-to-host sync): 0 never, 1 with ep > 1 (all-to-all splits), 2 always (grouped "
+     "GEMM sizes)"},
     /* The stack's kernels (pp_kernel_params): kept in the GPU's kernel
      * parameters so that pp_op_time sees them. */
     {"framework.eager_elementwise", "eager_elementwise", FW(gpu.kern.eager_elementwise), "flag", 0,

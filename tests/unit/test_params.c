@@ -55,6 +55,7 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.sp_gathered_gemm_inputs",
 	                                  "framework.fsdp_grad_passes",
 	                                  "framework.fsdp2_copies",
+	                                  "framework.moe_host_sync",
 	                                  "framework.eager_elementwise",
 	                                  "framework.autocast_weight_cast",
 	                                  "framework.grad_accum_kernel",
@@ -91,6 +92,7 @@ static double *field(pp_system *s, const char *name)
 	                         &s->sp_gathered_gemm_inputs,
 	                         &s->fsdp_grad_passes,
 	                         &s->fsdp2_copies,
+	                         &s->moe_host_sync,
 	                         &s->gpu.kern.eager_elementwise,
 	                         &s->gpu.kern.autocast_weight_cast,
 	                         &s->gpu.kern.grad_accum_kernel,
@@ -106,7 +108,7 @@ static double *field(pp_system *s, const char *name)
 	return NULL;
 }
 
-#define NFIELDS 41 /* the two tables above */
+#define NFIELDS 42 /* the two tables above */
 
 static void test_round_trip(void **state)
 {

@@ -299,6 +299,88 @@ static void test_fsdp_grad_passes(void **state)
 	assert_rel(rs_bytes[1], rs_bytes[0] / 2, 1e-12);
 }
 
+/*
+ * A dropless MoE layer's host sync (framework.moe_host_sync): the forward of
+ * each MoE layer is two host queues, before the experts' first GEMM and from
+ * it on, each taking the longer of its GPU time and its issue time; the
+ * backward is one queue either way.  Checked against the profile's own
+ * entries, and the search's memoised path against the profile's sum.
+ */
+static void test_moe_host_sync(void **state)
+{
+	(void)state;
+	pp_model m;
+	pp_system s;
+	pp_job j;
+	pp_plan p;
+	pp_error err;
+	/* qwen3-30b-a3b on 8 x H100, ep 8, 4k tokens, one sequence a GPU: 16
+	 * local experts, each a GEMM the host issues apart */
+	assert_int_equal(pp_model_preset("qwen3-30b-a3b", &m, &err), PP_OK);
+	assert_int_equal(pp_system_preset("dgx-h100", &s, &err), PP_OK);
+	assert_int_equal(pp_system_set_framework(&s, "megatron", &err), PP_OK);
+	assert_rel(s.moe_host_sync, 2, 0);
+	/* a stack with little GPU time per kernel (the preset's fitted 30 us
+	 * hides the issue behind the GPU's), so that the experts' issue shows */
+	s.gpu.eff.kernel_s = 2e-6;
+	assert_int_equal(pp_system_compute_model(&s, &err), PP_OK);
+	pp_job_init(&j);
+	j.global_batch = 8;
+	j.seq_len = 4096;
+	pp_plan_init(&p);
+	p.ep = 8;
+	p.recompute = PP_RECOMPUTE_NONE;
+	assert_int_equal(pp_estimate_run(&m, &s, &j, &p, 8, &est, &err), PP_OK);
+	assert_int_equal(est.plan.ep, 8);
+	pp_work_init(&ws);
+	assert_int_equal(pp_stage_profile_build(&m, &s, &j, &est.plan, 0, &ws, &prof, &err), PP_OK);
+	/* the MoE layers' forward ops, split at expert_fc1 */
+	double g[2] = {0, 0}, h[2] = {0, 0}, layers = 0;
+	int part = 0;
+	for (int i = 0; i < prof.n; i++) {
+		const pp_profile_entry *e = &prof.e[i];
+		if (e->coll || e->unit != PP_UNIT_MOE_LAYERS)
+			continue;
+		if (strcmp(e->name, "expert_fc1") == 0)
+			part = 1;
+		if (e->phase != PP_PHASE_FWD)
+			continue;
+		g[part] += e->seconds * e->count * e->times;
+		h[part] += e->host_s * e->count * e->times;
+		layers = e->times;
+	}
+	assert_int_equal(part, 1);
+	assert_true(layers > 0);
+	/* the experts' per-expert launches outrun their GPU time here */
+	assert_true(h[1] > g[1]);
+	double two = fmax(g[0], h[0]) + fmax(g[1], h[1]), one = fmax(g[0] + g[1], h[0] + h[1]);
+	assert_true(two > one);
+	pp_stage_time t, u, v;
+	pp_stage_profile_sum(&prof, &s, &est.plan, &t);
+	s.moe_host_sync = 0;
+	pp_stage_profile_sum(&prof, &s, &est.plan, &u);
+	assert_rel(t.fwd_compute_s - u.fwd_compute_s, two - one, 1e-9);
+	assert_rel(t.bwd_compute_s, u.bwd_compute_s, 1e-12);
+	/* 1 (torchtitan): only with expert parallelism, which this plan has */
+	s.moe_host_sync = 1;
+	pp_stage_profile_sum(&prof, &s, &est.plan, &v);
+	assert_rel(v.fwd_compute_s, t.fwd_compute_s, 1e-12);
+	/* the memoised cost (the search's path) agrees with the profile */
+	s.moe_host_sync = 2;
+	pp_work_init(&ws);
+	assert_int_equal(pp_stage_cost(&m, &s, &j, &est.plan, 0, &ws, &v, &err), PP_OK);
+	assert_rel(v.fwd_compute_s, t.fwd_compute_s, 1e-9);
+	/* without expert parallelism mode 1 does not sync, mode 2 does */
+	pp_plan q = est.plan;
+	q.ep = 1;
+	s.moe_host_sync = 1;
+	pp_stage_profile_sum(&prof, &s, &q, &v);
+	assert_rel(v.fwd_compute_s, u.fwd_compute_s, 1e-12);
+	s.moe_host_sync = 2;
+	pp_stage_profile_sum(&prof, &s, &q, &v);
+	assert_rel(v.fwd_compute_s, t.fwd_compute_s, 1e-12);
+}
+
 /* 3. ZeRO-3 traffic hidden under compute keeps framework.zero3_visible of its
  * time (seed 002 Table 7: concurrent-kernel slowdown + launch gap): with the
  * traffic hidden (llama3-8b, 8 x H100, 8k tokens a micro-batch), the stage's
@@ -464,6 +546,7 @@ int main(void)
 	    cmocka_unit_test(test_zero3_visible),
 	    cmocka_unit_test(test_fsdp_zero2_per_layer),
 	    cmocka_unit_test(test_fsdp_grad_passes),
+	    cmocka_unit_test(test_moe_host_sync),
 	    cmocka_unit_test(test_param_gather_overlap),
 	    cmocka_unit_test(test_dp_interleaved_windows),
 	};

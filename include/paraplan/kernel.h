@@ -337,9 +337,9 @@ pp_status pp_kernel_scale(pp_gpu *g, double sms, pp_error *err);
  * not in the table.  pp_kernel_scale multiplies the GEMM ceilings by it. */
 double pp_kernel_gemm_ceiling_ratio(const char *gpu);
 /* The largest factor by which a calibrated stack may run the GPU's BF16
- * GEMMs above the rate pp_kernel_scale carries to it: its own measured best
- * (MAMF) over the carried rate for a part with a ceiling ratio (1.14), 1 for
- * the measured reference and for parts without one. */
+ * GEMMs above the kernel model's rate: the part's own measured best (MAMF)
+ * over that rate for a part with a MAMF figure, the measured reference
+ * included (1.14), 1 for parts without one. */
 double pp_kernel_gemm_fit_ceiling(const char *gpu);
 
 /*

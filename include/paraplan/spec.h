@@ -191,6 +191,11 @@ typedef struct pp_kernel_params {
 	 * the GPU.  0: no host (measured kernels: the fixed times paid in full);
 	 * framework.host_queue. */
 	double host_queue;
+	/* The stack's host time to issue a kernel over plain PyTorch's (the
+	 * measured per-call split above): above 1 where the stack's modules add
+	 * Python and C++ work to each call (Transformer Engine's modules);
+	 * framework.host_issue_factor.  0 reads as 1. */
+	double host_issue_factor;
 	/* Under stack_fractions: the share of the measured (Hopper-native)
 	 * attention rate the stack's attention kernel reaches on this GPU
 	 * (framework.attn_sm90_fraction on sm90, else 1). */

@@ -318,7 +318,10 @@ static double host_issue_s(const pp_gpu *g, pp_precision prec, const pp_op *op)
 	double calls = op->kind == PP_OP_GEMM   ? (op->count > 1 ? op->count : 1)
 	               : op->kind == PP_OP_ATTN ? 1
 	                                        : 0;
-	return calls * hg + (all - calls) * hm;
+	/* a stack whose modules do more per call than PyTorch's own
+	 * (framework.host_issue_factor) */
+	double f = g->kern.host_issue_factor > 0 ? g->kern.host_issue_factor : 1;
+	return (calls * hg + (all - calls) * hm) * f;
 }
 
 double pp_op_host_s(const pp_gpu *g, pp_precision prec, const pp_op *op)

@@ -349,20 +349,23 @@ double pp_kernel_gemm_ceiling_ratio(const char *gpu)
 }
 
 /*
- * On a GPU whose GEMM table is carried (the MAMF ratio above), the carried
- * rate is an assumption, not a measurement: that the stack's shapes reach the
+ * What the hardware allows a stack's GEMMs is the part's own measured best,
+ * its MAMF above.  On a GPU whose GEMM table is carried (the MAMF ratio
+ * above) the carried rate is an assumption: that the stack's shapes reach the
  * same share of the best achievable rate as on the measured H100
- * (PP_KERNEL_H100_GEMM_EFF / PP_MAMF_H100_SXM = 0.877).  What the hardware
- * allows is the GPU's own measured best (its MAMF), so a fit may raise the
- * carried GEMM rate up to it: MAMF / (PP_KERNEL_H100_GEMM_EFF x ratio), the
- * same 1.14 for every part in the table.  The measured H100 and parts without
- * a MAMF figure stay at 1 (their tables are measured, or there is no ceiling
- * of their own to stop at below the datasheet).
+ * (PP_KERNEL_H100_GEMM_EFF / PP_MAMF_H100_SXM = 0.877), so a fit may raise it
+ * up to the part's MAMF: MAMF / (PP_KERNEL_H100_GEMM_EFF x ratio), the same
+ * 1.14 for every part in the table.  The measured reference is held to the
+ * same ceiling, its MAMF over its fitted kernel model (1.14): the tables are
+ * one H100's, whose best shape ran at 756.6 TFLOP/s where the part's MAMF is
+ * 792.1, and the model's asymptote (PP_KERNEL_H100_GEMM_EFF) is a fit over
+ * every shape, below its largest ones.  Parts without a MAMF figure stay at
+ * 1: no ceiling of their own to stop at below the datasheet.
  */
 double pp_kernel_gemm_fit_ceiling(const char *gpu)
 {
 	double r = pp_kernel_gemm_ceiling_ratio(gpu);
-	if (r == 1)
+	if (r == 1 && !(gpu && ppi_streq(gpu, PP_KERNEL_REFERENCE_GPU)))
 		return 1;
 	return PP_MAMF_H100_SXM / PP_KERNEL_H100_GEMM_EFF;
 }

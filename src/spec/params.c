@@ -40,8 +40,9 @@ static const pp_param registry[] = {
      "the stack's fraction of the kernel model's fused-attention rate"},
     {"efficiency.memory", "memory", GPU(memory), "fraction", 0.01, 2, FIT(0.2, 1, false, 0.8),
      "the stack's fraction of the kernel model's memory-bound rate"},
-    {"efficiency.kernel_s", "kernel_s", GPU(kernel_s), "s", 0, 1e-3, FIT(1e-6, 3e-5, true, 5e-6),
-     "the stack's fixed time per kernel launched: launch and tail"},
+    {"efficiency.kernel_s", "kernel_s", GPU(kernel_s), "s", 0, 1e-3, NOFIT,
+     "the GPU's time per kernel launched beyond its rate term, in a busy stream (the measured "
+     "gap, PP_KERNEL_STREAM_GAP_S; the host's issue time is the host queue's)"},
     /* System "framework" object (pp_system), in the order read_framework reads. */
     {"framework.comm_buffer_bytes", "comm_buffer_bytes", FW(comm_buffer_bytes), "bytes", 0, 1e11,
      NOFIT, "NCCL and framework communication buffers per GPU (NCCL_BUFFSIZE x channels)"},
@@ -156,6 +157,10 @@ static const pp_param registry[] = {
     {"framework.host_queue", "host_queue", FW(gpu.kern.host_queue), "flag", 0, 1, NOFIT,
      "1: the host issues kernels ahead of the GPU, each in the measured per-call fixed time less "
      "a busy stream's gap; a layer's phase takes at least its kernels' issue time"},
+    {"framework.host_issue_factor", "host_issue_factor", FW(gpu.kern.host_issue_factor), "ratio", 0,
+     10, NOFIT,
+     "the stack's host time to issue a kernel over plain PyTorch's measured issue time "
+     "(Transformer Engine modules: 2.7); 0 reads as 1"},
     {"framework.cuda_graphs", "cuda_graphs", FW(gpu.kern.cuda_graphs), "flag", 0, 1, NOFIT,
      "1: the step replays CUDA graphs: no host launch time per kernel"},
 };

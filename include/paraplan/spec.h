@@ -377,6 +377,12 @@ typedef struct pp_system {
 	 * host's lead is lost there: the experts' kernels after it are issued
 	 * while the GPU waits (src/cost/stage_rules.c host_queue). */
 	double moe_host_sync;
+	/* 1: DeepSpeed's pipeline engine: with pp > 1 the DP gradients are
+	 * reduced after the last micro-batch's backward (TrainSchedule's
+	 * ReduceGrads: dp_overlap does not apply), and under bf16, whose optimizer
+	 * BF16_Optimizer shards, as an all-reduce of the whole fp32 gradient, not
+	 * a reduce-scatter (PipelineEngine._bf16_reduce_grads); 0: neither. */
+	double pipe_engine_reduce;
 	/* 1: element-wise ops run eagerly and keep their own saved copies
 	 * (RoPE's fp32 q and k, GQA's expanded K and V, the SDPA output made
 	 * contiguous); 0: fused or compiled away (Megatron / TransformerEngine,

@@ -202,14 +202,20 @@ static double dp_colls(ebuf *b, const pp_scenario *sc, const stage_ctx *c, pp_wo
 	 * already moved its traffic per micro-batch. */
 	if (pp_plan_layer_gathers(p, s) == 0) {
 		const pp_layout *ld = &lay[PP_GROUP_DP], *le = &lay[PP_GROUP_EDP];
-		pp_coll_kind red = p->zero >= 1 ? PP_COLL_REDUCESCATTER : PP_COLL_ALLREDUCE;
-		const char *rn = p->zero >= 1 ? "dp-reducescatter" : "dp-allreduce";
+		/* DeepSpeed's pipeline engine with bf16 shards the optimizer in
+		 * its BF16_Optimizer but all-reduces the whole fp32 gradient
+		 * (framework.pipe_engine_reduce), then all-gathers the
+		 * updated parameters as ZeRO-1 does. */
+		bool scatter = p->zero >= 1 && !(s->pipe_engine_reduce >= 0.5 && p->pp > 1 &&
+		                                 job->precision == PP_PREC_BF16);
+		pp_coll_kind red = scatter ? PP_COLL_REDUCESCATTER : PP_COLL_ALLREDUCE;
+		const char *rn = scatter ? "dp-reducescatter" : "dp-allreduce";
 		/* only the trainable parameters have gradients and new values
 		 * (job.ft; all of them without fine-tuning) */
 		double dense = c->train.dense, experts = c->train.experts;
 		sum += dp_coll(b, ws, rn, PP_GROUP_DP, red, s, ld, dense * job->grad_bytes);
-		sum += dp_coll(b, ws, p->zero >= 1 ? "edp-reducescatter" : "edp-allreduce",
-		               PP_GROUP_EDP, red, s, le, experts * job->grad_bytes);
+		sum += dp_coll(b, ws, scatter ? "edp-reducescatter" : "edp-allreduce", PP_GROUP_EDP,
+		               red, s, le, experts * job->grad_bytes);
 		if (p->zero >= 1) {
 			sum += dp_coll(b, ws, "dp-allgather", PP_GROUP_DP, PP_COLL_ALLGATHER, s, ld,
 			               dense * wb);

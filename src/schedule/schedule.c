@@ -108,7 +108,10 @@ double pp_schedule_dp_hide_s(const pp_system *s, const pp_plan *plan, double dp_
 		p = plan->microbatches < plan->pp ? (double)plan->microbatches : plan->pp;
 	}
 	double reduce = dp_s - gather_s;
-	double er = dp_exposed_part(reduce, bwd_compute_s, s->dp_overlap, v, p);
+	/* DeepSpeed's pipeline engine reduces after the last backward
+	 * (framework.pipe_engine_reduce): none of it under the backward. */
+	double ov = s->pipe_engine_reduce >= 0.5 && plan->pp > 1 ? 0 : s->dp_overlap;
+	double er = dp_exposed_part(reduce, bwd_compute_s, ov, v, p);
 	double eg = dp_exposed_part(gather_s, fwd_compute_s, s->param_gather_overlap, v, p);
 	return dp_s - er - eg;
 }

@@ -136,6 +136,10 @@ static const pp_param registry[] = {
      "where a dropless MoE layer's forward reads its routed token counts on the host (a "
      "device-to-host sync): 0 never, 1 with ep > 1 (all-to-all splits), 2 always (grouped "
      "GEMM sizes)"},
+    {"framework.pipe_engine_reduce", "pipe_engine_reduce", FW(pipe_engine_reduce), "flag", 0, 1,
+     NOFIT,
+     "1: DeepSpeed's pipeline engine: with pp > 1 the DP gradients reduce after the last "
+     "backward, nothing hidden, and under bf16 as an all-reduce of the fp32 gradient; 0: neither"},
     /* The stack's kernels (pp_kernel_params): kept in the GPU's kernel
      * parameters so that pp_op_time sees them. */
     {"framework.eager_elementwise", "eager_elementwise", FW(gpu.kern.eager_elementwise), "flag", 0,

@@ -56,6 +56,7 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.fsdp_grad_passes",
 	                                  "framework.fsdp2_copies",
 	                                  "framework.moe_host_sync",
+	                                  "framework.pipe_engine_reduce",
 	                                  "framework.eager_elementwise",
 	                                  "framework.autocast_weight_cast",
 	                                  "framework.grad_accum_kernel",
@@ -94,6 +95,7 @@ static double *field(pp_system *s, const char *name)
 	                         &s->fsdp_grad_passes,
 	                         &s->fsdp2_copies,
 	                         &s->moe_host_sync,
+	                         &s->pipe_engine_reduce,
 	                         &s->gpu.kern.eager_elementwise,
 	                         &s->gpu.kern.autocast_weight_cast,
 	                         &s->gpu.kern.grad_accum_kernel,
@@ -110,7 +112,7 @@ static double *field(pp_system *s, const char *name)
 	return NULL;
 }
 
-#define NFIELDS 43 /* the two tables above */
+#define NFIELDS 44 /* the two tables above */
 
 static void test_round_trip(void **state)
 {

@@ -505,6 +505,80 @@ static void test_param_gather_overlap(void **state)
 	pp_sim_free(sim);
 }
 
+/* DeepSpeed's pipeline engine under bf16 shards the optimizer in
+ * BF16_Optimizer but all-reduces the whole fp32 gradient
+ * (framework.pipe_engine_reduce): the per-iteration DP reduction of a
+ * ZeRO-1 plan is an all-reduce of the same bytes where Megatron-Core
+ * reduce-scatters, and only with pp > 1 and bf16; with pp > 1 it runs
+ * after the last backward, none of it hidden.  Llama-3-70B on 8 DGX H100,
+ * tp 8, ZeRO-1. */
+static void test_pipe_engine_reduce(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *framework;
+		int pp;
+		pp_precision prec;
+		bool allreduce;
+	} cases[] = {{"deepspeed", 2, PP_PREC_BF16, true},
+	             {"deepspeed", 2, PP_PREC_FP16, false},
+	             {"deepspeed", 1, PP_PREC_BF16, false},
+	             {"megatron", 2, PP_PREC_BF16, false}};
+	pp_model m;
+	pp_error err;
+	assert_int_equal(pp_model_preset("llama3-70b", &m, &err), PP_OK);
+	double reduce_s[4], reduce_bytes[4];
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		pp_system s;
+		pp_job j;
+		assert_int_equal(pp_system_preset("dgx-h100", &s, &err), PP_OK);
+		assert_int_equal(pp_system_set_framework(&s, cases[c].framework, &err), PP_OK);
+		pp_job_init(&j);
+		j.global_batch = 32;
+		j.seq_len = 2048;
+		j.precision = cases[c].prec;
+		pp_plan p;
+		pp_plan_init(&p);
+		p.tp = 8;
+		p.pp = cases[c].pp;
+		p.sp = true;
+		p.zero = 1;
+		p.recompute = PP_RECOMPUTE_SELECTIVE;
+		assert_int_equal(pp_estimate_run(&m, &s, &j, &p, 64, &est, &err), PP_OK);
+		pp_work_init(&ws);
+		assert_int_equal(pp_stage_profile_build(&m, &s, &j, &est.plan, 0, &ws, &prof, &err),
+		                 PP_OK);
+		int allreduces = 0, scatters = 0, gathers = 0;
+		for (int i = 0; i < prof.n; i++) {
+			const pp_profile_entry *e = &prof.e[i];
+			if (!e->coll || e->bytes <= 0)
+				continue;
+			if (strcmp(e->name, "dp-allreduce") == 0 ||
+			    strcmp(e->name, "dp-reducescatter") == 0) {
+				allreduces += e->name[3] == 'a';
+				scatters += e->name[3] == 'r';
+				reduce_s[c] = e->seconds;
+				reduce_bytes[c] = e->bytes;
+			}
+			gathers += strcmp(e->name, "dp-allgather") == 0;
+		}
+		assert_int_equal(allreduces, cases[c].allreduce ? 1 : 0);
+		assert_int_equal(scatters, cases[c].allreduce ? 0 : 1);
+		assert_int_equal(gathers, 1); /* the updated parameters, either way */
+		/* the engine's reduction follows the last backward: none hidden
+		 * with a pipeline (DeepSpeed hides no gather either) */
+		const pp_stage_time *t = &est.bottleneck;
+		double hide = pp_schedule_dp_hide_s(&s, &est.plan, t->dp_s, t->dp_gather_s,
+		                                    t->fwd_compute_s, t->bwd_compute_s);
+		bool engine = strcmp(cases[c].framework, "deepspeed") == 0 && cases[c].pp > 1;
+		assert_true(engine ? fabs(hide) <= 1e-12 * t->dp_s : hide > 0);
+	}
+	/* the same gradient bytes, an all-reduce's time: about two
+	 * reduce-scatters' over the same ring */
+	assert_rel(reduce_bytes[0], reduce_bytes[3], 1e-12);
+	assert_true(reduce_s[0] > 1.5 * reduce_s[3]);
+}
+
 static void test_dp_interleaved_windows(void **state)
 {
 	(void)state;
@@ -547,6 +621,7 @@ int main(void)
 	    cmocka_unit_test(test_fsdp_zero2_per_layer),
 	    cmocka_unit_test(test_fsdp_grad_passes),
 	    cmocka_unit_test(test_moe_host_sync),
+	    cmocka_unit_test(test_pipe_engine_reduce),
 	    cmocka_unit_test(test_param_gather_overlap),
 	    cmocka_unit_test(test_dp_interleaved_windows),
 	};

@@ -383,6 +383,12 @@ typedef struct pp_system {
 	 * BF16_Optimizer shards, as an all-reduce of the whole fp32 gradient, not
 	 * a reduce-scatter (PipelineEngine._bf16_reduce_grads); 0: neither. */
 	double pipe_engine_reduce;
+	/* 1: an MoE layer's routing weights multiply the experts' activation
+	 * (Megatron-Core since its memory-efficient permutation, 2025: weighted
+	 * SwiGLU in the experts, an unweighted unpermute), so no expert output is
+	 * kept for the weights' gradient; 0: the combine weights the expert
+	 * outputs and keeps them (DeepSpeed-MoE, MegaBlocks, torchtitan). */
+	double moe_probs_in_expert;
 	/* 1: element-wise ops run eagerly and keep their own saved copies
 	 * (RoPE's fp32 q and k, GQA's expanded K and V, the SDPA output made
 	 * contiguous); 0: fused or compiled away (Megatron / TransformerEngine,

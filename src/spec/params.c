@@ -140,6 +140,10 @@ static const pp_param registry[] = {
      NOFIT,
      "1: DeepSpeed's pipeline engine: with pp > 1 the DP gradients reduce after the last "
      "backward, nothing hidden, and under bf16 as an all-reduce of the fp32 gradient; 0: neither"},
+    {"framework.moe_probs_in_expert", "moe_probs_in_expert", FW(moe_probs_in_expert), "flag", 0, 1,
+     NOFIT,
+     "1: an MoE layer's routing weights multiply the experts' activation, so no expert output is "
+     "saved for their gradient (Megatron-Core); 0: the combine weights and keeps the outputs"},
     /* The stack's kernels (pp_kernel_params): kept in the GPU's kernel
      * parameters so that pp_op_time sees them. */
     {"framework.eager_elementwise", "eager_elementwise", FW(gpu.kern.eager_elementwise), "flag", 0,

@@ -54,6 +54,8 @@ typedef struct act_ctx {
 	                    0 (fused norm), 4 (computed in fp32 under autocast) */
 	bool eager;      /* element-wise ops keep their own copies (eager_activation_copies) */
 	bool fp8;
+	bool probs_in_expert; /* the routing weights multiply inside the experts
+	                         (framework.moe_probs_in_expert) */
 } act_ctx;
 
 static void act_ctx_init(act_ctx *c, const ppi_mb_shape *mb, const pp_system *s, const pp_job *job,
@@ -68,6 +70,7 @@ static void act_ctx_init(act_ctx *c, const ppi_mb_shape *mb, const pp_system *s,
 	 * all-gathered norm output for the weight gradient (dstb.py). */
 	c->gin_div = s->sp_gathered_gemm_inputs >= 0.5 ? 1.0 : mb->sd;
 	c->fp8 = mb->fp8;
+	c->probs_in_expert = s->moe_probs_in_expert >= 0.5;
 	c->ab = mb->ab;
 	c->lin_b = mb->saved_in_b;
 	/* torch.autocast over fp32 parameters (param_bytes 4 with a compute
@@ -186,7 +189,13 @@ static double mlp_act(const pp_model *m, const pp_plan *p, const act_ctx *c, boo
 	a += R * h * c->lin_b;                            /* expert FC1 input */
 	a += R * fe * (m->gated_mlp ? 2.0 : 1.0) * c->ab; /* activation input */
 	a += R * fe * c->lin_b;                           /* expert FC2 input */
-	a += Td * e->top_k * h * c->ab; /* expert outputs kept for the weighting */
+	/* A combine that weights the expert outputs keeps them for the
+	 * weights' gradient; weights applied at the experts' activation
+	 * (Megatron-Core's weighted SwiGLU) keep only the fp32 weights. */
+	if (c->probs_in_expert)
+		a += R * FP32_BYTES;
+	else
+		a += Td * e->top_k * h * c->ab; /* expert outputs kept for the weighting */
 	if (e->shared_ffn_hidden > 0)
 		a += dense_mlp_act(m, c, e->shared_ffn_hidden, false);
 	return a;

@@ -57,6 +57,7 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.fsdp2_copies",
 	                                  "framework.moe_host_sync",
 	                                  "framework.pipe_engine_reduce",
+	                                  "framework.moe_probs_in_expert",
 	                                  "framework.eager_elementwise",
 	                                  "framework.autocast_weight_cast",
 	                                  "framework.grad_accum_kernel",
@@ -96,6 +97,7 @@ static double *field(pp_system *s, const char *name)
 	                         &s->fsdp2_copies,
 	                         &s->moe_host_sync,
 	                         &s->pipe_engine_reduce,
+	                         &s->moe_probs_in_expert,
 	                         &s->gpu.kern.eager_elementwise,
 	                         &s->gpu.kern.autocast_weight_cast,
 	                         &s->gpu.kern.grad_accum_kernel,
@@ -112,7 +114,7 @@ static double *field(pp_system *s, const char *name)
 	return NULL;
 }
 
-#define NFIELDS 44 /* the two tables above */
+#define NFIELDS 45 /* the two tables above */
 
 static void test_round_trip(void **state)
 {

@@ -263,6 +263,53 @@ static void test_grads_set_to_none(void **state)
 	assert_rel(a.allocated_bytes, b.allocated_bytes, 1e-12);
 }
 
+/* Where an MoE layer's routing weights multiply (framework.moe_probs_in_expert):
+ * Megatron-Core applies them at the experts' activation and keeps only the
+ * fp32 weights, one a routed token copy (R = T k); a stack whose combine
+ * weights the expert outputs keeps those, T k h bf16 elements.  Qwen3-30B-A3B
+ * (48 MoE layers, top-8, hidden 2048) on 8 H100, ep 8, without recompute:
+ * the layers' activations differ by (T k h 2 - T k 4) per layer and
+ * micro-batch in flight, nothing else moves. */
+static void test_moe_probs_in_expert(void **state)
+{
+	(void)state;
+	pp_error err;
+	setup u[2];
+	pp_stage_memory a[2];
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(pp_model_preset("qwen3-30b-a3b", &u[i].m, &err), PP_OK);
+		assert_int_equal(pp_system_preset("dgx-h100", &u[i].s, &err), PP_OK);
+		assert_int_equal(pp_system_set_framework(&u[i].s, "megatron", &err), PP_OK);
+		pp_job_init(&u[i].job);
+		u[i].job.seq_len = 4096;
+		u[i].job.global_batch = 16;
+		pp_plan_init(&u[i].plan);
+		u[i].plan.recompute = PP_RECOMPUTE_NONE;
+		u[i].plan.ep = 8;
+		u[i].plan.mbs = 1;
+		assert_int_equal(pp_plan_resolve(&u[i].plan, &u[i].m, &u[i].s, 8, &u[i].job, &err),
+		                 PP_OK);
+	}
+	assert_true(u[0].s.moe_probs_in_expert == 1); /* Megatron-Core's */
+	u[1].s.moe_probs_in_expert = 0;
+	mem(&u[0], 0, &a[0]);
+	mem(&u[1], 0, &a[1]);
+	const pp_model *m = &u[0].m;
+	double T = u[0].job.seq_len, k = m->moe.top_k, h = m->hidden;
+	double per = T * k * h * 2 - T * k * 4;
+	double layer_mbs = a[0].inflight_layer_mbs;
+	assert_true(layer_mbs > 0 && layer_mbs == a[1].inflight_layer_mbs);
+	assert_rel(a[1].act_layers_bytes - a[0].act_layers_bytes, per * layer_mbs, 1e-9);
+	assert_rel(a[0].weights_bytes, a[1].weights_bytes, 1e-15);
+	assert_rel(a[0].optimizer_bytes, a[1].optimizer_bytes, 1e-15);
+	/* the other stacks keep the outputs */
+	const char *others[] = {"torchtitan", "deepspeed", "llm-foundry", "pytorch"};
+	for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
+		assert_int_equal(pp_system_set_framework(&u[1].s, others[i], &err), PP_OK);
+		assert_true(u[1].s.moe_probs_in_expert == 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -271,6 +318,7 @@ int main(void)
 	    cmocka_unit_test(test_fsdp2_gathered_copies),
 	    cmocka_unit_test(test_fp8_weights),
 	    cmocka_unit_test(test_grads_set_to_none),
+	    cmocka_unit_test(test_moe_probs_in_expert),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

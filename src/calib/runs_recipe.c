@@ -1,8 +1,8 @@
 /*
  * What a public-runs record ran with where its recipe or launch script states
  * it and the record does not, read into the run's plan in place of the fill
- * rules: the activation recompute and CPU offloading
- * (data/runs/recompute.json), the micro-batch and virtual pipeline sizes and
+ * rules: the activation recompute, CPU offloading and the MoE all-to-all
+ * overlap (data/runs/recompute.json), the micro-batch and virtual pipeline sizes and
  * the DDP implementation (data/runs/batching.json); each entry with its
  * source.
  */
@@ -18,10 +18,15 @@ static int apply(json_t *e, pp_plan *plan)
 	int rc = ppi_run_recompute_mode(json_string_value(json_object_get(e, "recompute")));
 	json_t *n = json_object_get(e, "offload_layers");
 	json_t *mods = json_object_get(e, "recompute_modules");
+	json_t *ep = json_object_get(e, "ep_overlap");
 	pp_error err;
 	if (rc < 0 || !json_is_integer(n) || json_integer_value(n) < 0 ||
-	    json_integer_value(n) > 100000)
+	    json_integer_value(n) > 100000 || (ep && !json_is_boolean(ep)))
 		return -1;
+	/* Megatron-Bridge's moe_a2a_overlap (overlap_moe_expert_parallel_comm):
+	 * the plan's --ep-overlap */
+	if (ep)
+		plan->ep_overlap = json_is_true(ep);
 	plan->recompute_modules = 0;
 	if (mods &&
 	    (!json_is_string(mods) || rc != PP_RECOMPUTE_SELECTIVE ||
@@ -40,10 +45,11 @@ pp_status ppi_run_recipe_recompute(const char *id, pp_plan *plan, int *mode, pp_
 	*mode = -1;
 	PPI_TRY(ppi_run_table_entry("recompute", id, &root, &e, &path, err));
 	pp_status st = PP_OK;
+	bool ep_before = plan->ep_overlap;
 	if (e && (*mode = apply(e, plan)) < 0)
 		st = ppi_fail(err, path, "entries",
-		              "expected recompute none|selective|full, offload_layers >= 0 and "
-		              "recompute_modules only with selective");
+		              "expected recompute none|selective|full, offload_layers >= 0, "
+		              "recompute_modules only with selective and ep_overlap a boolean");
 	else if (e && plan->offload_layers > 0)
 		ppi_run_fill(
 		    info, PP_FILL_RECOMPUTE,
@@ -61,6 +67,10 @@ pp_status ppi_run_recipe_recompute(const char *id, pp_plan *plan, int *mode, pp_
 		ppi_run_fill(info, PP_FILL_RECOMPUTE,
 		             "activation_recompute from its recipe: %s (data/runs/recompute.json)",
 		             pp_recompute_name((pp_recompute)*mode));
+	if (e && *mode >= 0 && plan->ep_overlap && !ep_before)
+		ppi_run_fill(info, PP_FILL_RECOMPUTE,
+		             "ep_overlap from its recipe: on, the expert all-to-all under another "
+		             "micro-batch's compute (moe_a2a_overlap; data/runs/recompute.json)");
 	json_decref(root);
 	/* The embedded table is part of the build: a malformed one is a bug. */
 	return st == PP_OK ? st : PP_EINTERNAL;

@@ -535,9 +535,10 @@ static void read_by_id(const pp_runs *runs, const char *id, pp_inputs *in, pp_ru
 	assert_int_equal(pp_run_read(runs, i, in, info, &err), PP_OK);
 }
 
-/* A Megatron-Bridge record's recompute and activation offload come from its
- * recipe (data/runs/recompute.json), not the fill rule; a record whose recipe
- * ran another plan keeps the rule ("unknown: ..."). */
+/* A Megatron-Bridge record's recompute, activation offload and MoE
+ * all-to-all overlap come from its recipe (data/runs/recompute.json), not the
+ * fill rule; a record whose recipe ran another plan keeps the rule
+ * ("unknown: ..."). */
 static void test_recipe_recompute(void **state)
 {
 	(void)state;
@@ -555,6 +556,8 @@ static void test_recipe_recompute(void **state)
 	     "activation_recompute from its recipe: none"},
 	    {"mbridge_25.11_DGX-GB200_LLAMA3.1-405B_256gpu_FP8-CS", PP_RECOMPUTE_SELECTIVE, 0,
 	     "activation_recompute unknown: selective"},
+	    {"mbridge_25.11_DGX-H100_Qwen3_235B_a22B_256gpu_FP8-CS", PP_RECOMPUTE_NONE, 0,
+	     "activation_recompute from its recipe: none"},
 	};
 	pp_runs *runs = load_public();
 	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
@@ -572,6 +575,13 @@ static void test_recipe_recompute(void **state)
 		for (int f = 0; f < info.nfilled; f++)
 			named |= strncmp(info.filled[f], cases[c].fill, strlen(cases[c].fill)) == 0;
 		assert_true(named);
+		/* only the H100 Qwen3-235B recipe overlaps the all-to-all
+		 * (moe_a2a_overlap), and says so */
+		bool ep = strstr(cases[c].id, "Qwen3_235B") != NULL, said = false;
+		assert_int_equal(in.plan.ep_overlap, ep);
+		for (int f = 0; f < info.nfilled; f++)
+			said |= strncmp(info.filled[f], "ep_overlap from its recipe: on", 30) == 0;
+		assert_int_equal(said, ep);
 	}
 	pp_runs_free(runs);
 }

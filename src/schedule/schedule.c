@@ -111,8 +111,13 @@ double pp_schedule_dp_hide_s(const pp_system *s, const pp_plan *plan, double dp_
 	/* DeepSpeed's pipeline engine reduces after the last backward
 	 * (framework.pipe_engine_reduce): none of it under the backward. */
 	double ov = s->pipe_engine_reduce >= 0.5 && plan->pp > 1 ? 0 : s->dp_overlap;
-	double er = dp_exposed_part(reduce, bwd_compute_s, ov, v, p);
-	double eg = dp_exposed_part(gather_s, fwd_compute_s, s->param_gather_overlap, v, p);
+	/* A stack that overlaps nothing starts no chunk's share early either:
+	 * Megatron-LM of 2021 (local DDP) all-reduces the whole gradient buffer
+	 * after forward_backward_func returns (megatron/training.py train_step),
+	 * DeepSpeed gathers inside its step. */
+	double go = s->param_gather_overlap;
+	double er = dp_exposed_part(reduce, bwd_compute_s, ov, ov > 0 ? v : 1, p);
+	double eg = dp_exposed_part(gather_s, fwd_compute_s, go, go > 0 ? v : 1, p);
 	return dp_s - er - eg;
 }
 

@@ -604,6 +604,15 @@ static void test_dp_interleaved_windows(void **state)
 	assert_rel(pp_schedule_dp_hide_s(&s, &p, 0.5, 0, 0.1, 0.2), 0.5 - (0.125 - 0.045), 1e-12);
 	/* the gather the same way under the forwards */
 	assert_rel(pp_schedule_dp_hide_s(&s, &p, 1.0, 1.0, 0.2, 0), 0.645, 1e-12);
+	/* a stack that overlaps nothing (Megatron-LM 2021's local DDP, the
+	 * reduction after the flush; DeepSpeed's gather in its step) starts no
+	 * chunk's share early: all of it exposed */
+	s.dp_overlap = 0;
+	assert_true(pp_schedule_dp_hide_s(&s, &p, 1.0, 0, 0.1, 0.2) == 0);
+	assert_true(pp_schedule_dp_hide_s(&s, &p, 0.5, 0, 0.1, 0.2) == 0);
+	s.param_gather_overlap = 0;
+	assert_true(pp_schedule_dp_hide_s(&s, &p, 1.0, 1.0, 0.2, 0) == 0);
+	s.dp_overlap = s.param_gather_overlap = 0.9;
 	/* not interleaved: one window, a micro-batch's backward */
 	p.vp = 1;
 	p.schedule = PP_SCHED_1F1B;

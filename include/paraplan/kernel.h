@@ -341,6 +341,9 @@ double pp_kernel_gemm_ceiling_ratio(const char *gpu);
  * over that rate for a part with a MAMF figure, the measured reference
  * included (1.14), 1 for parts without one. */
 double pp_kernel_gemm_fit_ceiling(const char *gpu);
+/* The same for FP8 GEMMs: on the measured reference the fastest shape of its
+ * own FP8 table over the kernel model's FP8 rate (1.068); 1 elsewhere. */
+double pp_kernel_gemm_fp8_fit_ceiling(const char *gpu);
 
 /*
  * The kernel model of `g` (g->kern set), as `paraplan kernel` reports it:

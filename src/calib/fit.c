@@ -39,14 +39,16 @@ struct pp_fit {
 	bool *used;             /* [np] parameters some record is sensitive to */
 	double mape_start, mape, last_gain;
 	int iterations;
-	double gemm_hi; /* upper bound of gemm, the records' GPUs' least */
+	double gemm_hi;     /* upper bound of gemm, the records' GPUs' least */
+	double gemm_fp8_hi; /* the same for gemm_fp8 */
 };
 
 /* Parameter j's fit bounds and neutral start: the registry's (the GPU
  * fractions are the stack's fractions of the kernel model's rates, which no
  * stack exceeds), except that the GEMM's upper bound is the GPU's own
  * measured best where its table is carried rather than measured
- * (pp_kernel_gemm_fit_ceiling: 1.14 on A100). */
+ * (pp_kernel_gemm_fit_ceiling: 1.14 on A100), and the FP8 GEMM's the
+ * reference's fastest measured FP8 shape (pp_kernel_gemm_fp8_fit_ceiling). */
 static void param_range(const pp_fit *f, size_t j, double *lo, double *hi, double *start)
 {
 	const pp_param *p = f->param[j];
@@ -55,6 +57,8 @@ static void param_range(const pp_fit *f, size_t j, double *lo, double *hi, doubl
 	*start = p->fit_start;
 	if (ppi_streq(p->key, "gemm") && isfinite(f->gemm_hi))
 		*hi = f->gemm_hi;
+	if (ppi_streq(p->key, "gemm_fp8") && isfinite(f->gemm_fp8_hi))
+		*hi = f->gemm_fp8_hi;
 }
 
 static double param_start(const pp_fit *f, size_t j)
@@ -151,10 +155,12 @@ static void fit_start(pp_fit *f)
 {
 	/* The GEMM fraction's upper bound: the least of the cases' GPUs' (1, or
 	 * a part's own measured best over its carried rate). */
-	f->gemm_hi = INFINITY;
-	for (size_t i = 0; i < f->n; i++)
-		f->gemm_hi =
-		    fmin(f->gemm_hi, pp_kernel_gemm_fit_ceiling(f->cases[i].system.gpu.name));
+	f->gemm_hi = f->gemm_fp8_hi = INFINITY;
+	for (size_t i = 0; i < f->n; i++) {
+		const char *g = f->cases[i].system.gpu.name;
+		f->gemm_hi = fmin(f->gemm_hi, pp_kernel_gemm_fit_ceiling(g));
+		f->gemm_fp8_hi = fmin(f->gemm_fp8_hi, pp_kernel_gemm_fp8_fit_ceiling(g));
+	}
 	for (size_t j = 0; j < f->np; j++)
 		f->x[j] = param_start(f, j);
 	f->mape_start = f->mape = objective(f, f->x);

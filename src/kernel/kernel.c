@@ -370,6 +370,26 @@ double pp_kernel_gemm_fit_ceiling(const char *gpu)
 	return PP_MAMF_H100_SXM / PP_KERNEL_H100_GEMM_EFF;
 }
 
+/*
+ * The FP8 counterpart for the measured reference.  No MAMF figure is
+ * published for FP8, but the reference's own FP8 table holds the part's
+ * best: its fastest shape ran at 1340.9 TFLOP/s
+ * (../shared/measurements/h100-sxm/gemm_fp8_tensorwise.jsonl, tensor-wise
+ * scaling, split accumulator), where the kernel model's asymptote, a fit
+ * over every shape, is PP_KERNEL_H100_GEMM_FP8_EFF of the 1978.9 TFLOP/s
+ * dense FP8 peak (1255.2): a stack's FP8 GEMMs can reach 1.068 of the
+ * model's rate on the shapes the part runs best.  Carried GPUs stay at 1.
+ */
+#define PP_KERNEL_H100_FP8_BEST_FLOPS 1340.9e12
+#define PP_KERNEL_H100_FP8_PEAK_FLOPS 1978.9e12
+double pp_kernel_gemm_fp8_fit_ceiling(const char *gpu)
+{
+	if (!(gpu && ppi_streq(gpu, PP_KERNEL_REFERENCE_GPU)))
+		return 1;
+	return PP_KERNEL_H100_FP8_BEST_FLOPS /
+	       (PP_KERNEL_H100_GEMM_FP8_EFF * PP_KERNEL_H100_FP8_PEAK_FLOPS);
+}
+
 pp_status pp_kernel_scale(pp_gpu *g, double sms, pp_error *err)
 {
 	if (!(sms > 0))

@@ -260,6 +260,16 @@ static void test_gemm_ceiling_ratio(void **state)
 	assert_rel(pp_kernel_gemm_fit_ceiling("h100-sxm"), c, 1e-12);
 	assert_true(pp_kernel_gemm_fit_ceiling("b200") == 1);
 	assert_true(pp_kernel_gemm_fit_ceiling(NULL) == 1);
+
+	/* FP8: no MAMF figure; the measured reference's own fastest FP8 shape
+	 * (gemm_fp8_tensorwise.jsonl: 1340.9 TFLOP/s) over its fitted model's
+	 * rate of the 1978.9 TFLOP/s peak; carried parts stay at 1. */
+	double c8 = pp_kernel_gemm_fp8_fit_ceiling("h100-sxm");
+	assert_rel(c8, 1340.9e12 / (h.kern.gemm_fp8_eff * 1978.9e12), 1e-9);
+	assert_true(c8 > 1.06 && c8 < 1.08);
+	assert_true(pp_kernel_gemm_fp8_fit_ceiling("b200") == 1);
+	assert_true(pp_kernel_gemm_fp8_fit_ceiling("a100-80g") == 1);
+	assert_true(pp_kernel_gemm_fp8_fit_ceiling(NULL) == 1);
 }
 
 /* The residual add of a dropout model carries the fused bias-dropout-add

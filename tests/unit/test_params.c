@@ -204,12 +204,14 @@ static void test_bounds_ordered(void **state)
 /* Every parameter of `s` within its valid range, fitted ones within their fit
  * bounds; returns how many values were out. */
 /* The fit's upper bound of `p` on `gpu`: the registry's, except the GEMM
- * fraction's on a part whose GEMM rate is carried (pp_kernel_gemm_fit_ceiling,
- * as the fitter has it). */
+ * fractions' where the part's own best is known (pp_kernel_gemm_fit_ceiling,
+ * pp_kernel_gemm_fp8_fit_ceiling, as the fitter has them). */
 static double fit_hi(const pp_param *p, const char *gpu)
 {
 	if (strcmp(p->key, "gemm") == 0)
 		return fmax(p->fit_hi, pp_kernel_gemm_fit_ceiling(gpu));
+	if (strcmp(p->key, "gemm_fp8") == 0)
+		return fmax(p->fit_hi, pp_kernel_gemm_fp8_fit_ceiling(gpu));
 	return p->fit_hi;
 }
 

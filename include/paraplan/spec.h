@@ -662,6 +662,10 @@ unsigned pp_plan_recomputed_modules(const pp_plan *p);
  * layer also reduce-scatters each layer's gradients in its backward, every
  * micro-batch, and has no per-iteration data-parallel traffic. */
 int pp_plan_layer_gathers(const pp_plan *p, const pp_system *s);
+/* Whether DeepSpeed's pipeline engine drives the plan's data-parallel
+ * reduction (framework.pipe_engine_reduce with pp > 1): after the last
+ * backward, and under bf16 as an all-reduce of the fp32 gradient. */
+bool pp_plan_pipe_engine_reduce(const pp_plan *p, const pp_system *s);
 pp_status pp_schedule_parse(const char *s, const char *field, pp_schedule *out, pp_error *err);
 
 /* --------------------------------------------------------------- presets */

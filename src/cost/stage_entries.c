@@ -206,7 +206,7 @@ static double dp_colls(ebuf *b, const pp_scenario *sc, const stage_ctx *c, pp_wo
 		 * its BF16_Optimizer but all-reduces the whole fp32 gradient
 		 * (framework.pipe_engine_reduce), then all-gathers the
 		 * updated parameters as ZeRO-1 does. */
-		bool scatter = p->zero >= 1 && !(s->pipe_engine_reduce >= 0.5 && p->pp > 1 &&
+		bool scatter = p->zero >= 1 && !(pp_plan_pipe_engine_reduce(p, s) &&
 		                                 job->precision == PP_PREC_BF16);
 		pp_coll_kind red = scatter ? PP_COLL_REDUCESCATTER : PP_COLL_ALLREDUCE;
 		const char *rn = scatter ? "dp-reducescatter" : "dp-allreduce";

@@ -110,7 +110,7 @@ double pp_schedule_dp_hide_s(const pp_system *s, const pp_plan *plan, double dp_
 	double reduce = dp_s - gather_s;
 	/* DeepSpeed's pipeline engine reduces after the last backward
 	 * (framework.pipe_engine_reduce): none of it under the backward. */
-	double ov = s->pipe_engine_reduce >= 0.5 && plan->pp > 1 ? 0 : s->dp_overlap;
+	double ov = pp_plan_pipe_engine_reduce(plan, s) ? 0 : s->dp_overlap;
 	/* A stack that overlaps nothing starts no chunk's share early either:
 	 * Megatron-LM of 2021 (local DDP) all-reduces the whole gradient buffer
 	 * after forward_backward_func returns (megatron/training.py train_step),

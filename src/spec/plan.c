@@ -143,6 +143,11 @@ int pp_plan_layer_gathers(const pp_plan *p, const pp_system *s)
 	return p->zero == 2 && s->compute_copy_bytes > 0 ? 1 : 0;
 }
 
+bool pp_plan_pipe_engine_reduce(const pp_plan *p, const pp_system *s)
+{
+	return s->pipe_engine_reduce >= 0.5 && p->pp > 1;
+}
+
 void pp_recompute_modules_name(unsigned bits, char *buf, size_t n)
 {
 	if (!n)

@@ -44,6 +44,8 @@ double pp_op_host_s(const pp_gpu *g, pp_precision precision, const pp_op *op);
  *               (kern.autocast_weight_cast)
  *   grad_accum_s weight gradients cast and added into fp32 buffers by
  *               kernels of their own each micro-batch (kern.grad_accum_kernel)
+ *   unfused_ce_s the loss as Megatron-Core's unfused vocab-parallel cross
+ *               entropy instead of fused kernels (kern.unfused_cross_entropy)
  *   fsdp_grad_s  FSDP1's cast and pre-divide of each layer's unsharded
  *               gradient before its reduce-scatter, FSDP2's copies out of
  *               each all-gather and into each reduce-scatter, each
@@ -60,6 +62,7 @@ typedef struct pp_stack_terms {
 	double eager_s;
 	double autocast_s;
 	double grad_accum_s;
+	double unfused_ce_s;
 	double fsdp_grad_s;
 	double moe_sync_s;
 } pp_stack_terms;

@@ -170,6 +170,13 @@ typedef struct pp_kernel_params {
 	double autocast_weight_cast;
 	double grad_accum_kernel;
 	double cuda_graphs;
+	/* 1: the vocab-parallel cross entropy runs unfused, as Megatron-Core
+	 * without --cross-entropy-loss-fusion runs it (pp_op.unfused_kernels,
+	 * unfused_bytes): the fp32 up-cast, max, subtract, exp, sum and
+	 * divide each a kernel over the logits; 0: fused kernels (NeMo 2 /
+	 * Megatron-Bridge recipes, flash-attn's Triton loss, Inductor).  An
+	 * eager stack's decomposition (eager_elementwise) comes first. */
+	double unfused_cross_entropy;
 	/* The parts of each layer captured as CUDA graphs when the step as a
 	 * whole is not (Transformer Engine graphs per module, Megatron-Core
 	 * cuda_graph_scope): PP_GRAPH_* bits, 0 = none.  Their kernels pay no

@@ -129,6 +129,11 @@ typedef struct pp_op {
 	 * multiply apart, K/V repeated for GQA); 0 = as `bytes`, one kernel. */
 	double eager_kernels;
 	double eager_bytes;
+	/* The loss as Megatron-Core's unfused vocab-parallel cross entropy runs
+	 * it (kern.unfused_cross_entropy, not eager): the kernels it launches
+	 * and the HBM bytes they move; 0 = as `bytes`, one kernel. */
+	double unfused_kernels;
+	double unfused_bytes;
 	/* A GEMM's weight as torch.autocast handles fp32 parameters outside
 	 * ZeRO-3 (kern.autocast_weight_cast): the bf16 cast each forward (and
 	 * recompute); a separate memory-bound kernel. */

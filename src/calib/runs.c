@@ -644,6 +644,7 @@ static pp_status read_options(reading *r, pp_error *err)
 	const char *fw = pp_run_framework(info->title, zs, ps, other);
 	if ((st = pp_system_set_framework(r->system, fw, err)))
 		return st;
+	ppi_run_loss_fusion(info->title, jstr(jget(r->rec, "source"), "location"), &r->system->gpu);
 	/* The CUDA graphs its recipe captured (data/runs/cuda-graphs.json). */
 	return ppi_run_graphs(info->id, &r->system->gpu, info, err);
 }

@@ -412,11 +412,17 @@ pp_fp8_recipe ppi_run_fp8_recipe(const char *prec)
  *   casts it into the MXFP8 parameters: no resident BF16 copy); block-wise
  *   and NVFP4 set fp8_param_gather = False.
  */
+/* A NeMo 2 (25.x containers) or Megatron-Bridge source. */
+static bool nemo2_source(const char *title, const char *location)
+{
+	return title && (has(title, "Megatron-Bridge") ||
+	                 (has(title, "NeMo") && location && has(location, "NeMo25")));
+}
+
 void ppi_run_state_dtypes(const char *title, const char *location, pp_job *job, pp_run_info *info)
 {
 	bool nemo24 = title && location && has(title, "NeMo") && has(location, "NeMo24");
-	bool nemo2 = title && (has(title, "Megatron-Bridge") ||
-	                       (has(title, "NeMo") && location && has(location, "NeMo25")));
+	bool nemo2 = nemo2_source(title, location);
 	bool fp8 = job->precision == PP_PREC_FP8;
 	if (nemo24 && fp8) {
 		job->grad_bytes = 2;
@@ -434,4 +440,18 @@ void ppi_run_state_dtypes(const char *title, const char *location, pp_job *job, 
 		             "recipes: grad_reduce_in_fp32 False)%s",
 		             fp8p ? "; FP8 parameters on (fp8_param_gather)" : "");
 	}
+}
+
+/*
+ * NeMo 2 and Megatron-Bridge build their models with the fused cross
+ * entropy on (Megatron-Bridge v0.2.2 models/gpt_provider.py
+ * GPTModelProvider.cross_entropy_loss_fusion = True; NeMo 2's llm GPTConfig
+ * the same), where Megatron-Core's own default is off
+ * (data/framework/megatron.json).  NeMo 24.03 (NeMo 1, Megatron-Core 0.5-0.6)
+ * had no fused version: its runs keep Megatron's.
+ */
+void ppi_run_loss_fusion(const char *title, const char *location, pp_gpu *g)
+{
+	if (nemo2_source(title, location))
+		g->kern.unfused_cross_entropy = 0;
 }

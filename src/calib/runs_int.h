@@ -127,6 +127,10 @@ pp_fp8_recipe ppi_run_fp8_recipe(const char *prec);
  * PP_FILL_STATE_DTYPES fill in `info`; the job is left as it is for every
  * other source. */
 void ppi_run_state_dtypes(const char *title, const char *location, pp_job *job, pp_run_info *info);
+/* The cross entropy of a NeMo 2 / Megatron-Bridge source's model configs
+ * (fused) into g->kern.unfused_cross_entropy, after the framework's
+ * defaults are set; every other source keeps its stack's. */
+void ppi_run_loss_fusion(const char *title, const char *location, pp_gpu *g);
 
 /* runs.c */
 

@@ -37,6 +37,15 @@ static bool runs_eager(const pp_gpu *g, const pp_op *op)
 	return g->kern.eager_elementwise >= 0.5 && op->eager_kernels > 0;
 }
 
+/* Whether the stack runs the op as its unfused decomposition (the loss of
+ * Megatron-Core without --cross-entropy-loss-fusion): an eager stack's own
+ * decomposition comes first. */
+static bool runs_unfused(const pp_gpu *g, const pp_op *op)
+{
+	return g->kern.unfused_cross_entropy >= 0.5 && op->unfused_kernels > 0 &&
+	       !runs_eager(g, op);
+}
+
 static bool casts_weight(const pp_gpu *g, const pp_op *op)
 {
 	return g->kern.autocast_weight_cast >= 0.5 && op->cast_kernels > 0;
@@ -169,7 +178,9 @@ static double kernel_op_core(const pp_gpu *g, pp_precision prec, const pp_op *op
 		 * its tensor (pp_op.eager_bytes), or the one fused kernel. */
 		double tc = op->flops / g->fp32_flops;
 		double tm = runs_eager(g, op) ? mem_kernels_s(g, op->eager_bytes, op->eager_kernels)
-		                              : pp_kernel_mem_s(g, op->bytes);
+		            : runs_unfused(g, op)
+		                ? mem_kernels_s(g, op->unfused_bytes, op->unfused_kernels)
+		                : pp_kernel_mem_s(g, op->bytes);
 		return tc > tm ? tc : tm;
 	}
 	}
@@ -227,6 +238,8 @@ static double stack_launches(const pp_gpu *g, pp_precision prec, const pp_op *op
 	 * cast_kernels; src/workload/ops.c). */
 	if (op->kind == PP_OP_ELEM && runs_eager(g, op))
 		launches = op->eager_kernels;
+	else if (op->kind == PP_OP_ELEM && runs_unfused(g, op))
+		launches = op->unfused_kernels;
 	if (casts_weight(g, op))
 		launches += op->cast_kernels;
 	if (accumulates_apart(g, op))

@@ -26,6 +26,9 @@ void pp_op_stack_terms(const pp_gpu *g, pp_precision prec, const pp_op *op, pp_s
 	k = *g;
 	k.kern.grad_accum_kernel = 0;
 	out->grad_accum_s = t - pp_op_time(&k, prec, op);
+	k = *g;
+	k.kern.unfused_cross_entropy = 0;
+	out->unfused_ce_s = t - pp_op_time(&k, prec, op);
 	/* Without a launch cost: CUDA graphs on the stack's fractions, no
 	 * isolated-call fixed times on measured tables. */
 	k = *g;
@@ -45,6 +48,7 @@ static void add_work(const pp_gpu *g, pp_precision prec, const pp_work *w, doubl
 		sum->eager_s += one.eager_s * times;
 		sum->autocast_s += one.autocast_s * times;
 		sum->grad_accum_s += one.grad_accum_s * times;
+		sum->unfused_ce_s += one.unfused_ce_s * times;
 	}
 }
 
@@ -120,5 +124,6 @@ pp_status pp_stage_stack_terms(const pp_model *m, const pp_system *s, const pp_j
 	out->eager_s = mb.eager_s * mbs;
 	out->autocast_s = mb.autocast_s * mbs;
 	out->grad_accum_s = mb.grad_accum_s * mbs;
+	out->unfused_ce_s = mb.unfused_ce_s * mbs;
 	return PP_OK;
 }

@@ -368,10 +368,11 @@ static json_t *stack_terms_json(const pp_estimate *e)
 	pp_error_clear(&err);
 	const pp_kernel_params *k = &e->system.gpu.kern;
 	json_t *o =
-	    json_pack("{s:s,s:b,s:b,s:b,s:b,s:b,s:b,s:b,s:i}", "framework", e->system.framework,
+	    json_pack("{s:s,s:b,s:b,s:b,s:b,s:b,s:b,s:b,s:b,s:i}", "framework", e->system.framework,
 	              "eager_elementwise", k->eager_elementwise >= 0.5, "compile", e->job.compile,
 	              "autocast_weight_cast", k->autocast_weight_cast >= 0.5, "grad_accum_kernel",
-	              k->grad_accum_kernel >= 0.5, "cuda_graphs", k->cuda_graphs >= 0.5,
+	              k->grad_accum_kernel >= 0.5, "unfused_cross_entropy",
+	              k->unfused_cross_entropy >= 0.5, "cuda_graphs", k->cuda_graphs >= 0.5,
 	              "fsdp_grad_passes", e->system.fsdp_grad_passes >= 0.5, "fsdp2_copies",
 	              e->system.fsdp2_copies >= 0.5, "moe_host_sync", (int)e->system.moe_host_sync);
 	if (pp_stage_stack_terms(&e->model, &e->system, &e->job, &e->plan, e->time.bottleneck_stage,
@@ -380,6 +381,7 @@ static json_t *stack_terms_json(const pp_estimate *e)
 		json_object_set_new(o, "eager_elementwise_s", json_real(t.eager_s));
 		json_object_set_new(o, "autocast_cast_s", json_real(t.autocast_s));
 		json_object_set_new(o, "grad_accum_s", json_real(t.grad_accum_s));
+		json_object_set_new(o, "unfused_cross_entropy_s", json_real(t.unfused_ce_s));
 		json_object_set_new(o, "fsdp_grad_s", json_real(t.fsdp_grad_s));
 		json_object_set_new(o, "moe_sync_s", json_real(t.moe_sync_s));
 	}

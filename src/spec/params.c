@@ -154,6 +154,11 @@ static const pp_param registry[] = {
      "flag", 0, 1, NOFIT,
      "1: fp32 parameters outside ZeRO-3 are cast to bf16 by torch.autocast each forward; "
      "kernel model only"},
+    {"framework.unfused_cross_entropy", "unfused_cross_entropy", FW(gpu.kern.unfused_cross_entropy),
+     "flag", 0, 1, NOFIT,
+     "1: the vocab-parallel cross entropy runs unfused (Megatron-Core without "
+     "--cross-entropy-loss-fusion: six kernels over the fp32 logits forward, two backward); 0: "
+     "fused"},
     {"framework.grad_accum_kernel", "grad_accum_kernel", FW(gpu.kern.grad_accum_kernel), "flag", 0,
      1, NOFIT,
      "1: weight gradients are cast to fp32 and added into their buffer by separate kernels "

@@ -249,13 +249,9 @@ static void elem(ctx *c, const char *name, double bytes, double flops, bool reco
 	}
 }
 
-/*
- * The eager decomposition of the element-wise op just added at `first` (its
- * forward, backward and recompute entries): kernels and bytes per element
- * of the `n` elements it covers, forward (recompute the same) and backward.
- * Under --compile on Inductor fuses each chain into one kernel (the op's
- * own bytes): nothing is set.
- */
+/* The eager decomposition of the op just added at `first`: kernels and
+ * bytes per element of its `n`, forward (recompute alike) and backward;
+ * none under --compile on (Inductor fuses each chain: the op's bytes). */
 static void eager(ctx *c, int first, double n, double fwd_kernels, double fwd_bytes_per_elem,
                   double bwd_kernels, double bwd_bytes_per_elem)
 {
@@ -851,18 +847,22 @@ void pp_head_work(const pp_model *m, const pp_job *job, const pp_plan *plan, pp_
 	norm(&c, "final_norm", m->hidden, false);
 	double vl = (double)m->vocab / c.t;
 	gemm(&c, "lm_head", c.T, m->hidden, vl, 1, false);
-	/* Vocab-parallel cross entropy in fp32: read logits, exp, normalise, grad. */
+	/* The loss in fp32, fused: a kernel each way, a + 8 bytes a logit
+	 * forward; eager F.cross_entropy(logits.float()) (torchtitan, the
+	 * measured loop): 3 kernels, 16 + a bytes / 4, 24 + a; Megatron-Core's
+	 * unfused vocab-parallel function (kern.unfused_cross_entropy): 19
+	 * kernels, a + 36 bytes / 8, 12 + a, no up-cast for fp32 logits
+	 * (docs/kernel.md, "The loss"). */
 	int first = c.w->nops;
-	elem(&c, "loss", c.T * vl * (c.ab + 4 + 4), c.T * vl * 6, false);
-	/* Eager F.cross_entropy(logits.float()) (torchtitan's loss, the
-	 * measured loop's): forward the up-cast (a + 4 per logit), log_softmax
-	 * (two reads of the row, max and sum, and a write: 12) and nll_loss (a
-	 * gather): 3 kernels; backward nll_loss's gradient (zeros, 4, and a
-	 * scatter), log_softmax's backward (the gradient's row sum, then
-	 * gradient and output read and written: 16) and the down-cast (4 + a):
-	 * 4 kernels. */
-	double a = c.ab;
-	eager(&c, first, c.T * vl, 3, 16 + a, 4, 24 + a);
+	double a = c.ab, n = c.T * vl, up = a != 4;
+	elem(&c, "loss", n * (a + 4 + 4), n * 6, false);
+	eager(&c, first, n, 3, 16 + a, 4, 24 + a);
+	for (int i = first; i < c.w->nops; i++) {
+		pp_op *o = &c.w->ops[i];
+		bool bwd = o->phase == PP_PHASE_BWD_INPUT;
+		o->unfused_kernels = bwd ? 7 + up : 18 + up;
+		o->unfused_bytes = n * (bwd ? 8 + up * (4 + a) : 32 + up * (a + 4));
+	}
 	if (plan->tp > 1) {
 		double buf = c.T * m->hidden * c.ab;
 		add_coll(&c, "tp_head_in", c.sd > 1 ? PP_COLL_ALLGATHER : PP_COLL_ALLREDUCE,

@@ -272,6 +272,48 @@ static void test_gemm_ceiling_ratio(void **state)
 	assert_true(pp_kernel_gemm_fp8_fit_ceiling(NULL) == 1);
 }
 
+/* The loss carries Megatron-Core's unfused vocab-parallel cross entropy
+ * (src/workload/ops.c): per logit the rank holds, forward 19 kernels and
+ * a + 36 bytes (a = 2, bf16 logits), backward 8 and 12 + a; fp32 logits
+ * have no up-cast and no cast back (18 and 32, 7 and 8). */
+static void test_unfused_cross_entropy_bytes(void **state)
+{
+	(void)state;
+	const pp_precision precs[] = {PP_PREC_BF16, PP_PREC_FP32};
+	const double fwd_k[] = {19, 18}, fwd_b[] = {38, 32}, bwd_k[] = {8, 7}, bwd_b[] = {14, 8};
+	for (int k = 0; k < 2; k++) {
+		pp_model m;
+		pp_job job;
+		pp_plan p;
+		pp_error err;
+		assert_int_equal(pp_model_preset("llama3-8b", &m, &err), PP_OK);
+		pp_job_init(&job);
+		job.seq_len = 2048;
+		job.precision = precs[k];
+		pp_plan_init(&p);
+		p.dp = 1;
+		p.tp = 2;
+		p.etp = 1;
+		pp_work *w = malloc(sizeof *w);
+		assert_non_null(w);
+		pp_work_init(w);
+		pp_head_work(&m, &job, &p, w);
+		double logits = 2048.0 * m.vocab / 2; /* one sequence, half the vocabulary */
+		int seen = 0;
+		for (int i = 0; i < w->nops; i++) {
+			const pp_op *o = &w->ops[i];
+			if (strcmp(o->name, "loss") != 0)
+				continue;
+			bool bwd = o->phase == PP_PHASE_BWD_INPUT;
+			assert_true(o->unfused_kernels == (bwd ? bwd_k[k] : fwd_k[k]));
+			assert_rel(o->unfused_bytes, logits * (bwd ? bwd_b[k] : fwd_b[k]), 1e-12);
+			seen++;
+		}
+		assert_int_equal(seen, 2);
+		free(w);
+	}
+}
+
 /* The residual add of a dropout model carries the fused bias-dropout-add
  * count (src/workload/ops.c): forward 7 of the unfused 12 bytes per element,
  * backward 5 of 24; a model without dropout carries none. */
@@ -410,6 +452,18 @@ static void test_stack_fractions(void **state)
 	assert_rel(pp_op_time(&s, PP_PREC_BF16, &bda),
 	           pp_op_time(&bare, PP_PREC_BF16, &moved) / 0.8 + 1e-5, 1e-12);
 	s.kern.fused_bias_dropout_add = false;
+	/* Megatron-Core's unfused cross entropy: its kernels and bytes when the
+	 * stack runs it unfused, the op's fused one otherwise */
+	pp_op ce = elem;
+	ce.unfused_kernels = 19;
+	ce.unfused_bytes = 38.0 / 10.0 * elem.bytes;
+	pp_op unfused = elem;
+	unfused.bytes = ce.unfused_bytes;
+	assert_rel(pp_op_time(&s, PP_PREC_BF16, &ce), pp_op_time(&s, PP_PREC_BF16, &elem), 1e-12);
+	s.kern.unfused_cross_entropy = 1;
+	assert_rel(pp_op_time(&s, PP_PREC_BF16, &ce),
+	           pp_op_time(&bare, PP_PREC_BF16, &unfused) / 0.8 + 19 * 1e-5, 1e-12);
+	s.kern.unfused_cross_entropy = 0;
 	/* a batched GEMM (MoE experts under Transformer Engine's GroupedLinear):
 	 * one launch, one kernel_s, per GEMM */
 	pp_op experts = gemm;
@@ -754,6 +808,7 @@ int main(void)
 	    cmocka_unit_test(test_gemm_ceiling_ratio),
 	    cmocka_unit_test(test_stack_fractions),
 	    cmocka_unit_test(test_fused_bias_dropout_add_bytes),
+	    cmocka_unit_test(test_unfused_cross_entropy_bytes),
 	    cmocka_unit_test(test_bad_profiles),
 	    cmocka_unit_test(test_profile_in_memory),
 	    cmocka_unit_test(test_quant_kernels),

@@ -60,6 +60,7 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.moe_probs_in_expert",
 	                                  "framework.eager_elementwise",
 	                                  "framework.autocast_weight_cast",
+	                                  "framework.unfused_cross_entropy",
 	                                  "framework.grad_accum_kernel",
 	                                  "framework.measured_kernels",
 	                                  "framework.host_queue",
@@ -100,6 +101,7 @@ static double *field(pp_system *s, const char *name)
 	                         &s->moe_probs_in_expert,
 	                         &s->gpu.kern.eager_elementwise,
 	                         &s->gpu.kern.autocast_weight_cast,
+	                         &s->gpu.kern.unfused_cross_entropy,
 	                         &s->gpu.kern.grad_accum_kernel,
 	                         &s->gpu.kern.measured_kernels,
 	                         &s->gpu.kern.host_queue,
@@ -114,7 +116,7 @@ static double *field(pp_system *s, const char *name)
 	return NULL;
 }
 
-#define NFIELDS 45 /* the two tables above */
+#define NFIELDS 46 /* the two tables above */
 
 static void test_round_trip(void **state)
 {

@@ -227,8 +227,8 @@ static void test_accum_record(void **state)
 
 /* Every public record: the plan validate reads, estimated on the system
  * estimate would build (the preset; --framework F when the record's stack is
- * not the default, with the CUDA graphs its recipe ran and the DDP overlap
- * its launch script chose), gives the same
+ * not the default, with the CUDA graphs its recipe ran, the DDP overlap
+ * its launch script chose and its model configs' cross entropy), gives the same
  * iteration time, and the system keeps the
  * preset's fitted link efficiencies. */
 static void test_validate_equals_estimate(void **state)
@@ -265,6 +265,9 @@ static void test_validate_equals_estimate(void **state)
 		/* and the gradient all-reduce overlap of the DDP its launch script
 		 * chose (data/runs/batching.json), likewise the record's */
 		e.dp_overlap = s.dp_overlap;
+		/* and the cross entropy of its source's model configs (NeMo 2 and
+		 * Megatron-Bridge fuse it; ppi_run_loss_fusion) */
+		e.gpu.kern.unfused_cross_entropy = s.gpu.kern.unfused_cross_entropy;
 		assert_true(s.nvlink_eff == e.nvlink_eff && s.nic_eff == e.nic_eff);
 		assert_int_equal(pp_estimate_run(&m, &s, &job, &plan, gpus, a, &err), PP_OK);
 		assert_int_equal(pp_estimate_run(&m, &e, &job, &plan, gpus, b, &err), PP_OK);

@@ -210,19 +210,19 @@ double pp_allreduce_tree_s(double bytes, int n, double bw, double alpha);
  * pp_stage_cost is that sum, memoised.
  */
 typedef enum pp_overlap_rule {
-	PP_RULE_EXPOSED = 0,  /* on the critical path as it is */
-	PP_RULE_TP = 1,       /* n_1 TP traffic: (1 - tp_overlap_hidden) of it with tp_overlap */
-	PP_RULE_EP = 2,       /* EP / expert-TP traffic: (1 - ep_overlap_hidden) with ep_overlap */
-	PP_RULE_CP_RING = 3,  /* CP ring p2p: hidden under the attention compute of its phase */
-	PP_RULE_HIDDEN = 4,   /* runs under compute that does not depend on it (SP re-gather) */
-	PP_RULE_SUMMA = 5,    /* SUMMA panel: the first exposed, later ones under the GEMM
+	PP_RULE_EXPOSED = 0, /* on the critical path as it is */
+	PP_RULE_TP = 1,      /* n_1 TP traffic: (1 - tp_overlap_hidden) of it with tp_overlap */
+	PP_RULE_EP = 2,      /* EP / expert-TP traffic: less what paired layers hide (ep_overlap) */
+	PP_RULE_CP_RING = 3, /* CP ring p2p: hidden under the attention compute of its phase */
+	PP_RULE_HIDDEN = 4,  /* runs under compute that does not depend on it (SP re-gather) */
+	PP_RULE_SUMMA = 5,   /* SUMMA panel: the first exposed, later ones under the GEMM
 	                          entry `overlap` (seed 003 App. A) */
-	PP_RULE_ZERO3 = 6,    /* ZeRO-3 per-layer gather/scatter: under zero3_overlap of a
+	PP_RULE_ZERO3 = 6,   /* ZeRO-3 per-layer gather/scatter: under zero3_overlap of a
 	                          layer's compute */
-	PP_RULE_PP = 7,       /* pipeline send/receive: the schedule places it */
-	PP_RULE_DP = 8,       /* per iteration: under dp_overlap of the last backward
+	PP_RULE_PP = 7,      /* pipeline send/receive: the schedule places it */
+	PP_RULE_DP = 8,      /* per iteration: under dp_overlap of the last backward
 	                          (the schedule decides) */
-	PP_RULE_EMB_SYNC = 9, /* per iteration: tied-embedding gradient all-reduce */
+	PP_RULE_EMB_SYNC = 9,   /* per iteration: tied-embedding gradient all-reduce */
 	PP_RULE_OPTIMIZER = 10, /* per iteration: the optimizer step */
 	PP_RULE_DP_GATHER = 11, /* per iteration: a sharded optimizer's parameter all-gather
 	                           after the step, under param_gather_overlap of the next first

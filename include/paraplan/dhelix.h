@@ -151,9 +151,11 @@ typedef struct pp_dh_layer {
  * with recompute first, the CP ring merged into its attention (it already
  * hides under it) and the SP re-gather that hides under the dgrad GEMM left
  * out; each timed by the cost model (pp_op_time, pp_coll_time on the
- * group's layout).  TP traffic under tp_overlap and EP traffic under
- * ep_overlap are scaled as the stage cost scales them, so fwd_s + bwd_s is
- * the layer's single-strand time.  PP_EINPUT for SUMMA plans (not modelled).
+ * group's layout).  TP traffic under tp_overlap is scaled as the stage cost
+ * scales it, so fwd_s + bwd_s is the layer's single-strand time; EP traffic
+ * is not (ep_overlap is Megatron-Core's combined 1F1B, which the stage cost
+ * applies to 1F1B and interleaved schedules only: the strands pair
+ * micro-batches themselves).  PP_EINPUT for SUMMA plans (not modelled).
  */
 pp_status pp_dh_layer_build(const pp_model *m, const pp_system *s, const pp_job *job,
                             const pp_plan *plan, int layer, pp_work *ws, pp_dh_layer *out,

@@ -329,7 +329,8 @@ typedef struct pp_system {
 	double zero3_bucket_params;  /* ZeRO-3 unsharded gradient elements at once; 0 = a layer */
 	double zero3_overlap;     /* fraction of a layer's compute that hides its ZeRO-3 traffic */
 	double tp_overlap_hidden; /* fraction of TP traffic hidden when tp_overlap is on */
-	double ep_overlap_hidden; /* fraction of EP traffic hidden when ep_overlap is on */
+	double
+	    ep_overlap_pairs; /* 1: --ep-overlap pairs forward and backward layers (Megatron-Core combined 1F1B) */
 	/* Where the model's state lives (params.h, data/framework/NAME.json). */
 	double param_bytes;        /* bytes per resident parameter; 0 = the training dtype's */
 	double compute_copy_bytes; /* bytes per parameter of the GEMMs' low-precision copy */

@@ -36,6 +36,7 @@ struct pp_fit {
 	const pp_param **param; /* [np] their registry entries */
 	double *x;              /* [np] current values */
 	double *y;              /* [np] scratch for trial points */
+	double *w;              /* [3 np] the pattern move's: start, base, direction */
 	bool *used;             /* [np] parameters some record is sensitive to */
 	double mape_start, mape, last_gain;
 	int iterations;
@@ -111,6 +112,7 @@ pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_erro
 	    !(f->scratch = ppi_malloc(sizeof *f->scratch)) ||
 	    !(f->param = ppi_calloc(nreg, sizeof *f->param)) ||
 	    !(f->x = ppi_calloc(nreg, sizeof *f->x)) || !(f->y = ppi_calloc(nreg, sizeof *f->y)) ||
+	    !(f->w = ppi_calloc(3 * nreg, sizeof *f->w)) ||
 	    !(f->used = ppi_calloc(nreg, sizeof *f->used))) {
 		pp_fit_free(f);
 		return PP_ENOMEM;
@@ -238,12 +240,81 @@ static void line_search(pp_fit *f, size_t j)
 	f->mape = best;
 }
 
+/* Parameter j's coordinate in the space the line searches work in (log for
+ * a log-scale parameter), and back. */
+static double to_u(const pp_fit *f, size_t j, double v)
+{
+	return f->param[j]->fit_log ? log(v) : v;
+}
+
+static double from_u(const pp_fit *f, size_t j, double u)
+{
+	return f->param[j]->fit_log ? exp(u) : u;
+}
+
+/* The point x0 + t d (coordinates u), clipped to the bounds, into f->y. */
+static double along(pp_fit *f, const double *u0, const double *d, double t)
+{
+	for (size_t j = 0; j < f->np; j++) {
+		double lo, hi, start;
+		param_range(f, j, &lo, &hi, &start);
+		double v = from_u(f, j, u0[j] + t * d[j]);
+		f->y[j] = v < lo ? lo : v > hi ? hi : v;
+	}
+	return objective(f, f->y);
+}
+
+/*
+ * Hooke and Jeeves's pattern move (J. ACM 8(2), 1961): after a sweep of
+ * coordinate searches, search along the sweep's own displacement.  Where
+ * two parameters trade against each other (a record set that wants the
+ * GEMMs and the memory-bound kernels slower or faster together), the
+ * coordinate searches zig-zag down the valley in steps the tolerance ends;
+ * the move follows it.  Golden-section over t in [0, 4] (four sweeps' worth
+ * ahead), keeping the best point seen.
+ */
+static void pattern_move(pp_fit *f, const double *before)
+{
+	double *u0 = f->w + f->np, *d = f->w + 2 * f->np;
+	bool moved = false;
+	for (size_t j = 0; j < f->np; j++) {
+		u0[j] = to_u(f, j, f->x[j]);
+		d[j] = u0[j] - to_u(f, j, before[j]);
+		moved |= d[j] != 0;
+	}
+	if (!moved)
+		return;
+	const double g = 0.6180339887498949;
+	double a = 0, b = 4, best = f->mape, bestt = 0;
+	double c = b - g * (b - a), e = a + g * (b - a);
+	double fc = along(f, u0, d, c), fe = along(f, u0, d, e);
+	for (int it = 0; it < 18; it++) {
+		if (fc < fe) {
+			b = e, e = c, fe = fc, c = b - g * (b - a);
+			fc = along(f, u0, d, c);
+		} else {
+			a = c, c = e, fc = fe, e = a + g * (b - a);
+			fe = along(f, u0, d, e);
+		}
+		double t = fc < fe ? c : e, ft = fc < fe ? fc : fe;
+		if (ft < best)
+			best = ft, bestt = t;
+	}
+	if (bestt > 0) {
+		along(f, u0, d, bestt);
+		memcpy(f->x, f->y, f->np * sizeof *f->x);
+		f->mape = best;
+	}
+}
+
 void pp_fit_iterate(pp_fit *f)
 {
 	double before = f->mape;
+	memcpy(f->w, f->x, f->np * sizeof *f->w);
 	for (size_t j = 0; j < f->np; j++)
 		if (f->used[j])
 			line_search(f, j);
+	pattern_move(f, f->w);
 	f->last_gain = before - f->mape;
 	f->iterations++;
 }
@@ -298,6 +369,7 @@ void pp_fit_free(pp_fit *f)
 	free(f->param);
 	free(f->x);
 	free(f->y);
+	free(f->w);
 	free(f->used);
 	free(f);
 }
@@ -343,6 +415,7 @@ pp_status pp_fit_new_cases(const pp_fit_input *in, size_t n, pp_fit **out, pp_er
 	    !(f->scratch = ppi_malloc(sizeof *f->scratch)) ||
 	    !(f->param = ppi_calloc(nreg, sizeof *f->param)) ||
 	    !(f->x = ppi_calloc(nreg, sizeof *f->x)) || !(f->y = ppi_calloc(nreg, sizeof *f->y)) ||
+	    !(f->w = ppi_calloc(3 * nreg, sizeof *f->w)) ||
 	    !(f->used = ppi_calloc(nreg, sizeof *f->used))) {
 		pp_fit_free(f);
 		return PP_ENOMEM;

@@ -75,13 +75,15 @@ static void unit_cost(acc *one, const pp_model *m, const pp_system *s, const pp_
  *
  * *comm_s: the same layers' part of what `finish` makes tp_s + cp_s + ep_s:
  * exposed n_1 traffic (times the share tp_overlap leaves), n_2 gathers and
- * SUMMA's panels, exposed CP and (times ep_overlap's share) EP traffic.
+ * SUMMA's panels, exposed CP and EP traffic (less, under --ep-overlap, what
+ * pairing every forward with a backward would hide: ppi_stage_finish pairs
+ * fewer).
  * Each is a sum of non-negative per-unit terms over the stage's units (the
  * layers, and the embedding and head besides), so the layers' part is below
  * the stage's; the CP ring's exposed steps, which finish adds, are >= 0 and
  * left out.  fwd_s + bwd_s = the compute plus tp_s + cp_s + ep_s + zero3_s,
  * so compute + *comm_s is below it.  A share below 0 (a hiding fraction above
- * 1) would make tp_s or ep_s negative: *comm_s is then 0.
+ * 1) would make tp_s negative: *comm_s is then 0.
  */
 double ppi_stage_layers_compute(const pp_scenario *sc, int stage, pp_work *ws, double *comm_s)
 {
@@ -96,7 +98,7 @@ double ppi_stage_layers_compute_fwd(const pp_scenario *sc, int stage, pp_work *w
 	const pp_plan *p = &sc->plan;
 	const pp_system *s = sc->system;
 	double ftp = p->tp_overlap ? 1 - s->tp_overlap_hidden : 1;
-	double fep = p->ep_overlap ? 1 - s->ep_overlap_hidden : 1;
+	bool pairs = ppi_ep_pairs(p, s);
 	double sum = 0, comm = 0, fwd = 0;
 	for (int u = 0; u < 4; u++) {
 		int i = u % 2, n = u < 2 ? k.counts[i] - k.frozen[i] : k.frozen[i];
@@ -109,11 +111,13 @@ double ppi_stage_layers_compute_fwd(const pp_scenario *sc, int stage, pp_work *w
 		sum += c * n;
 		fwd += one.compute[PP_PHASE_FWD] * n;
 		double x = one.exposed[PP_GROUP_TP2] + one.summa + one.exposed[PP_GROUP_CP];
-		x += one.exposed[PP_GROUP_TP] * ftp + one.exposed[PP_GROUP_EP] * fep;
+		/* every forward paired: the most the pairing can hide */
+		double ep = one.exposed[PP_GROUP_EP] - (pairs ? one.ep_pair_hidden : 0);
+		x += one.exposed[PP_GROUP_TP] * ftp + (ep > 0 ? ep : 0);
 		comm += x * n;
 	}
 	if (comm_s)
-		*comm_s = ftp >= 0 && fep >= 0 ? comm : 0;
+		*comm_s = ftp >= 0 ? comm : 0;
 	if (fwd_s)
 		*fwd_s = fwd;
 	return sum;
@@ -198,6 +202,7 @@ typedef struct stage_key {
 	int head;                                                    /* the schedule's head rank */
 	int peer;            /* the other end of the rank's pipeline link */
 	int exchange;        /* the schedule's blocking exchanges (p2p_exchange) */
+	int ep_pairs;        /* the schedule pairs layers under --ep-overlap (ppi_ep_pairs) */
 	double param_copies; /* the schedule's parameter copies */
 	long long gpus;
 	pp_plan plan;
@@ -252,6 +257,7 @@ static void stage_key_set(stage_key *key, const pp_scenario *sc, int stage,
 	key->peer = p->pp > 1 ? ppi_stage_pp_peer(sc, stage) : -1;
 	key->param_copies = sc->sched->param_copies;
 	key->exchange = sc->sched->p2p_exchange;
+	key->ep_pairs = ppi_ep_pairs(p, sc->system);
 	q->tp2 = p->tp2;
 	q->summa = p->summa;
 	q->summa_nb = p->summa_nb;

@@ -36,6 +36,10 @@ typedef struct acc {
 	double summa; /* exposed SUMMA broadcast/reduce time */
 	double model_flops, hw_flops;
 	double flops[4]; /* executed FLOPs by phase */
+	/* Expert all-to-all time a layer's forward and another micro-batch's
+	 * backward hide under each other's compute when paired (Megatron-Core's
+	 * combined 1F1B; ppi_stage_finish applies the share of pairs). */
+	double ep_pair_hidden;
 	bool overflow;
 } acc;
 
@@ -155,9 +159,26 @@ void ppi_stage_fill_coll(pp_profile_entry *e, const pp_coll *c, const pp_work *w
                          const pp_system *s, const pp_layout *lay, pp_profile_unit unit,
                          double times, int base, pp_work *memo);
 /* Accumulate the entries [from, to) of one unit (all of one `times`): the
- * operations come first, then the collectives.  `moe_sync`: the stack's
+ * operations come first, then the collectives.  `ep_visible`: the share of
+ * an all-to-all hidden under compute that still shows (ep_pair_hidden; the
+ * system's zero3_visible).  `moe_sync`: the stack's
  * MoE layers make the host wait before their experts (ppi_moe_host_sync). */
-void ppi_stage_acc_unit(acc *a, const pp_profile_entry *e, int from, int to, bool moe_sync);
+void ppi_stage_acc_unit(acc *a, const pp_profile_entry *e, int from, int to, bool moe_sync,
+                        double ep_visible);
+/* The share of a rank's forwards that Megatron-Core's combined 1F1B runs
+ * paired with a backward (--ep-overlap): all but the warm-up forwards, the
+ * cool-down's backwards running alone as many.  Rank r of pp warms up with
+ * (pp - r - 1) x 2 + (vp - 1) x pp + 1 of its m x vp chunk forwards
+ * (get_pp_rank_microbatches, core_v0.15.0 pipeline_parallel/schedules.py,
+ * the micro-batch group per virtual stage at its default, pp); over the
+ * ranks that is vp x pp on average, so (m - pp) / m, the same for every
+ * rank (a stage's cost is shared by the ranks of alike layers); without a
+ * pipeline one forward runs ahead, (m - 1) / m
+ * (combined_1f1b_schedule_for_no_pipelining).  In [0, 1). */
+double ppi_ep_paired_share(const pp_plan *p);
+/* Whether the plan pairs layers so (--ep-overlap, a stack with
+ * ep_overlap_pairs, a 1F1B or interleaved schedule or no pipeline). */
+bool ppi_ep_pairs(const pp_plan *p, const pp_system *s);
 /* ppi_stage_acc_unit of the work in `w` without keeping the entries (the
  * search's hot path: one call per unit the layer memo misses); the
  * collectives' times through w's memo of them. */

@@ -95,7 +95,7 @@ void pp_stage_profile_sum(const pp_stage_profile *prof, const pp_system *s, cons
 		int j = i;
 		while (j < prof->n && prof->e[j].unit == prof->e[i].unit)
 			j++;
-		ppi_stage_acc_unit(&a, prof->e, i, j, ppi_moe_host_sync(s, p));
+		ppi_stage_acc_unit(&a, prof->e, i, j, ppi_moe_host_sync(s, p), s->zero3_visible);
 		i = j;
 	}
 	ppi_stage_finish(out, &a, prof->e, i, prof->n, s, p, prof->layers);

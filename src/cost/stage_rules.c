@@ -26,6 +26,7 @@ void ppi_stage_acc_add(acc *a, const acc *b, double n)
 		a->bytes[g] += n * b->bytes[g];
 	}
 	a->summa += n * b->summa;
+	a->ep_pair_hidden += n * b->ep_pair_hidden;
 	a->model_flops += n * b->model_flops;
 	a->hw_flops += n * b->hw_flops;
 	a->overflow |= b->overflow;
@@ -239,9 +240,86 @@ static bool sync_point(const char *name)
 	return strcmp(name, "expert_fc1") == 0;
 }
 
+/*
+ * Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm,
+ * core_v0.15.0 models/common/model_chunk_schedule_plan.py,
+ * TransformerLayerSchedulePlan.run) runs one layer's forward of micro-batch
+ * i+1 beside another layer's backward of micro-batch i, on a compute and a
+ * communication stream:
+ *   comm: combine_bwd       | dispatch_fwd | dispatch_bwd        | combine_fwd
+ *   comp: attn_fwd (+ post) | mlp_bwd      | mlp_bwd_dw, mlp_fwd | attn_bwd
+ * each all-to-all hidden up to the compute beside it (mlp_fwd needs its
+ * dispatch, dispatch_bwd needs mlp_bwd).  A layer's blocks: the experts and
+ * shared experts (mlp) and the rest (attention, norms, router, permutation);
+ * the recompute runs with the backward's attention.
+ */
+typedef struct ep_pair {
+	bool any;
+	double attn[4], mlp[4];  /* compute by phase */
+	double disp[2], comb[2]; /* all-to-all: forward, backward */
+} ep_pair;
+
+static void ep_pair_add(ep_pair *q, const char *name, bool coll, pp_group g, pp_phase ph, double t)
+{
+	if (coll) {
+		if (g != PP_GROUP_EP)
+			return;
+		int b = ph == PP_PHASE_FWD ? 0 : 1;
+		if (strcmp(name, "ep_dispatch") == 0)
+			q->disp[b] += t, q->any = true;
+		else if (strcmp(name, "ep_combine") == 0)
+			q->comb[b] += t, q->any = true;
+		return;
+	}
+	bool mlp = strncmp(name, "expert_", 7) == 0 || strncmp(name, "shared_", 7) == 0;
+	(mlp ? q->mlp : q->attn)[ph] += t;
+}
+
+/* The all-to-all seconds one pair hides: its all-to-alls less what shows
+ * beyond the compute beside each, and of what the compute covers the share
+ * `visible` still shows (an NCCL kernel beside a compute kernel slows it and
+ * each overlapped segment starts with a launch gap: seed 002 Table 7, the
+ * GPU's overlap table, as for ZeRO-3's prefetch; 0 where none is known). */
+static double ep_pair_hidden(const ep_pair *q, double visible)
+{
+	if (!(visible > 0))
+		visible = 0;
+	if (!q->any)
+		return 0;
+	double attn_f = q->attn[PP_PHASE_FWD];
+	double attn_b = q->attn[PP_PHASE_BWD_INPUT] + q->attn[PP_PHASE_BWD_WEIGHT] +
+	                q->attn[PP_PHASE_RECOMPUTE] + q->mlp[PP_PHASE_RECOMPUTE];
+	double mlp_b = q->mlp[PP_PHASE_BWD_INPUT];
+	double mlp_rest = q->mlp[PP_PHASE_BWD_WEIGHT] + q->mlp[PP_PHASE_FWD];
+	double comm[4] = {q->comb[1], q->disp[0], q->disp[1], q->comb[0]};
+	double comp[4] = {attn_f, mlp_b, mlp_rest, attn_b};
+	double hidden = 0;
+	for (int k = 0; k < 4; k++) {
+		double shown = comm[k] - comp[k];
+		if (shown < visible * comm[k])
+			shown = visible * comm[k];
+		hidden += comm[k] - shown;
+	}
+	return hidden;
+}
+
+bool ppi_ep_pairs(const pp_plan *p, const pp_system *s)
+{
+	return p->ep_overlap && s->ep_overlap_pairs >= 0.5 &&
+	       (p->pp == 1 || p->schedule == PP_SCHED_1F1B || p->schedule == PP_SCHED_INTERLEAVED);
+}
+
+double ppi_ep_paired_share(const pp_plan *p)
+{
+	double m = p->microbatches > 0 ? (double)p->microbatches : 1;
+	double share = (m - p->pp) / m;
+	return share > 0 ? share : 0;
+}
+
 /* Accumulate the entries [from, to) of one unit (all of one `times`): the
  * operations come first, then the collectives. */
-void ppi_stage_acc_unit(acc *a, const pp_profile_entry *e, int from, int to, bool moe_sync)
+void ppi_stage_acc_unit(acc *a, const pp_profile_entry *e, int from, int to, bool moe_sync,
+                        double ep_visible)
 {
 	panel_acc pa;
 	pa.any = false;
@@ -250,7 +328,11 @@ void ppi_stage_acc_unit(acc *a, const pp_profile_entry *e, int from, int to, boo
 	bool split = false;
 	memcpy(before, a->compute, sizeof before);
 	int nops = 0;
+	ep_pair q;
+	memset(&q, 0, sizeof q);
 	for (int i = from; i < to; i++) {
+		ep_pair_add(&q, e[i].name, e[i].coll, e[i].group, e[i].phase,
+		            e[i].seconds * e[i].count);
 		if (!e[i].coll && nops < PP_MAX_OPS)
 			op_s[nops++] = e[i].seconds;
 		if (moe_sync && !split && !e[i].coll && sync_point(e[i].name)) {
@@ -264,6 +346,7 @@ void ppi_stage_acc_unit(acc *a, const pp_profile_entry *e, int from, int to, boo
 	}
 	host_queue(a, before, host, split ? mid : NULL, host_mid);
 	acc_panels(a, &pa, op_s, nops, to > from ? e[from].times : 1);
+	a->ep_pair_hidden += ep_pair_hidden(&q, ep_visible) * (to > from ? e[from].times : 1);
 }
 
 /* acc_unit of the work in `w` without keeping the entries: the same fill
@@ -280,6 +363,12 @@ void ppi_stage_acc_work(acc *a, pp_work *w, const pp_system *s, const pp_job *jo
 	bool split = false;
 	memcpy(before, a->compute, sizeof before);
 	pp_profile_entry e;
+	/* the pairing's blocks only where the layer has an expert all-to-all */
+	bool ep = false;
+	for (int i = 0; i < w->ncolls && !ep; i++)
+		ep = w->colls[i].group == PP_GROUP_EP;
+	ep_pair q;
+	memset(&q, 0, sizeof q);
 	for (int i = 0; i < w->nops; i++) {
 		if (moe_sync && !split && sync_point(w->ops[i].name)) {
 			memcpy(mid, a->compute, sizeof mid);
@@ -287,6 +376,8 @@ void ppi_stage_acc_work(acc *a, pp_work *w, const pp_system *s, const pp_job *jo
 			split = true;
 		}
 		ppi_stage_fill_op(&e, &w->ops[i], s, job, unit, 1);
+		if (ep)
+			ep_pair_add(&q, e.name, false, e.group, e.phase, e.seconds * e.count);
 		op_s[i] = e.seconds;
 		host[e.phase] += e.host_s;
 		acc_entry(a, &e, 0, &pa);
@@ -294,9 +385,12 @@ void ppi_stage_acc_work(acc *a, pp_work *w, const pp_system *s, const pp_job *jo
 	host_queue(a, before, host, split ? mid : NULL, host_mid);
 	for (int i = 0; i < w->ncolls; i++) {
 		ppi_stage_fill_coll(&e, &w->colls[i], w, s, lay, unit, 1, 0, w);
+		if (ep)
+			ep_pair_add(&q, e.name, true, e.group, e.phase, e.seconds * e.count);
 		acc_entry(a, &e, 0, &pa);
 	}
 	acc_panels(a, &pa, op_s, w->nops, 1);
+	a->ep_pair_hidden += ep_pair_hidden(&q, s->zero3_visible);
 }
 
 /* The stage's times from the layers' totals `a` and the stage entries
@@ -329,7 +423,15 @@ void ppi_stage_finish(pp_stage_time *out, acc *a, const pp_profile_entry *e, int
 	out->tp_s = a->exposed[PP_GROUP_TP] * (p->tp_overlap ? 1 - s->tp_overlap_hidden : 1) +
 	            a->exposed[PP_GROUP_TP2] + a->summa;
 	out->cp_s = a->exposed[PP_GROUP_CP];
-	out->ep_s = a->exposed[PP_GROUP_EP] * (p->ep_overlap ? 1 - s->ep_overlap_hidden : 1);
+	/* --ep-overlap: Megatron-Core's combined 1F1B, which its 1F1B and
+	 * interleaved schedules (and no pipeline) run; DualPipe pairs its
+	 * chunks itself (pp_dualpipe_pair_s) and DHelix its strands. */
+	out->ep_s = a->exposed[PP_GROUP_EP];
+	if (ppi_ep_pairs(p, s)) {
+		out->ep_s -= ppi_ep_paired_share(p) * a->ep_pair_hidden;
+		if (out->ep_s < 0)
+			out->ep_s = 0;
+	}
 	out->model_flops = a->model_flops;
 	out->hw_flops = a->hw_flops;
 	out->fwd_flops = a->flops[PP_PHASE_FWD];

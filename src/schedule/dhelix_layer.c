@@ -115,8 +115,6 @@ static double coll_seconds(const pp_coll *c, const pp_system *s, const pp_plan *
 	double t = pp_coll_time(s, &lay[c->group], c->kind, c->bytes * scale, NULL) * c->count;
 	if (c->group == PP_GROUP_TP && p->tp_overlap)
 		t *= 1 - s->tp_overlap_hidden;
-	if ((c->group == PP_GROUP_EP || c->group == PP_GROUP_ETP) && p->ep_overlap)
-		t *= 1 - s->ep_overlap_hidden;
 	return t;
 }
 

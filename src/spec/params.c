@@ -90,8 +90,9 @@ static const pp_param registry[] = {
      "fraction of a layer's compute that hides its ZeRO-3 traffic"},
     {"framework.tp_overlap_hidden", "tp_overlap_hidden", FW(tp_overlap_hidden), "fraction", 0, 1,
      NOFIT, "fraction of TP traffic hidden when TP overlap is on"},
-    {"framework.ep_overlap_hidden", "ep_overlap_hidden", FW(ep_overlap_hidden), "fraction", 0, 1,
-     NOFIT, "fraction of EP all-to-all traffic hidden when EP overlap is on"},
+    {"framework.ep_overlap_pairs", "ep_overlap_pairs", FW(ep_overlap_pairs), "flag", 0, 1, NOFIT,
+     "1: --ep-overlap runs one micro-batch's layer forward beside another's backward, each "
+     "expert all-to-all under the other's compute (Megatron-Core's combined 1F1B); 0: none"},
     {"framework.param_bytes", "param_bytes", FW(param_bytes), "bytes/param", 0, 8, NOFIT,
      "bytes of a resident parameter (sharded under ZeRO-3); 0 = the training dtype's, with an "
      "fp32 master copy in the optimizer; 4 = fp32 parameters that are their own master"},

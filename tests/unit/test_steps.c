@@ -93,10 +93,12 @@ static void test_fit_own_runs(void **state)
 	do
 		pp_fit_iterate(f);
 	while (!pp_fit_test(f, 1e-5) && pp_fit_iterations(f) < 40);
-	/* 24.7% at the neutral start, 1.4% after 7 sweeps (coordinate descent
-	 * on correlated parameters: close, not exact). */
+	/* 24.7% at the neutral start, 0.50% after 6 sweeps (coordinate
+	 * searches, each sweep followed by a pattern move along its own
+	 * displacement; coordinate descent alone stalled at 1.4% after 7 in the
+	 * valley of these correlated parameters). */
 	assert_true(start > 0.2);
-	assert_true(pp_fit_mape(f) < 0.02);
+	assert_true(pp_fit_mape(f) < 0.006);
 	for (size_t k = 0; k < NRUNS; k++)
 		assert_true(fabs(pp_fit_error(f, k)) < 0.05);
 	const pp_param *used[32];

@@ -512,6 +512,107 @@ static void test_param_gather_overlap(void **state)
  * reduce-scatters, and only with pp > 1 and bf16; with pp > 1 it runs
  * after the last backward, none of it hidden.  Llama-3-70B on 8 DGX H100,
  * tp 8, ZeRO-1. */
+/* Megatron-Core's combined 1F1B under --ep-overlap (src/cost/stage_rules.c
+ * ep_pair_hidden, ppi_ep_paired_share): a layer's four all-to-alls, each
+ * beside the other micro-batch's compute (combine_bwd | attention forward,
+ * dispatch_fwd | expert dgrad, dispatch_bwd | expert wgrad and forward,
+ * combine_fwd | attention backward), hide up to that compute, and of what
+ * they hide the overlap table's visible share still shows; (m - pp) / m of
+ * the forwards run paired.  Recomputed here from the rank's profile: the
+ * rank's EP time is the all-to-alls less that.  A stack without the
+ * pairing (torchtitan) and a schedule that does not run it (ZB-H1) hide
+ * nothing. */
+static void test_ep_pairing(void **state)
+{
+	(void)state;
+	pp_model m;
+	pp_error err;
+	assert_int_equal(pp_model_preset("qwen3-30b-a3b", &m, &err), PP_OK);
+	static const struct {
+		const char *framework;
+		pp_schedule schedule;
+		bool pairs;
+	} cases[] = {{"megatron", PP_SCHED_INTERLEAVED, true},
+	             {"megatron", PP_SCHED_1F1B, true},
+	             {"torchtitan", PP_SCHED_INTERLEAVED, false},
+	             {"megatron", PP_SCHED_ZB, false}};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		double ep_s[2];
+		for (int on = 0; on < 2; on++) {
+			pp_system s;
+			pp_job j;
+			assert_int_equal(pp_system_preset("dgx-h100", &s, &err), PP_OK);
+			assert_int_equal(pp_system_set_framework(&s, cases[c].framework, &err),
+			                 PP_OK);
+			pp_job_init(&j);
+			j.global_batch = 64;
+			j.seq_len = 4096;
+			pp_plan p;
+			pp_plan_init(&p);
+			p.tp = 1;
+			p.pp = 2;
+			p.ep = 8;
+			p.mbs = 1;
+			p.zero = 1;
+			p.schedule = cases[c].schedule;
+			p.vp = cases[c].schedule == PP_SCHED_INTERLEAVED ? 2 : 1;
+			p.ep_overlap = on;
+			assert_int_equal(pp_estimate_run(&m, &s, &j, &p, 16, &est, &err), PP_OK);
+			pp_stage_time t;
+			pp_work_init(&ws);
+			assert_int_equal(
+			    pp_stage_cost(&m, &est.system, &j, &est.plan, 0, &ws, &t, &err), PP_OK);
+			ep_s[on] = t.ep_s;
+			if (!on || !cases[c].pairs)
+				continue;
+			pp_work_init(&ws);
+			assert_int_equal(pp_stage_profile_build(&m, &est.system, &j, &est.plan, 0,
+			                                        &ws, &prof, &err),
+			                 PP_OK);
+			/* the layers' blocks and all-to-alls (every layer alike) */
+			double attn[4] = {0}, mlp[4] = {0}, disp[2] = {0}, comb[2] = {0}, a2a = 0,
+			       times = 0;
+			for (int i = 0; i < prof.n; i++) {
+				const pp_profile_entry *e = &prof.e[i];
+				if (e->unit != PP_UNIT_MOE_LAYERS)
+					continue;
+				double x = e->seconds * e->count;
+				times = e->times;
+				if (e->coll) {
+					if (e->group != PP_GROUP_EP)
+						continue;
+					int b = e->phase == PP_PHASE_FWD ? 0 : 1;
+					(strcmp(e->name, "ep_dispatch") == 0 ? disp : comb)[b] += x;
+					a2a += x * e->times;
+				} else if (strncmp(e->name, "expert_", 7) == 0 ||
+				           strncmp(e->name, "shared_", 7) == 0) {
+					mlp[e->phase] += x;
+				} else {
+					attn[e->phase] += x;
+				}
+			}
+			double comm[4] = {comb[1], disp[0], disp[1], comb[0]};
+			double comp[4] = {attn[PP_PHASE_FWD], mlp[PP_PHASE_BWD_INPUT],
+			                  mlp[PP_PHASE_BWD_WEIGHT] + mlp[PP_PHASE_FWD],
+			                  attn[PP_PHASE_BWD_INPUT] + attn[PP_PHASE_BWD_WEIGHT] +
+			                      attn[PP_PHASE_RECOMPUTE] + mlp[PP_PHASE_RECOMPUTE]};
+			double vis = est.system.zero3_visible, hidden = 0;
+			assert_true(vis > 0 && vis < 1); /* H100's overlap table */
+			for (int k = 0; k < 4; k++)
+				hidden += comm[k] - fmax(comm[k] - comp[k], vis * comm[k]);
+			double share = (double)(est.plan.microbatches - 2) / est.plan.microbatches;
+			assert_true(share > 0 && hidden > 0 && a2a > 0);
+			double other = ep_s[0] - a2a; /* expert-TP traffic, none here */
+			assert_true(fabs(other) <= 1e-9 * ep_s[0]);
+			assert_rel(t.ep_s, a2a - share * hidden * times, 1e-9);
+		}
+		if (cases[c].pairs)
+			assert_true(ep_s[1] < ep_s[0]);
+		else
+			assert_rel(ep_s[1], ep_s[0], 1e-12);
+	}
+}
+
 static void test_pipe_engine_reduce(void **state)
 {
 	(void)state;
@@ -631,6 +732,7 @@ int main(void)
 	    cmocka_unit_test(test_fsdp_grad_passes),
 	    cmocka_unit_test(test_moe_host_sync),
 	    cmocka_unit_test(test_pipe_engine_reduce),
+	    cmocka_unit_test(test_ep_pairing),
 	    cmocka_unit_test(test_param_gather_overlap),
 	    cmocka_unit_test(test_dp_interleaved_windows),
 	};

@@ -198,46 +198,39 @@ static void fit_react(pp_fit *f)
 	}
 }
 
-/* Golden-section search of parameter j over its bounds (unimodal assumption),
- * keeping the best point seen, the current one included. */
-static void line_search(pp_fit *f, size_t j)
+/* The objective at point v of a line: `at` sets up the trial point in f->y. */
+typedef double (*line_at)(pp_fit *f, const void *ctx, double v);
+
+/* Golden-section search of a line's objective over [a, b] (unimodal
+ * assumption), 18 steps, keeping the best point seen: *best on entry is the
+ * current point's value, *bestv its argument; both are lowered where a trial
+ * point does better. */
+static void golden(pp_fit *f, line_at at, const void *ctx, double a, double b, double *best,
+                   double *bestv)
 {
 	const double g = 0.6180339887498949;
-	const pp_param *pr = f->param[j];
-	double plo, phi, pstart;
-	param_range(f, j, &plo, &phi, &pstart);
-	double lo = pr->fit_log ? log(plo) : plo;
-	double hi = pr->fit_log ? log(phi) : phi;
-	double *y = f->y;
-	memcpy(y, f->x, f->np * sizeof *y);
-#define AT(v) (y[j] = pr->fit_log ? exp(v) : (v), objective(f, y))
-	double a = lo, b = hi;
 	double c = b - g * (b - a), d = a + g * (b - a);
-	double fc = AT(c), fd = AT(d);
-	double best = f->mape, bestv = f->x[j];
+	double fc = at(f, ctx, c), fd = at(f, ctx, d);
 	for (int it = 0; it < 18; it++) {
 		if (fc < fd) {
 			b = d;
 			d = c;
 			fd = fc;
 			c = b - g * (b - a);
-			fc = AT(c);
+			fc = at(f, ctx, c);
 		} else {
 			a = c;
 			c = d;
 			fc = fd;
 			d = a + g * (b - a);
-			fd = AT(d);
+			fd = at(f, ctx, d);
 		}
 		double v = fc < fd ? c : d, fv = fc < fd ? fc : fd;
-		if (fv < best) {
-			best = fv;
-			bestv = pr->fit_log ? exp(v) : v;
+		if (fv < *best) {
+			*best = fv;
+			*bestv = v;
 		}
 	}
-#undef AT
-	f->x[j] = bestv;
-	f->mape = best;
 }
 
 /* Parameter j's coordinate in the space the line searches work in (log for
@@ -252,13 +245,42 @@ static double from_u(const pp_fit *f, size_t j, double u)
 	return f->param[j]->fit_log ? exp(u) : u;
 }
 
-/* The point x0 + t d (coordinates u), clipped to the bounds, into f->y. */
-static double along(pp_fit *f, const double *u0, const double *d, double t)
+/* Coordinate j at u, the others as f->x (f->y holds them). */
+static double coord_at(pp_fit *f, const void *ctx, double u)
 {
+	size_t j = *(const size_t *)ctx;
+	f->y[j] = from_u(f, j, u);
+	return objective(f, f->y);
+}
+
+/* Golden-section search of parameter j over its bounds, keeping the best
+ * point seen, the current one included. */
+static void line_search(pp_fit *f, size_t j)
+{
+	double plo, phi, pstart;
+	param_range(f, j, &plo, &phi, &pstart);
+	memcpy(f->y, f->x, f->np * sizeof *f->y);
+	double best = f->mape, bestu = NAN;
+	golden(f, coord_at, &j, to_u(f, j, plo), to_u(f, j, phi), &best, &bestu);
+	if (best < f->mape) {
+		f->x[j] = from_u(f, j, bestu);
+		f->mape = best;
+	}
+}
+
+/* The line of a pattern move: its base and direction (coordinates u). */
+typedef struct pattern_line {
+	const double *u0, *d;
+} pattern_line;
+
+/* The point u0 + t d, clipped to the bounds, into f->y. */
+static double along(pp_fit *f, const void *ctx, double t)
+{
+	const pattern_line *l = ctx;
 	for (size_t j = 0; j < f->np; j++) {
 		double lo, hi, start;
 		param_range(f, j, &lo, &hi, &start);
-		double v = from_u(f, j, u0[j] + t * d[j]);
+		double v = from_u(f, j, l->u0[j] + t * l->d[j]);
 		f->y[j] = v < lo ? lo : v > hi ? hi : v;
 	}
 	return objective(f, f->y);
@@ -284,24 +306,11 @@ static void pattern_move(pp_fit *f, const double *before)
 	}
 	if (!moved)
 		return;
-	const double g = 0.6180339887498949;
-	double a = 0, b = 4, best = f->mape, bestt = 0;
-	double c = b - g * (b - a), e = a + g * (b - a);
-	double fc = along(f, u0, d, c), fe = along(f, u0, d, e);
-	for (int it = 0; it < 18; it++) {
-		if (fc < fe) {
-			b = e, e = c, fe = fc, c = b - g * (b - a);
-			fc = along(f, u0, d, c);
-		} else {
-			a = c, c = e, fc = fe, e = a + g * (b - a);
-			fe = along(f, u0, d, e);
-		}
-		double t = fc < fe ? c : e, ft = fc < fe ? fc : fe;
-		if (ft < best)
-			best = ft, bestt = t;
-	}
+	pattern_line l = {u0, d};
+	double best = f->mape, bestt = 0;
+	golden(f, along, &l, 0, 4, &best, &bestt);
 	if (bestt > 0) {
-		along(f, u0, d, bestt);
+		along(f, &l, bestt);
 		memcpy(f->x, f->y, f->np * sizeof *f->x);
 		f->mape = best;
 	}

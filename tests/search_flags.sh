@@ -58,6 +58,7 @@ flash|off|on||applied
 tp-overlap|on|off||applied
 ep-overlap|on|off|$moe|applied
 moe-routing|zipf:1.5|zipf:0.5|$moe --ep 8|applied
+moe-dispatcher|deepep|alltoall|$moe --ep 8|applied
 freeze|layers:8|embeddings||applied
 lora-rank|8|64||applied
 lora-targets|qkv|fc1|--lora-rank 16|applied

@@ -194,6 +194,17 @@ double pp_coll_time(const pp_system *s, const pp_layout *l, pp_coll_kind kind, d
 double pp_coll_time_proto(const pp_system *s, const pp_layout *l, pp_coll_kind kind, double bytes,
                           const pp_coll_algo **algo_out, pp_coll_proto *proto_out);
 
+/*
+ * DeepEP's deduplicated MoE dispatch or combine (job.moe_dispatcher deepep,
+ * pp_moe_dispatch_copies) on group layout `l`: each GPU sends `nic_bytes`
+ * over its share of the node's NICs and `nvl_bytes` over NVLink at once
+ * (DeepEP forwards from its network buffers over NVLink while they fill), so
+ * the slower of the two sets the time; the latency is the all-to-all's (the
+ * "direct" algorithm's, which `algo_out` (may be NULL) receives).
+ */
+double pp_coll_dispatch_time(const pp_system *s, const pp_layout *l, double nic_bytes,
+                             double nvl_bytes, const pp_coll_algo **algo_out);
+
 /* Textbook single-tier forms (seed 004 §2.3-2.4, Exercise 1): all-reduce of
  * `bytes` over `n` GPUs on links of `bw` bytes/s with latency `alpha` s. */
 double pp_allreduce_ring_s(double bytes, int n, double bw, double alpha);

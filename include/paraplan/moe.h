@@ -104,6 +104,36 @@ pp_status pp_moe_routing_of_plan(const pp_model *m, const pp_system *s, const pp
  * dispatch f1 = M, forward combine f2 = M^T, backward b1 = M, b2 = M^T. */
 void pp_moe_layer_alltoalls(const double *m, int n, double *f1, double *f2, double *b1, double *b2);
 
+/*
+ * DeepEP's deduplicated, node-limited dispatch (job.moe_dispatcher deepep;
+ * DeepSeek-V3 report arXiv:2412.19437 §3.2.2; deepseek-ai/DeepEP's normal
+ * kernels): a token crosses the network once per node that holds one of its
+ * experts, to the GPU of its own in-node index, which forwards it over
+ * NVLink to each GPU there that holds one of them (on the token's own node
+ * it goes over NVLink from its GPU); the combine runs the same path back,
+ * summing within the node before it crosses the network.
+ *
+ * For an EP group of n GPUs, nd per NVLink domain (n / nd nodes), E experts
+ * placed contiguously, k per token, routed uniformly within group_topk of
+ * num_groups groups (0: all experts), the expected copies of one token:
+ *   - over the network: D (N - 1) / N, D the nodes the token reaches: with
+ *     the groups whole nodes' worth (num_groups a multiple of N), the nodes
+ *     group_topk groups drawn without replacement fall on, each group taken
+ *     to receive one of the k experts at least (k >= group_topk); else the
+ *     nodes k experts drawn without replacement fall on;
+ *   - over NVLink: D g (nd - 1) / nd, g the GPUs a reached node's k / D
+ *     experts land on: with the groups whole GPUs' worth (num_groups a
+ *     multiple of n), those group_topk groups fall on over D; else
+ *     nd (1 - (1 - 1/nd)^(k/D)), drawn with replacement; the GPU the token
+ *     enters by is not among them with odds (nd - 1) / nd.
+ * One node (nd >= n): no network copy, D = 1.  The uniform all-to-all sends
+ * k copies, k (n - nd) / n of them over the network: DeepSeek-V3's E 256,
+ * k 8, 4 of 8 groups on n 64, nd 8 gives 3.5 network copies
+ * (7 uniform) and 6.56 NVLink copies (0.88).
+ */
+void pp_moe_dispatch_copies(int experts, int k, int num_groups, int group_topk, int n, int nd,
+                            double *nic_copies, double *nvl_copies);
+
 #ifdef __cplusplus
 }
 #endif

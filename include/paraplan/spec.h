@@ -53,6 +53,14 @@ typedef struct pp_moe {
 	int first_k_dense;       /* the first k layers use a dense MLP */
 	int layer_freq;   /* every layer_freq-th layer (after first_k_dense) is MoE; 1 = all */
 	bool router_bias; /* DeepSeek-V3 e_score_correction_bias (num_experts per layer) */
+	/* Group-limited routing (DeepSeek-V2/V3 n_group / topk_group; Megatron-Core
+	 * --moe-router-num-groups / --moe-router-group-topk): the experts split into
+	 * num_groups equal groups, a token's top_k chosen within group_topk of them.
+	 * 0 = not limited.  With the groups on nodes it is DeepSeek-V3's
+	 * node-limited routing, which the deepep dispatcher's traffic follows
+	 * (pp_moe_dispatch_copies). */
+	int num_groups;
+	int group_topk;
 } pp_moe;
 
 typedef struct pp_model {
@@ -495,6 +503,17 @@ static inline bool pp_energy_asked(const pp_energy_inputs *e)
 	       e->power_cap_w > 0;
 }
 
+/* The MoE token dispatcher (job.moe_dispatcher). */
+typedef enum pp_moe_dispatcher {
+	PP_DISPATCH_ALLTOALL = 0, /* Megatron-Core alltoall: each routed copy sent on its own */
+	PP_DISPATCH_DEEPEP = 1,   /* DeepEP: once per node over the network, then NVLink */
+	/* DeepEP with the dispatch in FP8 (DeepSeek-V3 report §3.3): the forward
+	 * dispatch and the backward's gradient to the experts carry the FP8
+	 * GEMMs' quantised inputs (1 byte and a 4-byte scale per 128), the two
+	 * combines BF16; under --precision fp8 */
+	PP_DISPATCH_DEEPEP_FP8 = 2,
+} pp_moe_dispatcher;
+
 typedef struct pp_job {
 	long long global_batch; /* sequences per iteration */
 	int seq_len;            /* tokens per sequence */
@@ -520,6 +539,10 @@ typedef struct pp_job {
 	/* The MoE routing of --moe-routing (pp_moe_routing_parse; seed 000
 	 * Eq. 10): `set` false = uniform routing, every number as without it. */
 	pp_moe_spec moe_routing;
+	/* How an MoE layer's tokens reach their experts (--moe-dispatcher):
+	 * Megatron-Core's all-to-all, a copy per routed expert, or DeepEP's
+	 * deduplicated, node-limited dispatch (pp_moe_dispatch_copies). */
+	pp_moe_dispatcher moe_dispatcher;
 	pp_finetune ft; /* fine-tuning: frozen weights, LoRA adapters, NF4 base */
 	/* Energy and carbon (--energy, --pue, ...; docs/energy.md): 0 = not given. */
 	pp_energy_inputs energy;
@@ -644,6 +667,10 @@ pp_status pp_precision_parse(const char *s, const char *field, pp_precision *out
 /* The --fp8-recipe words: delayed, current, mxfp8, rowwise, blockwise (static
  * strings; "?" for a value outside the enum). */
 const char *pp_fp8_recipe_name(pp_fp8_recipe r);
+/* "alltoall", "deepep" or "deepep-fp8"; parse sets *out or returns PP_EINPUT with `field`. */
+const char *pp_moe_dispatcher_name(pp_moe_dispatcher d);
+pp_status pp_moe_dispatcher_parse(const char *s, const char *field, pp_moe_dispatcher *out,
+                                  pp_error *err);
 pp_status pp_fp8_recipe_parse(const char *s, const char *field, pp_fp8_recipe *out, pp_error *err);
 pp_status pp_recompute_parse(const char *s, const char *field, pp_recompute *out, pp_error *err);
 /* Megatron-Core's --recompute-modules that paraplan models: core attention

@@ -176,6 +176,11 @@ typedef struct pp_coll {
 	 * busiest GPU sets; 1 otherwise.  Times use bytes x busiest; traffic
 	 * (which GPU sends what on average) uses bytes. */
 	double busiest;
+	/* DeepEP's deduplicated, node-limited dispatch or combine
+	 * (job.moe_dispatcher deepep): the routing its copies follow
+	 * (pp_moe_dispatch_copies), `bytes` being the all-to-all's, a copy per
+	 * routed expert; dedup_k 0 = an all-to-all. */
+	int dedup_experts, dedup_k, dedup_groups, dedup_group_topk;
 } pp_coll;
 
 #define PP_MAX_OPS 160

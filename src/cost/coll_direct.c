@@ -32,3 +32,19 @@ const pp_coll_algo ppi_coll_direct = {
     false,       NULL,
     direct_time, PP_NCCL_NONE,
 };
+
+double pp_coll_dispatch_time(const pp_system *s, const pp_layout *l, double nic_bytes,
+                             double nvl_bytes, const pp_coll_algo **algo_out)
+{
+	if (algo_out)
+		*algo_out = NULL;
+	if (l->size <= 1 || !(nic_bytes + nvl_bytes > 0))
+		return 0;
+	pp_coll_net net;
+	pp_coll_net_init(&net, s, l);
+	if (algo_out)
+		*algo_out = &ppi_coll_direct;
+	double tf = nvl_bytes / net.bw_f_bytes_per_s, ts = nic_bytes / net.bw_s_bytes_per_s;
+	double alpha = net.nd < net.n ? s->nic_latency_s : s->nvlink_latency_s;
+	return alpha * log2((double)net.n) + (tf > ts ? tf : ts);
+}

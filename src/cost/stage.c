@@ -203,6 +203,7 @@ typedef struct stage_key {
 	int peer;            /* the other end of the rank's pipeline link */
 	int exchange;        /* the schedule's blocking exchanges (p2p_exchange) */
 	int ep_pairs;        /* the schedule pairs layers under --ep-overlap (ppi_ep_pairs) */
+	int dispatcher;      /* job.moe_dispatcher */
 	double param_copies; /* the schedule's parameter copies */
 	long long gpus;
 	pp_plan plan;
@@ -258,6 +259,7 @@ static void stage_key_set(stage_key *key, const pp_scenario *sc, int stage,
 	key->param_copies = sc->sched->param_copies;
 	key->exchange = sc->sched->p2p_exchange;
 	key->ep_pairs = ppi_ep_pairs(p, sc->system);
+	key->dispatcher = (int)sc->job->moe_dispatcher;
 	q->tp2 = p->tp2;
 	q->summa = p->summa;
 	q->summa_nb = p->summa_nb;

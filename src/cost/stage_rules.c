@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "paraplan/moe.h"
 #include "stage_int.h"
 #include "util/util.h"
 
@@ -106,7 +107,16 @@ void ppi_stage_fill_coll(pp_profile_entry *e, const pp_coll *c, const pp_work *w
 	 * registers */
 	const pp_coll_algo *algo;
 	pp_coll_proto proto;
-	if (e->rule == PP_RULE_SUMMA && c->overlap_op < w->nops) {
+	if (c->dedup_k > 0 && c->kind == PP_COLL_ALLTOALL) {
+		/* DeepEP: the copies the dispatch deduplicates to, over each link */
+		double nic, nvl, tok = c->bytes / c->dedup_k;
+		pp_moe_dispatch_copies(c->dedup_experts, c->dedup_k, c->dedup_groups,
+		                       c->dedup_group_topk, l->size, l->per_domain, &nic, &nvl);
+		e->wire_bytes = tok * (nic + nvl);
+		e->seconds = pp_coll_dispatch_time(s, l, tok * nic * busiest(c),
+		                                   tok * nvl * busiest(c), &algo);
+		proto = PP_PROTO_SIMPLE;
+	} else if (e->rule == PP_RULE_SUMMA && c->overlap_op < w->nops) {
 		e->panels = c->panels >= 1 ? c->panels : 1;
 		e->overlap = base + c->overlap_op;
 		e->seconds = ppi_stage_coll_time(memo, s, l, c->kind,

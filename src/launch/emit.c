@@ -62,6 +62,11 @@ static void common_notes(const pp_estimate *e, const char *fw, char *notes, size
 		     fw);
 	if (m->moe.shared_expert_gate)
 		note(notes, n, "%s: the shared expert's gate is not expressed", fw);
+	if (e->job.moe_dispatcher == PP_DISPATCH_DEEPEP_FP8)
+		note(notes, n,
+		     "%s: no switch for DeepEP's FP8 dispatch (deepep-fp8); DeepEP is written, "
+		     "its dispatch precision is the framework's",
+		     fw);
 }
 
 /* The MoE layer pattern as Megatron's --moe-layer-freq list expression. */
@@ -139,6 +144,9 @@ static void megatron_model(const pp_model *m, const pp_job *j, FILE *out)
 		}
 		if (x->router_bias)
 			fprintf(out, " --moe-router-enable-expert-bias");
+		if (x->num_groups > 0)
+			fprintf(out, " --moe-router-num-groups %d --moe-router-group-topk %d",
+			        x->num_groups, x->group_topk);
 	}
 }
 
@@ -194,6 +202,8 @@ static void megatron_job(const pp_job *j, const pp_plan *p, FILE *out, char *not
 	if (j->grad_bytes == 2)
 		fprintf(out, " --grad-reduce-in-bf16");
 	fprintf(out, " --optimizer %s", j->optimizer == PP_OPT_SGD ? "sgd" : "adam");
+	if (j->moe_dispatcher != PP_DISPATCH_ALLTOALL)
+		fprintf(out, " --moe-token-dispatcher-type flex --moe-enable-deepep");
 }
 
 /* The parallelism (a line) and memory (a line) flags: degrees, virtual
@@ -323,6 +333,14 @@ static void emit_nemo(const pp_estimate *e, FILE *out, char *notes, size_t nn)
 		        " model.config.num_moe_experts=%d model.config.moe_router_topk=%d "
 		        "model.config.moe_ffn_hidden_size=%d",
 		        m->moe.num_experts, m->moe.top_k, m->moe.expert_ffn_hidden);
+	if (m->moe.num_groups > 0)
+		fprintf(
+		    out,
+		    " model.config.moe_router_num_groups=%d model.config.moe_router_group_topk=%d",
+		    m->moe.num_groups, m->moe.group_topk);
+	if (j->moe_dispatcher != PP_DISPATCH_ALLTOALL)
+		fprintf(out, " model.config.moe_token_dispatcher_type=flex "
+		             "model.config.moe_enable_deepep=True");
 	fprintf(out, " \\\n");
 	if (p->recompute == PP_RECOMPUTE_FULL)
 		fprintf(
@@ -408,6 +426,9 @@ static void emit_torchtitan(const pp_estimate *e, FILE *out, char *notes, size_t
 		note(notes, nn,
 		     "torchtitan's tensor parallelism always splits the sequence (sp on)");
 	fprintf(out, "context_parallel_degree = %d\nexpert_parallel_degree = %d\n", p->cp, p->ep);
+	/* torchtitan's DeepEP backend (distributed/deepep; newer than 000204a4) */
+	if (j->moe_dispatcher != PP_DISPATCH_ALLTOALL)
+		fprintf(out, "expert_parallel_comm_backend = \"deepep\"\n");
 	if (m->moe.num_experts > 0 && p->etp != 1)
 		note(notes, nn,
 		     "torchtitan (job_config.py at 000204a4) has no expert tensor parallelism: etp "

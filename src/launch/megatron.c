@@ -59,6 +59,10 @@ const ppi_mflag ppi_mflags[F_COUNT] = {
     [F_MOE_SHARED] = {"moe-shared-expert-intermediate-size", true},
     [F_MOE_FREQ] = {"moe-layer-freq", true},
     [F_MOE_BIAS] = {"moe-router-enable-expert-bias", false},
+    [F_ROUTER_GROUPS] = {"moe-router-num-groups", true},
+    [F_ROUTER_GROUP_TOPK] = {"moe-router-group-topk", true},
+    [F_DISPATCHER] = {"moe-token-dispatcher-type", true},
+    [F_DEEPEP] = {"moe-enable-deepep", false},
     [F_FIRST] = {"decoder-first-pipeline-num-layers", true},
     [F_LAST] = {"decoder-last-pipeline-num-layers", true},
     [F_EMB_SPLIT] = {"account-for-embedding-in-pipeline-split", false},
@@ -274,6 +278,19 @@ static pp_status read_shape(const ppi_mseen *s, const char *src, pp_plan *p, pp_
 		*switches[i].dst = s->set[switches[i].flag];
 	if (s->set[F_TP_PP_DP])
 		ppi_strlcpy(p->order, "tp-cp-ep-pp-dp", sizeof p->order);
+	/* DeepEP: --moe-enable-deepep under --moe-token-dispatcher-type flex
+	 * (arguments.py: "Only works with flex token dispatcher") */
+	if (s->set[F_DISPATCHER]) {
+		static const char *const types[] = {"allgather", "alltoall", "flex", NULL};
+		int k = 0;
+		PPI_TRY(ppi_mflag_choice(s, F_DISPATCHER, types, src, &k, err));
+		if (s->set[F_DEEPEP] && k != 2)
+			return ppi_mflag_bad(err, src, F_DEEPEP,
+			                     "needs --moe-token-dispatcher-type flex, got %s",
+			                     types[k]);
+		j->moe_dispatcher = s->set[F_DEEPEP] ? PP_DISPATCH_DEEPEP : PP_DISPATCH_ALLTOALL;
+	} else if (s->set[F_DEEPEP])
+		return ppi_mflag_bad(err, src, F_DEEPEP, "needs --moe-token-dispatcher-type flex");
 	if (s->set[F_GBS]) {
 		PPI_TRY(ppi_mflag_ll(s, F_GBS, 1, 1000000000, src, &j->global_batch, err));
 		out->has_gbs = true;

@@ -329,6 +329,16 @@ static pp_status read_moe(const ppi_mseen *s, const char *source, pp_model *m, p
 		e->num_shared_experts = e->shared_ffn_hidden > 0;
 	}
 	e->router_bias = s->set[F_MOE_BIAS];
+	if (s->set[F_ROUTER_GROUPS] != s->set[F_ROUTER_GROUP_TOPK])
+		return ppi_mflag_bad(
+		    err, source, s->set[F_ROUTER_GROUPS] ? F_ROUTER_GROUP_TOPK : F_ROUTER_GROUPS,
+		    "group-limited routing takes --moe-router-num-groups and "
+		    "--moe-router-group-topk together");
+	if (s->set[F_ROUTER_GROUPS]) {
+		PPI_TRY(ppi_mflag_int(s, F_ROUTER_GROUPS, 1, 65536, source, &e->num_groups, err));
+		PPI_TRY(
+		    ppi_mflag_int(s, F_ROUTER_GROUP_TOPK, 1, 65536, source, &e->group_topk, err));
+	}
 	e->layer_freq = 1;
 	if (s->set[F_MOE_FREQ])
 		PPI_TRY(read_moe_freq(s, source, m->num_layers, e, err));

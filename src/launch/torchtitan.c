@@ -247,6 +247,18 @@ static pp_status read_compile(ppi_toml *t, const char *source, pp_job *j, pp_err
 	return PP_OK;
 }
 
+/* The expert all-to-all's backend ([parallelism] expert_parallel_comm_backend,
+ * "standard" by default): DeepEP, and HybridEP (its NVL72 form), send a token
+ * once per node and GPU (paraplan's deepep dispatcher). */
+static pp_status read_ep_backend(ppi_toml *t, const char *source, pp_job *j, pp_error *err)
+{
+	static const char *const be[] = {"standard", "deepep", "hybridep", NULL};
+	int k = 0;
+	PPI_TRY(get_choice(t, "parallelism.expert_parallel_comm_backend", be, source, &k, err));
+	j->moe_dispatcher = k ? PP_DISPATCH_DEEPEP : PP_DISPATCH_ALLTOALL;
+	return PP_OK;
+}
+
 /* What the file means for paraplan's plan: sequence parallelism with tp,
  * FSDP2's ZeRO-3, dp = replicate x shard, the schedule and the virtual stages
  * from the layers per stage (which need out->model).  *batch: the global
@@ -313,6 +325,7 @@ static pp_status read_job(ppi_toml *t, const char *source, pp_job *j, pp_plan *p
 	PPI_TRY(read_parallelism(t, source, p, &tj, err));
 	PPI_TRY(read_checkpoint(t, source, p, err));
 	PPI_TRY(read_compile(t, source, j, err));
+	PPI_TRY(read_ep_backend(t, source, j, err));
 	long long batch = 0;
 	PPI_TRY(plan_from(&tj, out, source, p, &batch, err));
 	j->seq_len = (int)tj.seq;

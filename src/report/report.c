@@ -127,13 +127,15 @@ static void text_setup(const pp_estimate *e, FILE *out)
 			                                                  : "loss");
 		fputc('\n', out);
 	}
-	fprintf(out, "job     global batch %lld x %d tokens, %s%s%s%s, %s gradients, %s\n",
+	bool deepep = e->job.moe_dispatcher != PP_DISPATCH_ALLTOALL;
+	fprintf(out, "job     global batch %lld x %d tokens, %s%s%s%s, %s gradients, %s%s%s\n",
 	        e->job.global_batch, e->job.seq_len, pp_precision_name(e->job.precision),
 	        e->job.precision == PP_PREC_FP8 ? " recipe " : "",
 	        e->job.precision == PP_PREC_FP8 ? pp_fp8_recipe_name(e->job.fp8_recipe) : "",
 	        e->job.fp8_params ? ", FP8 parameters" : "",
 	        e->job.grad_bytes == 4 ? "fp32" : "16-bit",
-	        e->job.optimizer == PP_OPT_ADAM ? "adam" : "sgd");
+	        e->job.optimizer == PP_OPT_ADAM ? "adam" : "sgd", deepep ? ", MoE dispatch " : "",
+	        deepep ? pp_moe_dispatcher_name(e->job.moe_dispatcher) : "");
 	finetune_text(out, e);
 	const pp_system *sy = &e->system;
 	fprintf(out, "links   %d GPUs per node, %s %.4g GB/s per GPU", sy->gpus_per_node,
@@ -422,6 +424,9 @@ static json_t *estimate_json(const pp_estimate *e)
 		                    json_string(pp_fp8_recipe_name(e->job.fp8_recipe)));
 	if (e->job.fp8_params)
 		json_object_set_new(job, "fp8_params", json_true());
+	if (e->job.moe_dispatcher != PP_DISPATCH_ALLTOALL)
+		json_object_set_new(job, "moe_dispatcher",
+		                    json_string(pp_moe_dispatcher_name(e->job.moe_dispatcher)));
 	if (pp_finetune_on(&e->job)) {
 		const pp_finetune *f = &e->job.ft;
 		char tg[32];

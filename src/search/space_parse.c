@@ -260,7 +260,8 @@ static const char every_plan_flags[] =
     "ep-overlap "
     "overlap json format output first-stage-layers last-stage-layers "
     "embedding-as-layer loss-as-layer from-megatron from-torchtitan compile "
-    "offload-params offload-activations offload-layers moe-routing freeze lora-rank lora-targets "
+    "offload-params offload-activations offload-layers moe-routing moe-dispatcher freeze "
+    "lora-rank lora-targets "
     "base-weights "
     "energy pue grid-gco2-per-kwh usd-per-kwh power-cap-mw ";
 

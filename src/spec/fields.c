@@ -110,6 +110,11 @@ static pp_status order(const char *s, void *dst, pp_error *err)
 	return PP_OK;
 }
 
+static pp_status moe_dispatcher(const char *s, void *dst, pp_error *err)
+{
+	return pp_moe_dispatcher_parse(s, "", dst, err);
+}
+
 /* --moe-routing zipf:S[,drift:D][,capacity:C] (pp_moe_routing_parse). */
 static pp_status moe_routing(const char *s, void *dst, pp_error *err)
 {
@@ -233,6 +238,7 @@ static const pp_field fields[] = {
     PLAN_ONOFF("offload-activations", offload_activations),
     PLAN_INT("offload-layers", offload_layers, 0, DEGREE_MAX),
     JOB_WORD("moe-routing", moe_routing, moe_routing),
+    JOB_WORD("moe-dispatcher", moe_dispatcher, moe_dispatcher),
     JOB_WORD("freeze", ft, pp_finetune_freeze_parse),
     JOB_INT("lora-rank", ft.lora_rank, 1, DEGREE_MAX),
     JOB_WORD("lora-targets", ft.lora_targets, pp_finetune_targets_parse),

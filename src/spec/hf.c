@@ -368,6 +368,12 @@ static pp_status hf_read_deepseek(const ppi_obj *r, hf_family fam, pp_model *m)
 		e->shared_ffn_hidden = (int)shared;
 		/* V3 adds e_score_correction_bias (n_routed_experts) to its router. */
 		e->router_bias = fam == HF_DEEPSEEK_V3;
+		/* Group-limited routing (V2 group_limited_greedy, V3 noaux_tc): the
+		 * experts in n_group groups, a token's within topk_group of them. */
+		PPI_TRY(ppi_get_int(r, "n_group", false, 1, MAX_EXPERTS, &e->num_groups));
+		PPI_TRY(ppi_get_int(r, "topk_group", false, 1, MAX_EXPERTS, &e->group_topk));
+		if (e->num_groups == 0 || e->group_topk == 0)
+			e->num_groups = e->group_topk = 0;
 		if (e->top_k > e->num_experts)
 			return ppi_fail(r->err, r->source, "num_experts_per_tok",
 			                "expected 1..%d (n_routed_experts), got %d", e->num_experts,

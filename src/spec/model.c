@@ -191,6 +191,14 @@ pp_status pp_model_check(const pp_model *m, pp_error *err)
 		      e->first_k_dense);
 		CHECK(e->layer_freq >= 1 && e->layer_freq <= m->num_layers, "model.moe.layer_freq",
 		      "expected 1..%d, got %d", m->num_layers, e->layer_freq);
+		CHECK(e->num_groups >= 0 &&
+		          (e->num_groups == 0 || e->num_experts % e->num_groups == 0),
+		      "model.moe.num_groups", "expected a divisor of the %d experts, got %d",
+		      e->num_experts, e->num_groups);
+		CHECK(e->num_groups == 0 ? e->group_topk == 0
+		                         : e->group_topk >= 1 && e->group_topk <= e->num_groups,
+		      "model.moe.group_topk", "expected 1..%d (num_groups) with num_groups, got %d",
+		      e->num_groups, e->group_topk);
 	}
 	return PP_OK;
 }
@@ -234,6 +242,8 @@ static const char *const moe_keys[] = {"num_experts",
                                        "first_k_dense",
                                        "layer_freq",
                                        "router_bias",
+                                       "num_groups",
+                                       "group_topk",
                                        NULL};
 static const char *const mla_keys[] = {"q_lora_rank",      "kv_lora_rank", "qk_nope_head_dim",
                                        "qk_rope_head_dim", "v_head_dim",   NULL};
@@ -332,6 +342,8 @@ pp_status ppi_model_read(json_t *obj, const char *source, const char *prefix, pp
 		m.moe.layer_freq = 1;
 		PPI_TRY(ppi_get_int(&q, "layer_freq", false, 1, 10000, &m.moe.layer_freq));
 		PPI_TRY(ppi_get_bool(&q, "router_bias", false, &m.moe.router_bias));
+		PPI_TRY(ppi_get_int(&q, "num_groups", false, 0, 65536, &m.moe.num_groups));
+		PPI_TRY(ppi_get_int(&q, "group_topk", false, 0, 65536, &m.moe.group_topk));
 	}
 	PPI_TRY(ppi_get_obj(&r, "mla", false, &mla));
 	if (mla) {

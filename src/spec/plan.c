@@ -38,6 +38,11 @@ const char *pp_fp8_recipe_name(pp_fp8_recipe r)
 {
 	return (unsigned)r < PP_FP8_RECIPES ? fp8_recipe_names[r] : "?";
 }
+static const char *const dispatcher_names[] = {"alltoall", "deepep", "deepep-fp8"};
+const char *pp_moe_dispatcher_name(pp_moe_dispatcher d)
+{
+	return (unsigned)d < 3 ? dispatcher_names[d] : "?";
+}
 const char *pp_recompute_name(pp_recompute r)
 {
 	return (unsigned)r < 3 ? recompute_names[r] : "?";
@@ -79,6 +84,15 @@ pp_status pp_fp8_recipe_parse(const char *s, const char *field, pp_fp8_recipe *o
 	pp_status st = parse_name(s, field, fp8_recipe_names, PP_FP8_RECIPES, &v, err);
 	if (!st)
 		*out = (pp_fp8_recipe)v;
+	return st;
+}
+pp_status pp_moe_dispatcher_parse(const char *s, const char *field, pp_moe_dispatcher *out,
+                                  pp_error *err)
+{
+	int v = 0;
+	pp_status st = parse_name(s, field, dispatcher_names, 3, &v, err);
+	if (!st)
+		*out = (pp_moe_dispatcher)v;
 	return st;
 }
 pp_status pp_recompute_parse(const char *s, const char *field, pp_recompute *out, pp_error *err)
@@ -632,6 +646,13 @@ static pp_status check_tensor(const pp_plan *p, const pp_model *m, const pp_job 
 	}
 	REQUIRE(!job->moe_routing.set || m->moe.num_experts > 0, "job.moe_routing",
 	        "needs an MoE model; %s is dense", m->name);
+	REQUIRE(job->moe_dispatcher == PP_DISPATCH_ALLTOALL || m->moe.num_experts > 0,
+	        "job.moe_dispatcher", "needs an MoE model; %s is dense", m->name);
+	REQUIRE(job->moe_dispatcher != PP_DISPATCH_DEEPEP_FP8 || job->precision == PP_PREC_FP8,
+	        "job.moe_dispatcher",
+	        "deepep-fp8 dispatches the quantised inputs of FP8 expert GEMMs: needs "
+	        "--precision fp8, got %s",
+	        pp_precision_name(job->precision));
 	REQUIRE(!(job->moe_routing.drift_steps > 0) || job->train_tokens > 0, "job.moe_routing",
 	        "drift:%g acts over the run's steps: give --tokens (steps = tokens / (gbs x seq))",
 	        job->moe_routing.drift_steps);

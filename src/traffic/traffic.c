@@ -45,6 +45,9 @@ typedef struct build {
 	 * skewed routing's expected bytes over the uniform one's (NULL: uniform). */
 	double *moe_w;
 	int moe_n;
+	/* --moe-dispatcher deepep: the model's MoE, whose EP all-to-alls go
+	 * once per node over the network and on over NVLink (NULL: all-to-all). */
+	const pp_moe *dedup;
 } build;
 
 static const ring *sort_ring; /* qsort has no context argument */
@@ -214,6 +217,56 @@ static pp_traffic_type type_of(const pp_profile_entry *e)
 	}
 }
 
+/*
+ * DeepEP's dispatch or combine of rank r, `vol` bytes sent in all
+ * (pp_moe_dispatch_copies): the network copies to the members of r's EP
+ * group on other nodes that hold r's place among their node's members,
+ * the NVLink copies to the members on r's own node, each evenly.
+ */
+static void dedup_traffic(build *b, pp_traffic_type type, long long r, double vol)
+{
+	const ring *g = &b->g[PP_GROUP_EP];
+	long long first, n;
+	ring_span(g, b->R, r, &first, &n);
+	pp_gpu_loc self, x;
+	pp_place_locate(b->pl, r, &self);
+	/* r's place among its node's members, and how many share its node */
+	long long place = 0, nd = 0;
+	for (long long i = 0; i < n; i++) {
+		pp_place_locate(b->pl, g->order[first + i], &x);
+		if (x.domain == self.domain) {
+			if (g->order[first + i] == r)
+				place = nd;
+			nd++;
+		}
+	}
+	double nic, nvl;
+	pp_moe_dispatch_copies(b->dedup->num_experts, b->dedup->top_k, b->dedup->num_groups,
+	                       b->dedup->group_topk, (int)n, (int)nd, &nic, &nvl);
+	if (!(nic + nvl > 0))
+		return;
+	long long nodes = nd > 0 ? n / nd : 1;
+	double to_node = nodes > 1 ? vol * nic / (nic + nvl) / (double)(nodes - 1) : 0;
+	double to_peer = nd > 1 ? vol * nvl / (nic + nvl) / (double)(nd - 1) : 0;
+	long long *dom = ppi_malloc((size_t)n * sizeof *dom);
+	if (!dom) {
+		b->oom = true;
+		return;
+	}
+	for (long long i = 0; i < n; i++) {
+		long long q = g->order[first + i], at = 0;
+		pp_place_locate(b->pl, q, &x);
+		dom[i] = x.domain;
+		for (long long j = 0; j < i; j++) /* q's place among its node's members */
+			at += dom[j] == x.domain;
+		if (x.domain == self.domain)
+			add(b, type, r, q, to_peer);
+		else if (at == place)
+			add(b, type, r, q, to_node);
+	}
+	free(dom);
+}
+
 /* The traffic of rank r's share of profile entry e. */
 static void entry_traffic(build *b, const pp_profile_entry *e, long long r, int stage, double m)
 {
@@ -258,6 +311,10 @@ static void entry_traffic(build *b, const pp_profile_entry *e, long long r, int 
 		pp_place_coords(b->pl, r, c);
 		c[PP_DIM_PP] = stage == 0 ? p->pp - 1 : 0;
 		add(b, type, r, pp_place_rank(b->pl, c), vol);
+		return;
+	}
+	if (e->kind == PP_COLL_ALLTOALL && b->dedup && e->group == PP_GROUP_EP) {
+		dedup_traffic(b, type, r, vol);
 		return;
 	}
 	if (e->kind == PP_COLL_ALLTOALL) {
@@ -356,6 +413,8 @@ pp_status pp_traffic_build_map(const pp_scenario *sc, const long long *rank_gpu,
 		st = ring_build(&b, (pp_group)g);
 	if (!st)
 		moe_weights(&b, sc);
+	if (pp_scenario_job(sc)->moe_dispatcher != PP_DISPATCH_ALLTOALL)
+		b.dedup = &pp_scenario_model(sc)->moe;
 	pp_stage_profile *prof = ppi_malloc(sizeof *prof);
 	pp_work *ws = ppi_malloc(sizeof *ws);
 	pp_traffic *t = ppi_calloc(1, sizeof *t);

@@ -296,3 +296,46 @@ pp_status pp_moe_routing_of_plan(const pp_model *m, const pp_system *s, const pp
 		                        (s->gpus_per_node > 0 ? s->gpus_per_node : 1);
 	return PP_OK;
 }
+
+/* log C(a, b): the hypergeometric odds below without overflow. */
+static double log_choose(double a, double b)
+{
+	return lgamma(a + 1) - lgamma(b + 1) - lgamma(a - b + 1);
+}
+
+/* Expected boxes of `per` balls each (of `total`) hit by `draws` drawn
+ * without replacement: boxes x (1 - C(total - per, draws) / C(total, draws)). */
+static double boxes_hit(double boxes, double per, double total, double draws)
+{
+	if (draws >= total - per + 1)
+		return boxes;
+	return boxes * (1 - exp(log_choose(total - per, draws) - log_choose(total, draws)));
+}
+
+void pp_moe_dispatch_copies(int experts, int k, int num_groups, int group_topk, int n, int nd,
+                            double *nic_copies, double *nvl_copies)
+{
+	*nic_copies = *nvl_copies = 0;
+	if (n <= 1 || k <= 0 || experts <= 0)
+		return;
+	if (nd < 1)
+		nd = 1;
+	if (nd > n)
+		nd = n;
+	double N = (double)n / nd, D = 1;
+	if (N > 1) {
+		bool node_groups = num_groups > 0 && group_topk < num_groups &&
+		                   num_groups % (n / nd) == 0 && k >= group_topk;
+		D = node_groups ? boxes_hit(N, num_groups / N, num_groups, group_topk)
+		                : boxes_hit(N, experts / N, experts, k);
+	}
+	/* GPUs a reached node's k / D experts land on: with whole groups a GPU,
+	 * the GPUs group_topk groups fall on; else drawn with replacement. */
+	double g;
+	if (num_groups > 0 && group_topk < num_groups && num_groups % n == 0 && k >= group_topk)
+		g = boxes_hit(n, (double)num_groups / n, num_groups, group_topk) / D;
+	else
+		g = nd * (1 - pow(1 - 1.0 / nd, k / D));
+	*nic_copies = D * (N - 1) / N;
+	*nvl_copies = D * g * (nd - 1) / nd;
+}

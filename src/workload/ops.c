@@ -643,7 +643,7 @@ static void moe_mlp(ctx *c, bool full_rc)
 		add_coll(c, "ep_combine", PP_COLL_ALLTOALL, PP_GROUP_EP, PP_PHASE_BWD_INPUT, a2a, 1,
 		         false);
 		for (int i = from; i < c->w->ncolls; i++)
-			c->w->colls[i].busiest = skewed;
+			ppi_coll_ep_mark(&c->w->colls[i], skewed, c->job, e, c->ab);
 	}
 	if (etp > 1 && c->sd > 1) {
 		/* Expert-TP gathers the routed tokens and reduce-scatters the outputs. */

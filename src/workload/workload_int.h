@@ -9,6 +9,27 @@
 #include "paraplan/workload.h"
 #include "scenario/scenario_int.h"
 
+/* An EP all-to-all of model MoE `e` (activations of `ab` bytes an
+ * element): the busiest GPU's share (`skewed`, --moe-routing) and, under
+ * DeepEP, the routing it deduplicates (pp_coll.dedup_*,
+ * pp_moe_dispatch_copies). */
+static inline void ppi_coll_ep_mark(pp_coll *x, double skewed, const pp_job *job, const pp_moe *e,
+                                    double ab)
+{
+	x->busiest = skewed;
+	if (job->moe_dispatcher == PP_DISPATCH_ALLTOALL)
+		return;
+	/* deepep-fp8: what goes to the experts (the forward dispatch, the
+	 * combine's gradient) as FP8 with a 4-byte scale per 128 elements */
+	bool to_experts = (x->phase == PP_PHASE_FWD) == (strstr(x->name, "dispatch") != NULL);
+	if (job->moe_dispatcher == PP_DISPATCH_DEEPEP_FP8 && to_experts && ab > 0)
+		x->bytes *= (1 + 4.0 / 128) / ab;
+	x->dedup_experts = e->num_experts;
+	x->dedup_k = e->top_k;
+	x->dedup_groups = e->num_groups;
+	x->dedup_group_topk = e->group_topk;
+}
+
 /* pp_memory_stage on a scenario (the public one builds a scenario and calls
  * this).  Allocates nothing. */
 pp_status ppi_memory_stage(const pp_scenario *sc, int stage, pp_stage_memory *out, pp_error *err);
@@ -27,7 +48,7 @@ typedef struct ppi_layer_key {
 	const void *model, *system;
 	int seq, precision, fp8_recipe, tp, tp2, summa, summa_nb, cp, ep, etp, mbs, sp, recompute,
 	    flash;
-	int tp_overlap, ep_overlap;
+	int tp_overlap, ep_overlap, dispatcher;
 	int compile, zero3; /* the eager ops (job.compile), the autocast casts (ZeRO-3) */
 	/* fine-tuning (job.ft): rank, targets, NF4, frozen base, embeddings
 	 * frozen, and the unit's layer: 0 trains, 1 frozen below the first
@@ -63,6 +84,7 @@ static inline void ppi_layer_key_set(ppi_layer_key *k, const pp_model *m, const 
 	k->flash = p->flash;
 	k->tp_overlap = p->tp_overlap;
 	k->ep_overlap = p->ep_overlap;
+	k->dispatcher = (int)job->moe_dispatcher;
 	/* The op list records the eager decomposition unless compiled, and the
 	 * autocast casts and separate gradient accumulation outside ZeRO-3, but
 	 * only a stack with those kernels reads them (pp_op_time): for any other

@@ -33,6 +33,7 @@ typedef struct rt_case {
 	int first, last;
 	bool emb, loss;
 	const char *order;
+	pp_moe_dispatcher disp;
 } rt_case;
 
 #define BF16 PP_PREC_BF16
@@ -67,7 +68,8 @@ static const rt_case cases[] = {
      0,
      false,
      false,
-     NULL},
+     NULL,
+     PP_DISPATCH_ALLTOALL},
     {"dense, data parallel, mbs 2, full recompute, tokens",
      "llama3-8b",
      "dgx-h100",
@@ -94,7 +96,8 @@ static const rt_case cases[] = {
      0,
      false,
      false,
-     NULL},
+     NULL,
+     PP_DISPATCH_ALLTOALL},
     {"MoE, ep 8, sp",
      "mixtral-8x7b",
      "dgx-h100",
@@ -121,8 +124,9 @@ static const rt_case cases[] = {
      0,
      false,
      false,
-     NULL},
-    {"MoE + MLA, dense prefix, FP8, uneven stages",
+     NULL,
+     PP_DISPATCH_ALLTOALL},
+    {"MoE + MLA, dense prefix, FP8, uneven stages, DeepEP",
      "deepseek-v3",
      "hgx-h800",
      2048,
@@ -148,7 +152,8 @@ static const rt_case cases[] = {
      1,
      false,
      false,
-     NULL},
+     NULL,
+     PP_DISPATCH_DEEPEP},
     {"context parallel",
      "llama3-8b",
      "dgx-h100",
@@ -175,7 +180,8 @@ static const rt_case cases[] = {
      0,
      false,
      false,
-     NULL},
+     NULL,
+     PP_DISPATCH_ALLTOALL},
     {"interleaved, vp 5",
      "llama3-70b",
      "dgx-h100",
@@ -202,7 +208,8 @@ static const rt_case cases[] = {
      0,
      false,
      false,
-     NULL},
+     NULL,
+     PP_DISPATCH_ALLTOALL},
     {"uneven stages, Llama 3 405B on 16K H100",
      "llama3.1-405b",
      "dgx-h100",
@@ -229,7 +236,8 @@ static const rt_case cases[] = {
      7,
      false,
      false,
-     NULL},
+     NULL,
+     PP_DISPATCH_ALLTOALL},
     {"embedding and loss as layers, GPT-3 (biases, dropout, learned positions)",
      "gpt3-175b",
      "dgx-a100-80g",
@@ -256,7 +264,8 @@ static const rt_case cases[] = {
      0,
      true,
      true,
-     NULL},
+     NULL,
+     PP_DISPATCH_ALLTOALL},
     {"ZeRO-3 (Megatron FSDP), bf16 gradients, unfused attention",
      "llama2-13b",
      "dgx-a100-80g",
@@ -283,7 +292,8 @@ static const rt_case cases[] = {
      0,
      false,
      false,
-     NULL},
+     NULL,
+     PP_DISPATCH_ALLTOALL},
     {"MoE with qk-norm, etp 1, tp-pp-dp order, uneven interleaved",
      "qwen3-30b-a3b",
      "dgx-h100",
@@ -310,7 +320,8 @@ static const rt_case cases[] = {
      10,
      false,
      false,
-     "tp-cp-ep-pp-dp"},
+     "tp-cp-ep-pp-dp",
+     PP_DISPATCH_ALLTOALL},
 };
 
 static pp_model model_of(const char *name)
@@ -334,6 +345,7 @@ static void run_case(const rt_case *c, pp_estimate *e)
 	job.train_tokens = c->tokens;
 	job.precision = c->prec;
 	job.grad_bytes = c->grad_bytes;
+	job.moe_dispatcher = c->disp;
 	pp_plan p;
 	pp_plan_init(&p);
 	p.tp = c->tp;
@@ -416,6 +428,8 @@ static void same_model(const pp_model *a, const pp_model *b, const char *what)
 	EQ(moe.first_k_dense);
 	EQ(moe.layer_freq);
 	EQ(moe.router_bias);
+	EQ(moe.num_groups);
+	EQ(moe.group_topk);
 	EQ(mla.q_lora_rank);
 	EQ(mla.kv_lora_rank);
 	EQ(mla.qk_nope_head_dim);
@@ -439,6 +453,7 @@ static void same_estimate(const pp_estimate *a, const pp_estimate *b, const char
 	EQ(job.precision);
 	EQ(job.grad_bytes);
 	EQ(job.optimizer);
+	EQ(job.moe_dispatcher);
 	EQ(plan.tp);
 	EQ(plan.pp);
 	EQ(plan.dp);
@@ -648,6 +663,12 @@ static void test_megatron_semantics(void **state)
 	    {"--num-layers 61 --hidden-size 64 --num-attention-heads 4 --vocab-size 10 "
 	     "--num-experts 8 --moe-layer-freq '([0]*3+[1]*57)'",
 	     "--moe-layer-freq"},
+	    /* DeepEP only under the flex dispatcher; the groups come in pairs */
+	    {"--moe-enable-deepep", "--moe-enable-deepep"},
+	    {"--moe-token-dispatcher-type alltoall --moe-enable-deepep", "--moe-enable-deepep"},
+	    {"--num-layers 4 --hidden-size 64 --num-attention-heads 4 --vocab-size 10 "
+	     "--num-experts 8 --moe-router-num-groups 4",
+	     "--moe-router-group-topk"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		pp_status st = pp_launch_from_megatron(bad[i][0], strlen(bad[i][0]), "t", &job,

@@ -352,6 +352,38 @@ static void test_drift_over_run(void **state)
 	assert_rel(pp_moe_run_steps(&job), 2000, 1e-12);
 }
 
+/*
+ * DeepEP's deduplicated dispatch (pp_moe_dispatch_copies), by hand.
+ * DeepSeek-V3 on ep 64, 8 a node: 4 of 8 groups, one group a node, reach
+ * D = 8 (1 - C(7,4) / C(8,4)) = 4 nodes, 3.5 of them remote; each gets
+ * k / D = 2 experts on 8 (1 - (7/8)^2) = 1.875 GPUs, 7/8 of them not the one
+ * the token enters by: 4 x 1.875 x 7/8 = 6.5625 NVLink copies.  Without
+ * the groups the 8 experts reach 8 (1 - C(224,8) / C(256,8)) = 5.29465 nodes
+ * (Python's math.comb, not this code).  On one node (ep 8), the groups a
+ * GPU each: 4 GPUs, 3.5 copies over NVLink and none over the network.  At
+ * k = 1 the network copy is the all-to-all's, (N - 1) / N, and the NVLink
+ * forward reaches the expert's GPU unless it is the entry one, 7/8.
+ */
+static void test_dispatch_copies(void **state)
+{
+	(void)state;
+	double nic, nvl;
+	pp_moe_dispatch_copies(256, 8, 8, 4, 64, 8, &nic, &nvl);
+	assert_rel(nic, 3.5, 1e-12);
+	assert_rel(nvl, 6.5625, 1e-12);
+	pp_moe_dispatch_copies(256, 8, 0, 0, 64, 8, &nic, &nvl);
+	assert_rel(nic, 5.294652000382479 * 7 / 8, 1e-9);
+	assert_true(nic < 7); /* the all-to-all's 8 x 56/64 */
+	pp_moe_dispatch_copies(256, 8, 8, 4, 8, 8, &nic, &nvl);
+	assert_true(nic == 0);
+	assert_rel(nvl, 3.5, 1e-12);
+	pp_moe_dispatch_copies(64, 1, 0, 0, 64, 8, &nic, &nvl);
+	assert_rel(nic, 7.0 / 8, 1e-12);
+	assert_rel(nvl, 7.0 / 8, 1e-12);
+	pp_moe_dispatch_copies(256, 8, 8, 4, 1, 8, &nic, &nvl); /* no EP */
+	assert_true(nic == 0 && nvl == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -359,7 +391,7 @@ int main(void)
 	    cmocka_unit_test(test_percentile),          cmocka_unit_test(test_histogram),
 	    cmocka_unit_test(test_four_alltoalls),      cmocka_unit_test(test_routing_parse),
 	    cmocka_unit_test(test_routing_of_plan),     cmocka_unit_test(test_routing_in_workload),
-	    cmocka_unit_test(test_drift_over_run),
+	    cmocka_unit_test(test_drift_over_run),      cmocka_unit_test(test_dispatch_copies),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

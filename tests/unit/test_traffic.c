@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "paraplan/moe.h"
 #include "paraplan/paraplan.h"
 #include "pp_test.h"
 
@@ -302,6 +303,60 @@ static void test_alltoall_pairs(void **state)
 		}
 	pp_traffic_free(tr);
 	pp_scenario_free(sc);
+}
+
+/* GPU 0's EP bytes to each of 16 GPUs (2 nodes of 8) for DeepSeek-V3 at
+ * ep 16, under dispatcher `d`. */
+static void dsv3_ep_row(pp_moe_dispatcher d, double *row)
+{
+	pp_model m;
+	pp_system s;
+	pp_job j;
+	pp_plan pl;
+	assert_int_equal(pp_model_preset("deepseek-v3", &m, NULL), PP_OK);
+	assert_int_equal(pp_system_preset("dgx-h100", &s, NULL), PP_OK);
+	pp_job_init(&j);
+	j.global_batch = 16;
+	j.seq_len = 4096;
+	j.moe_dispatcher = d;
+	pp_plan_init(&pl);
+	pl.ep = 16;
+	pp_error err;
+	pp_scenario *sc;
+	if (pp_scenario_new(&m, &s, &j, &pl, 16, &sc, &err))
+		fail_msg("%s: %s", err.field, err.text);
+	pp_traffic *tr;
+	assert_int_equal(pp_traffic_build(sc, &tr, &err), PP_OK);
+	for (int k = 0; k < 16; k++)
+		row[k] = pp_traffic_bytes(tr, PP_TRAFFIC_EP, 0, k);
+	pp_traffic_free(tr);
+	pp_scenario_free(sc);
+}
+
+/* DeepEP (--moe-dispatcher deepep): GPU 0 sends over the network only to
+ * the other node's GPU 8 (its own in-node index), and over NVLink to GPUs
+ * 1..7 evenly; the network bytes are the all-to-all's times the copies'
+ * ratio, nic / (k (n - nd) / n) (pp_moe_dispatch_copies: 4 of 8 groups
+ * over 2 nodes, D = 2 (1 - 1/70)). */
+static void test_dedup_pairs(void **state)
+{
+	(void)state;
+	double a[16], d[16];
+	dsv3_ep_row(PP_DISPATCH_ALLTOALL, a);
+	dsv3_ep_row(PP_DISPATCH_DEEPEP, d);
+	double nic, nvl, net_a = 0;
+	pp_moe_dispatch_copies(256, 8, 8, 4, 16, 8, &nic, &nvl);
+	assert_rel(nic, (1 - 1.0 / 70), 1e-12);
+	for (int k = 8; k < 16; k++)
+		net_a += a[k];
+	assert_rel(d[8], net_a * nic / (8 * 8.0 / 16), 1e-9);
+	assert_true(d[0] == 0);
+	for (int k = 1; k < 8; k++)
+		assert_rel(d[k], d[1], 1e-12);
+	for (int k = 9; k < 16; k++)
+		assert_true(d[k] == 0);
+	/* the NVLink forwards: nvl per nic copy, spread over 7 peers */
+	assert_rel(7 * d[1] / d[8], nvl / nic, 1e-9);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -595,7 +650,7 @@ int main(void)
 	    cmocka_unit_test(test_of_estimate_mapped), cmocka_unit_test(test_permutation),
 	    cmocka_unit_test(test_alltoall_pairs),     cmocka_unit_test(test_timeline_equals_sim),
 	    cmocka_unit_test(test_timeline_node),      cmocka_unit_test(test_views),
-	    cmocka_unit_test(test_timeline_in_task),
+	    cmocka_unit_test(test_timeline_in_task),   cmocka_unit_test(test_dedup_pairs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

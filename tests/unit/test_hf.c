@@ -259,6 +259,8 @@ static void test_deepseek(void **state)
 	assert_int_equal(m.moe.first_k_dense, 3);
 	assert_int_equal(m.moe.layer_freq, 1);
 	assert_true(m.moe.router_bias);
+	assert_int_equal(m.moe.num_groups, 8); /* n_group, topk_group: node-limited routing */
+	assert_int_equal(m.moe.group_topk, 4);
 	assert_int_equal(m.ffn_hidden, 18432);
 	assert_false(pp_model_layer_is_moe(&m, 2));
 	assert_true(pp_model_layer_is_moe(&m, 3));
@@ -273,6 +275,8 @@ static void test_deepseek(void **state)
 	assert_int_equal(m.moe.shared_ffn_hidden, 2 * 1408);
 	assert_int_equal(m.moe.first_k_dense, 1);
 	assert_false(m.moe.router_bias);
+	assert_int_equal(m.moe.num_groups, 1); /* one group: no limit */
+	assert_int_equal(m.moe.group_topk, 1);
 	assert_int_equal(m.ffn_hidden, 10944);
 	assert_false(pp_model_layer_is_moe(&m, 0));
 	assert_true(pp_model_layer_is_moe(&m, 1));

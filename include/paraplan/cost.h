@@ -277,7 +277,8 @@ typedef struct pp_profile_entry {
 
 typedef struct pp_stage_profile {
 	int stage;
-	int layers; /* transformer layers on the stage */
+	int layers;        /* transformer layers on the stage */
+	double ep_visible; /* the share of a paired expert all-to-all that shows (pp_stage_time) */
 	int n;
 	pp_profile_entry e[PP_PROFILE_MAX];
 } pp_stage_profile;

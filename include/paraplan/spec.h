@@ -339,6 +339,7 @@ typedef struct pp_system {
 	double tp_overlap_hidden; /* fraction of TP traffic hidden when tp_overlap is on */
 	double
 	    ep_overlap_pairs; /* 1: --ep-overlap pairs forward and backward layers (Megatron-Core combined 1F1B) */
+	double deepep_sms; /* SMs DeepEP's kernels hold (--moe-dispatcher deepep); 0 = none */
 	/* Where the model's state lives (params.h, data/framework/NAME.json). */
 	double param_bytes;        /* bytes per resident parameter; 0 = the training dtype's */
 	double compute_copy_bytes; /* bytes per parameter of the GEMMs' low-precision copy */

@@ -47,6 +47,10 @@ typedef struct pp_stage_time {
 	/* DHelix (schedule wshape): SI block speedup s of this stage's forward +
 	 * backward (pp_dh_stage_speedup); 0 = none (1) */
 	double si_speedup;
+	/* Of an expert all-to-all hidden under compute, the share that still
+	 * shows (ppi_ep_visible: the dispatcher's SMs, or the GPU's overlap
+	 * table); DualPipe's pairs charge it as the combined 1F1B does. */
+	double ep_visible;
 } pp_stage_time;
 
 /* An iteration and its breakdown; the parts add up to iteration_s. */

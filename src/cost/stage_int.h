@@ -145,6 +145,23 @@ static inline double ppi_stage_coll_time(pp_work *ws, const pp_system *s, const 
 	return t;
 }
 
+/*
+ * Of an expert all-to-all that a pair's compute covers, the share that still
+ * shows.  DeepEP's kernels hold deepep_sms of the GPU's SMs while they run,
+ * so the compute beside them runs on the rest: compute P beside traffic C
+ * ends at max(C, P + C s / S) (the compute loses s / S of its rate for C),
+ * the visible share s / S.  The all-to-all's NCCL kernels share the SMs
+ * instead: the GPU's overlap table's kernel slowdown and launch gap (seed
+ * 002 Table 7, zero3_visible); 0 where neither is known.
+ */
+static inline double ppi_ep_visible(const pp_system *s, const pp_job *job)
+{
+	if (job->moe_dispatcher != PP_DISPATCH_ALLTOALL && s->deepep_sms > 0 &&
+	    s->gpu.sm_count > s->deepep_sms)
+		return s->deepep_sms / s->gpu.sm_count;
+	return s->zero3_visible > 0 ? s->zero3_visible : 0;
+}
+
 /* stage_rules.c: the overlap rules. */
 
 /* a += n * b */

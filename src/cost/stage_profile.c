@@ -59,6 +59,7 @@ pp_status ppi_stage_profile(const pp_scenario *sc, int stage, pp_work *ws, pp_st
 	stage_ctx c;
 	ppi_stage_layers(sc, stage, &c);
 	out->layers = c.k.layers;
+	out->ep_visible = ppi_ep_visible(s, job);
 	ebuf b = {out->e, 0, PP_PROFILE_MAX, false};
 	if (stage == 0) {
 		pp_embedding_work(m, job, p, ws);
@@ -95,8 +96,9 @@ void pp_stage_profile_sum(const pp_stage_profile *prof, const pp_system *s, cons
 		int j = i;
 		while (j < prof->n && prof->e[j].unit == prof->e[i].unit)
 			j++;
-		ppi_stage_acc_unit(&a, prof->e, i, j, ppi_moe_host_sync(s, p), s->zero3_visible);
+		ppi_stage_acc_unit(&a, prof->e, i, j, ppi_moe_host_sync(s, p), prof->ep_visible);
 		i = j;
 	}
 	ppi_stage_finish(out, &a, prof->e, i, prof->n, s, p, prof->layers);
+	out->ep_visible = prof->ep_visible;
 }

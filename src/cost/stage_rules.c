@@ -400,7 +400,7 @@ void ppi_stage_acc_work(acc *a, pp_work *w, const pp_system *s, const pp_job *jo
 		acc_entry(a, &e, 0, &pa);
 	}
 	acc_panels(a, &pa, op_s, w->nops, 1);
-	a->ep_pair_hidden += ep_pair_hidden(&q, s->zero3_visible);
+	a->ep_pair_hidden += ep_pair_hidden(&q, ppi_ep_visible(s, job));
 }
 
 /* The stage's times from the layers' totals `a` and the stage entries

@@ -93,6 +93,9 @@ static const pp_param registry[] = {
     {"framework.ep_overlap_pairs", "ep_overlap_pairs", FW(ep_overlap_pairs), "flag", 0, 1, NOFIT,
      "1: --ep-overlap runs one micro-batch's layer forward beside another's backward, each "
      "expert all-to-all under the other's compute (Megatron-Core's combined 1F1B); 0: none"},
+    {"framework.deepep_sms", "deepep_sms", FW(deepep_sms), "SMs", 0, 1024, NOFIT,
+     "SMs DeepEP's dispatch and combine kernels hold (--moe-dispatcher deepep): the compute "
+     "beside them runs on the rest, so deepep_sms / sm_count of what they hide still shows"},
     {"framework.param_bytes", "param_bytes", FW(param_bytes), "bytes/param", 0, 8, NOFIT,
      "bytes of a resident parameter (sharded under ZeRO-3); 0 = the training dtype's, with an "
      "fp32 master copy in the optimizer; 4 = fp32 parameters that are their own master"},

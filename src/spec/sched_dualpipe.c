@@ -278,7 +278,10 @@ double pp_dualpipe_pair_s(const pp_stage_time *st, double chunks)
 		return (f + b) / st->si_speedup;
 	const double c = (st->fwd_compute_s + st->bwd_compute_s) / chunks, e = st->ep_s / chunks;
 	double rest = f + b - c - e; /* TP, CP, ZeRO-3: not overlapped */
-	double pair = (c > e ? c : e) + (rest > 0 ? rest : 0);
+	/* the all-to-all under the other chunk's compute, its visible share
+	 * still shown (pp_stage_time.ep_visible, as the combined 1F1B's) */
+	double v = st->ep_visible > 0 ? st->ep_visible : 0, over = c + v * e;
+	double pair = (over > e ? over : e) + (rest > 0 ? rest : 0);
 	if (pair < f)
 		pair = f;
 	if (pair < b)

@@ -44,6 +44,7 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.zero3_overlap",
 	                                  "framework.tp_overlap_hidden",
 	                                  "framework.ep_overlap_pairs",
+	                                  "framework.deepep_sms",
 	                                  "framework.param_bytes",
 	                                  "framework.compute_copy_bytes",
 	                                  "framework.reshard_after_forward_pp",
@@ -85,6 +86,7 @@ static double *field(pp_system *s, const char *name)
 	                         &s->zero3_overlap,
 	                         &s->tp_overlap_hidden,
 	                         &s->ep_overlap_pairs,
+	                         &s->deepep_sms,
 	                         &s->param_bytes,
 	                         &s->compute_copy_bytes,
 	                         &s->reshard_after_forward_pp,
@@ -116,7 +118,7 @@ static double *field(pp_system *s, const char *name)
 	return NULL;
 }
 
-#define NFIELDS 46 /* the two tables above */
+#define NFIELDS 47 /* the two tables above */
 
 static void test_round_trip(void **state)
 {

@@ -282,6 +282,7 @@ typedef struct reading {
 	bool torchtitan; /* the source names torchtitan (its batch rules) */
 	/* the parallel degrees as stated, then completed by read_degrees */
 	long long tp, pp, dp, cp, ep, vp, mp;
+	bool split_emb_loss; /* its launch script counts the embedding and the loss as layers */
 } reading;
 
 /* Hardware: hardware.gpu_type through the alias table to a system preset
@@ -558,7 +559,17 @@ static void read_pipeline(reading *r)
 	 * at least what the fullest stage of any split held, so the stage that
 	 * paces the pipeline and holds the peak is modelled at its size or above
 	 * (an upper bound, listed as a fill). */
-	if (m->num_layers % (pp * vp)) {
+	/* A launch script that counts the embedding and the loss as pipeline
+	 * layers (data/runs/batching.json) splits L + 2 over pp x vp chunks. */
+	if (r->split_emb_loss && pp > 1 && (m->num_layers + 2) % (pp * vp) == 0) {
+		plan->embedding_as_layer = plan->loss_as_layer = true;
+		ppi_run_fill(
+		    info, PP_FILL_LAYERS,
+		    "num_layers %d + the embedding + the loss over pp*vp = %lld model chunks, "
+		    "as its launch script splits them: %d layers on the first and on the "
+		    "last stage (data/runs/batching.json)",
+		    m->num_layers, pp * vp, (m->num_layers + 2) / (int)pp - 1);
+	} else if (m->num_layers % (pp * vp)) {
 		int unit = (int)(pp * vp);
 		int padded = (m->num_layers + unit - 1) / unit * unit;
 		ppi_run_fill(info, PP_FILL_LAYERS,
@@ -714,6 +725,7 @@ pp_status ppi_run_read_inputs(const pp_runs *runs, size_t i, pp_model *model, pp
 	ppi_script script;
 	if ((st = ppi_run_recipe_batching(info->id, &script, err)))
 		return st;
+	r.split_emb_loss = script.split_emb_loss;
 	if (r.vp <= 0 && script.vp > 0) {
 		r.vp = script.vp;
 		ppi_run_fill(info, PP_FILL_VP,

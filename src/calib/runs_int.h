@@ -169,10 +169,11 @@ pp_status ppi_run_recipe_recompute(const char *id, pp_plan *plan, int *mode, pp_
 
 /* What record `id`'s launch script ran with (data/runs/batching.json). */
 typedef struct ppi_script {
-	long long mbs;     /* micro-batch size; 0 when the table does not list the record */
-	long long vp;      /* virtual pipeline size; 0 when the entry does not state it */
-	double dp_overlap; /* its DDP's gradient all-reduce overlap; NAN: not stated */
-	char ddp_impl[16]; /* that DDP ("torch", "local"); "" when not stated */
+	long long mbs;       /* micro-batch size; 0 when the table does not list the record */
+	long long vp;        /* virtual pipeline size; 0 when the entry does not state it */
+	double dp_overlap;   /* its DDP's gradient all-reduce overlap; NAN: not stated */
+	char ddp_impl[16];   /* that DDP ("torch", "local"); "" when not stated */
+	bool split_emb_loss; /* the embedding and the loss counted as pipeline layers */
 } ppi_script;
 
 /* Fill *out from the table's entry for `id` (all zero / NAN / "" when the

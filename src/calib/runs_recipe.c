@@ -98,24 +98,29 @@ pp_status ppi_run_recipe_batching(const char *id, ppi_script *out, pp_error *err
 	out->mbs = out->vp = 0;
 	out->dp_overlap = NAN;
 	out->ddp_impl[0] = '\0';
+	out->split_emb_loss = false;
 	PPI_TRY(ppi_run_table_entry("batching", id, &root, &e, &path, err));
 	pp_status st = PP_OK;
 	if (e) {
 		json_t *m = json_object_get(e, "micro_batch_size");
 		json_t *v = json_object_get(e, "virtual_pipeline_size");
+		json_t *split = json_object_get(e, "embedding_loss_as_layers");
 		double ov = ddp_overlap(root, e);
 		if (!json_is_integer(m) || json_integer_value(m) < 1 ||
 		    json_integer_value(m) > 100000 ||
 		    (v && (!json_is_integer(v) || json_integer_value(v) < 1 ||
 		           json_integer_value(v) > 1024)) ||
-		    ov < 0)
-			st = ppi_fail(err, path, "entries",
-			              "expected micro_batch_size >= 1, virtual_pipeline_size >= 1 "
-			              "and a ddp_impl named in ddp_overlap");
+		    ov < 0 || (split && !json_is_boolean(split)))
+			st = ppi_fail(
+			    err, path, "entries",
+			    "expected micro_batch_size >= 1, virtual_pipeline_size >= 1, "
+			    "a ddp_impl named in ddp_overlap and embedding_loss_as_layers a "
+			    "boolean");
 		else {
 			out->mbs = json_integer_value(m);
 			out->vp = v ? json_integer_value(v) : 0;
 			out->dp_overlap = ov;
+			out->split_emb_loss = json_is_true(split);
 			if (isfinite(ov))
 				ppi_strlcpy(out->ddp_impl,
 				            json_string_value(json_object_get(e, "ddp_impl")),

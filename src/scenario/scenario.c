@@ -40,21 +40,47 @@ int pp_stage_layers(const pp_model *m, const pp_plan *plan, int stage)
 	return stage == 0 ? first : stage == plan->pp - 1 ? last : mid;
 }
 
-int pp_stage_layer_index(const pp_model *m, const pp_plan *p, int stage, int i)
+/*
+ * The global index of the i-th transformer layer of rank `stage`, its model
+ * chunks in order (Megatron-LM's get_transformer_layer_offset).  Model chunk
+ * c of rank r is virtual stage k = c pp + r.  With the embedding (loss)
+ * counted as a layer every virtual stage has n_v = (L + e + l) / (pp vp)
+ * slots, the first one fewer layers (the embedding's slot) and the last one
+ * fewer (the loss's), so virtual stage k starts at layer k n_v - e (k > 0).
+ * Otherwise each rank splits its layers into vp equal chunks, chunk round c
+ * holding layers c L / vp ... with the ranks' chunks in rank order.
+ */
+static int split_index(const pp_model *m, const pp_plan *p, int first, int mid, int last, int stage,
+                       int i)
 {
 	if (p->pp <= 1)
 		return i;
-	int first, mid, last;
-	stage_split(m, p, &first, &mid, &last);
-	int n = stage == 0 ? first : stage == p->pp - 1 ? last : mid;
-	/* Every rank splits its layers into vp equal chunks; chunk round c holds
-	 * layers c*L/vp ... with the ranks' chunks in rank order. */
-	int v = p->vp > 1 ? p->vp : 1, chunk_layers = n / v;
+	int v = p->vp > 1 ? p->vp : 1, P = p->pp;
+	int e = p->embedding_as_layer, l = p->loss_as_layer;
+	if (p->first_stage_layers == 0 && p->last_stage_layers == 0 && (e || l)) {
+		int nv = (m->num_layers + e + l) / (P * v);
+		for (int c = 0; c < v; c++) {
+			int k = c * P + stage;
+			int size = nv - (k == 0 ? e : 0) - (k == P * v - 1 ? l : 0);
+			if (i < size)
+				return k * nv - (k > 0 ? e : 0) + i;
+			i -= size;
+		}
+		return m->num_layers - 1; /* past the rank's layers */
+	}
+	int n = stage == 0 ? first : stage == P - 1 ? last : mid, chunk_layers = n / v;
 	if (chunk_layers < 1)
 		return i;
 	int chunk = i / chunk_layers, off = i % chunk_layers;
 	int before = stage == 0 ? 0 : first / v + (stage - 1) * (mid / v);
 	return chunk * (m->num_layers / v) + before + off;
+}
+
+int pp_stage_layer_index(const pp_model *m, const pp_plan *p, int stage, int i)
+{
+	int first, mid, last;
+	stage_split(m, p, &first, &mid, &last);
+	return split_index(m, p, first, mid, last, stage, i);
 }
 
 void ppi_mb_shape_init(ppi_mb_shape *c, const pp_job *job, const pp_plan *p)
@@ -141,17 +167,8 @@ void ppi_scenario_init_ws(pp_scenario *sc, const pp_model *m, const pp_system *s
  * again: every stage's memory and cost asks for it). */
 static int layer_index(const pp_scenario *sc, int stage, int i)
 {
-	const pp_plan *p = &sc->plan;
-	if (p->pp <= 1)
-		return i;
-	int first = sc->split_first, mid = sc->split_mid;
-	int n = stage == 0 ? first : stage == p->pp - 1 ? sc->split_last : mid;
-	int v = p->vp > 1 ? p->vp : 1, chunk_layers = n / v;
-	if (chunk_layers < 1)
-		return i;
-	int chunk = i / chunk_layers, off = i % chunk_layers;
-	int before = stage == 0 ? 0 : first / v + (stage - 1) * (mid / v);
-	return chunk * (sc->model->num_layers / v) + before + off;
+	return split_index(sc->model, &sc->plan, sc->split_first, sc->split_mid, sc->split_last,
+	                   stage, i);
 }
 
 void ppi_scenario_stage_kinds(const pp_scenario *sc, int stage, ppi_stage_kinds *out)

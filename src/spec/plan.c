@@ -499,14 +499,20 @@ pp_status pp_plan_check_split(const pp_plan *p, const pp_model *m, pp_error *err
 		const char *what = emb && loss ? " + 1 (embedding) + 1 (loss)"
 		                   : emb       ? " + 1 (embedding)"
 		                               : " + 1 (loss)";
-		REQUIRE(V == 1, field,
-		        "counting the %s as a layer with interleaving (vp = %d) is not modelled "
-		        "(one model chunk would hold a layer fewer than the others)",
-		        emb ? "embedding" : "loss", V);
 		int n = L + emb + loss;
-		REQUIRE(n % P == 0, field,
-		        "%d layers of %s%s = %d do not divide over pp = %d stages", L, m->name,
-		        what, n, P);
+		if (V == 1)
+			REQUIRE(n % P == 0, field,
+			        "%d layers of %s%s = %d do not divide over pp = %d stages", L,
+			        m->name, what, n, P);
+		/* With interleaving (Megatron-Core get_num_layers_to_build) every model
+		 * chunk takes an even share, the first chunk's one layer fewer for the
+		 * embedding, the last chunk's for the loss; at one a chunk those two
+		 * hold no transformer layer (Llama 3's plan, arXiv 2407.21783 §3.3.2:
+		 * "the first model chunk on the first stage has only the embedding"). */
+		REQUIRE(n % (P * V) == 0, field,
+		        "%d layers of %s%s = %d do not divide over pp x vp = %d x %d model "
+		        "chunks",
+		        L, m->name, what, n, P, V);
 		return PP_OK;
 	}
 	REQUIRE(L % (P * V) == 0, "plan.pp", "pp*vp = %d*%d does not divide the %d layers of %s", P,

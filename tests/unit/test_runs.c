@@ -554,8 +554,8 @@ static void test_recipe_recompute(void **state)
 	     "activation_recompute from its recipe: selective of mla_up_proj"},
 	    {"mbridge_25.11_DGX-GB200_Qwen3_30B_a3B_8gpu_FP8-MX", PP_RECOMPUTE_NONE, 0,
 	     "activation_recompute from its recipe: none"},
-	    {"mbridge_25.11_DGX-GB200_LLAMA3.1-405B_256gpu_FP8-CS", PP_RECOMPUTE_SELECTIVE, 0,
-	     "activation_recompute unknown: selective"},
+	    {"mbridge_25.11_DGX-GB200_LLAMA3.1-405B_256gpu_FP8-CS", PP_RECOMPUTE_NONE, 0,
+	     "activation_recompute unknown: none"},
 	    {"mbridge_25.11_DGX-H100_Qwen3_235B_a22B_256gpu_FP8-CS", PP_RECOMPUTE_NONE, 0,
 	     "activation_recompute from its recipe: none"},
 	};

@@ -473,13 +473,52 @@ static void test_invalid_splits(void **state)
 	assert_string_equal(f, "plan.vp");
 	p.first_stage_layers = p.last_stage_layers = 0;
 	p.pp = 3;
-	p.vp = 3;
-	p.embedding_as_layer = true; /* 81 = 3 x 27 = 3 x 3 x 9 */
+	p.vp = 2;
+	p.embedding_as_layer = true; /* 81 over 3 x 2 chunks */
 	assert_int_equal(resolve(p, 48, &job, f, sizeof f), PP_EINPUT);
 	assert_string_equal(f, "plan.embedding_as_layer");
+	p.vp = 3; /* 81 = 3 x 3 x 9: Megatron-Core's chunks, the first a layer short */
+	assert_int_equal(resolve(p, 48, &job, f, sizeof f), PP_OK);
 	p.vp = 1;
 	p.schedule = PP_SCHED_1F1B;
 	assert_int_equal(resolve(p, 48, &job, f, sizeof f), PP_OK);
+}
+
+/* The layers of each model chunk with the embedding and the loss counted as
+ * layers and interleaving (Megatron-Core get_transformer_layer_offset): Llama
+ * 3's plan, 126 layers + 2 over pp 16 x vp 8, one slot a chunk: rank 0's first
+ * chunk holds only the embedding, so its first layer is virtual stage 16's,
+ * layer 15; rank 1's first is layer 0; the last layer, 125, is virtual stage
+ * 126's, rank 14's eighth chunk; the last rank holds 7. */
+static void test_chunk_layers(void **state)
+{
+	(void)state;
+	pp_model m;
+	assert_int_equal(pp_model_preset("llama3.1-405b", &m, NULL), PP_OK);
+	pp_plan p;
+	pp_plan_init(&p);
+	p.pp = 16;
+	p.vp = 8;
+	p.embedding_as_layer = p.loss_as_layer = true;
+	assert_int_equal(pp_stage_layers(&m, &p, 0), 7);
+	assert_int_equal(pp_stage_layers(&m, &p, 7), 8);
+	assert_int_equal(pp_stage_layers(&m, &p, 15), 7);
+	assert_int_equal(pp_stage_layer_index(&m, &p, 0, 0), 15);
+	assert_int_equal(pp_stage_layer_index(&m, &p, 1, 0), 0);
+	assert_int_equal(pp_stage_layer_index(&m, &p, 14, 7), 125);
+	assert_int_equal(pp_stage_layer_index(&m, &p, 15, 6), 110);
+	/* every layer once */
+	int seen[126] = {0};
+	for (int r = 0; r < 16; r++)
+		for (int i = 0; i < pp_stage_layers(&m, &p, r); i++)
+			seen[pp_stage_layer_index(&m, &p, r, i)]++;
+	for (int l = 0; l < 126; l++)
+		assert_int_equal(seen[l], 1);
+	/* vp 4: two slots a chunk, rank 0's first chunk one layer (layer 0) */
+	p.vp = 4;
+	assert_int_equal(pp_stage_layer_index(&m, &p, 0, 0), 0);
+	assert_int_equal(pp_stage_layer_index(&m, &p, 0, 1), 31);
+	assert_int_equal(pp_stage_layer_index(&m, &p, 1, 0), 1);
 }
 
 /* ------------------------------------------------------------------ search */
@@ -664,6 +703,7 @@ int main(void)
 	    cmocka_unit_test(test_time_bottleneck_full_stage),
 	    cmocka_unit_test(test_peak_only_exact),
 	    cmocka_unit_test(test_invalid_splits),
+	    cmocka_unit_test(test_chunk_layers),
 	    cmocka_unit_test(test_search_picks_uneven),
 	    cmocka_unit_test(test_search_fixed_split),
 	    cmocka_unit_test(test_search_uneven_pruned_equals_exhaustive),

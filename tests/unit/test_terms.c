@@ -532,10 +532,12 @@ static void test_ep_pairing(void **state)
 		const char *framework;
 		pp_schedule schedule;
 		bool pairs;
-	} cases[] = {{"megatron", PP_SCHED_INTERLEAVED, true},
-	             {"megatron", PP_SCHED_1F1B, true},
-	             {"torchtitan", PP_SCHED_INTERLEAVED, false},
-	             {"megatron", PP_SCHED_ZB, false}};
+		pp_moe_dispatcher dispatcher; /* DeepEP: its SMs' share shows, not the table's */
+	} cases[] = {{"megatron", PP_SCHED_INTERLEAVED, true, PP_DISPATCH_ALLTOALL},
+	             {"megatron", PP_SCHED_1F1B, true, PP_DISPATCH_ALLTOALL},
+	             {"megatron", PP_SCHED_1F1B, true, PP_DISPATCH_DEEPEP},
+	             {"torchtitan", PP_SCHED_INTERLEAVED, false, PP_DISPATCH_ALLTOALL},
+	             {"megatron", PP_SCHED_ZB, false, PP_DISPATCH_ALLTOALL}};
 	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
 		double ep_s[2];
 		for (int on = 0; on < 2; on++) {
@@ -547,6 +549,7 @@ static void test_ep_pairing(void **state)
 			pp_job_init(&j);
 			j.global_batch = 64;
 			j.seq_len = 4096;
+			j.moe_dispatcher = cases[c].dispatcher;
 			pp_plan p;
 			pp_plan_init(&p);
 			p.tp = 1;
@@ -597,7 +600,14 @@ static void test_ep_pairing(void **state)
 			                  attn[PP_PHASE_BWD_INPUT] + attn[PP_PHASE_BWD_WEIGHT] +
 			                      attn[PP_PHASE_RECOMPUTE] + mlp[PP_PHASE_RECOMPUTE]};
 			double vis = est.system.zero3_visible, hidden = 0;
-			assert_true(vis > 0 && vis < 1); /* H100's overlap table */
+			assert_true(vis > 0 && vis < 1);               /* H100's overlap table */
+			if (cases[c].dispatcher == PP_DISPATCH_DEEPEP) /* 20 of H100's 132 SMs */
+				vis = est.system.deepep_sms / est.system.gpu.sm_count;
+			assert_rel(vis,
+			           cases[c].dispatcher == PP_DISPATCH_DEEPEP ? 20.0 / 132 : vis,
+			           1e-12);
+			assert_rel(prof.ep_visible, vis, 1e-12);
+			assert_rel(t.ep_visible, vis, 1e-12);
 			for (int k = 0; k < 4; k++)
 				hidden += comm[k] - fmax(comm[k] - comp[k], vis * comm[k]);
 			double share = (double)(est.plan.microbatches - 2) / est.plan.microbatches;

@@ -272,65 +272,51 @@ static void test_of_estimate_mapped(void **state)
 	free(e);
 }
 
-/* MoE all-to-all: every pair of an EP group, equal bytes both ways. */
-static void test_alltoall_pairs(void **state)
+/* The EP traffic matrix of `model` on 16 dgx-h100 GPUs at ep `ep`, pp `pp`,
+ * a batch of `gbs` sequences of 4096, under dispatcher `d`: into
+ * m[i * 16 + k], the bytes GPU i sends GPU k. */
+static void ep_matrix(const char *model, int ep, int pp, long long gbs, pp_moe_dispatcher d,
+                      double *m)
 {
-	(void)state;
-	pp_model m;
+	pp_model mo;
 	pp_system s;
 	pp_job j;
 	pp_plan pl;
-	assert_int_equal(pp_model_preset("mixtral-8x7b", &m, NULL), PP_OK);
+	assert_int_equal(pp_model_preset(model, &mo, NULL), PP_OK);
 	assert_int_equal(pp_system_preset("dgx-h100", &s, NULL), PP_OK);
 	pp_job_init(&j);
-	j.global_batch = 64;
+	j.global_batch = gbs;
 	j.seq_len = 4096;
+	j.moe_dispatcher = d;
 	pp_plan_init(&pl);
-	pl.ep = 8;
-	pl.pp = 2;
+	pl.ep = ep;
+	pl.pp = pp;
 	pp_error err;
 	pp_scenario *sc;
-	if (pp_scenario_new(&m, &s, &j, &pl, 16, &sc, &err))
+	if (pp_scenario_new(&mo, &s, &j, &pl, 16, &sc, &err))
 		fail_msg("%s: %s", err.field, err.text);
 	pp_traffic *tr;
 	assert_int_equal(pp_traffic_build(sc, &tr, &err), PP_OK);
-	double x = pp_traffic_bytes(tr, PP_TRAFFIC_EP, 0, 1);
-	assert_true(x > 0);
 	for (int i = 0; i < 16; i++)
-		for (int k = 0; k < 16; k++) {
-			double want = i != k && i / 8 == k / 8 ? x : 0;
-			assert_rel(pp_traffic_bytes(tr, PP_TRAFFIC_EP, i, k), want, 1e-12);
-		}
+		for (int k = 0; k < 16; k++)
+			m[i * 16 + k] = pp_traffic_bytes(tr, PP_TRAFFIC_EP, i, k);
 	pp_traffic_free(tr);
 	pp_scenario_free(sc);
 }
 
-/* GPU 0's EP bytes to each of 16 GPUs (2 nodes of 8) for DeepSeek-V3 at
- * ep 16, under dispatcher `d`. */
-static void dsv3_ep_row(pp_moe_dispatcher d, double *row)
+/* MoE all-to-all: every pair of an EP group, equal bytes both ways. */
+static void test_alltoall_pairs(void **state)
 {
-	pp_model m;
-	pp_system s;
-	pp_job j;
-	pp_plan pl;
-	assert_int_equal(pp_model_preset("deepseek-v3", &m, NULL), PP_OK);
-	assert_int_equal(pp_system_preset("dgx-h100", &s, NULL), PP_OK);
-	pp_job_init(&j);
-	j.global_batch = 16;
-	j.seq_len = 4096;
-	j.moe_dispatcher = d;
-	pp_plan_init(&pl);
-	pl.ep = 16;
-	pp_error err;
-	pp_scenario *sc;
-	if (pp_scenario_new(&m, &s, &j, &pl, 16, &sc, &err))
-		fail_msg("%s: %s", err.field, err.text);
-	pp_traffic *tr;
-	assert_int_equal(pp_traffic_build(sc, &tr, &err), PP_OK);
-	for (int k = 0; k < 16; k++)
-		row[k] = pp_traffic_bytes(tr, PP_TRAFFIC_EP, 0, k);
-	pp_traffic_free(tr);
-	pp_scenario_free(sc);
+	(void)state;
+	double m[256];
+	ep_matrix("mixtral-8x7b", 8, 2, 64, PP_DISPATCH_ALLTOALL, m);
+	double x = m[1];
+	assert_true(x > 0);
+	for (int i = 0; i < 16; i++)
+		for (int k = 0; k < 16; k++) {
+			double want = i != k && i / 8 == k / 8 ? x : 0;
+			assert_rel(m[i * 16 + k], want, 1e-12);
+		}
 }
 
 /* DeepEP (--moe-dispatcher deepep): GPU 0 sends over the network only to
@@ -341,9 +327,9 @@ static void dsv3_ep_row(pp_moe_dispatcher d, double *row)
 static void test_dedup_pairs(void **state)
 {
 	(void)state;
-	double a[16], d[16];
-	dsv3_ep_row(PP_DISPATCH_ALLTOALL, a);
-	dsv3_ep_row(PP_DISPATCH_DEEPEP, d);
+	double a[256], d[256]; /* GPU 0's row: the first 16 */
+	ep_matrix("deepseek-v3", 16, 1, 16, PP_DISPATCH_ALLTOALL, a);
+	ep_matrix("deepseek-v3", 16, 1, 16, PP_DISPATCH_DEEPEP, d);
 	double nic, nvl, net_a = 0;
 	pp_moe_dispatch_copies(256, 8, 8, 4, 16, 8, &nic, &nvl);
 	assert_rel(nic, (1 - 1.0 / 70), 1e-12);

@@ -69,17 +69,21 @@ typedef struct run {
 	 * two when the fit's pattern moves refitted them (70.292775 ->
 	 * 70.033260 s, 38.724888 -> 38.518260 s); and the first and third when
 	 * the H100 and B200 were refitted on the launch scripts' pipeline splits
-	 * (70.033260 -> 70.228776 s, 76.562383 -> 76.537827 s). */
+	 * (70.033260 -> 70.228776 s, 76.562383 -> 76.537827 s); and all three
+	 * when the presets took NCCL's per-step latencies (14 us a network step,
+	 * 3.4 us an NVLink one) and were refitted (70.228776 -> 70.164315 s,
+	 * 38.518260 -> 38.154207 s, 76.537827 -> 76.616241 s; exposed TP 14.31
+	 * -> 14.43, 3.82 -> 3.88, 29.18 -> 29.27 s). */
 	double iter_s, total_bytes, tp_bytes, dp_bytes, tp_s;
 } run;
 
 static const run RUNS[] = {
     {"llama3-70b", "dgx-h100", 64, 512, 8192, 8, 2, 1, true, PP_RECOMPUTE_SELECTIVE,
-     70.228775559762497, 66986416537.599998, 6043041005568, 19845844992, 14.311984780909402},
+     70.164314588706233, 66986416537.599998, 6043041005568, 19845844992, 14.427491980909403},
     {"gpt3-175b", "dgx-a100-80g", 512, 1024, 2048, 8, 8, 0, false, PP_RECOMPUTE_FULL,
-     38.518259635369461, 60576272179.199997, 823028613120, 19583133696, 3.8232137214832389},
-    {"vit-lbnl", "dgx-b200", 64, 64, 64800, 16, 1, 0, true, PP_RECOMPUTE_NONE, 76.537827112511465,
-     205281366384.79999, 11537865504000, 37418360832, 29.18096975900621},
+     38.154206836401414, 60576272179.199997, 823028613120, 19583133696, 3.8757321214832388},
+    {"vit-lbnl", "dgx-b200", 64, 64, 64800, 16, 1, 0, true, PP_RECOMPUTE_NONE, 76.616240800796561,
+     205281366384.79999, 11537865504000, 37418360832, 29.271572509090909},
 };
 
 static void setup_run(const run *r, pp_model *m, pp_system *s, pp_job *j, pp_plan *p)

@@ -47,10 +47,14 @@ typedef struct pp_stage_time {
 	/* DHelix (schedule wshape): SI block speedup s of this stage's forward +
 	 * backward (pp_dh_stage_speedup); 0 = none (1) */
 	double si_speedup;
-	/* Of an expert all-to-all hidden under compute, the share that still
-	 * shows (ppi_ep_visible: the dispatcher's SMs, or the GPU's overlap
-	 * table); DualPipe's pairs charge it as the combined 1F1B does. */
-	double ep_visible;
+	/* Per micro-batch, the expert all-to-all seconds that pairing each
+	 * layer's forward with another micro-batch's backward hides, phase by
+	 * phase (Megatron-Core's combined 1F1B; DualPipe's F&B chunks, whose
+	 * pairs pp_dualpipe_pair_s takes from it): what 1F1B subtracts from
+	 * ep_s for each paired forward.  Of an all-to-all hidden under compute
+	 * the share ppi_ep_visible gives still shows (the dispatcher's SMs, or
+	 * the GPU's overlap table).  0 without expert all-to-alls. */
+	double ep_pair_hidden_s;
 } pp_stage_time;
 
 /* An iteration and its breakdown; the parts add up to iteration_s. */

@@ -358,7 +358,6 @@ pp_status ppi_stage_cost(const pp_scenario *sc, int stage, pp_work *ws, pp_stage
 		return ppi_stage_overflow_fail(err);
 	ppi_stage_finish(out, &a, buf, 0, b.n, s, p, c.k.layers);
 	out->pp_block_s = block_s(sc, stage, ws, out->pp_s);
-	out->ep_visible = ppi_ep_visible(s, job);
 	if (ws) {
 		memcpy(ws->stage_key[slot], &key, sizeof key);
 		memcpy(ws->stage_val[slot], out, sizeof *out);

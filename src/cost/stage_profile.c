@@ -100,5 +100,4 @@ void pp_stage_profile_sum(const pp_stage_profile *prof, const pp_system *s, cons
 		i = j;
 	}
 	ppi_stage_finish(out, &a, prof->e, i, prof->n, s, p, prof->layers);
-	out->ep_visible = prof->ep_visible;
 }

@@ -437,6 +437,7 @@ void ppi_stage_finish(pp_stage_time *out, acc *a, const pp_profile_entry *e, int
 	 * interleaved schedules (and no pipeline) run; DualPipe pairs its
 	 * chunks itself (pp_dualpipe_pair_s) and DHelix its strands. */
 	out->ep_s = a->exposed[PP_GROUP_EP];
+	out->ep_pair_hidden_s = a->ep_pair_hidden;
 	if (ppi_ep_pairs(p, s)) {
 		out->ep_s -= ppi_ep_paired_share(p) * a->ep_pair_hidden;
 		if (out->ep_s < 0)

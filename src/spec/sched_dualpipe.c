@@ -220,17 +220,32 @@ static double pair_of(const pp_dualpipe_times *t)
  *
  *   2nF + (n + 2)B + (n - 1) max(B_I - W, 0) + max(nF, (n - 1) B_I),
  *
- * B_I = B - W the input-gradient backward.  Derived from the simulator's
- * timings of the eight steps (piecewise linear in F, B, W, F&B: four
- * regimes) and equal to it within rounding for max(F, B) <= F&B <= F + B
- * (tests/unit/test_dualpipe.c, docs/dualpipe.md).
+ * B_I = B - W the input-gradient backward.  Where a pair is shorter than a
+ * backward alone (F&B < B: the pair hides the backward's own all-to-all
+ * beside its weight gradients, pp_dualpipe_pair_s), the backwards that run
+ * alone take the place of pairs on the critical path: 2n - 2 of them on
+ * each of those chains, and a fifth chain, 3n - 4 of them in place of a
+ * forward,
+ *
+ *   (2n - 2) max(B - F&B, 0) added to the above, or
+ *   2nF + (n + 2)B + (n - 1) max(B_I - W, 0) + (n - 1)F + (3n - 4)(B - F&B).
+ *
+ * Derived from the simulator's timings of the eight steps: the time is the
+ * longest of linear chains with whole coefficients, read off as its
+ * gradients in (F, B, W, F&B) at spread-out points; the result equals the
+ * simulator within rounding for max(F, B - W) <= F&B <= F + B, DualPipe and
+ * DualPipeV (tests/unit/test_dualpipe.c, docs/dualpipe.md).
  */
 double ppi_dp_v_pipeline_s(double n, double k, const pp_dualpipe_times *t)
 {
 	const double F = t->f_s, B = t->b_s, W = t->w_s, BI = B - W, FB = pair_of(t);
 	double a = BI - W > 0 ? (n - 1) * (BI - W) : 0;
 	double c = n * F > (n - 1) * BI ? n * F : (n - 1) * BI;
-	return (2 * k - n - 2) * FB + 2 * n * F + (n + 2) * B + a + c;
+	double ends = 2 * n * F + (n + 2) * B + a;
+	double lone = B - FB > 0 ? B - FB : 0; /* a backward alone over a pair */
+	double T = (2 * k - n - 2) * FB + ends + c + (2 * n - 2) * lone;
+	double fifth = (2 * k - n - 2) * FB + ends + (n - 1) * F + (3 * n - 4) * (B - FB);
+	return fifth > T ? fifth : T;
 }
 
 /* The work of the turning rank (the V's last, DualPipe's middle two): 2k -
@@ -241,12 +256,15 @@ double ppi_dp_v_work_s(double n, double k, const pp_dualpipe_times *t)
 	return (2 * k - 2 * n - 1) * pair_of(t) + (2 * n + 1) * (t->f_s + t->b_s);
 }
 
-/* The turning rank's work with the pairs at their fastest, max(F, B): under
- * T for every F&B >= max(F, B), since T - work >= (n - 1)(F&B - B + F). */
+/* The turning rank's work with the pairs at their fastest, max(F, B - W)
+ * (pp_dualpipe_pair_s's chain): under T for every F&B it can return, since
+ * the rank runs its work one task after another (T >= work) and the work
+ * grows with F&B. */
 double ppi_dp_v_floor_s(double n, double k, const pp_dualpipe_times *t)
 {
 	pp_dualpipe_times fast = *t;
-	fast.fb_s = t->f_s > t->b_s ? t->f_s : t->b_s;
+	double bi = t->b_s - t->w_s;
+	fast.fb_s = t->f_s > bi ? t->f_s : bi;
 	return ppi_dp_v_work_s(n, k, &fast);
 }
 
@@ -276,17 +294,17 @@ double pp_dualpipe_pair_s(const pp_stage_time *st, double chunks)
 	const double f = st->fwd_s / chunks, b = st->bwd_s / chunks;
 	if (st->si_speedup > 0)
 		return (f + b) / st->si_speedup;
-	const double c = (st->fwd_compute_s + st->bwd_compute_s) / chunks, e = st->ep_s / chunks;
-	double rest = f + b - c - e; /* TP, CP, ZeRO-3: not overlapped */
-	/* the all-to-all under the other chunk's compute, its visible share
-	 * still shown (pp_stage_time.ep_visible, as the combined 1F1B's) */
-	double v = st->ep_visible > 0 ? st->ep_visible : 0, over = c + v * e;
-	double pair = (over > e ? over : e) + (rest > 0 ? rest : 0);
-	if (pair < f)
-		pair = f;
-	if (pair < b)
-		pair = b;
-	return pair;
+	/* DeepSeek-V3's F&B pair (arXiv 2412.19437 Fig. 4) interleaves the two
+	 * chunks' attention, dispatch, MLP and combine so that each all-to-all
+	 * runs beside the other chunk's compute, the backward's dispatch beside
+	 * its own weight gradients: the pairing phase by phase of Megatron-Core's
+	 * combined 1F1B (pp_stage_time.ep_pair_hidden_s, each hidden all-to-all
+	 * less its visible share).  TP, CP and ZeRO-3 are not overlapped.  A pair
+	 * lasts at least each chunk's own chain: the forward, and the backward
+	 * less the weight gradients that may run beside its all-to-all. */
+	double pair = f + b - st->ep_pair_hidden_s / chunks;
+	double bi = b - st->wgrad_compute_s / chunks, chain = bi > f ? bi : f;
+	return pair > chain ? pair : chain;
 }
 
 /* The rank whose stage is slowest paces the pipeline. */

@@ -335,6 +335,9 @@ typedef struct pp_system {
 	double loss_transient_bytes; /* extra bytes per logit element while the loss runs */
 	double zero3_live_params;    /* ZeRO-3 parameters gathered at once; 0 = two whole layers */
 	double zero3_bucket_params;  /* ZeRO-3 unsharded gradient elements at once; 0 = a layer */
+	/* bytes a gradient element ZeRO-3's reduce-scatter moves unless the job
+	 * names its reduce dtype; 0 = the job's gradient bytes */
+	double zero3_reduce_bytes;
 	double zero3_overlap;     /* fraction of a layer's compute that hides its ZeRO-3 traffic */
 	double tp_overlap_hidden; /* fraction of TP traffic hidden when tp_overlap is on */
 	double

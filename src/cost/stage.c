@@ -219,7 +219,7 @@ static void stage_key_set(stage_key *key, const pp_scenario *sc, int stage,
 	key->system = sc->system;
 	key->job = sc->job;
 	key->grad_bytes = sc->job->grad_bytes;
-	key->reduce_bytes = pp_job_reduce_bytes(sc->job);
+	key->reduce_bytes = ppi_zero3_reduce_bytes(sc->system, sc->job);
 	key->seq = sc->job->seq_len;
 	key->precision = (int)sc->job->precision;
 	key->fp8_recipe = (int)sc->job->fp8_recipe;

@@ -402,7 +402,7 @@ void ppi_stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage_ct
 		           s, l, chunk * wb, gathers * chunks, c->k.layers);
 		/* fine-tuning: a layer's trainable gradients only */
 		double g = pp_finetune_on(job) ? fmin(chunk, c->train.layer_train_max) : chunk;
-		double rb = pp_job_reduce_bytes(job);
+		double rb = ppi_zero3_reduce_bytes(s, job);
 		if (g > 0)
 			coll_entry(b, ws, "zero3-reducescatter", PP_RULE_ZERO3, PP_GROUP_DP,
 			           PP_COLL_REDUCESCATTER, s, l, g * rb, chunks, c->k.layers);

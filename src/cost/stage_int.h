@@ -154,6 +154,16 @@ static inline double ppi_stage_coll_time(pp_work *ws, const pp_system *s, const 
  * instead: the GPU's overlap table's kernel slowdown and launch gap (seed
  * 002 Table 7, zero3_visible); 0 where neither is known.
  */
+static inline double ppi_zero3_reduce_bytes(const pp_system *s, const pp_job *job)
+{
+	/* the job's reduce dtype where it names one (--grad-reduce-dtype, a
+	 * record's FSDP MixedPrecision), else the stack's (DeepSpeed reduces in
+	 * its communication dtype), else the gradients' own */
+	if (job->reduce_bytes > 0)
+		return job->reduce_bytes;
+	return s->zero3_reduce_bytes > 0 ? s->zero3_reduce_bytes : job->grad_bytes;
+}
+
 static inline double ppi_ep_visible(const pp_system *s, const pp_job *job)
 {
 	if (job->moe_dispatcher != PP_DISPATCH_ALLTOALL && s->deepep_sms > 0 &&

@@ -86,6 +86,10 @@ static const pp_param registry[] = {
      NOFIT, "ZeRO-3 parameters gathered at once; 0 = two whole layers (FSDP)"},
     {"framework.zero3_bucket_params", "zero3_bucket_params", FW(zero3_bucket_params), "elements", 0,
      1e13, NOFIT, "ZeRO-3 unsharded gradient elements reduced at once; 0 = one whole layer"},
+    {"framework.zero3_reduce_bytes", "zero3_reduce_bytes", FW(zero3_reduce_bytes), "bytes/element",
+     0, 4, NOFIT,
+     "bytes per gradient element ZeRO-3's reduce-scatter moves (unless --grad-reduce-dtype); 0 "
+     "= the gradients' own"},
     {"framework.zero3_overlap", "zero3_overlap", FW(zero3_overlap), "fraction", 0, 1, NOFIT,
      "fraction of a layer's compute that hides its ZeRO-3 traffic"},
     {"framework.tp_overlap_hidden", "tp_overlap_hidden", FW(tp_overlap_hidden), "fraction", 0, 1,

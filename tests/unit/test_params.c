@@ -41,6 +41,7 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.loss_transient_bytes",
 	                                  "framework.zero3_live_params",
 	                                  "framework.zero3_bucket_params",
+	                                  "framework.zero3_reduce_bytes",
 	                                  "framework.zero3_overlap",
 	                                  "framework.tp_overlap_hidden",
 	                                  "framework.ep_overlap_pairs",
@@ -83,6 +84,7 @@ static double *field(pp_system *s, const char *name)
 	                         &s->loss_transient_bytes,
 	                         &s->zero3_live_params,
 	                         &s->zero3_bucket_params,
+	                         &s->zero3_reduce_bytes,
 	                         &s->zero3_overlap,
 	                         &s->tp_overlap_hidden,
 	                         &s->ep_overlap_pairs,
@@ -118,7 +120,7 @@ static double *field(pp_system *s, const char *name)
 	return NULL;
 }
 
-#define NFIELDS 47 /* the two tables above */
+#define NFIELDS 48 /* the two tables above */
 
 static void test_round_trip(void **state)
 {

@@ -207,6 +207,45 @@ static void test_fsdp_zero2_per_layer(void **state)
 	}
 }
 
+/* The bytes a gradient element ZeRO-3's reduce-scatter moves: DeepSpeed's
+ * communication dtype, the model's half precision (framework
+ * zero3_reduce_bytes 2), in 5e7-element buckets; PyTorch FSDP's reduce dtype,
+ * the job's gradient bytes (4) over a whole layer; --grad-reduce-dtype wins
+ * over either. */
+static void test_zero3_reduce_dtype(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *framework;
+		int reduce_bytes;
+		double per_element;
+	} cases[] = {
+	    {"deepspeed", 0, 2}, {"deepspeed", 4, 4}, {"megatron", 0, 4}, {"megatron", 2, 2}};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		pp_model m;
+		pp_system s;
+		pp_job j;
+		pp_error err;
+		llama8b_stack(&m, &s, &j, cases[c].framework, 3, cases[c].reduce_bytes);
+		pp_work_init(&ws);
+		assert_int_equal(pp_stage_profile_build(&m, &s, &j, &est.plan, 0, &ws, &prof, &err),
+		                 PP_OK);
+		double rs = 0, ag = 0;
+		for (int i = 0; i < prof.n; i++) {
+			const pp_profile_entry *e = &prof.e[i];
+			if (e->coll && strcmp(e->name, "zero3-reducescatter") == 0)
+				rs = e->bytes;
+			if (e->coll && strcmp(e->name, "zero3-allgather") == 0)
+				ag = e->bytes;
+		}
+		/* the gather moves the bf16 parameters of the same chunk */
+		assert_true(rs > 0 && ag > 0);
+		assert_rel(rs / ag, cases[c].per_element / 2, 1e-12);
+		if (strcmp(cases[c].framework, "deepspeed") == 0)
+			assert_rel(ag, 2 * s.zero3_bucket_params, 1e-12);
+	}
+}
+
 /* PyTorch FSDP's per-layer memory-bound work around its collectives, once a
  * layer and micro-batch, each an element-wise kernel of the stack
  * (pp_op_time) in the compute of its phase:
@@ -740,6 +779,7 @@ int main(void)
 	    cmocka_unit_test(test_pp_scatter_gather),
 	    cmocka_unit_test(test_zero3_visible),
 	    cmocka_unit_test(test_fsdp_zero2_per_layer),
+	    cmocka_unit_test(test_zero3_reduce_dtype),
 	    cmocka_unit_test(test_fsdp_grad_passes),
 	    cmocka_unit_test(test_moe_host_sync),
 	    cmocka_unit_test(test_pipe_engine_reduce),

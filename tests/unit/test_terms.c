@@ -207,6 +207,16 @@ static void test_fsdp_zero2_per_layer(void **state)
 	}
 }
 
+/* llama8b_stack under ZeRO-3 and stage 0's profile of it, into `prof`. */
+static void zero3_profile(pp_model *m, pp_system *s, pp_job *j, const char *framework,
+                          int reduce_bytes)
+{
+	pp_error err;
+	llama8b_stack(m, s, j, framework, 3, reduce_bytes);
+	pp_work_init(&ws);
+	assert_int_equal(pp_stage_profile_build(m, s, j, &est.plan, 0, &ws, &prof, &err), PP_OK);
+}
+
 /* The bytes a gradient element ZeRO-3's reduce-scatter moves: DeepSpeed's
  * communication dtype, the model's half precision (framework
  * zero3_reduce_bytes 2), in 5e7-element buckets; PyTorch FSDP's reduce dtype,
@@ -225,11 +235,7 @@ static void test_zero3_reduce_dtype(void **state)
 		pp_model m;
 		pp_system s;
 		pp_job j;
-		pp_error err;
-		llama8b_stack(&m, &s, &j, cases[c].framework, 3, cases[c].reduce_bytes);
-		pp_work_init(&ws);
-		assert_int_equal(pp_stage_profile_build(&m, &s, &j, &est.plan, 0, &ws, &prof, &err),
-		                 PP_OK);
+		zero3_profile(&m, &s, &j, cases[c].framework, cases[c].reduce_bytes);
 		double rs = 0, ag = 0;
 		for (int i = 0; i < prof.n; i++) {
 			const pp_profile_entry *e = &prof.e[i];
@@ -279,11 +285,7 @@ static void test_fsdp_grad_passes(void **state)
 		pp_model m;
 		pp_system s;
 		pp_job j;
-		pp_error err;
-		llama8b_stack(&m, &s, &j, cases[c].framework, 3, cases[c].reduce_bytes);
-		pp_work_init(&ws);
-		assert_int_equal(pp_stage_profile_build(&m, &s, &j, &est.plan, 0, &ws, &prof, &err),
-		                 PP_OK);
+		zero3_profile(&m, &s, &j, cases[c].framework, cases[c].reduce_bytes);
 		double layer_params = 0, pass_s = 0, fwd_s = 0, bytes[NAMES] = {0}, fwd_bytes = 0,
 		       want_s = 0;
 		for (int i = 0; i < prof.n; i++) {
@@ -324,6 +326,7 @@ static void test_fsdp_grad_passes(void **state)
 		assert_rel(pass_s, want_s, 1e-12);
 		/* in the compute of their phases, as the sum of the profile says */
 		pp_stage_time t, without;
+		pp_error err;
 		pp_stage_profile_sum(&prof, &s, &est.plan, &t);
 		s.fsdp_grad_passes = s.fsdp2_copies = 0;
 		pp_work_init(&ws);

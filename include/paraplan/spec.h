@@ -338,6 +338,12 @@ typedef struct pp_system {
 	/* bytes a gradient element ZeRO-3's reduce-scatter moves unless the job
 	 * names its reduce dtype; 0 = the job's gradient bytes */
 	double zero3_reduce_bytes;
+	/* Under full recompute, a module whose recomputed forward and backward
+	 * are further apart than this many parameters (those used between them)
+	 * is released after the recompute and gathered a third time for its
+	 * backward (DeepSpeed's stage3_max_reuse_distance); 0: a layer gathered
+	 * for its backward stays gathered through its recompute (FSDP) */
+	double zero3_reuse_params;
 	double zero3_overlap;     /* fraction of a layer's compute that hides its ZeRO-3 traffic */
 	double tp_overlap_hidden; /* fraction of TP traffic hidden when tp_overlap is on */
 	double

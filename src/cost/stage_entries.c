@@ -80,6 +80,53 @@ static void pass_entry(ebuf *b, const pp_system *s, const pp_job *job, const cha
 }
 
 /*
+ * Under full recompute, the share of a layer's parameters DeepSpeed's ZeRO-3
+ * gathers a third time.  Its hooks sit on each module (QKV, the output
+ * projection, FC1, FC2, in the order the layer runs them), so the recomputed
+ * forward gathers each module again; after it, a module is released unless
+ * the parameters used before its backward are fewer than the reuse distance
+ * (framework.zero3_reuse_params).  Between a module's recompute and its
+ * backward run the later modules' recompute and their backward: twice their
+ * parameters.  The last module (FC2) is always kept.  Per GPU (DeepSpeed sees
+ * Megatron's TP shards); an MoE layer's local experts count as its MLP.
+ */
+static double zero3_regather_share(const pp_scenario *sc, const stage_ctx *c)
+{
+	const pp_system *s = sc->system;
+	const pp_plan *p = &sc->plan;
+	const pp_model *m = sc->model;
+	if (!(s->zero3_reuse_params > 0) || p->recompute != PP_RECOMPUTE_FULL)
+		return 0;
+	/* the layer kind the traffic is sized by (layer_params_max) */
+	int kind = -1;
+	for (int k = 0; k < 2; k++)
+		if (c->k.counts[k] && sc->kind[k].have &&
+		    (kind < 0 || sc->kind[k].mine + sc->kind[k].mine_e >
+		                     sc->kind[kind].mine + sc->kind[kind].mine_e))
+			kind = k;
+	if (kind < 0)
+		return 0;
+	pp_layer_params lp;
+	pp_model_layer_params(m, sc->kind[kind].index, &lp);
+	double h = m->hidden, ws = sc->weight_split;
+	int vd = m->mla.v_head_dim > 0 ? m->mla.v_head_dim : m->head_dim;
+	double proj_full = (double)m->num_heads * vd * h;
+	if (proj_full > lp.attention)
+		proj_full = lp.attention;
+	double mlp = lp.mlp / ws + lp.experts / ((double)p->ep * sc->etp);
+	double fc2 = mlp * (m->gated_mlp ? 1.0 / 3 : 0.5);
+	double mod[4] = {(lp.attention - proj_full) / ws, proj_full / ws, mlp - fc2, fc2};
+	double total = 0, again = 0, after = 0;
+	for (int i = 3; i >= 0; i--) {
+		total += mod[i];
+		if (2 * after >= s->zero3_reuse_params)
+			again += mod[i];
+		after += mod[i];
+	}
+	return total > 0 ? again / total : 0;
+}
+
+/*
  * One pipeline transfer of a rank (pp > 1; every rank has the same): the
  * activations forward and their gradients backward, 1/tp of the tensor per
  * GPU.  With SP (or SUMMA) the tensor is already sequence-sharded.  Without
@@ -398,8 +445,10 @@ void ppi_stage_entries(ebuf *b, const pp_scenario *sc, int stage, const stage_ct
 			chunk = s->zero3_bucket_params;
 			chunks = c->layer_params_max / chunk;
 		}
+		/* ZeRO-3's third gather of what a recomputed layer releases */
+		double again = gathers > 1 ? zero3_regather_share(sc, c) : 0;
 		coll_entry(b, ws, "zero3-allgather", PP_RULE_ZERO3, PP_GROUP_DP, PP_COLL_ALLGATHER,
-		           s, l, chunk * wb, gathers * chunks, c->k.layers);
+		           s, l, chunk * wb, (gathers + again) * chunks, c->k.layers);
 		/* fine-tuning: a layer's trainable gradients only */
 		double g = pp_finetune_on(job) ? fmin(chunk, c->train.layer_train_max) : chunk;
 		double rb = ppi_zero3_reduce_bytes(s, job);

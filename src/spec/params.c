@@ -90,6 +90,10 @@ static const pp_param registry[] = {
      0, 4, NOFIT,
      "bytes per gradient element ZeRO-3's reduce-scatter moves (unless --grad-reduce-dtype); 0 "
      "= the gradients' own"},
+    {"framework.zero3_reuse_params", "zero3_reuse_params", FW(zero3_reuse_params), "params", 0,
+     1e13, NOFIT,
+     "under full recompute, a module whose recompute and backward are further apart (parameters "
+     "used between) is gathered a third time (DeepSpeed's stage3_max_reuse_distance); 0 = none"},
     {"framework.zero3_overlap", "zero3_overlap", FW(zero3_overlap), "fraction", 0, 1, NOFIT,
      "fraction of a layer's compute that hides its ZeRO-3 traffic"},
     {"framework.tp_overlap_hidden", "tp_overlap_hidden", FW(tp_overlap_hidden), "fraction", 0, 1,

@@ -42,6 +42,7 @@ static double *field(pp_system *s, const char *name)
 	                                  "framework.zero3_live_params",
 	                                  "framework.zero3_bucket_params",
 	                                  "framework.zero3_reduce_bytes",
+	                                  "framework.zero3_reuse_params",
 	                                  "framework.zero3_overlap",
 	                                  "framework.tp_overlap_hidden",
 	                                  "framework.ep_overlap_pairs",
@@ -85,6 +86,7 @@ static double *field(pp_system *s, const char *name)
 	                         &s->zero3_live_params,
 	                         &s->zero3_bucket_params,
 	                         &s->zero3_reduce_bytes,
+	                         &s->zero3_reuse_params,
 	                         &s->zero3_overlap,
 	                         &s->tp_overlap_hidden,
 	                         &s->ep_overlap_pairs,
@@ -120,7 +122,7 @@ static double *field(pp_system *s, const char *name)
 	return NULL;
 }
 
-#define NFIELDS 48 /* the two tables above */
+#define NFIELDS 49 /* the two tables above */
 
 static void test_round_trip(void **state)
 {

@@ -252,6 +252,47 @@ static void test_zero3_reduce_dtype(void **state)
 	}
 }
 
+/* A layer recomputed under DeepSpeed's ZeRO-3 gathers again, for its
+ * backward, each module its recompute released: those whose later modules
+ * (run twice between, recompute and backward) hold at least the reuse
+ * distance (framework.zero3_reuse_params).  Llama 3 8B's modules per GPU:
+ * QKV 4096 x 6144, the output projection 4096 x 4096, FC1 4096 x 28672,
+ * FC2 14336 x 4096 (218.1M with the norms).  FSDP keeps a unit gathered
+ * through its recompute; no recompute, no third gather. */
+static void test_zero3_regather(void **state)
+{
+	(void)state;
+	const double qkv = 4096.0 * 6144, proj = 4096.0 * 4096, fc1 = 4096.0 * 28672,
+	             fc2 = 14336.0 * 4096, layer = qkv + proj + fc1 + fc2;
+	static const struct {
+		const char *framework;
+		pp_recompute recompute;
+		double reuse; /* < 0: the framework's own */
+		int share;    /* 0 none, 1 QKV + proj, 2 all but FC2 */
+	} cases[] = {{"deepspeed", PP_RECOMPUTE_FULL, -1, 0},       /* 2 x 193M < 1e9: all kept */
+	             {"deepspeed", PP_RECOMPUTE_FULL, 3e8, 1},      /* FC1 kept: 2 x 59M between */
+	             {"deepspeed", PP_RECOMPUTE_FULL, 1e8, 2},      /* FC1, proj, QKV */
+	             {"deepspeed", PP_RECOMPUTE_NONE, 1e8, 0},      /* nothing recomputed */
+	             {"deepspeed", PP_RECOMPUTE_SELECTIVE, 1e8, 0}, /* no parameters recomputed */
+	             {"megatron", PP_RECOMPUTE_FULL, -1, 0}}; /* FSDP: the unit stays gathered */
+	const double want[3] = {0, (qkv + proj) / layer, 1 - fc2 / layer};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		pp_model m;
+		pp_system s;
+		pp_job j;
+		llama8b_stack(&m, &s, &j, cases[c].framework, 3, 0);
+		if (cases[c].reuse >= 0)
+			s.zero3_reuse_params = cases[c].reuse;
+		est.plan.recompute = cases[c].recompute;
+		double gathers, scatters;
+		int per_iteration;
+		dp_entries(&m, &s, &j, &gathers, &scatters, &per_iteration);
+		/* one reduce-scatter a chunk: the gathers per chunk */
+		assert_true(scatters > 0);
+		assert_rel(gathers / scatters, 2 + want[cases[c].share], 1e-4);
+	}
+}
+
 /* PyTorch FSDP's per-layer memory-bound work around its collectives, once a
  * layer and micro-batch, each an element-wise kernel of the stack
  * (pp_op_time) in the compute of its phase:
@@ -783,6 +824,7 @@ int main(void)
 	    cmocka_unit_test(test_zero3_visible),
 	    cmocka_unit_test(test_fsdp_zero2_per_layer),
 	    cmocka_unit_test(test_zero3_reduce_dtype),
+	    cmocka_unit_test(test_zero3_regather),
 	    cmocka_unit_test(test_fsdp_grad_passes),
 	    cmocka_unit_test(test_moe_host_sync),
 	    cmocka_unit_test(test_pipe_engine_reduce),

@@ -326,6 +326,11 @@ void pp_fit_case(const pp_fit *f, size_t k, const pp_run_info **info, const pp_s
 void pp_fit_exclude(pp_fit *f, const bool *excluded);
 size_t pp_fit_param_count(const pp_fit *f);
 bool pp_fit_pinned(const pp_fit *f, size_t j);
+/* Fill the entries of x (a point of f, registry order) that f's records do
+ * not pin: a GEMM fraction takes the die's other one where that one is
+ * pinned (gemm from gemm_fp8 and back), any other pool[j] (the one set;
+ * pool NULL: left as it is).  pp_fit_result_system applies the first. */
+void pp_fit_fill_unpinned(const pp_fit *f, double *x, const double *pool);
 void pp_fit_get_params(const pp_fit *f, double *x);
 void pp_fit_set_params(pp_fit *f, const double *x);
 /* The neutral start of every fitted parameter (registry order, as get/set). */

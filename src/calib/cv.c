@@ -140,14 +140,11 @@ static pp_status load_pool(const pp_runs *runs, const char *const *gpus, int ngp
 }
 
 /* The values of `f` in x (its fitted ones) with each parameter its records
- * do not pin taken from the one set, when there is one. */
+ * do not pin filled in (pp_fit_fill_unpinned): a GEMM fraction from the
+ * die's other one, any other from the one set, when there is one. */
 static void take_unpinned(const cv_work *w, const pp_fit *f, double *x)
 {
-	if (!w->pool || !w->pool_ok)
-		return;
-	for (size_t j = 0; j < pp_fit_param_count(f); j++)
-		if (!pp_fit_pinned(f, j))
-			x[j] = w->pool_x[j];
+	pp_fit_fill_unpinned(f, x, w->pool && w->pool_ok ? w->pool_x : NULL);
 }
 
 /* The one set fitted without the records of source `src` (all of them

@@ -356,8 +356,11 @@ double pp_fit_mape(const pp_fit *f)
 void pp_fit_result_system(const pp_fit *f, pp_system *out)
 {
 	*out = f->cases[0].system;
+	/* f->y is the fit's scratch point, free between sweeps */
+	memcpy(f->y, f->x, f->np * sizeof *f->y);
+	pp_fit_fill_unpinned(f, f->y, NULL);
 	for (size_t j = 0; j < f->np; j++)
-		pp_param_set(f->param[j], out, f->x[j]);
+		pp_param_set(f->param[j], out, f->y[j]);
 }
 
 void pp_fit_result(const pp_fit *f, pp_gpu_eff *eff, pp_fit_net *net)
@@ -511,6 +514,40 @@ bool pp_fit_pinned(const pp_fit *f, size_t j)
 size_t pp_fit_param_count(const pp_fit *f)
 {
 	return f->np;
+}
+
+/* The fitted parameter named `key` ("gemm"), or -1. */
+static long param_index(const pp_fit *f, const char *key)
+{
+	for (size_t j = 0; j < f->np; j++)
+		if (strcmp(f->param[j]->key, key) == 0)
+			return (long)j;
+	return -1;
+}
+
+/*
+ * An unpinned GEMM fraction from its pinned sibling: the kernel model holds
+ * the BF16 / FP8 ratio of the die's tensor cores (measured on H100, its
+ * datasheet's elsewhere), so the stack's fraction of it is the die's GEMM
+ * kernels' and the precision's the same; where both are pinned they agree
+ * within 4% (H100 1.046 / 1.047, B200 0.781 / 0.812: docs/calibration.md
+ * "Fitted values").  A value no record reacts to says nothing by itself;
+ * this one is the die's nearest measured kin, not the pooled GPUs'.
+ */
+void pp_fit_fill_unpinned(const pp_fit *f, double *x, const double *pool)
+{
+	long g = param_index(f, "gemm"), g8 = param_index(f, "gemm_fp8");
+	bool pin_g = g >= 0 && f->used[g], pin_g8 = g8 >= 0 && f->used[g8];
+	for (size_t j = 0; j < f->np; j++) {
+		if (f->used[j])
+			continue;
+		if ((long)j == g && pin_g8)
+			x[j] = x[g8];
+		else if ((long)j == g8 && pin_g)
+			x[j] = x[g];
+		else if (pool)
+			x[j] = pool[j];
+	}
 }
 
 void pp_fit_get_params(const pp_fit *f, double *x)

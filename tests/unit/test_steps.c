@@ -127,6 +127,51 @@ static void test_fit_own_runs(void **state)
 	for (size_t j = 0; j < np; j++)
 		npinned += pp_fit_pinned(f, j);
 	assert_int_equal(npinned, nu);
+	/* What these BF16 runs leave unpinned is filled: the FP8 GEMM fraction
+	 * from the die's BF16 one, the others from the pool (left as they are
+	 * without one); the pinned ones are kept.  The reported system carries
+	 * the first rule. */
+	do
+		pp_fit_iterate(f);
+	while (!pp_fit_test(f, 1e-5) && pp_fit_iterations(f) < 40);
+	double x[64], was[64], pool[64];
+	assert_true(np <= 64);
+	pp_fit_get_params(f, x);
+	memcpy(was, x, sizeof was);
+	long g = -1, g8 = -1;
+	for (size_t j = 0; j < np; j++)
+		pool[j] = 0.123 + 0.01 * (double)j;
+	const pp_param *reg[64];
+	size_t nreg = 0;
+	for (size_t i = 0; i < pp_param_registry_size(); i++)
+		if (pp_param_at(i)->fitted)
+			reg[nreg++] = pp_param_at(i);
+	assert_int_equal(nreg, np);
+	for (size_t j = 0; j < np; j++) {
+		if (strcmp(reg[j]->key, "gemm") == 0)
+			g = (long)j;
+		if (strcmp(reg[j]->key, "gemm_fp8") == 0)
+			g8 = (long)j;
+	}
+	assert_true(g >= 0 && g8 >= 0);
+	assert_true(pp_fit_pinned(f, (size_t)g) && !pp_fit_pinned(f, (size_t)g8));
+	pp_fit_fill_unpinned(f, x, pool);
+	for (size_t j = 0; j < np; j++) {
+		if (pp_fit_pinned(f, j))
+			assert_true(x[j] == was[j]);
+		else if ((long)j == g8)
+			assert_true(x[j] == was[g]);
+		else
+			assert_true(x[j] == pool[j]);
+	}
+	memcpy(x, was, sizeof x);
+	pp_fit_fill_unpinned(f, x, NULL);
+	for (size_t j = 0; j < np; j++)
+		assert_true(x[j] == ((long)j == g8 ? was[g] : was[j]));
+	pp_system fitted;
+	pp_fit_result_system(f, &fitted);
+	assert_true(fitted.gpu.eff.gemm_fp8 == fitted.gpu.eff.gemm);
+	assert_true(fitted.gpu.eff.gemm == was[g]);
 	pp_fit_free(f);
 }
 

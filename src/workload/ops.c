@@ -20,24 +20,10 @@
 #include "paraplan/moe.h"
 #include "paraplan/workload.h"
 #include "scenario/scenario_int.h"
+#include "ops_int.h"
 #include "workload_int.h"
 
-typedef struct ctx {
-	const pp_model *m;
-	const pp_job *job;
-	const pp_plan *p;
-	pp_work *w;
-	double T;  /* tokens of one micro-batch on this CP rank */
-	double S;  /* keys each query attends over (full sequence) */
-	double t;  /* tensor parallelism (n_1 under 2D TP) */
-	double n2; /* 2D TP: n_2 (plan.tp2), splits the sequence; 1 = 1D TP */
-	double sd; /* sequence-parallel divisor: t with SP (or SUMMA), else 1 */
-	double wb; /* bytes per weight element in GEMMs */
-	double ab; /* bytes per activation element (pp_activation_bytes) */
-	double nb; /* SUMMA panels */
-	bool summa;
-	bool fp8;
-} ctx;
+typedef ppi_ops ctx;
 
 void pp_work_init(pp_work *w)
 {
@@ -395,6 +381,33 @@ static void summa_norm_ar(ctx *c, const char *name, bool recompute)
 	add_coll(c, name, PP_COLL_ALLREDUCE, PP_GROUP_TP, PP_PHASE_BWD_INPUT, buf, 1, false);
 }
 
+/*
+ * Ring attention's merges of its cp partial results (Transformer Engine's
+ * AttnFuncWithCPAndKVP2P, v1.4 on, transformer_engine/pytorch/attention.py,
+ * Megatron-Core's CP): forward, each step's output is rescaled by its
+ * log-sum-exp and added into the running output (flash_attn_fwd_out_correction:
+ * the step's output read, the running one read and written, 3 passes over
+ * `out` elements); backward, each step's dQ is added into dQ (3 passes over
+ * `q`) and its dK, dV are concatenated and added into the dKV the ring
+ * carries (torch.cat, 2 passes, then add_, 3: 5 over `kv`).  Under causal
+ * load balancing a rank merges the steps past its own rank over half its
+ * queries; the last rank merges all cp whole and the ring waits for it.
+ * Timed as one memory-bound pass of the summed bytes: the steps' own kernel
+ * overheads are small beside the attention they follow.  Recomputed with
+ * the attention.
+ */
+static void cp_merge(ctx *c, double out, double q, double kv, bool recompute)
+{
+	double cp = c->p->cp, a = c->ab;
+	pp_op *o;
+	if ((o = add_op(c, "cp_merge", PP_OP_ELEM, PP_PHASE_FWD)))
+		o->bytes = cp * 3 * out * a;
+	if ((o = add_op(c, "cp_merge", PP_OP_ELEM, PP_PHASE_BWD_INPUT)))
+		o->bytes = cp * (3 * q + 5 * kv) * a;
+	if (recompute && (o = add_op(c, "cp_merge", PP_OP_ELEM, PP_PHASE_RECOMPUTE)))
+		o->bytes = cp * 3 * out * a;
+}
+
 /* Rotary position embedding of q and k over the tokens of one micro-batch
  * (H query and kv_heads key heads of qk_dim), with what an eager stack runs
  * besides. */
@@ -534,6 +547,8 @@ static void attention(ctx *c, bool full_rc)
 		if (full_rc || sel_core)
 			add_coll(c, "cp_kv", PP_COLL_P2P, PP_GROUP_CP, PP_PHASE_RECOMPUTE, kv,
 			         p->cp - 1, true);
+		cp_merge(c, T * heads * v_dim, T * heads * qk_dim,
+		         T * kv_heads / t * (qk_dim + v_dim), full_rc || sel_core);
 	}
 }
 
@@ -658,135 +673,16 @@ static void moe_mlp(ctx *c, bool full_rc)
 	}
 }
 
-/* Keep the ops and collectives `keep` says yes to, in order; SUMMA's
- * overlap_op indices follow their op (-1 when it goes). */
-static void ft_filter(ctx *c, bool (*keep)(const pp_op *o, const ctx *c),
-                      bool (*keep_coll)(const pp_coll *x))
+/* The internal entry points of ops_int.h, for ops_ft.c. */
+pp_op *ppi_ops_add_op(ppi_ops *c, const char *name, pp_op_kind kind, pp_phase phase)
 {
-	pp_work *w = c->w;
-	int map[PP_MAX_OPS], n = 0;
-	for (int i = 0; i < w->nops; i++) {
-		map[i] = keep(&w->ops[i], c) ? n : -1;
-		if (map[i] >= 0)
-			w->ops[n++] = w->ops[i];
-	}
-	w->nops = n;
-	n = 0;
-	for (int i = 0; i < w->ncolls; i++) {
-		if (!keep_coll(&w->colls[i]))
-			continue;
-		pp_coll x = w->colls[i];
-		if (x.overlap_op >= 0)
-			x.overlap_op = map[x.overlap_op];
-		w->colls[n++] = x;
-	}
-	w->ncolls = n;
+	return add_op(c, name, kind, phase);
 }
 
-static bool fwd_op(const pp_op *o, const ctx *c)
+void ppi_ops_gemm(ppi_ops *c, const char *name, double M, double K, double N, double count,
+                  bool recompute)
 {
-	(void)c;
-	return o->phase == PP_PHASE_FWD;
-}
-
-static bool fwd_coll(const pp_coll *x)
-{
-	return x->phase == PP_PHASE_FWD;
-}
-
-/* A frozen weight's GEMM has no weight gradient (nor its accumulation). */
-static bool no_wgrad_op(const pp_op *o, const ctx *c)
-{
-	(void)c;
-	return !(o->kind == PP_OP_GEMM && o->phase == PP_PHASE_BWD_WEIGHT);
-}
-
-static bool no_wgrad_coll(const pp_coll *x)
-{
-	return x->phase != PP_PHASE_BWD_WEIGHT;
-}
-
-/* The GEMM weights of the layer's ops (one forward use each), on this GPU. */
-static double gemm_weights(const ctx *c)
-{
-	double sum = 0;
-	for (int i = 0; i < c->w->nops; i++) {
-		const pp_op *o = &c->w->ops[i];
-		if (o->kind == PP_OP_GEMM && o->phase == PP_PHASE_FWD)
-			sum += o->k * o->n * o->count;
-	}
-	return sum;
-}
-
-/* QLoRA: before each use of a frozen NF4 weight -- forward, recompute,
- * the data gradient -- bitsandbytes' MatMul4Bit (and torchao's linear_nf4)
- * dequantises it to a bf16 copy the GEMM then reads (dequantize_4bit, then
- * torch.matmul; backward dequantises again): a memory-bound kernel reading
- * the NF4 bytes and writing the bf16 ones. */
-static void nf4_dequant(ctx *c, double params, bool fwd_only, bool full_rc)
-{
-	double bytes = params * (pp_finetune_nf4_bytes() + c->ab);
-	const pp_phase ph[] = {PP_PHASE_FWD, PP_PHASE_BWD_INPUT, PP_PHASE_RECOMPUTE};
-	for (int i = 0; i < (fwd_only ? 1 : full_rc ? 3 : 2); i++) {
-		pp_op *o = add_op(c, "nf4_dequant", PP_OP_ELEM, ph[i]);
-		if (o)
-			o->bytes = bytes;
-	}
-}
-
-/* LoRA adapters of a layer that trains (Hu et al. 2022, §4.1: h = W0 x +
- * B A x): per target two thin GEMMs, x A (tokens x in -> r) and (x A) B
- * (r -> out), forward, both gradients and the recompute; the side the base
- * GEMM splits over TP is split the same way (pp_finetune_lora_params). */
-static void lora(ctx *c, int layer, bool full_rc)
-{
-	const pp_model *m = c->m;
-	unsigned tg = pp_finetune_targets(c->job);
-	double r = c->job->ft.lora_rank, h = m->hidden, hd = (double)m->num_heads * m->head_dim;
-	double f = m->ffn_hidden, t = c->t, T = c->T;
-	bool dense = !pp_model_layer_is_moe(m, layer);
-	if (tg & PP_LORA_QKV) {
-		gemm(c, "lora_a", T, h, r, 1, full_rc);
-		gemm(c, "lora_b", T, r, (hd + 2.0 * m->num_kv_heads * m->head_dim) / t, 1, full_rc);
-	}
-	if (tg & PP_LORA_PROJ) {
-		gemm(c, "lora_a", T, hd / t, r, 1, full_rc);
-		gemm(c, "lora_b", T, r, h, 1, full_rc);
-	}
-	if (tg & PP_LORA_FC1 && dense) {
-		gemm(c, "lora_a", T, h, r, 1, full_rc);
-		gemm(c, "lora_b", T, r, f * (m->gated_mlp ? 2 : 1) / t, 1, full_rc);
-	}
-	if (tg & PP_LORA_FC2 && dense) {
-		gemm(c, "lora_a", T, f / t, r, 1, full_rc);
-		gemm(c, "lora_b", T, r, h, 1, full_rc);
-	}
-}
-
-/* Fine-tuning (job.ft, docs/finetune.md) on a layer's work: a layer below
- * the first backward reaches runs its forward only; a frozen layer above it
- * keeps the data gradients (backward passes through it) without the weight
- * gradients, a third of its GEMM FLOPs; a layer that trains adapters adds
- * their GEMMs; NF4 weights add their dequantisation. */
-static void ft_layer(ctx *c, int layer, bool full_rc)
-{
-	const pp_job *job = c->job;
-	if (!pp_finetune_on(job) || !pp_finetune_layer_frozen(job, layer))
-		return;
-	bool fwd_only = layer < pp_finetune_backward_from(job);
-	double w = job->ft.nf4 ? gemm_weights(c) : 0;
-	if (fwd_only)
-		ft_filter(c, fwd_op, fwd_coll);
-	else
-		ft_filter(c, no_wgrad_op, no_wgrad_coll);
-	if (w > 0) {
-		/* the dequantisation, not an autocast cast, makes the bf16 copy */
-		for (int i = 0; i < c->w->nops; i++)
-			c->w->ops[i].cast_kernels = c->w->ops[i].cast_bytes = 0;
-		nf4_dequant(c, w, fwd_only, full_rc);
-	}
-	if (pp_finetune_layer_trains(job, layer))
-		lora(c, layer, full_rc);
+	gemm(c, name, M, K, N, count, recompute);
 }
 
 void pp_layer_work(const pp_model *m, const pp_job *job, const pp_plan *plan, int layer,
@@ -809,7 +705,7 @@ void pp_layer_work(const pp_model *m, const pp_job *job, const pp_plan *plan, in
 	 * expert (a plain TP MLP) or the no-SP all-reduce needs the TP pair. */
 	if (!c.summa && (!moe || m->moe.shared_ffn_hidden > 0 || c.sd == 1))
 		tp_pair(&c, "tp_mlp_in", "tp_mlp_out", full_rc);
-	ft_layer(&c, layer, full_rc);
+	ppi_ops_ft_layer(&c, layer, full_rc);
 }
 
 void pp_embedding_work(const pp_model *m, const pp_job *job, const pp_plan *plan, pp_work *out)
@@ -837,7 +733,7 @@ void pp_embedding_work(const pp_model *m, const pp_job *job, const pp_plan *plan
 	}
 	/* A frozen embedding has no backward: its only gradient is its table's. */
 	if (pp_finetune_embeddings_frozen(job))
-		ft_filter(&c, fwd_op, fwd_coll);
+		ppi_ops_ft_forward_only(&c);
 }
 
 void pp_head_work(const pp_model *m, const pp_job *job, const pp_plan *plan, pp_work *out)
@@ -875,7 +771,7 @@ void pp_head_work(const pp_model *m, const pp_job *job, const pp_plan *plan, pp_
 	}
 	/* A frozen head: the data gradient into the layers, no weight gradient. */
 	if (pp_finetune_embeddings_frozen(job))
-		ft_filter(&c, no_wgrad_op, no_wgrad_coll);
+		ppi_ops_ft_no_wgrad(&c);
 }
 
 double pp_model_flops_per_token(const pp_model *m, int seq_len)

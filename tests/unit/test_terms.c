@@ -293,6 +293,53 @@ static void test_zero3_regather(void **state)
 	}
 }
 
+/* Ring attention's merges (Transformer Engine AttnFuncWithCPAndKVP2P): per
+ * CP step the output rescaled and added (3 passes over the output), in
+ * backward dQ added (3 over Q) and dK, dV concatenated and added (5 over
+ * K and V), the last rank's cp whole steps; again in the recompute when the
+ * attention is recomputed; none without CP.  Llama 3 8B (32 query heads, 8
+ * key/value heads of 128), 32k tokens over cp 4: 8192 a rank. */
+static void test_cp_merge(void **state)
+{
+	(void)state;
+	static const struct {
+		int cp;
+		pp_recompute rc;
+	} cases[] = {{4, PP_RECOMPUTE_NONE}, {4, PP_RECOMPUTE_SELECTIVE}, {1, PP_RECOMPUTE_NONE}};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		pp_model m;
+		pp_system s;
+		pp_job j;
+		pp_plan p;
+		llama8b_h100(&m, &s, &j, &p, 8, 32768, 0);
+		p.cp = cases[c].cp;
+		p.recompute = cases[c].rc;
+		pp_work *w = malloc(sizeof *w);
+		assert_non_null(w);
+		pp_work_init(w);
+		pp_layer_work(&m, &j, &p, 0, w);
+		double bytes[4] = {0, 0, 0, 0};
+		int n = 0;
+		for (int i = 0; i < w->nops; i++)
+			if (strcmp(w->ops[i].name, "cp_merge") == 0) {
+				bytes[w->ops[i].phase] += w->ops[i].bytes;
+				n++;
+			}
+		const double T = 8192, q = T * 32 * 128, kv = T * 8 * 256, a = 2;
+		if (cases[c].cp == 1) {
+			assert_int_equal(n, 0);
+		} else {
+			assert_rel(bytes[PP_PHASE_FWD], 4 * 3 * q * a, 1e-12);
+			assert_rel(bytes[PP_PHASE_BWD_INPUT], 4 * (3 * q + 5 * kv) * a, 1e-12);
+			assert_true(bytes[PP_PHASE_BWD_WEIGHT] == 0);
+			assert_true(
+			    bytes[PP_PHASE_RECOMPUTE] ==
+			    (cases[c].rc == PP_RECOMPUTE_SELECTIVE ? bytes[PP_PHASE_FWD] : 0));
+		}
+		free(w);
+	}
+}
+
 /* PyTorch FSDP's per-layer memory-bound work around its collectives, once a
  * layer and micro-batch, each an element-wise kernel of the stack
  * (pp_op_time) in the compute of its phase:
@@ -825,6 +872,7 @@ int main(void)
 	    cmocka_unit_test(test_fsdp_zero2_per_layer),
 	    cmocka_unit_test(test_zero3_reduce_dtype),
 	    cmocka_unit_test(test_zero3_regather),
+	    cmocka_unit_test(test_cp_merge),
 	    cmocka_unit_test(test_fsdp_grad_passes),
 	    cmocka_unit_test(test_moe_host_sync),
 	    cmocka_unit_test(test_pipe_engine_reduce),

@@ -138,6 +138,7 @@ void ppi_stage_layers(const pp_scenario *sc, int stage, stage_ctx *c)
 	const pp_model *m = sc->model;
 	const pp_plan *p = &sc->plan;
 	memset(c, 0, sizeof *c);
+	c->layer_kind_max = -1;
 	ppi_scenario_stage_kinds(sc, stage, &c->k);
 	for (int k = 0; k < 2; k++) {
 		if (!c->k.counts[k])
@@ -145,8 +146,10 @@ void ppi_stage_layers(const pp_scenario *sc, int stage, stage_ctx *c)
 		const ppi_layer_kind *x = &sc->kind[k];
 		c->dense_params += x->mine * c->k.counts[k];
 		c->expert_params += x->mine_e * c->k.counts[k];
-		if (x->mine + x->mine_e > c->layer_params_max)
+		if (x->mine + x->mine_e > c->layer_params_max) {
 			c->layer_params_max = x->mine + x->mine_e;
+			c->layer_kind_max = k;
+		}
 	}
 	c->emb = (double)m->vocab * m->hidden / p->tp; /* vocab-parallel over n_1 */
 	if (stage == 0)

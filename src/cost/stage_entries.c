@@ -98,12 +98,7 @@ static double zero3_regather_share(const pp_scenario *sc, const stage_ctx *c)
 	if (!(s->zero3_reuse_params > 0) || p->recompute != PP_RECOMPUTE_FULL)
 		return 0;
 	/* the layer kind the traffic is sized by (layer_params_max) */
-	int kind = -1;
-	for (int k = 0; k < 2; k++)
-		if (c->k.counts[k] && sc->kind[k].have &&
-		    (kind < 0 || sc->kind[k].mine + sc->kind[k].mine_e >
-		                     sc->kind[kind].mine + sc->kind[kind].mine_e))
-			kind = k;
+	int kind = c->layer_kind_max;
 	if (kind < 0)
 		return 0;
 	pp_layer_params lp;

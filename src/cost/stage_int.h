@@ -56,6 +56,7 @@ typedef struct ebuf {
 typedef struct stage_ctx {
 	ppi_stage_kinds k;
 	double layer_params_max, dense_params, expert_params, emb_params, emb;
+	int layer_kind_max;    /* the layer kind of layer_params_max (0 dense, 1 MoE); -1 none */
 	ppi_stage_train train; /* what trains (job.ft): the gradients, the step */
 } stage_ctx;
 

@@ -530,7 +530,7 @@ static long param_index(const pp_fit *f, const char *key)
  * the BF16 / FP8 ratio of the die's tensor cores (measured on H100, its
  * datasheet's elsewhere), so the stack's fraction of it is the die's GEMM
  * kernels' and the precision's the same; where both are pinned they agree
- * within 4% (H100 1.046 / 1.045, B200 0.773 / 0.805: docs/calibration.md
+ * within 4% (H100 1.037 / 1.029, B200 0.770 / 0.800: docs/calibration.md
  * "Fitted values").  A value no record reacts to says nothing by itself;
  * this one is the die's nearest measured kin, not the pooled GPUs'.
  */

@@ -40,6 +40,10 @@ typedef struct acc {
 	 * backward hide under each other's compute when paired (Megatron-Core's
 	 * combined 1F1B; ppi_stage_finish applies the share of pairs). */
 	double ep_pair_hidden;
+	/* What a dropless MoE layer's backward costs beyond max(host, GPU) when
+	 * it starts with the host's queue empty (ppi_stage_finish): summed over
+	 * the layers, and the most of one layer. */
+	double sync_bwd_s, sync_bwd_max_s;
 	bool overflow;
 } acc;
 

@@ -28,6 +28,9 @@ void ppi_stage_acc_add(acc *a, const acc *b, double n)
 	}
 	a->summa += n * b->summa;
 	a->ep_pair_hidden += n * b->ep_pair_hidden;
+	a->sync_bwd_s += n * b->sync_bwd_s;
+	if (n > 0 && b->sync_bwd_max_s > a->sync_bwd_max_s)
+		a->sync_bwd_max_s = b->sync_bwd_max_s;
 	a->model_flops += n * b->model_flops;
 	a->hw_flops += n * b->hw_flops;
 	a->overflow |= b->overflow;
@@ -207,10 +210,20 @@ static void acc_panels(acc *a, const panel_acc *pa, const double *op_s, int nops
  * there too: the part before it and the part after it each take their own
  * max.  `before`: the accumulator's compute before the unit; `host`: the
  * unit's issue time per phase; `mid`, `host_mid`: the same at the sync, or
- * NULL without one.
+ * NULL without one; `layers`: how many layers the totals hold.
+ *
+ * With the sync, the layer's backward also keeps what it costs beyond
+ * max(host, GPU) when its queue starts empty (a->sync_bwd_s, per layer
+ * sync_bwd_max_s): its first block, the experts' backward (the ops after
+ * the sync point, which the backward runs first), gets no lead from the
+ * host, so it takes its issue time, and the attention's backward after it
+ * its GPU time: max(host, GPU, host_experts + GPU_rest).  The phase rule
+ * above lets the host's lead from the layer before cover it; where the
+ * schedule issues that backward right after a forward's sync (a 1F1B step,
+ * a combined-1F1B pair) there is no lead, and ppi_stage_finish charges it.
  */
 static void host_queue(acc *a, const double *before, const double *host, const double *mid,
-                       const double *host_mid)
+                       const double *host_mid, double layers)
 {
 	/* the forward, the recompute, and the backward's two halves together
 	 * (a layer's input- and weight-gradient kernels are issued in turn);
@@ -227,13 +240,30 @@ static void host_queue(acc *a, const double *before, const double *host, const d
 			a->compute[ph] += fmax(h1 - g1, 0) + fmax(h2 - g2, 0);
 			continue;
 		}
-		double gpu = 0, issue = 0;
+		double gpu = 0, issue = 0, issue_q = 0, gpu_p = 0;
 		for (int k = 0; k < 2 && phases[q][k] >= 0; k++) {
-			gpu += a->compute[phases[q][k]] - before[phases[q][k]];
-			issue += host[phases[q][k]];
+			int pk = phases[q][k];
+			gpu += a->compute[pk] - before[pk];
+			issue += host[pk];
+			if (mid) {
+				issue_q += host[pk] - host_mid[pk];
+				gpu_p += mid[pk] - before[pk];
+			}
 		}
 		if (issue > gpu)
 			a->compute[ph] += issue - gpu;
+		if (mid && layers > 0) {
+			double over = issue_q + gpu_p - fmax(issue, gpu);
+			/* a recompute that re-ran the experts synced right before:
+			 * every layer's backward starts empty, whatever the schedule */
+			bool resynced = host[PP_PHASE_RECOMPUTE] - host_mid[PP_PHASE_RECOMPUTE] > 0;
+			if (over > 0 && resynced) {
+				a->compute[ph] += over;
+			} else if (over > 0) {
+				a->sync_bwd_s += over;
+				a->sync_bwd_max_s = fmax(a->sync_bwd_max_s, over / layers);
+			}
+		}
 	}
 }
 
@@ -354,7 +384,7 @@ void ppi_stage_acc_unit(acc *a, const pp_profile_entry *e, int from, int to, boo
 			host[e[i].phase] += e[i].host_s * e[i].count * e[i].times;
 		acc_entry(a, &e[i], from, &pa);
 	}
-	host_queue(a, before, host, split ? mid : NULL, host_mid);
+	host_queue(a, before, host, split ? mid : NULL, host_mid, to > from ? e[from].times : 1);
 	acc_panels(a, &pa, op_s, nops, to > from ? e[from].times : 1);
 	a->ep_pair_hidden += ep_pair_hidden(&q, ep_visible) * (to > from ? e[from].times : 1);
 }
@@ -392,7 +422,7 @@ void ppi_stage_acc_work(acc *a, pp_work *w, const pp_system *s, const pp_job *jo
 		host[e.phase] += e.host_s;
 		acc_entry(a, &e, 0, &pa);
 	}
-	host_queue(a, before, host, split ? mid : NULL, host_mid);
+	host_queue(a, before, host, split ? mid : NULL, host_mid, 1);
 	for (int i = 0; i < w->ncolls; i++) {
 		ppi_stage_fill_coll(&e, &w->colls[i], w, s, lay, unit, 1, 0, w);
 		if (ep)
@@ -401,6 +431,33 @@ void ppi_stage_acc_work(acc *a, pp_work *w, const pp_system *s, const pp_job *jo
 	}
 	acc_panels(a, &pa, op_s, w->nops, 1);
 	a->ep_pair_hidden += ep_pair_hidden(&q, ppi_ep_visible(s, job));
+}
+
+/*
+ * What the dropless MoE layers' backwards cost, per micro-batch, where the
+ * schedule issues them right after a forward's host sync (host_queue's
+ * sync_bwd_s): in the steady state of 1F1B, interleaved and ZB-H1 each
+ * backward chunk follows a forward chunk whose last layer synced and then
+ * issued its experts with the host's queue empty, so the chunk's first
+ * layer pays it (vp chunks a rank); under combined 1F1B
+ * (--ep-overlap) each layer's backward runs right after another micro-batch's
+ * forward reached its sync (TransformerLayerSchedulePlan.run: attn_fwd and
+ * its dispatch preprocessing, then mlp_bwd), so every paired layer pays it.
+ * GPipe runs its backwards back to back and DualPipe and the W shape pair
+ * chunks their own way: none.
+ */
+static double sync_bwd_s(const acc *a, const pp_system *s, const pp_plan *p)
+{
+	if (!(a->sync_bwd_s > 0))
+		return 0;
+	bool alternate =
+	    p->pp > 1 && (p->schedule == PP_SCHED_1F1B || p->schedule == PP_SCHED_INTERLEAVED ||
+	                  p->schedule == PP_SCHED_ZB);
+	double chunks = (alternate ? (p->vp > 1 ? p->vp : 1) : 0) * a->sync_bwd_max_s;
+	if (!ppi_ep_pairs(p, s))
+		return chunks;
+	double share = ppi_ep_paired_share(p);
+	return share * a->sync_bwd_s + (1 - share) * chunks;
 }
 
 /* The stage's times from the layers' totals `a` and the stage entries
@@ -413,6 +470,7 @@ void ppi_stage_finish(pp_stage_time *out, acc *a, const pp_profile_entry *e, int
 	out->wgrad_compute_s = a->compute[PP_PHASE_BWD_WEIGHT];
 	out->bwd_compute_s = a->compute[PP_PHASE_BWD_INPUT] + a->compute[PP_PHASE_BWD_WEIGHT] +
 	                     a->compute[PP_PHASE_RECOMPUTE];
+	out->bwd_compute_s += sync_bwd_s(a, s, p);
 	/* CP's ring (Megatron-Core / Transformer Engine ring attention,
 	 * attn_forward_func_with_cp): a layer's attention runs as cp steps of
 	 * 1/cp of its work each (load-balanced causal chunks); step i's compute

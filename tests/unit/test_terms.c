@@ -433,7 +433,8 @@ static void test_fsdp_grad_passes(void **state)
  * A dropless MoE layer's host sync (framework.moe_host_sync): the forward of
  * each MoE layer is two host queues, before the experts' first GEMM and from
  * it on, each taking the longer of its GPU time and its issue time; the
- * backward is one queue either way.  Checked against the profile's own
+ * backward is one queue either way without a pipeline (what a backward
+ * issued right after a sync adds: test_moe_sync.c).  Checked against the profile's own
  * entries, and the search's memoised path against the profile's sum.
  */
 static void test_moe_host_sync(void **state)

@@ -210,7 +210,8 @@ static void acc_panels(acc *a, const panel_acc *pa, const double *op_s, int nops
  * there too: the part before it and the part after it each take their own
  * max.  `before`: the accumulator's compute before the unit; `host`: the
  * unit's issue time per phase; `mid`, `host_mid`: the same at the sync, or
- * NULL without one; `layers`: how many layers the totals hold.
+ * NULL without one; `layers`: how many layers the totals hold; `resync`:
+ * the recompute re-runs the op the sync comes before (full recompute).
  *
  * With the sync, the layer's backward also keeps what it costs beyond
  * max(host, GPU) when its queue starts empty (a->sync_bwd_s, per layer
@@ -223,7 +224,7 @@ static void acc_panels(acc *a, const panel_acc *pa, const double *op_s, int nops
  * a combined-1F1B pair) there is no lead, and ppi_stage_finish charges it.
  */
 static void host_queue(acc *a, const double *before, const double *host, const double *mid,
-                       const double *host_mid, double layers)
+                       const double *host_mid, double layers, bool resync)
 {
 	/* the forward, the recompute, and the backward's two halves together
 	 * (a layer's input- and weight-gradient kernels are issued in turn);
@@ -256,8 +257,7 @@ static void host_queue(acc *a, const double *before, const double *host, const d
 			double over = issue_q + gpu_p - fmax(issue, gpu);
 			/* a recompute that re-ran the experts synced right before:
 			 * every layer's backward starts empty, whatever the schedule */
-			bool resynced = host[PP_PHASE_RECOMPUTE] - host_mid[PP_PHASE_RECOMPUTE] > 0;
-			if (over > 0 && resynced) {
+			if (over > 0 && resync) {
 				a->compute[ph] += over;
 			} else if (over > 0) {
 				a->sync_bwd_s += over;
@@ -365,7 +365,7 @@ void ppi_stage_acc_unit(acc *a, const pp_profile_entry *e, int from, int to, boo
 	pa.any = false;
 	double op_s[PP_MAX_OPS];
 	double before[4], host[4] = {0, 0, 0, 0}, mid[4] = {0, 0, 0, 0}, host_mid[4] = {0, 0, 0, 0};
-	bool split = false;
+	bool split = false, resync = false;
 	memcpy(before, a->compute, sizeof before);
 	int nops = 0;
 	ep_pair q;
@@ -375,16 +375,20 @@ void ppi_stage_acc_unit(acc *a, const pp_profile_entry *e, int from, int to, boo
 		            e[i].seconds * e[i].count);
 		if (!e[i].coll && nops < PP_MAX_OPS)
 			op_s[nops++] = e[i].seconds;
-		if (moe_sync && !split && !e[i].coll && sync_point(e[i].name)) {
-			memcpy(mid, a->compute, sizeof mid);
-			memcpy(host_mid, host, sizeof host_mid);
-			split = true;
+		if (moe_sync && !e[i].coll && sync_point(e[i].name)) {
+			if (!split) {
+				memcpy(mid, a->compute, sizeof mid);
+				memcpy(host_mid, host, sizeof host_mid);
+				split = true;
+			}
+			resync |= e[i].phase == PP_PHASE_RECOMPUTE;
 		}
 		if (!e[i].coll)
 			host[e[i].phase] += e[i].host_s * e[i].count * e[i].times;
 		acc_entry(a, &e[i], from, &pa);
 	}
-	host_queue(a, before, host, split ? mid : NULL, host_mid, to > from ? e[from].times : 1);
+	host_queue(a, before, host, split ? mid : NULL, host_mid, to > from ? e[from].times : 1,
+	           resync);
 	acc_panels(a, &pa, op_s, nops, to > from ? e[from].times : 1);
 	a->ep_pair_hidden += ep_pair_hidden(&q, ep_visible) * (to > from ? e[from].times : 1);
 }
@@ -400,7 +404,7 @@ void ppi_stage_acc_work(acc *a, pp_work *w, const pp_system *s, const pp_job *jo
 	pa.any = false;
 	double op_s[PP_MAX_OPS];
 	double before[4], host[4] = {0, 0, 0, 0}, mid[4] = {0, 0, 0, 0}, host_mid[4] = {0, 0, 0, 0};
-	bool split = false;
+	bool split = false, resync = false;
 	memcpy(before, a->compute, sizeof before);
 	pp_profile_entry e;
 	/* the pairing's blocks only where the layer has an expert all-to-all */
@@ -416,13 +420,15 @@ void ppi_stage_acc_work(acc *a, pp_work *w, const pp_system *s, const pp_job *jo
 			split = true;
 		}
 		ppi_stage_fill_op(&e, &w->ops[i], s, job, unit, 1);
+		if (moe_sync && sync_point(e.name))
+			resync |= e.phase == PP_PHASE_RECOMPUTE;
 		if (ep)
 			ep_pair_add(&q, e.name, false, e.group, e.phase, e.seconds * e.count);
 		op_s[i] = e.seconds;
 		host[e.phase] += e.host_s;
 		acc_entry(a, &e, 0, &pa);
 	}
-	host_queue(a, before, host, split ? mid : NULL, host_mid, 1);
+	host_queue(a, before, host, split ? mid : NULL, host_mid, 1, resync);
 	for (int i = 0; i < w->ncolls; i++) {
 		ppi_stage_fill_coll(&e, &w->colls[i], w, s, lay, unit, 1, 0, w);
 		if (ep)

@@ -162,6 +162,11 @@ typedef struct pp_schedule_type {
 	 * Schedule1F1B, DeepSpeed's TrainSchedule): framework.pp_p2p_blocking
 	 * applies (pp_stage_time.pp_block_s, pp_sim_stage.p2p_blocking). */
 	bool p2p_exchange;
+	/* In the steady state each backward chunk follows a forward chunk
+	 * (1F1B, interleaved, ZB-H1): what a forward leaves on the host's queue
+	 * is what the backward starts with (the stage cost's sync_bwd_s: a
+	 * dropless MoE layer's host sync). */
+	bool fb_alternate;
 	/* Data-parallel traffic of each of the vp chunks opens its own window
 	 * (Megatron's per-chunk grad sync, pp_schedule_dp_hide_s). */
 	bool dp_per_chunk;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "paraplan/moe.h"
+#include "paraplan/schedule_type.h"
 #include "stage_int.h"
 #include "util/util.h"
 
@@ -442,7 +443,8 @@ void ppi_stage_acc_work(acc *a, pp_work *w, const pp_system *s, const pp_job *jo
 /*
  * What the dropless MoE layers' backwards cost, per micro-batch, where the
  * schedule issues them right after a forward's host sync (host_queue's
- * sync_bwd_s): in the steady state of 1F1B, interleaved and ZB-H1 each
+ * sync_bwd_s): in the steady state of a schedule whose type says
+ * fb_alternate (1F1B, interleaved, ZB-H1) each
  * backward chunk follows a forward chunk whose last layer synced and then
  * issued its experts with the host's queue empty, so the chunk's first
  * layer pays it (vp chunks a rank); under combined 1F1B
@@ -456,10 +458,8 @@ static double sync_bwd_s(const acc *a, const pp_system *s, const pp_plan *p)
 {
 	if (!(a->sync_bwd_s > 0))
 		return 0;
-	bool alternate =
-	    p->pp > 1 && (p->schedule == PP_SCHED_1F1B || p->schedule == PP_SCHED_INTERLEAVED ||
-	                  p->schedule == PP_SCHED_ZB);
-	double chunks = (alternate ? (p->vp > 1 ? p->vp : 1) : 0) * a->sync_bwd_max_s;
+	const pp_schedule_type *t = pp_schedule_type_of(p->schedule);
+	double chunks = p->pp > 1 && t && t->fb_alternate ? t->chunks(p) * a->sync_bwd_max_s : 0;
 	if (!ppi_ep_pairs(p, s))
 		return chunks;
 	double share = ppi_ep_paired_share(p);

@@ -104,4 +104,5 @@ const pp_schedule_type pp_sched_1f1b = {
     .search_default = true,
     .at_pp1 = true,
     .p2p_exchange = true,
+    .fb_alternate = true,
 };

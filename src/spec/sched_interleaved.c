@@ -167,6 +167,7 @@ const pp_schedule_type pp_sched_interleaved = {
     .sends_per_microbatch = ppi_sched_linear_sends,
     .links = ppi_sched_linear_links,
     .dp_per_chunk = true,
+    .fb_alternate = true,
     .iteration = iteration,
     .bubble_fraction = bubble_fraction,
     .floor_bubble_s = floor_bubble_s,

@@ -92,6 +92,7 @@ const pp_schedule_type pp_sched_zb = {
     .sends_per_microbatch = ppi_sched_linear_sends,
     .links = ppi_sched_linear_links,
     .split_wgrad = true,
+    .fb_alternate = true,
     .iteration = iteration,
     .bubble_fraction = bubble_fraction,
     .floor_bubble_s = NULL,

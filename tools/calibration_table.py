@@ -81,6 +81,9 @@ def main():
               "in-sample %.1f%%  at a bound: %s" % (
                   f["gpu"], f["records"], p["gemm"], p["gemm_fp8"], p["attn"], p["memory"],
                   100 * f["mape_in_sample"], ", ".join(f["at_bound"]) or "none"))
+        for system, v in f.get("networks", {}).items():
+            print("  %-9s system %s: nic_eff %.3f (no nccl-tests measure its network)" % (
+                "", system, v["nic_eff"]))
 
 
 if __name__ == "__main__":

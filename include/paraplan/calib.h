@@ -251,6 +251,18 @@ double pp_fit_mape(const pp_fit *f);
 void pp_fit_result_system(const pp_fit *f, pp_system *out);
 /* The same, as the GPU's efficiencies and the two network efficiencies. */
 void pp_fit_result(const pp_fit *f, pp_gpu_eff *eff, pp_fit_net *net);
+/* The NIC efficiencies fitted per system: one for each system of the fit's
+ * records that no nccl-tests measure (pp_system.fit_nic_eff), at most
+ * PP_FIT_NETS_MAX, set from that system's records alone (its neutral start
+ * when they do not pin it: *pinned false).  systems[k] points into the fit.
+ * Returns how many, at most `max`. */
+#define PP_FIT_NETS_MAX 8
+size_t pp_fit_networks(const pp_fit *f, const char **systems, double *nic_eff, bool *pinned,
+                       size_t max);
+/* How many of the fitted parameters every fit shares (the registry's, in its
+ * order): the first ones of pp_fit_get_params; the per-system slots
+ * (pp_fit_networks) come after them. */
+size_t pp_fit_shared_count(const pp_fit *f);
 /* Cross-validation: restart the fit from its neutral point with record k
  * (0-based among pp_fit_records) left out of the objective... */
 void pp_fit_hold_out(pp_fit *f, size_t k);
@@ -637,8 +649,12 @@ typedef struct pp_cv_fit {
 	size_t records;
 	double mape_in_sample;
 	size_t nparams;
-	double *params;    /* [nparams] in-sample values, registry order of the fitted ones */
-	size_t at_bound_n; /* in-sample parameters at a bound */
+	/* [nparams] in-sample values, registry order of the fitted ones, then
+	 * the per-system NIC efficiencies (nets) */
+	double *params;
+	size_t nshared;                          /* of which the registry's (pp_fit_shared_count) */
+	char nets[PP_FIT_NETS_MAX][PP_NAME_MAX]; /* the systems of params[nshared..] */
+	size_t at_bound_n;                       /* in-sample parameters at a bound */
 	const pp_param *at_bound[PP_CV_BOUND_MAX];
 	double at_bound_v[PP_CV_BOUND_MAX];
 } pp_cv_fit;

@@ -111,6 +111,11 @@ typedef struct pp_fit_report {
 	const pp_param *const *at_bound;
 	const double *at_bound_v;
 	size_t nat_bound;
+	/* the NIC efficiencies fitted per system (pp_fit_networks) */
+	const char *const *nets;
+	const double *net_nic_eff;
+	const bool *net_pinned;
+	size_t nnets;
 	bool loo;
 	double loo_sum;
 	size_t loo_n;
@@ -125,6 +130,9 @@ typedef struct pp_fit_report_data {
 	const char *systems[PP_FIT_REPORT_MAX];
 	const pp_param *at_bound[PP_FIT_REPORT_MAX];
 	double at_bound_v[PP_FIT_REPORT_MAX];
+	const char *nets[PP_FIT_REPORT_MAX];
+	double net_nic_eff[PP_FIT_REPORT_MAX];
+	bool net_pinned[PP_FIT_REPORT_MAX];
 } pp_fit_report_data;
 
 /*

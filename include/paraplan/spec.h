@@ -323,6 +323,12 @@ typedef struct pp_system {
 	/* Network and overlap efficiencies (named, calibrated; see docs/calibration.md). */
 	double nvlink_eff; /* fraction of NVLink bandwidth collectives sustain */
 	double nic_eff;    /* fraction of NIC bandwidth collectives sustain */
+	/* true: no nccl-tests measure this network (the system file's
+	 * "fit_nic_eff"), so paraplan calibrate fits its nic_eff to the records
+	 * that ran on it, alone among the systems (docs/calibration.md); false:
+	 * its nic_eff is nccl-tests' (the stack's default, or calibrate
+	 * --nccl-tests). */
+	bool fit_nic_eff;
 	double nvls_gain;  /* NVLS all-reduce bus bandwidth over ring's, 0 = none */
 	double dp_overlap; /* fraction of the last backward that hides DP traffic */
 	/* fraction of the first forward that hides the parameter all-gather

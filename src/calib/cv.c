@@ -130,10 +130,10 @@ static pp_status load_pool(const pp_runs *runs, const char *const *gpus, int ngp
 	if (st)
 		return st;
 	size_t np = pp_fit_param_count(w->pool), n = pp_fit_records(w->pool);
-	if (np != res->fits[0].nparams)
+	if (pp_fit_shared_count(w->pool) != res->fits[0].nshared)
 		return ppi_fail(err, "", NULL,
-		                "internal: the pooled fit has %zu parameters, not %zu", np,
-		                res->fits[0].nparams);
+		                "internal: the pooled fit has %zu parameters, not %zu",
+		                pp_fit_shared_count(w->pool), res->fits[0].nshared);
 	w->pool_x = ppi_calloc(np ? np : 1, sizeof *w->pool_x);
 	w->pool_ex = ppi_calloc(n ? n : 1, sizeof *w->pool_ex);
 	return w->pool_x && w->pool_ex ? PP_OK : ppi_oom(err);
@@ -179,6 +179,7 @@ static pp_status load_fits(const pp_runs *runs, const char *const *gpus, int ngp
                            pp_cv_result *res, cv_work *w, size_t *total, pp_error *err)
 {
 	*total = 0;
+	size_t nstart = 0; /* the most parameters of a fit: w->start's room */
 	for (int i = 0; i < ngpus && i < PP_CV_FITS_MAX; i++) {
 		/* A GPU whose sibling is already a fit: that fit holds its
 		 * records (pp_fit_new), which would otherwise count twice. */
@@ -192,6 +193,14 @@ static pp_status load_fits(const pp_runs *runs, const char *const *gpus, int ngp
 		c->gpu = gpus[i];
 		c->records = pp_fit_records(w->f[res->nfits]);
 		c->nparams = pp_fit_param_count(w->f[res->nfits]);
+		c->nshared = pp_fit_shared_count(w->f[res->nfits]);
+		const char *nets[PP_FIT_NETS_MAX];
+		double nic[PP_FIT_NETS_MAX];
+		size_t nn = pp_fit_networks(w->f[res->nfits], nets, nic, NULL, PP_FIT_NETS_MAX);
+		for (size_t k = 0; k < nn; k++)
+			snprintf(c->nets[k], sizeof c->nets[k], "%s", nets[k]);
+		if (c->nparams > nstart)
+			nstart = c->nparams;
 		size_t np = c->nparams ? c->nparams : 1;
 		c->params = ppi_calloc(np, sizeof *c->params);
 		w->held[res->nfits] = ppi_calloc(np, sizeof *w->held[0]);
@@ -200,7 +209,6 @@ static pp_status load_fits(const pp_runs *runs, const char *const *gpus, int ngp
 			return ppi_oom(err);
 		*total += c->records;
 	}
-	size_t nstart = res->nfits ? res->fits[0].nparams : 0;
 	w->start = ppi_calloc(nstart ? nstart : 1, sizeof *w->start);
 	w->ex = ppi_calloc(*total ? *total : 1, sizeof *w->ex);
 	res->records = ppi_calloc(*total ? *total : 1, sizeof *res->records);
@@ -212,8 +220,6 @@ static pp_status load_fits(const pp_runs *runs, const char *const *gpus, int ngp
 			return ppi_oom(err);
 	if (!w->start || !w->ex || !res->records || !res->skips)
 		return ppi_oom(err);
-	if (res->nfits)
-		pp_fit_get_start(w->f[0], w->start);
 	return load_pool(runs, gpus, ngpus, res, w, err);
 }
 
@@ -331,13 +337,18 @@ static void predict_source(pp_cv_result *res, cv_work *w, const char *src)
 			snprintf(row->held_out, sizeof row->held_out,
 			         "%s fitted without this source", name);
 		} else if (w->pool_ok) {
-			pp_fit_set_params(f, w->pool_x);
+			/* the one set's shared values; a per-system NIC efficiency
+			 * its neutral start (no record outside the source ran there) */
+			pp_fit_get_start(f, w->start);
+			memcpy(w->start, w->pool_x, pp_fit_shared_count(f) * sizeof *w->start);
+			pp_fit_set_params(f, w->start);
 			snprintf(row->held_out, sizeof row->held_out,
 			         "no %s record outside this source: the one set fitted without it",
 			         name);
 		} else {
 			/* Nothing outside the source to fit on: the registry's
 			 * neutral start, which no record has moved. */
+			pp_fit_get_start(f, w->start);
 			pp_fit_set_params(f, w->start);
 			snprintf(row->held_out, sizeof row->held_out,
 			         "no %s record outside this source: the neutral start", name);

@@ -42,6 +42,15 @@ struct pp_fit {
 	int iterations;
 	double gemm_hi;     /* upper bound of gemm, the records' GPUs' least */
 	double gemm_fp8_hi; /* the same for gemm_fp8 */
+	/* Per-system slots after the registry's parameters: slot_sys[j] is the
+	 * index in nets of the one system parameter j applies to, -1 for a
+	 * parameter of every record.  nets: the systems no nccl-tests measure
+	 * (pp_system.fit_nic_eff), whose nic_eff the fit sets from their own
+	 * records alone. */
+	int *slot_sys;
+	char nets[PP_FIT_NETS_MAX][PP_NAME_MAX];
+	size_t nnets;
+	size_t nreg_fitted; /* parameters before the per-system slots */
 };
 
 /* Parameter j's fit bounds and neutral start: the registry's (the GPU
@@ -69,13 +78,40 @@ static double param_start(const pp_fit *f, size_t j)
 	return start;
 }
 
+static bool has_slot(const pp_fit *f, const char *system)
+{
+	for (size_t k = 0; k < f->nnets; k++)
+		if (ppi_streq(system, f->nets[k]))
+			return true;
+	return false;
+}
+
+/* Whether fitted parameter j is set on case c.  A per-system slot: on its
+ * own system's records only.  A network efficiency the fit leaves alone
+ * (fit_react): not at all, so each record keeps its system's own, the
+ * nccl-tests' (a cluster's calibrate --nccl-tests value included); except
+ * the nic_eff of a network no nccl-tests measure in a fit without its slot
+ * (the pooled ones, "*"), which takes the neutral start: its preset value
+ * was fitted to these very records by their GPU's fit, and a pooled fit,
+ * like a held-out fold, must not see it. */
+static bool applies(const pp_fit *f, size_t j, const fit_case *c)
+{
+	if (f->slot_sys[j] >= 0)
+		return ppi_streq(c->system.name, f->nets[f->slot_sys[j]]);
+	if (f->used[j] || f->param[j]->kind != PP_PARAM_SYSTEM)
+		return true;
+	return c->system.fit_nic_eff && ppi_streq(f->param[j]->key, "nic_eff") &&
+	       !has_slot(f, c->system.name);
+}
+
 /* Signed error of case i at parameters x (NAN when it cannot be compared). */
 static double case_error(pp_fit *f, size_t i, const double *x)
 {
 	fit_case *c = &f->cases[i];
 	pp_system s = c->system;
 	for (size_t j = 0; j < f->np; j++)
-		pp_param_set(f->param[j], &s, x[j]);
+		if (applies(f, j, c))
+			pp_param_set(f->param[j], &s, x[j]);
 	pp_error err;
 	if (pp_estimate_run(&c->model, &s, &c->job, &c->plan, c->gpus, f->scratch, &err))
 		return NAN;
@@ -103,23 +139,58 @@ static double objective(pp_fit *f, const double *x)
 static void fit_start(pp_fit *f);
 static void fit_react(pp_fit *f);
 
+/* A fit of `ncases` records with the registry's fitted parameters and room
+ * for the per-system slots (add_net_slots); NULL when out of memory. */
+static pp_fit *fit_alloc(size_t ncases)
+{
+	pp_fit *f = ppi_calloc(1, sizeof *f);
+	size_t nreg = pp_param_registry_size(), np = nreg + PP_FIT_NETS_MAX;
+	if (!f || !(f->cases = ppi_calloc(ncases ? ncases : 1, sizeof *f->cases)) ||
+	    !(f->scratch = ppi_malloc(sizeof *f->scratch)) ||
+	    !(f->param = ppi_calloc(np, sizeof *f->param)) ||
+	    !(f->x = ppi_calloc(np, sizeof *f->x)) || !(f->y = ppi_calloc(np, sizeof *f->y)) ||
+	    !(f->w = ppi_calloc(3 * np, sizeof *f->w)) ||
+	    !(f->used = ppi_calloc(np, sizeof *f->used)) ||
+	    !(f->slot_sys = ppi_calloc(np, sizeof *f->slot_sys))) {
+		pp_fit_free(f);
+		return NULL;
+	}
+	for (size_t i = 0; i < nreg; i++)
+		if (pp_param_at(i)->fitted) {
+			f->slot_sys[f->np] = -1;
+			f->param[f->np++] = pp_param_at(i);
+		}
+	f->nreg_fitted = f->np;
+	return f;
+}
+
+/* One nic_eff slot per system of the records that no nccl-tests measure
+ * (pp_system.fit_nic_eff), in the order the records name them. */
+static void add_net_slots(pp_fit *f)
+{
+	const pp_param *nic = pp_param_find("framework.nic_eff");
+	for (size_t i = 0; nic && i < f->n; i++) {
+		const pp_system *s = &f->cases[i].system;
+		if (!s->fit_nic_eff)
+			continue;
+		size_t k = 0;
+		while (k < f->nnets && !ppi_streq(f->nets[k], s->name))
+			k++;
+		if (k < f->nnets || f->nnets == PP_FIT_NETS_MAX)
+			continue;
+		ppi_strlcpy(f->nets[f->nnets], s->name, sizeof f->nets[0]);
+		f->slot_sys[f->np] = (int)f->nnets++;
+		f->param[f->np++] = nic;
+	}
+}
+
 pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_error *err)
 {
 	*out = NULL;
-	pp_fit *f = ppi_calloc(1, sizeof *f);
-	size_t total = pp_runs_count(runs), nreg = pp_param_registry_size();
-	if (!f || !(f->cases = ppi_calloc(total ? total : 1, sizeof *f->cases)) ||
-	    !(f->scratch = ppi_malloc(sizeof *f->scratch)) ||
-	    !(f->param = ppi_calloc(nreg, sizeof *f->param)) ||
-	    !(f->x = ppi_calloc(nreg, sizeof *f->x)) || !(f->y = ppi_calloc(nreg, sizeof *f->y)) ||
-	    !(f->w = ppi_calloc(3 * nreg, sizeof *f->w)) ||
-	    !(f->used = ppi_calloc(nreg, sizeof *f->used))) {
-		pp_fit_free(f);
+	size_t total = pp_runs_count(runs);
+	pp_fit *f = fit_alloc(total);
+	if (!f)
 		return PP_ENOMEM;
-	}
-	for (size_t i = 0; i < nreg; i++)
-		if (pp_param_at(i)->fitted)
-			f->param[f->np++] = pp_param_at(i);
 	/* "GPU" or "GPU:STACK" (the records' data/framework preset).  A plain
 	 * GPU takes its silicon's records: its own and its sibling's. */
 	char gname[PP_NAME_MAX];
@@ -146,6 +217,12 @@ pp_status pp_fit_new(const pp_runs *runs, const char *gpu, pp_fit **out, pp_erro
 		return ppi_fail(err, "", "gpu", "no record was measured on GPU '%s'%s%s", gname,
 		                stack ? " with stack " : "", stack ? stack : "");
 	}
+	/* A pooled fit ("*", "*:STACK") fits GPU fractions alone: it does not
+	 * calibrate a network (fitted there, Jean Zay's traded against the one
+	 * set's GEMM fraction along a flat valley and left it at its bound), and
+	 * such a network's records run at the neutral start (applies). */
+	if (!ppi_streq(gname, "*"))
+		add_net_slots(f);
 	fit_start(f);
 	*out = f;
 	return PP_OK;
@@ -193,7 +270,7 @@ static void fit_react(pp_fit *f)
 		 * data/framework/megatron.json; calibrate --nccl-tests for a
 		 * cluster's own), not traded against the stack's kernel fractions
 		 * on step times: fitted there they sat at 0.5 or 0.95. */
-		if (f->param[j]->kind == PP_PARAM_SYSTEM)
+		if (f->param[j]->kind == PP_PARAM_SYSTEM && f->slot_sys[j] < 0)
 			f->used[j] = false;
 	}
 }
@@ -360,7 +437,26 @@ void pp_fit_result_system(const pp_fit *f, pp_system *out)
 	memcpy(f->y, f->x, f->np * sizeof *f->y);
 	pp_fit_fill_unpinned(f, f->y, NULL);
 	for (size_t j = 0; j < f->np; j++)
-		pp_param_set(f->param[j], out, f->y[j]);
+		if (applies(f, j, &f->cases[0]))
+			pp_param_set(f->param[j], out, f->y[j]);
+}
+
+size_t pp_fit_shared_count(const pp_fit *f)
+{
+	return f->nreg_fitted;
+}
+
+size_t pp_fit_networks(const pp_fit *f, const char **systems, double *nic_eff, bool *pinned,
+                       size_t max)
+{
+	size_t k = 0;
+	for (size_t j = f->nreg_fitted; j < f->np && k < max; j++, k++) {
+		systems[k] = f->nets[f->slot_sys[j]];
+		nic_eff[k] = f->x[j];
+		if (pinned)
+			pinned[k] = f->used[j];
+	}
+	return k;
 }
 
 void pp_fit_result(const pp_fit *f, pp_gpu_eff *eff, pp_fit_net *net)
@@ -383,6 +479,7 @@ void pp_fit_free(pp_fit *f)
 	free(f->y);
 	free(f->w);
 	free(f->used);
+	free(f->slot_sys);
 	free(f);
 }
 
@@ -421,20 +518,9 @@ pp_status pp_fit_new_cases(const pp_fit_input *in, size_t n, pp_fit **out, pp_er
 	*out = NULL;
 	if (n == 0)
 		return ppi_fail(err, "", NULL, "no measured runs to fit");
-	pp_fit *f = ppi_calloc(1, sizeof *f);
-	size_t nreg = pp_param_registry_size();
-	if (!f || !(f->cases = ppi_calloc(n, sizeof *f->cases)) ||
-	    !(f->scratch = ppi_malloc(sizeof *f->scratch)) ||
-	    !(f->param = ppi_calloc(nreg, sizeof *f->param)) ||
-	    !(f->x = ppi_calloc(nreg, sizeof *f->x)) || !(f->y = ppi_calloc(nreg, sizeof *f->y)) ||
-	    !(f->w = ppi_calloc(3 * nreg, sizeof *f->w)) ||
-	    !(f->used = ppi_calloc(nreg, sizeof *f->used))) {
-		pp_fit_free(f);
+	pp_fit *f = fit_alloc(n);
+	if (!f)
 		return PP_ENOMEM;
-	}
-	for (size_t i = 0; i < nreg; i++)
-		if (pp_param_at(i)->fitted)
-			f->param[f->np++] = pp_param_at(i);
 	for (size_t i = 0; i < n; i++) {
 		fit_case *c = &f->cases[i];
 		if (!ppi_streq(in[i].system->gpu.name, in[0].system->gpu.name) ||
@@ -464,6 +550,7 @@ pp_status pp_fit_new_cases(const pp_fit_input *in, size_t n, pp_fit **out, pp_er
 		ppi_strlcpy(c->info.system, c->system.name, sizeof c->info.system);
 	}
 	f->n = n;
+	add_net_slots(f);
 	fit_start(f);
 	*out = f;
 	return PP_OK;
@@ -545,8 +632,8 @@ void pp_fit_fill_unpinned(const pp_fit *f, double *x, const double *pool)
 			x[j] = x[g8];
 		else if ((long)j == g8 && pin_g)
 			x[j] = x[g];
-		else if (pool)
-			x[j] = pool[j];
+		else if (pool && j < f->nreg_fitted)
+			x[j] = pool[j]; /* a per-system slot's pool index may be another system's */
 	}
 }
 

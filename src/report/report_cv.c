@@ -111,7 +111,7 @@ static json_t *fits_json(const pp_cv_result *res)
 		json_object_set_new(o, "records", json_integer((json_int_t)c->records));
 		json_object_set_new(o, "mape_in_sample", json_real(c->mape_in_sample));
 		json_t *params = json_object();
-		size_t np = c->nparams;
+		size_t np = c->nshared;
 		size_t j = 0;
 		for (size_t r = 0; r < pp_param_registry_size() && j < np; r++) {
 			const pp_param *p = pp_param_at(r);
@@ -120,6 +120,12 @@ static json_t *fits_json(const pp_cv_result *res)
 			json_object_set_new(params, p->key, json_real(c->params[j++]));
 		}
 		json_object_set_new(o, "parameters", params);
+		/* the NIC efficiencies fitted per system (pp_fit_networks) */
+		json_t *nets = json_object();
+		for (size_t k = c->nshared; k < c->nparams && k - c->nshared < PP_FIT_NETS_MAX; k++)
+			json_object_set_new(nets, c->nets[k - c->nshared],
+			                    json_pack("{s:f}", "nic_eff", c->params[k]));
+		json_object_set_new(o, "networks", nets);
 		json_t *ab = json_array();
 		for (size_t k = 0; k < c->at_bound_n && k < PP_CV_BOUND_MAX; k++)
 			json_array_append_new(ab, json_string(c->at_bound[k]->key));

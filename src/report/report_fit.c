@@ -57,6 +57,14 @@ int ppi_fit_text(const pp_result *r, FILE *f)
 		fprintf(f, "  (gemm, gemm_fp8, attn, memory: the stack's fractions of the kernel "
 		           "model's rates; copy them into the GPU's \"efficiency\")\n");
 	print_fitted(f, t->fitted);
+	/* A network no nccl-tests measure: its NIC efficiency from its records. */
+	for (size_t k = 0; k < t->nnets; k++)
+		fprintf(
+		    f,
+		    "  system %s \"framework\": {\"nic_eff\": %.3f}  (no nccl-tests measure its "
+		    "network: fitted to its records%s)\n",
+		    t->nets[k], t->net_nic_eff[k],
+		    t->net_pinned[k] ? "" : "; they do not pin it, the neutral start");
 	if (t->nat_bound) {
 		fprintf(f, "  AT BOUND (the fit wants a value outside the physical range):");
 		for (size_t k = 0; k < t->nat_bound; k++)

@@ -382,6 +382,7 @@ static const char *const system_keys[] = {"name",
                                           "inter_node_network",
                                           "nvls",
                                           "coll_recursive",
+                                          "fit_nic_eff",
                                           "usd_per_gpu_hour",
                                           "host_link_bytes_per_s",
                                           "host_memory_bytes",
@@ -515,6 +516,7 @@ pp_status ppi_system_read(json_t *obj, const char *source, const char *prefix, p
 	PPI_TRY(ppi_get_num(&r, "nic_latency_s", true, 0, 1e-2, &s.nic_latency_s));
 	PPI_TRY(ppi_get_bool(&r, "nvls", false, &s.nvls));
 	PPI_TRY(ppi_get_bool(&r, "coll_recursive", false, &s.coll_recursive));
+	PPI_TRY(ppi_get_bool(&r, "fit_nic_eff", false, &s.fit_nic_eff));
 	PPI_TRY(get_price(&r, "usd_per_gpu_hour", 1e4, &s.usd_per_gpu_hour));
 	/* The host side (CPU offload); not stated = 0, refused by an offload plan. */
 	PPI_TRY(

@@ -67,8 +67,9 @@ static const pp_param registry[] = {
     {"framework.nvlink_eff", "nvlink_eff", SYS(nvlink_eff), "fraction", 0.01, 1,
      FIT(0.5, 0.95, false, 0.8),
      "fraction of the NVLink one-way rate collectives sustain (nccl-tests)"},
-    {"framework.nic_eff", "nic_eff", SYS(nic_eff), "fraction", 0.01, 1, FIT(0.5, 0.95, false, 0.8),
-     "fraction of the NIC line rate collectives sustain (nccl-tests)"},
+    {"framework.nic_eff", "nic_eff", SYS(nic_eff), "fraction", 0.01, 1, FIT(0.3, 0.95, false, 0.8),
+     "fraction of the NIC line rate collectives sustain (nccl-tests; fitted per system only "
+     "where none measure the network, the system's fit_nic_eff)"},
     {"framework.nvls_gain", "nvls_gain", SYS(nvls_gain), "ratio", 0, 4, NOFIT,
      "NVLS all-reduce bus bandwidth over ring's, 0 = none (nccl-tests on H100)"},
     {"framework.dp_overlap", "dp_overlap", FW(dp_overlap), "fraction", 0, 1, NOFIT,

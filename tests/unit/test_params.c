@@ -399,6 +399,67 @@ static void test_fitter_fits_the_registry(void **state)
 	pp_runs_free(runs);
 }
 
+/* A network no nccl-tests measure (pp_system.fit_nic_eff: Jean Zay's
+ * Omni-Path, BLOOM's) gets its own nic_eff in its GPU's fit, set from its
+ * own records alone: the records of the other systems keep their nccl-tests
+ * value, the one set over every GPU fits none, and with the system's
+ * records held out the slot is not pinned and stays at its neutral start. */
+static void test_fit_network_per_system(void **state)
+{
+	(void)state;
+	pp_runs *runs = load_public();
+	pp_error err;
+	const pp_param *nic = pp_param_find("framework.nic_eff");
+	assert_non_null(nic);
+
+	pp_fit *all;
+	assert_int_equal(pp_fit_new(runs, "*", &all, &err), PP_OK);
+	const char *names[PP_FIT_NETS_MAX];
+	double v[PP_FIT_NETS_MAX];
+	bool pinned[PP_FIT_NETS_MAX];
+	assert_int_equal(pp_fit_networks(all, names, v, pinned, PP_FIT_NETS_MAX), 0);
+	assert_int_equal(pp_fit_param_count(all), pp_fit_shared_count(all));
+	pp_fit_free(all);
+
+	pp_fit *f;
+	assert_int_equal(pp_fit_new(runs, "a100-80g", &f, &err), PP_OK);
+	assert_int_equal(pp_fit_networks(f, names, v, pinned, PP_FIT_NETS_MAX), 1);
+	assert_string_equal(names[0], "jean-zay-a100");
+	assert_int_equal(pp_fit_param_count(f), pp_fit_shared_count(f) + 1);
+	assert_true(pinned[0]);
+	pp_fit_converge(f, NULL);
+	assert_int_equal(pp_fit_networks(f, names, v, pinned, PP_FIT_NETS_MAX), 1);
+	assert_true(pinned[0]);
+	assert_true(v[0] > nic->fit_lo && v[0] < nic->fit_hi);
+	/* every other record runs at its own system's value, the nccl-tests' */
+	size_t bloom = 0;
+	bool *out = calloc(pp_fit_records(f), sizeof *out);
+	assert_non_null(out);
+	for (size_t k = 0; k < pp_fit_records(f); k++) {
+		const pp_run_info *info;
+		const pp_system *sys;
+		pp_fit_case(f, k, &info, &sys, NULL, NULL);
+		out[k] = strcmp(sys->name, "jean-zay-a100") == 0;
+		bloom += out[k];
+		if (!out[k])
+			assert_true(sys->nic_eff == nic->fit_start);
+	}
+	assert_int_equal(bloom, 3);
+	pp_system first;
+	pp_fit_result_system(f, &first);
+	assert_string_not_equal(first.name, "jean-zay-a100");
+	assert_true(first.nic_eff == nic->fit_start);
+	/* without the system's records: not pinned, the neutral start */
+	pp_fit_exclude(f, out);
+	pp_fit_converge(f, NULL);
+	assert_int_equal(pp_fit_networks(f, names, v, pinned, PP_FIT_NETS_MAX), 1);
+	assert_false(pinned[0]);
+	assert_true(v[0] == nic->fit_start);
+	free(out);
+	pp_fit_free(f);
+	pp_runs_free(runs);
+}
+
 /* docs/calibration.md names every fitted parameter. */
 static void test_doc_names_fitted(void **state)
 {
@@ -488,6 +549,7 @@ int main(void)
 	    cmocka_unit_test(test_readers_use_registry),
 	    cmocka_unit_test(test_fitter_fits_the_registry),
 	    cmocka_unit_test(test_fit_takes_the_silicon),
+	    cmocka_unit_test(test_fit_network_per_system),
 	    cmocka_unit_test(test_doc_names_fitted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,7 +14,8 @@
 /* The fitted parameters of the GPU's "efficiency", as JSON to copy into the
  * presets: fractions with three decimals, log-scale quantities with three
  * significant digits.  (The system's link efficiencies are nccl-tests', not
- * fitted on step times: calibrate --nccl-tests.) */
+ * fitted on step times: calibrate --nccl-tests; a network no nccl-tests
+ * measure, pp_system.fit_nic_eff, is printed on its own line below.) */
 static void print_fitted(FILE *f, const pp_system *s)
 {
 	fprintf(f, "  gpu \"efficiency\": {");

@@ -140,10 +140,17 @@ static void text_setup(const pp_estimate *e, FILE *out)
 	const pp_system *sy = &e->system;
 	fprintf(out, "links   %d GPUs per node, %s %.4g GB/s per GPU", sy->gpus_per_node,
 	        pp_intra_link_label(sy), sy->nvlink_bytes_per_s / 1e9);
-	if (sy->nics_per_node > 0 && sy->nic_bytes_per_s > 0)
-		fprintf(out, "; between nodes %s, %d x %.4g GB/s per node\n",
+	if (sy->nics_per_node > 0 && sy->nic_bytes_per_s > 0) {
+		fprintf(out, "; between nodes %s, %d x %.4g GB/s per node",
 		        pp_inter_network_label(sy), sy->nics_per_node, sy->nic_bytes_per_s / 1e9);
-	else
+		/* a network no nccl-tests measure: its efficiency came from step
+		 * times (calibrate), not from a collective benchmark; say so */
+		if (sy->fit_nic_eff)
+			fprintf(out,
+			        " at %.3g of line rate, fitted to training steps (no nccl-tests)",
+			        sy->nic_eff);
+		fputc('\n', out);
+	} else
 		fprintf(out, "; no network between nodes\n");
 	text_compute(e, out);
 	fputc('\n', out);
@@ -414,6 +421,13 @@ static json_t *estimate_json(const pp_estimate *e)
 		                              "stack", "gemm", g->eff.gemm, "gemm_fp8",
 		                              g->eff.gemm_fp8, "attn", g->eff.attn, "memory",
 		                              g->eff.memory, "kernel_s", g->eff.kernel_s));
+	/* a network no nccl-tests measure: the NIC efficiency it runs at and
+	 * where that came from (the text's links line says the same) */
+	if (e->system.fit_nic_eff)
+		json_object_set_new(system, "network",
+		                    json_pack("{s:f,s:s}", "nic_eff", e->system.nic_eff,
+		                              "nic_eff_from",
+		                              "training steps (calibrate; no nccl-tests)"));
 	json_t *job =
 	    json_pack("{s:I,s:i,s:f,s:s,s:i,s:s}", "global_batch", (json_int_t)e->job.global_batch,
 	              "seq_len", e->job.seq_len, "train_tokens", e->job.train_tokens, "precision",

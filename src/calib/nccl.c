@@ -428,6 +428,10 @@ pp_status pp_nccl_system_json(const char *start_ref, const pp_nccl_fit *fit,
 		tier_note(s, logs, nlogs, false, "NIC tier", note, sizeof note);
 		json_object_set_new(src, "nic_latency_s", json_string(note));
 		json_object_set_new(src, "framework.nic_eff", json_string(note));
+		/* its network is measured now: calibrate must not refit it on
+		 * training steps (pp_system.fit_nic_eff) */
+		json_object_del(root, "fit_nic_eff");
+		json_object_del(src, "fit_nic_eff");
 	}
 	char *out =
 	    json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));

@@ -50,7 +50,8 @@ struct pp_fit {
 	int *slot_sys;
 	char nets[PP_FIT_NETS_MAX][PP_NAME_MAX];
 	size_t nnets;
-	size_t nreg_fitted; /* parameters before the per-system slots */
+	size_t nreg_fitted;  /* parameters before the per-system slots */
+	const pp_param *nic; /* framework.nic_eff, the slots' parameter */
 };
 
 /* Parameter j's fit bounds and neutral start: the registry's (the GPU
@@ -100,8 +101,7 @@ static bool applies(const pp_fit *f, size_t j, const fit_case *c)
 		return ppi_streq(c->system.name, f->nets[f->slot_sys[j]]);
 	if (f->used[j] || f->param[j]->kind != PP_PARAM_SYSTEM)
 		return true;
-	return c->system.fit_nic_eff && ppi_streq(f->param[j]->key, "nic_eff") &&
-	       !has_slot(f, c->system.name);
+	return c->system.fit_nic_eff && f->param[j] == f->nic && !has_slot(f, c->system.name);
 }
 
 /* Signed error of case i at parameters x (NAN when it cannot be compared). */
@@ -161,6 +161,7 @@ static pp_fit *fit_alloc(size_t ncases)
 			f->param[f->np++] = pp_param_at(i);
 		}
 	f->nreg_fitted = f->np;
+	f->nic = pp_param_find("framework.nic_eff");
 	return f;
 }
 
@@ -168,19 +169,13 @@ static pp_fit *fit_alloc(size_t ncases)
  * (pp_system.fit_nic_eff), in the order the records name them. */
 static void add_net_slots(pp_fit *f)
 {
-	const pp_param *nic = pp_param_find("framework.nic_eff");
-	for (size_t i = 0; nic && i < f->n; i++) {
+	for (size_t i = 0; f->nic && i < f->n; i++) {
 		const pp_system *s = &f->cases[i].system;
-		if (!s->fit_nic_eff)
-			continue;
-		size_t k = 0;
-		while (k < f->nnets && !ppi_streq(f->nets[k], s->name))
-			k++;
-		if (k < f->nnets || f->nnets == PP_FIT_NETS_MAX)
+		if (!s->fit_nic_eff || has_slot(f, s->name) || f->nnets == PP_FIT_NETS_MAX)
 			continue;
 		ppi_strlcpy(f->nets[f->nnets], s->name, sizeof f->nets[0]);
 		f->slot_sys[f->np] = (int)f->nnets++;
-		f->param[f->np++] = nic;
+		f->param[f->np++] = f->nic;
 	}
 }
 

@@ -285,9 +285,29 @@ typedef struct reading {
 	bool split_emb_loss; /* its launch script counts the embedding and the loss as layers */
 } reading;
 
-/* Hardware: hardware.gpu_type through the alias table to a system preset
- * (into r->system, the preset's name into r->info->system, an ambiguous
- * name's reading as a fill) and hardware.num_gpus into r->gpus. */
+static pp_status read_gpus(reading *r, pp_error *err);
+
+/* A record's hardware.system: a system preset's name, or a system JSON file
+ * ('/' or ".json" in it), a relative path read from the records file's
+ * folder so that the two travel together.  Never standard input. */
+static pp_status record_system(const pp_runs *runs, const char *ref, pp_system *out, pp_error *err)
+{
+	if (!strchr(ref, '/') && !strstr(ref, ".json"))
+		return pp_system_preset(ref, out, err);
+	char file[4096];
+	const char *slash = strrchr(runs->source, '/');
+	int n = ref[0] != '/' && slash ? snprintf(file, sizeof file, "%.*s/%s",
+	                                          (int)(slash - runs->source), runs->source, ref)
+	                               : snprintf(file, sizeof file, "%s", ref);
+	if (n < 0 || (size_t)n >= sizeof file)
+		return ppi_fail(err, NULL, NULL, "system file path too long");
+	return pp_system_load(file, out, err);
+}
+
+/* Hardware: the record's own system (hardware.system), else hardware.gpu_type
+ * through the alias table to a system preset (into r->system, its name into
+ * r->info->system, an ambiguous name's reading as a fill), and
+ * hardware.num_gpus into r->gpus. */
 static pp_status read_hardware(reading *r, pp_error *err)
 {
 	const pp_runs *runs = r->runs;
@@ -301,6 +321,28 @@ static pp_status read_hardware(reading *r, pp_error *err)
 	if (!info->gpu_type[0])
 		return SKIP(path, "GPU type not stated");
 	const gpu_alias *alias = ppi_run_gpu_alias_of(info->gpu_type);
+	const char *own = jstr(jh, "system");
+	if (own) {
+		/* a cluster the presets do not describe: its GPU must be the one
+		 * the record names, where the alias table knows that name */
+		snprintf(path, sizeof path, "records[%zu].hardware.system", i);
+		pp_error serr;
+		pp_error_clear(&serr);
+		if (record_system(runs, own, r->system, &serr)) {
+			char why[PP_ERROR_SOURCE_MAX + PP_ERROR_TEXT_MAX + 64];
+			return SKIP(path, "hardware.system '%s': %s", own,
+			            pp_error_format(&serr, why, sizeof why));
+		}
+		pp_system named;
+		if (alias && alias->system &&
+		    pp_system_preset(alias->system, &named, &serr) == PP_OK &&
+		    strcmp(named.gpu.name, r->system->gpu.name) != 0)
+			return SKIP(path,
+			            "hardware.system '%s' has GPU '%s'; the record's '%s' is %s",
+			            own, r->system->gpu.name, info->gpu_type, named.gpu.name);
+		ppi_strlcpy(info->system, r->system->name, sizeof info->system);
+		return read_gpus(r, err);
+	}
 	if (!alias)
 		return SKIP(path, "unknown GPU '%s' (no entry in the alias table)", info->gpu_type);
 	if (!alias->system)
@@ -318,7 +360,16 @@ static pp_status read_hardware(reading *r, pp_error *err)
 	pp_error perr;
 	if (pp_system_preset(sys, r->system, &perr))
 		return SKIP(path, "no system preset '%s' for GPU '%s'", sys, info->gpu_type);
-	long long gpus = jint(jh, "num_gpus", &r->bad);
+	return read_gpus(r, err);
+}
+
+/* hardware.num_gpus into r->gpus. */
+static pp_status read_gpus(reading *r, pp_error *err)
+{
+	const pp_runs *runs = r->runs;
+	size_t i = r->i;
+	char path[96];
+	long long gpus = jint(r->jh, "num_gpus", &r->bad);
 	if (gpus <= 0 || r->bad) {
 		snprintf(path, sizeof path, "records[%zu].hardware.num_gpus", i);
 		return SKIP(path, "number of GPUs not stated");

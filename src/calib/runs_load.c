@@ -50,6 +50,7 @@ static const struct record_field {
     {"hardware", "gpu_type", F_STRING, NO_MAX},
     {"hardware", "num_gpus", F_COUNT, GPUS_MAX},
     {"hardware", "inter_node_network", F_STRING, NO_MAX},
+    {"hardware", "system", F_STRING, NO_MAX},
     {"model", "name", F_STRING, NO_MAX},
     {"model", "num_layers", F_COUNT, 10000},
     {"model", "hidden_size", F_COUNT, 1048576},

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "paraplan/calib.h"
 #include "paraplan/paraplan.h"
@@ -399,15 +400,53 @@ static void test_fitter_fits_the_registry(void **state)
 	pp_runs_free(runs);
 }
 
-/* A network no nccl-tests measure (pp_system.fit_nic_eff: Jean Zay's
- * Omni-Path, BLOOM's) gets its own nic_eff in its GPU's fit, set from its
- * own records alone: the records of the other systems keep their nccl-tests
- * value, the one set over every GPU fits none, and with the system's
- * records held out the slot is not pinned and stays at its neutral start. */
+/* The public records with BLOOM-176B's naming a system of their own
+ * (hardware.system): tests/data/systems/omni-path-unmeasured.json, Jean
+ * Zay's nodes with the network unmeasured (fit_nic_eff). */
+static pp_runs *load_public_unmeasured_network(void)
+{
+	const char *shared = getenv("PARAPLAN_SHARED_DIR"), *src = getenv("PARAPLAN_SOURCE_DIR");
+	if (!shared || !src)
+		fail_msg("PARAPLAN_SHARED_DIR or PARAPLAN_SOURCE_DIR is not set");
+	char path[4096], sys[4096];
+	snprintf(path, sizeof path, "%s/validation/public-runs.json", shared);
+	snprintf(sys, sizeof sys, "%s/tests/data/systems/omni-path-unmeasured.json", src);
+	json_error_t jerr;
+	json_t *root = json_load_file(path, 0, &jerr);
+	if (!root)
+		fail_msg("%s: %s", path, jerr.text);
+	size_t i, named = 0;
+	json_t *rec;
+	json_array_foreach (json_object_get(root, "records"), i, rec) {
+		const char *id = json_string_value(json_object_get(rec, "id"));
+		if (id && strncmp(id, "bloom176b_", 10) == 0) {
+			json_object_set_new(json_object_get(rec, "hardware"), "system",
+			                    json_string(sys));
+			named++;
+		}
+	}
+	assert_int_equal(named, 3);
+	char *text = json_dumps(root, 0);
+	json_decref(root);
+	assert_non_null(text);
+	pp_runs *runs = NULL;
+	pp_error err;
+	if (pp_runs_from_json(text, strlen(text), path, &runs, &err))
+		fail_msg("%s: %s", path, err.text);
+	free(text);
+	return runs;
+}
+
+/* A network no benchmark measures (pp_system.fit_nic_eff) gets its own
+ * nic_eff in its GPU's fit, set from its own records alone: the records of
+ * the other systems keep their measured value, the one set over every GPU
+ * fits none, and with the system's records held out the slot is not pinned
+ * and stays at its neutral start.  No preset is such a system (Jean Zay's
+ * Omni-Path is measured): the records name the test's own (hardware.system). */
 static void test_fit_network_per_system(void **state)
 {
 	(void)state;
-	pp_runs *runs = load_public();
+	pp_runs *runs = load_public_unmeasured_network();
 	pp_error err;
 	const pp_param *nic = pp_param_find("framework.nic_eff");
 	assert_non_null(nic);
@@ -424,7 +463,7 @@ static void test_fit_network_per_system(void **state)
 	pp_fit *f;
 	assert_int_equal(pp_fit_new(runs, "a100-80g", &f, &err), PP_OK);
 	assert_int_equal(pp_fit_networks(f, names, v, pinned, PP_FIT_NETS_MAX), 1);
-	assert_string_equal(names[0], "jean-zay-a100");
+	assert_string_equal(names[0], "omni-path-unmeasured");
 	assert_int_equal(pp_fit_param_count(f), pp_fit_shared_count(f) + 1);
 	assert_true(pinned[0]);
 	pp_fit_converge(f, NULL);
@@ -439,7 +478,7 @@ static void test_fit_network_per_system(void **state)
 		const pp_run_info *info;
 		const pp_system *sys;
 		pp_fit_case(f, k, &info, &sys, NULL, NULL);
-		out[k] = strcmp(sys->name, "jean-zay-a100") == 0;
+		out[k] = strcmp(sys->name, "omni-path-unmeasured") == 0;
 		bloom += out[k];
 		if (!out[k])
 			assert_true(sys->nic_eff == nic->fit_start);
@@ -447,7 +486,7 @@ static void test_fit_network_per_system(void **state)
 	assert_int_equal(bloom, 3);
 	pp_system first;
 	pp_fit_result_system(f, &first);
-	assert_string_not_equal(first.name, "jean-zay-a100");
+	assert_string_not_equal(first.name, "omni-path-unmeasured");
 	assert_true(first.nic_eff == nic->fit_start);
 	/* without the system's records: not pinned, the neutral start */
 	pp_fit_exclude(f, out);

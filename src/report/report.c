@@ -48,6 +48,15 @@ static void text_compute(const pp_estimate *e, FILE *out)
 	        g->eff.gemm, g->eff.gemm_fp8, g->eff.attn, g->eff.memory, g->eff.kernel_s * 1e6);
 }
 
+/* True when the system runs its network at an efficiency of its own, not the
+ * registry's neutral nccl-tests value over InfiniBand (framework.nic_eff's
+ * fit_start, the stacks' default): a system file that measured it. */
+static bool nic_eff_own(const pp_system *s)
+{
+	const pp_param *p = pp_param_find("framework.nic_eff");
+	return p && s->nic_bytes_per_s > 0 && s->nic_eff != p->fit_start;
+}
+
 /* The fine-tuning line under the job's (docs/finetune.md); nothing without it. */
 static void finetune_text(FILE *out, const pp_estimate *e)
 {
@@ -144,11 +153,15 @@ static void text_setup(const pp_estimate *e, FILE *out)
 		fprintf(out, "; between nodes %s, %d x %.4g GB/s per node",
 		        pp_inter_network_label(sy), sy->nics_per_node, sy->nic_bytes_per_s / 1e9);
 		/* a network no nccl-tests measure: its efficiency came from step
-		 * times (calibrate), not from a collective benchmark; say so */
+		 * times (calibrate), not from a collective benchmark; say so.  A
+		 * system file's own measured value (not nccl-tests' 0.8 over
+		 * InfiniBand, the stacks' default) is printed too. */
 		if (sy->fit_nic_eff)
 			fprintf(out,
 			        " at %.3g of line rate, fitted to training steps (no nccl-tests)",
 			        sy->nic_eff);
+		else if (nic_eff_own(sy))
+			fprintf(out, " at %.3g of line rate (from the system file)", sy->nic_eff);
 		fputc('\n', out);
 	} else
 		fprintf(out, "; no network between nodes\n");
@@ -421,13 +434,15 @@ static json_t *estimate_json(const pp_estimate *e)
 		                              "stack", "gemm", g->eff.gemm, "gemm_fp8",
 		                              g->eff.gemm_fp8, "attn", g->eff.attn, "memory",
 		                              g->eff.memory, "kernel_s", g->eff.kernel_s));
-	/* a network no nccl-tests measure: the NIC efficiency it runs at and
-	 * where that came from (the text's links line says the same) */
-	if (e->system.fit_nic_eff)
-		json_object_set_new(system, "network",
-		                    json_pack("{s:f,s:s}", "nic_eff", e->system.nic_eff,
-		                              "nic_eff_from",
-		                              "training steps (calibrate; no nccl-tests)"));
+	/* a network no nccl-tests measure, or one its system file measures:
+	 * the NIC efficiency it runs at and where that came from (the text's
+	 * links line says the same) */
+	if (e->system.fit_nic_eff || nic_eff_own(&e->system))
+		json_object_set_new(
+		    system, "network",
+		    json_pack("{s:f,s:s}", "nic_eff", e->system.nic_eff, "nic_eff_from",
+		              e->system.fit_nic_eff ? "training steps (calibrate; no nccl-tests)"
+		                                    : "the system file"));
 	json_t *job =
 	    json_pack("{s:I,s:i,s:f,s:s,s:i,s:s}", "global_batch", (json_int_t)e->job.global_batch,
 	              "seq_len", e->job.seq_len, "train_tokens", e->job.train_tokens, "precision",

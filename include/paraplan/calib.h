@@ -50,7 +50,7 @@ typedef enum pp_run_fill {
 	PP_FILL_GBS = 1u << 13,       /* global batch from global_batch_tokens / seq */
 	PP_FILL_PRECISION = 1u << 14, /* 16-bit unspecified, or precision inferred by the dataset */
 	PP_FILL_ETP = 1u << 15,       /* expert tensor parallelism unknown: tp if valid, else 1 */
-	PP_FILL_TP_OVERLAP = 1u << 16, /* TP comm overlap unknown: on for NeMo/Megatron-Bridge */
+	PP_FILL_TP_OVERLAP = 1u << 16, /* TP comm overlap unknown: NeMo/Bridge on, NVFP4 off */
 	PP_FILL_GPU = 1u << 17,        /* an ambiguous GPU name read as one preset */
 	PP_FILL_ARCH = 1u << 18,       /* a model name in no family: the architecture's defaults */
 	PP_FILL_GRAPHS = 1u << 19,     /* CUDA graphs unknown (data/runs/cuda-graphs.json): none */

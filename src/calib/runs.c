@@ -646,11 +646,22 @@ static pp_status read_options(reading *r, pp_error *err)
 	char path[96];
 	pp_status st;
 	/* TP communication overlap: stated in the record's notes, or the default
-	 * of NVIDIA's NeMo / Megatron-Bridge performance recipes when tp > 1. */
+	 * of NVIDIA's NeMo / Megatron-Bridge performance recipes when tp > 1,
+	 * which turn it off under NVFP4 (Megatron-Bridge c0b9a0003, the 26.02
+	 * performance summary's commit: scripts/performance/configs/llama/
+	 * llama3_llm_pretrain.py and llama31_llm_pretrain.py, every config:
+	 * tp_comm_overlap = False if precision == "nvfp4"). */
 	const char *other = jstr(jp, "other");
+	bool bridge = has(info->title, "Megatron-Bridge") || has(info->title, "NeMo");
 	if (tp > 1 && other && has(other, "tp-comm-overlap")) {
 		plan->tp_overlap = true;
-	} else if (tp > 1 && (has(info->title, "Megatron-Bridge") || has(info->title, "NeMo"))) {
+	} else if (tp > 1 && bridge && r->job->fp8_recipe == PP_FP8_NVFP4 &&
+	           r->job->precision == PP_PREC_FP8) {
+		plan->tp_overlap = false;
+		ppi_run_fill(info, PP_FILL_TP_OVERLAP,
+		             "TP communication overlap unknown: off (Megatron-Bridge performance "
+		             "recipes turn tp_comm_overlap off under NVFP4)");
+	} else if (tp > 1 && bridge) {
 		plan->tp_overlap = true;
 		ppi_run_fill(info, PP_FILL_TP_OVERLAP,
 		             "TP communication overlap unknown: on (NeMo/Megatron-Bridge "
